@@ -1,0 +1,413 @@
+// machinarium: ithaca's coroutine runtime (in the style of Odyssey's).
+//
+// This is the library's one public header. A *machine* is a pthread running a
+// coroutine scheduler on its own event loop (io_uring or epoll). Coroutines are
+// stackful (Boost.Context fibers on mmap'd stacks behind a guard page). Every
+// wait in the library is built on one suspension primitive, `mm::call`, so every
+// wait has a timeout and can be cancelled, and reports ok / timed out / cancelled.
+//
+// Threading rules (see INTERNALS.md, "machinarium"):
+//  - Functions marked [machine] must be called from a coroutine running on a
+//    machine; they act on that machine.
+//  - Functions marked [any thread] may be called from anywhere.
+//  - An `io` belongs to the machine that created or attached it; only that
+//    machine may read, write or close it. To move it, detach() it and attach the
+//    fd on the other machine (the fd crosses over a channel).
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace mm {
+
+// Timeouts are in milliseconds. Forever is spelled out at the call site.
+using millis = int64_t;
+inline constexpr millis kForever = -1;
+
+enum class wait_status {
+  Ok,        // woken by the event waited for
+  TimedOut,  // the timeout elapsed first
+  Cancelled  // the coroutine was cancelled (cancellation is sticky)
+};
+const char* to_string(wait_status s);
+
+enum class backend_kind { Auto, IoUring, Epoll };
+const char* to_string(backend_kind k);
+
+// ---------------------------------------------------------------- logging
+// machinarium logs through a handler so the library depends on no logging
+// framework. The default handler writes to stderr. [any thread]
+enum class log_level { Debug, Info, Warn, Error };
+using log_handler = void (*)(log_level, std::string_view message);
+void set_log_handler(log_handler h);
+
+// ---------------------------------------------------------------- machines
+struct machine_config {
+  std::string name = "machine";
+  backend_kind backend = backend_kind::Auto;
+  size_t stack_size = 64 * 1024;  // usable bytes per coroutine stack (+1 guard page)
+  size_t stack_cache_max = 512;   // freed stacks kept for reuse
+  unsigned uring_entries = 1024;  // submission queue size (io_uring backend)
+  unsigned uring_buffers = 256;   // provided receive buffers (io_uring backend)
+  unsigned uring_buffer_size = 16 * 1024;
+};
+
+struct machine_counters {
+  uint64_t coroutines_alive = 0;
+  uint64_t coroutines_created = 0;
+  uint64_t stacks_cached = 0;
+  uint64_t messages_received = 0;  // cross-machine wake-ups and spawns delivered
+  uint64_t loop_iterations = 0;
+  uint64_t context_switches = 0;
+  uint64_t timers_pending = 0;
+};
+
+class machine;
+
+// Starts a machine thread; `main` runs as its first coroutine (named "main").
+// The machine runs until machine_stop() and then until every coroutine ended.
+// Returns nullptr (and logs why) if the backend cannot be created. [any thread]
+machine* machine_create(machine_config cfg, std::function<void()> main);
+// Cancels every coroutine on the machine; the thread exits once all have ended.
+// [any thread]
+void machine_stop(machine* m);
+// Waits for the machine thread to exit and frees it. Not from the machine itself.
+void machine_join(machine* m);
+// Runs `fn` as a new coroutine on machine `m`. [any thread]
+void machine_spawn(machine* m, std::string_view name, std::function<void()> fn);
+
+machine* machine_self();  // nullptr outside a machine
+const char* machine_name(const machine* m);
+// "io_uring" or "epoll", and why that backend was chosen (probe result).
+const char* machine_backend_name(const machine* m);
+std::string machine_backend_reason(const machine* m);
+machine_counters machine_counters_get(const machine* m);  // [any thread]
+
+// ---------------------------------------------------------------- coroutines
+using coroutine_id = uint64_t;  // unique in the process; 0 is never used
+
+// Creates a coroutine on the current machine; it runs on the next scheduler
+// turn. An exception escaping `fn` is logged and ends that coroutine only.
+// [machine]
+coroutine_id coroutine_create(std::string_view name, std::function<void()> fn);
+coroutine_id coroutine_self();
+const char* coroutine_name();
+// Cancels a coroutine of the current machine: its current and every later wait
+// returns Cancelled. Unknown or finished ids are ignored. [machine]
+void coroutine_cancel(coroutine_id id);
+bool coroutine_cancelled();  // is the current coroutine cancelled?
+// Waits until coroutine `id` (current machine) ends. Ok at once if it has.
+wait_status coroutine_join(coroutine_id id, millis timeout);
+void yield();                       // lets every other ready coroutine run once
+wait_status sleep(millis duration);  // TimedOut is the normal result; Cancelled if cancelled
+
+// Monotonic time in nanoseconds, cached once per loop iteration. [machine]
+int64_t now_ns();
+
+// ---------------------------------------------------------------- the suspension primitive
+namespace detail {
+struct coroutine;
+struct timer;
+}  // namespace detail
+
+// One wait of one coroutine, at most one in progress at a time. wait() arms a
+// timer, records itself so a wake or a cancel can reach it, suspends the current
+// coroutine, and reports why it resumed. wake() is for the same machine; see
+// remote_waiter for waking from another thread.
+class call {
+ public:
+  call();
+  ~call();
+  call(const call&) = delete;
+  call& operator=(const call&) = delete;
+
+  wait_status wait(millis timeout);   // [machine]
+  wait_status wait_until(int64_t deadline_ns);  // deadline from now_ns(); <0 = forever
+  void wake();                        // [machine] no-op if nobody waits
+  bool waiting() const { return coroutine_ != nullptr; }
+
+ private:
+  friend struct detail::coroutine;
+  detail::coroutine* coroutine_ = nullptr;
+  wait_status status_ = wait_status::Ok;
+  bool woken_ = false;
+};
+
+// Wakes a coroutine that waits on another machine (or the same one). The
+// waiter registers itself with `arm()` before waiting; any thread may then call
+// `wake()` while the waiter is still registered with the structure that owns it.
+// A wake that arrives after the wait ended is ignored (matched by sequence).
+class remote_waiter {
+ public:
+  remote_waiter();                // [machine] binds to the current coroutine
+  wait_status wait_until(int64_t deadline_ns);  // [machine]
+  void wake() const;              // [any thread]
+
+ private:
+  machine* machine_;
+  coroutine_id coroutine_;
+  uint64_t sequence_;
+};
+
+// ---------------------------------------------------------------- same-machine sync
+// An event with memory: signal() with nobody waiting is remembered and the next
+// wait() returns Ok at once. One machine only. [machine]
+class cond {
+ public:
+  void signal();
+  void broadcast();
+  wait_status wait(millis timeout);
+
+ private:
+  std::deque<call*> waiters_;
+  bool signalled_ = false;
+};
+
+// Counts outstanding work; wait() returns when the count is zero. [machine]
+class wait_group {
+ public:
+  void add(int n = 1) { count_ += n; }
+  void done();
+  wait_status wait(millis timeout);
+  int count() const { return count_; }
+
+ private:
+  int count_ = 0;
+  cond zero_;
+};
+
+// ---------------------------------------------------------------- channels
+// A bounded multi-producer multi-consumer queue between machines (or threads).
+// Policy when full is the writer's choice, stated at the call site:
+//   write(v, timeout) waits for room (TimedOut / Cancelled if none came);
+//   try_write(v) refuses at once (returns false) so the caller can count a drop.
+// Wake-ups are coalesced: a writer wakes a reader only if one is waiting, which
+// only happens when the queue was empty; a machine's event fd is written only
+// when its inbox goes from empty to non-empty.
+namespace detail {
+class waiter_list {
+ public:
+  void push(remote_waiter* w) { list_.push_back(w); }
+  bool remove(remote_waiter* w);  // false if it was already popped for a wake
+  remote_waiter* pop();           // nullptr if empty
+  bool empty() const { return list_.empty(); }
+
+ private:
+  std::deque<remote_waiter*> list_;
+};
+}  // namespace detail
+
+template <class T>
+class channel {
+ public:
+  explicit channel(size_t capacity) : capacity_(capacity ? capacity : 1) {}
+  channel(const channel&) = delete;
+  channel& operator=(const channel&) = delete;
+
+  bool try_write(T value) {  // [any thread]
+    remote_waiter* to_wake = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (items_.size() >= capacity_) return false;
+      items_.push_back(std::move(value));
+      to_wake = readers_.pop();
+    }
+    if (to_wake) to_wake->wake();
+    return true;
+  }
+
+  wait_status write(T value, millis timeout) {  // [machine]
+    int64_t deadline = deadline_from(timeout);
+    for (;;) {
+      if (coroutine_cancelled()) return wait_status::Cancelled;
+      remote_waiter self;
+      remote_waiter* to_wake = nullptr;
+      bool written = false;
+      {
+        std::lock_guard lock(mutex_);
+        if (items_.size() < capacity_) {
+          items_.push_back(std::move(value));
+          to_wake = readers_.pop();
+          written = true;
+        } else {
+          writers_.push(&self);
+        }
+      }
+      if (written) {
+        if (to_wake) to_wake->wake();
+        return wait_status::Ok;
+      }
+      wait_status s = self.wait_until(deadline);
+      forget(writers_, &self, s);
+      if (s != wait_status::Ok) return s;
+    }
+  }
+
+  wait_status read(T& out, millis timeout) {  // [machine]
+    int64_t deadline = deadline_from(timeout);
+    for (;;) {
+      if (coroutine_cancelled()) return wait_status::Cancelled;
+      remote_waiter self;
+      remote_waiter* to_wake = nullptr;
+      bool got = false;
+      {
+        std::lock_guard lock(mutex_);
+        if (!items_.empty()) {
+          out = std::move(items_.front());
+          items_.pop_front();
+          to_wake = writers_.pop();
+          got = true;
+        } else {
+          readers_.push(&self);
+        }
+      }
+      if (got) {
+        if (to_wake) to_wake->wake();
+        return wait_status::Ok;
+      }
+      wait_status s = self.wait_until(deadline);
+      forget(readers_, &self, s);
+      if (s != wait_status::Ok) return s;
+    }
+  }
+
+  bool try_read(T& out) {  // [any thread]
+    remote_waiter* to_wake = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (items_.empty()) return false;
+      out = std::move(items_.front());
+      items_.pop_front();
+      to_wake = writers_.pop();
+    }
+    if (to_wake) to_wake->wake();
+    return true;
+  }
+
+  size_t size() const {
+    std::lock_guard lock(mutex_);
+    return items_.size();
+  }
+  size_t capacity() const { return capacity_; }
+
+ private:
+  static int64_t deadline_from(millis timeout) {
+    return timeout < 0 ? -1 : now_ns() + timeout * 1000000;
+  }
+  // After a wait: take ourselves off the list. If we had been popped for a
+  // wake but the wait ended another way (timeout, cancel), pass that wake on to
+  // the next waiter so it is not lost.
+  void forget(detail::waiter_list& list, remote_waiter* self, wait_status s) {
+    remote_waiter* pass_on = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      bool was_listed = list.remove(self);
+      if (!was_listed && s != wait_status::Ok) pass_on = list.pop();
+    }
+    if (pass_on) pass_on->wake();
+  }
+
+  mutable std::mutex mutex_;  // leaf lock: nothing is called while it is held
+  std::deque<T> items_;
+  size_t capacity_;
+  detail::waiter_list readers_;
+  detail::waiter_list writers_;
+};
+
+// ---------------------------------------------------------------- sockets
+// Results are >= 0 on success or -errno: -ETIMEDOUT after a timeout,
+// -ECANCELED when the coroutine was cancelled, 0 from read() at end of stream.
+namespace detail {
+struct io_state;
+}
+
+class io {
+ public:
+  // Takes ownership of `fd`, makes it non-blocking and attaches it to the
+  // current machine's loop. nullptr (errno set) on failure. [machine]
+  static std::unique_ptr<io> attach(int fd);
+  ~io();  // closes the fd if still owned
+  io(const io&) = delete;
+  io& operator=(const io&) = delete;
+
+  int fd() const;
+  // Reads what is available, at least 1 byte, up to len. 0 at end of stream.
+  ssize_t read(void* buf, size_t len, millis timeout);
+  // Reads exactly len bytes (or fails; a short stream gives -ECONNRESET).
+  ssize_t read_exact(void* buf, size_t len, millis timeout);
+  // Write everything (partial writes are continued) or fail.
+  ssize_t write(const void* buf, size_t len, millis timeout);
+  ssize_t writev(const iovec* iov, int count, millis timeout);
+  // Accepts one connection; returns the new fd (non-blocking, close-on-exec,
+  // not attached to any machine yet) or -errno.
+  int accept(millis timeout, sockaddr_storage* peer = nullptr, socklen_t* peer_len = nullptr);
+  // Datagrams (UDP).
+  ssize_t recvmsg(msghdr* msg, millis timeout);
+  ssize_t sendmsg(const msghdr* msg, millis timeout);
+  // Waits until the fd is readable (used for eventfd, signalfd and the like).
+  wait_status wait_readable(millis timeout);
+  // Gives up ownership: removes the fd from this machine and returns it, so it
+  // can be sent to another machine and attached there. No wait may be in
+  // progress on this io. Returns -1 if it could not detach.
+  int detach();
+  // Closes now. Only the owning machine closes a socket.
+  void close();
+
+ private:
+  explicit io(detail::io_state* s) : state_(s) {}
+  detail::io_state* state_;
+};
+
+// Address helpers. parse "host:port", "[v6]:port", or "unix:/path".
+struct address {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  std::string to_string() const;
+  static bool parse(std::string_view text, address& out, std::string* error);
+};
+
+// Creates a listening socket (SO_REUSEADDR; reuse_port sets SO_REUSEPORT).
+// Returns nullptr and sets *error on failure. [machine]
+std::unique_ptr<io> listen(const address& addr, int backlog, bool reuse_port, std::string* error);
+// Binds a datagram socket. [machine]
+std::unique_ptr<io> bind_udp(const address& addr, std::string* error);
+// Connects with a timeout; nullptr and *err = -errno on failure. [machine]
+std::unique_ptr<io> connect(const address& addr, millis timeout, int* err);
+// The address a socket is bound to (to learn the port after binding port 0).
+address local_address(int fd);
+
+int set_nodelay(int fd, bool on);
+int set_reuseport(int fd, bool on);
+int set_keepalive(int fd, bool on, int idle_s = 60, int interval_s = 10, int count = 5);
+
+// ---------------------------------------------------------------- signals
+// Blocks `signals` in the calling thread; call before creating machines so every
+// machine thread inherits the mask. Then exactly one machine calls
+// signal_wait() to receive them through a signalfd.
+void signal_block(std::initializer_list<int> signals);
+// Returns the signal number, or -ETIMEDOUT / -ECANCELED. [machine]
+int signal_wait(millis timeout);
+
+// ---------------------------------------------------------------- blocking calls
+// Runs `fn` on a small pool of plain threads (for getaddrinfo, file I/O) and
+// suspends only the calling coroutine until it finishes. On timeout or cancel
+// the call returns at once but `fn` still runs to completion on the pool, so it
+// must own everything it touches (capture by value or shared_ptr). [machine]
+wait_status blocking_call(std::function<void()> fn, millis timeout);
+// Resolves host:port through blocking_call. [machine]
+bool resolve(const std::string& host, const std::string& port, address& out, millis timeout,
+             std::string* error);
+
+}  // namespace mm

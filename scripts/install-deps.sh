@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ithaca needs to build, test and benchmark, and
+# only those that are missing (a machine that has them all returns at once).
+set -euo pipefail
+
+packages=(
+  g++ meson ninja-build pkg-config
+  libboost-context-dev liburing-dev libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev
+  memcached python3 python3-pytest
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The memcached package may start a system service on port 11211; ithaca's
+# default config wants that port, and the tests start their own memcached.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet memcached 2>/dev/null; then
+  "${sudo_cmd[@]}" systemctl disable --now memcached || true
+elif command -v service >/dev/null 2>&1; then
+  "${sudo_cmd[@]}" service memcached stop >/dev/null 2>&1 || true
+fi

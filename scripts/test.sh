@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test: the unit tests (each
+# machinarium test on both kernel backends) and the functional tests over the
+# wire against a real memcached, first on the release build and then on an
+# AddressSanitizer + UndefinedBehaviorSanitizer build.
+#   scripts/test.sh            release and sanitize
+#   scripts/test.sh release    only the release build
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh || exit 1
+
+kinds=("${@:-release sanitize}")
+read -r -a kinds <<<"${kinds[*]}"
+passed=0
+failed=0
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+for kind in "${kinds[@]}"; do
+  echo "=== build: $kind"
+  if ! dir=$(scripts/build.sh "$kind"); then
+    echo "build $kind failed"; failed=$((failed + 1)); continue
+  fi
+  echo "=== unit tests: $kind"
+  if meson test -C "$dir" --print-errorlogs --num-processes 2; then
+    n=$(meson test -C "$dir" --list 2>/dev/null | wc -l); passed=$((passed + n))
+  else
+    failed=$((failed + 1))
+  fi
+  if ls tests/functional/test_*.py >/dev/null 2>&1; then
+    echo "=== functional tests: $kind"
+    if ITHACA_BIN="$PWD/$dir/sources/server/ithaca" /usr/bin/python3 -m pytest -q tests/functional; then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1))
+    fi
+  fi
+done
+echo "suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
