@@ -140,6 +140,7 @@ class call {
 
  private:
   friend struct detail::coroutine;
+  friend class machine;
   detail::coroutine* coroutine_ = nullptr;
   wait_status status_ = wait_status::Ok;
   bool woken_ = false;
@@ -358,6 +359,7 @@ class io {
   ssize_t sendmsg(const msghdr* msg, millis timeout);
   // Waits until the fd is readable (used for eventfd, signalfd and the like).
   wait_status wait_readable(millis timeout);
+  wait_status wait_writable(millis timeout);
   // Gives up ownership: removes the fd from this machine and returns it, so it
   // can be sent to another machine and attached there. No wait may be in
   // progress on this io. Returns -1 if it could not detach.

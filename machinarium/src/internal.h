@@ -1,0 +1,3 @@
+// Everything machinarium's own files share.
+#pragma once
+#include "machine_impl.h"

@@ -1,0 +1,52 @@
+#include "stack.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <new>
+
+namespace mm::detail {
+
+stack_cache::stack_cache(size_t stack_size, size_t max_cached)
+    : page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))), max_cached_(max_cached) {
+#if defined(MM_ASAN)
+  // AddressSanitizer's redzones make frames several times larger.
+  if (stack_size < 256 * 1024) stack_size = 256 * 1024;
+#endif
+  if (stack_size < 16 * 1024) stack_size = 16 * 1024;
+  size_ = (stack_size + page_ - 1) / page_ * page_;
+}
+
+stack_cache::~stack_cache() {
+  for (void* base : free_) munmap(base, size_ + page_);
+}
+
+boost::context::stack_context stack_cache::allocate() {
+  boost::context::stack_context sctx;
+  void* base = nullptr;
+  if (!free_.empty()) {
+    base = free_.back();
+    free_.pop_back();
+  } else {
+    base = mmap(nullptr, size_ + page_, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    // Boost.Context expects a throwing allocator; machine::create catches it.
+    if (base == MAP_FAILED) throw std::bad_alloc();
+    // Guard page at the low end: stacks grow down, an overflow faults.
+    mprotect(base, page_, PROT_NONE);
+  }
+  sctx.size = size_;
+  sctx.sp = static_cast<char*>(base) + page_ + size_;
+  return sctx;
+}
+
+void stack_cache::deallocate(boost::context::stack_context& sctx) {
+  void* base = static_cast<char*>(sctx.sp) - size_ - page_;
+  if (free_.size() < max_cached_) {
+    free_.push_back(base);
+  } else {
+    munmap(base, size_ + page_);
+  }
+}
+
+}  // namespace mm::detail

@@ -1,0 +1,140 @@
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "harness.h"
+
+using namespace mm_test;
+
+TEST_CASE("machine_runs_main_and_reports_backend") {
+  std::string backend;
+  run([&] { backend = mm::machine_backend_name(mm::machine_self()); });
+  const char* want = std::getenv("MM_BACKEND");
+  if (want && std::string(want) != "auto") CHECK(backend == want);
+}
+
+TEST_CASE("sleep_times_out_after_its_duration") {
+  run([] {
+    int64_t start = mm::now_ns();
+    CHECK(mm::sleep(30) == mm::wait_status::TimedOut);
+    CHECK(elapsed_ms(start) >= 29);
+  });
+}
+
+TEST_CASE("cancel_wakes_a_waiter") {
+  run([] {
+    mm::wait_status seen = mm::wait_status::Ok;
+    mm::cond never;
+    mm::coroutine_id id = mm::coroutine_create("waiter", [&] { seen = never.wait(mm::kForever); });
+    mm::yield();  // let it start waiting
+    mm::coroutine_cancel(id);
+    CHECK(mm::coroutine_join(id, 1000) == mm::wait_status::Ok);
+    CHECK(seen == mm::wait_status::Cancelled);
+  });
+}
+
+TEST_CASE("cancellation_is_sticky") {
+  run([] {
+    std::vector<mm::wait_status> seen;
+    mm::coroutine_id id = mm::coroutine_create("sticky", [&] {
+      seen.push_back(mm::sleep(mm::kForever));
+      seen.push_back(mm::sleep(10));
+      seen.push_back(mm::sleep(0));
+    });
+    mm::yield();
+    mm::coroutine_cancel(id);
+    CHECK(mm::coroutine_join(id, 1000) == mm::wait_status::Ok);
+    REQUIRE(seen.size() == 3);
+    for (auto s : seen) CHECK(s == mm::wait_status::Cancelled);
+  });
+}
+
+TEST_CASE("join_times_out_while_the_target_runs") {
+  run([] {
+    mm::coroutine_id id = mm::coroutine_create("slow", [] { mm::sleep(200); });
+    CHECK(mm::coroutine_join(id, 20) == mm::wait_status::TimedOut);
+    mm::coroutine_cancel(id);
+    CHECK(mm::coroutine_join(id, 1000) == mm::wait_status::Ok);
+  });
+}
+
+TEST_CASE("an_exception_ends_only_its_coroutine") {
+  run([] {
+    bool other_finished = false;
+    mm::coroutine_id bad = mm::coroutine_create("thrower", [] {
+      mm::yield();
+      throw std::runtime_error("boom (expected by the test)");
+    });
+    mm::coroutine_id good = mm::coroutine_create("survivor", [&] {
+      mm::sleep(20);
+      other_finished = true;
+    });
+    CHECK(mm::coroutine_join(bad, 1000) == mm::wait_status::Ok);
+    CHECK(mm::coroutine_join(good, 1000) == mm::wait_status::Ok);
+    CHECK(other_finished);
+  });
+}
+
+TEST_CASE("ten_thousand_coroutines_on_one_machine") {
+  run([] {
+    constexpr int kCount = 10000;
+    int finished = 0;
+    mm::wait_group wg;
+    std::mt19937 rng(7);
+    for (int i = 0; i < kCount; i++) {
+      wg.add();
+      int delay = static_cast<int>(rng() % 20);
+      mm::coroutine_create("sleeper", [&, delay] {
+        mm::sleep(delay);
+        finished++;
+        wg.done();
+      });
+    }
+    mm::yield();
+    auto counters = mm::machine_counters_get(mm::machine_self());
+    CHECK(counters.coroutines_alive >= kCount);
+    CHECK(wg.wait(10000) == mm::wait_status::Ok);
+    CHECK(finished == kCount);
+  });
+}
+
+TEST_CASE("tens_of_thousands_of_timers_fire_in_deadline_order_and_cancel") {
+  run([] {
+    constexpr int kCount = 20000;
+    std::vector<mm::coroutine_id> ids;
+    std::vector<int64_t> fired;  // the deadlines, in the order they fired
+    std::mt19937 rng(11);
+    for (int i = 0; i < kCount; i++) {
+      int delay = 5 + static_cast<int>(rng() % 50);
+      ids.push_back(mm::coroutine_create("timer", [&fired, delay] {
+        timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t deadline = ts.tv_sec * 1000000000LL + ts.tv_nsec + delay * 1000000LL;
+        if (mm::sleep(delay) == mm::wait_status::TimedOut) fired.push_back(deadline);
+      }));
+    }
+    mm::yield();
+    CHECK(mm::machine_counters_get(mm::machine_self()).timers_pending >= kCount);
+    for (int i = 0; i < kCount; i += 2) mm::coroutine_cancel(ids[i]);
+    for (auto id : ids) mm::coroutine_join(id, 5000);
+    CHECK(fired.size() == kCount / 2);
+    // Deadlines fire in order; the sampled deadline precedes the real one by
+    // well under a millisecond.
+    int out_of_order = 0;
+    for (size_t i = 1; i < fired.size(); i++) out_of_order += fired[i] + 1000000 < fired[i - 1];
+    CHECK(out_of_order == 0);
+  });
+}
+
+TEST_CASE("stacks_are_cached_and_reused") {
+  run([] {
+    for (int round = 0; round < 3; round++) {
+      std::vector<mm::coroutine_id> ids;
+      for (int i = 0; i < 100; i++) ids.push_back(mm::coroutine_create("short", [] { mm::yield(); }));
+      for (auto id : ids) mm::coroutine_join(id, 1000);
+    }
+    auto c = mm::machine_counters_get(mm::machine_self());
+    CHECK(c.stacks_cached >= 100);
+    CHECK(c.coroutines_created >= 301);
+  });
+}

@@ -1,0 +1,296 @@
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "harness.h"
+
+using namespace mm_test;
+
+namespace {
+mm::address loopback_any_port() {
+  mm::address a;
+  std::string err;
+  REQUIRE(mm::address::parse("127.0.0.1:0", a, &err));
+  return a;
+}
+
+std::unique_ptr<mm::io> listen_loopback(mm::address& bound) {
+  std::string err;
+  auto l = mm::listen(loopback_any_port(), 128, false, &err);
+  REQUIRE_MESSAGE(l, err);
+  bound = mm::local_address(l->fd());
+  return l;
+}
+
+void shrink_buffers(int fd) {
+  int small = 4096;
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+}
+
+// Echoes everything it reads until end of stream.
+void echo_loop(mm::io& conn) {
+  char buf[3000];
+  for (;;) {
+    ssize_t n = conn.read(buf, sizeof(buf), 5000);
+    if (n <= 0) return;
+    REQUIRE(conn.write(buf, static_cast<size_t>(n), 5000) == n);
+  }
+}
+}  // namespace
+
+TEST_CASE("socket_echo_with_partial_reads_and_writes") {
+  run([] {
+    mm::address addr;
+    auto listener = listen_loopback(addr);
+    mm::coroutine_create("echo-server", [&] {
+      int fd = listener->accept(5000);
+      REQUIRE(fd >= 0);
+      shrink_buffers(fd);
+      auto conn = mm::io::attach(fd);
+      echo_loop(*conn);
+    });
+    int err = 0;
+    auto client = mm::connect(addr, 5000, &err);
+    REQUIRE_MESSAGE(client, "connect: " << strerror(-err));
+    shrink_buffers(client->fd());
+    // 1 MiB in random-sized writes, read back in random-sized reads by a
+    // second coroutine (writes block on full buffers until the reader drains).
+    std::string sent(1 << 20, '\0');
+    std::mt19937 rng(3);
+    for (auto& ch : sent) ch = static_cast<char>(rng());
+    std::string received;
+    mm::coroutine_id reader = mm::coroutine_create("reader", [&] {
+      std::mt19937 r(5);
+      std::vector<char> buf(70000);
+      while (received.size() < sent.size()) {
+        size_t want = 1 + r() % buf.size();
+        ssize_t n = client->read(buf.data(), want, 5000);
+        REQUIRE(n > 0);
+        received.append(buf.data(), static_cast<size_t>(n));
+      }
+    });
+    size_t off = 0;
+    while (off < sent.size()) {
+      size_t n = std::min<size_t>(1 + rng() % 50000, sent.size() - off);
+      REQUIRE(client->write(sent.data() + off, n, 5000) == static_cast<ssize_t>(n));
+      off += n;
+    }
+    REQUIRE(mm::coroutine_join(reader, 10000) == mm::wait_status::Ok);
+    CHECK(received == sent);
+  });
+}
+
+TEST_CASE("writev_sends_every_buffer_in_order") {
+  run([] {
+    mm::address addr;
+    auto listener = listen_loopback(addr);
+    std::string got;
+    mm::coroutine_id server = mm::coroutine_create("server", [&] {
+      auto conn = mm::io::attach(listener->accept(5000));
+      char buf[4096];
+      for (;;) {
+        ssize_t n = conn->read(buf, sizeof(buf), 5000);
+        if (n <= 0) break;
+        got.append(buf, static_cast<size_t>(n));
+      }
+    });
+    int err;
+    auto client = mm::connect(addr, 5000, &err);
+    REQUIRE(client);
+    std::vector<std::string> parts;
+    std::vector<iovec> iov;
+    for (int i = 0; i < 200; i++) parts.push_back(std::string(i * 37 % 5000, static_cast<char>('a' + i % 26)));
+    std::string expect;
+    for (auto& p : parts) {
+      iov.push_back({p.data(), p.size()});
+      expect += p;
+    }
+    CHECK(client->writev(iov.data(), static_cast<int>(iov.size()), 5000) == static_cast<ssize_t>(expect.size()));
+    client->close();
+    mm::coroutine_join(server, 5000);
+    CHECK(got == expect);
+  });
+}
+
+TEST_CASE("read_times_out_and_read_is_cancelled") {
+  run([] {
+    mm::address addr;
+    auto listener = listen_loopback(addr);
+    int err;
+    auto client = mm::connect(addr, 5000, &err);
+    REQUIRE(client);
+    auto server = mm::io::attach(listener->accept(5000));
+    REQUIRE(server);
+    char c;
+    CHECK(server->read(&c, 1, 10) == -ETIMEDOUT);
+    ssize_t seen = 0;
+    auto id = mm::coroutine_create("reader", [&] { seen = server->read(&c, 1, mm::kForever); });
+    mm::yield();
+    mm::coroutine_cancel(id);
+    mm::coroutine_join(id, 1000);
+    CHECK(seen == -ECANCELED);
+    // The socket still works after a cancelled read.
+    REQUIRE(client->write("x", 1, 1000) == 1);
+    CHECK(server->read(&c, 1, 1000) == 1);
+    CHECK(c == 'x');
+  });
+}
+
+TEST_CASE("a_peer_that_resets") {
+  run([] {
+    mm::address addr;
+    auto listener = listen_loopback(addr);
+    int err;
+    auto client = mm::connect(addr, 5000, &err);
+    REQUIRE(client);
+    auto server = mm::io::attach(listener->accept(5000));
+    REQUIRE(server);
+    // SO_LINGER 0 makes close() send a RST.
+    linger lg{1, 0};
+    setsockopt(client->fd(), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    client->close();
+    char buf[16];
+    ssize_t r = server->read(buf, sizeof(buf), 2000);
+    CHECK(r == -ECONNRESET);
+    // Writing to a reset peer fails with an error, never SIGPIPE.
+    ssize_t w = 0;
+    for (int i = 0; i < 10 && w >= 0; i++) w = server->write("hello", 5, 1000);
+    CHECK(w < 0);
+  });
+}
+
+TEST_CASE("end_of_stream_reads_zero") {
+  run([] {
+    mm::address addr;
+    auto listener = listen_loopback(addr);
+    int err;
+    auto client = mm::connect(addr, 5000, &err);
+    auto server = mm::io::attach(listener->accept(5000));
+    REQUIRE(client->write("ab", 2, 1000) == 2);
+    client->close();
+    char buf[8];
+    CHECK(server->read(buf, sizeof(buf), 1000) == 2);
+    CHECK(server->read(buf, sizeof(buf), 1000) == 0);
+    CHECK(server->read(buf, sizeof(buf), 1000) == 0);  // sticky
+  });
+}
+
+TEST_CASE("connect_to_a_closed_port_is_refused") {
+  run([] {
+    mm::address addr;
+    {
+      auto l = listen_loopback(addr);  // learn a free port, then close it
+    }
+    int err = 0;
+    auto c = mm::connect(addr, 2000, &err);
+    CHECK_FALSE(c);
+    CHECK(err == -ECONNREFUSED);
+  });
+}
+
+TEST_CASE("a_socket_moved_between_machines") {
+  // The acceptor machine accepts and hands the fd over a channel to a worker
+  // machine, which attaches it and serves it (the pooler -> worker path).
+  mm::channel<int> handoff(4);
+  mm::address addr;
+  std::atomic<bool> bound{false};
+  std::atomic<bool> served_on_worker{false};
+  mm::machine* worker = start("worker", [&] {
+    int fd = -1;
+    REQUIRE(handoff.read(fd, 5000) == mm::wait_status::Ok);
+    auto conn = mm::io::attach(fd);
+    REQUIRE(conn);
+    served_on_worker = std::string(mm::machine_name(mm::machine_self())) == "worker";
+    echo_loop(*conn);
+  });
+  mm::machine* acceptor = start("acceptor", [&] {
+    auto listener = listen_loopback(addr);
+    bound = true;
+    int fd = listener->accept(5000);
+    REQUIRE(fd >= 0);
+    // Attach here first, then detach: the path an io already in use takes.
+    auto conn = mm::io::attach(fd);
+    REQUIRE(conn);
+    int moved = conn->detach();
+    REQUIRE(moved == fd);
+    REQUIRE(handoff.write(moved, 5000) == mm::wait_status::Ok);
+  });
+  while (!bound) std::this_thread::yield();
+  std::string reply;
+  run([&] {
+    int err;
+    auto client = mm::connect(addr, 5000, &err);
+    REQUIRE(client);
+    REQUIRE(client->write("moved", 5, 1000) == 5);
+    char buf[5];
+    REQUIRE(client->read_exact(buf, 5, 2000) == 5);
+    reply.assign(buf, 5);
+  });
+  CHECK(reply == "moved");
+  CHECK(served_on_worker);
+  for (mm::machine* m : {acceptor, worker}) {
+    mm::machine_stop(m);
+    mm::machine_join(m);
+  }
+}
+
+TEST_CASE("udp_recvmsg_and_sendmsg") {
+  run([] {
+    std::string err;
+    mm::address any;
+    REQUIRE(mm::address::parse("127.0.0.1:0", any, &err));
+    auto server = mm::bind_udp(any, &err);
+    REQUIRE_MESSAGE(server, err);
+    auto client = mm::bind_udp(any, &err);
+    REQUIRE(client);
+    mm::address server_addr = mm::local_address(server->fd());
+    mm::coroutine_create("udp-echo", [&] {
+      char buf[1500];
+      sockaddr_storage peer;
+      iovec v{buf, sizeof(buf)};
+      msghdr msg{};
+      msg.msg_name = &peer;
+      msg.msg_namelen = sizeof(peer);
+      msg.msg_iov = &v;
+      msg.msg_iovlen = 1;
+      ssize_t n = server->recvmsg(&msg, 2000);
+      REQUIRE(n > 0);
+      v.iov_len = static_cast<size_t>(n);
+      CHECK(server->sendmsg(&msg, 2000) == n);
+    });
+    char out[] = "datagram";
+    iovec v{out, 8};
+    msghdr msg{};
+    msg.msg_name = &server_addr.storage;
+    msg.msg_namelen = server_addr.length;
+    msg.msg_iov = &v;
+    msg.msg_iovlen = 1;
+    REQUIRE(client->sendmsg(&msg, 1000) == 8);
+    char in[64];
+    iovec vi{in, sizeof(in)};
+    msghdr rmsg{};
+    rmsg.msg_iov = &vi;
+    rmsg.msg_iovlen = 1;
+    CHECK(client->recvmsg(&rmsg, 2000) == 8);
+    CHECK(std::string(in, 8) == "datagram");
+  });
+}
+
+TEST_CASE("address_parsing") {
+  mm::address a;
+  std::string err;
+  CHECK(mm::address::parse("127.0.0.1:11211", a, &err));
+  CHECK(a.to_string() == "127.0.0.1:11211");
+  CHECK(mm::address::parse("[::1]:80", a, &err));
+  CHECK(a.to_string() == "[::1]:80");
+  CHECK(mm::address::parse("unix:/tmp/x.sock", a, &err));
+  CHECK(a.to_string() == "unix:/tmp/x.sock");
+  CHECK_FALSE(mm::address::parse("127.0.0.1", a, &err));
+  CHECK_FALSE(mm::address::parse("127.0.0.1:99999", a, &err));
+  CHECK_FALSE(mm::address::parse("example.com:80", a, &err));
+}
