@@ -1,0 +1,63 @@
+// The cache executor: carries out one parsed request (ascii, meta or binary)
+// against the local store and appends the reply, byte for byte what memcached
+// 1.6 would send, to the connection's out_buffer.
+//
+// Thread: runs in a client coroutine on a worker machine. It takes store bucket
+// locks only inside store calls (never across a suspension). Reading a value
+// kept in a temp file is file I/O: it goes through mm::blocking_call so the
+// worker never blocks, and so it must be called from a coroutine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "counters.h"
+#include "out_buffer.h"
+#include "parse_result.h"
+#include "request.h"
+#include "store.h"
+
+namespace ithaca::cache {
+
+using stat_lines = std::vector<std::pair<std::string, std::string>>;
+
+// Server-wide statistics for the `stats` commands, implemented by the server.
+// Called from a worker coroutine; implementations only read counters.
+class stats_provider {
+ public:
+  virtual ~stats_provider() = default;
+  // Fills `out` for `stats <arg>` ("" = general stats, "settings", "items",
+  // "slabs", "conns", ...). Returns false if `arg` is not a stats group.
+  virtual bool collect(std::string_view arg, stat_lines& out) = 0;
+  virtual void reset() = 0;  // `stats reset`
+  virtual void set_verbosity(uint32_t level) = 0;
+};
+
+enum class exec_action {
+  Continue,  // go on with the next request
+  Close,     // quit: flush the replies, then close the connection
+  Shutdown   // shutdown (when enabled): flush, close, stop the server
+};
+
+struct exec_context {
+  store::store& store;
+  command_counters& counters;  // this worker's
+  stats_provider& stats;
+  store::store_now now;        // refreshed by the caller for each batch
+  bool enable_shutdown = false;
+  std::string version = "1.6.18-ithaca";  // what `version` answers
+  std::string scratch;         // reusable buffer (values, numbers)
+};
+
+// Executes one request. Replies are appended to `out`.
+exec_action execute(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
+
+// Handles a parser error: the reply (unless silent) and memcached's side
+// effects (a `set` whose value was too large removes the old item).
+exec_action execute_parse_error(const protocol::parse_result& result, const protocol::request& req,
+                                protocol::out_buffer& out, exec_context& ctx);
+
+}  // namespace ithaca::cache

@@ -1,0 +1,107 @@
+#include "client.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+namespace ithaca::server {
+
+namespace {
+// Reads of an idle connection land in this buffer on the coroutine's own
+// stack, so an idle connection holds no heap buffer at all; only an incomplete
+// request is copied to the connection's `pending_` string.
+constexpr size_t kStackReadSize = 4096;
+}  // namespace
+
+client::client(const worker_shared& shared, cache::command_counters& counters)
+    : shared_(shared),
+      counters_(counters),
+      parser_(shared.parser),
+      ctx_{*shared.store, counters, *shared.stats, {}, shared.enable_shutdown, "1.6.18-ithaca", {}} {}
+
+void client::run(const accepted_socket& s) {
+  auto conn = mm::io::attach(s.fd);
+  if (!conn) {
+    spdlog::warn("client {}: attach failed: {}", s.peer, std::strerror(errno));
+    ::close(s.fd);
+    return;
+  }
+  if (s.peer.starts_with("tcp:")) mm::set_nodelay(s.fd, true);
+  uint64_t id = shared_.conns->add(conn_info{s.peer, s.listener, shared_.clock->uptime_s()});
+  const mm::millis idle = shared_.idle_timeout_ms > 0 ? shared_.idle_timeout_ms : mm::kForever;
+  cache::exec_action action = cache::exec_action::Continue;
+  char stack_buf[kStackReadSize];
+  while (action == cache::exec_action::Continue) {
+    ssize_t n;
+    if (pending_.empty()) {
+      n = conn->read(stack_buf, sizeof(stack_buf), idle);
+      if (n <= 0) break;
+      counters_.bytes_read.add(static_cast<uint64_t>(n));
+      ctx_.now = shared_.clock->now();
+      std::string_view input(stack_buf, static_cast<size_t>(n));
+      size_t used = process(input, action);
+      if (used < input.size()) pending_.assign(input.substr(used));
+    } else {
+      // Continue an incomplete request: read straight behind it.
+      size_t have = pending_.size();
+      size_t room = std::max(shared_.read_buffer_size, have);  // grows geometrically
+      pending_.resize(have + room);
+      n = conn->read(pending_.data() + have, room, idle);
+      if (n <= 0) break;
+      pending_.resize(have + static_cast<size_t>(n));
+      counters_.bytes_read.add(static_cast<uint64_t>(n));
+      ctx_.now = shared_.clock->now();
+      size_t used = process(pending_, action);
+      pending_.erase(0, used);
+      // Give a large buffer back once the big request it held is done.
+      if (pending_.empty() && pending_.capacity() > 4 * shared_.read_buffer_size) std::string().swap(pending_);
+    }
+    if (!flush(*conn)) break;
+  }
+  if (action != cache::exec_action::Continue) flush(*conn);
+  conn->close();
+  shared_.conns->remove(id);
+  if (action == cache::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
+}
+
+size_t client::process(std::string_view input, cache::exec_action& action) {
+  size_t off = 0;
+  while (action == cache::exec_action::Continue) {
+    request_.clear();
+    protocol::parse_result r = parser_.parse(input.substr(off), request_);
+    off += r.consumed;
+    switch (r.status) {
+      case protocol::parse_status::Ok:
+        action = cache::execute(request_, out_, ctx_);
+        break;
+      case protocol::parse_status::NeedMore:
+        return off;
+      case protocol::parse_status::Error:
+        counters_.parse_errors.add();
+        action = cache::execute_parse_error(r, request_, out_, ctx_);
+        if (r.close) action = cache::exec_action::Close;
+        break;
+    }
+    if (off >= input.size() && action == cache::exec_action::Continue) {
+      // Everything consumed; the parser may still be swallowing a value.
+      return off;
+    }
+  }
+  return off;
+}
+
+// Writes the batch's replies with as few writev calls as the kernel allows.
+bool client::flush(mm::io& conn) {
+  while (!out_.empty()) {
+    auto iov = out_.iovecs();
+    ssize_t w = conn.writev(iov.data(), static_cast<int>(iov.size()), shared_.write_timeout_ms);
+    if (w <= 0) return false;
+    counters_.bytes_written.add(static_cast<uint64_t>(w));
+    out_.consume(static_cast<size_t>(w));
+  }
+  return true;
+}
+
+}  // namespace ithaca::server

@@ -1,0 +1,35 @@
+// One client connection, served by one coroutine on its worker machine:
+// read -> parse every complete request -> execute -> one writev for the
+// batch's replies -> read again. Only this coroutine touches its state.
+#pragma once
+
+#include <string>
+
+#include "executor.h"
+#include "out_buffer.h"
+#include "parser.h"
+#include "request.h"
+#include "worker.h"
+
+namespace ithaca::server {
+
+class client {
+ public:
+  client(const worker_shared& shared, cache::command_counters& counters);
+  void run(const accepted_socket& s);
+
+ private:
+  // Parses and executes what `input` holds; returns the bytes consumed.
+  size_t process(std::string_view input, cache::exec_action& action);
+  bool flush(mm::io& conn);
+
+  const worker_shared& shared_;
+  cache::command_counters& counters_;
+  protocol::parser parser_;
+  protocol::request request_;
+  protocol::out_buffer out_;
+  cache::exec_context ctx_;
+  std::string pending_;  // an incomplete request carried over to the next read
+};
+
+}  // namespace ithaca::server

@@ -1,0 +1,114 @@
+#include "instance.h"
+
+#include <signal.h>
+
+#include <memory>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "conn_registry.h"
+#include "pooler.h"
+#include "server_clock.h"
+#include "server_stats.h"
+#include "store.h"
+#include "worker.h"
+
+namespace ithaca::server {
+
+namespace {
+mm::backend_kind backend_of(config::io_backend b) {
+  switch (b) {
+    case config::io_backend::IoUring: return mm::backend_kind::IoUring;
+    case config::io_backend::Epoll: return mm::backend_kind::Epoll;
+    case config::io_backend::Auto: break;
+  }
+  return mm::backend_kind::Auto;
+}
+
+std::vector<std::string> listen_addresses(const config::config& cfg) {
+  std::vector<std::string> out;
+  for (const auto& a : cfg.listen.tcp) out.push_back(config::to_string(a));
+  for (const auto& p : cfg.listen.unix_paths) out.push_back("unix:" + p);
+  return out;
+}
+}  // namespace
+
+int instance_run(const config::config& cfg, const std::string& config_path) {
+  // Every machine thread inherits this mask; the pooler receives them.
+  mm::signal_block({SIGHUP, SIGTERM, SIGINT});
+  ::signal(SIGPIPE, SIG_IGN);
+
+  store::store_config sc;
+  sc.bucket_count = uint64_t{1} << cfg.cache.hash_power;
+  sc.memory_limit = cfg.cache.memory_limit;
+  sc.item_size_max = cfg.cache.item_size_max;
+  sc.large_value_threshold = cfg.cache.large_value_threshold;
+  sc.temp_dir = cfg.cache.large_value_dir;
+  sc.lease_interval_ms = cfg.cache.lease_interval_ms;
+  auto st = std::make_unique<store::store>(sc);
+
+  server_clock clock;
+  conn_registry conns;
+  gc_counters gc;
+
+  mm::machine_config mc;
+  mc.backend = backend_of(cfg.server.backend);
+  mc.stack_size = cfg.server.stack_size;
+
+  // The backend is probed per machine; the stats report the workers'.
+  server_stats stats(cfg, *st, conns, clock, gc, "pending");
+  std::vector<std::unique_ptr<worker>> workers;
+  std::unique_ptr<pooler> pool;
+
+  worker_shared shared;
+  shared.store = st.get();
+  shared.stats = &stats;
+  shared.conns = &conns;
+  shared.clock = &clock;
+  shared.parser.item_size_max = cfg.cache.item_size_max;
+  shared.read_buffer_size = cfg.server.read_buffer_size;
+  shared.idle_timeout_ms = static_cast<int64_t>(cfg.server.idle_timeout_ms);
+  shared.enable_shutdown = cfg.server.enable_shutdown;
+  shared.request_shutdown = [&pool] {
+    if (pool) pool->request_shutdown();
+  };
+
+  for (unsigned i = 0; i < cfg.server.workers; i++)
+    workers.push_back(std::make_unique<worker>(static_cast<int>(i), shared, stats.add_worker()));
+  int rc = 0;
+  std::vector<worker*> started;
+  for (auto& w : workers) {
+    if (!w->start(mc)) {
+      spdlog::critical("worker machine did not start (see the log above)");
+      rc = 1;
+      break;
+    }
+    started.push_back(w.get());
+  }
+  if (rc == 0) {
+    stats.set_io_backend(started.front()->backend_name());
+    pooler_settings ps;
+    ps.listen = listen_addresses(cfg);
+    ps.backlog = static_cast<int>(cfg.listen.backlog);
+    ps.max_connections = cfg.server.max_connections;
+    ps.cron.interval_ms = static_cast<int64_t>(cfg.cache.gc_interval_ms);
+    ps.config_path = config_path;
+    pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);
+    spdlog::info("ithaca starting: {} workers, memory limit {} bytes, io backend {}", started.size(),
+                 cfg.cache.memory_limit, started.front()->backend_name());
+    if (!pool->start(mc)) {
+      spdlog::critical("pooler machine did not start");
+      rc = 1;
+    } else {
+      pool->join();  // returns after shutdown (signal, `shutdown` command, or a listen failure)
+      if (pool->failed()) rc = 1;
+    }
+  }
+  for (worker* w : started) w->stop();
+  for (worker* w : started) w->join();
+  spdlog::info("ithaca stopped");
+  return rc;
+}
+
+}  // namespace ithaca::server

@@ -1,0 +1,44 @@
+// ithaca: a memcached-compatible cache and proxy server.
+#include <cstdio>
+#include <string>
+
+#include "cli.h"
+#include "instance.h"
+#include "log.h"
+
+int main(int argc, char** argv) {
+  using namespace ithaca;
+  config::cli_options cli;
+  std::string error;
+  if (!config::parse_args(argc, argv, cli, &error)) {
+    std::fprintf(stderr, "ithaca: %s\n%s", error.c_str(), config::usage().c_str());
+    return 2;
+  }
+  if (cli.help) {
+    std::fputs(config::usage().c_str(), stdout);
+    return 0;
+  }
+  if (cli.version) {
+    std::printf("%s\n", config::version_string().c_str());
+    return 0;
+  }
+  if (cli.check_config) {
+    std::string message;
+    int rc = config::check_config(cli, &message);
+    std::fprintf(rc == 0 ? stdout : stderr, "%s\n", message.c_str());
+    return rc;
+  }
+  config::config cfg;
+  if (!config::make_config(cli, cfg, &error)) {
+    std::fprintf(stderr, "ithaca: %s\n", error.c_str());
+    return 1;
+  }
+  if (!log::init(cfg.logging, &error)) {
+    std::fprintf(stderr, "ithaca: logging: %s\n", error.c_str());
+    return 1;
+  }
+  log::install_machinarium_handler();
+  int rc = server::instance_run(cfg, cli.config_path);
+  log::shutdown();
+  return rc;
+}

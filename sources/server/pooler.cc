@@ -1,0 +1,168 @@
+#include "pooler.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "load.h"
+
+namespace ithaca::server {
+
+namespace {
+// memcached's words for a connection over the limit.
+constexpr std::string_view kTooManyConnections = "ERROR Too many open connections\r\n";
+
+std::string peer_text(const sockaddr_storage& ss, bool is_unix) {
+  if (is_unix) return "unix:";
+  mm::address a;
+  a.storage = ss;
+  a.length = sizeof(ss);
+  return "tcp:" + a.to_string();
+}
+}  // namespace
+
+pooler::pooler(pooler_settings settings, std::vector<worker*> workers, conn_registry& conns,
+               store::store& st, const server_clock& clock, gc_counters& gc)
+    : settings_(std::move(settings)), workers_(std::move(workers)), conns_(conns), store_(st), clock_(clock), gc_(gc) {}
+
+bool pooler::start(const mm::machine_config& base) {
+  mm::machine_config cfg = base;
+  cfg.name = "pooler";
+  machine_ = mm::machine_create(cfg, [this] { main(); });
+  return machine_ != nullptr;
+}
+
+void pooler::join() {
+  if (machine_) mm::machine_join(machine_);
+  machine_ = nullptr;
+}
+
+void pooler::request_shutdown() {
+  if (machine_) mm::machine_spawn(machine_, "shutdown", [this] { shutdown(); });
+}
+
+void pooler::main() {
+  std::vector<std::unique_ptr<mm::io>> listeners;
+  for (const std::string& text : settings_.listen) {
+    mm::address addr;
+    std::string error;
+    if (!mm::address::parse(text, addr, &error)) {
+      spdlog::error("listen {}: {}", text, error);
+      failed_ = true;
+      break;
+    }
+    auto l = mm::listen(addr, settings_.backlog, false, &error);
+    if (!l) {
+      spdlog::error("listen {}: {}", text, error);
+      failed_ = true;
+      break;
+    }
+    std::string local = addr.storage.ss_family == AF_UNIX ? text : mm::local_address(l->fd()).to_string();
+    // The functional tests read this line to learn the port bound for port 0.
+    spdlog::info("listening on {} {}", addr.storage.ss_family == AF_UNIX ? "unix" : "tcp", local);
+    listeners.push_back(std::move(l));
+  }
+  if (failed_) {
+    shutdown();
+    return;
+  }
+  std::vector<mm::coroutine_id> children;
+  for (size_t i = 0; i < listeners.size(); i++) {
+    mm::io* l = listeners[i].get();
+    std::string local = settings_.listen[i];
+    children.push_back(mm::coroutine_create("listen " + local, [this, l, local] { accept_loop(*l, local); }));
+  }
+  children.push_back(mm::coroutine_create("signals", [this] { signal_loop(); }));
+  children.push_back(mm::coroutine_create("cron", [this] { cron_main(store_, clock_, gc_, settings_.cron); }));
+  // Wait for the shutdown (which cancels everything on this machine), then
+  // let the children end before the listeners they use go away.
+  mm::sleep(mm::kForever);
+  for (auto id : children) mm::coroutine_join(id, 5000);
+}
+
+void pooler::accept_loop(mm::io& listener, std::string local) {
+  bool is_unix = local.starts_with("unix:");
+  for (;;) {
+    sockaddr_storage peer{};
+    socklen_t peer_len = sizeof(peer);
+    int fd = listener.accept(mm::kForever, &peer, &peer_len);
+    if (fd == -ECANCELED) return;
+    if (fd < 0) {
+      // EMFILE/ENFILE: out of descriptors; back off instead of spinning.
+      spdlog::warn("accept on {}: {}", local, std::strerror(-fd));
+      if (mm::sleep(10) == mm::wait_status::Cancelled) return;
+      continue;
+    }
+    feed(fd, peer_text(peer, is_unix), local);
+  }
+}
+
+// Hands the socket to the next worker; refuses it (memcached's words) when
+// the server is at max_connections or every worker's queue is full.
+void pooler::feed(int fd, std::string peer, const std::string& local) {
+  uint64_t in_use = conns_.current() + conns_.reserved.load();
+  if (in_use >= settings_.max_connections) {
+    conns_.rejected.fetch_add(1);
+    ssize_t r = ::send(fd, kTooManyConnections.data(), kTooManyConnections.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)r;
+    ::close(fd);
+    return;
+  }
+  conns_.reserved.fetch_add(1);
+  for (size_t tries = 0; tries < workers_.size(); tries++) {
+    worker* w = workers_[next_worker_];
+    next_worker_ = (next_worker_ + 1) % workers_.size();
+    if (w->inbox().try_write(accepted_socket{fd, peer, local})) return;
+  }
+  conns_.reserved.fetch_sub(1);
+  conns_.rejected.fetch_add(1);
+  spdlog::warn("every worker's queue is full; refusing {}", peer);
+  ::close(fd);
+}
+
+void pooler::signal_loop() {
+  for (;;) {
+    int sig = mm::signal_wait(mm::kForever);
+    if (sig == -ECANCELED) return;
+    if (sig < 0) {
+      spdlog::error("signal_wait: {}", std::strerror(-sig));
+      return;
+    }
+    if (sig == SIGHUP) {
+      if (settings_.config_path.empty()) {
+        spdlog::info("SIGHUP: no configuration file to reload");
+        continue;
+      }
+      config::config fresh;
+      std::string error;
+      if (!config::load_config(settings_.config_path, fresh, &error)) {
+        spdlog::error("SIGHUP: reload refused, keeping the running configuration: {}", error);
+        continue;
+      }
+      spdlog::set_level(static_cast<spdlog::level::level_enum>(static_cast<int>(fresh.logging.level)));
+      spdlog::info("SIGHUP: {} is valid; logging level applied (listeners, workers and cache sizes need a restart)",
+                   settings_.config_path);
+      continue;
+    }
+    spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    shutdown();
+    return;
+  }
+}
+
+// Stops accepting, stops every worker (their client coroutines are cancelled:
+// each finishes its current batch and closes its socket) and then this machine.
+void pooler::shutdown() {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  for (worker* w : workers_) w->stop();
+  mm::machine_stop(mm::machine_self());
+}
+
+}  // namespace ithaca::server

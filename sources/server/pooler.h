@@ -1,0 +1,57 @@
+// The pooler machine: one listen coroutine per address (TCP and unix), each
+// accepting and feeding sockets round-robin to the workers over their
+// channels; the signal coroutine (SIGHUP reload, SIGTERM/SIGINT shutdown);
+// and the cron coroutine.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "conn_registry.h"
+#include "cron.h"
+#include "machinarium.h"
+#include "worker.h"
+
+namespace ithaca::server {
+
+struct pooler_settings {
+  std::vector<std::string> listen;  // "127.0.0.1:11211", "unix:/path"
+  int backlog = 1024;
+  uint64_t max_connections = 1024;
+  cron_settings cron;
+  std::string config_path;  // for SIGHUP reload ("" = no file)
+};
+
+class pooler {
+ public:
+  pooler(pooler_settings settings, std::vector<worker*> workers, conn_registry& conns,
+         store::store& st, const server_clock& clock, gc_counters& gc);
+  bool start(const mm::machine_config& base);
+  void join();
+  void request_shutdown();  // any thread
+  bool failed() const { return failed_.load(); }
+
+ private:
+  void main();
+  void accept_loop(mm::io& listener, std::string local);
+  void signal_loop();
+  void feed(int fd, std::string peer, const std::string& local);
+  void shutdown();
+
+  pooler_settings settings_;
+  std::vector<worker*> workers_;
+  conn_registry& conns_;
+  store::store& store_;
+  const server_clock& clock_;
+  gc_counters& gc_;
+  mm::machine* machine_ = nullptr;
+  size_t next_worker_ = 0;
+  std::atomic<bool> failed_{false};
+  bool shutting_down_ = false;
+};
+
+}  // namespace ithaca::server

@@ -1,0 +1,184 @@
+#include "server_stats.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+
+#include "settings_stats.h"
+
+namespace ithaca::server {
+
+namespace {
+std::mutex g_reset_mutex;  // leaf lock: serialises `stats reset` against collect's baseline reads
+
+std::string timeval_text(const timeval& tv) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(tv.tv_sec), static_cast<long>(tv.tv_usec));
+  return buf;
+}
+}  // namespace
+
+server_stats::server_stats(const config::config& cfg, store::store& st, conn_registry& conns,
+                           const server_clock& clock, gc_counters& gc, std::string io_backend)
+    : cfg_(cfg), store_(st), conns_(conns), clock_(clock), gc_(gc), io_backend_(std::move(io_backend)) {}
+
+cache::command_counters& server_stats::add_worker() {
+  workers_.push_back(std::make_unique<cache::command_counters>());
+  worker_base_.resize(workers_.size() * 16, 0);
+  return *workers_.back();
+}
+
+bool server_stats::collect(std::string_view arg, cache::stat_lines& out) {
+  std::lock_guard lock(g_reset_mutex);
+  if (arg.empty()) {
+    general(out);
+  } else if (arg == "settings") {
+    out = config::settings_stats(cfg_);
+    out.emplace_back("io_backend", io_backend_);
+  } else if (arg == "items") {
+    items(out);
+  } else if (arg == "slabs") {
+    slabs(out);
+  } else if (arg == "conns") {
+    conns(out);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void server_stats::reset() {
+  std::lock_guard lock(g_reset_mutex);
+  store_base_ = store_.stats();
+  size_t w = 0;
+  for (auto& c : workers_) {
+    size_t i = 0;
+    c->for_each([&](cache::counter& k) { worker_base_[w * 16 + i++] = k.get(); });
+    w++;
+  }
+  total_conns_base_ = conns_.total();
+  rejected_base_ = conns_.rejected.load();
+}
+
+void server_stats::general(cache::stat_lines& out) {
+  auto add = [&](const char* name, auto value) {
+    if constexpr (std::is_convertible_v<decltype(value), std::string>) {
+      out.emplace_back(name, std::string(value));
+    } else {
+      out.emplace_back(name, std::to_string(value));
+    }
+  };
+  // Sum every worker's counters, minus the `stats reset` baseline.
+  uint64_t sums[16] = {};
+  size_t w = 0;
+  for (auto& c : workers_) {
+    size_t i = 0;
+    c->for_each([&](cache::counter& k) {
+      sums[i] += k.get() - worker_base_[w * 16 + i];
+      i++;
+    });
+    w++;
+  }
+  enum { CmdGet, CmdSet, CmdFlush, CmdTouch, CmdMeta, GetFlushed, BytesRead, BytesWritten,
+         LeaseTokens, LeaseWaits, LeaseRefused, ParseErrors };
+  store::store_stats_snapshot s = store_.stats();
+  const store::store_stats_snapshot& b = store_base_;
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+
+  add("pid", static_cast<int64_t>(getpid()));
+  add("uptime", clock_.uptime_s());
+  add("time", static_cast<int64_t>(std::time(nullptr)));
+  add("version", "1.6.18-ithaca");
+  add("pointer_size", static_cast<int>(sizeof(void*) * 8));
+  add("rusage_user", timeval_text(ru.ru_utime));
+  add("rusage_system", timeval_text(ru.ru_stime));
+  add("max_connections", cfg_.server.max_connections);
+  add("curr_connections", conns_.current());
+  add("total_connections", conns_.total() - total_conns_base_);
+  add("rejected_connections", conns_.rejected.load() - rejected_base_);
+  add("connection_structures", conns_.current());
+  add("cmd_get", sums[CmdGet]);
+  add("cmd_set", sums[CmdSet]);
+  add("cmd_flush", sums[CmdFlush]);
+  add("cmd_touch", sums[CmdTouch]);
+  add("cmd_meta", sums[CmdMeta]);
+  add("get_hits", s.get_hits - b.get_hits);
+  add("get_misses", s.get_misses - b.get_misses);
+  add("get_expired", s.get_expired - b.get_expired);
+  add("get_flushed", s.get_flushed - b.get_flushed);
+  add("delete_misses", s.delete_misses - b.delete_misses);
+  add("delete_hits", s.delete_hits - b.delete_hits);
+  add("incr_misses", s.incr_misses - b.incr_misses);
+  add("incr_hits", s.incr_hits - b.incr_hits);
+  add("decr_misses", s.decr_misses - b.decr_misses);
+  add("decr_hits", s.decr_hits - b.decr_hits);
+  add("cas_misses", s.cas_misses - b.cas_misses);
+  add("cas_hits", s.cas_hits - b.cas_hits);
+  add("cas_badval", s.cas_badval - b.cas_badval);
+  add("touch_hits", s.touch_hits - b.touch_hits);
+  add("touch_misses", s.touch_misses - b.touch_misses);
+  add("store_no_memory", s.out_of_memory - b.out_of_memory);
+  add("auth_cmds", 0);
+  add("auth_errors", 0);
+  add("bytes_read", sums[BytesRead]);
+  add("bytes_written", sums[BytesWritten]);
+  add("limit_maxbytes", cfg_.cache.memory_limit);
+  add("accepting_conns", 1);
+  add("threads", cfg_.server.workers);
+  add("hash_power_level", cfg_.cache.hash_power);
+  add("hash_bytes", store_.bucket_count() * (sizeof(void*) + 1));
+  add("hash_is_expanding", 0);
+  add("bytes", s.bytes);
+  add("curr_items", s.curr_items);
+  add("total_items", s.total_items - b.total_items);
+  add("expired_unfetched", s.expired_unfetched - b.expired_unfetched);
+  add("evicted_unfetched", s.evicted_unfetched - b.evicted_unfetched);
+  add("evictions", s.evictions - b.evictions);
+  add("reclaimed", s.reclaimed - b.reclaimed);
+  // ithaca's own.
+  add("gc_runs", gc_.runs.load());
+  add("gc_last_ms", gc_.last_ms.load());
+  add("io_backend", io_backend_);
+  add("large_values", s.large_values);
+  add("lease_tokens_issued", s.lease_tokens - b.lease_tokens);
+  add("lease_waits", s.lease_waits - b.lease_waits);
+  add("lease_sets_refused", sums[LeaseRefused]);
+  add("protocol_errors", sums[ParseErrors]);
+  add("verbosity", verbosity_.load());
+}
+
+// memcached reports per slab class; ithaca has one item pool, reported as
+// class 1 with the same field names so tools that parse them keep working.
+void server_stats::items(cache::stat_lines& out) {
+  store::store_stats_snapshot s = store_.stats();
+  if (s.curr_items == 0) return;
+  out.emplace_back("items:1:number", std::to_string(s.curr_items));
+  out.emplace_back("items:1:evicted", std::to_string(s.evictions));
+  out.emplace_back("items:1:evicted_unfetched", std::to_string(s.evicted_unfetched));
+  out.emplace_back("items:1:expired_unfetched", std::to_string(s.expired_unfetched));
+  out.emplace_back("items:1:reclaimed", std::to_string(s.reclaimed));
+  out.emplace_back("items:1:outofmemory", std::to_string(s.out_of_memory));
+}
+
+void server_stats::slabs(cache::stat_lines& out) {
+  store::store_stats_snapshot s = store_.stats();
+  out.emplace_back("active_slabs", s.curr_items ? "1" : "0");
+  out.emplace_back("total_malloced", std::to_string(store_.mem_used()));
+}
+
+void server_stats::conns(cache::stat_lines& out) {
+  int64_t now = clock_.uptime_s();
+  conns_.for_each([&](uint64_t id, const conn_info& c) {
+    std::string prefix = std::to_string(id) + ":";
+    out.emplace_back(prefix + "addr", c.address);
+    out.emplace_back(prefix + "listen_addr", c.listener);
+    out.emplace_back(prefix + "state", "conn_parse_cmd");
+    out.emplace_back(prefix + "secs_since_last_cmd", std::to_string(now - c.since_s));
+  });
+}
+
+}  // namespace ithaca::server

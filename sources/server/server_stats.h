@@ -1,0 +1,67 @@
+// The `stats` commands: memcached's field names, from the store's counters,
+// every worker's command counters, the connection registry and the cron.
+// collect() runs in a worker coroutine; it only reads relaxed counters and
+// takes the registry's leaf lock for `stats conns`.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "conn_registry.h"
+#include "counters.h"
+#include "executor.h"
+#include "server_clock.h"
+#include "store.h"
+
+namespace ithaca::server {
+
+// Written by the cron coroutine, read by `stats`.
+struct gc_counters {
+  std::atomic<uint64_t> runs{0};
+  std::atomic<uint64_t> last_ms{0};
+  std::atomic<uint64_t> reclaimed{0};
+  std::atomic<uint64_t> evictions{0};
+  std::atomic<uint64_t> expired_unfetched{0};
+  std::atomic<uint64_t> evicted_unfetched{0};
+};
+
+class server_stats final : public cache::stats_provider {
+ public:
+  server_stats(const config::config& cfg, store::store& st, conn_registry& conns,
+               const server_clock& clock, gc_counters& gc, std::string io_backend);
+
+  // One per worker, created before the workers start; never removed.
+  cache::command_counters& add_worker();
+
+  bool collect(std::string_view arg, cache::stat_lines& out) override;
+  void reset() override;
+  void set_verbosity(uint32_t level) override { verbosity_.store(level); }
+  // Called once, before the pooler starts accepting.
+  void set_io_backend(std::string name) { io_backend_ = std::move(name); }
+
+ private:
+  void general(cache::stat_lines& out);
+  void items(cache::stat_lines& out);
+  void slabs(cache::stat_lines& out);
+  void conns(cache::stat_lines& out);
+
+  const config::config& cfg_;
+  store::store& store_;
+  conn_registry& conns_;
+  const server_clock& clock_;
+  gc_counters& gc_;
+  std::string io_backend_;
+  std::vector<std::unique_ptr<cache::command_counters>> workers_;  // fixed after start
+  std::atomic<uint32_t> verbosity_{0};
+  // `stats reset` keeps memcached's semantics by remembering a baseline per
+  // counter rather than writing into counters other threads own.
+  store::store_stats_snapshot store_base_{};
+  std::vector<uint64_t> worker_base_;
+  std::atomic<uint64_t> total_conns_base_{0};
+  std::atomic<uint64_t> rejected_base_{0};
+};
+
+}  // namespace ithaca::server

@@ -1,0 +1,53 @@
+#include "worker.h"
+
+#include <spdlog/spdlog.h>
+
+#include "client.h"
+
+namespace ithaca::server {
+
+worker::worker(int index, worker_shared shared, cache::command_counters& counters)
+    : index_(index), shared_(std::move(shared)), counters_(counters) {}
+
+bool worker::start(const mm::machine_config& base) {
+  mm::machine_config cfg = base;
+  cfg.name = "worker" + std::to_string(index_);
+  machine_ = mm::machine_create(cfg, [this] { main(); });
+  return machine_ != nullptr;
+}
+
+void worker::stop() {
+  if (machine_) mm::machine_stop(machine_);
+}
+
+void worker::join() {
+  if (machine_) mm::machine_join(machine_);
+  machine_ = nullptr;
+}
+
+const char* worker::backend_name() const { return machine_ ? mm::machine_backend_name(machine_) : "none"; }
+
+// Runs on the worker machine: waits for sockets until the machine is stopped
+// (the wait is cancelled then).
+void worker::main() {
+  for (;;) {
+    accepted_socket s;
+    if (inbox_.read(s, mm::kForever) != mm::wait_status::Ok) break;
+    std::string name = "client " + s.peer;
+    mm::coroutine_create(name, [this, s = std::move(s)]() mutable { serve(std::move(s)); });
+  }
+  // Sockets still queued when we stop are closed here, by their new owner.
+  accepted_socket s;
+  while (inbox_.try_read(s)) {
+    ::close(s.fd);
+    shared_.conns->reserved.fetch_sub(1);
+  }
+}
+
+void worker::serve(accepted_socket s) {
+  shared_.conns->reserved.fetch_sub(1);
+  client c(shared_, counters_);
+  c.run(s);
+}
+
+}  // namespace ithaca::server

@@ -1,0 +1,61 @@
+// A worker machine: receives accepted sockets from the pooler over its
+// channel and runs one client coroutine per connection.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "conn_registry.h"
+#include "counters.h"
+#include "executor.h"
+#include "machinarium.h"
+#include "parser_settings.h"
+#include "server_clock.h"
+#include "store.h"
+
+namespace ithaca::server {
+
+// A socket handed from the pooler to a worker.
+struct accepted_socket {
+  int fd = -1;
+  std::string peer;      // "tcp:1.2.3.4:5" / "unix:"
+  std::string listener;  // local listen address
+};
+
+// Read-only after start: shared by every client coroutine of the worker.
+struct worker_shared {
+  store::store* store = nullptr;
+  cache::stats_provider* stats = nullptr;
+  conn_registry* conns = nullptr;
+  const server_clock* clock = nullptr;
+  protocol::parser_settings parser;
+  size_t read_buffer_size = 16 * 1024;
+  int64_t idle_timeout_ms = 0;       // 0 = never
+  int64_t write_timeout_ms = 60000;  // a client that does not drain its replies is closed
+  bool enable_shutdown = false;
+  std::function<void()> request_shutdown;  // any thread
+};
+
+class worker {
+ public:
+  worker(int index, worker_shared shared, cache::command_counters& counters);
+  // Starts the machine; false (and logs) if it could not start.
+  bool start(const mm::machine_config& base);
+  void stop();   // any thread
+  void join();
+  // Pooler side: hand over a socket; the channel bound is the back-pressure.
+  mm::channel<accepted_socket>& inbox() { return inbox_; }
+  const char* backend_name() const;
+
+ private:
+  void main();
+  void serve(accepted_socket s);
+
+  int index_;
+  worker_shared shared_;
+  cache::command_counters& counters_;
+  mm::channel<accepted_socket> inbox_{4096};
+  mm::machine* machine_ = nullptr;
+};
+
+}  // namespace ithaca::server
