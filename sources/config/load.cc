@@ -1,5 +1,6 @@
 #include "load.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -118,6 +119,11 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
     } else {
       ctx.fail(e.mark, e.msg);
     }
+  }
+  if (!ctx.failed() && ctx.mark_of("cache.large_value_threshold") == nullptr) {
+    // The default threshold follows a lowered item_size_max; one set in the
+    // file is checked by validate() instead.
+    c.cache.large_value_threshold = std::min(c.cache.large_value_threshold, c.cache.item_size_max);
   }
   if (!ctx.failed()) {
     validation_error v;
