@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "log_config.h"
 #include "units.h"
 
 namespace ithaca::config {
@@ -75,16 +76,11 @@ struct cache_config {
   static std::string default_large_value_dir();
 };
 
-enum class log_level { Trace, Debug, Info, Warn, Error, Off };
+// Section `logging` (defined by the log library, which is built first).
+using log::log_level;
+using log::logging_config;
 const char* to_string(log_level l);
 bool parse_log_level(std::string_view text, log_level& out);
-
-// Section `logging`.
-struct logging_config {
-  log_level level = log_level::Warn;  // like memcached without -v: problems only
-  std::string file;                   // "" = stderr
-  unsigned async_queue = 8192;        // lines; when full the oldest line is dropped
-};
 
 struct config {
   listen_config listen;

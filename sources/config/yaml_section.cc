@@ -83,8 +83,10 @@ const YAML::Mark* load_context::mark_of(const std::string& key) const {
 
 section::section(load_context& ctx, std::string name, const YAML::Node& node)
     : ctx_(ctx), name_(std::move(name)) {
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& k = it->first;
+  // By value: yaml-cpp's iterator yields a proxy pair, and `it->first` makes
+  // GCC 12 warn about a dangling temporary.
+  for (const auto kv : node) {
+    const YAML::Node& k = kv.first;
     if (!k.IsScalar()) {
       ctx_.fail(k.Mark(), "keys must be plain names");
       continue;
@@ -99,7 +101,7 @@ section::section(load_context& ctx, std::string name, const YAML::Node& node)
       continue;
     }
     ctx_.remember(name_.empty() ? key : name_ + "." + key, k.Mark());
-    entries_.push_back(entry{key, it->second, k.Mark()});
+    entries_.push_back(entry{key, kv.second, k.Mark()});
   }
 }
 
