@@ -1,0 +1,385 @@
+#include "cli.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "load.h"
+
+#ifndef ITHACA_VERSION
+#define ITHACA_VERSION "unknown"
+#endif
+
+namespace ithaca::config {
+
+namespace {
+
+// A handler gets the value (empty for flags) and the option's name as the
+// user spelled it ("-t" or "--threads"), for messages.
+using handler = bool (*)(cli_options& o, std::string_view value, const std::string& name,
+                         std::string* error);
+
+struct option_spec {
+  char short_name;        // 0 = long only
+  const char* long_name;  // nullptr = short only
+  bool takes_value;
+  handler handle;
+  const char* refusal;    // non-null: a memcached option we refuse, and why
+};
+
+bool fail(std::string* error, std::string message) {
+  if (error) *error = std::move(message);
+  return false;
+}
+
+bool bad_value(const std::string& name, value_kind kind, range r, std::string_view value,
+               std::string* error) {
+  return fail(error, name + ": expected " + describe(kind, r) + ", got '" + std::string(value) +
+                         "'");
+}
+
+template <class T>
+bool integer(std::optional<T>& out, range r, std::string_view value, const std::string& name,
+             std::string* error) {
+  uint64_t v = 0;
+  if (!parse_unsigned(value, v) || !r.contains(v)) {
+    return bad_value(name, value_kind::Integer, r, value, error);
+  }
+  out = static_cast<T>(v);
+  return true;
+}
+
+bool on_port(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  return integer(o.port, kPortRange, v, n, e);
+}
+bool on_udp_port(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  return integer(o.udp_port, kPortRange, v, n, e);
+}
+bool on_threads(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  return integer(o.threads, kWorkersRange, v, n, e);
+}
+bool on_conn_limit(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  return integer(o.max_connections, kMaxConnectionsRange, v, n, e);
+}
+bool on_backlog(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  return integer(o.backlog, kBacklogRange, v, n, e);
+}
+
+// memcached's -m is in megabytes; a suffix (512k, 2g) is accepted too.
+bool on_memory_limit(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  uint64_t bytes = 0;
+  uint64_t megabytes = 0;
+  bool ok = parse_unsigned(v, megabytes) ? megabytes <= kMemoryLimitRange.max / kMiB
+                                         : parse_size(v, bytes);
+  if (ok && bytes == 0) bytes = megabytes * kMiB;
+  if (!ok || !kMemoryLimitRange.contains(bytes)) {
+    return fail(e, n + ": expected megabytes (or a size such as 512m, 2g) from 1 to " +
+                       std::to_string(kMemoryLimitRange.max / kMiB) + ", got '" +
+                       std::string(v) + "'");
+  }
+  o.memory_limit = bytes;
+  return true;
+}
+
+// memcached's -I: bytes, or with a k/m suffix.
+bool on_item_size(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  uint64_t bytes = 0;
+  if (!parse_size(v, bytes) || !kItemSizeMaxRange.contains(bytes)) {
+    return bad_value(n, value_kind::Size, kItemSizeMaxRange, v, e);
+  }
+  o.item_size_max = bytes;
+  return true;
+}
+
+bool on_listen(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (!o.listen) o.listen.emplace();
+  while (true) {
+    size_t comma = v.find(',');
+    std::string_view item = v.substr(0, comma);
+    cli_listen l;
+    std::string why;
+    if (!parse_tcp_address(item, kDefaultPort, l.address, &why)) return fail(e, n + ": " + why);
+    // An explicit port is one the text spelled out: "h:p" or "[v6]:p".
+    size_t bracket = item.rfind(']');
+    size_t colon = item.rfind(':');
+    l.has_port = colon != std::string_view::npos &&
+                 (bracket != std::string_view::npos ? colon > bracket
+                                                    : item.find(':') == colon);
+    o.listen->push_back(l);
+    if (comma == std::string_view::npos) break;
+    v.remove_prefix(comma + 1);
+  }
+  return true;
+}
+
+bool on_unix_socket(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty() || v.size() > kMaxUnixPath) {
+    return fail(e, n + ": expected a path of 1 to " + std::to_string(kMaxUnixPath) + " bytes");
+  }
+  o.unix_socket = std::string(v);
+  return true;
+}
+
+bool on_verbose(cli_options& o, std::string_view, const std::string&, std::string*) {
+  ++o.verbose;
+  return true;
+}
+bool on_shutdown(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.enable_shutdown = true;
+  return true;
+}
+bool on_help(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.help = true;
+  return true;
+}
+bool on_version(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.version = true;
+  return true;
+}
+bool on_check_config(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.check_config = true;
+  return true;
+}
+bool on_config(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty()) return fail(e, n + ": expected a file name");
+  o.config_path = std::string(v);
+  return true;
+}
+
+constexpr const char* kUnsupported = "is a memcached option ithaca does not support";
+
+const option_spec kOptions[] = {
+    {0, "config", true, on_config, nullptr},
+    {0, "check-config", false, on_check_config, nullptr},
+    {'h', "help", false, on_help, nullptr},
+    {'V', "version", false, on_version, nullptr},
+    {'p', "port", true, on_port, nullptr},
+    {'l', "listen", true, on_listen, nullptr},
+    {'s', "unix-socket", true, on_unix_socket, nullptr},
+    {'U', "udp-port", true, on_udp_port, nullptr},
+    {'m', "memory-limit", true, on_memory_limit, nullptr},
+    {'t', "threads", true, on_threads, nullptr},
+    {'c', "conn-limit", true, on_conn_limit, nullptr},
+    {'I', "max-item-size", true, on_item_size, nullptr},
+    {'b', "listen-backlog", true, on_backlog, nullptr},
+    {'v', "verbose", false, on_verbose, nullptr},
+    {'A', "enable-shutdown", false, on_shutdown, nullptr},
+    // memcached options that make no sense here, each with the reason.
+    {'d', "daemon", false, nullptr,
+     "ithaca does not daemonize: run it in the foreground under systemd, a container or a "
+     "supervisor"},
+    {'u', "user", true, nullptr,
+     "ithaca does not switch users: start it as the user it should run as"},
+    {'P', "pidfile", true, nullptr, "ithaca writes no pid file (it does not daemonize)"},
+    {'a', "unix-mask", true, nullptr, kUnsupported},
+    {'r', "enable-coredumps", false, nullptr, kUnsupported},
+    {'M', "disable-evictions", false, nullptr, kUnsupported},
+    {'k', "lock-memory", false, nullptr, kUnsupported},
+    {'i', "license", false, nullptr, kUnsupported},
+    {'f', "slab-growth-factor", true, nullptr, "ithaca has no slab allocator"},
+    {'n', "slab-min-size", true, nullptr, "ithaca has no slab allocator"},
+    {'L', "enable-largepages", false, nullptr, kUnsupported},
+    {'D', nullptr, true, nullptr, kUnsupported},
+    {'R', "max-reqs-per-event", true, nullptr, kUnsupported},
+    {'C', "disable-cas", false, nullptr, kUnsupported},
+    {'B', "protocol", true, nullptr,
+     "ithaca always detects the protocol (ascii, meta, binary) per connection"},
+    {'S', "enable-sasl", false, nullptr, kUnsupported},
+    {'F', "disable-flush-all", false, nullptr, kUnsupported},
+    {'X', "disable-dumping", false, nullptr, kUnsupported},
+    {'W', "disable-watch", false, nullptr, kUnsupported},
+    {'Y', "auth-file", true, nullptr, kUnsupported},
+    {'e', "memory-file", true, nullptr, kUnsupported},
+    {'Z', "enable-ssl", false, nullptr, kUnsupported},
+    {'o', "extended", true, nullptr,
+     "memcached's extended options are not supported; ithaca's settings live in the YAML "
+     "config (--config)"},
+};
+
+const option_spec* find_short(char c) {
+  for (const option_spec& o : kOptions) {
+    if (o.short_name == c) return &o;
+  }
+  return nullptr;
+}
+
+const option_spec* find_long(std::string_view name) {
+  for (const option_spec& o : kOptions) {
+    if (o.long_name != nullptr && name == o.long_name) return &o;
+  }
+  return nullptr;
+}
+
+std::string spelled(const option_spec& o) {
+  std::string s;
+  if (o.short_name != 0) s = std::string("-") + o.short_name;
+  if (o.long_name != nullptr) {
+    s += s.empty() ? "--" : " (--";
+    s += o.long_name;
+    if (o.short_name != 0) s += ")";
+  }
+  return s;
+}
+
+bool refuse(const option_spec& o, std::string* error) {
+  return fail(error, spelled(o) + ": " + o.refusal);
+}
+
+}  // namespace
+
+bool parse_args(int argc, const char* const* argv, cli_options& out, std::string* error) {
+  cli_options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg.size() >= 2 && arg.substr(0, 2) == "--") {
+      std::string_view body = arg.substr(2);
+      size_t eq = body.find('=');
+      std::string_view name = body.substr(0, eq);
+      const option_spec* spec = find_long(name);
+      std::string shown = "--" + std::string(name);
+      if (spec == nullptr) return fail(error, "unknown option '" + shown + "' (see --help)");
+      if (spec->refusal != nullptr) return refuse(*spec, error);
+      std::string_view value;
+      if (spec->takes_value) {
+        if (eq != std::string_view::npos) {
+          value = body.substr(eq + 1);
+        } else if (i + 1 < argc) {
+          value = argv[++i];
+        } else {
+          return fail(error, shown + ": missing value");
+        }
+      } else if (eq != std::string_view::npos) {
+        return fail(error, shown + ": takes no value");
+      }
+      if (!spec->handle(o, value, shown, error)) return false;
+      continue;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      return fail(error, "unexpected argument '" + std::string(arg) + "' (see --help)");
+    }
+    // Short options; flags may be bundled (-vv, -Av), a value may be attached
+    // (-p11211) or follow (-p 11211).
+    for (size_t j = 1; j < arg.size(); ++j) {
+      const option_spec* spec = find_short(arg[j]);
+      std::string shown = std::string("-") + arg[j];
+      if (spec == nullptr) return fail(error, "unknown option '" + shown + "' (see --help)");
+      if (spec->refusal != nullptr) return refuse(*spec, error);
+      if (!spec->takes_value) {
+        if (!spec->handle(o, {}, shown, error)) return false;
+        continue;
+      }
+      std::string_view value = arg.substr(j + 1);
+      if (value.empty()) {
+        if (i + 1 >= argc) return fail(error, shown + ": missing value");
+        value = argv[++i];
+      }
+      if (!spec->handle(o, value, shown, error)) return false;
+      break;
+    }
+  }
+  if (o.unix_socket && (o.listen || o.port || o.udp_port)) {
+    return fail(error, "-s: a unix socket replaces the network listeners; do not combine it "
+                       "with -l, -p or -U (use the config file for both)");
+  }
+  out = std::move(o);
+  return true;
+}
+
+void apply_overrides(const cli_options& cli, config& c) {
+  listen_config& l = c.listen;
+  if (cli.unix_socket) {
+    l.tcp.clear();
+    l.unix_paths = {*cli.unix_socket};
+    l.udp_port = 0;
+  }
+  if (cli.listen) {
+    uint16_t fallback = cli.port ? *cli.port : l.tcp.empty() ? kDefaultPort : l.tcp.front().port;
+    l.tcp.clear();
+    for (const cli_listen& item : *cli.listen) {
+      tcp_address a = item.address;
+      if (!item.has_port) a.port = fallback;
+      l.tcp.push_back(a);
+    }
+  } else if (cli.port) {
+    for (tcp_address& a : l.tcp) a.port = *cli.port;
+  }
+  if (cli.udp_port) l.udp_port = *cli.udp_port;
+  if (cli.backlog) l.backlog = *cli.backlog;
+
+  if (cli.threads) c.server.workers = *cli.threads;
+  if (cli.max_connections) c.server.max_connections = *cli.max_connections;
+  if (cli.enable_shutdown) c.server.enable_shutdown = true;
+
+  if (cli.memory_limit) c.cache.memory_limit = *cli.memory_limit;
+  if (cli.item_size_max) {
+    c.cache.item_size_max = *cli.item_size_max;
+    // memcached users lower -I without knowing about large values; follow.
+    c.cache.large_value_threshold = std::min(c.cache.large_value_threshold, *cli.item_size_max);
+  }
+
+  switch (std::min(cli.verbose, 3u)) {
+    case 0: break;
+    case 1: c.logging.level = log_level::Info; break;
+    case 2: c.logging.level = log_level::Debug; break;
+    default: c.logging.level = log_level::Trace; break;
+  }
+}
+
+bool make_config(const cli_options& cli, config& out, std::string* error) {
+  config c;
+  if (!cli.config_path.empty() && !load_config(cli.config_path, c, error)) return false;
+  apply_overrides(cli, c);
+  validation_error v;
+  if (!validate(c, &v)) {
+    return fail(error, (cli.config_path.empty() ? std::string("command line: ")
+                                                : "with the command-line flags: ") +
+                           v.message);
+  }
+  out = std::move(c);
+  return true;
+}
+
+int check_config(const cli_options& cli, std::string* message) {
+  config c;
+  std::string error;
+  if (!make_config(cli, c, &error)) {
+    if (message) *message = error;
+    return 1;
+  }
+  if (message) *message = "configuration OK";
+  return 0;
+}
+
+std::string version_string() { return std::string("ithaca ") + ITHACA_VERSION; }
+
+std::string usage() {
+  return version_string() + R"( - a memcached-compatible cache and proxy
+
+usage: ithaca [--config FILE] [FLAGS]
+
+Settings come from built-in defaults, then the YAML file, then these flags.
+
+  --config FILE             read settings from FILE (see config/ithaca.yaml)
+  --check-config            validate the settings, print "configuration OK" or
+                            the error, exit 0 or 1
+  -h, --help                print this help and exit
+  -V, --version             print the version and exit
+
+memcached's flags (they override the file):
+  -p, --port=PORT           TCP port of every listen address (default 11211;
+                            0 = a free port)
+  -l, --listen=ADDR[,ADDR]  listen on these addresses (ADDR or ADDR:PORT,
+                            [v6]:PORT; repeatable); default all interfaces
+  -s, --unix-socket=PATH    listen on this unix socket only (no TCP, no UDP)
+  -U, --udp-port=PORT       UDP port on the listen addresses (default 0, off)
+  -m, --memory-limit=MB     item memory in megabytes (default 64; 2g also works)
+  -t, --threads=N           worker threads (default 4)
+  -c, --conn-limit=N        max simultaneous connections (default 1024)
+  -I, --max-item-size=SIZE  max item size, bytes or with k/m suffix (default 1m,
+                            min 1k, max 1024m); also caps large_value_threshold
+  -b, --listen-backlog=N    listen backlog (default 1024)
+  -v, -vv, -vvv             log level info, debug, trace (default warn)
+  -A, --enable-shutdown     accept the ascii "shutdown" command
+)";
+}
+
+}  // namespace ithaca::config

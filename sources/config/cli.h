@@ -1,0 +1,65 @@
+// The command line: ithaca's own options and memcached's common flags, which
+// override the config file (defaults < file < flags).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config.h"
+
+namespace ithaca::config {
+
+// One -l item: "ADDR" or "ADDR:PORT" ("[v6]:PORT").
+struct cli_listen {
+  tcp_address address;
+  bool has_port = false;  // an explicit port beats -p, as in memcached
+};
+
+struct cli_options {
+  std::string config_path;  // --config FILE; "" = built-in defaults only
+  bool check_config = false;
+  bool help = false;
+  bool version = false;
+
+  // memcached's flags; empty = not given.
+  std::optional<uint16_t> port;                  // -p, --port
+  std::optional<std::vector<cli_listen>> listen;  // -l, --listen (comma-separated, repeatable)
+  std::optional<std::string> unix_socket;        // -s, --unix-socket
+  std::optional<uint16_t> udp_port;              // -U, --udp-port
+  std::optional<uint64_t> memory_limit;          // -m, --memory-limit (bytes)
+  std::optional<unsigned> threads;               // -t, --threads
+  std::optional<unsigned> max_connections;       // -c, --conn-limit
+  std::optional<uint64_t> item_size_max;         // -I, --max-item-size (bytes)
+  std::optional<unsigned> backlog;               // -b, --listen-backlog
+  unsigned verbose = 0;                          // -v count: 1 info, 2 debug, 3 trace
+  bool enable_shutdown = false;                  // -A, --enable-shutdown
+};
+
+// Parses argv[1..argc-1] into `out`. False with *error ("-t: expected an
+// integer from 1 to 256, got 'x'") on an unknown, refused or malformed option.
+// Does not touch the file system. [any thread]
+bool parse_args(int argc, const char* const* argv, cli_options& out, std::string* error);
+
+// Applies the flags given in `cli` on top of `c`. Rules (memcached's):
+//  -l replaces the tcp listeners; an item without a port gets -p, else the
+//     port of the config's first tcp listener, else 11211;
+//  -p without -l sets the port of every tcp listener;
+//  -s replaces every listener with that one unix socket (no tcp, no udp);
+//  -I also lowers large_value_threshold to item_size_max if it was above.
+// Does not validate; see make_config().
+void apply_overrides(const cli_options& cli, config& c);
+
+// defaults < --config file < flags, then validate(). False with *error.
+bool make_config(const cli_options& cli, config& out, std::string* error);
+
+// --check-config: returns the exit code (0 valid, 1 not) and sets *message
+// to "configuration OK" or to the error.
+int check_config(const cli_options& cli, std::string* message);
+
+// --help text and --version line ("ithaca 0.1.0").
+std::string usage();
+std::string version_string();
+
+}  // namespace ithaca::config

@@ -1,0 +1,207 @@
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+namespace ithaca::config {
+
+bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address& out,
+                       std::string* error) {
+  auto fail = [&](const std::string& why) {
+    if (error) *error = "bad address '" + std::string(text) + "': " + why;
+    return false;
+  };
+  std::string_view host = text;
+  std::string_view port;
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    if (close == std::string_view::npos) return fail("missing ']'");
+    host = text.substr(1, close - 1);
+    std::string_view rest = text.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') return fail("expected ':' after ']'");
+      port = rest.substr(1);
+      if (port.empty()) return fail("empty port");
+    }
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon != std::string_view::npos) {
+      // More than one ':' and no brackets: a bare IPv6 address, no port.
+      if (text.find(':') != colon) {
+        host = text;
+      } else {
+        host = text.substr(0, colon);
+        port = text.substr(colon + 1);
+        if (port.empty()) return fail("empty port");
+      }
+    }
+  }
+  if (host.empty()) return fail("empty host");
+  uint16_t p = default_port;
+  if (!port.empty()) {
+    uint64_t v = 0;
+    if (!parse_unsigned(port, v) || !kPortRange.contains(v)) {
+      return fail("port must be an integer from 0 to 65535");
+    }
+    p = static_cast<uint16_t>(v);
+  }
+  out.host = std::string(host);
+  out.port = p;
+  return true;
+}
+
+std::string to_string(const tcp_address& a) {
+  bool v6 = a.host.find(':') != std::string::npos;
+  return (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
+}
+
+const char* to_string(io_backend b) {
+  switch (b) {
+    case io_backend::Auto: return "auto";
+    case io_backend::IoUring: return "io_uring";
+    case io_backend::Epoll: return "epoll";
+  }
+  return "?";
+}
+
+const char* to_string(log_level l) {
+  switch (l) {
+    case log_level::Trace: return "trace";
+    case log_level::Debug: return "debug";
+    case log_level::Info: return "info";
+    case log_level::Warn: return "warn";
+    case log_level::Error: return "error";
+    case log_level::Off: return "off";
+  }
+  return "?";
+}
+
+bool parse_log_level(std::string_view text, log_level& out) {
+  for (log_level l : {log_level::Trace, log_level::Debug, log_level::Info, log_level::Warn,
+                      log_level::Error, log_level::Off}) {
+    if (text == to_string(l)) {
+      out = l;
+      return true;
+    }
+  }
+  if (text == "warning") {
+    out = log_level::Warn;
+    return true;
+  }
+  return false;
+}
+
+std::string cache_config::default_large_value_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  if (tmp != nullptr && tmp[0] == '/') return tmp;
+  return "/tmp";
+}
+
+namespace {
+
+// One rule at a time; the first failure wins.
+class checker {
+ public:
+  explicit checker(validation_error* error) : error_(error) {}
+
+  bool in_range(const char* key, const char* name, value_kind kind, uint64_t v, range r) {
+    if (r.contains(v)) return true;
+    return fail({key}, std::string(name) + ": expected " + describe(kind, r) + ", got " +
+                         format_value(kind, v));
+  }
+
+  bool fail(std::vector<std::string> keys, std::string message) {
+    if (error_) *error_ = validation_error{std::move(keys), std::move(message)};
+    return false;
+  }
+
+ private:
+  validation_error* error_;
+};
+
+bool validate_listen(const listen_config& l, checker& c) {
+  if (l.tcp.empty() && l.unix_paths.empty()) {
+    return c.fail({"listen.tcp", "listen.unix", "listen"},
+                  "listen: no listeners (set listen.tcp or listen.unix)");
+  }
+  for (const tcp_address& a : l.tcp) {
+    if (a.host.empty()) return c.fail({"listen.tcp"}, "tcp: empty host");
+  }
+  for (const std::string& p : l.unix_paths) {
+    if (p.empty()) return c.fail({"listen.unix"}, "unix: empty path");
+    if (p.size() > kMaxUnixPath) {
+      return c.fail({"listen.unix"}, "unix: path '" + p + "' is longer than " +
+                                       std::to_string(kMaxUnixPath) + " bytes");
+    }
+  }
+  if (l.udp_port != 0 && l.tcp.empty()) {
+    return c.fail({"listen.udp", "listen.tcp"}, "udp: needs a tcp host to bind to (udp uses the tcp hosts)");
+  }
+  return c.in_range("listen.backlog", "backlog", value_kind::Integer, l.backlog, kBacklogRange);
+}
+
+bool validate_server(const server_config& s, checker& c) {
+  return c.in_range("server.workers", "workers", value_kind::Integer, s.workers, kWorkersRange) &&
+         c.in_range("server.max_connections", "max_connections", value_kind::Integer,
+                    s.max_connections, kMaxConnectionsRange) &&
+         c.in_range("server.idle_timeout", "idle_timeout", value_kind::Duration, s.idle_timeout_ms,
+                    kIdleTimeoutRange) &&
+         c.in_range("server.stack_size", "stack_size", value_kind::Size, s.stack_size,
+                    kStackSizeRange) &&
+         c.in_range("server.read_buffer_size", "read_buffer_size", value_kind::Size,
+                    s.read_buffer_size, kReadBufferRange);
+}
+
+bool validate_cache(const cache_config& k, checker& c) {
+  if (!c.in_range("cache.memory_limit", "memory_limit", value_kind::Size, k.memory_limit,
+                  kMemoryLimitRange) ||
+      !c.in_range("cache.item_size_max", "item_size_max", value_kind::Size, k.item_size_max,
+                  kItemSizeMaxRange) ||
+      !c.in_range("cache.large_value_threshold", "large_value_threshold", value_kind::Size,
+                  k.large_value_threshold, kLargeValueThresholdRange) ||
+      !c.in_range("cache.hash_power", "hash_power", value_kind::Integer, k.hash_power,
+                  kHashPowerRange) ||
+      !c.in_range("cache.gc_interval", "gc_interval", value_kind::Duration, k.gc_interval_ms,
+                  kGcIntervalRange) ||
+      !c.in_range("cache.lease_interval", "lease_interval", value_kind::Duration,
+                  k.lease_interval_ms, kLeaseIntervalRange)) {
+    return false;
+  }
+  // memcached refuses the same: an item must fit twice in memory.
+  if (k.item_size_max > k.memory_limit / 2) {
+    return c.fail({"cache.item_size_max", "cache.memory_limit"}, "item_size_max (" + format_size(k.item_size_max) +
+                                             ") must not exceed half of memory_limit (" +
+                                             format_size(k.memory_limit) + ")");
+  }
+  if (k.large_value_threshold > k.item_size_max) {
+    return c.fail({"cache.large_value_threshold", "cache.item_size_max"},
+                  "large_value_threshold (" + format_size(k.large_value_threshold) +
+                      ") must not exceed item_size_max (" + format_size(k.item_size_max) + ")");
+  }
+  if (k.large_value_dir.empty() || k.large_value_dir.front() != '/') {
+    return c.fail({"cache.large_value_dir"},
+                  "large_value_dir: expected an absolute path, got '" + k.large_value_dir + "'");
+  }
+  struct stat st{};
+  if (::stat(k.large_value_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return c.fail({"cache.large_value_dir"},
+                  "large_value_dir: '" + k.large_value_dir + "' is not a directory");
+  }
+  return true;
+}
+
+bool validate_logging(const logging_config& l, checker& c) {
+  return c.in_range("logging.async_queue", "async_queue", value_kind::Integer, l.async_queue,
+                    kAsyncQueueRange);
+}
+
+}  // namespace
+
+bool validate(const config& cfg, validation_error* error) {
+  checker c(error);
+  return validate_listen(cfg.listen, c) && validate_server(cfg.server, c) &&
+         validate_cache(cfg.cache, c) && validate_logging(cfg.logging, c);
+}
+
+}  // namespace ithaca::config

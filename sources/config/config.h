@@ -1,0 +1,122 @@
+// ithaca's configuration: one plain value type, built from defaults, then the
+// YAML file (load.h), then command-line flags (cli.h), then validated.
+//
+// A config is immutable once the server has started: threads share it as a
+// read-only snapshot, and a reload builds a new one (and keeps the old one if
+// the new file has an error). Each YAML section has its own struct here and its
+// own parse function in load.cc, so a new section (routes, pools, replication)
+// is one struct, one function, and one line in the section table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "log_config.h"
+#include "units.h"
+
+namespace ithaca::config {
+
+inline constexpr uint64_t kKiB = 1024;
+inline constexpr uint64_t kMiB = 1024 * kKiB;
+inline constexpr uint64_t kGiB = 1024 * kMiB;
+
+// memcached's default TCP port.
+inline constexpr uint16_t kDefaultPort = 11211;
+
+// A TCP listener. `host` is an IPv4/IPv6 literal or a name; IPv6 is stored
+// without brackets. Port 0 asks the kernel for a free port.
+struct tcp_address {
+  std::string host;
+  uint16_t port = kDefaultPort;
+  bool operator==(const tcp_address&) const = default;
+};
+// "host", "host:port", "[v6]", "[v6]:port". A missing port is `default_port`.
+bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address& out,
+                       std::string* error);
+// "127.0.0.1:11211", "[::1]:11211".
+std::string to_string(const tcp_address& a);
+
+// Section `listen`.
+struct listen_config {
+  // Like memcached without -l: every interface. (The sample file narrows this
+  // to 127.0.0.1; see config/ithaca.yaml.)
+  std::vector<tcp_address> tcp{tcp_address{"0.0.0.0", kDefaultPort}};
+  std::vector<std::string> unix_paths;  // unix-domain stream sockets
+  uint16_t udp_port = 0;                // on every tcp host; 0 = off (memcached >= 1.5.6)
+  unsigned backlog = 1024;              // listen(2) backlog, memcached -b
+};
+
+enum class io_backend { Auto, IoUring, Epoll };
+const char* to_string(io_backend b);
+
+// Section `server`: threads and connections.
+struct server_config {
+  unsigned workers = 4;  // worker machines, memcached -t
+  io_backend backend = io_backend::Auto;
+  unsigned max_connections = 1024;  // memcached -c
+  uint64_t idle_timeout_ms = 0;     // close idle clients after this; 0 = never
+  bool enable_shutdown = false;     // accept the ascii "shutdown" command, memcached -A
+  uint64_t stack_size = 64 * kKiB;  // usable bytes per coroutine stack
+  uint64_t read_buffer_size = 16 * kKiB;  // initial per-client read buffer
+};
+
+// Section `cache`: the local store.
+struct cache_config {
+  uint64_t memory_limit = 64 * kMiB;  // memcached -m
+  uint64_t item_size_max = kMiB;      // memcached -I
+  uint64_t large_value_threshold = 256 * kKiB;  // larger values go to an unlinked temp file
+  std::string large_value_dir = default_large_value_dir();
+  unsigned hash_power = 20;           // buckets = 2^hash_power, fixed at start-up
+  uint64_t gc_interval_ms = 1000;     // period of the cron GC sweep
+  uint64_t lease_interval_ms = 10000;  // at most one lease token per hot key per interval
+
+  // $TMPDIR if set and absolute, else /tmp.
+  static std::string default_large_value_dir();
+};
+
+// Section `logging` (defined by the log library, which is built first).
+using log::log_level;
+using log::logging_config;
+const char* to_string(log_level l);
+bool parse_log_level(std::string_view text, log_level& out);
+
+struct config {
+  listen_config listen;
+  server_config server;
+  cache_config cache;
+  logging_config logging;
+};
+
+// Allowed ranges, shared by the YAML loader, the flags and validate().
+inline constexpr range kPortRange{0, 65535};
+inline constexpr range kBacklogRange{1, 65535};
+inline constexpr range kWorkersRange{1, 256};
+inline constexpr range kMaxConnectionsRange{1, 1u << 20};
+inline constexpr range kIdleTimeoutRange{0, 365ull * 24 * 3600 * 1000};
+inline constexpr range kStackSizeRange{16 * kKiB, 8 * kMiB};
+inline constexpr range kReadBufferRange{kKiB, 64 * kMiB};
+inline constexpr range kMemoryLimitRange{kMiB, 4096 * kGiB};
+inline constexpr range kItemSizeMaxRange{kKiB, kGiB};  // memcached -I: 1k .. 1024m
+inline constexpr range kLargeValueThresholdRange{kKiB, kGiB};
+inline constexpr range kHashPowerRange{4, 32};
+inline constexpr range kGcIntervalRange{1, 3600 * 1000};
+inline constexpr range kLeaseIntervalRange{1, 3600 * 1000};
+inline constexpr range kAsyncQueueRange{16, 1u << 20};
+// sizeof(sockaddr_un::sun_path) - 1
+inline constexpr size_t kMaxUnixPath = 107;
+
+// A rule that failed. `keys` ("section.key") are the settings involved, most
+// likely culprit first, so the loader can point at a line that set one.
+struct validation_error {
+  std::vector<std::string> keys;
+  std::string message;
+};
+
+// Checks the rules that involve more than one field (and the file system, for
+// large_value_dir). Returns false and fills *error on the first failure.
+// Per-field ranges are checked where values enter (loader, flags).
+bool validate(const config& c, validation_error* error);
+
+}  // namespace ithaca::config

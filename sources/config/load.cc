@@ -1,0 +1,169 @@
+#include "load.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "yaml_section.h"
+
+namespace ithaca::config {
+
+namespace {
+
+// ---------------------------------------------------------------- sections
+// One function per section. To add one (routes, pools, replication): give
+// `config` a member, write parse_NAME, and add it to kSections.
+
+void parse_listen(section& s, config& c) {
+  listen_config& l = c.listen;
+  std::vector<std::string> tcp;
+  std::vector<YAML::Mark> marks;
+  if (s.string_list("tcp", tcp, &marks)) {
+    std::vector<tcp_address> addresses;
+    for (size_t i = 0; i < tcp.size(); ++i) {
+      tcp_address a;
+      std::string why;
+      if (!parse_tcp_address(tcp[i], kDefaultPort, a, &why)) {
+        s.fail_value("tcp", marks[i], why);
+        return;
+      }
+      addresses.push_back(a);
+    }
+    l.tcp = std::move(addresses);
+  }
+  s.string_list("unix", l.unix_paths);
+  s.integer("udp", l.udp_port, kPortRange);
+  s.integer("backlog", l.backlog, kBacklogRange);
+}
+
+void parse_server(section& s, config& c) {
+  server_config& v = c.server;
+  s.integer("workers", v.workers, kWorkersRange);
+  s.choice("io_backend", v.backend,
+           {{"auto", io_backend::Auto}, {"io_uring", io_backend::IoUring},
+            {"epoll", io_backend::Epoll}});
+  s.integer("max_connections", v.max_connections, kMaxConnectionsRange);
+  s.duration("idle_timeout", v.idle_timeout_ms, kIdleTimeoutRange);
+  s.boolean("enable_shutdown", v.enable_shutdown);
+  s.size("stack_size", v.stack_size, kStackSizeRange);
+  s.size("read_buffer_size", v.read_buffer_size, kReadBufferRange);
+}
+
+void parse_cache(section& s, config& c) {
+  cache_config& v = c.cache;
+  s.size("memory_limit", v.memory_limit, kMemoryLimitRange);
+  s.size("item_size_max", v.item_size_max, kItemSizeMaxRange);
+  s.size("large_value_threshold", v.large_value_threshold, kLargeValueThresholdRange);
+  s.string("large_value_dir", v.large_value_dir);
+  s.integer("hash_power", v.hash_power, kHashPowerRange);
+  s.duration("gc_interval", v.gc_interval_ms, kGcIntervalRange);
+  s.duration("lease_interval", v.lease_interval_ms, kLeaseIntervalRange);
+}
+
+void parse_logging(section& s, config& c) {
+  logging_config& v = c.logging;
+  s.choice("level", v.level,
+           {{"trace", log_level::Trace}, {"debug", log_level::Debug}, {"info", log_level::Info},
+            {"warn", log_level::Warn}, {"error", log_level::Error}, {"off", log_level::Off}});
+  s.string("file", v.file);
+  s.integer("async_queue", v.async_queue, kAsyncQueueRange);
+}
+
+struct section_entry {
+  const char* name;
+  void (*parse)(section&, config&);
+};
+
+constexpr section_entry kSections[] = {
+    {"listen", parse_listen},
+    {"server", parse_server},
+    {"cache", parse_cache},
+    {"logging", parse_logging},
+};
+
+// ---------------------------------------------------------------- document
+
+void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
+  if (root.IsNull()) return;  // an empty file: the defaults
+  if (!root.IsMap()) {
+    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging), got " +
+                              describe_node(root));
+    return;
+  }
+  section top(ctx, "", root);
+  for (const section_entry& entry : kSections) {
+    const YAML::Node* node = top.mapping(entry.name);
+    if (node == nullptr) continue;
+    section s(ctx, entry.name, *node);
+    entry.parse(s, c);
+    s.finish();
+  }
+  top.finish();
+}
+
+}  // namespace
+
+bool load_config_text(const std::string& text, const std::string& name, config& out,
+                      std::string* error) {
+  load_context ctx(name);
+  config c;
+  try {
+    parse_document(YAML::Load(text), ctx, c);
+  } catch (const YAML::Exception& e) {
+    // Syntax errors: yaml-cpp's message without its own "yaml-cpp: error at
+    // line L, column C: " prefix, which we replace with ours.
+    if (e.mark.is_null()) {
+      ctx.fail(e.msg);
+    } else {
+      ctx.fail(e.mark, e.msg);
+    }
+  }
+  if (!ctx.failed() && ctx.mark_of("cache.large_value_threshold") == nullptr) {
+    // The default threshold follows a lowered item_size_max; one set in the
+    // file is checked by validate() instead.
+    c.cache.large_value_threshold = std::min(c.cache.large_value_threshold, c.cache.item_size_max);
+  }
+  if (!ctx.failed()) {
+    validation_error v;
+    if (!validate(c, &v)) {
+      const YAML::Mark* mark = nullptr;
+      for (const std::string& key : v.keys) {
+        if ((mark = ctx.mark_of(key)) != nullptr) break;
+      }
+      // Not set in the file (a default broke a rule): point at the section.
+      for (const std::string& key : v.keys) {
+        if (mark == nullptr) mark = ctx.mark_of(key.substr(0, key.find('.')));
+      }
+      if (mark != nullptr) {
+        ctx.fail(*mark, v.message);
+      } else {
+        ctx.fail(v.message);
+      }
+    }
+  }
+  if (ctx.failed()) {
+    if (error) *error = ctx.error();
+    return false;
+  }
+  out = std::move(c);
+  return true;
+}
+
+bool load_config(const std::string& path, config& out, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (error) *error = path + ": cannot open: " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    if (error) *error = path + ": cannot read: " + std::strerror(errno);
+    return false;
+  }
+  return load_config_text(text.str(), path, out, error);
+}
+
+}  // namespace ithaca::config

@@ -1,0 +1,22 @@
+// Loading the YAML config file.
+#pragma once
+
+#include <string>
+
+#include "config.h"
+
+namespace ithaca::config {
+
+// Reads `path` into `out`, starting from the built-in defaults (not from what
+// `out` held), and validates the result. On failure returns false, leaves
+// `out` unchanged (so a reload with a typo keeps the running config) and sets
+// *error to "FILE:LINE: message" (LINE is 1-based; "FILE: message" when there
+// is no line, e.g. the file cannot be read). The first error in file order is
+// reported. Unknown sections and keys are errors. [any thread; blocking I/O]
+bool load_config(const std::string& path, config& out, std::string* error);
+
+// The same, from text already in memory; `name` stands for the file in messages.
+bool load_config_text(const std::string& text, const std::string& name, config& out,
+                      std::string* error);
+
+}  // namespace ithaca::config

@@ -1,0 +1,233 @@
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <initializer_list>
+#include <vector>
+
+#include "cli.h"
+
+using namespace ithaca::config;
+
+namespace {
+
+// Parses {"ithaca", args...}; returns the error ("" on success).
+std::string parse(std::initializer_list<const char*> args, cli_options* out = nullptr) {
+  std::vector<const char*> argv{"ithaca"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  cli_options o;
+  std::string error;
+  bool ok = parse_args(static_cast<int>(argv.size()), argv.data(), o, &error);
+  CHECK(ok == error.empty());
+  if (out) *out = o;
+  return error;
+}
+
+// defaults + flags, as `ithaca FLAGS` without --config would run.
+config with_flags(std::initializer_list<const char*> args) {
+  cli_options o;
+  REQUIRE(parse(args, &o) == "");
+  config c;
+  apply_overrides(o, c);
+  return c;
+}
+
+struct temp_file {
+  explicit temp_file(const std::string& text) {
+    char p[] = "/tmp/ithaca_cli_test_XXXXXX";
+    int fd = mkstemp(p);
+    REQUIRE(fd >= 0);
+    close(fd);
+    path = p;
+    std::ofstream(path) << text;
+  }
+  ~temp_file() { unlink(path.c_str()); }
+  std::string path;
+};
+
+}  // namespace
+
+TEST_CASE("no arguments: nothing set") {
+  cli_options o;
+  CHECK(parse({}, &o) == "");
+  CHECK(o.config_path.empty());
+  CHECK_FALSE(o.port);
+  CHECK_FALSE(o.listen);
+  CHECK(o.verbose == 0);
+}
+
+TEST_CASE("ithaca's own options") {
+  cli_options o;
+  CHECK(parse({"--config", "a.yaml", "--check-config"}, &o) == "");
+  CHECK(o.config_path == "a.yaml");
+  CHECK(o.check_config);
+  CHECK(parse({"--config=b.yaml"}, &o) == "");
+  CHECK(o.config_path == "b.yaml");
+  CHECK(parse({"--help"}, &o) == "");
+  CHECK(o.help);
+  CHECK(parse({"-h"}, &o) == "");
+  CHECK(o.help);
+  CHECK(parse({"--version"}, &o) == "");
+  CHECK(o.version);
+  CHECK(parse({"-V"}, &o) == "");
+  CHECK(o.version);
+  CHECK(parse({"--config"}) == "--config: missing value");
+  CHECK(parse({"--check-config=yes"}) == "--check-config: takes no value");
+  CHECK(usage().find("--check-config") != std::string::npos);
+  CHECK(version_string().rfind("ithaca ", 0) == 0);
+}
+
+TEST_CASE("memcached flags, short, attached and long forms") {
+  config c = with_flags({"-p", "0", "-t", "2", "-m", "128", "-c", "50", "-U", "11311", "-b",
+                         "64", "-A"});
+  REQUIRE(c.listen.tcp.size() == 1);
+  CHECK(c.listen.tcp[0] == tcp_address{"0.0.0.0", 0});
+  CHECK(c.server.workers == 2);
+  CHECK(c.cache.memory_limit == 128ull << 20);
+  CHECK(c.server.max_connections == 50);
+  CHECK(c.listen.udp_port == 11311);
+  CHECK(c.listen.backlog == 64);
+  CHECK(c.server.enable_shutdown);
+
+  c = with_flags({"-p11212", "-t3", "-m2g"});
+  CHECK(c.listen.tcp[0].port == 11212);
+  CHECK(c.server.workers == 3);
+  CHECK(c.cache.memory_limit == 2ull << 30);
+
+  c = with_flags({"--port=11213", "--threads", "5", "--memory-limit=32", "--conn-limit=9",
+                  "--udp-port=0", "--max-item-size=2m", "--listen-backlog=10",
+                  "--enable-shutdown", "--listen=127.0.0.1"});
+  CHECK(c.listen.tcp == std::vector<tcp_address>{{"127.0.0.1", 11213}});
+  CHECK(c.server.workers == 5);
+  CHECK(c.cache.memory_limit == 32ull << 20);
+  CHECK(c.server.max_connections == 9);
+  CHECK(c.cache.item_size_max == 2ull << 20);
+  CHECK(c.listen.backlog == 10);
+  CHECK(c.server.enable_shutdown);
+}
+
+TEST_CASE("-I takes bytes or a k/m suffix, 1k..1024m, and caps the large value threshold") {
+  CHECK(with_flags({"-I", "2m"}).cache.item_size_max == 2ull << 20);
+  CHECK(with_flags({"-I", "4096"}).cache.item_size_max == 4096);
+  config c = with_flags({"-I", "128k"});
+  CHECK(c.cache.item_size_max == 128 * 1024);
+  CHECK(c.cache.large_value_threshold == 128 * 1024);
+  CHECK(parse({"-I", "512"}) == "-I: expected a size (512k, 64m, 1g) from 1 KiB to 1 GiB, got '512'");
+  CHECK(parse({"-I", "2g"}) == "-I: expected a size (512k, 64m, 1g) from 1 KiB to 1 GiB, got '2g'");
+}
+
+TEST_CASE("-l: addresses, ports and -p") {
+  config c = with_flags({"-l", "127.0.0.1,[::1]:11300", "-p", "11400"});
+  CHECK(c.listen.tcp == std::vector<tcp_address>{{"127.0.0.1", 11400}, {"::1", 11300}});
+  c = with_flags({"-l", "10.0.0.1", "-l", "10.0.0.2:5"});
+  CHECK(c.listen.tcp == std::vector<tcp_address>{{"10.0.0.1", 11211}, {"10.0.0.2", 5}});
+  c = with_flags({"-l", "::1"});
+  CHECK(c.listen.tcp == std::vector<tcp_address>{{"::1", 11211}});
+  CHECK(parse({"-l", "127.0.0.1:x"}) ==
+        "-l: bad address '127.0.0.1:x': port must be an integer from 0 to 65535");
+  CHECK(parse({"-l", ""}) == "-l: bad address '': empty host");
+}
+
+TEST_CASE("-s: one unix socket instead of the network") {
+  config c = with_flags({"-s", "/tmp/ithaca.sock"});
+  CHECK(c.listen.tcp.empty());
+  CHECK(c.listen.unix_paths == std::vector<std::string>{"/tmp/ithaca.sock"});
+  CHECK(c.listen.udp_port == 0);
+  CHECK(parse({"-s", "/tmp/a.sock", "-p", "1"}).rfind("-s: ", 0) == 0);
+}
+
+TEST_CASE("-v, -vv, -vvv") {
+  CHECK(with_flags({}).logging.level == log_level::Warn);
+  CHECK(with_flags({"-v"}).logging.level == log_level::Info);
+  CHECK(with_flags({"-vv"}).logging.level == log_level::Debug);
+  CHECK(with_flags({"-vvv"}).logging.level == log_level::Trace);
+  CHECK(with_flags({"-v", "-v"}).logging.level == log_level::Debug);
+  CHECK(with_flags({"-vvvv"}).logging.level == log_level::Trace);
+  CHECK(with_flags({"--verbose"}).logging.level == log_level::Info);
+  config c = with_flags({"-Avv"});
+  CHECK(c.server.enable_shutdown);
+  CHECK(c.logging.level == log_level::Debug);
+}
+
+TEST_CASE("bad and refused flags") {
+  CHECK(parse({"-t", "many"}) == "-t: expected an integer from 1 to 256, got 'many'");
+  CHECK(parse({"--threads=0"}) == "--threads: expected an integer from 1 to 256, got '0'");
+  CHECK(parse({"-p", "65536"}) == "-p: expected an integer from 0 to 65535, got '65536'");
+  CHECK(parse({"-c", "-1"}) == "-c: expected an integer from 1 to 1048576, got '-1'");
+  CHECK(parse({"-m", "0"}).rfind("-m: expected megabytes", 0) == 0);
+  CHECK(parse({"-p"}) == "-p: missing value");
+  CHECK(parse({"-x"}) == "unknown option '-x' (see --help)");
+  CHECK(parse({"--frobnicate"}) == "unknown option '--frobnicate' (see --help)");
+  CHECK(parse({"serve"}) == "unexpected argument 'serve' (see --help)");
+  CHECK(parse({"-d"}) ==
+        "-d (--daemon): ithaca does not daemonize: run it in the foreground under systemd, a "
+        "container or a supervisor");
+  CHECK(parse({"--daemon"}).rfind("-d (--daemon): ithaca does not daemonize", 0) == 0);
+  CHECK(parse({"-u", "nobody"}).rfind("-u (--user): ", 0) == 0);
+  CHECK(parse({"-M"}) == "-M (--disable-evictions): is a memcached option ithaca does not support");
+  CHECK(parse({"-o", "hashpower=20"}).rfind("-o (--extended): ", 0) == 0);
+  CHECK(parse({"-vd"}).rfind("-d (--daemon)", 0) == 0);
+}
+
+TEST_CASE("precedence: defaults < file < flags") {
+  temp_file f("listen:\n  tcp: [127.0.0.1:11311, 127.0.0.2:11312]\nserver:\n  workers: 8\n"
+              "cache:\n  memory_limit: 256m\nlogging:\n  level: error\n");
+  cli_options o;
+  REQUIRE(parse({"--config", f.path.c_str()}, &o) == "");
+  config c;
+  std::string error;
+  REQUIRE(make_config(o, c, &error));
+  CHECK(c.server.workers == 8);                     // file
+  CHECK(c.cache.memory_limit == 256ull << 20);      // file
+  CHECK(c.server.max_connections == 1024);          // default
+  CHECK(c.logging.level == log_level::Error);       // file
+
+  REQUIRE(parse({"--config", f.path.c_str(), "-t", "2", "-p", "0", "-v"}, &o) == "");
+  REQUIRE(make_config(o, c, &error));
+  CHECK(c.server.workers == 2);                     // flag
+  CHECK(c.listen.tcp == std::vector<tcp_address>{{"127.0.0.1", 0}, {"127.0.0.2", 0}});
+  CHECK(c.cache.memory_limit == 256ull << 20);      // file
+  CHECK(c.logging.level == log_level::Info);        // flag
+
+  // -l without a port keeps the file's first port.
+  REQUIRE(parse({"--config", f.path.c_str(), "-l", "10.1.1.1"}, &o) == "");
+  REQUIRE(make_config(o, c, &error));
+  CHECK(c.listen.tcp == std::vector<tcp_address>{{"10.1.1.1", 11311}});
+}
+
+TEST_CASE("make_config validates after the flags") {
+  cli_options o;
+  config c;
+  std::string error;
+  REQUIRE(parse({"-m", "1"}, &o) == "");
+  CHECK_FALSE(make_config(o, c, &error));
+  CHECK(error == "command line: item_size_max (1 MiB) must not exceed half of memory_limit (1 MiB)");
+}
+
+TEST_CASE("--check-config") {
+  std::string message;
+  cli_options o;
+  REQUIRE(parse({"--check-config"}, &o) == "");
+  CHECK(check_config(o, &message) == 0);
+  CHECK(message == "configuration OK");
+
+  temp_file good("server:\n  workers: 2\n");
+  REQUIRE(parse({"--check-config", "--config", good.path.c_str()}, &o) == "");
+  CHECK(check_config(o, &message) == 0);
+  CHECK(message == "configuration OK");
+
+  temp_file bad("server:\n  workers: 2\n  memory_limit: 1g\n");
+  REQUIRE(parse({"--check-config", "--config", bad.path.c_str()}, &o) == "");
+  CHECK(check_config(o, &message) == 1);
+  CHECK(message == bad.path + ":3: unknown key 'memory_limit' in section 'server'");
+
+  REQUIRE(parse({"--check-config", "--config", good.path.c_str(), "-m", "1"}, &o) == "");
+  CHECK(check_config(o, &message) == 1);
+  CHECK(message ==
+        "with the command-line flags: item_size_max (1 MiB) must not exceed half of "
+        "memory_limit (1 MiB)");
+
+  REQUIRE(parse({"--check-config", "--config", "/nonexistent.yaml"}, &o) == "");
+  CHECK(check_config(o, &message) == 1);
+  CHECK(message == "/nonexistent.yaml: cannot open: No such file or directory");
+}

@@ -1,0 +1,71 @@
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "settings_stats.h"
+
+using namespace ithaca::config;
+
+namespace {
+std::map<std::string, std::string> as_map(const config& c) {
+  std::map<std::string, std::string> m;
+  for (const auto& [k, v] : settings_stats(c)) {
+    CHECK_MESSAGE(m.count(k) == 0, k);
+    CHECK(k.find(' ') == std::string::npos);
+    CHECK(v.find(' ') == std::string::npos);
+    m[k] = v;
+  }
+  return m;
+}
+}  // namespace
+
+TEST_CASE("stats settings: memcached's names and formats for the defaults") {
+  config c;
+  c.cache.large_value_dir = "/tmp";
+  auto m = as_map(c);
+  // As memcached 1.6.18 prints them with the same settings.
+  CHECK(m["maxbytes"] == "67108864");
+  CHECK(m["maxconns"] == "1024");
+  CHECK(m["tcpport"] == "11211");
+  CHECK(m["udpport"] == "0");
+  CHECK(m["verbosity"] == "0");
+  CHECK(m["evictions"] == "on");
+  CHECK(m["domain_socket"] == "NULL");
+  CHECK(m["shutdown_command"] == "no");
+  CHECK(m["num_threads"] == "4");
+  CHECK(m["cas_enabled"] == "yes");
+  CHECK(m["tcp_backlog"] == "1024");
+  CHECK(m["binding_protocol"] == "auto-negotiate");
+  CHECK(m["item_size_max"] == "1048576");
+  CHECK(m["idle_timeout"] == "0");
+  CHECK(m["inter"] == "0.0.0.0");
+  // ithaca's
+  CHECK(m["io_backend"] == "auto");
+  CHECK(m["hash_power"] == "20");
+  CHECK(m["gc_interval_ms"] == "1000");
+  CHECK(m["large_value_threshold"] == "262144");
+  CHECK(m["large_value_dir"] == "/tmp");
+  CHECK(m["lease_interval_ms"] == "10000");
+}
+
+TEST_CASE("stats settings follow the config") {
+  config c;
+  c.listen.tcp = {{"127.0.0.1", 11311}, {"::1", 11311}, {"10.0.0.1", 5}};
+  c.listen.unix_paths = {"/run/ithaca.sock"};
+  c.listen.udp_port = 11311;
+  c.server.enable_shutdown = true;
+  c.server.idle_timeout_ms = 1500;
+  c.logging.level = log_level::Debug;
+  auto m = as_map(c);
+  CHECK(m["tcpport"] == "11311");
+  CHECK(m["udpport"] == "11311");
+  CHECK(m["inter"] == "127.0.0.1,[::1],10.0.0.1:5");
+  CHECK(m["domain_socket"] == "/run/ithaca.sock");
+  CHECK(m["shutdown_command"] == "yes");
+  CHECK(m["idle_timeout"] == "2");
+  CHECK(m["verbosity"] == "2");
+  c.listen.tcp.clear();
+  m = as_map(c);
+  CHECK(m["inter"] == "NULL");
+  CHECK(m["tcpport"] == "0");
+}
