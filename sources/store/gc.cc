@@ -34,8 +34,9 @@ unsigned store::threshold_for(const histogram& h, uint64_t need) const noexcept
 }
 
 uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now& now,
-                         gc_stats& out)
+                         gc_stats& total)
 {
+    gc_stats out;  // this call's counts; added to the caller's running totals at the end
     const uint64_t n = mask_ + 1;
     if (first_bucket >= n)
         return 0;
@@ -96,6 +97,11 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
     bump(stats_.expired_unfetched, static_cast<int64_t>(out.expired_unfetched));
     bump(stats_.evictions, static_cast<int64_t>(out.evictions));
     bump(stats_.evicted_unfetched, static_cast<int64_t>(out.evicted_unfetched));
+    total.visited += out.visited;
+    total.reclaimed += out.reclaimed;
+    total.expired_unfetched += out.expired_unfetched;
+    total.evictions += out.evictions;
+    total.evicted_unfetched += out.evicted_unfetched;
     if (end < n)
         return end;
     // A full pass is complete: its histogram drives the next pass's threshold.

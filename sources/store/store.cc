@@ -486,7 +486,10 @@ remove_status store::remove(std::string_view key, const store_now& now,
             st = remove_status::Deleted;
         }
     }
-    bump(st == remove_status::Deleted ? stats_.delete_hits : stats_.delete_misses);
+    if (st == remove_status::Deleted)
+        bump(stats_.delete_hits);
+    else if (st == remove_status::NotFound)
+        bump(stats_.delete_misses);
     return st;
 }
 

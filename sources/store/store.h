@@ -57,9 +57,10 @@ public:
     // Visits buckets [first_bucket, first_bucket + count) (clamped), one lock at a time:
     // removes expired and flushed items, ages CLOCK counters, and evicts the coldest items
     // while memory is above the high watermark until it is under the low one. Single caller.
-    // Returns the next bucket to visit (0 after a full pass).
+    // Adds this call's counts to `total`. Returns the next bucket to visit (0 after a full
+    // pass).
     uint64_t gc_sweep(uint64_t first_bucket, uint64_t count, const store_now& now,
-                      gc_stats& out);
+                      gc_stats& total);
 
     // Calls visitor(item_view) under each bucket lock for each live item in the range.
     // The visitor must only copy/enqueue. Returns the next bucket (0 after the last).

@@ -32,6 +32,14 @@ inline store_status put(store& s, std::string_view key, std::string_view value,
     return r.status;
 }
 
+// prefix + i, built without operator+ (GCC 12 -Wrestrict false positive on it).
+inline std::string key_n(std::string_view prefix, long i)
+{
+    std::string k(prefix);
+    k += std::to_string(i);
+    return k;
+}
+
 // The value if hit, "<miss>" otherwise.
 inline std::string fetch(store& s, std::string_view key, const store_now& now,
                          get_options opts = {})
