@@ -1,0 +1,185 @@
+// The GC sweep, inline eviction and scan: the code that walks buckets.
+//
+// CLOCK: every GC visit adds 1 to an item's counter (saturating at 255); every access resets
+// it to 0. The eviction score is counter * 2 + (never fetched ? 1 : 0), so among items equally
+// old the never-read ones go first; the highest scores are the coldest items.
+#include <algorithm>
+
+#include "store.h"
+
+namespace ithaca::store {
+
+namespace {
+
+constexpr uint64_t kSampleBuckets = 64;  // inline eviction: buckets per sample
+constexpr int kSampleRounds = 4;         // ... and samples per store, bounding the work
+
+unsigned score(const item* it) noexcept
+{
+    return unsigned{it->clock_} * 2 + ((it->bits_ & kFetched) ? 0u : 1u);
+}
+
+}  // namespace
+
+// The lowest score s such that the items scoring >= s hold at least `need` bytes.
+unsigned store::threshold_for(const histogram& h, uint64_t need) const noexcept
+{
+    uint64_t acc = 0;
+    for (unsigned s = kScoreCount; s-- > 0;) {
+        acc += h[s];
+        if (acc >= need)
+            return s;
+    }
+    return 0;
+}
+
+uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now& now,
+                         gc_stats& total)
+{
+    gc_stats out;  // this call's counts; added to the caller's running totals at the end
+    const uint64_t n = mask_ + 1;
+    if (first_bucket >= n)
+        return 0;
+    const uint64_t end = std::min(n, first_bucket + count);
+    const uint32_t sec = server_sec(now);
+    const uint64_t limit = cfg_.memory_limit;
+    const uint64_t high = limit / 100 * cfg_.gc_high_watermark_pct;
+    const uint64_t low = limit / 100 * cfg_.gc_low_watermark_pct;
+
+    if (!gc_evicting_ && gc_hist_valid_ && mem_used() > high) {
+        // Choose the threshold from the previous full sweep so that evicting everything at
+        // or above it brings usage under the low watermark. Untouched items have aged by one
+        // visit since (score + 2).
+        gc_evicting_ = true;
+        gc_threshold_ = std::min(kScoreCount - 1, threshold_for(gc_hist_prev_, mem_used() - low) + 2);
+    }
+
+    for (uint64_t b = first_bucket; b < end; ++b) {
+        reclaim_list rl(stats_.bytes);
+        bucket_guard guard(locks_[b]);
+        uint64_t pending = 0;  // bytes unlinked in this bucket, freed after the unlock
+        item** link = &heads_[b];
+        while (item* it = *link) {
+            ++out.visited;
+            remove_reason why;
+            if (invalid(it, sec, why)) {
+                if (!it->is_placeholder()) {
+                    ++out.reclaimed;
+                    if (why == remove_reason::Expired && !(it->bits_ & kFetched))
+                        ++out.expired_unfetched;
+                }
+                pending += item_mem(it);
+                unlink(link, rl, why);
+                continue;
+            }
+            if (it->clock_ < 255)
+                ++it->clock_;
+            const unsigned s = score(it);
+            const uint64_t size = item_mem(it);
+            if (gc_evicting_ && s >= gc_threshold_ && mem_used() - pending > low) {
+                if (!it->is_placeholder()) {
+                    ++out.evictions;
+                    if (!(it->bits_ & kFetched))
+                        ++out.evicted_unfetched;
+                }
+                pending += size;
+                unlink(link, rl, remove_reason::Evicted);
+                continue;
+            }
+            gc_hist_cur_[s] += size;
+            link = &it->next_;
+        }
+    }
+    if (gc_evicting_ && mem_used() <= low)
+        gc_evicting_ = false;
+
+    bump(stats_.reclaimed, static_cast<int64_t>(out.reclaimed));
+    bump(stats_.expired_unfetched, static_cast<int64_t>(out.expired_unfetched));
+    bump(stats_.evictions, static_cast<int64_t>(out.evictions));
+    bump(stats_.evicted_unfetched, static_cast<int64_t>(out.evicted_unfetched));
+    total.visited += out.visited;
+    total.reclaimed += out.reclaimed;
+    total.expired_unfetched += out.expired_unfetched;
+    total.evictions += out.evictions;
+    total.evicted_unfetched += out.evicted_unfetched;
+    if (end < n)
+        return end;
+    // A full pass is complete: its histogram drives the next pass's threshold.
+    gc_hist_prev_ = gc_hist_cur_;
+    gc_hist_cur_.fill(0);
+    gc_hist_valid_ = true;
+    gc_evicting_ = false;
+    return 0;
+}
+
+// Called by a storing thread holding no lock, after charging its new item. Bounded work:
+// at most kSampleRounds samples of kSampleBuckets buckets, each visited twice, one lock at a
+// time. Pass 1 builds a histogram of the sample's scores; pass 2 evicts from the coldest
+// score down until usage is back under the limit.
+bool store::evict_inline() noexcept
+{
+    const uint64_t limit = cfg_.memory_limit;
+    const uint64_t n = mask_ + 1;
+    const uint64_t nb = std::min(kSampleBuckets, n);
+    histogram h;
+    for (int round = 0; round < kSampleRounds; ++round) {
+        if (mem_used() <= limit)
+            return true;
+        const uint64_t start = evict_cursor_.fetch_add(nb, std::memory_order_relaxed);
+        h.fill(0);
+        for (uint64_t i = 0; i < nb; ++i) {
+            const uint64_t b = (start + i) & mask_;
+            bucket_guard guard(locks_[b]);
+            for (const item* it = heads_[b]; it; it = it->next_)
+                h[score(it)] += item_mem(it);
+        }
+        const uint64_t used = mem_used();
+        if (used <= limit)
+            return true;
+        const unsigned threshold = threshold_for(h, used - limit);
+        for (uint64_t i = 0; i < nb && mem_used() > limit; ++i) {
+            const uint64_t b = (start + i) & mask_;
+            reclaim_list rl(stats_.bytes);
+            bucket_guard guard(locks_[b]);
+            item** link = &heads_[b];
+            while (item* it = *link) {
+                if (score(it) >= threshold) {
+                    if (!it->is_placeholder()) {
+                        bump(stats_.evictions);
+                        if (!(it->bits_ & kFetched))
+                            bump(stats_.evicted_unfetched);
+                    }
+                    unlink(link, rl, remove_reason::Evicted);
+                } else {
+                    link = &it->next_;
+                }
+            }
+        }
+    }
+    return mem_used() <= limit;
+}
+
+uint64_t store::scan(uint64_t first_bucket, uint64_t count, const store_now& now,
+                     const scan_visitor& visitor)
+{
+    const uint64_t n = mask_ + 1;
+    if (first_bucket >= n)
+        return 0;
+    const uint64_t end = std::min(n, first_bucket + count);
+    const uint32_t sec = server_sec(now);
+    for (uint64_t b = first_bucket; b < end; ++b) {
+        bucket_guard guard(locks_[b]);
+        for (const item* it = heads_[b]; it; it = it->next_) {
+            remove_reason why;
+            if (it->is_placeholder() || invalid(it, sec, why))
+                continue;
+            item_view v{it->key(), it->flags_, it->deadline_, it->cas_,
+                        it->is_large() ? std::string_view{} : it->value(),
+                        it->is_large() ? it->large() : nullptr};
+            visitor(v);
+        }
+    }
+    return end < n ? end : 0;
+}
+
+}  // namespace ithaca::store

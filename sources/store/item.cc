@@ -1,0 +1,46 @@
+#include "item.h"
+
+#include <cstdlib>
+#include <malloc.h>
+
+namespace ithaca::store {
+
+item* item_alloc(std::string_view key, size_t value_len) noexcept
+{
+    void* mem = std::malloc(sizeof(item) + key.size() + value_len);
+    if (!mem)
+        return nullptr;
+    auto* it = static_cast<item*>(mem);
+    std::memset(it, 0, sizeof(item));
+    it->key_len_ = static_cast<uint8_t>(key.size());
+    it->value_len_ = static_cast<uint32_t>(value_len);
+    std::memcpy(it->key_data(), key.data(), key.size());
+    return it;
+}
+
+item* item_alloc_large(std::string_view key, large_value* v) noexcept
+{
+    item* it = item_alloc(key, sizeof v);
+    if (!it)
+        return nullptr;
+    it->bits_ |= kLarge;
+    std::memcpy(it->value_data(), &v, sizeof v);
+    return it;
+}
+
+size_t item_mem(const item* it) noexcept
+{
+    size_t n = malloc_usable_size(const_cast<item*>(it));
+    if (it->is_large())
+        n += sizeof(large_value) + 16;  // the handle object and its malloc header
+    return n;
+}
+
+void item_free(item* it) noexcept
+{
+    if (it->is_large())
+        it->large()->unref();
+    std::free(it);
+}
+
+}  // namespace ithaca::store

@@ -1,0 +1,84 @@
+// item: one cache entry, one malloc block: a packed 40-byte header, the key, then the value.
+//
+// For 1M items of 100 bytes with ~10-byte keys this is ~150 bytes requested, 152 usable from
+// glibc; memcached spends a 48-56 byte header plus "\r\n" plus slab-class rounding.
+//
+// Every field is protected by the lock of the bucket the item is linked in. An unlinked item
+// belongs to the thread that unlinked (or allocated) it and is freed outside any lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "large_value.h"
+
+namespace ithaca::store {
+
+enum item_bits : uint8_t {
+    kFetched = 1 << 0,      // read at least once since stored (memcached ITEM_FETCHED)
+    kStale = 1 << 1,        // invalidated by meta I: served with X until replaced
+    kWinSent = 1 << 2,      // a recache "win" (W) was handed out; others get Z
+    kLarge = 1 << 3,        // value area holds a large_value* (the value lives in a file)
+    kPlaceholder = 1 << 4,  // lease placeholder: no value; cas_ is the lease token and the
+                            // value area holds the token's issue time in ms
+};
+
+struct item {
+    item* next_;          // bucket chain                            [bucket lock]
+    uint64_t cas_;        // CAS unique; lease token if placeholder    [bucket lock]
+    uint32_t deadline_;   // expiry, internal server seconds (store_time.h) [bucket lock]
+    uint32_t atime_;      // last access, server seconds              [bucket lock]
+    uint32_t stime_;      // last store, server seconds (flush_all)   [bucket lock]
+    uint32_t flags_;      // client flags                             [bucket lock]
+    uint32_t value_len_;  // bytes in the value area                  [immutable]
+    uint8_t key_len_;     // 1..250                                   [immutable]
+    uint8_t clock_;       // CLOCK counter: +1 per GC visit, 0 on access [bucket lock]
+    uint8_t bits_;        // item_bits                                [bucket lock]
+    uint8_t pad_;
+
+    char* key_data() noexcept { return reinterpret_cast<char*>(this + 1); }
+    const char* key_data() const noexcept { return reinterpret_cast<const char*>(this + 1); }
+    std::string_view key() const noexcept { return {key_data(), key_len_}; }
+    char* value_data() noexcept { return key_data() + key_len_; }
+    const char* value_data() const noexcept { return key_data() + key_len_; }
+    std::string_view value() const noexcept { return {value_data(), value_len_}; }
+
+    bool is_large() const noexcept { return bits_ & kLarge; }
+    bool is_placeholder() const noexcept { return bits_ & kPlaceholder; }
+
+    large_value* large() const noexcept
+    {
+        large_value* v;
+        std::memcpy(&v, value_data(), sizeof v);
+        return v;
+    }
+    uint64_t lease_issued_ms() const noexcept
+    {
+        uint64_t ms;
+        std::memcpy(&ms, value_data(), sizeof ms);
+        return ms;
+    }
+    void set_lease_issued_ms(uint64_t ms) noexcept { std::memcpy(value_data(), &ms, sizeof ms); }
+
+    // Length of the client-visible value.
+    uint64_t data_size() const noexcept { return is_large() ? large()->size() : value_len_; }
+};
+
+static_assert(sizeof(item) == 40, "keep the item header packed");
+
+// Allocates an item with the key copied and value_len bytes of uninitialised value area;
+// header zeroed. nullptr if malloc fails. Calls malloc: never under a bucket lock.
+item* item_alloc(std::string_view key, size_t value_len) noexcept;
+
+// An item holding a reference to a large value (adopts the reference).
+item* item_alloc_large(std::string_view key, large_value* v) noexcept;
+
+// Bytes the item really costs (malloc_usable_size, plus the large_value object if any).
+size_t item_mem(const item* it) noexcept;
+
+// Frees the item and drops its large_value reference. Never under a bucket lock.
+void item_free(item* it) noexcept;
+
+}  // namespace ithaca::store

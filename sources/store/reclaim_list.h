@@ -1,0 +1,40 @@
+// reclaim_list: items unlinked under a bucket lock, freed after it is released.
+//
+// Declare it before the bucket_guard in the same scope: destructors run in reverse order, so
+// the lock is released first, then free() and large-value closes happen lock-free.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "item.h"
+
+namespace ithaca::store {
+
+struct reclaim_list {
+    explicit reclaim_list(std::atomic<int64_t>& bytes) noexcept : bytes_(bytes) {}
+    reclaim_list(const reclaim_list&) = delete;
+    reclaim_list& operator=(const reclaim_list&) = delete;
+    ~reclaim_list()
+    {
+        while (head_) {
+            item* next = head_->next_;
+            bytes_.fetch_sub(static_cast<int64_t>(item_mem(head_)), std::memory_order_relaxed);
+            item_free(head_);
+            head_ = next;
+        }
+    }
+
+    // Under the lock: a pointer push only.
+    void add(item* it) noexcept
+    {
+        it->next_ = head_;
+        head_ = it;
+    }
+
+private:
+    std::atomic<int64_t>& bytes_;  // the store's memory charge
+    item* head_ = nullptr;
+};
+
+}  // namespace ithaca::store

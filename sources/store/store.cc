@@ -1,0 +1,536 @@
+// store: construction, lookup helpers, get / set / remove / touch / flush_all.
+// Read-modify-write operations are in rmw.cc; the GC, inline eviction and scan in gc.cc.
+#include "store.h"
+
+#include <algorithm>
+#include <random>
+
+#include "hash.h"
+
+namespace ithaca::store {
+
+namespace {
+
+bool valid_key(std::string_view key) noexcept
+{
+    return !key.empty() && key.size() <= kKeyMax;
+}
+
+uint64_t round_up_pow2(uint64_t n) noexcept
+{
+    uint64_t p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+}  // namespace
+
+store::store(const store_config& cfg) : cfg_(cfg)
+{
+    const uint64_t n = round_up_pow2(std::max<uint64_t>(cfg.bucket_count, 1));
+    cfg_.bucket_count = n;
+    mask_ = n - 1;
+    heads_ = std::make_unique<item*[]>(n);  // value-initialised: all chains empty
+    locks_ = std::make_unique<bucket_lock[]>(n);
+    std::random_device rd;
+    seed_ = (uint64_t{rd()} << 32) ^ rd();
+    lease_counter_.store((uint64_t{rd()} << 32) ^ rd());
+}
+
+store::~store()
+{
+    // No other thread may use the store any more.
+    for (uint64_t b = 0; b <= mask_; ++b) {
+        for (item* it = heads_[b]; it;) {
+            item* next = it->next_;
+            item_free(it);
+            it = next;
+        }
+    }
+}
+
+uint64_t store::bucket_of(std::string_view key) const noexcept
+{
+    return hash_key(key, seed_) & mask_;
+}
+
+// Under locks_[b].
+item** store::find_link(uint64_t b, std::string_view key) noexcept
+{
+    item** link = &heads_[b];
+    while (*link) {
+        const item* it = *link;
+        if (it->key_len_ == key.size() && std::memcmp(it->key_data(), key.data(), key.size()) == 0)
+            return link;
+        link = &(*link)->next_;
+    }
+    return link;
+}
+
+// Under the item's bucket lock.
+bool store::invalid(const item* it, uint32_t sec, remove_reason& why) const noexcept
+{
+    if (deadline_passed(it->deadline_, sec)) {
+        why = remove_reason::Expired;
+        return true;
+    }
+    if (it->is_placeholder())
+        return false;  // cas_ is a lease token, not subject to flush_all
+    if (it->cas_ <= oldest_cas_.load(std::memory_order_relaxed)) {
+        why = remove_reason::Flushed;
+        return true;
+    }
+    const uint32_t ol = oldest_live_.load(std::memory_order_relaxed);
+    if (ol != 0 && ol <= sec && it->stime_ <= ol) {
+        why = remove_reason::Flushed;
+        return true;
+    }
+    return false;
+}
+
+// Under the item's bucket lock: unlinks *link, notifies, hands it to rl for freeing.
+void store::unlink(item** link, reclaim_list& rl, remove_reason why) noexcept
+{
+    item* it = *link;
+    *link = it->next_;
+    if (it->is_placeholder()) {
+        bump(stats_.lease_placeholders, -1);
+    } else {
+        bump(stats_.curr_items, -1);
+        if (observer_)
+            observer_->on_remove(it->key(), why);
+    }
+    rl.add(it);
+}
+
+// Under the item's bucket lock.
+void store::notify_store(const item* it) noexcept
+{
+    if (!observer_ || it->is_placeholder())
+        return;
+    item_view v{it->key(), it->flags_, it->deadline_, it->cas_,
+                it->is_large() ? std::string_view{} : it->value(),
+                it->is_large() ? it->large() : nullptr};
+    observer_->on_store(v);
+}
+
+uint64_t store::next_cas() noexcept
+{
+    return cas_counter_.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+// Tokens 0, 1 and 2 mean "none", "wait" and "hot miss" to mcrouter clients: never issue them.
+uint64_t store::next_lease_token() noexcept
+{
+    for (;;) {
+        uint64_t t = lease_counter_.fetch_add(1, std::memory_order_relaxed);
+        if (t > 2)
+            return t;
+    }
+}
+
+// Not under any lock.
+bool store::charge(item* it) noexcept
+{
+    const int64_t n = static_cast<int64_t>(item_mem(it));
+    const int64_t total = stats_.bytes.fetch_add(n, std::memory_order_relaxed) + n;
+    if (static_cast<uint64_t>(total) <= cfg_.memory_limit || evict_inline())
+        return true;
+    stats_.bytes.fetch_sub(n, std::memory_order_relaxed);
+    bump(stats_.out_of_memory);
+    return false;
+}
+
+// Not under any lock.
+item* store::alloc_charged(std::string_view key, size_t value_len) noexcept
+{
+    item* it = item_alloc(key, value_len);
+    if (!it) {
+        bump(stats_.out_of_memory);
+        return nullptr;
+    }
+    if (!charge(it)) {
+        item_free(it);
+        return nullptr;
+    }
+    return it;
+}
+
+void store::get(std::string_view key, const store_now& now, const get_options& opts,
+                get_result& res)
+{
+    get_impl(key, now, opts, res, true);
+}
+
+void store::get_impl(std::string_view key, const store_now& now, const get_options& opts,
+                     get_result& res, bool count)
+{
+    res.status = get_status::Miss;
+    res.flags = 0;
+    res.cas = 0;
+    res.ttl = -1;
+    res.last_access = 0;
+    res.fetched_before = res.win = res.stale = res.win_sent = res.vivified = false;
+    res.lease_token = 0;
+    res.value.clear();  // keeps capacity
+    res.large.reset();
+    if (!valid_key(key)) {
+        res.status = get_status::BadKey;
+        return;
+    }
+    const uint32_t sec = server_sec(now);
+    const uint64_t b = bucket_of(key);
+    item* spare = nullptr;  // allocated outside the lock for vivify / lease placeholders
+    bool counted_expiry = false;
+
+    for (;;) {
+        size_t need_capacity = 0;
+        bool need_spare = false;
+        {
+            reclaim_list rl(stats_.bytes);
+            bucket_guard guard(locks_[b]);
+            item** link = find_link(b, key);
+            item* it = *link;
+            remove_reason why;
+            if (it && invalid(it, sec, why)) {
+                if (count && !it->is_placeholder() && !counted_expiry) {
+                    bump(why == remove_reason::Expired ? stats_.get_expired : stats_.get_flushed);
+                    counted_expiry = true;
+                }
+                unlink(link, rl, why);
+                it = nullptr;
+            }
+            if (it && !it->is_placeholder()) {
+                if (opts.want_value && !it->is_large() && it->value_len_ > res.value.capacity()) {
+                    // Growing the string would malloc under the lock: do it outside, retry.
+                    need_capacity = it->value_len_;
+                } else {
+                    res.status = get_status::Hit;
+                    if (opts.touch) {
+                        it->deadline_ = to_deadline(opts.exptime, now);
+                        notify_store(it);
+                    }
+                    res.flags = it->flags_;
+                    res.cas = it->cas_;
+                    res.ttl = ttl_remaining(it->deadline_, sec);
+                    res.last_access = sec > it->atime_ ? sec - it->atime_ : 0;
+                    res.fetched_before = it->bits_ & kFetched;
+                    if (opts.want_value) {
+                        if (it->is_large()) {
+                            it->large()->ref();
+                            res.large = large_value_ref(it->large());
+                        } else {
+                            res.value.resize(it->value_len_);  // within capacity: memcpy only
+                            std::memcpy(res.value.data(), it->value_data(), it->value_len_);
+                        }
+                    }
+                    if (it->bits_ & kStale) {
+                        res.stale = true;
+                        if (it->bits_ & kWinSent) {
+                            res.win_sent = true;
+                        } else {
+                            res.win = true;
+                            it->bits_ |= kWinSent;
+                        }
+                    } else if (it->bits_ & kWinSent) {
+                        res.win_sent = true;
+                    } else if (opts.recache_threshold && it->deadline_ != kNever &&
+                               res.ttl < int64_t{opts.recache_threshold}) {
+                        res.win = true;
+                        it->bits_ |= kWinSent;
+                    }
+                    if (opts.bump) {
+                        it->clock_ = 0;
+                        it->atime_ = sec;
+                        it->bits_ |= kFetched;
+                    }
+                }
+            } else if (opts.lease) {
+                if (it) {  // a live placeholder: a token is out
+                    if (now.ms - it->lease_issued_ms() < cfg_.lease_interval_ms) {
+                        res.status = get_status::LeaseWait;
+                    } else {
+                        it->cas_ = next_lease_token();
+                        it->set_lease_issued_ms(now.ms);
+                        it->deadline_ = server_sec(now) + cfg_.lease_ttl_sec;
+                        res.status = get_status::LeaseToken;
+                        res.lease_token = it->cas_;
+                    }
+                } else if (!spare) {
+                    need_spare = true;
+                } else {
+                    spare->bits_ = kPlaceholder;
+                    spare->cas_ = next_lease_token();
+                    spare->set_lease_issued_ms(now.ms);
+                    spare->deadline_ = sec + cfg_.lease_ttl_sec;
+                    spare->stime_ = spare->atime_ = sec;
+                    spare->next_ = heads_[b];
+                    heads_[b] = spare;
+                    bump(stats_.lease_placeholders);
+                    res.status = get_status::LeaseToken;
+                    res.lease_token = spare->cas_;
+                    spare = nullptr;
+                }
+            } else if (opts.vivify && !it) {
+                if (!spare) {
+                    need_spare = true;
+                } else {
+                    spare->deadline_ = to_deadline(opts.vivify_exptime, now);
+                    spare->cas_ = next_cas();
+                    spare->stime_ = spare->atime_ = sec;
+                    spare->bits_ = kWinSent;  // this caller wins; later readers see Z
+                    spare->next_ = heads_[b];
+                    heads_[b] = spare;
+                    bump(stats_.curr_items);
+                    bump(stats_.total_items);
+                    notify_store(spare);
+                    res.vivified = res.win = true;
+                    res.cas = spare->cas_;
+                    res.ttl = ttl_remaining(spare->deadline_, sec);
+                    spare = nullptr;
+                }
+            }
+        }
+        if (need_capacity) {
+            res.value.reserve(need_capacity);
+            continue;
+        }
+        if (need_spare) {
+            spare = alloc_charged(key, opts.lease ? sizeof(uint64_t) : 0);
+            if (spare)
+                continue;
+            // Out of memory for a placeholder: a plain miss.
+        }
+        break;
+    }
+    if (spare) {
+        reclaim_list rl(stats_.bytes);
+        rl.add(spare);
+    }
+    if (count) {
+        switch (res.status) {
+        case get_status::Hit: bump(stats_.get_hits); break;
+        case get_status::LeaseToken: bump(stats_.lease_tokens); bump(stats_.get_misses); break;
+        case get_status::LeaseWait: bump(stats_.lease_waits); bump(stats_.get_misses); break;
+        default: bump(stats_.get_misses); break;
+        }
+    }
+}
+
+void store::set(std::string_view key, store_mode mode, std::span<const char> value,
+                uint32_t flags, int64_t exptime, const store_now& now, const store_options& opts,
+                store_result& res)
+{
+    res.cas = 0;
+    if (!valid_key(key)) {
+        res.status = store_status::BadKey;
+        return;
+    }
+    if (mode == store_mode::Append || mode == store_mode::Prepend) {
+        set_rmw(key, mode, value, now, opts, res);
+        return;
+    }
+    if (sizeof(item) + key.size() + value.size() > cfg_.item_size_max) {
+        res.status = store_status::TooLarge;
+        return;
+    }
+
+    // Build the whole item (and write its file) before taking the lock.
+    item* it = nullptr;
+    if (cfg_.large_value_threshold && value.size() > cfg_.large_value_threshold) {
+        large_value* lv = large_value::create(cfg_.temp_dir, {value.data(), value.size()});
+        if (!lv) {
+            bump(stats_.large_value_errors);
+            res.status = store_status::OutOfMemory;
+            return;
+        }
+        it = item_alloc_large(key, lv);
+        if (!it) {
+            lv->unref();
+        } else if (!charge(it)) {
+            item_free(it);
+            it = nullptr;
+        } else {
+            bump(stats_.large_values);
+        }
+    } else {
+        it = alloc_charged(key, value.size());
+        if (it && !value.empty())
+            std::memcpy(it->value_data(), value.data(), value.size());
+    }
+    if (!it) {
+        res.status = store_status::OutOfMemory;
+        return;
+    }
+    it->flags_ = flags;
+    const uint32_t sec = server_sec(now);
+    const uint32_t deadline = to_deadline(exptime, now);
+    const bool compare = mode == store_mode::Cas ||
+                         (opts.compare_cas != 0 && mode != store_mode::Add);
+    const uint64_t b = bucket_of(key);
+
+    reclaim_list rl(stats_.bytes);
+    {
+        bucket_guard guard(locks_[b]);
+        item** link = find_link(b, key);
+        item* old = *link;
+        remove_reason why;
+        if (old && invalid(old, sec, why)) {
+            unlink(link, rl, why);
+            old = nullptr;
+        }
+        item* live = old && !old->is_placeholder() ? old : nullptr;
+        bool stale_store = false;
+        res.status = store_status::Stored;
+        if (opts.lease_token != 0 && (!old || !old->is_placeholder() || old->cas_ != opts.lease_token)) {
+            // The token was invalidated by a delete or a set since it was issued.
+            res.status = store_status::NotStored;
+        } else if (mode == store_mode::Add && live) {
+            res.status = store_status::NotStored;
+        } else if (mode == store_mode::Replace && !live) {
+            res.status = store_status::NotStored;
+        } else if (compare) {
+            if (!live)
+                res.status = store_status::NotFound;
+            else if (live->cas_ != opts.compare_cas) {
+                if (opts.invalidate && opts.compare_cas < live->cas_)
+                    stale_store = true;  // meta I: an older writer stores, marked stale
+                else
+                    res.status = store_status::Exists;
+            }
+        }
+        if (mode == store_mode::Cas && !opts.internal) {
+            switch (res.status) {
+            case store_status::Stored: bump(stats_.cas_hits); break;
+            case store_status::Exists: bump(stats_.cas_badval); break;
+            case store_status::NotFound: bump(stats_.cas_misses); break;
+            default: break;
+            }
+        }
+        if (res.status != store_status::Stored) {
+            rl.add(it);
+            return;
+        }
+        it->cas_ = opts.explicit_cas ? opts.explicit_cas : next_cas();
+        it->deadline_ = deadline;
+        if (live && (opts.keep_exptime || stale_store))
+            it->deadline_ = live->deadline_;
+        if (live && opts.keep_flags)
+            it->flags_ = live->flags_;
+        if (stale_store)
+            it->bits_ |= kStale | (live->bits_ & kWinSent);
+        it->stime_ = it->atime_ = sec;
+        res.cas = it->cas_;
+        bump(stats_.total_items);
+        if (it->deadline_ == kExpiredNow) {
+            // Stored and at once invisible (memcached semantics): drop the old one instead.
+            if (old)
+                unlink(link, rl, remove_reason::Deleted);
+            rl.add(it);
+            return;
+        }
+        if (old) {
+            it->next_ = old->next_;
+            *link = it;
+            if (old->is_placeholder())
+                bump(stats_.lease_placeholders, -1);
+            else
+                bump(stats_.curr_items, -1);
+            rl.add(old);
+        } else {
+            it->next_ = heads_[b];
+            heads_[b] = it;
+        }
+        bump(stats_.curr_items);
+        notify_store(it);
+    }
+}
+
+remove_status store::remove(std::string_view key, const store_now& now,
+                            const remove_options& opts)
+{
+    if (!valid_key(key))
+        return remove_status::BadKey;
+    const uint32_t sec = server_sec(now);
+    const uint64_t b = bucket_of(key);
+    remove_status st = remove_status::NotFound;
+    {
+        reclaim_list rl(stats_.bytes);
+        bucket_guard guard(locks_[b]);
+        item** link = find_link(b, key);
+        item* it = *link;
+        remove_reason why;
+        if (it && invalid(it, sec, why)) {
+            unlink(link, rl, why);
+            it = nullptr;
+        }
+        if (it && it->is_placeholder()) {
+            unlink(link, rl, remove_reason::Deleted);  // invalidates the outstanding lease
+            it = nullptr;
+        }
+        if (!it) {
+            st = remove_status::NotFound;
+        } else if (opts.compare_cas && it->cas_ != opts.compare_cas) {
+            st = remove_status::Exists;
+        } else if (opts.invalidate) {
+            // md I: keep the value, serve it as stale (X) and let one reader win (W).
+            it->bits_ = static_cast<uint8_t>((it->bits_ | kStale) & ~kWinSent);
+            it->cas_ = next_cas();
+            if (opts.touch)
+                it->deadline_ = to_deadline(opts.exptime, now);
+            notify_store(it);
+            st = remove_status::Deleted;
+        } else {
+            unlink(link, rl, remove_reason::Deleted);
+            st = remove_status::Deleted;
+        }
+    }
+    if (st == remove_status::Deleted)
+        bump(stats_.delete_hits);
+    else if (st == remove_status::NotFound)
+        bump(stats_.delete_misses);
+    return st;
+}
+
+touch_status store::touch(std::string_view key, int64_t exptime, const store_now& now)
+{
+    if (!valid_key(key))
+        return touch_status::BadKey;
+    const uint32_t sec = server_sec(now);
+    const uint64_t b = bucket_of(key);
+    touch_status st = touch_status::NotFound;
+    {
+        reclaim_list rl(stats_.bytes);
+        bucket_guard guard(locks_[b]);
+        item** link = find_link(b, key);
+        item* it = *link;
+        remove_reason why;
+        if (it && invalid(it, sec, why)) {
+            unlink(link, rl, why);
+            it = nullptr;
+        }
+        if (it && !it->is_placeholder()) {
+            it->deadline_ = to_deadline(exptime, now);
+            it->clock_ = 0;
+            it->atime_ = sec;
+            notify_store(it);
+            st = touch_status::Touched;
+        }
+    }
+    bump(st == touch_status::Touched ? stats_.touch_hits : stats_.touch_misses);
+    return st;
+}
+
+void store::flush_all(const store_now& now, int64_t delay)
+{
+    if (delay <= 0) {
+        // Everything stored so far has a CAS at most the counter's current value.
+        oldest_cas_.store(cas_counter_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        return;
+    }
+    oldest_live_.store(server_sec(now) + static_cast<uint32_t>(std::min<int64_t>(delay, kMaxRelativeExptime)),
+                       std::memory_order_relaxed);
+}
+
+}  // namespace ithaca::store

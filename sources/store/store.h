@@ -1,0 +1,131 @@
+// store: the cache's storage engine. One hash shared by every worker thread, one bucket_lock
+// per bucket (yrmcds). No I/O dependencies; time comes from the caller (store_now).
+//
+// Threads: every public function may be called from any thread concurrently, except
+// gc_sweep(), which has one caller at a time (the server's cron coroutine), and
+// set_observer(), which is called before the store is shared.
+//
+// Locks: each operation takes exactly one bucket lock at a time, never two, holds it for a
+// memcpy-sized critical section, and never allocates, frees, does I/O or suspends while
+// holding it. Allocation happens before the lock; frees (and large-value file closes) after.
+// The only calls made under a bucket lock are lock-free atomics and change_observer hooks.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "bucket_lock.h"
+#include "item.h"
+#include "reclaim_list.h"
+#include "store_stats.h"
+#include "store_time.h"
+#include "store_types.h"
+
+namespace ithaca::store {
+
+class store {
+public:
+    explicit store(const store_config& cfg = {});
+    ~store();
+    store(const store&) = delete;
+    store& operator=(const store&) = delete;
+
+    void get(std::string_view key, const store_now& now, const get_options& opts,
+             get_result& res);
+
+    void set(std::string_view key, store_mode mode, std::span<const char> value, uint32_t flags,
+             int64_t exptime, const store_now& now, const store_options& opts,
+             store_result& res);
+
+    void arithmetic(std::string_view key, arith_op op, uint64_t delta, const store_now& now,
+                    const arith_options& opts, arith_result& res);
+
+    remove_status remove(std::string_view key, const store_now& now,
+                         const remove_options& opts = {});
+
+    touch_status touch(std::string_view key, int64_t exptime, const store_now& now);
+
+    // memcached flush_all: items stored at or before now (+delay) become invalid (at
+    // now + delay). Removal is lazy (on access or by the GC sweep).
+    void flush_all(const store_now& now, int64_t delay = 0);
+
+    // Visits buckets [first_bucket, first_bucket + count) (clamped), one lock at a time:
+    // removes expired and flushed items, ages CLOCK counters, and evicts the coldest items
+    // while memory is above the high watermark until it is under the low one. Single caller.
+    // Adds this call's counts to `total`. Returns the next bucket to visit (0 after a full
+    // pass).
+    uint64_t gc_sweep(uint64_t first_bucket, uint64_t count, const store_now& now,
+                      gc_stats& total);
+
+    // Calls visitor(item_view) under each bucket lock for each live item in the range.
+    // The visitor must only copy/enqueue. Returns the next bucket (0 after the last).
+    using scan_visitor = std::function<void(const item_view&)>;
+    uint64_t scan(uint64_t first_bucket, uint64_t count, const store_now& now,
+                  const scan_visitor& visitor);
+
+    void set_observer(change_observer* obs) noexcept { observer_ = obs; }
+
+    uint64_t bucket_count() const noexcept { return mask_ + 1; }
+    uint64_t mem_used() const noexcept
+    {
+        return static_cast<uint64_t>(stats_.bytes.load(std::memory_order_relaxed));
+    }
+    const store_config& config() const noexcept { return cfg_; }
+    store_stats_snapshot stats() const noexcept { return stats_.snapshot(); }
+
+private:
+    static constexpr unsigned kScoreCount = 512;  // eviction score = clock * 2 + !fetched
+    using histogram = std::array<uint64_t, kScoreCount>;
+
+    uint64_t bucket_of(std::string_view key) const noexcept;
+    item** find_link(uint64_t b, std::string_view key) noexcept;
+    // Why an item linked in a bucket is no longer visible, if it is not.
+    bool invalid(const item* it, uint32_t sec, remove_reason& why) const noexcept;
+    void unlink(item** link, reclaim_list& rl, remove_reason why) noexcept;
+    void notify_store(const item* it) noexcept;
+    uint64_t next_cas() noexcept;
+    uint64_t next_lease_token() noexcept;
+
+    // Allocates an item (plain or large), charges it to memory, evicting inline if needed.
+    // nullptr on OutOfMemory. Never under a lock.
+    item* alloc_charged(std::string_view key, size_t value_len) noexcept;
+    bool charge(item* it) noexcept;
+    // Samples buckets from cursor_ and evicts the coldest items until usage <= limit.
+    bool evict_inline() noexcept;
+    unsigned threshold_for(const histogram& h, uint64_t need) const noexcept;
+
+    void set_rmw(std::string_view key, store_mode mode, std::span<const char> value,
+                 const store_now& now, const store_options& opts, store_result& res);
+    // get() with stats counting optional (read-modify-write helpers read without counting).
+    void get_impl(std::string_view key, const store_now& now, const get_options& opts,
+                  get_result& res, bool count);
+
+    store_config cfg_;
+    uint64_t mask_;
+    uint64_t seed_;
+    std::unique_ptr<item*[]> heads_;        // chain heads      [locks_[b]]
+    std::unique_ptr<bucket_lock[]> locks_;  // one per bucket
+    change_observer* observer_ = nullptr;   // set before sharing; immutable afterwards
+
+    std::atomic<uint64_t> cas_counter_{0};
+    std::atomic<uint64_t> lease_counter_;
+    std::atomic<uint64_t> oldest_cas_{0};    // flush_all: cas <= this is invalid
+    std::atomic<uint32_t> oldest_live_{0};   // flush_all: stored <= this is invalid once passed
+    std::atomic<uint64_t> evict_cursor_{0};  // inline eviction sampling position
+
+    // GC state: the gc_sweep caller only (single-threaded by contract).
+    histogram gc_hist_prev_{};  // bytes per score seen in the last complete sweep
+    histogram gc_hist_cur_{};
+    bool gc_hist_valid_ = false;
+    bool gc_evicting_ = false;
+    unsigned gc_threshold_ = kScoreCount;
+
+    store_stats stats_;
+};
+
+}  // namespace ithaca::store

@@ -1,0 +1,172 @@
+// Options and results of the store operations. Plain structs, no exceptions; designed around
+// the meta protocol, onto which the protocol layer maps every classic command.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "large_value.h"
+
+namespace ithaca::store {
+
+inline constexpr size_t kKeyMax = 250;
+
+struct store_config {
+    // Power of two, fixed for the life of the store: with one lock per bucket a resize would
+    // have to take every lock (yrmcds: "resizing is almost impossible"), so size it big.
+    uint64_t bucket_count = uint64_t{1} << 20;
+    uint64_t memory_limit = uint64_t{64} << 20;  // bytes of items (headers, keys, values)
+    uint64_t item_size_max = uint64_t{1} << 20;  // header + key + value
+    uint64_t large_value_threshold = 0;          // values larger go to a temp file; 0 = off
+    std::string temp_dir = "/tmp";
+    uint64_t lease_interval_ms = 10000;  // at most one lease token per key per interval
+    uint32_t lease_ttl_sec = 10;         // lifetime of a lease placeholder
+    unsigned gc_high_watermark_pct = 90;  // GC starts evicting above this share of the limit
+    unsigned gc_low_watermark_pct = 80;   // ... and stops below this one
+};
+
+// ---- get (get, gets, gat, gats, touch via get_options, mg, lease-get) ----
+
+enum class get_status : uint8_t {
+    Hit,
+    Miss,
+    LeaseToken,  // miss; result.lease_token is the caller's token to lease-set with
+    LeaseWait,   // hot miss: a token was issued less than lease_interval ago; wait and retry
+    BadKey,      // empty or longer than 250 bytes
+};
+
+struct get_options {
+    bool want_value = true;
+    bool bump = true;          // reset CLOCK, mark fetched, update last access
+    bool touch = false;        // gat / mg T: set exptime to `exptime`
+    int64_t exptime = 0;
+    bool vivify = false;       // mg N: on miss create an empty item with vivify_exptime
+    int64_t vivify_exptime = 0;
+    uint32_t recache_threshold = 0;  // mg R: remaining TTL below this wins a recache; 0 = off
+    bool lease = false;        // lease-get: a miss hands out a token (or says wait)
+};
+
+struct get_result {
+    get_status status = get_status::Miss;
+    uint32_t flags = 0;
+    uint64_t cas = 0;
+    int64_t ttl = -1;            // remaining seconds, -1 = never expires
+    uint32_t last_access = 0;    // seconds since last access (mg l)
+    bool fetched_before = false; // mg h
+    bool win = false;            // mg W: this caller should recache
+    bool stale = false;          // mg X
+    bool win_sent = false;       // mg Z: someone else already won
+    bool vivified = false;       // the miss created an empty item (mg N)
+    uint64_t lease_token = 0;
+    // The value: copied into `value` (the caller keeps it across calls to reuse its
+    // capacity) or, for values kept in a file, `large` to read after the call.
+    std::string value;
+    large_value_ref large;
+};
+
+// ---- store (set, add, replace, append, prepend, cas, ms, lease-set) ----
+
+enum class store_mode : uint8_t { Set, Add, Replace, Append, Prepend, Cas };
+
+enum class store_status : uint8_t {
+    Stored,
+    NotStored,    // add on a live key, replace/append/prepend on a missing one, bad lease
+    Exists,       // CAS mismatch
+    NotFound,     // CAS on a missing key
+    TooLarge,     // "SERVER_ERROR object too large for cache"
+    OutOfMemory,  // "SERVER_ERROR out of memory storing object" (also temp file failures)
+    BadKey,
+};
+
+struct store_options {
+    uint64_t compare_cas = 0;  // Cas mode; with other modes (meta C) compare if non-zero
+    bool invalidate = false;   // meta I: a CAS older than the item's stores but marks stale
+    uint64_t explicit_cas = 0; // meta E: the new item's CAS; 0 = next from the counter
+    uint64_t lease_token = 0;  // lease-set; 0 = not a lease-set
+    // Internal (append/prepend/arithmetic read-modify-write): keep the old item's flags and
+    // exptime, and do not count cas stats.
+    bool keep_flags = false;
+    bool keep_exptime = false;
+    bool internal = false;
+};
+
+struct store_result {
+    store_status status = store_status::NotStored;
+    uint64_t cas = 0;
+};
+
+// ---- arithmetic (incr, decr, ma) ----
+
+enum class arith_op : uint8_t { Incr, Decr };
+
+enum class arith_status : uint8_t {
+    Ok,
+    NotFound,
+    NonNumeric,   // "CLIENT_ERROR cannot increment or decrement non-numeric value"
+    Exists,       // compare_cas mismatch
+    OutOfMemory,
+    BadKey,
+};
+
+struct arith_options {
+    uint64_t compare_cas = 0;
+    bool vivify = false;        // ma N: create with `initial` on miss
+    uint64_t initial = 0;       // ma J
+    int64_t vivify_exptime = 0;
+    bool touch = false;         // ma T: update exptime
+    int64_t exptime = 0;
+};
+
+struct arith_result {
+    arith_status status = arith_status::NotFound;
+    uint64_t value = 0;
+    uint64_t cas = 0;
+    bool vivified = false;
+};
+
+// ---- remove (delete, md) ----
+
+enum class remove_status : uint8_t { Deleted, NotFound, Exists, BadKey };
+
+struct remove_options {
+    uint64_t compare_cas = 0;
+    bool invalidate = false;  // md I: mark stale (and set exptime if touch) instead of removing
+    bool touch = false;       // md T with I
+    int64_t exptime = 0;
+};
+
+enum class touch_status : uint8_t { Touched, NotFound, BadKey };
+
+// A live item as shown to change observers and scans. Valid only during the call.
+struct item_view {
+    std::string_view key;
+    uint32_t flags;
+    uint32_t deadline;         // internal deadline; see store_time.h deadline_to_unix
+    uint64_t cas;
+    std::string_view value;    // empty if large
+    const large_value* large;  // non-null if the value is in a file
+};
+
+enum class remove_reason : uint8_t { Deleted, Expired, Evicted, Flushed };
+
+// Called UNDER the bucket lock of the key on every change, so a per-key order of records is
+// the order of changes. Implementations must only copy and enqueue, lock-free, bounded;
+// never block, allocate unboundedly, or call back into the store.
+class change_observer {
+public:
+    virtual ~change_observer() = default;
+    virtual void on_store(const item_view& item) noexcept = 0;
+    virtual void on_remove(std::string_view key, remove_reason why) noexcept = 0;
+};
+
+// Output of one gc_sweep call; the caller accumulates.
+struct gc_stats {
+    uint64_t visited = 0;
+    uint64_t reclaimed = 0;
+    uint64_t expired_unfetched = 0;
+    uint64_t evictions = 0;
+    uint64_t evicted_unfetched = 0;
+};
+
+}  // namespace ithaca::store
