@@ -67,6 +67,11 @@ struct request {
     // Decoded base64 meta key (a 250-byte base64 token decodes to <= 187 bytes).
     std::array<char, kMaxKeyLength> scratch{};
 
+    request() = default;
+    // Copies re-point a base64-decoded key at their own scratch.
+    request(const request& other) { *this = other; }
+    request& operator=(const request& other);
+
     std::string_view key() const { return keys.empty() ? std::string_view{} : keys.front(); }
 
     // Resets every field so the object can be reused for the next request.
