@@ -1,0 +1,227 @@
+#include "meta_parser.h"
+
+#include <climits>
+#include <span>
+
+#include "base64.h"
+#include "number.h"
+#include "text_replies.h"
+
+namespace ithaca::protocol {
+namespace {
+
+meta_outcome meta_error(error_kind kind, std::string_view reply, std::size_t swallow = 0) {
+    meta_outcome m;
+    m.status = meta_outcome::Status::Error;
+    m.kind = kind;
+    m.reply = reply;
+    m.swallow = swallow;
+    return m;
+}
+
+// Result of the flag pass, mirroring memcached 1.6.18's _meta_flag_preparse:
+// an unknown or repeated flag stops at once; a bad token records its message
+// and the pass goes on, so the last such message wins ("mg foo T b" reports
+// the key decoding error, "mg foo b T" the bad token).
+struct flag_pass {
+    bool ok = true;
+    std::string_view reply;
+};
+
+flag_pass parse_flags_into(const meta_line& line, std::size_t first, request& out) {
+    flag_pass p;
+    // Default message for a failure that sets none (a bad F token).
+    std::string_view last = kReplyBadFormat;
+    meta_flags& m = out.meta;
+    for (std::size_t i = first; i < line.total; ++i) {
+        const std::string_view tok = line.word[i];
+        const char o = tok[0];
+        const std::string_view arg = tok.substr(1);
+        if (static_cast<unsigned char>(o) >= 127 || m.has(o)) {
+            return {false, kReplyDuplicateFlag};
+        }
+        // Digits and punctuation have no bit; they are all invalid flags below.
+        switch (o) {
+            case 'b': {
+                const std::string_view key = out.keys.front();
+                auto n = base64_decode(key, std::span<char>(out.scratch));
+                if (!n) {
+                    last = kReplyBadKeyEncoding;
+                    p.ok = false;
+                } else {
+                    out.keys.set(0, std::string_view(out.scratch.data(), *n));
+                    out.meta_key_binary = true;
+                }
+                break;
+            }
+            case 'N':
+            case 'T':
+            case 'R': {
+                auto v = parse_i64(arg);
+                if (!v) {
+                    last = kReplyBadToken;
+                    p.ok = false;
+                } else if (o == 'N') {
+                    m.vivify_ttl = *v;
+                } else if (o == 'T') {
+                    m.ttl = *v;
+                } else {
+                    m.recache_ttl = *v;
+                }
+                break;
+            }
+            case 'F': {
+                auto v = parse_flags(arg);
+                if (!v) {
+                    p.ok = false;  // memcached sets no message here
+                } else {
+                    m.client_flags = *v;
+                }
+                break;
+            }
+            case 'C':
+            case 'E': {
+                // E (explicit new CAS) is not in 1.6.18, which answers
+                // "invalid flag"; later memcached accepts it, and so do we.
+                auto v = parse_u64(arg);
+                if (!v) {
+                    last = kReplyBadToken;
+                    p.ok = false;
+                } else if (o == 'C') {
+                    m.compare_cas = *v;
+                } else {
+                    m.explicit_cas = *v;
+                }
+                break;
+            }
+            case 'M':
+                if (tok.size() != 2) {
+                    last = kReplyMLength;
+                    p.ok = false;
+                } else {
+                    m.mode = tok[1];
+                }
+                break;
+            case 'J': {
+                auto v = parse_u64(arg);
+                if (!v) {
+                    last = kReplyBadInitial;
+                    p.ok = false;
+                } else {
+                    m.initial = *v;
+                }
+                break;
+            }
+            case 'D': {
+                auto v = parse_u64(arg);
+                if (!v) {
+                    last = kReplyBadDeltaValue;
+                    p.ok = false;
+                } else {
+                    m.delta = *v;
+                }
+                break;
+            }
+            case 'O':
+                m.opaque = arg;
+                break;
+            // Flags without a token (any trailing bytes are ignored, as memcached does).
+            case 'P': case 'L':  // proxy hints: accepted and ignored
+            case 'k': case 's': case 't': case 'c': case 'f':
+            case 'v': case 'h': case 'l': case 'u': case 'q': case 'I':
+                break;
+            default:
+                return {false, kReplyInvalidFlag};
+        }
+        m.set(o);
+        if (m.order_size < m.order.size()) m.order[m.order_size++] = o;
+    }
+    if (!p.ok) p.reply = last;
+    return p;
+}
+
+bool opaque_too_long(const request& out) {
+    return out.meta.has('O') && out.meta.opaque.size() + 1 > kMetaMaxOpaqueToken;
+}
+
+}  // namespace
+
+meta_outcome parse_meta(std::string_view cmd, const meta_line& line, request& out,
+                        const parser_settings& settings) {
+    const char c = cmd[1];
+    if (c == 'n') {
+        out.cmd = command::MetaNoop;  // "mn" answers MN whatever follows
+        return {};
+    }
+    if (c != 'g' && c != 's' && c != 'd' && c != 'a' && c != 'e') {
+        return {meta_outcome::Status::UnknownCommand};
+    }
+    if (c == 'e') {
+        out.cmd = command::MetaDebug;
+        if (line.total < 2 || line.word[1].size() > kMaxKeyLength) {
+            return meta_error(error_kind::BadFormat, kReplyBadFormat);
+        }
+        out.keys.push_back(line.word[1]);
+        return {};
+    }
+    out.cmd = c == 'g' ? command::MetaGet
+            : c == 's' ? command::MetaSet
+            : c == 'd' ? command::MetaDelete
+                       : command::MetaArithmetic;
+    if (line.total < 2) return {meta_outcome::Status::UnknownCommand};
+    if (line.word[1].size() > kMaxKeyLength) {
+        return meta_error(error_kind::KeyTooLong, kReplyBadFormat);
+    }
+    out.keys.push_back(line.word[1]);
+
+    if (c == 's') {
+        if (line.total == 2) return meta_error(error_kind::BadFormat, kReplyBadFormat);
+        if (line.total > kMetaMaxWords) return meta_error(error_kind::BadFormat, kReplyMsFlagsTooLong);
+        auto vlen = parse_i64(line.word[2]);
+        if (!vlen || *vlen < 0 || *vlen > INT_MAX - 2) {
+            return meta_error(error_kind::BadFormat, kReplyBadFormat);
+        }
+        const auto value_len = static_cast<std::size_t>(*vlen);
+        const std::size_t swallow = value_len + 2;
+        // From here on memcached knows the length and swallows the value on error.
+        flag_pass p = parse_flags_into(line, 3, out);
+        if (!p.ok) return meta_error(error_kind::BadFormat, p.reply, swallow);
+        if (opaque_too_long(out)) return meta_error(error_kind::BadFormat, kReplyOpaqueTooLong, swallow);
+        switch (out.meta.mode) {
+            case 0: case 'E': case 'A': case 'P': case 'R': case 'S': break;
+            default: return meta_error(error_kind::BadFormat, kReplyMsMode, swallow);
+        }
+        if (value_len > settings.item_size_max) {
+            return meta_error(error_kind::TooLarge, kReplyTooLarge, swallow);
+        }
+        out.flags = out.meta.client_flags;
+        out.exptime = out.meta.ttl;
+        out.cas = out.meta.compare_cas;
+        out.noreply = out.meta.has('q');
+        meta_outcome m;
+        m.value_length = value_len;
+        return m;
+    }
+
+    if (line.total > kMetaMaxWords) return meta_error(error_kind::BadFormat, kReplyFlagsTooLong);
+    flag_pass p = parse_flags_into(line, 2, out);
+    if (!p.ok) {
+        // md and ma report every flag problem with one message.
+        return meta_error(error_kind::BadFormat, c == 'g' ? p.reply : kReplyInvalidOrDuplicateFlag);
+    }
+    if (opaque_too_long(out)) return meta_error(error_kind::BadFormat, kReplyOpaqueTooLong);
+    if (c == 'a') {
+        switch (out.meta.mode) {
+            case 0: case 'I': case '+': case 'D': case '-': break;
+            default: return meta_error(error_kind::BadFormat, kReplyMaMode);
+        }
+        out.delta = out.meta.delta;
+        out.initial = out.meta.initial;
+    }
+    out.exptime = out.meta.ttl;
+    out.cas = out.meta.compare_cas;
+    out.noreply = out.meta.has('q');
+    return {};
+}
+
+}  // namespace ithaca::protocol

@@ -1,0 +1,87 @@
+#include "out_buffer.h"
+
+namespace ithaca::protocol {
+
+void out_buffer::append(std::string_view bytes) {
+    if (bytes.empty()) return;
+    if (!segments_.empty() && !segments_.back().external &&
+        segments_.back().offset + segments_.back().length == copy_.size()) {
+        segments_.back().length += bytes.size();
+    } else {
+        segment s;
+        s.offset = copy_.size();
+        s.length = bytes.size();
+        segments_.push_back(std::move(s));
+    }
+    copy_.append(bytes);
+    size_ += bytes.size();
+}
+
+void out_buffer::append_value(std::string_view bytes, std::shared_ptr<const void> owner) {
+    if (bytes.size() <= kCopyThreshold) {
+        append(bytes);
+    } else {
+        append_ref(bytes, std::move(owner));
+    }
+}
+
+void out_buffer::append_ref(std::string_view bytes, std::shared_ptr<const void> owner) {
+    if (bytes.empty()) return;
+    segment s;
+    s.external = true;
+    s.data = bytes.data();
+    s.length = bytes.size();
+    s.owner = std::move(owner);
+    segments_.push_back(std::move(s));
+    size_ += bytes.size();
+}
+
+std::span<const iovec> out_buffer::iovecs(std::size_t max) {
+    iov_.clear();
+    for (std::size_t i = head_; i < segments_.size() && iov_.size() < max; ++i) {
+        const segment& s = segments_[i];
+        const std::size_t skip = i == head_ ? head_offset_ : 0;
+        iovec v;
+        v.iov_base = const_cast<char*>(data_of(s) + skip);
+        v.iov_len = s.length - skip;
+        iov_.push_back(v);
+    }
+    return iov_;
+}
+
+void out_buffer::consume(std::size_t n) {
+    if (n > size_) n = size_;
+    size_ -= n;
+    while (n > 0 && head_ < segments_.size()) {
+        segment& s = segments_[head_];
+        const std::size_t left = s.length - head_offset_;
+        if (n < left) {
+            head_offset_ += n;
+            return;
+        }
+        n -= left;
+        s.owner.reset();
+        ++head_;
+        head_offset_ = 0;
+    }
+    if (size_ == 0) {
+        // Everything written: reuse the storage for the next batch.
+        copy_.clear();
+        segments_.clear();
+        head_ = 0;
+        head_offset_ = 0;
+    }
+}
+
+std::string out_buffer::str() const {
+    std::string s;
+    s.reserve(size_);
+    for (std::size_t i = head_; i < segments_.size(); ++i) {
+        const segment& seg = segments_[i];
+        const std::size_t skip = i == head_ ? head_offset_ : 0;
+        s.append(data_of(seg) + skip, seg.length - skip);
+    }
+    return s;
+}
+
+}  // namespace ithaca::protocol

@@ -1,0 +1,68 @@
+#pragma once
+// Replies of a batch of pipelined requests, ready for one writev. Small
+// pieces (status lines, headers) are copied into one contiguous buffer; large
+// values are referenced where they are, without a copy. The caller keeps a
+// referenced value alive until consume() has passed it, or hands an `owner`
+// (e.g. the store's item reference) that out_buffer holds until then.
+//
+// Protocol-agnostic and single-threaded: one per connection, used only by the
+// connection's coroutine.
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ithaca::protocol {
+
+class out_buffer {
+public:
+    // Values up to this size are copied: a copy is cheaper than an iovec entry.
+    static constexpr std::size_t kCopyThreshold = 512;
+
+    void append(std::string_view bytes);
+    void append(char c) { append(std::string_view(&c, 1)); }
+    // Appends a value: copied if small, else referenced.
+    void append_value(std::string_view bytes, std::shared_ptr<const void> owner = {});
+    // Always references `bytes` (lifetime as described above).
+    void append_ref(std::string_view bytes, std::shared_ptr<const void> owner = {});
+
+    // Bytes not yet consumed.
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+
+    // The unconsumed bytes as at most `max` iovecs (IOV_MAX is 1024 on Linux).
+    // Valid until the next append or consume.
+    std::span<const iovec> iovecs(std::size_t max = 1024);
+
+    // Marks n bytes written (after a possibly partial writev).
+    void consume(std::size_t n);
+
+    // Everything unconsumed, copied out (tests).
+    std::string str() const;
+
+private:
+    struct segment {
+        bool external = false;
+        std::size_t offset = 0;  // into copy_ when !external
+        std::size_t length = 0;
+        const char* data = nullptr;  // when external
+        std::shared_ptr<const void> owner;
+    };
+    const char* data_of(const segment& s) const {
+        return s.external ? s.data : copy_.data() + s.offset;
+    }
+
+    std::string copy_;
+    std::vector<segment> segments_;
+    std::size_t head_ = 0;         // first unconsumed segment
+    std::size_t head_offset_ = 0;  // bytes of it already consumed
+    std::size_t size_ = 0;
+    std::vector<iovec> iov_;
+};
+
+}  // namespace ithaca::protocol

@@ -1,0 +1,37 @@
+#include "parser.h"
+
+#include <algorithm>
+
+#include "binary_format.h"
+
+namespace ithaca::protocol {
+
+parse_result parser::parse(std::string_view input, request& out) {
+    std::size_t skipped = 0;
+    if (swallow_ > 0) {
+        skipped = std::min(swallow_, input.size());
+        swallow_ -= skipped;
+        input.remove_prefix(skipped);
+        if (swallow_ > 0 || input.empty()) return parse_result::need_more(skipped);
+    }
+    if (input.empty()) return parse_result::need_more(skipped);
+
+    const bool binary_byte = static_cast<unsigned char>(input[0]) == kBinaryRequestMagic;
+    mode m = binary_byte ? mode::Binary : mode::Text;
+    if (settings_.lock_protocol) {
+        if (mode_ == mode::Undecided) mode_ = m;
+        m = mode_;
+    }
+    parse_result r = m == mode::Binary ? binary_.parse(input, out) : text_.parse(input, out);
+    if (r.swallow > 0) {
+        const std::size_t rest = input.size() - r.consumed;
+        const std::size_t now = std::min(r.swallow, rest);
+        r.consumed += now;
+        swallow_ = r.swallow - now;
+        r.swallow = 0;
+    }
+    r.consumed += skipped;
+    return r;
+}
+
+}  // namespace ithaca::protocol

@@ -1,0 +1,49 @@
+#pragma once
+// The one parser a connection owns. It tells the protocols apart by the first
+// byte of a request (0x80: binary; anything else: text, where classic and meta
+// commands mix freely), by default fixing the protocol at the first request
+// as memcached does (parser_settings::lock_protocol), and it swallows the
+// bytes of refused values so the protocol parsers never see them.
+//
+// Contract with the connection:
+//   - call parse() with all unconsumed input; drop result.consumed bytes
+//     from its front whatever the status;
+//   - Ok: execute `out` (its views point into the input: execute before
+//     dropping the bytes, or copy), then call parse() again;
+//   - NeedMore: read more bytes (append), call parse() again; bytes that
+//     were not consumed must still be at the front;
+//   - Error: send the error reply (unless result.silent; nothing at all
+//     for LineTooLong and BadMagic), then close if result.close.
+
+#include <cstddef>
+#include <string_view>
+
+#include "binary_parser.h"
+#include "parse_result.h"
+#include "parser_settings.h"
+#include "request.h"
+#include "text_parser.h"
+
+namespace ithaca::protocol {
+
+class parser {
+public:
+    explicit parser(const parser_settings& settings)
+        : settings_(settings), text_(settings_), binary_(settings_) {}
+
+    parse_result parse(std::string_view input, request& out);
+
+    // Bytes of a refused value still to discard (tests and stats).
+    std::size_t swallowing() const { return swallow_; }
+
+private:
+    enum class mode : unsigned char { Undecided, Text, Binary };
+
+    parser_settings settings_;
+    text_parser text_;
+    binary_parser binary_;
+    mode mode_ = mode::Undecided;
+    std::size_t swallow_ = 0;
+};
+
+}  // namespace ithaca::protocol

@@ -1,0 +1,367 @@
+#include "text_parser.h"
+
+#include <array>
+#include <climits>
+#include <cstring>
+
+#include "meta_parser.h"
+#include "number.h"
+#include "text_replies.h"
+
+namespace ithaca::protocol {
+namespace {
+
+// memcached tokenizes at most 24 tokens; commands that take more words than
+// that are refused anyway, except multi-key gets, which are walked separately.
+constexpr std::size_t kMaxTokens = 24;
+
+struct token_list {
+    std::array<std::string_view, kMaxTokens> word{};
+    std::size_t stored = 0;  // words in `word`
+    std::size_t total = 0;   // words in the line
+};
+
+// Splits on ' ' only (memcached: tabs are part of a token), collapsing runs.
+void tokenize(std::string_view line, token_list& t) {
+    std::size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && line[i] == ' ') ++i;
+        if (i == line.size()) break;
+        const std::size_t start = i;
+        while (i < line.size() && line[i] != ' ') ++i;
+        if (t.stored < kMaxTokens) t.word[t.stored++] = line.substr(start, i - start);
+        ++t.total;
+    }
+}
+
+parse_result fail(error_kind kind, std::size_t consumed, std::string_view reply,
+                  bool silent = false) {
+    parse_result r;
+    r.status = parse_status::Error;
+    r.consumed = consumed;
+    r.error = kind;
+    r.reply = reply;
+    r.silent = silent;
+    return r;
+}
+
+// memcached's set_noreply_maybe: the last word is exactly "noreply".
+bool ends_with_noreply(const token_list& t) {
+    return t.total >= 2 && t.stored == t.total && t.word[t.total - 1] == "noreply";
+}
+
+bool starts_multiget(std::string_view in) {
+    std::size_t i = 0;
+    while (i < in.size() && in[i] == ' ') ++i;
+    if (i > 100) return false;
+    const std::string_view rest = in.substr(i);
+    return rest.starts_with("get ") || rest.starts_with("gets ");
+}
+
+}  // namespace
+
+parse_result text_parser::parse(std::string_view input, request& out) {
+    if (need_ > input.size()) return parse_result::need_more();
+    if (scanned_ > input.size()) scanned_ = 0;
+
+    const void* nl = std::memchr(input.data() + scanned_, '\n', input.size() - scanned_);
+    if (nl == nullptr) {
+        scanned_ = input.size();
+        // memcached 1.6.18 closes a connection that sent more than 2048 bytes
+        // without a newline, unless it is a (possibly huge) multiget.
+        const bool multiget = starts_multiget(input);
+        if ((input.size() > settings_.max_line_length && !multiget) ||
+            input.size() > settings_.max_get_line_length) {
+            scanned_ = 0;
+            parse_result r = fail(error_kind::LineTooLong, input.size(), {});
+            r.close = true;
+            return r;
+        }
+        return parse_result::need_more();
+    }
+    const std::size_t nl_pos = static_cast<std::size_t>(static_cast<const char*>(nl) - input.data());
+    const std::size_t line_len = nl_pos + 1;
+    std::string_view line = input.substr(0, nl_pos);
+    // "\r\n" or a bare "\n" ends a line; only one '\r' is stripped
+    // ("get a\r\r\n" asks for the key "a\r").
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+
+    out.clear();
+    parse_result r = parse_line(input, line, line_len, out);
+    if (r.status != parse_status::NeedMore) {
+        need_ = 0;
+        scanned_ = 0;
+    } else {
+        // Keep scanned_ at the line end: the newline is found again at once.
+        scanned_ = nl_pos;
+    }
+    return r;
+}
+
+parse_result text_parser::parse_line(std::string_view input, std::string_view line,
+                                     std::size_t line_len, request& out) {
+    token_list t;
+    tokenize(line, t);
+    if (t.total == 0) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+    const std::string_view cmd = t.word[0];
+    out.proto = protocol_kind::Ascii;
+
+    // Meta commands: two letters starting with 'm'.
+    if (cmd.size() == 2 && cmd[0] == 'm') {
+        out.proto = protocol_kind::Meta;
+        meta_line ml{t.word.data(), t.stored, t.total};
+        meta_outcome m = parse_meta(cmd, ml, out, settings_);
+        if (m.status == meta_outcome::Status::UnknownCommand) {
+            return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        }
+        if (m.status == meta_outcome::Status::Error) {
+            // Meta errors are never hidden by 'q' (memcached out_errstring).
+            parse_result r = fail(m.kind, line_len, m.reply);
+            r.swallow = m.swallow;
+            return r;
+        }
+        if (out.cmd != command::MetaSet) return parse_result::ok(line_len);
+        const std::size_t need = line_len + m.value_length + 2;
+        if (input.size() < need) {
+            need_ = need;
+            return parse_result::need_more();
+        }
+        if (input[need - 2] != '\r' || input[need - 1] != '\n') {
+            return fail(error_kind::BadDataChunk, need, kReplyBadDataChunk);
+        }
+        out.value = input.substr(line_len, m.value_length);
+        return parse_result::ok(need);
+    }
+
+    // Storage commands share the value handling.
+    enum class storage_form { None, Plain, Cas, Lease };
+    storage_form form = storage_form::None;
+    if (cmd == "set") {
+        out.cmd = command::Set;
+        form = storage_form::Plain;
+    } else if (cmd == "add") {
+        out.cmd = command::Add;
+        form = storage_form::Plain;
+    } else if (cmd == "replace") {
+        out.cmd = command::Replace;
+        form = storage_form::Plain;
+    } else if (cmd == "append") {
+        out.cmd = command::Append;
+        form = storage_form::Plain;
+    } else if (cmd == "prepend") {
+        out.cmd = command::Prepend;
+        form = storage_form::Plain;
+    } else if (cmd == "cas") {
+        out.cmd = command::Cas;
+        form = storage_form::Cas;
+    } else if (cmd == "lease-set") {
+        out.cmd = command::LeaseSet;
+        form = storage_form::Lease;
+    }
+
+    if (form != storage_form::None) {
+        // set key flags exptime bytes [noreply]; cas adds casunique; lease-set
+        // (mcrouter) puts the lease token after the key:
+        //   lease-set <key> <token> <flags> <exptime> <bytes> [noreply]
+        const std::size_t base = form == storage_form::Plain ? 5 : 6;
+        if (t.total != base && t.total != base + 1) {
+            return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        }
+        out.noreply = ends_with_noreply(t);
+        const bool silent = out.noreply;
+        if (t.word[1].size() > kMaxKeyLength) {
+            return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat, silent);
+        }
+        out.keys.push_back(t.word[1]);
+        const std::size_t f = form == storage_form::Lease ? 3 : 2;
+        if (form == storage_form::Lease) {
+            auto token = parse_u64(t.word[2]);
+            if (!token) return fail(error_kind::BadFormat, line_len, kReplyBadFormat, silent);
+            out.lease_token = *token;
+        }
+        auto flags = parse_flags(t.word[f]);
+        auto exptime = parse_i64(t.word[f + 1]);
+        auto vlen = parse_i64(t.word[f + 2]);
+        if (!flags || !exptime || !vlen) {
+            return fail(error_kind::BadFormat, line_len, kReplyBadFormat, silent);
+        }
+        out.flags = *flags;
+        out.exptime = *exptime;
+        if (form == storage_form::Cas) {
+            auto cas = parse_u64(t.word[5]);
+            if (!cas) return fail(error_kind::BadFormat, line_len, kReplyBadFormat, silent);
+            out.cas = *cas;
+        }
+        // memcached: vlen < 0 || vlen > INT_MAX - 2 is a bad command line.
+        if (*vlen < 0 || *vlen > INT_MAX - 2) {
+            return fail(error_kind::BadFormat, line_len, kReplyBadFormat, silent);
+        }
+        const auto value_len = static_cast<std::size_t>(*vlen);
+        if (value_len > settings_.item_size_max) {
+            // memcached swallows the value (and, for set, unlinks the old item:
+            // the executor does that, the key is in `out`).
+            parse_result r = fail(error_kind::TooLarge, line_len, kReplyTooLarge, silent);
+            r.swallow = value_len + 2;
+            return r;
+        }
+        const std::size_t need = line_len + value_len + 2;
+        if (input.size() < need) {
+            need_ = need;
+            return parse_result::need_more();
+        }
+        if (input[need - 2] != '\r' || input[need - 1] != '\n') {
+            // memcached reads exactly bytes+2 and resumes parsing right after.
+            return fail(error_kind::BadDataChunk, need, kReplyBadDataChunk, silent);
+        }
+        out.value = input.substr(line_len, value_len);
+        return parse_result::ok(need);
+    }
+
+    const bool is_get = cmd == "get";
+    const bool is_gets = cmd == "gets";
+    const bool is_gat = cmd == "gat";
+    const bool is_gats = cmd == "gats";
+    if (is_get || is_gets || is_gat || is_gats) {
+        out.cmd = is_get ? command::Get : is_gets ? command::Gets : is_gat ? command::Gat : command::Gats;
+        if (t.total < 2) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        // Walk the whole line: a multiget may have more keys than tokens.
+        std::size_t i = static_cast<std::size_t>(cmd.data() + cmd.size() - line.data());
+        bool first = true;
+        while (i < line.size()) {
+            while (i < line.size() && line[i] == ' ') ++i;
+            if (i == line.size()) break;
+            const std::size_t start = i;
+            while (i < line.size() && line[i] != ' ') ++i;
+            const std::string_view word = line.substr(start, i - start);
+            if (first && (is_gat || is_gats)) {
+                auto exptime = parse_i64(word);
+                if (!exptime) return fail(error_kind::BadFormat, line_len, kReplyBadExptime);
+                out.exptime = *exptime;
+            } else {
+                // memcached would already have sent the VALUEs of the keys
+                // before a long one; we refuse the whole line instead.
+                if (word.size() > kMaxKeyLength) {
+                    return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat);
+                }
+                out.keys.push_back(word);
+            }
+            first = false;
+        }
+        return parse_result::ok(line_len);
+    }
+
+    if (cmd == "incr" || cmd == "decr") {
+        out.cmd = cmd == "incr" ? command::Incr : command::Decr;
+        if (t.total != 3 && t.total != 4) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        out.noreply = ends_with_noreply(t);
+        if (t.word[1].size() > kMaxKeyLength) {
+            return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat, out.noreply);
+        }
+        out.keys.push_back(t.word[1]);
+        auto delta = parse_u64(t.word[2]);
+        if (!delta) return fail(error_kind::BadFormat, line_len, kReplyBadDelta, out.noreply);
+        out.delta = *delta;
+        return parse_result::ok(line_len);
+    }
+
+    if (cmd == "delete") {
+        out.cmd = command::Delete;
+        if (t.total < 2 || t.total > 4) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        if (t.total > 2) {
+            // memcached accepts a legacy hold time of exactly "0".
+            const bool hold_is_zero = t.word[2] == "0";
+            out.noreply = ends_with_noreply(t);
+            const bool valid = (t.total == 3 && (hold_is_zero || out.noreply)) ||
+                               (t.total == 4 && hold_is_zero && out.noreply);
+            if (!valid) return fail(error_kind::BadFormat, line_len, kReplyDeleteUsage, out.noreply);
+        }
+        if (t.word[1].size() > kMaxKeyLength) {
+            return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat, out.noreply);
+        }
+        out.keys.push_back(t.word[1]);
+        return parse_result::ok(line_len);
+    }
+
+    if (cmd == "touch") {
+        out.cmd = command::Touch;
+        if (t.total != 3 && t.total != 4) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        out.noreply = ends_with_noreply(t);
+        if (t.word[1].size() > kMaxKeyLength) {
+            return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat, out.noreply);
+        }
+        out.keys.push_back(t.word[1]);
+        auto exptime = parse_i64(t.word[2]);
+        if (!exptime) return fail(error_kind::BadFormat, line_len, kReplyBadExptime, out.noreply);
+        out.exptime = *exptime;
+        return parse_result::ok(line_len);
+    }
+
+    if (cmd == "flush_all") {
+        out.cmd = command::FlushAll;
+        if (t.total > 3) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        out.noreply = ends_with_noreply(t);
+        if (t.total != (out.noreply ? 2u : 1u)) {
+            auto delay = parse_i64(t.word[1]);
+            if (!delay) return fail(error_kind::BadFormat, line_len, kReplyBadExptime, out.noreply);
+            out.flush_delay = *delay;
+            out.has_flush_delay = true;
+        }
+        return parse_result::ok(line_len);
+    }
+
+    if (cmd == "verbosity") {
+        out.cmd = command::Verbosity;
+        if (t.total != 2 && t.total != 3) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        out.noreply = ends_with_noreply(t);
+        auto level = parse_u64(t.word[1]);
+        if (!level) return fail(error_kind::BadFormat, line_len, kReplyBadFormat, out.noreply);
+        out.verbosity = static_cast<std::uint32_t>(*level);
+        return parse_result::ok(line_len);
+    }
+
+    // Commands whose arguments are the rest of the line, left to the executor.
+    auto rest_of_line = [&]() {
+        std::size_t i = static_cast<std::size_t>(cmd.data() + cmd.size() - line.data());
+        while (i < line.size() && line[i] == ' ') ++i;
+        std::string_view rest = line.substr(i);
+        while (!rest.empty() && rest.back() == ' ') rest.remove_suffix(1);
+        return rest;
+    };
+    if (cmd == "version") {
+        out.cmd = command::Version;  // memcached ignores any arguments
+        return parse_result::ok(line_len);
+    }
+    if (cmd == "quit") {
+        out.cmd = command::Quit;  // closes the connection, with any arguments
+        return parse_result::ok(line_len);
+    }
+    if (cmd == "stats") {
+        out.cmd = command::Stats;
+        out.args = rest_of_line();
+        return parse_result::ok(line_len);
+    }
+    if (cmd == "shutdown") {
+        // memcached without -A answers "ERROR: shutdown not enabled" whatever
+        // the arguments; that is the executor's decision.
+        out.cmd = command::Shutdown;
+        out.args = rest_of_line();
+        return parse_result::ok(line_len);
+    }
+    if (cmd == "lease-get") {
+        // mcrouter: lease-get <key>. A hit answers like get; a miss answers
+        //   LVALUE <key> <lease-token> <flags> <bytes>\r\n<data>\r\nEND\r\n
+        // (see encode_lease_value in reply.h).
+        out.cmd = command::LeaseGet;
+        if (t.total != 2) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        if (t.word[1].size() > kMaxKeyLength) {
+            return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat);
+        }
+        out.keys.push_back(t.word[1]);
+        return parse_result::ok(line_len);
+    }
+
+    out.cmd = command::Unknown;
+    return fail(error_kind::UnknownCommand, line_len, kReplyError);
+}
+
+}  // namespace ithaca::protocol

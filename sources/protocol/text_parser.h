@@ -1,0 +1,38 @@
+#pragma once
+// Incremental parser for the text protocols: classic ascii and meta share a
+// connection and are told apart by the command word. It never reads past
+// `input`, never needs a value in one piece before the whole of it is there
+// (it answers NeedMore and remembers how many bytes it is waiting for, so a
+// value trickling in byte by byte costs no rescans), and reproduces
+// memcached 1.6.18's replies, which were captured from a live server
+// (tests/unit/protocol/oracle/).
+
+#include <cstddef>
+#include <string_view>
+
+#include "parse_result.h"
+#include "parser_settings.h"
+#include "request.h"
+
+namespace ithaca::protocol {
+
+class text_parser {
+public:
+    explicit text_parser(const parser_settings& settings) : settings_(settings) {}
+
+    // Parses one request from the front of `input` into `out`.
+    parse_result parse(std::string_view input, request& out);
+
+private:
+    parse_result parse_line(std::string_view input, std::string_view line,
+                            std::size_t line_len, request& out);
+
+    const parser_settings& settings_;
+    // Bytes the current request needs in total; parse() answers NeedMore at
+    // once while the input is shorter. 0 when unknown.
+    std::size_t need_ = 0;
+    // Bytes already searched for a newline (they hold none).
+    std::size_t scanned_ = 0;
+};
+
+}  // namespace ithaca::protocol

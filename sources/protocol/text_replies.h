@@ -1,0 +1,32 @@
+#pragma once
+// Reply lines of the text protocols, exactly as memcached 1.6.18 sends them
+// (without the "\r\n"), captured from a live server.
+
+#include <string_view>
+
+namespace ithaca::protocol {
+
+inline constexpr std::string_view kReplyError = "ERROR";
+inline constexpr std::string_view kReplyBadFormat = "CLIENT_ERROR bad command line format";
+inline constexpr std::string_view kReplyTooLarge = "SERVER_ERROR object too large for cache";
+inline constexpr std::string_view kReplyBadDataChunk = "CLIENT_ERROR bad data chunk";
+inline constexpr std::string_view kReplyBadDelta = "CLIENT_ERROR invalid numeric delta argument";
+inline constexpr std::string_view kReplyBadExptime = "CLIENT_ERROR invalid exptime argument";
+inline constexpr std::string_view kReplyDeleteUsage =
+    "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]";
+// meta
+inline constexpr std::string_view kReplyInvalidFlag = "CLIENT_ERROR invalid flag";
+inline constexpr std::string_view kReplyDuplicateFlag = "CLIENT_ERROR duplicate flag";
+inline constexpr std::string_view kReplyInvalidOrDuplicateFlag = "CLIENT_ERROR invalid or duplicate flag";
+inline constexpr std::string_view kReplyBadToken = "CLIENT_ERROR bad token in command line format";
+inline constexpr std::string_view kReplyBadKeyEncoding = "CLIENT_ERROR error decoding key";
+inline constexpr std::string_view kReplyOpaqueTooLong = "CLIENT_ERROR opaque token too long";
+inline constexpr std::string_view kReplyFlagsTooLong = "CLIENT_ERROR options flags are too long";
+inline constexpr std::string_view kReplyMsFlagsTooLong = "CLIENT_ERROR options flags too long";
+inline constexpr std::string_view kReplyMLength = "CLIENT_ERROR incorrect length for M token";
+inline constexpr std::string_view kReplyMsMode = "CLIENT_ERROR invalid mode for ms M token";
+inline constexpr std::string_view kReplyMaMode = "CLIENT_ERROR invalid mode for ma M token";
+inline constexpr std::string_view kReplyBadInitial = "CLIENT_ERROR invalid numeric initial value";
+inline constexpr std::string_view kReplyBadDeltaValue = "CLIENT_ERROR invalid numeric delta value";
+
+}  // namespace ithaca::protocol

@@ -1,0 +1,165 @@
+// Meta command parsing. Replies captured from memcached 1.6.18.
+#include "helpers.h"
+
+using namespace ithaca::protocol;
+using namespace ithaca::protocol::test;
+
+namespace {
+
+std::string error_of(std::string_view input) {
+    auto ev = parse_all(input);
+    REQUIRE(!ev.empty());
+    CHECK(ev[0].status == parse_status::Error);
+    return ev[0].reply;
+}
+
+request parse_one(std::string_view input) {
+    static parser_settings s;
+    parser p(s);
+    request req;
+    auto r = p.parse(input, req);
+    CHECK(r.status == parse_status::Ok);
+    CHECK(r.consumed == input.size());
+    return req;
+}
+
+}  // namespace
+
+TEST_CASE("mg flags are recorded with their values and their order") {
+    parser_settings s;
+    parser p(s);
+    request req;
+    // At most 17 flags fit in a line (20 words are refused): two requests.
+    auto res = p.parse("mg foo h l u P L I\r\n", req);
+    REQUIRE(res.status == parse_status::Ok);
+    for (char c : std::string_view("hluPLI")) CHECK(req.meta.has(c));
+    res = p.parse("mg Zm9v b v c f t s k O123 q T30 N40 R50 E7\r\n", req);
+    REQUIRE(res.status == parse_status::Ok);
+    CHECK(req.cmd == command::MetaGet);
+    CHECK(req.proto == protocol_kind::Meta);
+    CHECK(req.key() == "foo");
+    CHECK(req.meta_key_binary);
+    for (char c : std::string_view("bvcftskOqTNRE")) CHECK(req.meta.has(c));
+    CHECK_FALSE(req.meta.has('h'));
+    CHECK_FALSE(req.meta.has('x'));
+    CHECK(req.meta.opaque == "123");
+    CHECK(req.meta.ttl == 30);
+    CHECK(req.meta.vivify_ttl == 40);
+    CHECK(req.meta.recache_ttl == 50);
+    CHECK(req.meta.explicit_cas == 7);
+    CHECK(req.noreply);
+    CHECK(std::string(req.meta.order.data(), req.meta.order_size) == "bvcftskOqTNRE");
+}
+
+TEST_CASE("ms, md, ma, mn, me") {
+    parser_settings s;
+    parser p(s);
+    request req;
+    auto r = p.parse("ms foo 3 T90 F1 C5 MA I k\r\nbar\r\n", req);
+    REQUIRE(r.status == parse_status::Ok);
+    CHECK(req.cmd == command::MetaSet);
+    CHECK(req.value == "bar");
+    CHECK(req.exptime == 90);
+    CHECK(req.flags == 1);
+    CHECK(req.cas == 5);
+    CHECK(req.meta.mode == 'A');
+    for (const char* mode : {"ME", "MA", "MP", "MR", "MS"}) {
+        CHECK(p.parse(std::string("ms k 1 ") + mode + "\r\nx\r\n", req).status == parse_status::Ok);
+    }
+    r = p.parse("md foo q C9 I T30\r\n", req);
+    CHECK(req.cmd == command::MetaDelete);
+    CHECK(req.cas == 9);
+    r = p.parse("ma n D10 J7 N0 MD v\r\n", req);
+    CHECK(req.cmd == command::MetaArithmetic);
+    CHECK(req.delta == 10);
+    CHECK(req.initial == 7);
+    CHECK(req.meta.mode == 'D');
+    for (const char* mode : {"MI", "M+", "MD", "M-"}) {
+        CHECK(p.parse(std::string("ma n ") + mode + "\r\n", req).status == parse_status::Ok);
+    }
+    r = p.parse("ma n\r\n", req);
+    CHECK(req.delta == 1);  // default delta
+    r = p.parse("mn x\r\n", req);
+    CHECK(req.cmd == command::MetaNoop);
+    r = p.parse("me foo x\r\n", req);
+    CHECK(req.cmd == command::MetaDebug);
+    CHECK(req.key() == "foo");
+    // ms byte by byte gives the same as whole.
+    auto ev = parse_all("ms foo 3 T0 F7 c k O9\r\nabc\r\nmg foo v\r\n");
+    REQUIRE(ev.size() == 2);
+    CHECK(ev[0].value == "abc");
+}
+
+TEST_CASE("meta errors, memcached 1.6.18 words") {
+    CHECK(error_of("mg\r\n") == "ERROR\r\n");
+    CHECK(error_of("md\r\n") == "ERROR\r\n");
+    CHECK(error_of("mz foo\r\n") == "ERROR\r\n");
+    CHECK(error_of("me\r\n") == "CLIENT_ERROR bad command line format\r\n");
+    CHECK(error_of("mg " + std::string(251, 'a') + "\r\n") == "CLIENT_ERROR bad command line format\r\n");
+    CHECK(error_of("mg foo x\r\n") == "CLIENT_ERROR invalid flag\r\n");
+    CHECK(error_of("mg foo 1\r\n") == "CLIENT_ERROR invalid flag\r\n");
+    CHECK(error_of("mg foo S\r\n") == "CLIENT_ERROR invalid flag\r\n");
+    CHECK(error_of("mg foo v v\r\n") == "CLIENT_ERROR duplicate flag\r\n");
+    CHECK(error_of("mg foo T1 T2\r\n") == "CLIENT_ERROR duplicate flag\r\n");
+    CHECK(error_of("mg foo T\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
+    CHECK(error_of("mg foo Tx\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
+    CHECK(error_of("mg foo R\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
+    CHECK(error_of("mg foo N\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
+    // The last token error wins, as in memcached.
+    CHECK(error_of("mg foo T b\r\n") == "CLIENT_ERROR error decoding key\r\n");
+    CHECK(error_of("mg foo b T\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
+    CHECK(error_of("mg Zm9v= b k v\r\n") == "CLIENT_ERROR error decoding key\r\n");
+    CHECK(error_of("mg !!! b\r\n") == "CLIENT_ERROR error decoding key\r\n");
+    CHECK(error_of("mg Z b\r\n") == "CLIENT_ERROR error decoding key\r\n");
+    // Opaque: "O" + 31 bytes is fine, 32 is too long.
+    CHECK(parse_all("mg foo O" + std::string(31, 'a') + "\r\n")[0].status == parse_status::Ok);
+    CHECK(error_of("mg foo O" + std::string(32, 'a') + "\r\n") == "CLIENT_ERROR opaque token too long\r\n");
+    CHECK(error_of("md foo O" + std::string(32, 'a') + "\r\n") == "CLIENT_ERROR opaque token too long\r\n");
+    // 20 words or more.
+    std::string many = "mg foo";
+    for (char c : std::string_view("kstcfvhulOPLITNRC")) many += std::string(" ") + c + (std::string_view("TNRC").find(c) != std::string_view::npos ? "1" : "");
+    CHECK(parse_all(many + "\r\n")[0].status == parse_status::Ok);  // 19 words
+    CHECK(error_of(many + " D1\r\n") == "CLIENT_ERROR options flags are too long\r\n");
+    // md and ma use one message for every flag problem.
+    CHECK(error_of("md foo x\r\n") == "CLIENT_ERROR invalid or duplicate flag\r\n");
+    CHECK(error_of("md foo 5\r\n") == "CLIENT_ERROR invalid or duplicate flag\r\n");
+    CHECK(error_of("ma n Dx\r\n") == "CLIENT_ERROR invalid or duplicate flag\r\n");
+    CHECK(error_of("ma n Jx\r\n") == "CLIENT_ERROR invalid or duplicate flag\r\n");
+    CHECK(error_of("ma n Mx\r\n") == "CLIENT_ERROR invalid mode for ma M token\r\n");
+    CHECK(error_of("ma n Mi\r\n") == "CLIENT_ERROR invalid mode for ma M token\r\n");
+}
+
+TEST_CASE("ms errors: before the length no swallow, after it the value is swallowed") {
+    CHECK(replies(parse_all("ms foo\r\nabc\r\n")) == "CLIENT_ERROR bad command line format\r\nERROR\r\n");
+    CHECK(replies(parse_all("ms foo x\r\nabc\r\n")) == "CLIENT_ERROR bad command line format\r\nERROR\r\n");
+    CHECK(replies(parse_all("ms foo -1\r\nabc\r\n")) == "CLIENT_ERROR bad command line format\r\nERROR\r\n");
+    CHECK(replies(parse_all("ms " + std::string(251, 'a') + " 3\r\nabc\r\n")) ==
+          "CLIENT_ERROR bad command line format\r\nERROR\r\n");
+    CHECK(replies(parse_all("ms foo 3 MX\r\nabc\r\nmn\r\n")) == "CLIENT_ERROR invalid mode for ms M token\r\n");
+    CHECK(replies(parse_all("ms foo 1 Ms\r\nx\r\n")) == "CLIENT_ERROR invalid mode for ms M token\r\n");
+    CHECK(replies(parse_all("ms foo 3 MEE\r\nabc\r\n")) == "CLIENT_ERROR incorrect length for M token\r\n");
+    CHECK(replies(parse_all("ms foo 3 Fx\r\nabc\r\n")) == "CLIENT_ERROR bad command line format\r\n");
+    CHECK(replies(parse_all("ms foo 3 Cx\r\nabc\r\n")) == "CLIENT_ERROR bad token in command line format\r\n");
+    CHECK(replies(parse_all("ms foo 3 T\r\nabc\r\n")) == "CLIENT_ERROR bad token in command line format\r\n");
+    CHECK(replies(parse_all("ms foo 3 S3\r\nabc\r\n")) == "CLIENT_ERROR invalid flag\r\n");
+    CHECK(replies(parse_all("ms foo 3 zz\r\nabc\r\n")) == "CLIENT_ERROR invalid flag\r\n");
+    CHECK(replies(parse_all("ms foo 1 b\r\nx\r\nmn\r\n")) == "CLIENT_ERROR error decoding key\r\n");
+    // Bad data chunk is shown even with q.
+    CHECK(replies(parse_all("ms foo 3 q\r\nabcde\r\nmn\r\n")) == "CLIENT_ERROR bad data chunk\r\nERROR\r\n");
+    parser_settings s;
+    s.item_size_max = 10;
+    auto ev = parse_all("ms foo 20\r\n" + std::string(20, 'x') + "\r\nmn\r\n", s);
+    CHECK(replies(ev) == "SERVER_ERROR object too large for cache\r\n");
+    CHECK(ev.back().cmd == command::MetaNoop);
+    std::string many = "ms foo 1";
+    for (char c : std::string_view("kstcfvhulOPLIqub")) many += std::string(" ") + c;
+    CHECK(replies(parse_all(many + " D1 C1\r\nx\r\n")) == "CLIENT_ERROR options flags too long\r\nERROR\r\n");
+}
+
+TEST_CASE("base64 keys decode into the request's scratch") {
+    request r = parse_one("mg Zm8= b k v\r\n");
+    CHECK(r.key() == "fo");
+    r = parse_one("md Zg== b\r\n");
+    CHECK(r.key() == "f");
+    CHECK(r.meta_key_binary);
+}

@@ -1,0 +1,324 @@
+// Classic ascii parsing. Expected replies were captured from memcached 1.6.18
+// with oracle/probe_text.py (the comment next to each case shows the exchange).
+#include "helpers.h"
+
+using namespace ithaca::protocol;
+using namespace ithaca::protocol::test;
+
+namespace {
+
+event only(std::string_view input, parser_settings s = {}) {
+    auto ev = parse_all(input, s);
+    REQUIRE(ev.size() == 1);
+    return ev[0];
+}
+
+std::string error_of(std::string_view input) {
+    auto e = only(input);
+    CHECK(e.status == parse_status::Error);
+    return e.reply;
+}
+
+}  // namespace
+
+TEST_CASE("get and gets, one and many keys, with \\r\\n or \\n") {
+    auto e = only("get foo\r\n");
+    CHECK(e.status == parse_status::Ok);
+    CHECK(e.cmd == command::Get);
+    CHECK(e.keys == std::vector<std::string>{"foo"});
+
+    e = only("gets a b c\n");
+    CHECK(e.cmd == command::Gets);
+    CHECK(e.keys == std::vector<std::string>{"a", "b", "c"});
+
+    // "  get a  " works; runs of spaces collapse; tabs belong to the key.
+    e = only("  get  a  \r\n");
+    CHECK(e.keys == std::vector<std::string>{"a"});
+    e = only("get a\tb\r\n");
+    CHECK(e.keys == std::vector<std::string>{"a\tb"});
+    // Only one '\r' is stripped: "get a\r\r\n" asks for "a\r" (memcached: END).
+    e = only("get a\r\r\n");
+    CHECK(e.keys == std::vector<std::string>{"a\r"});
+}
+
+TEST_CASE("multiget beyond the inline key capacity spills") {
+    std::string line = "get";
+    for (int i = 0; i < 100; ++i) line += " k" + std::to_string(i);
+    line += "\r\n";
+    auto e = only(line);
+    REQUIRE(e.keys.size() == 100);
+    CHECK(e.keys[99] == "k99");
+}
+
+TEST_CASE("gat and gats take the exptime first") {
+    auto e = only("gat 10 a n\r\n");
+    CHECK(e.cmd == command::Gat);
+    CHECK(e.exptime == 10);
+    CHECK(e.keys == std::vector<std::string>{"a", "n"});
+    e = only("gats -1 a\r\n");
+    CHECK(e.cmd == command::Gats);
+    CHECK(e.exptime == -1);
+    // "gat 10" -> END in memcached: no keys is fine.
+    e = only("gat 10\r\n");
+    CHECK(e.status == parse_status::Ok);
+    CHECK(e.keys.empty());
+    CHECK(error_of("gat x a\r\n") == "CLIENT_ERROR invalid exptime argument\r\n");
+}
+
+TEST_CASE("storage commands") {
+    auto e = only("set foo 5 10 3\r\nbar\r\n");
+    CHECK(e.cmd == command::Set);
+    CHECK(e.keys == std::vector<std::string>{"foo"});
+    CHECK(e.flags == 5);
+    CHECK(e.exptime == 10);
+    CHECK(e.value == "bar");
+    CHECK_FALSE(e.noreply);
+
+    CHECK(only("add k 0 0 1\r\nx\r\n").cmd == command::Add);
+    CHECK(only("replace k 0 0 1\r\nx\r\n").cmd == command::Replace);
+    CHECK(only("append k 0 0 1\r\nx\r\n").cmd == command::Append);
+    CHECK(only("prepend k 0 0 1\r\nx\r\n").cmd == command::Prepend);
+    e = only("cas k 1 2 1 99 noreply\r\nx\r\n");
+    CHECK(e.cmd == command::Cas);
+    CHECK(e.cas == 99);
+    CHECK(e.noreply);
+    // A value may contain "\r\n"; an empty value is fine.
+    CHECK(only("set k 0 0 4\r\n\r\n\r\n\r\n").value == "\r\n\r\n");
+    CHECK(only("set k 0 0 0\r\n\r\n").value.empty());
+    // Number forms memcached accepts: "+1", "01", extra spaces, an extra
+    // word that is not "noreply" ("set a 0 0 1 junk" -> STORED).
+    CHECK(only("set a 0 0 +1\r\nx\r\n").value == "x");
+    CHECK(only("set a 0 0 01\r\nx\r\n").value == "x");
+    CHECK(only("set  a  0 0  1\r\nx\r\n").value == "x");
+    e = only("set a 0 0 1 junk\r\nx\r\n");
+    CHECK(e.status == parse_status::Ok);
+    CHECK_FALSE(e.noreply);
+    // Flags are parsed as 64 bits and truncated ("set a 4294967296 0 1" stores 0).
+    CHECK(only("set a 4294967296 0 1\r\nx\r\n").flags == 0);
+    CHECK(only("set a 4294967295 0 1\r\nx\r\n").flags == 4294967295u);
+    // Negative exptime is accepted (expires at once: the store's business).
+    CHECK(only("set a 0 -5 1\r\nx\r\n").exptime == -5);
+    // mcrouter lease-set: key token flags exptime bytes [noreply].
+    parser p({});
+    request req;
+    auto r = p.parse("lease-set k 77 1 2 1\r\nx\r\n", req);
+    CHECK(r.status == parse_status::Ok);
+    CHECK(req.cmd == command::LeaseSet);
+    CHECK(req.lease_token == 77);
+    CHECK(req.flags == 1);
+    CHECK(req.value == "x");
+    r = p.parse("lease-get k\r\n", req);
+    CHECK(req.cmd == command::LeaseGet);
+    CHECK(req.key() == "k");
+}
+
+TEST_CASE("storage command errors, with memcached's words and resync") {
+    // "set a 0 0 -1" and "set a 0 0 abc" -> bad command line format; the
+    // value is not swallowed, so "x" is then an unknown command.
+    CHECK(replies(parse_all("set a 0 0 -1\r\n")) == "CLIENT_ERROR bad command line format\r\n");
+    CHECK(replies(parse_all("set a abc 0 1\r\nx\r\n")) ==
+          "CLIENT_ERROR bad command line format\r\nERROR\r\n");
+    CHECK(replies(parse_all("set a -1 0 1\r\nx\r\n")) ==
+          "CLIENT_ERROR bad command line format\r\nERROR\r\n");
+    CHECK(replies(parse_all("set a 0 abc 1\r\nx\r\n")) ==
+          "CLIENT_ERROR bad command line format\r\nERROR\r\n");
+    CHECK(replies(parse_all("set a 0 0 1x\r\nx\r\n")) ==
+          "CLIENT_ERROR bad command line format\r\nERROR\r\n");
+    CHECK(replies(parse_all("set a 0x10 0 1\r\nx\r\n")) ==
+          "CLIENT_ERROR bad command line format\r\nERROR\r\n");
+    // vlen > INT_MAX - 2 is a bad command line, not "too large".
+    CHECK(error_of("set a 0 0 2147483646\r\n") == "CLIENT_ERROR bad command line format\r\n");
+    // Wrong word counts are unknown commands.
+    CHECK(replies(parse_all("set a 0 0\r\n")) == "ERROR\r\n");
+    CHECK(replies(parse_all("set a 0 0 1 2 3\r\nx\r\n")) == "ERROR\r\nERROR\r\n");
+    CHECK(replies(parse_all("cas a 0 0 1\r\nx\r\n")) == "ERROR\r\nERROR\r\n");
+    CHECK(replies(parse_all("cas a 0 0 1 abc\r\nx\r\n")) ==
+          "CLIENT_ERROR bad command line format\r\nERROR\r\n");
+    // Key too long.
+    CHECK(error_of("set " + std::string(251, 'a') + " 0 0 1\r\n") ==
+          "CLIENT_ERROR bad command line format\r\n");
+    // With noreply memcached hides the error (then "x" -> ERROR).
+    CHECK(replies(parse_all("set a abc 0 1 noreply\r\nx\r\n")) == "ERROR\r\n");
+}
+
+TEST_CASE("bad data chunk: memcached reads bytes+2 and resumes right after") {
+    // "set a 0 0 3\r\nabcde\r\nget a\r\n" ->
+    // "CLIENT_ERROR bad data chunk\r\nERROR\r\nEND\r\n"
+    auto ev = parse_all("set a 0 0 3\r\nabcde\r\nget a\r\n");
+    REQUIRE(ev.size() == 3);
+    CHECK(ev[0].reply == "CLIENT_ERROR bad data chunk\r\n");
+    CHECK(ev[1].reply == "ERROR\r\n");  // the "\r\n" left over is an empty line
+    CHECK(ev[2].cmd == command::Get);
+    // "set a 0 0 1\nx\nget a\n": "\n" alone does not end a value.
+    ev = parse_all("set a 0 0 1\nx\nget a\n");
+    CHECK(replies(ev) == "CLIENT_ERROR bad data chunk\r\nERROR\r\n");
+    // noreply hides it: "set a 0 0 1 noreply\r\nxyz\r\nversion\r\n" -> ERROR, VERSION.
+    ev = parse_all("set a 0 0 1 noreply\r\nxyz\r\nversion\r\n");
+    CHECK(replies(ev) == "ERROR\r\n");
+    CHECK(ev.back().cmd == command::Version);
+}
+
+TEST_CASE("too large values are refused and swallowed") {
+    parser_settings s;
+    s.item_size_max = 100;
+    std::string input = "set big 0 0 200\r\n" + std::string(200, 'x') + "\r\nget a\r\n";
+    auto ev = parse_all(input, s);
+    REQUIRE(ev.size() == 2);
+    CHECK(ev[0].reply == "SERVER_ERROR object too large for cache\r\n");
+    CHECK(ev[0].error == error_kind::TooLarge);
+    CHECK_FALSE(ev[0].close);
+    CHECK(ev[1].cmd == command::Get);
+    // noreply: silent, still swallowed.
+    ev = parse_all("set big 0 0 200 noreply\r\n" + std::string(200, 'x') + "\r\nversion\r\n", s);
+    CHECK(replies(ev).empty());
+    CHECK(ev.back().cmd == command::Version);
+    // The swallow state survives across reads.
+    parser p(s);
+    request req;
+    auto r = p.parse("set big 0 0 200\r\nxx", req);
+    CHECK(r.status == parse_status::Error);
+    CHECK(r.consumed == 19);
+    CHECK(p.swallowing() == 200);
+    CHECK(req.key() == "big");  // the executor unlinks it, as memcached does
+}
+
+TEST_CASE("incr and decr") {
+    auto e = only("incr n 3\r\n");
+    CHECK(e.cmd == command::Incr);
+    CHECK(e.delta == 3);
+    e = only("decr n 18446744073709551615 noreply\r\n");
+    CHECK(e.cmd == command::Decr);
+    CHECK(e.delta == 18446744073709551615ull);
+    CHECK(e.noreply);
+    CHECK(only("incr n 1 junk\r\n").noreply == false);
+    CHECK(only("incr n +5\r\n").delta == 5);
+    CHECK(error_of("incr a x\r\n") == "CLIENT_ERROR invalid numeric delta argument\r\n");
+    CHECK(error_of("incr n -1\r\n") == "CLIENT_ERROR invalid numeric delta argument\r\n");
+    CHECK(error_of("incr n 18446744073709551616\r\n") == "CLIENT_ERROR invalid numeric delta argument\r\n");
+    CHECK(error_of("incr n 5x\r\n") == "CLIENT_ERROR invalid numeric delta argument\r\n");
+    CHECK(error_of("incr n x noreply\r\n").empty());
+    CHECK(error_of("incr a\r\n") == "ERROR\r\n");
+    CHECK(error_of("decr\r\n") == "ERROR\r\n");
+}
+
+TEST_CASE("delete") {
+    auto e = only("delete a\r\n");
+    CHECK(e.cmd == command::Delete);
+    CHECK(e.keys == std::vector<std::string>{"a"});
+    CHECK(only("delete a 0\r\n").status == parse_status::Ok);
+    CHECK(only("delete a noreply\r\n").noreply);
+    CHECK(only("delete a 0 noreply\r\n").noreply);
+    const char* usage = "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n";
+    CHECK(error_of("delete a 5\r\n") == usage);
+    CHECK(error_of("delete a b c\r\n") == usage);
+    CHECK(error_of("delete\r\n") == "ERROR\r\n");
+}
+
+TEST_CASE("touch, flush_all, verbosity, version, quit, stats, shutdown") {
+    auto e = only("touch a 10\r\n");
+    CHECK(e.cmd == command::Touch);
+    CHECK(e.exptime == 10);
+    CHECK(error_of("touch a x\r\n") == "CLIENT_ERROR invalid exptime argument\r\n");
+    CHECK(error_of("touch a\r\n") == "ERROR\r\n");
+
+    parser p({});
+    request req;
+    p.parse("flush_all\r\n", req);
+    CHECK(req.cmd == command::FlushAll);
+    CHECK_FALSE(req.has_flush_delay);
+    p.parse("flush_all 10\r\n", req);
+    CHECK(req.has_flush_delay);
+    CHECK(req.flush_delay == 10);
+    p.parse("flush_all noreply\r\n", req);
+    CHECK(req.noreply);
+    CHECK_FALSE(req.has_flush_delay);
+    p.parse("flush_all -1 noreply\r\n", req);
+    CHECK(req.flush_delay == -1);
+    CHECK(req.noreply);
+    CHECK(error_of("flush_all x\r\n") == "CLIENT_ERROR invalid exptime argument\r\n");
+
+    p.parse("verbosity 1 noreply\r\n", req);
+    CHECK(req.cmd == command::Verbosity);
+    CHECK(req.verbosity == 1);
+    CHECK(req.noreply);
+    CHECK(error_of("verbosity\r\n") == "ERROR\r\n");
+    CHECK(error_of("verbosity x\r\n") == "CLIENT_ERROR bad command line format\r\n");
+
+    CHECK(only("version x\r\n").cmd == command::Version);
+    CHECK(only("quit x\r\n").cmd == command::Quit);
+    p.parse("stats settings extra \r\n", req);
+    CHECK(req.cmd == command::Stats);
+    CHECK(req.args == "settings extra");
+    p.parse("stats\r\n", req);
+    CHECK(req.args.empty());
+    p.parse("shutdown graceful\r\n", req);
+    CHECK(req.cmd == command::Shutdown);
+    CHECK(req.args == "graceful");
+}
+
+TEST_CASE("unknown commands and empty lines answer ERROR") {
+    CHECK(error_of("bogus\r\n") == "ERROR\r\n");
+    CHECK(error_of("\r\n") == "ERROR\r\n");
+    CHECK(error_of("   \r\n") == "ERROR\r\n");
+    CHECK(error_of("GET a\r\n") == "ERROR\r\n");
+    CHECK(error_of("get\r\n") == "ERROR\r\n");
+    CHECK(error_of("lease-get\r\n") == "ERROR\r\n");
+}
+
+TEST_CASE("key length limit is 250") {
+    CHECK(only("get " + std::string(250, 'a') + "\r\n").status == parse_status::Ok);
+    CHECK(error_of("get " + std::string(251, 'a') + "\r\n") ==
+          "CLIENT_ERROR bad command line format\r\n");
+    // get takes no noreply: the error shows.
+    CHECK(error_of("get " + std::string(251, 'a') + " noreply\r\n") ==
+          "CLIENT_ERROR bad command line format\r\n");
+    CHECK(error_of("incr " + std::string(251, 'a') + " 1\r\n") ==
+          "CLIENT_ERROR bad command line format\r\n");
+}
+
+TEST_CASE("a line without a newline: wait up to 2048 bytes, then close") {
+    // memcached 1.6.18: 2047 'x' wait; 2049 close silently; a multiget waits.
+    CHECK(run(std::string(2048, 'x')).empty());
+    auto ev = run(std::string(2049, 'x'));
+    REQUIRE(ev.size() == 1);
+    CHECK(ev[0].error == error_kind::LineTooLong);
+    CHECK(ev[0].close);
+    CHECK(ev[0].reply.empty());
+    // Fed byte by byte, the limit is found as soon as it is crossed.
+    ev = run(std::string(3000, 'x'), 1);
+    REQUIRE(ev.size() == 1);
+    CHECK(ev[0].close);
+    std::string get = "get";
+    while (get.size() < 5000) get += " a";
+    CHECK(run(get).empty());
+    CHECK(run(get + "\r\n").size() == 1);
+    // With its newline, a long line is just parsed ("x"*3000 + "\r\n" -> ERROR).
+    CHECK(replies(run(std::string(3000, 'x') + "\r\n")) == "ERROR\r\n");
+}
+
+TEST_CASE("pipelined requests in one buffer") {
+    auto ev = parse_all("set n 0 0 1\r\n5\r\nincr n 3\r\ndecr n 100\r\nget n m\r\nmn\r\nquit\r\n");
+    REQUIRE(ev.size() == 6);
+    CHECK(ev[0].cmd == command::Set);
+    CHECK(ev[1].cmd == command::Incr);
+    CHECK(ev[2].cmd == command::Decr);
+    CHECK(ev[3].keys.size() == 2);
+    CHECK(ev[4].cmd == command::MetaNoop);
+    CHECK(ev[5].cmd == command::Quit);
+}
+
+TEST_CASE("a value trickling in does not need rescans and is NeedMore until complete") {
+    parser p({});
+    request req;
+    std::string buf = "set k 0 0 10\r\n";
+    CHECK(p.parse(buf, req).status == parse_status::NeedMore);
+    buf += "01234";
+    CHECK(p.parse(buf, req).status == parse_status::NeedMore);
+    buf += "56789\r";
+    CHECK(p.parse(buf, req).status == parse_status::NeedMore);
+    buf += "\n";
+    auto r = p.parse(buf, req);
+    CHECK(r.status == parse_status::Ok);
+    CHECK(r.consumed == buf.size());
+    CHECK(req.value == "0123456789");
+}
