@@ -1,6 +1,7 @@
 """Differential test: the same seeded stream of ascii commands goes to ithaca
-and to a real memcached; the replies must be equal byte for byte, after CAS
-uniques are replaced by their first-seen ordinal on each connection.
+and to two real memcacheds; the replies must be equal byte for byte, after CAS
+uniques are replaced by their first-seen ordinal on each connection (where the
+two memcacheds disagree with each other, either answer is accepted).
 
 The stream is sent in pipelined batches. Each batch ends with `version`, whose
 reply marks the end of the batch's replies (and is not compared), so a reply
@@ -14,6 +15,7 @@ absolute in the past.
 
 import os
 import random
+import re
 import time
 
 import pytest
@@ -23,11 +25,15 @@ import mcwire
 SEEDS = [1, 2, 3, 4, 5, 6]
 ROUNDS = 100
 MAX_ITEM = 1 << 20          # both servers run with -I 1m
-SERVER_ARGS = ["-I", "1m"]
+# -m 1024: never run out of memory, so background LRU work and evictions (timing-
+# dependent in memcached) cannot change an answer.
+SERVER_ARGS = ["-I", "1m", "-m", "1024"]
 SENTINEL = b"version\r\n"
 FAR_FUTURE_ABS = int(time.time()) + 10 * 365 * 86400
 PAST_ABS = 1_000_000_000    # 2001: absolute (> 30 days) and in the past
 U64_MAX = (1 << 64) - 1
+PADDED_NUMBER = re.compile(rb"[0-9]+ +")
+WHITESPACE = b" \t\n\v\f\r"
 
 
 def _extra_seeds():
@@ -52,6 +58,7 @@ class Generator:
             b"num0", b"num1", b"num2",
         ]
         self.cas_ordinals = 0  # how many distinct CAS uniques have been seen
+        self.pending = None    # an incr/decr held over to open the next batch
 
     # -- pieces -------------------------------------------------------------
 
@@ -80,8 +87,16 @@ class Generator:
         if kind < 0.15 and n:
             # binary-safe data: CR, LF, NUL, and "\r\nEND\r\n" inside values
             pool = b"ab\r\n\x00END"
-            return bytes(self.r.choice(pool) for _ in range(min(n, 64))) + b"z" * max(0, n - 64)
-        return self.r.randbytes(n) if kind < 0.3 else (b"v" * n)
+            data = bytes(self.r.choice(pool) for _ in range(min(n, 64))) + b"z" * max(0, n - 64)
+        else:
+            data = self.r.randbytes(n) if kind < 0.3 else (b"v" * n)
+        if data and not data.strip(WHITESPACE):
+            # memcached 1.6.18's incr/decr runs strtoull on the item data,
+            # which skips leading whitespace and reads past the end of an
+            # all-whitespace value into stale memory: its answer is not
+            # deterministic, so the oracle cannot judge it.
+            data = b"a" + data[1:]
+        return data
 
     def number_value(self):
         return str(self.r.choice([
@@ -169,7 +184,12 @@ class Generator:
         if x < 0.32:
             return self.storage(b"replace")
         if x < 0.37:
-            return self.storage(r.choice([b"append", b"prepend"]))
+            # Not on the numeric keys: memcached's decr may leave "99 " (in
+            # place, padded) or "99" (new item) depending on whether a reply
+            # still references the item; appending then makes "99 5" (=99)
+            # or "995", so memcached would disagree with itself.
+            key = r.choice([k for k in self.keys if not k.startswith(b"num")])
+            return self.storage(r.choice([b"append", b"prepend"]), key=key)
         if x < 0.43:
             return self.storage(b"set", key=r.choice([b"num0", b"num1", b"num2"]), data=self.number_value())
         if x < 0.50:
@@ -187,8 +207,21 @@ class Generator:
         return self.bad()
 
     def batch(self):
+        """A pipelined batch. incr/decr only ever opens a batch: memcached
+        changes a number in place (padding a shorter result with spaces)
+        only when no pending reply references the item, so an incr behind a
+        get in the same pipeline makes memcached's answers depend on how
+        its reads were split (seen as memcached disagreeing with itself)."""
         n = self.r.choice([1, 1, 2, 5, 10, 30, 60])
-        return [self.command() for _ in range(n)]
+        out = [self.pending] if self.pending else []
+        self.pending = None
+        while len(out) < n:
+            cmd = self.command()
+            if out and isinstance(cmd, bytes) and cmd.startswith((b"incr ", b"decr ")):
+                self.pending = cmd
+                break
+            out.append(cmd)
+        return out
 
 
 def resolve(batch, cas_by_ordinal):
@@ -205,7 +238,8 @@ def resolve(batch, cas_by_ordinal):
 
 
 def normalize(unit, ordinal_of, cas_by_ordinal):
-    """Replaces the CAS unique of every VALUE header with #<ordinal>."""
+    """Replaces the CAS unique of every VALUE header with #<ordinal>, and
+    drops the space padding memcached may leave after a decr."""
     if not unit.startswith(b"VALUE "):
         return unit
     out = []
@@ -224,7 +258,15 @@ def normalize(unit, ordinal_of, cas_by_ordinal):
                 ordinal_of[cas] = len(cas_by_ordinal)
                 cas_by_ordinal.append(cas)
             parts[4] = b"#%d" % ordinal_of[cas]
-        out.append(b" ".join(parts) + b"\r\n" + unit[end:end + n + 2])
+        data = unit[end:end + n]
+        if PADDED_NUMBER.fullmatch(data):
+            # memcached's decr rewrites a shrinking number in place, padded
+            # with spaces, only when no pending reply still references the
+            # item; otherwise it stores the exact digits. Both are memcached
+            # answers, so compare the digits only.
+            data = data.rstrip(b" ")
+            parts[3] = b"%d" % len(data)
+        out.append(b" ".join(parts) + b"\r\n" + data + b"\r\n")
         pos = end + n + 2
     return b"".join(out)
 
@@ -245,26 +287,43 @@ class Side:
         return [normalize(u, self.ordinal_of, self.cas_by_ordinal) for u in units]
 
 
-def run_seed(seed, ithaca_server, memcached_server):
+def _acceptable(got, want_a, want_b):
+    """ithaca's replies pass if they equal the replies of the memcached pair
+    where those two agree, and one of the two where they do not."""
+    if got in (want_a, want_b):
+        return True
+    if not (len(got) == len(want_a) == len(want_b)):
+        return False
+    return all(g in (a, b) for g, a, b in zip(got, want_a, want_b))
+
+
+def run_seed(seed, ithaca_server, ref_server_a, ref_server_b):
+    """Two real memcacheds are the oracle. memcached 1.6.18 is not always
+    deterministic (seen: `incr k 0` on a 20-digit value answers the number on
+    one instance and "non-numeric" on the other, for the same stored bytes);
+    where the two disagree, either answer is accepted from ithaca."""
     gen = Generator(seed)
     ours = Side("ithaca", ithaca_server)
-    ref = Side("memcached", memcached_server)
-    history = []
+    ref_a = Side("memcached", ref_server_a)
+    ref_b = Side("memcached-2", ref_server_b)
     try:
         for round_no in range(ROUNDS):
             batch = gen.batch()
-            history.append(batch)
-            want = ref.run(batch)
+            want = ref_a.run(batch)
+            want_b = ref_b.run(batch)
             got = ours.run(batch)
-            if got != want:
+            if not _acceptable(got, want, want_b):
                 lines = [f"seed {seed}: replies differ in round {round_no} "
                          f"(rerun: ITHACA_DIFF_SEEDS={seed})"]
                 for i in range(max(len(got), len(want))):
                     g = got[i] if i < len(got) else b"<missing>"
                     w = want[i] if i < len(want) else b"<missing>"
-                    if g != w:
-                        lines.append(f"  first differing reply #{i}:\n    ithaca:    {short(g)}\n"
-                                     f"    memcached: {short(w)}")
+                    w2 = want_b[i] if i < len(want_b) else b"<missing>"
+                    if g not in (w, w2):
+                        lines.append(f"  first differing reply #{i}:\n    ithaca:      {short(g)}\n"
+                                     f"    memcached:   {short(w)}")
+                        if w2 != w:
+                            lines.append(f"    memcached-2: {short(w2)}")
                         break
                 lines.append("  requests of this round:")
                 for cmd in batch:
@@ -274,17 +333,16 @@ def run_seed(seed, ithaca_server, memcached_server):
                 lines.append(f"  ithaca replies:    {[short(u, 80) for u in got]}")
                 lines.append(f"  memcached replies: {[short(u, 80) for u in want]}")
                 pytest.fail("\n".join(lines), pytrace=False)
-            gen.cas_ordinals = len(ref.cas_by_ordinal)
+            gen.cas_ordinals = min(len(x.cas_by_ordinal) for x in (ours, ref_a, ref_b))
     finally:
-        ours.conn.close()
-        ref.conn.close()
+        for side in (ours, ref_a, ref_b):
+            side.conn.close()
 
 
 @pytest.mark.parametrize("seed", SEEDS + _extra_seeds())
 def test_ascii_diff(seed, ithaca_factory, memcached_factory):
     ithaca_server = ithaca_factory(args=SERVER_ARGS)
-    memcached_server = memcached_factory(args=SERVER_ARGS)
-    run_seed(seed, ithaca_server, memcached_server)
+    run_seed(seed, ithaca_server, memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS))
 
 
 def test_generator_is_deterministic():
