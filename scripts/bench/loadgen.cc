@@ -1,0 +1,600 @@
+// loadgen: a closed-loop memcached load generator on plain epoll.
+//
+// Each thread owns its connections and its epoll; a connection keeps `depth`
+// requests in flight (pipelined), and issues the next one when a reply is
+// complete. Replies are parsed and verified (hits, misses, errors). A request
+// older than --timeout-ms counts as an error and its connection is reset, so
+// the tool never hangs on a silent or confused server.
+//
+// Output: one JSON line (machine readable) and one human line, on stdout.
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace {
+
+enum class protocol { Ascii, Binary, Meta };
+
+struct options {
+  std::string host = "127.0.0.1";
+  int port = 11211;
+  int conns = 1;
+  int threads = 1;
+  int depth = 1;
+  double duration = 5;
+  uint64_t keys = 10000;
+  size_t value_size = 100;
+  double get_ratio = 0.9;
+  int multiget = 1;
+  protocol proto = protocol::Ascii;
+  bool prefill = false;
+  uint64_t seed = 1;
+  int timeout_ms = 2000;
+};
+
+uint64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Log-linear histogram (HDR style): 32 linear sub-buckets per power of two,
+// about 3% relative precision, values in nanoseconds.
+class histogram {
+ public:
+  static constexpr int kSubBits = 5;
+  static constexpr int kSub = 1 << kSubBits;
+  static constexpr int kBuckets = 2 * kSub + (64 - kSubBits - 1) * kSub;
+
+  histogram() : counts_(kBuckets, 0) {}
+
+  static int index(uint64_t v) {
+    if (v < 2 * kSub) return static_cast<int>(v);
+    int e = 63 - std::countl_zero(v);  // >= kSubBits + 1
+    return 2 * kSub + (e - kSubBits - 1) * kSub + static_cast<int>((v >> (e - kSubBits)) - kSub);
+  }
+  static uint64_t upper(int i) {  // highest value mapped to bucket i
+    if (i < 2 * kSub) return i;
+    int e = (i - 2 * kSub) / kSub + kSubBits + 1;
+    uint64_t sub = (i - 2 * kSub) % kSub + kSub;
+    return ((sub + 1) << (e - kSubBits)) - 1;
+  }
+  void add(uint64_t v) {
+    counts_[index(v)]++;
+    total_++;
+  }
+  void merge(const histogram& o) {
+    for (int i = 0; i < kBuckets; i++) counts_[i] += o.counts_[i];
+    total_ += o.total_;
+  }
+  uint64_t percentile(double p) const {
+    if (total_ == 0) return 0;
+    uint64_t want = static_cast<uint64_t>(p * static_cast<double>(total_));
+    if (want >= total_) want = total_ - 1;
+    uint64_t seen = 0;
+    for (int i = 0; i < kBuckets; i++) {
+      seen += counts_[i];
+      if (seen > want) return upper(i);
+    }
+    return upper(kBuckets - 1);
+  }
+
+ private:
+  std::vector<uint64_t> counts_;
+  uint64_t total_ = 0;
+};
+
+struct counters {
+  uint64_t requests = 0;  // completed requests (a multiget counts once)
+  uint64_t keys = 0;      // keys asked by completed gets + keys set
+  uint64_t gets = 0, sets = 0, hits = 0, misses = 0;
+  uint64_t errors = 0;    // error replies, garbage, timeouts, resets
+  uint64_t timeouts = 0;
+  uint64_t reconnects = 0;
+  histogram latency;
+  void merge(const counters& o) {
+    requests += o.requests; keys += o.keys; gets += o.gets; sets += o.sets;
+    hits += o.hits; misses += o.misses; errors += o.errors; timeouts += o.timeouts;
+    reconnects += o.reconnects;
+    latency.merge(o.latency);
+  }
+};
+
+struct pending {
+  uint64_t sent_ns;
+  bool is_get;
+  int nkeys;       // keys in this request
+  int replies;     // meta: mg replies still expected; binary: last opaque
+  uint32_t opaque;
+};
+
+// One connection and its state. Owned by one thread.
+struct conn {
+  int fd = -1;
+  std::string out;   // bytes not yet written
+  std::string in;    // bytes received, not yet parsed
+  std::deque<pending> inflight;
+  bool want_write = false;
+};
+
+class worker {
+ public:
+  worker(const options& o, int id, int nconns, uint64_t key_lo, uint64_t key_hi)
+      : o_(o), id_(id), conns_(nconns), key_lo_(key_lo), key_hi_(key_hi),
+        rng_(o.seed * 1000003 + id), value_(o.value_size, 'v') {}
+
+  counters stats;
+
+  // Sets every key of [key_lo, key_hi) (pipelined, verified). Not timed.
+  void prefill() {
+    prefill_mode_ = true;
+    next_prefill_ = key_lo_;
+    run_until(UINT64_MAX);
+    prefill_mode_ = false;
+  }
+  void run(uint64_t end_ns) {
+    stats = counters{};
+    run_until(end_ns);
+  }
+
+ private:
+  const options& o_;
+  int id_;
+  std::vector<conn> conns_;
+  uint64_t key_lo_, key_hi_, next_prefill_ = 0;
+  bool prefill_mode_ = false;
+  std::mt19937_64 rng_;
+  std::string value_;
+  int ep_ = -1;
+  uint32_t opaque_ = 1;
+  char keybuf_[32];
+
+  std::string_view key(uint64_t k) {
+    int n = snprintf(keybuf_, sizeof keybuf_, "key:%010llu", static_cast<unsigned long long>(k));
+    return {keybuf_, static_cast<size_t>(n)};
+  }
+
+  bool open_conn(conn& c) {
+    c.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (c.fd < 0) return false;
+    int one = 1;
+    setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<uint16_t>(o_.port));
+    inet_pton(AF_INET, o_.host.c_str(), &sa.sin_addr);
+    if (connect(c.fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0 && errno != EINPROGRESS) {
+      close(c.fd);
+      c.fd = -1;
+      return false;
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLOUT;
+    ev.data.ptr = &c;
+    epoll_ctl(ep_, EPOLL_CTL_ADD, c.fd, &ev);
+    c.want_write = true;
+    return true;
+  }
+
+  // Counts every in-flight request as an error and reconnects.
+  void reset(conn& c) {
+    stats.errors += c.inflight.size();
+    c.inflight.clear();
+    c.in.clear();
+    c.out.clear();
+    if (c.fd >= 0) {
+      epoll_ctl(ep_, EPOLL_CTL_DEL, c.fd, nullptr);
+      close(c.fd);
+      c.fd = -1;
+    }
+    stats.reconnects++;
+    open_conn(c);
+  }
+
+  void put_bin(conn& c, uint8_t op, std::string_view k, std::string_view extras, std::string_view v,
+               uint32_t opaque) {
+    uint8_t h[24] = {};
+    h[0] = 0x80;
+    h[1] = op;
+    uint16_t kl = htons(static_cast<uint16_t>(k.size()));
+    memcpy(h + 2, &kl, 2);
+    h[4] = static_cast<uint8_t>(extras.size());
+    uint32_t bl = htonl(static_cast<uint32_t>(extras.size() + k.size() + v.size()));
+    memcpy(h + 8, &bl, 4);
+    memcpy(h + 12, &opaque, 4);
+    c.out.append(reinterpret_cast<char*>(h), 24);
+    c.out.append(extras);
+    c.out.append(k);
+    c.out.append(v);
+  }
+
+  void issue_set(conn& c, uint64_t k) {
+    pending p{now_ns(), false, 1, 1, 0};
+    std::string_view kv = key(k);
+    switch (o_.proto) {
+      case protocol::Ascii:
+        c.out.append("set ").append(kv).append(" 0 0 ").append(std::to_string(value_.size()))
+            .append("\r\n").append(value_).append("\r\n");
+        break;
+      case protocol::Meta:
+        c.out.append("ms ").append(kv).append(" ").append(std::to_string(value_.size()))
+            .append("\r\n").append(value_).append("\r\n");
+        break;
+      case protocol::Binary: {
+        char extras[8] = {};
+        p.opaque = opaque_++;
+        put_bin(c, 0x01, kv, {extras, 8}, value_, p.opaque);
+        break;
+      }
+    }
+    c.inflight.push_back(p);
+  }
+
+  void issue_get(conn& c) {
+    int m = o_.multiget;
+    pending p{now_ns(), true, m, m, 0};
+    std::uniform_int_distribution<uint64_t> pick(0, o_.keys - 1);
+    switch (o_.proto) {
+      case protocol::Ascii:
+        c.out.append("get");
+        for (int i = 0; i < m; i++) c.out.append(" ").append(key(pick(rng_)));
+        c.out.append("\r\n");
+        break;
+      case protocol::Meta:
+        for (int i = 0; i < m; i++) c.out.append("mg ").append(key(pick(rng_))).append(" v\r\n");
+        break;
+      case protocol::Binary:
+        // m-1 quiet GetKQ (answer only on a hit) then one GetK closing the request.
+        for (int i = 0; i < m; i++) {
+          uint32_t op = opaque_++;
+          put_bin(c, i + 1 < m ? 0x0d : 0x0c, key(pick(rng_)), {}, {}, op);
+          p.opaque = op;
+        }
+        break;
+    }
+    c.inflight.push_back(p);
+  }
+
+  void issue(conn& c) {
+    if (prefill_mode_) {
+      issue_set(c, next_prefill_++);
+      return;
+    }
+    std::uniform_real_distribution<double> u(0, 1);
+    if (u(rng_) < o_.get_ratio) {
+      issue_get(c);
+    } else {
+      std::uniform_int_distribution<uint64_t> pick(0, o_.keys - 1);
+      issue_set(c, pick(rng_));
+    }
+  }
+
+  bool more_work(uint64_t end_ns, uint64_t now) const {
+    if (prefill_mode_) return next_prefill_ < key_hi_;
+    return now < end_ns;
+  }
+
+  void complete(conn& c, bool error, int hits) {
+    pending p = c.inflight.front();
+    c.inflight.pop_front();
+    if (error) {
+      stats.errors++;
+      return;
+    }
+    stats.requests++;
+    stats.latency.add(now_ns() - p.sent_ns);
+    if (p.is_get) {
+      stats.gets++;
+      stats.keys += p.nkeys;
+      stats.hits += hits;
+      stats.misses += p.nkeys - hits;
+    } else {
+      stats.sets++;
+      stats.keys++;
+    }
+  }
+
+  static bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+  // Parses as many complete replies as c.in holds. Returns false on garbage.
+  bool parse(conn& c) {
+    size_t pos = 0;
+    bool ok = true;
+    while (!c.inflight.empty()) {
+      std::string_view in(c.in.data() + pos, c.in.size() - pos);
+      pending& p = c.inflight.front();
+      if (o_.proto == protocol::Binary) {
+        if (in.size() < 24) break;
+        auto b = reinterpret_cast<const uint8_t*>(in.data());
+        if (b[0] != 0x81) { ok = false; break; }
+        uint32_t bl, op;
+        memcpy(&bl, b + 8, 4);
+        bl = ntohl(bl);
+        memcpy(&op, b + 12, 4);
+        uint16_t st;
+        memcpy(&st, b + 6, 2);
+        st = ntohs(st);
+        if (in.size() < 24 + bl) break;
+        pos += 24 + bl;
+        if (p.is_get) {
+          if (st == 0) hits_acc_++;                 // 1 is a miss, others errors
+          if (st != 0 && st != 1) err_acc_ = true;
+          if (op == p.opaque) {
+            complete(c, err_acc_, hits_acc_);
+            hits_acc_ = 0;
+            err_acc_ = false;
+          }
+        } else {
+          complete(c, st != 0, 0);
+        }
+        continue;
+      }
+      size_t eol = in.find("\r\n");
+      if (eol == std::string_view::npos) {
+        if (in.size() > 4096) ok = false;
+        break;
+      }
+      std::string_view line = in.substr(0, eol);
+      if (starts(line, "VALUE ") || starts(line, "VA ")) {
+        // data block: find its length (4th token for VALUE, 2nd for VA)
+        size_t tok = starts(line, "VA ") ? 1 : 3, start = 0, i = 0;
+        for (; i < tok; i++) {
+          start = line.find(' ', start);
+          if (start == std::string_view::npos) break;
+          start++;
+        }
+        if (i < tok) { ok = false; break; }
+        size_t n = strtoull(std::string(line.substr(start, 20)).c_str(), nullptr, 10);
+        if (in.size() < eol + 2 + n + 2) break;
+        pos += eol + 2 + n + 2;
+        hits_acc_++;
+        if (starts(line, "VA ")) {
+          if (--p.replies == 0) { complete(c, err_acc_, hits_acc_); hits_acc_ = 0; err_acc_ = false; }
+        }
+        continue;
+      }
+      pos += eol + 2;
+      bool error = starts(line, "ERROR") || starts(line, "CLIENT_ERROR") || starts(line, "SERVER_ERROR");
+      if (o_.proto == protocol::Meta) {
+        // one single-line reply per mg (EN = miss, or an error) or per ms
+        if (!p.is_get) {
+          complete(c, !starts(line, "HD"), 0);
+          continue;
+        }
+        if (error) err_acc_ = true;
+        else if (line != "EN" && !starts(line, "HD")) { ok = false; break; }
+        if (--p.replies == 0) {
+          complete(c, err_acc_, hits_acc_);
+          hits_acc_ = 0;
+          err_acc_ = false;
+        }
+        continue;
+      }
+      if (p.is_get) {
+        if (line == "END" || error) {
+          complete(c, error, hits_acc_);
+          hits_acc_ = 0;
+          continue;
+        }
+        ok = false;
+        break;
+      }
+      complete(c, line != "STORED", 0);
+    }
+    c.in.erase(0, pos);
+    if (c.inflight.empty() && !c.in.empty()) ok = false;  // a reply nobody asked for
+    return ok;
+  }
+
+  int hits_acc_ = 0;     // hits of the request being parsed
+  bool err_acc_ = false; // an error inside the request being parsed
+
+  void flush_out(conn& c) {
+    while (!c.out.empty()) {
+      ssize_t n = write(c.fd, c.out.data(), c.out.size());
+      if (n > 0) {
+        c.out.erase(0, n);
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
+      reset(c);
+      return;
+    }
+    bool want = !c.out.empty();
+    if (want != c.want_write) {
+      epoll_event ev{};
+      ev.events = want ? (EPOLLIN | EPOLLOUT) : EPOLLIN;
+      ev.data.ptr = &c;
+      epoll_ctl(ep_, EPOLL_CTL_MOD, c.fd, &ev);
+      c.want_write = want;
+    }
+  }
+
+  void top_up(conn& c, uint64_t end_ns, uint64_t now) {
+    if (c.fd < 0 && !open_conn(c)) return;  // server gone: retried next loop
+    int depth = prefill_mode_ ? std::max(o_.depth, 32) : o_.depth;
+    while (static_cast<int>(c.inflight.size()) < depth && more_work(end_ns, now)) issue(c);
+    flush_out(c);
+  }
+
+  void run_until(uint64_t end_ns) {
+    ep_ = epoll_create1(EPOLL_CLOEXEC);
+    for (auto& c : conns_) {
+      if (!open_conn(c)) { fprintf(stderr, "loadgen: connect failed: %s\n", strerror(errno)); exit(2); }
+    }
+    uint64_t now = now_ns();
+    for (auto& c : conns_) top_up(c, end_ns, now);
+    std::vector<epoll_event> evs(64);
+    char buf[1 << 16];
+    uint64_t timeout_ns = static_cast<uint64_t>(o_.timeout_ms) * 1000000;
+    for (;;) {
+      now = now_ns();
+      bool busy = false;
+      for (auto& c : conns_) busy |= !c.inflight.empty();
+      if (!busy && !more_work(end_ns, now)) break;
+      int n = epoll_wait(ep_, evs.data(), static_cast<int>(evs.size()), 10);
+      for (int i = 0; i < n; i++) {
+        conn& c = *static_cast<conn*>(evs[i].data.ptr);
+        if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+          for (;;) {
+            ssize_t r = read(c.fd, buf, sizeof buf);
+            if (r > 0) { c.in.append(buf, r); continue; }
+            if (r < 0 && (errno == EAGAIN || errno == EINTR)) break;
+            reset(c);  // EOF or error
+            break;
+          }
+          if (c.fd >= 0 && !parse(c)) { hits_acc_ = 0; err_acc_ = false; reset(c); }
+        }
+        if (c.fd >= 0 && (evs[i].events & EPOLLOUT)) flush_out(c);
+        if (c.fd >= 0) top_up(c, end_ns, now_ns());
+      }
+      now = now_ns();
+      for (auto& c : conns_) {
+        if (!c.inflight.empty() && now - c.inflight.front().sent_ns > timeout_ns) {
+          stats.timeouts += c.inflight.size();
+          c.inflight.clear();
+          hits_acc_ = 0;
+          err_acc_ = false;
+          reset(c);
+          top_up(c, end_ns, now);
+        } else if (c.fd >= 0 && c.inflight.empty()) {
+          top_up(c, end_ns, now);
+        }
+      }
+    }
+    for (auto& c : conns_) {
+      if (c.fd >= 0) close(c.fd);
+      c.fd = -1;
+    }
+    close(ep_);
+  }
+};
+
+[[noreturn]] void usage() {
+  fprintf(stderr,
+          "usage: loadgen [--host H] [--port P] [--conns N] [--threads T] [--depth D]\n"
+          "               [--duration S] [--keys K] [--value-size B] [--get-ratio R]\n"
+          "               [--multiget M] [--protocol ascii|binary|meta] [--prefill]\n"
+          "               [--seed N] [--timeout-ms MS]\n"
+          "  --duration 0 with --prefill only stores every key and reports that.\n");
+  exit(2);
+}
+
+options parse_args(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) usage();
+      return argv[++i];
+    };
+    if (a == "--host") o.host = val();
+    else if (a == "--port") o.port = std::stoi(val());
+    else if (a == "--conns") o.conns = std::stoi(val());
+    else if (a == "--threads") o.threads = std::stoi(val());
+    else if (a == "--depth") o.depth = std::stoi(val());
+    else if (a == "--duration") o.duration = std::stod(val());
+    else if (a == "--keys") o.keys = std::stoull(val());
+    else if (a == "--value-size") o.value_size = std::stoull(val());
+    else if (a == "--get-ratio") o.get_ratio = std::stod(val());
+    else if (a == "--multiget") o.multiget = std::stoi(val());
+    else if (a == "--prefill") o.prefill = true;
+    else if (a == "--seed") o.seed = std::stoull(val());
+    else if (a == "--timeout-ms") o.timeout_ms = std::stoi(val());
+    else if (a == "--protocol") {
+      std::string p = val();
+      if (p == "ascii") o.proto = protocol::Ascii;
+      else if (p == "binary") o.proto = protocol::Binary;
+      else if (p == "meta") o.proto = protocol::Meta;
+      else usage();
+    } else usage();
+  }
+  if (o.conns < 1 || o.threads < 1 || o.depth < 1 || o.multiget < 1 || o.keys < 1) usage();
+  if (o.threads > o.conns) o.threads = o.conns;
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o = parse_args(argc, argv);
+  std::vector<worker*> workers;
+  for (int t = 0; t < o.threads; t++) {
+    int n = o.conns / o.threads + (t < o.conns % o.threads ? 1 : 0);
+    uint64_t lo = o.keys * t / o.threads, hi = o.keys * (t + 1) / o.threads;
+    workers.push_back(new worker(o, t, n, lo, hi));
+  }
+  const char* proto = o.proto == protocol::Ascii ? "ascii" : o.proto == protocol::Binary ? "binary" : "meta";
+
+  counters prefill;
+  double prefill_s = 0;
+  if (o.prefill) {
+    uint64_t t0 = now_ns();
+    std::vector<std::thread> ts;
+    for (auto* w : workers) ts.emplace_back([w] { w->prefill(); });
+    for (auto& t : ts) t.join();
+    prefill_s = static_cast<double>(now_ns() - t0) / 1e9;
+    for (auto* w : workers) prefill.merge(w->stats);
+  }
+
+  counters total;
+  double elapsed = 0;
+  if (o.duration > 0) {
+    uint64_t t0 = now_ns();
+    uint64_t end = t0 + static_cast<uint64_t>(o.duration * 1e9);
+    std::vector<std::thread> ts;
+    for (auto* w : workers) ts.emplace_back([w, end] { w->run(end); });
+    for (auto& t : ts) t.join();
+    elapsed = static_cast<double>(now_ns() - t0) / 1e9;
+    for (auto* w : workers) total.merge(w->stats);
+  }
+  double ops = elapsed > 0 ? static_cast<double>(total.requests) / elapsed : 0;
+  double keys = elapsed > 0 ? static_cast<double>(total.keys) / elapsed : 0;
+  double p50 = total.latency.percentile(0.50) / 1e3, p99 = total.latency.percentile(0.99) / 1e3,
+         p999 = total.latency.percentile(0.999) / 1e3;
+  printf("{\"protocol\":\"%s\",\"conns\":%d,\"threads\":%d,\"depth\":%d,\"multiget\":%d,"
+         "\"value_size\":%zu,\"get_ratio\":%.3f,\"keys\":%llu,\"duration_s\":%.3f,"
+         "\"requests\":%llu,\"ops_per_s\":%.1f,\"keys_per_s\":%.1f,"
+         "\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
+         "\"gets\":%llu,\"sets\":%llu,\"hits\":%llu,\"misses\":%llu,"
+         "\"errors\":%llu,\"timeouts\":%llu,\"reconnects\":%llu,"
+         "\"prefill_sets\":%llu,\"prefill_errors\":%llu,\"prefill_s\":%.3f}\n",
+         proto, o.conns, o.threads, o.depth, o.multiget, o.value_size, o.get_ratio,
+         (unsigned long long)o.keys, elapsed, (unsigned long long)total.requests, ops, keys, p50, p99,
+         p999, (unsigned long long)total.gets, (unsigned long long)total.sets,
+         (unsigned long long)total.hits, (unsigned long long)total.misses,
+         (unsigned long long)(total.errors + total.timeouts), (unsigned long long)total.timeouts,
+         (unsigned long long)total.reconnects, (unsigned long long)prefill.requests,
+         (unsigned long long)(prefill.errors + prefill.timeouts), prefill_s);
+  printf("# %s: %.0f ops/s (%.0f keys/s), p50 %.1f us, p99 %.1f us, p99.9 %.1f us, "
+         "hits %llu misses %llu errors %llu (timeouts %llu)%s\n",
+         proto, ops, keys, p50, p99, p999, (unsigned long long)total.hits,
+         (unsigned long long)total.misses, (unsigned long long)(total.errors + total.timeouts),
+         (unsigned long long)total.timeouts,
+         o.prefill ? (" prefill " + std::to_string(prefill.requests) + " sets in " +
+                      std::to_string(prefill_s) + " s")
+                         .c_str()
+                   : "");
+  for (auto* w : workers) delete w;
+  return 0;
+}
