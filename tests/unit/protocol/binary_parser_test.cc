@@ -92,7 +92,8 @@ TEST_CASE("binary get, set, incr, touch, flush, and the quiet variants") {
     r = p.parse(packet(0x1b, {}, be32(2)), req);
     CHECK(req.cmd == command::Verbosity);
     CHECK(req.verbosity == 2);
-    r = p.parse(packet(0x0e, "k", {}, "tail"), req);
+    const std::string append = packet(0x0e, "k", {}, "tail");  // views point into it
+    r = p.parse(append, req);
     CHECK(req.cmd == command::Append);
     CHECK(req.value == "tail");
     r = p.parse(packet(0x21, "PLAIN", {}, "\0u\0p"), req);

@@ -1,6 +1,8 @@
+# Throwaway oracle probe for the binary protocol: python3 probe_binary.py PORT
 import struct, sys
 sys.argv=[sys.argv[0], sys.argv[1]]
-exec(open('/tmp/probe/p.py').read().split('for arg')[0])
+import os
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'probe_text.py')).read().split('for arg')[0])
 def req(op, key=b'', extras=b'', value=b'', opaque=0xdeadbeef, cas=0, magic=0x80, bodylen=None, keylen=None, extlen=None, dtype=0, vb=0):
     bl = len(key)+len(extras)+len(value) if bodylen is None else bodylen
     return struct.pack('>BBHBBHIIQ', magic, op, len(key) if keylen is None else keylen, len(extras) if extlen is None else extlen, dtype, vb, bl, opaque, cas)+extras+key+value

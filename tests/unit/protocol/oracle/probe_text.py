@@ -1,3 +1,6 @@
+# Throwaway oracle probe: run against a real memcached 1.6.18 started as
+#   memcached -u nobody -p PORT -U 0 -l 127.0.0.1 -I 1m
+# usage: python3 probe_text.py PORT "b'get a\r\n'" ...  (each argument is a Python bytes literal)
 import socket, sys, time
 PORT=int(sys.argv[1])
 def q(data, wait=0.3):
