@@ -85,6 +85,10 @@ class machine {
 
   std::mutex inbox_mutex_;  // leaf lock: protects inbox_ only
   std::vector<detail::inbox_message> inbox_;
+  // Set under inbox_mutex_ when inbox_ becomes non-empty; read without the
+  // lock so an idle inbox costs one relaxed load per loop turn.
+  std::atomic<bool> inbox_pending_{false};
+  int64_t last_poll_ns_ = 0;  // when the backend was last asked for events
   std::vector<detail::inbox_message> inbox_work_;  // machine thread only
 };
 
