@@ -77,6 +77,7 @@ class backend_uring final : public backend {
   int init(const machine_config& cfg, std::string* error);
   std::string features() const;
   size_t released_pending() const { return released_pending_.size(); }
+  const backend_uring_stats& stats() const { return stats_; }
 
   const char* name() const override { return "io_uring"; }
   int attach(io_state* s) override;
@@ -148,6 +149,7 @@ class backend_uring final : public backend {
   uint64_t wake_value_ = 0;   // target of the armed read
   bool wake_armed_ = false;
 
+  backend_uring_stats stats_;
   std::unordered_set<io_state*> released_pending_;
   // Readiness to report on the next wait() because no SQE could be had to arm
   // a poll (the waiter then simply retries).
@@ -346,6 +348,7 @@ bool backend_uring::arm_recv(io_state* s) {
   io_uring_sqe_set_data64(sqe, tag(s, op::Recv));
   s->recv_armed = true;
   s->inflight++;
+  stats_.recv_arms++;
   return true;
 }
 
@@ -371,6 +374,7 @@ void backend_uring::arm_poll(io_state* s, uint32_t bit) {
   io_uring_sqe_set_data64(sqe, tag(s, bit == EPOLLIN ? op::PollIn : op::PollOut));
   s->poll_armed |= bit;
   s->inflight++;
+  stats_.polls_armed++;
 }
 
 void backend_uring::arm_wake() {
@@ -438,6 +442,7 @@ ssize_t backend_uring::try_recv(io_state* s, void* buf, size_t len) {
 
 ssize_t backend_uring::direct_recv(io_state* s, void* buf, size_t len) {
   for (;;) {
+    stats_.direct_recvs++;
     ssize_t n = ::recv(s->fd, buf, len, MSG_DONTWAIT);
     if (n < 0 && errno == ENOTSOCK) n = ::read(s->fd, buf, len);
     if (n > 0) return n;
@@ -650,10 +655,12 @@ void backend_uring::on_recv(io_state* s, int res, uint32_t flags) {
   bool wake = true;
   if (res > 0) {
     recv_verified_ = true;
+    stats_.recv_chunks++;
   } else if (res == 0) {
     if (s->rx_end == 0) s->rx_end = 1;
   } else if (res == -ENOBUFS) {
     // The ring ran dry; try_recv reads directly until buffers come back.
+    stats_.recv_enobufs++;
   } else if (res == -ECANCELED) {
     wake = false;  // asked for; the stream itself is fine
   } else if (res == -EAGAIN) {
@@ -679,6 +686,7 @@ void backend_uring::on_accept(io_state* s, int res, uint32_t flags) {
       ::close(res);
     } else {
       s->accepted.push_back(res);
+      stats_.accepts_queued++;
     }
   } else if (res == -ECANCELED) {
     wake = false;
@@ -724,6 +732,10 @@ std::unique_ptr<backend> backend_uring_create(const machine_config& cfg, std::st
 
 std::string backend_uring_features(const backend* b) {
   return static_cast<const backend_uring*>(b)->features();
+}
+
+backend_uring_stats backend_uring_stats_get(const backend* b) {
+  return static_cast<const backend_uring*>(b)->stats();
 }
 
 size_t backend_uring_released_pending(const backend* b) {

@@ -190,7 +190,7 @@ TEST_CASE("probe: io_uring is chosen here, and the reason lists its features") {
   std::string reason;
   auto b = mm::detail::backend_create(cfg, &reason);
   REQUIRE(b != nullptr);
-  MESSAGE("backend: " << b->name() << " (" << reason << ")");
+  MESSAGE("backend: " << std::string(b->name()) << " (" << reason << ")");
   CHECK(std::string(b->name()) == "io_uring");
   CHECK(reason.find("io_uring: ") == 0);
   CHECK(reason.find("buffer ring") != std::string::npos);
@@ -223,6 +223,10 @@ TEST_CASE("recv: multishot delivers in order across many writes, partial reads")
   CHECK(b->try_recv(s, nullptr, 0) == -EAGAIN);  // arms multishot
   CHECK(s->recv_armed);
   stream_through(*b, s, fds[1], 256 * 1024);
+  auto st = mm::detail::backend_uring_stats_get(b.get());
+  MESSAGE("chunks " << st.recv_chunks << ", arms " << st.recv_arms << ", enobufs "
+                    << st.recv_enobufs << ", direct " << st.direct_recvs);
+  CHECK(st.recv_chunks >= 256);  // at most 1 KiB per chunk
   ::close(fds[1]);
   release_all(*b, {s});
   ::close(fds[0]);
@@ -275,7 +279,13 @@ TEST_CASE("recv: a dry ring (ENOBUFS) falls back to direct recv and keeps order"
   io_state* sa = new_state(*b, a[0]);
   io_state* sc = new_state(*b, c[0]);
 
-  SUBCASE("one socket, 10 KiB") { stream_through(*b, sa, a[1], 10 * 1024); }
+  SUBCASE("one socket, 10 KiB") {
+    stream_through(*b, sa, a[1], 10 * 1024);
+    auto st = mm::detail::backend_uring_stats_get(b.get());
+    MESSAGE("chunks " << st.recv_chunks << ", arms " << st.recv_arms << ", enobufs "
+                      << st.recv_enobufs << ", direct " << st.direct_recvs);
+    CHECK(st.recv_enobufs > 0);
+  }
 
   SUBCASE("a slow reader holds the ring while another socket streams") {
     // sa takes both buffers and does not read them for a while.
@@ -284,8 +294,12 @@ TEST_CASE("recv: a dry ring (ENOBUFS) falls back to direct recv and keeps order"
     CHECK(b->try_recv(sa, tmp, 0) == -EAGAIN);
     REQUIRE(pump_until(*b, [&] { return !sa->recv_armed && sa->rx.size() == 2; }));
     // sc must stream through direct recv meanwhile.
+    auto before = mm::detail::backend_uring_stats_get(b.get());
     stream_through(*b, sc, c[1], 10 * 1024);
     CHECK(sc->rx.empty());
+    auto after = mm::detail::backend_uring_stats_get(b.get());
+    CHECK(after.direct_recvs > before.direct_recvs);
+    CHECK(after.recv_chunks == before.recv_chunks);  // sc never got a buffer
     // Now both read interleaved, with sa's chunks first in its stream.
     size_t pa = 0;
     size_t step = 0;
