@@ -47,6 +47,10 @@ constexpr uint64_t kTagMask = 7;
 static_assert(alignof(io_state) >= 8, "io_state must leave 3 tag bits free");
 
 constexpr uint16_t kBufferGroup = 0;
+// Multishot accept keeps taking connections whether or not anyone calls
+// try_accept; past this many queued fds it is cancelled (the kernel backlog
+// holds the rest) and re-armed once the queue is empty.
+constexpr size_t kAcceptQueueMax = 256;
 constexpr unsigned kMaxBufferRing = 32768;  // kernel limit on ring entries
 
 uint64_t tag(io_state* s, op o) {
@@ -151,6 +155,11 @@ class backend_uring final : public backend {
 
   backend_uring_stats stats_;
   std::unordered_set<io_state*> released_pending_;
+  // States whose multishot accept we cancelled because the queue was full.
+  std::unordered_set<io_state*> accept_paused_;
+  // Attached fds that are not stream sockets (pipes, datagram sockets): their
+  // try_recv is a plain read, never a multishot recv into the buffer ring.
+  std::unordered_set<io_state*> plain_recv_;
   // Readiness to report on the next wait() because no SQE could be had to arm
   // a poll (the waiter then simply retries).
   std::vector<std::pair<io_state*, uint32_t>> deferred_ready_;
@@ -402,6 +411,11 @@ void backend_uring::submit_cancel(io_state* s, op o) {
 int backend_uring::attach(io_state* s) {
   if (s->fd < 0) return -EBADF;
   s->owner = this;
+  int type = 0;
+  socklen_t len = sizeof type;
+  if (::getsockopt(s->fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM) {
+    plain_recv_.insert(s);
+  }
   return 0;
 }
 
@@ -420,6 +434,8 @@ void backend_uring::release(io_state* s) {
   s->accepted.clear();
   std::erase_if(deferred_ready_, [s](const auto& d) { return d.first == s; });
   s->released = true;
+  plain_recv_.erase(s);
+  accept_paused_.erase(s);
   if (s->inflight == 0) {
     delete s;
     return;
@@ -434,7 +450,10 @@ ssize_t backend_uring::try_recv(io_state* s, void* buf, size_t len) {
   if (!s->rx.empty()) return copy_rx(s, buf, len);
   if (s->rx_end != 0) return s->rx_end == 1 ? 0 : s->rx_end;
   if (s->recv_armed) return -EAGAIN;
-  if (multishot_recv_ && buffers_in_kernel_ >= rearm_threshold_ && arm_recv(s)) return -EAGAIN;
+  if (multishot_recv_ && buffers_in_kernel_ >= rearm_threshold_ && !plain_recv_.contains(s) &&
+      arm_recv(s)) {
+    return -EAGAIN;
+  }
   // No buffer ring, or it ran dry (ENOBUFS): read straight into the caller's
   // buffer until buffers come back.
   return direct_recv(s, buf, len);
@@ -687,9 +706,14 @@ void backend_uring::on_accept(io_state* s, int res, uint32_t flags) {
     } else {
       s->accepted.push_back(res);
       stats_.accepts_queued++;
+      if (more && s->accepted.size() >= kAcceptQueueMax && accept_paused_.insert(s).second) {
+        submit_cancel(s, op::Accept);
+      }
     }
   } else if (res == -ECANCELED) {
-    wake = false;
+    // Our own pause: a waiter that emptied the queue meanwhile must retry,
+    // which re-arms. A cancel asked for by the io layer wakes nobody.
+    wake = accept_paused_.erase(s) > 0 && s->accepted.empty();
   } else if (res == -EAGAIN) {
     arm_poll(s, EPOLLIN);
     wake = false;
@@ -698,6 +722,7 @@ void backend_uring::on_accept(io_state* s, int res, uint32_t flags) {
   } else {
     s->accept_error = res;
   }
+  if (!more) accept_paused_.erase(s);
   if (wake) ready(s, EPOLLIN);
   if (!more) finish(s);
 }

@@ -380,6 +380,63 @@ TEST_CASE("accept: multishot accept queues several connections") {
   ::close(l);
 }
 
+TEST_CASE("accept: the queue is bounded; multishot pauses and resumes") {
+  auto b = make_backend();
+  sockaddr_in addr{};
+  int l = tcp_listen(&addr);
+  io_state* s = new_state(*b, l);
+  CHECK(b->try_accept(s, nullptr, nullptr) == -EAGAIN);
+  std::vector<int> clients;
+  constexpr size_t kClients = 300;  // the backlog (64) holds what exceeds the 256 bound
+  // The bound is soft: connections that complete in the same loop iteration
+  // as the 256th are still queued.
+  while (clients.size() < 260) {
+    for (int i = 0; i < 20; i++) clients.push_back(tcp_connect(addr));
+    b->wait(0);
+  }
+  REQUIRE(pump_until(*b, [&] { return !s->accept_armed; }));
+  size_t queued = s->accepted.size();
+  CHECK(queued >= 256);
+  while (clients.size() < kClients) clients.push_back(tcp_connect(addr));
+  for (int i = 0; i < 5; i++) b->wait(kTick);
+  CHECK(s->accepted.size() == queued);  // paused: the rest wait in the backlog
+  size_t got = 0;
+  int idle = 0;
+  while (got < kClients) {
+    int fd = b->try_accept(s, nullptr, nullptr);
+    if (fd == -EAGAIN) {
+      b->wait(kTick);
+      REQUIRE(++idle < kMaxTicks);
+      continue;
+    }
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    got++;
+  }
+  CHECK(got == kClients);
+  release_all(*b, {s});
+  for (int fd : clients) ::close(fd);
+  ::close(l);
+}
+
+TEST_CASE("recv: a pipe is read with read(), not multishot recv") {
+  auto b = make_backend();
+  int fds[2];
+  REQUIRE(::pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0);
+  io_state* s = new_state(*b, fds[0]);
+  char buf[8];
+  CHECK(b->try_recv(s, buf, sizeof buf) == -EAGAIN);
+  CHECK_FALSE(s->recv_armed);
+  CHECK(s->poll_armed == EPOLLIN);
+  REQUIRE(::write(fds[1], "pipe", 4) == 4);
+  REQUIRE(pump_until(*b, [&] { return ready_for(s, EPOLLIN); }));
+  CHECK(b->try_recv(s, buf, sizeof buf) == 4);
+  ::close(fds[1]);
+  CHECK(b->try_recv(s, buf, sizeof buf) == 0);
+  release_all(*b, {s});
+  ::close(fds[0]);
+}
+
 TEST_CASE("writev: a full socket gives -EAGAIN, then EPOLLOUT once the peer drains") {
   auto b = make_backend();
   int fds[2];
