@@ -82,6 +82,10 @@ class backend_uring final : public backend {
   std::string features() const;
   size_t released_pending() const { return released_pending_.size(); }
   const backend_uring_stats& stats() const { return stats_; }
+  void disable_multishot(bool accept, bool recv) {
+    if (accept) multishot_accept_ = false;
+    if (recv) multishot_recv_ = false;
+  }
 
   const char* name() const override { return "io_uring"; }
   int attach(io_state* s) override;
@@ -761,6 +765,10 @@ std::string backend_uring_features(const backend* b) {
 
 backend_uring_stats backend_uring_stats_get(const backend* b) {
   return static_cast<const backend_uring*>(b)->stats();
+}
+
+void backend_uring_disable_multishot(backend* b, bool accept, bool recv) {
+  static_cast<backend_uring*>(b)->disable_multishot(accept, recv);
 }
 
 size_t backend_uring_released_pending(const backend* b) {

@@ -26,6 +26,10 @@ struct backend_uring_stats {
 };
 backend_uring_stats backend_uring_stats_get(const backend* b);
 
+// For tests: behave as on a kernel without multishot accept / multishot recv
+// (accept4 + POLL_ADD, recv + POLL_ADD), so CI covers those paths on any kernel.
+void backend_uring_disable_multishot(backend* b, bool accept, bool recv);
+
 // Released states the backend still holds because a completion may refer to
 // them (freed when their last completion arrives, or with the backend).
 size_t backend_uring_released_pending(const backend* b);

@@ -419,6 +419,48 @@ TEST_CASE("accept: the queue is bounded; multishot pauses and resumes") {
   ::close(l);
 }
 
+TEST_CASE("accept: accept4 + POLL_ADD where multishot accept is unavailable") {
+  auto b = make_backend();
+  mm::detail::backend_uring_disable_multishot(b.get(), true, false);
+  sockaddr_in addr{};
+  int l = tcp_listen(&addr);
+  io_state* s = new_state(*b, l);
+  CHECK(b->try_accept(s, nullptr, nullptr) == -EAGAIN);
+  CHECK_FALSE(s->accept_armed);
+  CHECK(s->poll_armed == EPOLLIN);
+  int client = tcp_connect(addr);
+  REQUIRE(pump_until(*b, [&] { return ready_for(s, EPOLLIN); }));
+  sockaddr_storage peer{};
+  socklen_t len = 0;
+  int fd = b->try_accept(s, &peer, &len);
+  REQUIRE(fd >= 0);
+  CHECK(peer.ss_family == AF_INET);
+  CHECK(len == sizeof(sockaddr_in));
+  CHECK((::fcntl(fd, F_GETFL) & O_NONBLOCK) != 0);
+  ::close(fd);
+  release_all(*b, {s});
+  ::close(client);
+  ::close(l);
+}
+
+TEST_CASE("recv: recv + POLL_ADD where multishot recv is unavailable") {
+  auto b = make_backend();
+  mm::detail::backend_uring_disable_multishot(b.get(), false, true);
+  int fds[2];
+  make_pair(fds);
+  io_state* s = new_state(*b, fds[0]);
+  char buf[8];
+  CHECK(b->try_recv(s, buf, sizeof buf) == -EAGAIN);
+  CHECK_FALSE(s->recv_armed);
+  stream_through(*b, s, fds[1], 64 * 1024);
+  ::close(fds[1]);
+  ssize_t n = -EAGAIN;
+  REQUIRE(pump_until(*b, [&] { return (n = b->try_recv(s, buf, sizeof buf)) != -EAGAIN; }));
+  CHECK(n == 0);
+  release_all(*b, {s});
+  ::close(fds[0]);
+}
+
 TEST_CASE("recv: a pipe is read with read(), not multishot recv") {
   auto b = make_backend();
   int fds[2];
@@ -518,6 +560,33 @@ TEST_CASE("notify: another thread wakes wait(-1)") {
   b->notify();
   CHECK(b->wait(-1) >= 1);
   CHECK(b->wait(0) == 0);
+}
+
+TEST_CASE("wait: a timeout with nothing to do blocks about that long, dispatches nothing") {
+  auto b = make_backend();
+  auto start = std::chrono::steady_clock::now();
+  CHECK(b->wait(20 * 1000 * 1000) == 0);
+  auto waited = std::chrono::steady_clock::now() - start;
+  CHECK(waited >= std::chrono::milliseconds(15));
+  CHECK(waited < std::chrono::seconds(2));
+  CHECK(b->wait(0) == 0);
+}
+
+TEST_CASE("threads: created and used on one thread, destroyed on another") {
+  std::unique_ptr<backend> b;
+  std::thread t([&] {
+    b = make_backend();
+    int fds[2];
+    make_pair(fds);
+    io_state* s = new_state(*b, fds[0]);
+    stream_through(*b, s, fds[1], 16 * 1024);
+    char buf[4];
+    CHECK(b->try_recv(s, buf, sizeof buf) == -EAGAIN);  // leaves a multishot recv armed
+    b->release(s);  // and in flight: the destructor frees it
+    for (int fd : fds) ::close(fd);
+  });
+  t.join();
+  b.reset();
 }
 
 TEST_CASE("cancel + release: in-flight requests end, states are freed, no late callbacks") {
