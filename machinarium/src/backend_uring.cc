@@ -149,7 +149,7 @@ class backend_uring final : public backend {
   // Multishot support is assumed and confirmed by the first success; an
   // EINVAL before that means the kernel lacks it, and we fall back for good.
   bool multishot_recv_ = false;
-  bool multishot_accept_ = true;
+  bool multishot_accept_ = false;
   bool recv_verified_ = false;
   bool accept_verified_ = false;
 
@@ -184,6 +184,13 @@ int backend_uring::init(const machine_config& cfg, std::string* error) {
     return -e;
   }
   setup_buffer_ring(cfg);
+  // What the set-up told us about the kernel: COOP_TASKRUN and buffer rings
+  // came in 5.19, with multishot accept; DEFER_TASKRUN in 6.1, after
+  // multishot recv (6.0). Where that leaves doubt, the first EINVAL decides.
+  bool at_least_5_19 = buf_ring_ != nullptr || std::strcmp(taskrun_, "no task-run flags") != 0;
+  multishot_accept_ = at_least_5_19;
+  accept_verified_ = multishot_accept_ && std::strcmp(taskrun_, "DEFER_TASKRUN") == 0;
+  recv_verified_ = multishot_recv_ && std::strcmp(taskrun_, "DEFER_TASKRUN") == 0;
   arm_wake();
   return 0;
 }
@@ -325,7 +332,9 @@ void backend_uring::setup_buffer_ring(const machine_config& cfg) {
 std::string backend_uring::features() const {
   std::string f = taskrun_;
   f += multishot_accept_ ? ", multishot accept" : ", accept4 + poll";
+  if (multishot_accept_ && !accept_verified_) f += " (unconfirmed)";
   f += multishot_recv_ ? ", multishot recv" : ", recv + poll";
+  if (multishot_recv_ && !recv_verified_) f += " (unconfirmed)";
   f += ", ";
   f += buf_ring_note_;
   return f;
