@@ -11,8 +11,9 @@ namespace ithaca::store {
 
 namespace {
 
-constexpr uint64_t kSampleBuckets = 64;  // inline eviction: buckets per sample
-constexpr int kSampleRounds = 4;         // ... and samples per store, bounding the work
+constexpr size_t kSampleBuckets = 64;  // inline eviction: non-empty buckets per sample
+constexpr uint64_t kMaxVisits = 4096;   // ... buckets visited (mostly empty) per sample
+constexpr int kSampleRounds = 4;        // ... and samples per store, bounding the work
 
 unsigned score(const item* it) noexcept
 {
@@ -112,24 +113,30 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
     return 0;
 }
 
-// Called by a storing thread holding no lock, after charging its new item. Bounded work:
-// at most kSampleRounds samples of kSampleBuckets buckets, each visited twice, one lock at a
-// time. Pass 1 builds a histogram of the sample's scores; pass 2 evicts from the coldest
-// score down until usage is back under the limit.
+// Called by a storing thread holding no lock, after charging its new item. Bounded work
+// (Redis's dictRehash rule: a bound on empty buckets too, else a sparse table means an
+// unbounded walk): each of kSampleRounds rounds visits up to kMaxVisits buckets from the
+// shared cursor until it has kSampleBuckets non-empty ones, one lock at a time, and builds a
+// histogram of their scores; then it revisits those buckets and evicts from the coldest score
+// down until usage is back under the limit.
 bool store::evict_inline() noexcept
 {
     const uint64_t limit = cfg_.memory_limit;
     const uint64_t n = mask_ + 1;
-    const uint64_t nb = std::min(kSampleBuckets, n);
+    const uint64_t max_visits = std::min(kMaxVisits, n);
     histogram h;
+    std::array<uint64_t, kSampleBuckets> sample;
     for (int round = 0; round < kSampleRounds; ++round) {
         if (mem_used() <= limit)
             return true;
-        const uint64_t start = evict_cursor_.fetch_add(nb, std::memory_order_relaxed);
         h.fill(0);
-        for (uint64_t i = 0; i < nb; ++i) {
-            const uint64_t b = (start + i) & mask_;
+        size_t taken = 0;
+        for (uint64_t visited = 0; visited < max_visits && taken < sample.size(); ++visited) {
+            const uint64_t b = evict_cursor_.fetch_add(1, std::memory_order_relaxed) & mask_;
             bucket_guard guard(locks_[b]);
+            if (!heads_[b])
+                continue;
+            sample[taken++] = b;
             for (const item* it = heads_[b]; it; it = it->next_)
                 h[score(it)] += item_mem(it);
         }
@@ -137,8 +144,8 @@ bool store::evict_inline() noexcept
         if (used <= limit)
             return true;
         const unsigned threshold = threshold_for(h, used - limit);
-        for (uint64_t i = 0; i < nb && mem_used() > limit; ++i) {
-            const uint64_t b = (start + i) & mask_;
+        for (size_t i = 0; i < taken && mem_used() > limit; ++i) {
+            const uint64_t b = sample[i];
             reclaim_list rl(stats_.bytes);
             bucket_guard guard(locks_[b]);
             item** link = &heads_[b];

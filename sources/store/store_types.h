@@ -145,7 +145,9 @@ struct item_view {
     uint32_t deadline;         // internal deadline; see store_time.h deadline_to_unix
     uint64_t cas;
     std::string_view value;    // empty if large
-    const large_value* large;  // non-null if the value is in a file
+    // Non-null if the value is in a file. To read it later (never under the lock), take a
+    // reference: large_value_ref ref((v.large->ref(), v.large)).
+    large_value* large;
 };
 
 enum class remove_reason : uint8_t { Deleted, Expired, Evicted, Flushed };
