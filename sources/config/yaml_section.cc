@@ -144,7 +144,12 @@ bool section::unsigned_value(std::string_view key, uint64_t& out, value_kind kin
     case value_kind::Duration: parsed = parse_duration(text, v); break;
   }
   if (!parsed || !r.contains(v)) {
-    fail_value(key, e->key_mark, "expected " + expected + ", got '" + text + "'");
+    std::string hint;
+    uint64_t bare = 0;
+    if (kind == value_kind::Duration && parse_unsigned(text, bare)) {
+      hint = " (a unit is required: " + text + "ms or " + text + "s?)";
+    }
+    fail_value(key, e->key_mark, "expected " + expected + ", got '" + text + "'" + hint);
     return false;
   }
   out = v;

@@ -163,7 +163,7 @@ TEST_CASE("bad values name the key, the range and what was written") {
         "got 'lots'");
   CHECK(load("cache:\n  gc_interval: 1000\n") ==
         "ithaca.yaml:2: gc_interval: expected a duration (500ms, 2s, 1m) from 1ms to 1h, got "
-        "'1000'");
+        "'1000' (a unit is required: 1000ms or 1000s?)");
   CHECK(load("server:\n  io_backend: kqueue\n") ==
         "ithaca.yaml:2: io_backend: expected one of auto, io_uring or epoll, got 'kqueue'");
   CHECK(load("server:\n  enable_shutdown: maybe\n") ==
