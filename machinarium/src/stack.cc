@@ -5,6 +5,16 @@
 
 #include <new>
 
+#if defined(MM_ASAN)
+#include <sanitizer/asan_interface.h>
+// A finished coroutine leaves ASan's poison (frame redzones) on its stack. Clear
+// it when the stack is freed or cached, or a later mapping at the same address
+// (another stack, an io_uring ring) is reported as a stack overflow.
+#define MM_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define MM_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace mm::detail {
 
 stack_cache::stack_cache(size_t stack_size, size_t max_cached)
@@ -18,7 +28,10 @@ stack_cache::stack_cache(size_t stack_size, size_t max_cached)
 }
 
 stack_cache::~stack_cache() {
-  for (void* base : free_) munmap(base, size_ + page_);
+  for (void* base : free_) {
+    MM_UNPOISON(static_cast<char*>(base) + page_, size_);
+    munmap(base, size_ + page_);
+  }
 }
 
 boost::context::stack_context stack_cache::allocate() {
@@ -42,6 +55,7 @@ boost::context::stack_context stack_cache::allocate() {
 
 void stack_cache::deallocate(boost::context::stack_context& sctx) {
   void* base = static_cast<char*>(sctx.sp) - size_ - page_;
+  MM_UNPOISON(static_cast<char*>(base) + page_, size_);
   if (free_.size() < max_cached_) {
     free_.push_back(base);
   } else {
