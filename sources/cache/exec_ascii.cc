@@ -8,6 +8,7 @@
 #include "exec_store.h"
 #include "exec_value.h"
 #include "reply.h"
+#include "text_replies.h"
 
 namespace ithaca::cache {
 

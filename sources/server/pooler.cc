@@ -64,8 +64,9 @@ void pooler::main() {
       break;
     }
     std::string local = addr.storage.ss_family == AF_UNIX ? text : mm::local_address(l->fd()).to_string();
-    // The functional tests read this line to learn the port bound for port 0.
-    spdlog::info("listening on {} {}", addr.storage.ss_family == AF_UNIX ? "unix" : "tcp", local);
+    // The functional tests read this line to learn the port bound for port 0,
+    // so it must pass the default threshold (warn, like memcached without -v).
+    spdlog::warn("listening on {} {}", addr.storage.ss_family == AF_UNIX ? "unix" : "tcp", local);
     listeners.push_back(std::move(l));
   }
   if (failed_) {
