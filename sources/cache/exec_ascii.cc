@@ -44,6 +44,9 @@ void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
     protocol::encode_ascii_value(out, key, flags, v.data, with_cas ? &cas : nullptr, std::move(v.owner));
   }
   protocol::encode_ascii_status(out, ascii_status::End);
+  // memcached transmits its queued replies after every get; a later get that
+  // fails on a bad key culls only what was queued after this point.
+  out.mark_sent();
 }
 
 void store_value(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
