@@ -20,6 +20,9 @@ public:
 
     parse_result parse(std::string_view input, request& out);
 
+    // A header was read and the packet's body is still incomplete.
+    bool awaiting_body() const { return need_ != 0; }
+
 private:
     const parser_settings& settings_;
     std::size_t need_ = 0;  // bytes the current packet needs; NeedMore below it

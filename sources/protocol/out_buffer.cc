@@ -15,6 +15,7 @@ void out_buffer::append(std::string_view bytes) {
     }
     copy_.append(bytes);
     size_ += bytes.size();
+    appended_ += bytes.size();
 }
 
 void out_buffer::append_value(std::string_view bytes, std::shared_ptr<const void> owner) {
@@ -34,6 +35,7 @@ void out_buffer::append_ref(std::string_view bytes, std::shared_ptr<const void> 
     s.owner = std::move(owner);
     segments_.push_back(std::move(s));
     size_ += bytes.size();
+    appended_ += bytes.size();
 }
 
 std::span<const iovec> out_buffer::iovecs(std::size_t max) {
@@ -66,6 +68,30 @@ void out_buffer::consume(std::size_t n) {
     }
     if (size_ == 0) {
         // Everything written: reuse the storage for the next batch.
+        copy_.clear();
+        segments_.clear();
+        head_ = 0;
+        head_offset_ = 0;
+    }
+}
+
+void out_buffer::drop_unsent() {
+    // Bytes already consumed (written) cannot be taken back.
+    const std::size_t consumed = appended_ - size_;
+    const std::size_t keep_until = mark_ > consumed ? mark_ : consumed;
+    std::size_t n = appended_ - keep_until;
+    appended_ -= n;
+    size_ -= n;
+    while (n > 0) {
+        segment& s = segments_.back();
+        const std::size_t skip = segments_.size() - 1 == head_ ? head_offset_ : 0;
+        const std::size_t cut = n < s.length - skip ? n : s.length - skip;
+        s.length -= cut;
+        n -= cut;
+        if (!s.external && s.offset + s.length + cut == copy_.size()) copy_.resize(s.offset + s.length);
+        if (s.length == skip && segments_.size() - 1 > head_) segments_.pop_back();
+    }
+    if (size_ == 0) {
         copy_.clear();
         segments_.clear();
         head_ = 0;

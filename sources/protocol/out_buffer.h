@@ -42,6 +42,13 @@ public:
     // Marks n bytes written (after a possibly partial writev).
     void consume(std::size_t n);
 
+    // memcached transmits its queued replies at fixed points (after every
+    // text get) and, when a multi-get fails on a bad key, culls the replies it
+    // has not transmitted yet. mark_sent() records such a point; drop_unsent()
+    // removes what was appended after the last mark and is still unconsumed.
+    void mark_sent() { mark_ = appended_; }
+    void drop_unsent();
+
     // Everything unconsumed, copied out (tests).
     std::string str() const;
 
@@ -62,6 +69,8 @@ private:
     std::size_t head_ = 0;         // first unconsumed segment
     std::size_t head_offset_ = 0;  // bytes of it already consumed
     std::size_t size_ = 0;
+    std::size_t appended_ = 0;  // bytes ever appended (a logical position)
+    std::size_t mark_ = 0;      // appended_ at the last mark_sent()
     std::vector<iovec> iov_;
 };
 

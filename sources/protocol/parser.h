@@ -36,6 +36,14 @@ public:
     // Bytes of a refused value still to discard (tests and stats).
     std::size_t swallowing() const { return swallow_; }
 
+    // In the middle of a request's data (a value, a binary body, or a refused
+    // value being swallowed). memcached does not transmit queued replies while
+    // it waits for such data, only while it waits for a command line; the
+    // connection follows it so that replies it may cull are culled alike.
+    bool awaiting_data() const {
+        return swallow_ > 0 || text_.awaiting_value() || binary_.awaiting_body();
+    }
+
 private:
     enum class mode : unsigned char { Undecided, Text, Binary };
 

@@ -23,6 +23,9 @@ public:
     // Parses one request from the front of `input` into `out`.
     parse_result parse(std::string_view input, request& out);
 
+    // A command line was read and its value is still incomplete.
+    bool awaiting_value() const { return need_ != 0; }
+
 private:
     parse_result parse_line(std::string_view input, std::string_view line,
                             std::size_t line_len, request& out);

@@ -58,7 +58,9 @@ void client::run(const accepted_socket& s) {
       // Give a large buffer back once the big request it held is done.
       if (pending_.empty() && pending_.capacity() > 4 * shared_.read_buffer_size) std::string().swap(pending_);
     }
-    if (!flush(*conn)) break;
+    // Hold the replies while a value is incomplete, as memcached does (see
+    // parser::awaiting_data): a multi-get with a bad key culls those not sent.
+    if (!parser_.awaiting_data() && !flush(*conn)) break;
   }
   if (action != cache::exec_action::Continue) flush(*conn);
   conn->close();

@@ -94,6 +94,7 @@ int instance_run(const config::config& cfg, const std::string& config_path) {
     ps.max_connections = cfg.server.max_connections;
     ps.cron.interval_ms = static_cast<int64_t>(cfg.cache.gc_interval_ms);
     ps.config_path = config_path;
+    ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
     pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);
     spdlog::info("ithaca starting: {} workers, memory limit {} bytes, io backend {}", started.size(),
                  cfg.cache.memory_limit, started.front()->backend_name());

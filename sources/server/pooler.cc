@@ -49,6 +49,7 @@ void pooler::request_shutdown() {
 
 void pooler::main() {
   std::vector<std::unique_ptr<mm::io>> listeners;
+  bool reported_port = false;
   for (const std::string& text : settings_.listen) {
     mm::address addr;
     std::string error;
@@ -63,9 +64,18 @@ void pooler::main() {
       failed_ = true;
       break;
     }
-    std::string local = addr.storage.ss_family == AF_UNIX ? text : mm::local_address(l->fd()).to_string();
-    // The functional tests read this line to learn the port bound for port 0.
-    spdlog::info("listening on {} {}", addr.storage.ss_family == AF_UNIX ? "unix" : "tcp", local);
+    const mm::address bound = addr.storage.ss_family == AF_UNIX ? addr : mm::local_address(l->fd());
+    std::string local = addr.storage.ss_family == AF_UNIX ? text : bound.to_string();
+    // The functional tests read this line to learn the port bound for port 0,
+    // so it must pass the default threshold (warn, like memcached without -v).
+    spdlog::warn("listening on {} {}", addr.storage.ss_family == AF_UNIX ? "unix" : "tcp", local);
+    if (addr.storage.ss_family != AF_UNIX && !reported_port && settings_.on_tcp_port) {
+      const auto& sa = addr.storage.ss_family == AF_INET6
+                           ? reinterpret_cast<const sockaddr_in6&>(bound.storage).sin6_port
+                           : reinterpret_cast<const sockaddr_in&>(bound.storage).sin_port;
+      settings_.on_tcp_port(ntohs(sa));
+      reported_port = true;
+    }
     listeners.push_back(std::move(l));
   }
   if (failed_) {

@@ -24,6 +24,9 @@ struct pooler_settings {
   uint64_t max_connections = 1024;
   cron_settings cron;
   std::string config_path;  // for SIGHUP reload ("" = no file)
+  // Called on the pooler thread with the port the first TCP listener bound
+  // (the real one when the config says port 0), for `stats settings`.
+  std::function<void(uint16_t)> on_tcp_port;
 };
 
 class pooler {

@@ -37,6 +37,11 @@ bool server_stats::collect(std::string_view arg, cache::stat_lines& out) {
     general(out);
   } else if (arg == "settings") {
     out = config::settings_stats(cfg_);
+    if (uint16_t port = tcp_port_.load(); port != 0) {
+      for (auto& [name, value] : out) {
+        if (name == "tcpport") value = std::to_string(port);
+      }
+    }
     out.emplace_back("io_backend", io_backend_);
   } else if (arg == "items") {
     items(out);

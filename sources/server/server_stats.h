@@ -41,6 +41,8 @@ class server_stats final : public cache::stats_provider {
   void set_verbosity(uint32_t level) override { verbosity_.store(level); }
   // Called once, before the pooler starts accepting.
   void set_io_backend(std::string name) { io_backend_ = std::move(name); }
+  // The port really bound (the config may say 0); any thread.
+  void set_tcp_port(uint16_t port) { tcp_port_.store(port); }
 
  private:
   void general(cache::stat_lines& out);
@@ -56,6 +58,7 @@ class server_stats final : public cache::stats_provider {
   std::string io_backend_;
   std::vector<std::unique_ptr<cache::command_counters>> workers_;  // fixed after start
   std::atomic<uint32_t> verbosity_{0};
+  std::atomic<uint16_t> tcp_port_{0};  // 0: not bound yet, report the config's
   // `stats reset` keeps memcached's semantics by remembering a baseline per
   // counter rather than writing into counters other threads own.
   store::store_stats_snapshot store_base_{};

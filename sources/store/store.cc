@@ -308,7 +308,9 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
         reclaim_list rl(stats_.bytes);
         rl.add(spare);
     }
-    if (count) {
+    if (count && opts.count_as_touch) {
+        bump(res.status == get_status::Hit ? stats_.touch_hits : stats_.touch_misses);
+    } else if (count) {
         switch (res.status) {
         case get_status::Hit: bump(stats_.get_hits); break;
         case get_status::LeaseToken: bump(stats_.lease_tokens); bump(stats_.get_misses); break;

@@ -45,6 +45,9 @@ struct get_options {
     int64_t vivify_exptime = 0;
     uint32_t recache_threshold = 0;  // mg R: remaining TTL below this wins a recache; 0 = off
     bool lease = false;        // lease-get: a miss hands out a token (or says wait)
+    // gat / binary touch: count touch_hits / touch_misses instead of get_hits / get_misses,
+    // as memcached does for its get-and-touch commands.
+    bool count_as_touch = false;
 };
 
 struct get_result {

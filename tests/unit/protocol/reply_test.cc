@@ -174,3 +174,35 @@ TEST_CASE("out_buffer references large values and survives partial writes") {
     o.consume(o.size());
     CHECK(weak.expired());
 }
+
+TEST_CASE("out_buffer drop_unsent removes what follows the last mark") {
+    out_buffer o;
+    o.append("STORED\r\n");
+    o.drop_unsent();  // no mark yet: everything unsent goes
+    CHECK(o.empty());
+    o.append("VALUE a 0 1\r\nx\r\nEND\r\n");
+    o.mark_sent();
+    o.append("STORED\r\n");
+    const std::string big(2000, 'v');
+    o.append_value(big);  // referenced, not copied
+    o.append("DELETED\r\n");
+    o.drop_unsent();
+    CHECK(o.str() == "VALUE a 0 1\r\nx\r\nEND\r\n");
+    o.append("CLIENT_ERROR bad command line format\r\n");
+    CHECK(o.str() == "VALUE a 0 1\r\nx\r\nEND\r\nCLIENT_ERROR bad command line format\r\n");
+}
+
+TEST_CASE("out_buffer drop_unsent keeps consumed bytes") {
+    out_buffer o;
+    o.append("NOT_FOUND\r\n");
+    o.consume(4);          // a partial write took "NOT_"
+    o.drop_unsent();       // the rest is unsent; the head segment shrinks to what was written
+    CHECK(o.empty());
+    o.append("ERROR\r\n");
+    o.consume(o.size());
+    o.append("OK\r\n");
+    o.drop_unsent();
+    CHECK(o.empty());
+    o.append("END\r\n");
+    CHECK(o.str() == "END\r\n");
+}

@@ -1,0 +1,189 @@
+// The binary protocol's opcodes. Every status, body and CAS matches memcached
+// 1.6.18 with SASL off (see tests/functional/test_binary.py, differential
+// against it). These packets double as the replication stream (SetQ,
+// DeleteQ), so quiet variants must stay silent on success and only then.
+#include <array>
+#include <string_view>
+
+#include "binary_format.h"
+#include "exec_internal.h"
+#include "exec_store.h"
+#include "exec_value.h"
+#include "reply.h"
+
+namespace ithaca::cache {
+
+namespace {
+
+using protocol::binary_status;
+using protocol::command;
+
+// The incr/decr expiration that means "do not create a missing item".
+constexpr uint32_t kNoVivify = 0xffffffff;
+
+void reply_ok(protocol::out_buffer& out, const protocol::request& req, uint64_t cas = 0,
+              std::string_view value = {}) {
+  protocol::encode_binary(out, req.opcode, req.opaque, binary_status::NoError, cas, {}, {}, value);
+}
+
+// Get, GetQ, GetK, GetKQ, GAT, GATQ, GATK, GATKQ and Touch. Quiet variants say
+// nothing on a miss; Touch answers with the flags but no value.
+void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+  const bool touch = req.cmd != command::Get;
+  const bool touch_only = req.cmd == command::Touch;
+  (touch ? ctx.counters.cmd_touch : ctx.counters.cmd_get).add();
+  store::get_options opts;
+  opts.touch = touch;
+  opts.exptime = req.exptime;
+  opts.count_as_touch = touch;
+  opts.want_value = !touch_only;
+  store::get_result& res = scratch_get_result();
+  ctx.store.get(req.key(), ctx.now, opts, res);
+  value_bytes v;
+  const bool hit = res.status == store::get_status::Hit;
+  const uint32_t flags = res.flags;
+  const uint64_t cas = res.cas;
+  if (hit && !touch_only && !take_value(res, v)) {
+    protocol::encode_binary_error(out, req, binary_status::OutOfMemory);  // temp file unreadable
+    return;
+  }
+  if (!hit) {
+    if (!req.noreply) protocol::encode_binary_error(out, req, binary_status::KeyNotFound);
+    return;
+  }
+  if (touch_only) {
+    std::array<char, 4> extras;
+    protocol::store_be32(extras.data(), flags);
+    protocol::encode_binary(out, req.opcode, req.opaque, binary_status::NoError, cas,
+                            std::string_view(extras.data(), extras.size()), {}, {});
+    return;
+  }
+  protocol::encode_binary_get(out, req, flags, cas, v.data, std::move(v.owner));
+}
+
+// Set/Add/Replace with a CAS become a CAS store, as in memcached; Append and
+// Prepend compare the CAS but keep their mode.
+void store_value(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+  ctx.counters.cmd_set.add();
+  store::store_mode mode = store_mode_of(req.cmd);
+  store::store_options opts;
+  opts.compare_cas = req.cas;
+  const bool concat = mode == store::store_mode::Append || mode == store::store_mode::Prepend;
+  if (req.cas != 0 && !concat) mode = store::store_mode::Cas;
+  store::store_result res;
+  ctx.store.set(req.key(), mode, req.value, req.flags, req.exptime, ctx.now, opts, res);
+  if (req.cmd == command::Set) unlink_after_failed_set(res.status, req.key(), ctx);
+  binary_status st = binary_status::NoError;
+  switch (res.status) {
+    case store::store_status::Stored:
+      if (!req.noreply) reply_ok(out, req, res.cas);
+      return;
+    case store::store_status::NotStored:
+      // memcached words a refused add as "exists" and a refused replace as
+      // "not found"; only append/prepend say "not stored".
+      st = req.cmd == command::Add       ? binary_status::KeyExists
+           : req.cmd == command::Replace ? binary_status::KeyNotFound
+                                         : binary_status::ItemNotStored;
+      break;
+    case store::store_status::Exists: st = binary_status::KeyExists; break;
+    case store::store_status::NotFound: st = binary_status::KeyNotFound; break;
+    case store::store_status::TooLarge: st = binary_status::ValueTooLarge; break;
+    case store::store_status::OutOfMemory: st = binary_status::OutOfMemory; break;
+    case store::store_status::BadKey: st = binary_status::InvalidArguments; break;
+  }
+  protocol::encode_binary_error(out, req, st);
+}
+
+void remove(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+  store::remove_options opts;
+  opts.compare_cas = req.cas;
+  binary_status st = binary_status::NoError;
+  switch (ctx.store.remove(req.key(), ctx.now, opts)) {
+    case store::remove_status::Deleted:
+      if (!req.noreply) reply_ok(out, req);  // memcached answers a delete with CAS 0
+      return;
+    case store::remove_status::NotFound: st = binary_status::KeyNotFound; break;
+    case store::remove_status::Exists: st = binary_status::KeyExists; break;
+    case store::remove_status::BadKey: st = binary_status::InvalidArguments; break;
+  }
+  protocol::encode_binary_error(out, req, st);
+}
+
+// A missing key is created with `initial` (returned as is, no delta applied)
+// unless the expiration is kNoVivify.
+void arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+  store::arith_options opts;
+  opts.compare_cas = req.cas;
+  opts.vivify = static_cast<uint32_t>(req.exptime) != kNoVivify;
+  opts.initial = req.initial;
+  opts.vivify_exptime = req.exptime;
+  store::arith_result res;
+  const auto op = req.cmd == command::Incr ? store::arith_op::Incr : store::arith_op::Decr;
+  ctx.store.arithmetic(req.key(), op, req.delta, ctx.now, opts, res);
+  binary_status st = binary_status::NoError;
+  switch (res.status) {
+    case store::arith_status::Ok:
+      if (!req.noreply) protocol::encode_binary_number(out, req, res.value, res.cas);
+      return;
+    case store::arith_status::NotFound: st = binary_status::KeyNotFound; break;
+    case store::arith_status::NonNumeric: st = binary_status::DeltaBadValue; break;
+    case store::arith_status::Exists: st = binary_status::KeyExists; break;
+    case store::arith_status::OutOfMemory: st = binary_status::OutOfMemory; break;
+    case store::arith_status::BadKey: st = binary_status::InvalidArguments; break;
+  }
+  protocol::encode_binary_error(out, req, st);
+}
+
+}  // namespace
+
+exec_action execute_binary(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+  switch (req.cmd) {
+    case command::Get:
+    case command::Gat:
+    case command::Touch:
+      retrieve(req, out, ctx);
+      break;
+    case command::Set:
+    case command::Add:
+    case command::Replace:
+    case command::Append:
+    case command::Prepend:
+      store_value(req, out, ctx);
+      break;
+    case command::Delete:
+      remove(req, out, ctx);
+      break;
+    case command::Incr:
+    case command::Decr:
+      arithmetic(req, out, ctx);
+      break;
+    case command::Quit:
+      if (!req.noreply) reply_ok(out, req);
+      return exec_action::Close;
+    case command::FlushAll:
+      flush(req.has_flush_delay ? req.flush_delay : 0, ctx);
+      if (!req.noreply) reply_ok(out, req);
+      break;
+    case command::Noop:
+      reply_ok(out, req);
+      break;
+    case command::Version:
+      reply_ok(out, req, 0, ctx.version);
+      break;
+    case command::Stat:
+      return execute_stats(req, out, ctx);
+    case command::Verbosity:
+      // memcached 1.6.18 answers even a well-formed Verbosity packet with
+      // "Unknown command" and leaves its verbosity alone; so do we.
+    case command::SaslListMechs:
+    case command::SaslAuth:
+    case command::SaslStep:
+      // SASL is off: memcached treats its opcodes as unknown.
+    default:
+      protocol::encode_binary_error(out, req, binary_status::UnknownCommand);
+      break;
+  }
+  return exec_action::Continue;
+}
+
+}  // namespace ithaca::cache
