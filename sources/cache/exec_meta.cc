@@ -1,8 +1,9 @@
 // Meta commands (mg ms md ma mn me) on the local store, replying byte for byte
 // as memcached 1.6.18 does. Reply shapes were captured from a live 1.6.18;
 // the quirks kept on purpose are noted where they are produced:
-//  - 'q' hides only the nominal reply: EN for mg, HD for ms/md, HD/VA for ma.
-//    1.6.18 still sends NF for md and ma with q (docs say otherwise).
+//  - 'q' hides only the nominal reply: EN for mg, HD for ms/md, HD/VA for ma
+//    (unless ma vivified). 1.6.18 still sends NF for md and ma with q, though
+//    the protocol docs say md q hides NF.
 //  - memcached applies N and T while it walks the flags in request order and
 //    prints 't' when it gets there: "mg k t T30" shows the old TTL.
 //  - ms prints 'c' even when it did not store ("NS c0").
@@ -294,7 +295,9 @@ exec_action meta_arithmetic(const request& req, out_buffer& out, exec_context& c
       encode_ascii_line(out, kBadFormat);
       return exec_action::Continue;
   }
-  if (quiet(req)) return exec_action::Continue;  // 1.6.18 hides VA too
+  // 1.6.18 hides HD and VA with q, but not when it vivified the counter
+  // (that path never sets its noreply skip).
+  if (quiet(req) && !r.vivified) return exec_action::Continue;
   meta_item item;
   item.cas = r.cas;
   item.ttl = ttl_at_t(m, r.vivified ? -1 : r.old_ttl, r.vivified, ctx.now);
