@@ -164,10 +164,12 @@ void encode_meta(out_buffer& out, meta_code code, const request& req, const meta
                 break;
         }
     }
+    // memcached 1.6.18 prints Z (a token was sent before), then X (stale),
+    // then W (this client won): "VA 2 X W", "VA 2 Z X" (captured).
     if (item != nullptr) {
-        if (item->win) out.append(" W");
-        if (item->stale) out.append(" X");
         if (item->won_already) out.append(" Z");
+        if (item->stale) out.append(" X");
+        if (item->win) out.append(" W");
     }
     out.append("\r\n");
     if (code == meta_code::VA) {

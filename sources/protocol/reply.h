@@ -60,7 +60,7 @@ struct meta_item {
 };
 
 // Meta reply. Return flags are echoed in request order (memcached does so:
-// "mg foo v c f t s k O123" -> "VA 3 c22 f5 t-1 s3 kfoo O123"), then W, X, Z.
+// "mg foo v c f t s k O123" -> "VA 3 c22 f5 t-1 s3 kfoo O123"), then Z, X, W.
 // Which letters a command returns (memcached 1.6.18):
 //   mg hit: O k c f h l s t     mg miss (EN): O k
 //   ms: O k c                   md: O k       ma: O k c t

@@ -87,6 +87,7 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
                        const arith_options& opts, arith_result& res)
 {
     res.value = res.cas = 0;
+    res.old_ttl = -1;
     res.vivified = false;
     if (key.empty() || key.size() > kKeyMax) {
         res.status = arith_status::BadKey;
@@ -158,6 +159,7 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
         }
         bump(hits);
         res.status = arith_status::Ok;
+        res.old_ttl = cur.ttl;
         res.value = v;
         res.cas = sr.cas;
         return;

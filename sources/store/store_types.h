@@ -125,6 +125,9 @@ struct arith_result {
     arith_status status = arith_status::NotFound;
     uint64_t value = 0;
     uint64_t cas = 0;
+    // Remaining seconds to live of the item before this operation (-1 = never): ma prints
+    // 't' as it was before a later 'T' in the request applies. -1 when vivified.
+    int64_t old_ttl = -1;
     bool vivified = false;
 };
 

@@ -76,6 +76,19 @@ TEST_CASE("meta replies echo return flags in request order") {
     encode_meta(o, meta_code::VA, parsed("mg nn N30 v c t\r\n"), &viv, "");
     CHECK(o.str() == "VA 0 c23 t30 W\r\n\r\n");
     o.consume(o.size());
+    // After "md v1 I T30" (captured from memcached 1.6.18): the first reader
+    // gets "VA 2 c9 t30 X W", the next ones "VA 2 c9 t30 Z X".
+    meta_item stale;
+    stale.cas = 9;
+    stale.ttl = 30;
+    stale.stale = true;
+    stale.win = true;
+    encode_meta(o, meta_code::VA, parsed("mg v1 v c t\r\n"), &stale, "hi");
+    stale.win = false;
+    stale.won_already = true;
+    encode_meta(o, meta_code::VA, parsed("mg v1 v c t\r\n"), &stale, "hi");
+    CHECK(o.str() == "VA 2 c9 t30 X W\r\nhi\r\nVA 2 c9 t30 Z X\r\nhi\r\n");
+    o.consume(o.size());
     // "ms foo 3 c k O1 T5 F3 s f t" -> "HD c33 kfoo O1" (ms returns only c k O)
     meta_item stored;
     stored.cas = 33;

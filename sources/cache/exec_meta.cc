@@ -1,0 +1,383 @@
+// Meta commands (mg ms md ma mn me) on the local store, replying byte for byte
+// as memcached 1.6.18 does. Reply shapes were captured from a live 1.6.18;
+// the quirks kept on purpose are noted where they are produced:
+//  - 'q' hides only the nominal reply: EN for mg, HD for ms/md, HD/VA for ma
+//    (unless ma vivified). 1.6.18 still sends NF for md and ma with q, though
+//    the protocol docs say md q hides NF.
+//  - memcached applies N and T while it walks the flags in request order and
+//    prints 't' when it gets there: "mg k t T30" shows the old TTL.
+//  - ms prints 'c' even when it did not store ("NS c0").
+//
+// Thread: a worker's client coroutine. Only mg on a large value suspends
+// (read_large_value); everything read from the store is copied out before it.
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <memory>
+#include <string>
+
+#include "exec_internal.h"
+#include "reply.h"
+#include "store_time.h"
+
+namespace ithaca::cache {
+namespace {
+
+using protocol::meta_code;
+using protocol::meta_flags;
+using protocol::meta_item;
+using protocol::out_buffer;
+using protocol::request;
+
+constexpr std::string_view kBadFormat = "CLIENT_ERROR bad command line format";
+constexpr std::string_view kNonNumeric = "CLIENT_ERROR cannot increment or decrement non-numeric value";
+constexpr std::string_view kArithOutOfMemory = "SERVER_ERROR out of memory";
+constexpr std::string_view kTooLarge = "SERVER_ERROR object too large for cache";
+constexpr std::string_view kStoreOutOfMemory = "SERVER_ERROR out of memory storing object";
+// Not a memcached reply: memcached has no values in files.
+constexpr std::string_view kReadFailed = "SERVER_ERROR error reading value";
+
+// The TTL memcached reports for an exptime sent by the client, at `now`.
+int64_t ttl_of(int64_t exptime, const store::store_now& now) {
+  return store::ttl_remaining(store::to_deadline(exptime, now), store::server_sec(now));
+}
+
+// Index of flag `c` in request order, or the end if absent.
+std::size_t position(const meta_flags& m, char c) {
+  for (std::size_t i = 0; i < m.order_size; ++i) {
+    if (m.order[i] == c) return i;
+  }
+  return m.order_size;
+}
+
+// The TTL as of the 't' flag: memcached starts from the item's TTL (-1 for an
+// item it has just vivified, which it creates with exptime 0), and applies T,
+// and N when it vivified, in request order as it meets them.
+int64_t ttl_at_t(const meta_flags& m, int64_t base, bool vivified, const store::store_now& now) {
+  int64_t ttl = base;
+  for (std::size_t i = 0; i < m.order_size; ++i) {
+    const char c = m.order[i];
+    if (c == 't') break;
+    if (c == 'T') ttl = ttl_of(m.ttl, now);
+    if (c == 'N' && vivified) ttl = ttl_of(m.vivify_ttl, now);
+  }
+  return ttl;
+}
+
+// The exptime a vivified item ends with: the later of N and T in the request.
+int64_t vivify_exptime(const meta_flags& m) {
+  if (m.has('T') && position(m, 'T') > position(m, 'N')) return m.ttl;
+  return m.vivify_ttl;
+}
+
+// q hides this reply.
+bool quiet(const request& req) { return req.meta.has('q'); }
+
+// A value ready to hand to encode_meta: small ones are copied by out_buffer,
+// larger ones are referenced, so they get an owner that outlives the write.
+struct value_bytes {
+  std::string_view data;
+  std::shared_ptr<const void> owner;
+};
+
+value_bytes own_value(std::string&& s) {
+  if (s.size() <= out_buffer::kCopyThreshold) {
+    return {s, nullptr};  // copied by encode_meta before `s` changes
+  }
+  auto holder = std::make_shared<std::string>(std::move(s));
+  return {*holder, holder};
+}
+
+// One result object per worker thread, so that the value string keeps its
+// capacity across requests (the store copies into it without allocating).
+// Safe with coroutines: nothing suspends while a reference into it is live.
+store::get_result& thread_get_result() {
+  thread_local store::get_result res;
+  return res;
+}
+
+// ---- mg ---------------------------------------------------------------------
+
+exec_action meta_get(const request& req, out_buffer& out, exec_context& ctx) {
+  const meta_flags& m = req.meta;
+  ctx.counters.cmd_get.add();
+  const bool touch = m.has('T');
+  if (touch) ctx.counters.cmd_touch.add();
+  // "t T30": the reply shows the TTL before the touch, which the store does
+  // not return; read first, touch after (two steps, only for this order).
+  const bool touch_after = touch && m.has('t') && position(m, 't') < position(m, 'T');
+
+  store::get_options o;
+  o.want_value = m.has('v');
+  o.bump = true;
+  o.touch = touch && !touch_after;
+  o.exptime = m.ttl;
+  o.vivify = m.has('N');
+  o.vivify_exptime = vivify_exptime(m);
+  if (m.has('R') && m.recache_ttl > 0) {
+    o.recache_threshold = static_cast<uint32_t>(std::min<int64_t>(m.recache_ttl, UINT32_MAX));
+  }
+  store::get_result& res = thread_get_result();
+  ctx.store.get(req.key(), ctx.now, o, res);
+  // A vivified miss reports status Miss with `vivified` set: answered as a
+  // hit on the new empty item, as memcached does.
+  if (res.status != store::get_status::Hit && !res.vivified) {
+    if (!quiet(req)) encode_meta(out, meta_code::EN, req, nullptr, {}, req.meta_key_binary);
+    return exec_action::Continue;
+  }
+  if (touch_after && !res.vivified) ctx.store.touch(req.key(), m.ttl, ctx.now);
+
+  meta_item item;
+  item.cas = res.cas;
+  item.flags = res.flags;
+  item.ttl = ttl_at_t(m, res.vivified ? -1 : res.ttl, res.vivified, ctx.now);
+  item.fetched = res.fetched_before;
+  item.last_access = res.last_access;
+  item.win = res.win;
+  item.stale = res.stale;
+  item.won_already = res.win_sent;
+  // memcached echoes the key base64-encoded when the item was stored with a
+  // binary key; the store does not record that, so we follow the request.
+  const bool key_binary = req.meta_key_binary;
+
+  if (!o.want_value) {
+    encode_meta(out, meta_code::HD, req, &item, {}, key_binary);
+    return exec_action::Continue;
+  }
+  if (res.large) {
+    store::large_value_ref ref = std::move(res.large);
+    item.size = ref->size();
+    // read_large_value suspends: from here on only locals are used.
+    std::string data;
+    if (!read_large_value(ref, data)) {
+      encode_ascii_line(out, kReadFailed);
+      return exec_action::Continue;
+    }
+    value_bytes v = own_value(std::move(data));
+    encode_meta(out, meta_code::VA, req, &item, v.data, key_binary, std::move(v.owner));
+    return exec_action::Continue;
+  }
+  item.size = res.value.size();
+  if (res.value.size() <= out_buffer::kCopyThreshold) {
+    encode_meta(out, meta_code::VA, req, &item, res.value, key_binary);
+  } else {
+    value_bytes v = own_value(std::move(res.value));
+    encode_meta(out, meta_code::VA, req, &item, v.data, key_binary, std::move(v.owner));
+  }
+  return exec_action::Continue;
+}
+
+// ---- ms ---------------------------------------------------------------------
+
+exec_action meta_set(const request& req, out_buffer& out, exec_context& ctx) {
+  const meta_flags& m = req.meta;
+  ctx.counters.cmd_set.add();
+  store::store_mode mode = store::store_mode::Set;
+  switch (m.mode) {
+    case 'E': mode = store::store_mode::Add; break;
+    case 'A': mode = store::store_mode::Append; break;
+    case 'P': mode = store::store_mode::Prepend; break;
+    case 'R': mode = store::store_mode::Replace; break;
+    default: break;  // 0 or 'S' (the parser refused the others)
+  }
+  store::store_options o;
+  if (m.has('C')) {
+    // memcached upgrades set and replace with a CAS to a cas command (C0
+    // never matches); add ignores the CAS; append/prepend compare it.
+    if (mode == store::store_mode::Set || mode == store::store_mode::Replace) {
+      mode = store::store_mode::Cas;
+    }
+    o.compare_cas = m.compare_cas;
+  }
+  o.invalidate = m.has('I');
+  o.explicit_cas = m.has('E') ? m.explicit_cas : 0;
+  store::store_result r;
+  ctx.store.set(req.key(), mode, req.value, m.client_flags, m.has('T') ? m.ttl : 0, ctx.now, o, r);
+
+  meta_code code = meta_code::HD;
+  switch (r.status) {
+    case store::store_status::Stored:
+      if (quiet(req)) return exec_action::Continue;
+      code = meta_code::HD;
+      break;
+    case store::store_status::NotStored: code = meta_code::NS; break;
+    case store::store_status::Exists: code = meta_code::EX; break;
+    case store::store_status::NotFound: code = meta_code::NF; break;
+    case store::store_status::TooLarge:
+    case store::store_status::OutOfMemory:
+      // memcached drops the old value when it cannot store the new one, so
+      // that a failed update never leaves stale data readable.
+      ctx.store.remove(req.key(), ctx.now);
+      encode_ascii_line(out, r.status == store::store_status::TooLarge ? kTooLarge : kStoreOutOfMemory);
+      return exec_action::Continue;
+    case store::store_status::BadKey:
+      encode_ascii_line(out, kBadFormat);
+      return exec_action::Continue;
+  }
+  meta_item item;
+  item.cas = r.cas;  // 0 when not stored: memcached prints "c0"
+  encode_meta(out, code, req, &item, {}, req.meta_key_binary);
+  return exec_action::Continue;
+}
+
+// ---- md ---------------------------------------------------------------------
+
+exec_action meta_delete(const request& req, out_buffer& out, exec_context& ctx) {
+  const meta_flags& m = req.meta;
+  store::remove_options o;
+  o.compare_cas = m.has('C') ? m.compare_cas : 0;
+  o.invalidate = m.has('I');
+  o.touch = m.has('T');
+  o.exptime = m.ttl;
+  store::remove_status st;
+  if (m.has('C') && m.compare_cas == 0) {
+    // C0 never matches (no item has CAS 0), but the store reads 0 as "no
+    // compare": answer EX if the key exists, NF if not, as memcached does.
+    store::get_options peek;
+    peek.want_value = false;
+    peek.bump = false;
+    store::get_result& res = thread_get_result();
+    ctx.store.get(req.key(), ctx.now, peek, res);
+    st = res.status == store::get_status::Hit ? store::remove_status::Exists
+                                              : store::remove_status::NotFound;
+  } else {
+    st = ctx.store.remove(req.key(), ctx.now, o);
+  }
+  meta_code code = meta_code::HD;
+  switch (st) {
+    case store::remove_status::Deleted:
+      if (quiet(req)) return exec_action::Continue;
+      code = meta_code::HD;
+      break;
+    case store::remove_status::NotFound: code = meta_code::NF; break;
+    case store::remove_status::Exists: code = meta_code::EX; break;
+    case store::remove_status::BadKey:
+      encode_ascii_line(out, kBadFormat);
+      return exec_action::Continue;
+  }
+  encode_meta(out, code, req, nullptr, {}, req.meta_key_binary);
+  return exec_action::Continue;
+}
+
+// ---- ma ---------------------------------------------------------------------
+
+exec_action meta_arithmetic(const request& req, out_buffer& out, exec_context& ctx) {
+  const meta_flags& m = req.meta;
+  const store::arith_op op =
+      m.mode == 'D' || m.mode == '-' ? store::arith_op::Decr : store::arith_op::Incr;
+  store::arith_options o;
+  o.compare_cas = m.has('C') ? m.compare_cas : 0;
+  o.vivify = m.has('N');
+  o.initial = m.initial;
+  o.vivify_exptime = vivify_exptime(m);
+  o.touch = m.has('T');
+  o.exptime = m.ttl;
+  // C0 means "no compare" for ma (memcached's do_add_delta skips a zero
+  // CAS), unlike md, and so it is for the store.
+  store::arith_result r;
+  ctx.store.arithmetic(req.key(), op, m.delta, ctx.now, o, r);
+
+  switch (r.status) {
+    case store::arith_status::Ok: break;
+    case store::arith_status::NotFound:
+      encode_meta(out, meta_code::NF, req, nullptr, {}, req.meta_key_binary);
+      return exec_action::Continue;
+    case store::arith_status::Exists:
+      encode_meta(out, meta_code::EX, req, nullptr, {}, req.meta_key_binary);
+      return exec_action::Continue;
+    case store::arith_status::NonNumeric:
+      encode_ascii_line(out, kNonNumeric);
+      return exec_action::Continue;
+    case store::arith_status::OutOfMemory:
+      encode_ascii_line(out, kArithOutOfMemory);
+      return exec_action::Continue;
+    case store::arith_status::BadKey:
+      encode_ascii_line(out, kBadFormat);
+      return exec_action::Continue;
+  }
+  // 1.6.18 hides HD and VA with q, but not when it vivified the counter
+  // (that path never sets its noreply skip).
+  if (quiet(req) && !r.vivified) return exec_action::Continue;
+  meta_item item;
+  item.cas = r.cas;
+  item.ttl = ttl_at_t(m, r.vivified ? -1 : r.old_ttl, r.vivified, ctx.now);
+  if (!m.has('v')) {
+    encode_meta(out, meta_code::HD, req, &item, {}, req.meta_key_binary);
+    return exec_action::Continue;
+  }
+  std::array<char, 24> digits;
+  auto [end, ec] = std::to_chars(digits.data(), digits.data() + digits.size(), r.value);
+  (void)ec;  // 24 bytes hold any uint64_t
+  const std::string_view value(digits.data(), static_cast<std::size_t>(end - digits.data()));
+  item.size = value.size();
+  encode_meta(out, meta_code::VA, req, &item, value, req.meta_key_binary);
+  return exec_action::Continue;
+}
+
+// ---- me ---------------------------------------------------------------------
+
+// memcached's slab class for an item of `size` bytes with its default
+// settings (-n 48, -f 1.25, 512 KiB largest chunk): 96, 120, 152, 192, ...
+unsigned slab_class_of(uint64_t size) {
+  constexpr unsigned kChunkMax = 512 * 1024;
+  constexpr unsigned kAlign = 8;
+  unsigned chunk = 96;
+  unsigned cls = 1;
+  while (chunk < size) {
+    const auto next = static_cast<unsigned>(chunk * 1.25);
+    if (next >= kChunkMax / 1.25) return cls + 1;  // the largest class
+    chunk = (next + kAlign - 1) / kAlign * kAlign;
+    ++cls;
+  }
+  return cls;
+}
+
+exec_action meta_debug(const request& req, out_buffer& out, exec_context& ctx) {
+  store::get_options o;
+  o.want_value = true;  // for the size
+  o.bump = false;
+  store::get_result& res = thread_get_result();
+  ctx.store.get(req.key(), ctx.now, o, res);
+  if (res.status != store::get_status::Hit) {
+    encode_meta(out, meta_code::EN, req, nullptr);
+    return exec_action::Continue;
+  }
+  const uint64_t value_len = res.large ? res.large->size() : res.value.size();
+  res.large.reset();
+  // memcached's ITEM_ntotal: header (48) + CAS (8) + key + NUL + flags (only
+  // when non-zero) + value + "\r\n".
+  const uint64_t size = 48 + 8 + req.key().size() + 1 + (res.flags != 0 ? 4 : 0) + value_len + 2;
+  // memcached 1.6.18 prints current_time - exptime: minus the TTL.
+  const int64_t exp = res.ttl < 0 ? -1 : -res.ttl;
+  std::string& text = ctx.scratch;
+  text.clear();
+  text += "exp=" + std::to_string(exp);
+  text += " la=" + std::to_string(res.last_access);
+  text += " cas=" + std::to_string(res.cas);
+  text += res.fetched_before ? " fetch=yes" : " fetch=no";
+  text += " cls=" + std::to_string(slab_class_of(size));
+  text += " size=" + std::to_string(size);
+  encode_meta_debug(out, req.key(), text);
+  return exec_action::Continue;
+}
+
+}  // namespace
+
+exec_action execute_meta(const request& req, out_buffer& out, exec_context& ctx) {
+  ctx.counters.cmd_meta.add();
+  switch (req.cmd) {
+    case protocol::command::MetaGet: return meta_get(req, out, ctx);
+    case protocol::command::MetaSet: return meta_set(req, out, ctx);
+    case protocol::command::MetaDelete: return meta_delete(req, out, ctx);
+    case protocol::command::MetaArithmetic: return meta_arithmetic(req, out, ctx);
+    case protocol::command::MetaDebug: return meta_debug(req, out, ctx);
+    case protocol::command::MetaNoop:
+      encode_meta(out, meta_code::MN, req, nullptr);
+      return exec_action::Continue;
+    default:
+      encode_ascii_line(out, "ERROR");
+      return exec_action::Continue;
+  }
+}
+
+}  // namespace ithaca::cache
