@@ -183,7 +183,11 @@ int backend_uring::init(const machine_config& cfg, std::string* error) {
     *error = "eventfd: " + errno_text(e);
     return -e;
   }
-  setup_buffer_ring(cfg);
+  if (cfg.uring_multishot_recv) {
+    setup_buffer_ring(cfg);
+  } else {
+    buf_ring_note_ = "multishot recv off (recv + POLL_ADD)";  // the ring only serves multishot recv
+  }
   // What the set-up told us about the kernel: COOP_TASKRUN and buffer rings
   // came in 5.19, with multishot accept; DEFER_TASKRUN in 6.1, after
   // multishot recv (6.0). Where that leaves doubt, the first EINVAL decides.
@@ -323,7 +327,7 @@ void backend_uring::setup_buffer_ring(const machine_config& cfg) {
   // before re-arming multishot recv, so one slow reader does not make every
   // socket bounce between ENOBUFS and re-arming.
   rearm_threshold_ = std::max(1u, n / 8);
-  multishot_recv_ = true;
+  multishot_recv_ = cfg.uring_multishot_recv;
   char note[96];
   std::snprintf(note, sizeof note, "buffer ring %u x %u B", n, buffer_size_);
   buf_ring_note_ = note;

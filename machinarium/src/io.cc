@@ -76,7 +76,9 @@ ssize_t io::read(void* buf, size_t len, millis timeout) {
     ssize_t r = state_->owner->try_recv(state_, buf, len);
     if (r != -EAGAIN) return r;
     wait_status s = detail::wait_on(state_->read_waiter, deadline);
-    if (s != wait_status::Ok) return detail::errno_of(s);
+    if (s != wait_status::Ok) {
+      return detail::errno_of(s);
+    }
   }
 }
 
@@ -121,7 +123,9 @@ ssize_t io::writev(const iovec* iov_in, int count, millis timeout) {
     ssize_t r = state_->owner->try_writev(state_, iov + first, std::min(count - first, 1024));
     if (r == -EAGAIN) {
       wait_status s = detail::wait_on(state_->write_waiter, deadline);
-      if (s != wait_status::Ok) return detail::errno_of(s);
+      if (s != wait_status::Ok) {
+        return detail::errno_of(s);
+      }
       continue;
     }
     if (r < 0) return r;

@@ -57,6 +57,7 @@ std::unique_ptr<backend> make_backend(unsigned buffers = 64, unsigned buffer_siz
   cfg.uring_entries = 64;
   cfg.uring_buffers = buffers;
   cfg.uring_buffer_size = buffer_size;
+  cfg.uring_multishot_recv = true;  // these tests drive the buffered path
   std::string error;
   auto b = mm::detail::backend_uring_create(cfg, &error);
   INFO("backend_uring_create: " << error);
@@ -193,7 +194,13 @@ TEST_CASE("probe: io_uring is chosen here, and the reason lists its features") {
   MESSAGE("backend: " << std::string(b->name()) << " (" << reason << ")");
   CHECK(std::string(b->name()) == "io_uring");
   CHECK(reason.find("io_uring: ") == 0);
+  // Multishot recv (and its buffer ring) is opt-in; the default reads with
+  // recv + POLL_ADD, and the reason says so.
+  CHECK(reason.find("multishot recv off") != std::string::npos);
+  cfg.uring_multishot_recv = true;
+  CHECK(mm::detail::backend_create(cfg, &reason) != nullptr);
   CHECK(reason.find("buffer ring") != std::string::npos);
+  cfg.uring_multishot_recv = false;
 
   cfg.backend = mm::backend_kind::IoUring;
   CHECK(mm::detail::backend_create(cfg, &reason) != nullptr);
