@@ -89,12 +89,17 @@ std::string address::to_string() const {
     case AF_INET: {
       auto* v4 = reinterpret_cast<const sockaddr_in*>(&storage);
       inet_ntop(AF_INET, &v4->sin_addr, buf, sizeof(buf));
-      return std::string(buf) + ":" + std::to_string(ntohs(v4->sin_port));
+      std::string out(buf);
+      out.append(":").append(std::to_string(ntohs(v4->sin_port)));
+      return out;
     }
     case AF_INET6: {
       auto* v6 = reinterpret_cast<const sockaddr_in6*>(&storage);
       inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof(buf));
-      return "[" + std::string(buf) + "]:" + std::to_string(ntohs(v6->sin6_port));
+      // Built with append: GCC 12 warns falsely (-Wrestrict) on a + chain here.
+      std::string out("[");
+      out.append(buf).append("]:").append(std::to_string(ntohs(v6->sin6_port)));
+      return out;
     }
     case AF_UNIX:
       return std::string("unix:") + reinterpret_cast<const sockaddr_un*>(&storage)->sun_path;
