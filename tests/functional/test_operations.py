@@ -31,6 +31,15 @@ def stat_lines(reply):
     return body
 
 
+def poll(predicate, timeout, step=0.05):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(step)
+    return True
+
+
 def alive(conn):
     return conn.call(b"version\r\n").startswith(b"VERSION ")
 
@@ -83,16 +92,23 @@ def test_start_with_bad_config_fails_with_the_same_message(tmp_path):
 
 
 def test_sighup_reload_and_refused_reload_keep_the_connection(ithaca_factory):
-    server = ithaca_factory(config_text="logging:\n  level: info\n")
+    # The GC logs what it reclaimed at debug level: that shows which level is in force.
+    gc_line = re.compile(r"gc: visited \d+ reclaimed [1-9]")
+    server = ithaca_factory(config_text="logging:\n  level: info\ncache:\n  gc_interval: 100ms\n")
     config_path = server.argv[server.argv.index("--config") + 1]
     with Conn(*server.address) as c:
         assert c.call(b"set k 0 0 1\r\nv\r\n") == b"STORED\r\n"
+        assert c.call(b"set e1 0 1 1\r\nv\r\n") == b"STORED\r\n"
+        assert poll(lambda: int(stats(c)["curr_items"]) == 1, 4), "e1 was never reclaimed"
+        assert not gc_line.search(server.log), server.log  # info: no debug lines
 
         with open(config_path, "w") as f:
-            f.write("logging:\n  level: debug\n")
+            f.write("logging:\n  level: debug\ncache:\n  gc_interval: 100ms\n")
         server.proc.send_signal(signal.SIGHUP)
         assert server.wait_for_log(re.compile(r"SIGHUP: .*ithaca-1\.yaml is valid"), 5), server.describe()
         assert c.call(b"get k\r\n") == b"VALUE k 0 1\r\nv\r\nEND\r\n"
+        assert c.call(b"set e2 0 1 1\r\nv\r\n") == b"STORED\r\n"
+        assert server.wait_for_log(gc_line, 4), "debug level not applied:\n" + server.describe()
 
         with open(config_path, "w") as f:
             f.write("logging:\n  level: info\n  levle: warn\n")
