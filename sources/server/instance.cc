@@ -35,7 +35,8 @@ std::vector<std::string> listen_addresses(const config::config& cfg) {
 }  // namespace
 
 int instance_run(const config::config& cfg, const std::string& config_path) {
-  // Every machine thread inherits this mask; the pooler receives them.
+  // Every machine thread inherits this mask (main blocked these already,
+  // before the logger thread); the pooler receives them.
   mm::signal_block({SIGHUP, SIGTERM, SIGINT});
   ::signal(SIGPIPE, SIG_IGN);
 

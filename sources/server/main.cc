@@ -1,10 +1,13 @@
 // ithaca: a memcached-compatible cache and proxy server.
+#include <signal.h>
+
 #include <cstdio>
 #include <string>
 
 #include "cli.h"
 #include "instance.h"
 #include "log.h"
+#include "machinarium.h"
 
 int main(int argc, char** argv) {
   using namespace ithaca;
@@ -33,6 +36,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ithaca: %s\n", error.c_str());
     return 1;
   }
+  // Before the first thread (the logger's): a thread that leaves these
+  // unblocked would take SIGHUP/SIGTERM with the default action and end the
+  // process, instead of letting the pooler's signalfd receive them.
+  mm::signal_block({SIGHUP, SIGTERM, SIGINT});
   if (!log::init(cfg.logging, &error)) {
     std::fprintf(stderr, "ithaca: logging: %s\n", error.c_str());
     return 1;

@@ -16,8 +16,11 @@ bool worker::start(const mm::machine_config& base) {
   return machine_ != nullptr;
 }
 
+// Once only: the pooler's shutdown stops every worker and instance_run stops
+// them again on its way out; by then a worker's machine may have ended, and
+// posting to an ended machine (its backend is gone) crashed the process.
 void worker::stop() {
-  if (machine_) mm::machine_stop(machine_);
+  if (machine_ && !stop_sent_.exchange(true)) mm::machine_stop(machine_);
 }
 
 void worker::join() {

@@ -2,6 +2,7 @@
 // channel and runs one client coroutine per connection.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -56,6 +57,7 @@ class worker {
   cache::command_counters& counters_;
   mm::channel<accepted_socket> inbox_{4096};
   mm::machine* machine_ = nullptr;
+  std::atomic<bool> stop_sent_{false};  // stop() posts the Stop message once
 };
 
 }  // namespace ithaca::server

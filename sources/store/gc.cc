@@ -1,7 +1,7 @@
 // The GC sweep, inline eviction and scan: the code that walks buckets.
 //
-// CLOCK: every GC visit adds 1 to an item's counter (saturating at 255); every access resets
-// it to 0. The eviction score is counter * 2 + (never fetched ? 1 : 0), so among items equally
+// CLOCK: every GC visit and every inline-eviction sample adds 1 to an item's counter
+// (saturating at 255); every access resets it to 0. The eviction score is counter * 2 + (never fetched ? 1 : 0), so among items equally
 // old the never-read ones go first; the highest scores are the coldest items.
 #include <algorithm>
 
@@ -137,8 +137,14 @@ bool store::evict_inline() noexcept
             if (!heads_[b])
                 continue;
             sample[taken++] = b;
-            for (const item* it = heads_[b]; it; it = it->next_)
+            // The sample is a CLOCK hand too: it ages what it passes, so between two GC
+            // sweeps the items stored since the hand last went by (counter 0) are told
+            // apart from older ones and are not the first to go.
+            for (item* it = heads_[b]; it; it = it->next_) {
+                if (it->clock_ < 255)
+                    ++it->clock_;
                 h[score(it)] += item_mem(it);
+            }
         }
         const uint64_t used = mem_used();
         if (used <= limit)

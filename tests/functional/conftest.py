@@ -10,7 +10,8 @@ memcached / memcached_factory
 
 Every process started here is stopped at teardown (SIGTERM, SIGKILL after 5 s),
 also when the test fails. A server that died by a signal during the test, or
-that printed a sanitizer report, fails the test.
+that printed a sanitizer report, fails the test; so does an ithaca that does
+not exit 0 on SIGTERM (its graceful shutdown).
 """
 
 import os
@@ -218,9 +219,11 @@ class _Servers:
             problem = _crash_report(server, rc_before)
             if problem is None and killed and server.name == "ithaca":
                 problem = f"ithaca did not exit within {STOP_TIMEOUT}s of SIGTERM (killed)"
-            if problem is None and server.name == "ithaca" and rc is not None and rc < 0 \
-                    and rc not in (-signal.SIGTERM, -signal.SIGKILL):
+            # SIGTERM is a graceful shutdown (pooler's signalfd): exit status 0.
+            if problem is None and server.name == "ithaca" and rc is not None and rc < 0:
                 problem = f"ithaca died by signal {-rc} while stopping"
+            elif problem is None and server.name == "ithaca" and rc_before is None and rc != 0:
+                problem = f"ithaca exited with status {rc} after SIGTERM"
             if problem:
                 problems.append(f"{problem}\n{server.describe()}")
         if problems:

@@ -1,0 +1,224 @@
+"""Storage under pressure, over the wire: eviction under a small memory limit,
+the GC sweep's expiry of items nobody reads, and values kept in unlinked
+temporary files (large_value_threshold / large_value_dir)."""
+
+import os
+import threading
+import time
+
+import pytest
+
+from mcwire import Conn, parse_stats, parse_values
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+def stats(conn, arg=b""):
+    reply = conn.call(b"stats" + (b" " + arg if arg else b"") + b"\r\n")
+    assert reply.endswith(b"END\r\n"), reply
+    return parse_stats(reply)
+
+
+def vm_rss_bytes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * KIB
+    raise AssertionError(f"no VmRSS in /proc/{pid}/status")
+
+
+def poll(predicate, timeout, step=0.05):
+    """Calls predicate() until it returns a true value or timeout passes;
+    returns its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(step)
+
+
+# --- eviction ------------------------------------------------------------------
+
+
+def test_eviction_keeps_memory_under_the_limit(ithaca_factory):
+    server = ithaca_factory(args=["-m", "8"])
+    value = b"v" * KIB
+    batch = 2048
+    total = 40 * KIB  # 40 MiB of 1 KiB values into an 8 MiB cache
+    with Conn(*server.address) as c:
+        for start in range(0, total, batch):
+            req = b"".join(b"set k%d 0 0 %d\r\n%s\r\n" % (i, len(value), value)
+                           for i in range(start, start + batch))
+            units = c.exchange_until_sentinel(req + b"version\r\n")
+            assert len(units) == batch
+            bad = [u for u in units if u != b"STORED\r\n"]
+            # memcached answers STORED here (the LRU makes room); its out-of-memory
+            # reply is the only acceptable alternative, and only occasionally.
+            assert all(u == b"SERVER_ERROR out of memory storing object\r\n" for u in bad), bad[:3]
+            assert len(bad) < batch // 100, f"{len(bad)} of {batch} sets refused: {bad[:3]}"
+        s = stats(c)
+        assert int(s["limit_maxbytes"]) == 8 * MIB
+        assert int(s["evictions"]) > 0, s
+        assert int(s["bytes"]) <= 8 * MIB, s
+        assert int(s["curr_items"]) < total // 4, s  # at most 8 MiB of 1 KiB values
+        # The most recent keys survived eviction.
+        recent = [b"k%d" % i for i in range(total - 100, total)]
+        reply = c.call(b"get " + b" ".join(recent) + b"\r\n")
+        got = {k: d for k, _f, d, _c in parse_values(reply)}
+        assert set(got) == set(recent), sorted(set(recent) - set(got))[:5]
+        assert all(d == value for d in got.values())
+        # The oldest are gone.
+        assert c.call(b"get k0\r\n") == b"END\r\n"
+    rss = vm_rss_bytes(server.proc.pid)
+    assert rss < 8 * MIB + 64 * MIB, f"VmRSS {rss / MIB:.1f} MiB with -m 8"
+
+
+def test_gc_sweep_expires_unread_items(ithaca_factory):
+    server = ithaca_factory(config_text="cache:\n  gc_interval: 100ms\n")
+    with Conn(*server.address) as c:
+        n = 200
+        req = b"".join(b"set e%d 0 1 3\r\nabc\r\n" % i for i in range(n))
+        units = c.exchange_until_sentinel(req + b"set keep 0 0 1\r\nx\r\nversion\r\n")
+        assert units == [b"STORED\r\n"] * (n + 1)
+        assert int(stats(c)["curr_items"]) == n + 1
+        # Nobody reads the e* keys: only the GC sweep can take them out.
+        assert poll(lambda: int(stats(c)["curr_items"]) == 1, timeout=3.5), stats(c)
+        s = stats(c)
+        assert int(s["expired_unfetched"]) == n, s
+        assert int(s["gc_runs"]) > 0, s
+        assert c.call(b"get keep\r\n") == b"VALUE keep 0 1\r\nx\r\nEND\r\n"
+
+
+# --- temp-file values ----------------------------------------------------------------
+
+SIZES = [4 * KIB + 1, 5000, 64 * KIB, 300 * KIB + 7, 900 * KIB]
+
+
+def pattern(size, seed):
+    """Distinct, position-dependent bytes: a misplaced chunk shows."""
+    block = bytes((seed * 31 + i * 7) & 0xFF for i in range(251))
+    return (block * (size // len(block) + 1))[:size]
+
+
+@pytest.fixture
+def large_server(ithaca_factory, tmp_path):
+    vdir = tmp_path / "values"
+    vdir.mkdir()
+    server = ithaca_factory(config_text=f"cache:\n  large_value_threshold: 4k\n  large_value_dir: {vdir}\n")
+    server.value_dir = vdir
+    return server
+
+
+def open_files_in(pid, directory):
+    """Descriptors of pid whose target lies in directory (unlinked or not)."""
+    out = []
+    fd_dir = f"/proc/{pid}/fd"
+    for fd in os.listdir(fd_dir):
+        try:
+            target = os.readlink(os.path.join(fd_dir, fd))
+        except OSError:
+            continue
+        if target.startswith(str(directory) + "/"):
+            out.append(target)
+    return out
+
+
+def test_large_values_round_trip_through_unlinked_files(large_server):
+    server = large_server
+    with Conn(*server.address) as c:
+        for n, size in enumerate(SIZES):
+            key = b"big%d" % n
+            data = pattern(size, n)
+            assert c.call(b"set %s %d 0 %d\r\n%s\r\n" % (key, n, size, data)) == b"STORED\r\n"
+            assert parse_values(c.call(b"get %s\r\n" % key)) == [(key, n, data, None)]
+            # gets: the same bytes and a cas
+            [(k, f, d, cas)] = parse_values(c.call(b"gets %s\r\n" % key))
+            assert (k, f, d) == (key, n, data) and cas
+            # meta mg v
+            reply = c.call(b"mg %s v f\r\n" % key)
+            assert reply == b"VA %d f%d\r\n%s\r\n" % (size, n, data)
+        s = stats(c)
+        assert int(s["large_values"]) == len(SIZES), s  # each stored in a file
+        # The values are held in files under the directory, and every one was
+        # unlinked when it was created: the directory listing stays empty.
+        assert os.listdir(server.value_dir) == []
+        held = open_files_in(server.proc.pid, server.value_dir)
+        assert len(held) >= len(SIZES), held
+        assert all(t.endswith("(deleted)") for t in held), held
+
+        # append / prepend across the threshold, then cas with the gets token
+        small = pattern(3000, 9)
+        assert c.call(b"set grow 0 0 %d\r\n%s\r\n" % (len(small), small)) == b"STORED\r\n"
+        tail = pattern(200 * KIB, 10)
+        assert c.call(b"append grow 0 0 %d\r\n%s\r\n" % (len(tail), tail)) == b"STORED\r\n"
+        head = pattern(5 * KIB, 11)
+        assert c.call(b"prepend grow 0 0 %d\r\n%s\r\n" % (len(head), head)) == b"STORED\r\n"
+        [(_k, _f, d, cas)] = parse_values(c.call(b"gets grow\r\n"))
+        assert d == head + small + tail
+        new = pattern(700 * KIB, 12)
+        assert c.call(b"cas grow 0 0 %d %d\r\n%s\r\n" % (len(new), cas, new)) == b"STORED\r\n"
+        assert parse_values(c.call(b"get grow\r\n"))[0][2] == new
+
+        # delete releases the file
+        before = len(open_files_in(server.proc.pid, server.value_dir))
+        for n in range(len(SIZES)):
+            assert c.call(b"delete big%d\r\n" % n) == b"DELETED\r\n"
+            assert c.call(b"get big%d\r\n" % n) == b"END\r\n"
+        assert poll(lambda: len(open_files_in(server.proc.pid, server.value_dir)) <= before - len(SIZES),
+                    timeout=3), open_files_in(server.proc.pid, server.value_dir)
+        # large_values counts values stored in files (a counter, not a gauge):
+        # the five sets, then append, prepend and cas of "grow".
+        assert int(stats(c)["large_values"]) == len(SIZES) + 3
+        assert os.listdir(server.value_dir) == []
+
+
+def test_large_value_survives_concurrent_replacement(large_server):
+    """A reader streaming a file-backed value must get one whole version
+    while a second client keeps replacing it."""
+    server = large_server
+    size = 600 * KIB
+    versions = [pattern(size, s) for s in range(4)]
+    with Conn(*server.address) as c:
+        assert c.call(b"set hot 0 0 %d\r\n%s\r\n" % (size, versions[0])) == b"STORED\r\n"
+
+    stop = threading.Event()
+    errors = []
+
+    def writer():
+        try:
+            with Conn(*server.address) as w:
+                i = 0
+                while not stop.is_set():
+                    i += 1
+                    v = versions[i % len(versions)]
+                    r = w.call(b"set hot 0 0 %d\r\n%s\r\n" % (size, v))
+                    if r != b"STORED\r\n":
+                        errors.append(r)
+                        return
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    try:
+        with Conn(*server.address) as r:
+            seen = set()
+            for _ in range(40):
+                # Pipeline several reads so some overlap a replacement.
+                units = r.exchange_until_sentinel(b"get hot\r\n" * 3 + b"mg hot v\r\n" + b"version\r\n")
+                assert len(units) == 4
+                for u in units[:3]:
+                    [(_k, _f, d, _c)] = parse_values(u)
+                    assert d in versions, "a torn or corrupt value"
+                    seen.add(versions.index(d))
+                assert units[3].startswith(b"VA %d\r\n" % size)
+                assert units[3][len(b"VA %d\r\n" % size):-2] in versions
+    finally:
+        stop.set()
+        t.join(10)
+    assert not t.is_alive()
+    assert not errors, errors
+    assert len(seen) > 1, "the writer never replaced the value during the reads"
+    assert os.listdir(server.value_dir) == []
