@@ -154,8 +154,11 @@ int bind_udp_socket(const address& addr, bool reuse_port, std::string* error) {
     if (error) *error = sys_error("socket");
     return -1;
   }
+  // UDP has no TIME_WAIT, and on UDP SO_REUSEADDR lets any other socket with
+  // it bind the same port and take datagrams, so a reuseport group goes
+  // without it: then only same-user SO_REUSEPORT sockets can join.
   int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (!reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   // Set before bind: the kernel admits a socket to a reuseport group only if
   // every member had the option when it bound.
   if (reuse_port && set_reuseport(fd, true) < 0) {
