@@ -335,3 +335,25 @@ def test_udp_port_in_use_fails_the_start(ithaca_factory, tmp_path):
                        timeout=10, stdin=subprocess.DEVNULL)
     assert r.returncode != 0
     assert b"listen udp" in r.stdout + r.stderr
+
+
+def test_udp_get_of_a_value_kept_in_a_temp_file(ithaca_factory, tmp_path):
+    """Values above large_value_threshold are read from a file through a
+    blocking call; the udp coroutine waits for it like a client does. (The
+    port is a flag: the fixture's own `-U 0` would override listen.udp.)"""
+    if is_memcached_run():
+        pytest.skip("needs an ithaca config file")
+    port = free_udp_port()
+    server = ithaca_factory(args=["-U", str(port)],
+                            config_text=f"cache:\n  large_value_threshold: 1k\n  large_value_dir: {tmp_path}\n")
+    value = bytes(range(251)) * 80  # 20080 bytes, prime-sized pattern
+    store_tcp(server, [(b"filed", 1, value)])
+    with Conn(*server.address) as c:
+        assert parse_stats(c.call(b"stats\r\n"))["large_values"] == "1"
+    u = Udp(port)
+    try:
+        rid, got = u.call(b"get filed\r\n", done=ends_with_end)
+        assert_one_message(got, rid)
+        assert b"".join(p for _, p in got) == b"VALUE filed 1 %d\r\n%s\r\nEND\r\n" % (len(value), value)
+    finally:
+        u.close()
