@@ -390,6 +390,12 @@ struct address {
 std::unique_ptr<io> listen(const address& addr, int backlog, bool reuse_port, std::string* error);
 // Binds a datagram socket. [machine]
 std::unique_ptr<io> bind_udp(const address& addr, std::string* error);
+// Binds a datagram socket (non-blocking, close-on-exec) and returns its fd,
+// attached to no machine, or -1 and *error. reuse_port sets SO_REUSEPORT
+// before the bind, so several sockets (one per machine) can share the address
+// and the kernel spreads the datagrams over them (SO_REUSEADDR is then left
+// off: on UDP it would let any socket share the port). [any thread]
+int bind_udp_socket(const address& addr, bool reuse_port, std::string* error);
 // Connects with a timeout; nullptr and *err = -errno on failure. [machine]
 std::unique_ptr<io> connect(const address& addr, millis timeout, int* err);
 // The address a socket is bound to (to learn the port after binding port 0).

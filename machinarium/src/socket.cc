@@ -153,19 +153,35 @@ std::unique_ptr<io> listen(const address& addr, int backlog, bool reuse_port, st
   return result;
 }
 
-std::unique_ptr<io> bind_udp(const address& addr, std::string* error) {
+int bind_udp_socket(const address& addr, bool reuse_port, std::string* error) {
   int fd = new_socket(addr, SOCK_DGRAM);
   if (fd < 0) {
     if (error) *error = sys_error("socket");
-    return nullptr;
+    return -1;
   }
+  // UDP has no TIME_WAIT, and on UDP SO_REUSEADDR lets any other socket with
+  // it bind the same port and take datagrams, so a reuseport group goes
+  // without it: then only same-user SO_REUSEPORT sockets can join.
   int one = 1;
-  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (!reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  // Set before bind: the kernel admits a socket to a reuseport group only if
+  // every member had the option when it bound.
+  if (reuse_port && set_reuseport(fd, true) < 0) {
+    if (error) *error = sys_error("SO_REUSEPORT");
+    ::close(fd);
+    return -1;
+  }
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr.storage), addr.length) < 0) {
     if (error) *error = sys_error(("bind udp " + addr.to_string()).c_str());
     ::close(fd);
-    return nullptr;
+    return -1;
   }
+  return fd;
+}
+
+std::unique_ptr<io> bind_udp(const address& addr, std::string* error) {
+  int fd = bind_udp_socket(addr, false, error);
+  if (fd < 0) return nullptr;
   auto result = io::attach(fd);
   if (!result) {
     if (error) *error = sys_error("attach");

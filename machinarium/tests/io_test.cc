@@ -281,6 +281,24 @@ TEST_CASE("udp_recvmsg_and_sendmsg") {
   });
 }
 
+TEST_CASE("udp_reuseport_group_shares_a_port") {
+  std::string err;
+  mm::address any;
+  REQUIRE(mm::address::parse("127.0.0.1:0", any, &err));
+  int a = mm::bind_udp_socket(any, true, &err);
+  REQUIRE_MESSAGE(a >= 0, err);
+  mm::address bound = mm::local_address(a);
+  int b = mm::bind_udp_socket(bound, true, &err);
+  CHECK_MESSAGE(b >= 0, err);
+  // Without SO_REUSEPORT the port is taken.
+  int c = mm::bind_udp_socket(bound, false, &err);
+  CHECK(c < 0);
+  CHECK(err.find("bind udp") != std::string::npos);
+  for (int fd : {a, b}) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
 TEST_CASE("address_parsing") {
   mm::address a;
   std::string err;

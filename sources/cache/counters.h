@@ -33,12 +33,14 @@ struct command_counters {
   counter lease_waits;
   counter lease_sets_refused;
   counter parse_errors;  // CLIENT_ERROR / ERROR replies caused by bad input
+  counter udp_requests;  // UDP datagrams accepted and executed
+  counter udp_dropped;   // UDP datagrams dropped: bad frame, truncated, reply too long or not sent
 
   template <class F>
   void for_each(F&& f) {
     f(cmd_get); f(cmd_set); f(cmd_flush); f(cmd_touch); f(cmd_meta); f(get_flushed);
     f(bytes_read); f(bytes_written); f(lease_tokens_issued); f(lease_waits);
-    f(lease_sets_refused); f(parse_errors);
+    f(lease_sets_refused); f(parse_errors); f(udp_requests); f(udp_dropped);
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "server_clock.h"
 #include "server_stats.h"
 #include "store.h"
+#include "udp_server.h"
 #include "worker.h"
 
 namespace ithaca::server {
@@ -24,6 +26,18 @@ mm::backend_kind backend_of(config::io_backend b) {
     case config::io_backend::Auto: break;
   }
   return mm::backend_kind::Auto;
+}
+
+// memcached binds its UDP port on every -l host; a host listed twice (two tcp
+// ports) is bound once.
+std::vector<std::string> udp_addresses(const config::config& cfg) {
+  std::vector<std::string> out;
+  if (cfg.listen.udp_port == 0) return out;
+  for (const auto& a : cfg.listen.tcp) {
+    std::string text = config::to_string(config::tcp_address{a.host, cfg.listen.udp_port});
+    if (std::find(out.begin(), out.end(), text) == out.end()) out.push_back(text);
+  }
+  return out;
 }
 
 std::vector<std::string> listen_addresses(const config::config& cfg) {
@@ -77,6 +91,16 @@ int instance_run(const config::config& cfg, const std::string& config_path) {
 
   for (unsigned i = 0; i < cfg.server.workers; i++)
     workers.push_back(std::make_unique<worker>(static_cast<int>(i), shared, stats.add_worker()));
+  // UDP sockets are bound here, before any machine starts, so a port in use
+  // fails the start at once and the log shows the udp line before the tcp one.
+  std::vector<std::vector<udp_socket>> udp;
+  if (!udp_bind_listeners(udp_addresses(cfg), cfg.server.workers, udp)) {
+    spdlog::critical("could not bind the udp port (see the log above)");
+    return 1;
+  }
+  for (size_t i = 0; i < udp.size(); i++) {
+    for (udp_socket& s : udp[i]) workers[i]->add_udp_socket(std::move(s));
+  }
   int rc = 0;
   std::vector<worker*> started;
   for (auto& w : workers) {

@@ -88,7 +88,8 @@ void server_stats::general(cache::stat_lines& out) {
     w++;
   }
   enum { CmdGet, CmdSet, CmdFlush, CmdTouch, CmdMeta, GetFlushed, BytesRead, BytesWritten,
-         LeaseTokens, LeaseWaits, LeaseRefused, ParseErrors };
+         LeaseTokens, LeaseWaits, LeaseRefused, ParseErrors,
+         UdpRequests, UdpDropped };
   store::store_stats_snapshot s = store_.stats();
   const store::store_stats_snapshot& b = store_base_;
   rusage ru{};
@@ -153,6 +154,8 @@ void server_stats::general(cache::stat_lines& out) {
   add("lease_waits", s.lease_waits - b.lease_waits);
   add("lease_sets_refused", sums[LeaseRefused]);
   add("protocol_errors", sums[ParseErrors]);
+  add("udp_requests", sums[UdpRequests]);
+  add("udp_dropped", sums[UdpDropped]);
   add("verbosity", verbosity_.load());
 }
 

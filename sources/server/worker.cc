@@ -1,13 +1,20 @@
 #include "worker.h"
 
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include "client.h"
+#include "udp_server.h"
 
 namespace ithaca::server {
 
 worker::worker(int index, worker_shared shared, cache::command_counters& counters)
     : index_(index), shared_(std::move(shared)), counters_(counters) {}
+
+worker::~worker() {
+  for (const udp_socket& s : udp_) ::close(s.fd);
+}
 
 bool worker::start(const mm::machine_config& base) {
   mm::machine_config cfg = base;
@@ -33,6 +40,13 @@ const char* worker::backend_name() const { return machine_ ? mm::machine_backend
 // Runs on the worker machine: waits for sockets until the machine is stopped
 // (the wait is cancelled then).
 void worker::main() {
+  for (udp_socket& s : udp_) {
+    mm::coroutine_create("udp " + s.local, [this, s] {
+      udp_server server(shared_, counters_);
+      server.run(s);
+    });
+  }
+  udp_.clear();  // the coroutines own the fds now
   for (;;) {
     accepted_socket s;
     if (inbox_.read(s, mm::kForever) != mm::wait_status::Ok) break;

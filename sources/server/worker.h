@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "conn_registry.h"
 #include "counters.h"
@@ -21,6 +22,13 @@ struct accepted_socket {
   int fd = -1;
   std::string peer;      // "tcp:1.2.3.4:5" / "unix:"
   std::string listener;  // local listen address
+};
+
+// A bound UDP socket handed to a worker before it starts (udp_server.h). The
+// fd is attached to no machine until the worker's udp coroutine attaches it.
+struct udp_socket {
+  int fd = -1;
+  std::string local;  // "127.0.0.1:11211"
 };
 
 // Read-only after start: shared by every client coroutine of the worker.
@@ -40,6 +48,11 @@ struct worker_shared {
 class worker {
  public:
   worker(int index, worker_shared shared, cache::command_counters& counters);
+  ~worker();  // closes UDP sockets never handed to a coroutine (the worker did not start)
+  worker(const worker&) = delete;
+  worker& operator=(const worker&) = delete;
+  // Before start(): a UDP socket this worker serves (one coroutine each).
+  void add_udp_socket(udp_socket s) { udp_.push_back(std::move(s)); }
   // Starts the machine; false (and logs) if it could not start.
   bool start(const mm::machine_config& base);
   void stop();   // any thread
@@ -56,6 +69,9 @@ class worker {
   worker_shared shared_;
   cache::command_counters& counters_;
   mm::channel<accepted_socket> inbox_{4096};
+  // Set before start(); emptied by main() on the machine as it hands each fd
+  // to its coroutine. Only the destructor reads it afterwards (after join).
+  std::vector<udp_socket> udp_;
   mm::machine* machine_ = nullptr;
   std::atomic<bool> stop_sent_{false};  // stop() posts the Stop message once
 };

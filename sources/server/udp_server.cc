@@ -1,0 +1,219 @@
+#include "udp_server.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "parser.h"
+
+namespace ithaca::server {
+
+namespace {
+// The largest UDP payload over IPv4/IPv6 fits; a larger (jumbo) datagram is
+// truncated by the kernel and dropped here.
+constexpr size_t kDatagramBuffer = 64 * 1024;
+// A full socket send buffer is waited for this long per datagram; past that
+// the rest of the reply is dropped (UDP promises no delivery anyway).
+constexpr mm::millis kSendTimeoutMs = 100;
+
+uint16_t load_u16(const char* p) {
+  return static_cast<uint16_t>((static_cast<uint8_t>(p[0]) << 8) | static_cast<uint8_t>(p[1]));
+}
+
+void store_u16(char* p, uint16_t v) {
+  p[0] = static_cast<char>(v >> 8);
+  p[1] = static_cast<char>(v & 0xff);
+}
+
+void close_all(std::vector<std::vector<udp_socket>>& out) {
+  for (auto& per_worker : out) {
+    for (auto& s : per_worker) ::close(s.fd);
+  }
+  out.clear();
+}
+
+// True if nothing at all is bound to `addr` (no SO_REUSEADDR/SO_REUSEPORT on
+// this probe, so it conflicts with any holder). Without it a second process of
+// the same user, binding with SO_REUSEPORT too, would silently join our group
+// and take a share of the datagrams instead of failing like memcached does.
+bool udp_port_free(const mm::address& addr, std::string* error) {
+  int fd = ::socket(addr.storage.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *error = std::string("socket: ") + std::strerror(errno);
+    return false;
+  }
+  bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr.storage), addr.length) == 0;
+  if (!ok) *error = "bind udp " + addr.to_string() + ": " + std::strerror(errno);
+  ::close(fd);
+  return ok;
+}
+}  // namespace
+
+bool udp_parse_frame(std::string_view datagram, udp_frame& frame, std::string_view& payload) {
+  if (datagram.size() <= kUdpHeaderSize) return false;
+  const char* p = datagram.data();
+  frame.request_id = load_u16(p);
+  frame.sequence = load_u16(p + 2);
+  frame.total = load_u16(p + 4);
+  frame.reserved = load_u16(p + 6);
+  if (frame.total != 1) return false;
+  payload = datagram.substr(kUdpHeaderSize);
+  return true;
+}
+
+void udp_write_header(char* out, uint16_t request_id, uint16_t sequence, uint16_t total) {
+  store_u16(out, request_id);
+  store_u16(out + 2, sequence);
+  store_u16(out + 4, total);
+  store_u16(out + 6, 0);
+}
+
+size_t udp_datagram_count(size_t bytes) { return (bytes + kUdpMaxPayload - 1) / kUdpMaxPayload; }
+
+bool udp_bind_listeners(const std::vector<std::string>& addresses, unsigned workers,
+                        std::vector<std::vector<udp_socket>>& out) {
+  out.assign(workers, {});
+  for (const std::string& text : addresses) {
+    mm::address addr;
+    std::string error;
+    if (!mm::address::parse(text, addr, &error) || !udp_port_free(addr, &error)) {
+      spdlog::error("listen udp {}: {}", text, error);
+      close_all(out);
+      return false;
+    }
+    for (unsigned w = 0; w < workers; w++) {
+      int fd = mm::bind_udp_socket(addr, true, &error);
+      if (fd < 0) {
+        spdlog::error("listen udp {}: {}", text, error);
+        close_all(out);
+        return false;
+      }
+      out[w].push_back(udp_socket{fd, mm::local_address(fd).to_string()});
+    }
+    // Logged like the tcp line (warn passes the default threshold), and
+    // before it: once a test sees the tcp line, the udp sockets are bound.
+    spdlog::warn("listening on udp {}", out[0].back().local);
+  }
+  return true;
+}
+
+udp_server::udp_server(const worker_shared& shared, cache::command_counters& counters)
+    : shared_(shared),
+      counters_(counters),
+      ctx_{*shared.store, counters, *shared.stats, {}, shared.enable_shutdown, "1.6.18-ithaca", {}},
+      datagram_(kDatagramBuffer) {}
+
+void udp_server::run(const udp_socket& s) {
+  auto sock = mm::io::attach(s.fd);
+  if (!sock) {
+    spdlog::error("udp {}: attach failed: {}", s.local, std::strerror(errno));
+    ::close(s.fd);
+    return;
+  }
+  for (;;) {
+    sockaddr_storage peer{};
+    iovec v{datagram_.data(), datagram_.size()};
+    msghdr msg{};
+    msg.msg_name = &peer;
+    msg.msg_namelen = sizeof(peer);
+    msg.msg_iov = &v;
+    msg.msg_iovlen = 1;
+    // Forever: the machine's stop cancels this wait.
+    ssize_t n = sock->recvmsg(&msg, mm::kForever);
+    if (n == -ECANCELED) break;
+    if (n < 0) {
+      spdlog::warn("udp {}: recvmsg: {}", s.local, std::strerror(static_cast<int>(-n)));
+      if (mm::sleep(10) == mm::wait_status::Cancelled) break;  // do not spin on a persistent error
+      continue;
+    }
+    counters_.bytes_read.add(static_cast<uint64_t>(n));
+    udp_frame frame;
+    std::string_view payload;
+    if ((msg.msg_flags & MSG_TRUNC) ||
+        !udp_parse_frame(std::string_view(datagram_.data(), static_cast<size_t>(n)), frame, payload)) {
+      counters_.udp_dropped.add();
+      continue;
+    }
+    counters_.udp_requests.add();
+    ctx_.now = shared_.clock->now();
+    cache::exec_action action = process(payload);
+    send_reply(*sock, peer, msg.msg_namelen, frame.request_id);
+    if (action == cache::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
+  }
+  sock->close();
+}
+
+// A fresh parser per datagram: a request never continues in the next one, and
+// datagrams from different senders share this socket. An incomplete request at
+// the end is dropped without a reply (memcached sends none either).
+cache::exec_action udp_server::process(std::string_view payload) {
+  protocol::parser parser(shared_.parser);
+  cache::exec_action action = cache::exec_action::Continue;
+  size_t off = 0;
+  while (action == cache::exec_action::Continue && off < payload.size()) {
+    request_.clear();
+    protocol::parse_result r = parser.parse(payload.substr(off), request_);
+    off += r.consumed;
+    switch (r.status) {
+      case protocol::parse_status::Ok:
+        action = cache::execute(request_, out_, ctx_);
+        break;
+      case protocol::parse_status::NeedMore:
+        return action;
+      case protocol::parse_status::Error:
+        counters_.parse_errors.add();
+        action = cache::execute_parse_error(r, request_, out_, ctx_);
+        if (r.close) action = cache::exec_action::Close;
+        break;
+    }
+  }
+  return action;
+}
+
+// Copies each datagram's slice of the reply behind its header: at most 1392
+// bytes per datagram, and one memcpy is cheap next to the sendmsg.
+void udp_server::send_reply(mm::io& sock, const sockaddr_storage& peer, socklen_t peer_len,
+                            uint16_t request_id) {
+  const size_t total = udp_datagram_count(out_.size());
+  if (out_.size() > kUdpMaxReply) {
+    counters_.udp_dropped.add();
+    out_.consume(out_.size());
+    return;
+  }
+  char dgram[kUdpMaxDatagram];
+  for (size_t seq = 0; seq < total; seq++) {
+    udp_write_header(dgram, request_id, static_cast<uint16_t>(seq), static_cast<uint16_t>(total));
+    size_t len = 0;
+    while (len < kUdpMaxPayload && !out_.empty()) {
+      size_t copied = 0;
+      for (const iovec& part : out_.iovecs(64)) {
+        size_t take = std::min(part.iov_len, kUdpMaxPayload - len);
+        std::memcpy(dgram + kUdpHeaderSize + len, part.iov_base, take);
+        len += take;
+        copied += take;
+        if (len == kUdpMaxPayload) break;
+      }
+      out_.consume(copied);
+    }
+    iovec v{dgram, kUdpHeaderSize + len};
+    msghdr msg{};
+    msg.msg_name = const_cast<sockaddr_storage*>(&peer);
+    msg.msg_namelen = peer_len;
+    msg.msg_iov = &v;
+    msg.msg_iovlen = 1;
+    ssize_t w = sock.sendmsg(&msg, kSendTimeoutMs);
+    if (w < 0) {
+      // The rest would be useless to the client without this datagram.
+      counters_.udp_dropped.add();
+      break;
+    }
+    counters_.bytes_written.add(static_cast<uint64_t>(w));
+  }
+  if (!out_.empty()) out_.consume(out_.size());
+}
+
+}  // namespace ithaca::server

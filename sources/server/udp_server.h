@@ -1,0 +1,84 @@
+// memcached's UDP protocol (protocol.txt, "UDP protocol").
+//
+// Every datagram starts with an 8-byte frame header: request id, sequence
+// number, total datagrams, reserved (u16 each, network byte order). A request
+// fits in one datagram; the replies to it are split into datagrams of at most
+// kUdpMaxDatagram bytes (header included, as memcached's UDP_MAX_PAYLOAD_SIZE),
+// each carrying the request id, its sequence number 0..n-1 and the total n.
+//
+// Shape: instance.cc binds, for each listen host, one socket per worker with
+// SO_REUSEPORT on the same address:port (the kernel spreads datagrams over
+// them); each worker runs one `udp` coroutine per socket it got. The coroutine
+// loops recvmsg -> execute the whole datagram with a fresh parser -> send the
+// framed replies to the sender. Its state is its own: only that coroutine, on
+// its worker machine, touches it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "executor.h"
+#include "out_buffer.h"
+#include "request.h"
+#include "worker.h"
+
+namespace ithaca::server {
+
+inline constexpr size_t kUdpHeaderSize = 8;
+// memcached 1.6.18 sends datagrams of at most 1400 bytes including the header
+// (1392 payload bytes each; measured against a real memcached).
+inline constexpr size_t kUdpMaxDatagram = 1400;
+inline constexpr size_t kUdpMaxPayload = kUdpMaxDatagram - kUdpHeaderSize;
+// A reply longer than this cannot be numbered in u16 sequence numbers.
+inline constexpr size_t kUdpMaxReply = kUdpMaxPayload * 65535;
+
+struct udp_frame {
+  uint16_t request_id = 0;
+  uint16_t sequence = 0;
+  uint16_t total = 0;
+  uint16_t reserved = 0;
+};
+
+// Splits a datagram into its frame and payload. False (drop it) like
+// memcached's try_read_udp: 8 bytes or fewer, or total != 1 (a request in
+// several datagrams is not supported). The sequence number and the reserved
+// field are not checked, as memcached does not check them.
+bool udp_parse_frame(std::string_view datagram, udp_frame& frame, std::string_view& payload);
+// Writes a frame header (reserved = 0) into out[0..8).
+void udp_write_header(char* out, uint16_t request_id, uint16_t sequence, uint16_t total);
+// Datagrams needed for a reply of `bytes` bytes (0 for an empty reply).
+size_t udp_datagram_count(size_t bytes);
+
+// Binds the UDP listeners: for every address ("host:port", distinct) one
+// SO_REUSEPORT socket per worker, logging "listening on udp HOST:PORT" once
+// per address. Runs on the instance thread before any worker starts. On
+// failure, logs, closes what it bound and returns false. out[w] gets worker
+// w's sockets.
+bool udp_bind_listeners(const std::vector<std::string>& addresses, unsigned workers,
+                        std::vector<std::vector<udp_socket>>& out);
+
+class udp_server {
+ public:
+  udp_server(const worker_shared& shared, cache::command_counters& counters);
+  // Serves the socket until the coroutine is cancelled (machine stop). Takes
+  // ownership of s.fd. [machine: the worker's]
+  void run(const udp_socket& s);
+
+ private:
+  // Executes every request in `payload`; the replies land in out_.
+  cache::exec_action process(std::string_view payload);
+  // Sends out_ as framed datagrams to `peer`, then empties out_.
+  void send_reply(mm::io& sock, const sockaddr_storage& peer, socklen_t peer_len, uint16_t request_id);
+
+  const worker_shared& shared_;
+  cache::command_counters& counters_;
+  protocol::request request_;
+  protocol::out_buffer out_;
+  cache::exec_context ctx_;
+  std::vector<char> datagram_;  // one receive buffer per socket, sized for the largest datagram
+};
+
+}  // namespace ithaca::server
