@@ -13,7 +13,8 @@ kinds=("${@:-release sanitize}")
 read -r -a kinds <<<"${kinds[*]}"
 passed=0
 failed=0
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+# A small quarantine keeps a sanitized server's memory near a real one's.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:quarantine_size_mb=16}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 for kind in "${kinds[@]}"; do
@@ -29,7 +30,9 @@ for kind in "${kinds[@]}"; do
   fi
   if ls tests/functional/test_*.py >/dev/null 2>&1; then
     echo "=== functional tests: $kind"
-    if ITHACA_BIN="$PWD/$dir/sources/server/ithaca" /usr/bin/python3 -m pytest -q tests/functional; then
+    sanitized=""
+    [ "$kind" = sanitize ] && sanitized=1
+    if ITHACA_BIN="$PWD/$dir/sources/server/ithaca" ITHACA_SANITIZED=$sanitized /usr/bin/python3 -m pytest -q tests/functional; then
       passed=$((passed + 1))
     else
       failed=$((failed + 1))

@@ -72,7 +72,13 @@ def test_eviction_keeps_memory_under_the_limit(ithaca_factory):
         # The oldest are gone.
         assert c.call(b"get k0\r\n") == b"END\r\n"
     rss = vm_rss_bytes(server.proc.pid)
-    assert rss < 8 * MIB + 64 * MIB, f"VmRSS {rss / MIB:.1f} MiB with -m 8"
+    # Fixed overhead beyond the 8 MiB of items: the binary, the 2^20-bucket hash,
+    # stacks, buffers. Under ASan (scripts/test.sh sets ITHACA_SANITIZED) every
+    # allocation carries redzones and shadow memory and freed items sit in a
+    # 16 MiB quarantine, so the same server needs more; the release run holds
+    # the real bound.
+    overhead = 128 * MIB if os.environ.get("ITHACA_SANITIZED") else 64 * MIB
+    assert rss < 8 * MIB + overhead, f"VmRSS {rss / MIB:.1f} MiB with -m 8"
 
 
 def test_gc_sweep_expires_unread_items(ithaca_factory):
