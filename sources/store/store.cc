@@ -90,6 +90,19 @@ bool store::invalid(const item* it, uint32_t sec, remove_reason& why) const noex
 }
 
 // Under the item's bucket lock: unlinks *link, notifies, hands it to rl for freeing.
+item* store::find_valid(uint64_t b, std::string_view key, uint32_t sec, reclaim_list& rl,
+                        item**& link) noexcept
+{
+    link = find_link(b, key);
+    item* it = *link;
+    remove_reason why;
+    if (it && invalid(it, sec, why)) {
+        unlink(link, rl, why);
+        return nullptr;
+    }
+    return it;
+}
+
 void store::unlink(item** link, reclaim_list& rl, remove_reason why) noexcept
 {
     item* it = *link;
@@ -375,13 +388,8 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
     reclaim_list rl(stats_.bytes);
     {
         bucket_guard guard(locks_[b]);
-        item** link = find_link(b, key);
-        item* old = *link;
-        remove_reason why;
-        if (old && invalid(old, sec, why)) {
-            unlink(link, rl, why);
-            old = nullptr;
-        }
+        item** link;
+        item* old = find_valid(b, key, sec, rl, link);
         item* live = old && !old->is_placeholder() ? old : nullptr;
         bool stale_store = false;
         res.status = store_status::Stored;
@@ -460,13 +468,8 @@ remove_status store::remove(std::string_view key, const store_now& now,
     {
         reclaim_list rl(stats_.bytes);
         bucket_guard guard(locks_[b]);
-        item** link = find_link(b, key);
-        item* it = *link;
-        remove_reason why;
-        if (it && invalid(it, sec, why)) {
-            unlink(link, rl, why);
-            it = nullptr;
-        }
+        item** link;
+        item* it = find_valid(b, key, sec, rl, link);
         if (it && it->is_placeholder()) {
             unlink(link, rl, remove_reason::Deleted);  // invalidates the outstanding lease
             it = nullptr;
@@ -505,13 +508,8 @@ touch_status store::touch(std::string_view key, int64_t exptime, const store_now
     {
         reclaim_list rl(stats_.bytes);
         bucket_guard guard(locks_[b]);
-        item** link = find_link(b, key);
-        item* it = *link;
-        remove_reason why;
-        if (it && invalid(it, sec, why)) {
-            unlink(link, rl, why);
-            it = nullptr;
-        }
+        item** link;
+        item* it = find_valid(b, key, sec, rl, link);
         if (it && !it->is_placeholder()) {
             it->deadline_ = to_deadline(exptime, now);
             it->clock_ = 0;

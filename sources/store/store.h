@@ -87,6 +87,11 @@ private:
     // Why an item linked in a bucket is no longer visible, if it is not.
     bool invalid(const item* it, uint32_t sec, remove_reason& why) const noexcept;
     void unlink(item** link, reclaim_list& rl, remove_reason why) noexcept;
+    // Under the bucket lock of `b`: the key's item if it is still valid, else
+    // nullptr, after unlinking an expired or flushed one onto `rl`. `link` is
+    // set to the key's link in the chain either way.
+    item* find_valid(uint64_t b, std::string_view key, uint32_t sec, reclaim_list& rl,
+                     item**& link) noexcept;
     void notify_store(const item* it) noexcept;
     uint64_t next_cas() noexcept;
     uint64_t next_lease_token() noexcept;
