@@ -25,4 +25,27 @@ exec_action execute(const protocol::request& req, protocol::out_buffer& out, exe
   }
 }
 
+size_t execute_input(protocol::parser& parser, protocol::request& req, std::string_view input,
+                     protocol::out_buffer& out, exec_context& ctx, exec_action& action) {
+  size_t off = 0;
+  while (action == exec_action::Continue && off < input.size()) {
+    req.clear();
+    protocol::parse_result r = parser.parse(input.substr(off), req);
+    off += r.consumed;
+    switch (r.status) {
+      case protocol::parse_status::Ok:
+        action = execute(req, out, ctx);
+        break;
+      case protocol::parse_status::NeedMore:
+        return off;  // the rest is an incomplete request (or a value being swallowed)
+      case protocol::parse_status::Error:
+        ctx.counters.parse_errors.add();
+        action = execute_parse_error(r, req, out, ctx);
+        if (r.close) action = exec_action::Close;
+        break;
+    }
+  }
+  return off;
+}
+
 }  // namespace ithaca::cache

@@ -17,12 +17,17 @@
 #include "counters.h"
 #include "out_buffer.h"
 #include "parse_result.h"
+#include "parser.h"
 #include "request.h"
 #include "store.h"
 
 namespace ithaca::cache {
 
 using stat_lines = std::vector<std::pair<std::string, std::string>>;
+
+// What `version` and `stats` report: memcached's version (clients parse it to
+// pick features) with ithaca's name after it.
+inline constexpr std::string_view kVersion = "1.6.18-ithaca";
 
 // Server-wide statistics for the `stats` commands, implemented by the server.
 // Called from a worker coroutine; implementations only read counters.
@@ -48,12 +53,20 @@ struct exec_context {
   stats_provider& stats;
   store::store_now now;        // refreshed by the caller for each batch
   bool enable_shutdown = false;
-  std::string version = "1.6.18-ithaca";  // what `version` answers
+  std::string version{kVersion};  // what `version` answers
   std::string scratch;         // reusable buffer (values, numbers)
 };
 
 // Executes one request. Replies are appended to `out`.
 exec_action execute(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
+
+// Parses and executes every complete request in `input` with `parser` (which
+// keeps its state across calls), appending the replies to `out`. Stops when
+// the input is used up or ends in an incomplete request, or when a request
+// asks to close or shut down (`action`). Returns the bytes consumed. Shared by
+// the TCP client coroutine and the UDP datagram loop.
+size_t execute_input(protocol::parser& parser, protocol::request& req, std::string_view input,
+                     protocol::out_buffer& out, exec_context& ctx, exec_action& action);
 
 // Handles a parser error: the reply (unless silent) and memcached's side
 // effects (a `set` whose value was too large removes the old item).

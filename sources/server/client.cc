@@ -19,7 +19,7 @@ client::client(const worker_shared& shared, cache::command_counters& counters)
     : shared_(shared),
       counters_(counters),
       parser_(shared.parser),
-      ctx_{*shared.store, counters, *shared.stats, {}, shared.enable_shutdown, "1.6.18-ithaca", {}} {}
+      ctx_{*shared.store, counters, *shared.stats, {}, shared.enable_shutdown, std::string(cache::kVersion), {}} {}
 
 void client::run(const accepted_socket& s) {
   auto conn = mm::io::attach(s.fd);
@@ -41,7 +41,7 @@ void client::run(const accepted_socket& s) {
       counters_.bytes_read.add(static_cast<uint64_t>(n));
       ctx_.now = shared_.clock->now();
       std::string_view input(stack_buf, static_cast<size_t>(n));
-      size_t used = process(input, action);
+      size_t used = cache::execute_input(parser_, request_, input, out_, ctx_, action);
       if (used < input.size()) pending_.assign(input.substr(used));
     } else {
       // Continue an incomplete request: read straight behind it.
@@ -53,7 +53,7 @@ void client::run(const accepted_socket& s) {
       pending_.resize(have + static_cast<size_t>(n));
       counters_.bytes_read.add(static_cast<uint64_t>(n));
       ctx_.now = shared_.clock->now();
-      size_t used = process(pending_, action);
+      size_t used = cache::execute_input(parser_, request_, pending_, out_, ctx_, action);
       pending_.erase(0, used);
       // Give a large buffer back once the big request it held is done.
       if (pending_.empty() && pending_.capacity() > 4 * shared_.read_buffer_size) std::string().swap(pending_);
@@ -66,32 +66,6 @@ void client::run(const accepted_socket& s) {
   conn->close();
   shared_.conns->remove(id);
   if (action == cache::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
-}
-
-size_t client::process(std::string_view input, cache::exec_action& action) {
-  size_t off = 0;
-  while (action == cache::exec_action::Continue) {
-    request_.clear();
-    protocol::parse_result r = parser_.parse(input.substr(off), request_);
-    off += r.consumed;
-    switch (r.status) {
-      case protocol::parse_status::Ok:
-        action = cache::execute(request_, out_, ctx_);
-        break;
-      case protocol::parse_status::NeedMore:
-        return off;
-      case protocol::parse_status::Error:
-        counters_.parse_errors.add();
-        action = cache::execute_parse_error(r, request_, out_, ctx_);
-        if (r.close) action = cache::exec_action::Close;
-        break;
-    }
-    if (off >= input.size() && action == cache::exec_action::Continue) {
-      // Everything consumed; the parser may still be swallowing a value.
-      return off;
-    }
-  }
-  return off;
 }
 
 // Writes the batch's replies with as few writev calls as the kernel allows.

@@ -19,8 +19,6 @@ class client {
   void run(const accepted_socket& s);
 
  private:
-  // Parses and executes what `input` holds; returns the bytes consumed.
-  size_t process(std::string_view input, cache::exec_action& action);
   bool flush(mm::io& conn);
 
   const worker_shared& shared_;

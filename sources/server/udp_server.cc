@@ -104,7 +104,7 @@ bool udp_bind_listeners(const std::vector<std::string>& addresses, unsigned work
 udp_server::udp_server(const worker_shared& shared, cache::command_counters& counters)
     : shared_(shared),
       counters_(counters),
-      ctx_{*shared.store, counters, *shared.stats, {}, shared.enable_shutdown, "1.6.18-ithaca", {}},
+      ctx_{*shared.store, counters, *shared.stats, {}, shared.enable_shutdown, std::string(cache::kVersion), {}},
       datagram_(kDatagramBuffer) {}
 
 void udp_server::run(const udp_socket& s) {
@@ -153,24 +153,7 @@ void udp_server::run(const udp_socket& s) {
 cache::exec_action udp_server::process(std::string_view payload) {
   protocol::parser parser(shared_.parser);
   cache::exec_action action = cache::exec_action::Continue;
-  size_t off = 0;
-  while (action == cache::exec_action::Continue && off < payload.size()) {
-    request_.clear();
-    protocol::parse_result r = parser.parse(payload.substr(off), request_);
-    off += r.consumed;
-    switch (r.status) {
-      case protocol::parse_status::Ok:
-        action = cache::execute(request_, out_, ctx_);
-        break;
-      case protocol::parse_status::NeedMore:
-        return action;
-      case protocol::parse_status::Error:
-        counters_.parse_errors.add();
-        action = cache::execute_parse_error(r, request_, out_, ctx_);
-        if (r.close) action = cache::exec_action::Close;
-        break;
-    }
-  }
+  cache::execute_input(parser, request_, payload, out_, ctx_, action);
   return action;
 }
 
