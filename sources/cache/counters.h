@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 namespace ithaca::cache {
@@ -36,6 +37,9 @@ struct command_counters {
   counter udp_requests;  // UDP datagrams accepted and executed
   counter udp_dropped;   // UDP datagrams dropped: bad frame, truncated, reply too long or not sent
 
+  // How many counters for_each visits (the stats baselines are sized by it).
+  static constexpr size_t kCount = 14;
+
   template <class F>
   void for_each(F&& f) {
     f(cmd_get); f(cmd_set); f(cmd_flush); f(cmd_touch); f(cmd_meta); f(get_flushed);
@@ -43,5 +47,7 @@ struct command_counters {
     f(lease_sets_refused); f(parse_errors); f(udp_requests); f(udp_dropped);
   }
 };
+// A counter added to the struct must be added to for_each and kCount too.
+static_assert(sizeof(command_counters) == command_counters::kCount * sizeof(counter));
 
 }  // namespace ithaca::cache

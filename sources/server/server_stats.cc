@@ -12,7 +12,7 @@
 namespace ithaca::server {
 
 namespace {
-std::mutex g_reset_mutex;  // leaf lock: serialises `stats reset` against collect's baseline reads
+constexpr size_t kCounters = cache::command_counters::kCount;
 
 std::string timeval_text(const timeval& tv) {
   char buf[48];
@@ -27,12 +27,12 @@ server_stats::server_stats(const config::config& cfg, store::store& st, conn_reg
 
 cache::command_counters& server_stats::add_worker() {
   workers_.push_back(std::make_unique<cache::command_counters>());
-  worker_base_.resize(workers_.size() * 16, 0);
+  worker_base_.resize(workers_.size() * kCounters, 0);
   return *workers_.back();
 }
 
 bool server_stats::collect(std::string_view arg, cache::stat_lines& out) {
-  std::lock_guard lock(g_reset_mutex);
+  std::lock_guard lock(reset_mutex_);
   if (arg.empty()) {
     general(out);
   } else if (arg == "settings") {
@@ -56,12 +56,12 @@ bool server_stats::collect(std::string_view arg, cache::stat_lines& out) {
 }
 
 void server_stats::reset() {
-  std::lock_guard lock(g_reset_mutex);
+  std::lock_guard lock(reset_mutex_);
   store_base_ = store_.stats();
   size_t w = 0;
   for (auto& c : workers_) {
     size_t i = 0;
-    c->for_each([&](cache::counter& k) { worker_base_[w * 16 + i++] = k.get(); });
+    c->for_each([&](cache::counter& k) { worker_base_[w * kCounters + i++] = k.get(); });
     w++;
   }
   total_conns_base_ = conns_.total();
@@ -77,12 +77,12 @@ void server_stats::general(cache::stat_lines& out) {
     }
   };
   // Sum every worker's counters, minus the `stats reset` baseline.
-  uint64_t sums[16] = {};
+  uint64_t sums[kCounters] = {};
   size_t w = 0;
   for (auto& c : workers_) {
     size_t i = 0;
     c->for_each([&](cache::counter& k) {
-      sums[i] += k.get() - worker_base_[w * 16 + i];
+      sums[i] += k.get() - worker_base_[w * kCounters + i];
       i++;
     });
     w++;
@@ -98,7 +98,7 @@ void server_stats::general(cache::stat_lines& out) {
   add("pid", static_cast<int64_t>(getpid()));
   add("uptime", clock_.uptime_s());
   add("time", static_cast<int64_t>(std::time(nullptr)));
-  add("version", "1.6.18-ithaca");
+  add("version", std::string(cache::kVersion));
   add("pointer_size", static_cast<int>(sizeof(void*) * 8));
   add("rusage_user", timeval_text(ru.ru_utime));
   add("rusage_system", timeval_text(ru.ru_stime));

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,7 @@ class server_stats final : public cache::stats_provider {
   std::atomic<uint16_t> tcp_port_{0};  // 0: not bound yet, report the config's
   // `stats reset` keeps memcached's semantics by remembering a baseline per
   // counter rather than writing into counters other threads own.
+  mutable std::mutex reset_mutex_;  // leaf lock except for the registry's (stats conns); guards the baselines
   store::store_stats_snapshot store_base_{};
   std::vector<uint64_t> worker_base_;
   std::atomic<uint64_t> total_conns_base_{0};
