@@ -120,6 +120,12 @@ wait_status sleep(millis duration);  // TimedOut is the normal result; Cancelled
 
 // Monotonic time in nanoseconds, cached once per loop iteration. [machine]
 int64_t now_ns();
+// The deadline (monotonic ns, for wait_until) `timeout` from now, read from
+// the real clock; -1 for kForever. [any thread]
+int64_t deadline_after(millis timeout);
+// What is left of `deadline` in milliseconds, rounded up so a wait never ends
+// early; 0 once it has passed; kForever for -1. [any thread]
+millis millis_until(int64_t deadline);
 
 // ---------------------------------------------------------------- the suspension primitive
 namespace detail {
@@ -235,7 +241,7 @@ class channel {
   }
 
   wait_status write(T value, millis timeout) {  // [machine]
-    int64_t deadline = deadline_from(timeout);
+    int64_t deadline = deadline_after(timeout);
     for (;;) {
       if (coroutine_cancelled()) return wait_status::Cancelled;
       remote_waiter self;
@@ -262,7 +268,7 @@ class channel {
   }
 
   wait_status read(T& out, millis timeout) {  // [machine]
-    int64_t deadline = deadline_from(timeout);
+    int64_t deadline = deadline_after(timeout);
     for (;;) {
       if (coroutine_cancelled()) return wait_status::Cancelled;
       remote_waiter self;
@@ -309,9 +315,6 @@ class channel {
   size_t capacity() const { return capacity_; }
 
  private:
-  static int64_t deadline_from(millis timeout) {
-    return timeout < 0 ? -1 : now_ns() + timeout * 1000000;
-  }
   // After a wait: take ourselves off the list. If we had been popped for a
   // wake but the wait ended another way (timeout, cancel), pass that wake on to
   // the next waiter so it is not lost.

@@ -82,7 +82,7 @@ wait_status blocking_call(std::function<void()> fn, millis timeout) {
     detail::log(log_level::Warn, "blocking pool queue full; call refused");
     return wait_status::TimedOut;
   }
-  return waiter.wait_until(timeout < 0 ? -1 : detail::monotonic_ns() + timeout * 1000000);
+  return waiter.wait_until(deadline_after(timeout));
 }
 
 bool resolve(const std::string& host, const std::string& port, address& out, millis timeout,

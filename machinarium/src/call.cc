@@ -13,7 +13,7 @@ call::call() = default;
 call::~call() = default;
 
 wait_status call::wait(millis timeout) {
-  return wait_until(timeout < 0 ? -1 : detail::monotonic_ns() + timeout * 1000000);
+  return wait_until(deadline_after(timeout));
 }
 
 wait_status call::wait_until(int64_t deadline_ns) {
@@ -127,11 +127,9 @@ void wait_group::done() {
 }
 
 wait_status wait_group::wait(millis timeout) {
-  int64_t deadline = timeout < 0 ? -1 : detail::monotonic_ns() + timeout * 1000000;
+  int64_t deadline = deadline_after(timeout);
   while (count_ > 0) {
-    millis left = deadline < 0 ? kForever : (deadline - detail::monotonic_ns()) / 1000000;
-    if (deadline >= 0 && left < 0) return wait_status::TimedOut;
-    wait_status s = zero_.wait(left);
+    wait_status s = zero_.wait(millis_until(deadline));
     if (s != wait_status::Ok) return s;
   }
   return wait_status::Ok;

@@ -29,10 +29,6 @@ void io_state_drained(io_state* s) {
 }
 
 namespace {
-int64_t deadline_of(millis timeout) {
-  return timeout < 0 ? -1 : monotonic_ns() + timeout * 1000000;
-}
-
 int errno_of(wait_status s) { return s == wait_status::Cancelled ? -ECANCELED : -ETIMEDOUT; }
 
 // Suspends on one of the fd's waiter slots.
@@ -71,7 +67,7 @@ int io::fd() const { return state_ ? state_->fd : -1; }
 
 ssize_t io::read(void* buf, size_t len, millis timeout) {
   if (!state_) return -EBADF;
-  int64_t deadline = detail::deadline_of(timeout);
+  int64_t deadline = deadline_after(timeout);
   for (;;) {
     ssize_t r = state_->owner->try_recv(state_, buf, len);
     if (r != -EAGAIN) return r;
@@ -83,12 +79,10 @@ ssize_t io::read(void* buf, size_t len, millis timeout) {
 }
 
 ssize_t io::read_exact(void* buf, size_t len, millis timeout) {
-  int64_t deadline = detail::deadline_of(timeout);
+  int64_t deadline = deadline_after(timeout);
   size_t done = 0;
   while (done < len) {
-    millis left = deadline < 0 ? kForever : (deadline - detail::monotonic_ns()) / 1000000;
-    if (deadline >= 0 && left < 0) left = 0;
-    ssize_t r = read(static_cast<char*>(buf) + done, len - done, left);
+    ssize_t r = read(static_cast<char*>(buf) + done, len - done, millis_until(deadline));
     if (r == 0) return -ECONNRESET;
     if (r < 0) return r;
     done += static_cast<size_t>(r);
@@ -103,7 +97,7 @@ ssize_t io::write(const void* buf, size_t len, millis timeout) {
 
 ssize_t io::writev(const iovec* iov_in, int count, millis timeout) {
   if (!state_) return -EBADF;
-  int64_t deadline = detail::deadline_of(timeout);
+  int64_t deadline = deadline_after(timeout);
   // Work on a copy so a partial write can advance it.
   iovec local[64];
   std::unique_ptr<iovec[]> heap;
@@ -145,7 +139,7 @@ ssize_t io::writev(const iovec* iov_in, int count, millis timeout) {
 
 int io::accept(millis timeout, sockaddr_storage* peer, socklen_t* peer_len) {
   if (!state_) return -EBADF;
-  int64_t deadline = detail::deadline_of(timeout);
+  int64_t deadline = deadline_after(timeout);
   for (;;) {
     int r = state_->owner->try_accept(state_, peer, peer_len);
     if (r != -EAGAIN) return r;
@@ -156,7 +150,7 @@ int io::accept(millis timeout, sockaddr_storage* peer, socklen_t* peer_len) {
 
 ssize_t io::recvmsg(msghdr* msg, millis timeout) {
   if (!state_) return -EBADF;
-  int64_t deadline = detail::deadline_of(timeout);
+  int64_t deadline = deadline_after(timeout);
   for (;;) {
     ssize_t r = state_->owner->try_recvmsg(state_, msg);
     if (r != -EAGAIN) return r;
@@ -167,7 +161,7 @@ ssize_t io::recvmsg(msghdr* msg, millis timeout) {
 
 ssize_t io::sendmsg(const msghdr* msg, millis timeout) {
   if (!state_) return -EBADF;
-  int64_t deadline = detail::deadline_of(timeout);
+  int64_t deadline = deadline_after(timeout);
   for (;;) {
     ssize_t r = state_->owner->try_sendmsg(state_, msg);
     if (r != -EAGAIN) return r;
@@ -179,13 +173,13 @@ ssize_t io::sendmsg(const msghdr* msg, millis timeout) {
 wait_status io::wait_readable(millis timeout) {
   if (!state_) return wait_status::Cancelled;
   state_->owner->arm(state_, EPOLLIN);
-  return detail::wait_on(state_->read_waiter, detail::deadline_of(timeout));
+  return detail::wait_on(state_->read_waiter, deadline_after(timeout));
 }
 
 wait_status io::wait_writable(millis timeout) {
   if (!state_) return wait_status::Cancelled;
   state_->owner->arm(state_, EPOLLOUT);
-  return detail::wait_on(state_->write_waiter, detail::deadline_of(timeout));
+  return detail::wait_on(state_->write_waiter, deadline_after(timeout));
 }
 
 int io::detach() {
@@ -194,7 +188,7 @@ int io::detach() {
     // io_uring: requests in flight still refer to the fd; cancel and wait for
     // their completions so nothing consumes data after the fd has moved on.
     state_->owner->cancel(state_);
-    int64_t deadline = detail::deadline_of(1000);
+    int64_t deadline = deadline_after(1000);
     while (state_->inflight > 0) {
       if (detail::wait_on(state_->drain_waiter, deadline) != wait_status::Ok) return -1;
     }

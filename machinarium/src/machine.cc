@@ -366,4 +366,14 @@ wait_status sleep(millis duration) {
 
 int64_t now_ns() { return tl_machine ? tl_machine->now_ns_ : detail::monotonic_ns(); }
 
+int64_t deadline_after(millis timeout) {
+  return timeout < 0 ? -1 : detail::monotonic_ns() + timeout * 1000000;
+}
+
+millis millis_until(int64_t deadline) {
+  if (deadline < 0) return kForever;
+  int64_t left = deadline - detail::monotonic_ns();
+  return left <= 0 ? 0 : (left + 999999) / 1000000;
+}
+
 }  // namespace mm

@@ -51,15 +51,13 @@ int signal_wait(millis timeout) {
     }
     m->signals_ = st;
   }
-  int64_t deadline = timeout < 0 ? -1 : detail::monotonic_ns() + timeout * 1000000;
+  int64_t deadline = deadline_after(timeout);
   for (;;) {
     signalfd_siginfo info;
     ssize_t r = ::read(m->signals_->fd->fd(), &info, sizeof(info));
     if (r == static_cast<ssize_t>(sizeof(info))) return static_cast<int>(info.ssi_signo);
     if (r < 0 && errno != EAGAIN) return -errno;
-    millis left = deadline < 0 ? kForever : (deadline - detail::monotonic_ns()) / 1000000;
-    if (deadline >= 0 && left < 0) return -ETIMEDOUT;
-    wait_status s = m->signals_->fd->wait_readable(left);
+    wait_status s = m->signals_->fd->wait_readable(millis_until(deadline));
     if (s == wait_status::Cancelled) return -ECANCELED;
     if (s == wait_status::TimedOut) return -ETIMEDOUT;
   }

@@ -210,7 +210,7 @@ std::unique_ptr<io> connect(const address& addr, millis timeout, int* err) {
   if (rc < 0) {
     // In progress: the socket becomes writable when the handshake ends, with
     // SO_ERROR telling how it ended.
-    int64_t deadline = timeout < 0 ? -1 : detail::monotonic_ns() + timeout * 1000000;
+    int64_t deadline = deadline_after(timeout);
     for (;;) {
       int so_error = 0;
       socklen_t len = sizeof(so_error);
@@ -222,9 +222,7 @@ std::unique_ptr<io> connect(const address& addr, millis timeout, int* err) {
       sockaddr_storage peer;
       socklen_t peer_len = sizeof(peer);
       if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0) break;
-      millis left = deadline < 0 ? kForever : (deadline - detail::monotonic_ns()) / 1000000;
-      if (deadline >= 0 && left < 0) left = 0;
-      wait_status s = conn->wait_writable(left);
+      wait_status s = conn->wait_writable(millis_until(deadline));
       if (s != wait_status::Ok) {
         if (err) *err = s == wait_status::Cancelled ? -ECANCELED : -ETIMEDOUT;
         return nullptr;
