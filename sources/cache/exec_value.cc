@@ -45,7 +45,10 @@ bool take_value(store::get_result& res, value_bytes& out) {
     out.data = res.value;
     return true;
   }
-  auto buf = std::make_shared<std::string>(std::move(res.value));
+  // Copy rather than move: res.value is the worker's reusable buffer, and
+  // keeping its capacity spares the store an unlock-reserve-retry (a second
+  // lookup and a malloc) on the next large hit.
+  auto buf = std::make_shared<std::string>(res.value);
   out.data = *buf;
   out.owner = std::move(buf);
   return true;
