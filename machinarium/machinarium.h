@@ -62,11 +62,10 @@ struct machine_config {
   unsigned uring_entries = 1024;  // submission queue size (io_uring backend)
   unsigned uring_buffers = 256;   // provided receive buffers (io_uring backend)
   unsigned uring_buffer_size = 16 * 1024;
-  // Multishot recv into the provided-buffer ring. Off by default: it drains a
-  // socket into the shared ring whether or not its coroutine reads (no TCP
-  // back-pressure per connection), and a stall under two-way back-pressure
-  // is still open (see INTERNALS.md). Off, io_uring reads with recv + POLL_ADD.
-  bool uring_multishot_recv = false;
+  // Multishot recv into the provided-buffer ring (io_uring backend): one
+  // request per socket delivers data as it arrives, no recv syscall per read.
+  // Off, io_uring reads with recv + POLL_ADD.
+  bool uring_multishot_recv = true;
 };
 
 struct machine_counters {

@@ -1,6 +1,6 @@
 // The epoll backend: every attached fd is registered once, edge-triggered,
-// for input and output; io.cc retries its syscall until EAGAIN, so an edge is
-// never needed twice. notify() writes an eventfd that is also registered.
+// for input and output; io.cc retries its syscall until EAGAIN (or, on a
+// stream socket, until a short read), so an edge is never needed twice. notify() writes an eventfd that is also registered.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -46,6 +46,9 @@ class epoll_backend final : public backend {
     ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
     ev.data.ptr = s;
     if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, s->fd, &ev) < 0) return -errno;
+    s->stream = fd_is_stream_socket(s->fd);
+    // Optimistic: the first read tries the syscall (data may already wait).
+    s->readable = true;
     return 0;
   }
 
@@ -57,8 +60,15 @@ class epoll_backend final : public backend {
   }
 
   ssize_t try_recv(io_state* s, void* buf, size_t len) override {
+    // A stream socket that gave a short read had an empty queue then; any
+    // byte arriving since raised a new edge (EPOLLET), which sets readable.
+    // Waiting for it saves the recv that would only say EAGAIN.
+    if (s->stream && !s->readable && len > 0) return -EAGAIN;
     ssize_t r = ::read(s->fd, buf, len);
-    if (r >= 0) return r;
+    if (r >= 0) {
+      if (s->stream && static_cast<size_t>(r) < len && r > 0) s->readable = false;
+      return r;
+    }
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
       s->readable = false;
       return -EAGAIN;

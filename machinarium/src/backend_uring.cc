@@ -52,6 +52,12 @@ constexpr uint16_t kBufferGroup = 0;
 // holds the rest) and re-armed once the queue is empty.
 constexpr size_t kAcceptQueueMax = 256;
 constexpr unsigned kMaxBufferRing = 32768;  // kernel limit on ring entries
+// Multishot recv drains a socket into the shared ring whether or not its
+// coroutine reads, which would take TCP's back-pressure away from the peer
+// and let one connection hold the whole ring. Past this many unread chunks
+// the recv is cancelled (the socket's own buffer then fills and the peer
+// waits); try_recv re-arms it once the coroutine has read them all.
+constexpr size_t kRxChunksMax = 8;
 
 uint64_t tag(io_state* s, op o) {
   return reinterpret_cast<uintptr_t>(s) | static_cast<uint64_t>(o);
@@ -161,9 +167,6 @@ class backend_uring final : public backend {
   std::unordered_set<io_state*> released_pending_;
   // States whose multishot accept we cancelled because the queue was full.
   std::unordered_set<io_state*> accept_paused_;
-  // Attached fds that are not stream sockets (pipes, datagram sockets): their
-  // try_recv is a plain read, never a multishot recv into the buffer ring.
-  std::unordered_set<io_state*> plain_recv_;
   // Readiness to report on the next wait() because no SQE could be had to arm
   // a poll (the waiter then simply retries).
   std::vector<std::pair<io_state*, uint32_t>> deferred_ready_;
@@ -428,16 +431,14 @@ void backend_uring::submit_cancel(io_state* s, op o) {
 int backend_uring::attach(io_state* s) {
   if (s->fd < 0) return -EBADF;
   s->owner = this;
-  int type = 0;
-  socklen_t len = sizeof type;
-  if (::getsockopt(s->fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM) {
-    plain_recv_.insert(s);
-  }
+  // Only stream sockets get a multishot recv into the buffer ring; pipes
+  // and datagram sockets are read with plain read()/recv().
+  s->stream = fd_is_stream_socket(s->fd);
   return 0;
 }
 
 void backend_uring::cancel(io_state* s) {
-  if (s->recv_armed) submit_cancel(s, op::Recv);
+  if (s->recv_armed && !s->recv_paused) submit_cancel(s, op::Recv);
   if (s->accept_armed) submit_cancel(s, op::Accept);
   if (s->poll_armed & EPOLLIN) submit_cancel(s, op::PollIn);
   if (s->poll_armed & EPOLLOUT) submit_cancel(s, op::PollOut);
@@ -451,7 +452,6 @@ void backend_uring::release(io_state* s) {
   s->accepted.clear();
   std::erase_if(deferred_ready_, [s](const auto& d) { return d.first == s; });
   s->released = true;
-  plain_recv_.erase(s);
   accept_paused_.erase(s);
   if (s->inflight == 0) {
     delete s;
@@ -467,7 +467,7 @@ ssize_t backend_uring::try_recv(io_state* s, void* buf, size_t len) {
   if (!s->rx.empty()) return copy_rx(s, buf, len);
   if (s->rx_end != 0) return s->rx_end == 1 ? 0 : s->rx_end;
   if (s->recv_armed) return -EAGAIN;
-  if (multishot_recv_ && buffers_in_kernel_ >= rearm_threshold_ && !plain_recv_.contains(s) &&
+  if (multishot_recv_ && buffers_in_kernel_ >= rearm_threshold_ && s->stream &&
       arm_recv(s)) {
     return -EAGAIN;
   }
@@ -683,11 +683,20 @@ void backend_uring::on_recv(io_state* s, int res, uint32_t flags) {
     if (res > 0 && !s->released) {
       s->rx.push_back(rx_chunk{slab_ + static_cast<size_t>(bid) * buffer_size_,
                                static_cast<uint32_t>(res), 0, bid});
+      if (more && s->rx.size() >= kRxChunksMax && !s->recv_paused) {
+        s->recv_paused = true;
+        stats_.recv_pauses++;
+        submit_cancel(s, op::Recv);
+      }
     } else {
       recycle(bid);
     }
   }
-  if (!more) s->recv_armed = false;
+  bool paused = s->recv_paused;
+  if (!more) {
+    s->recv_armed = false;
+    s->recv_paused = false;
+  }
   bool wake = true;
   if (res > 0) {
     recv_verified_ = true;
@@ -698,7 +707,10 @@ void backend_uring::on_recv(io_state* s, int res, uint32_t flags) {
     // The ring ran dry; try_recv reads directly until buffers come back.
     stats_.recv_enobufs++;
   } else if (res == -ECANCELED) {
-    wake = false;  // asked for; the stream itself is fine
+    // Asked for; the stream itself is fine. After our own pause, a waiter
+    // that already emptied rx must retry, which re-arms; a cancel asked for
+    // by the io layer (detach, release) wakes nobody.
+    wake = paused && s->rx.empty();
   } else if (res == -EAGAIN) {
     // Kernels that honour O_NONBLOCK on multishot: wait for data, then re-arm.
     arm_poll(s, EPOLLIN);

@@ -21,6 +21,7 @@ struct backend_uring_stats {
   uint64_t recv_enobufs = 0;     // multishot recv ended because the ring ran dry
   uint64_t direct_recvs = 0;     // recv() calls made because there was no buffer
   uint64_t recv_arms = 0;        // multishot recv requests submitted
+  uint64_t recv_pauses = 0;      // multishot recvs cancelled: unread chunks hit the cap
   uint64_t accepts_queued = 0;   // connections taken by multishot accept
   uint64_t polls_armed = 0;      // oneshot POLL_ADD requests submitted
 };

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <vector>
 
 #include "machinarium.h"
 
@@ -20,9 +23,46 @@ struct rx_chunk {
   uint16_t buffer_id = 0;
 };
 
+// A FIFO that allocates nothing until the first push (std::deque allocates a
+// map and a 512-byte node on construction, per socket, idle or not) and keeps
+// its capacity once used, so a busy socket stops allocating.
+template <typename T>
+class fifo {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  size_t size() const { return items_.size() - head_; }
+  T& front() { return items_[head_]; }
+  void push_back(const T& v) {
+    // A FIFO that never runs empty (a steady stream) compacts instead of
+    // growing: amortised O(1), since at least half the slots are dead.
+    if (head_ >= 16 && head_ * 2 >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    items_.push_back(v);
+  }
+  void pop_front() {
+    if (++head_ == items_.size()) clear();
+  }
+  void clear() {
+    items_.clear();
+    head_ = 0;
+  }
+  auto begin() const { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  auto end() const { return items_.end(); }
+
+ private:
+  std::vector<T> items_;
+  size_t head_ = 0;
+};
+
 struct io_state {
   int fd = -1;
   backend* owner = nullptr;
+  // A stream socket (TCP, unix stream), set by the backend's attach(): a
+  // short read from one means its queue was empty at that moment, so the
+  // next read waits for the edge instead of paying for an EAGAIN.
+  bool stream = false;
 
   // Readiness as last reported by the backend (edge style): set when the
   // backend says the fd may be ready, cleared when a syscall says EAGAIN.
@@ -35,11 +75,12 @@ struct io_state {
 
   // io_uring only: multishot receive into provided buffers.
   bool recv_armed = false;
-  std::deque<rx_chunk> rx;      // received, not yet read by the coroutine
+  bool recv_paused = false;     // we cancelled it: rx reached its cap
+  fifo<rx_chunk> rx;            // received, not yet read by the coroutine
   int rx_end = 0;               // 0, or 1 for end of stream, or -errno; sticky
   // io_uring only: multishot accept.
   bool accept_armed = false;
-  std::deque<int> accepted;     // accepted fds not yet taken
+  fifo<int> accepted;           // accepted fds not yet taken
   int accept_error = 0;
   // io_uring only: a readiness poll is armed for these events.
   uint32_t poll_armed = 0;
@@ -49,6 +90,12 @@ struct io_state {
   call* drain_waiter = nullptr;  // woken when inflight drops to 0 (detach)
   bool released = false;         // the io layer gave it up; the backend frees it
 };
+
+inline bool fd_is_stream_socket(int fd) {
+  int type = 0;
+  socklen_t len = sizeof type;
+  return ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
+}
 
 // Called by a backend, on the owning machine, when `s` may be ready for
 // `events` (EPOLLIN / EPOLLOUT / EPOLLERR / EPOLLHUP bits) or when a

@@ -194,13 +194,14 @@ TEST_CASE("probe: io_uring is chosen here, and the reason lists its features") {
   MESSAGE("backend: " << std::string(b->name()) << " (" << reason << ")");
   CHECK(std::string(b->name()) == "io_uring");
   CHECK(reason.find("io_uring: ") == 0);
-  // Multishot recv (and its buffer ring) is opt-in; the default reads with
-  // recv + POLL_ADD, and the reason says so.
-  CHECK(reason.find("multishot recv off") != std::string::npos);
-  cfg.uring_multishot_recv = true;
-  CHECK(mm::detail::backend_create(cfg, &reason) != nullptr);
+  // Multishot recv into a buffer ring is the default; it can be turned off
+  // (recv + POLL_ADD), and the reason says which.
+  CHECK(reason.find("multishot recv") != std::string::npos);
   CHECK(reason.find("buffer ring") != std::string::npos);
   cfg.uring_multishot_recv = false;
+  CHECK(mm::detail::backend_create(cfg, &reason) != nullptr);
+  CHECK(reason.find("multishot recv off") != std::string::npos);
+  cfg.uring_multishot_recv = true;
 
   cfg.backend = mm::backend_kind::IoUring;
   CHECK(mm::detail::backend_create(cfg, &reason) != nullptr);
@@ -234,6 +235,54 @@ TEST_CASE("recv: multishot delivers in order across many writes, partial reads")
   MESSAGE("chunks " << st.recv_chunks << ", arms " << st.recv_arms << ", enobufs "
                     << st.recv_enobufs << ", direct " << st.direct_recvs);
   CHECK(st.recv_chunks >= 256);  // at most 1 KiB per chunk
+  ::close(fds[1]);
+  release_all(*b, {s});
+  ::close(fds[0]);
+}
+
+TEST_CASE("recv: an unread socket pauses at the chunk cap, so the peer feels back-pressure") {
+  auto b = make_backend(256, 16384);  // the default ring; the cap is 8 chunks
+  int fds[2];
+  make_tcp_pair(fds);
+  io_state* s = new_state(*b, fds[0]);
+  char tmp[1];
+  CHECK(b->try_recv(s, tmp, 0) == -EAGAIN);  // arms multishot
+  // The peer writes as fast as it can; nobody reads s. Once its recv is
+  // paused, the peer's writes stop making progress: TCP back-pressure.
+  const size_t total = 8 << 20;
+  size_t written = 0;
+  size_t stuck = 0;
+  for (int i = 0; i < kMaxTicks && stuck < 5; i++) {
+    size_t before = written;
+    written = write_some(fds[1], written, total);
+    b->wait(kTick);
+    stuck = written == before ? stuck + 1 : 0;
+  }
+  CHECK(stuck == 5);
+  CHECK(written < total);
+  CHECK_FALSE(s->recv_armed);
+  // The cap is checked per completion, so one burst of the kernel's
+  // multishot loop may overshoot it, but the socket stops well short of
+  // taking the whole ring (other sockets keep their buffers).
+  MESSAGE("unread chunks at the pause: " << s->rx.size());
+  CHECK(s->rx.size() >= 8);
+  CHECK(s->rx.size() < 256);
+  auto st = mm::detail::backend_uring_stats_get(b.get());
+  CHECK(st.recv_pauses >= 1);
+  CHECK(st.recv_enobufs == 0);
+  // Reading resumes the stream, in order, to the last byte.
+  size_t pos = 0;
+  int idle = 0;
+  size_t step = 0;
+  while (pos < total) {
+    written = write_some(fds[1], written, total);
+    if (read_step(*b, s, &pos, 1 + (step++ * 389) % 5000) == 0) {
+      b->wait(kTick);
+      REQUIRE(++idle < kMaxTicks);
+    }
+  }
+  CHECK(pos == total);
+  CHECK(mm::detail::backend_uring_stats_get(b.get()).recv_arms > st.recv_arms);
   ::close(fds[1]);
   release_all(*b, {s});
   ::close(fds[0]);
