@@ -43,7 +43,7 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
         return 0;
     const uint64_t end = std::min(n, first_bucket + count);
     const uint32_t sec = server_sec(now);
-    const uint64_t limit = cfg_.memory_limit;
+    const uint64_t limit = memory_limit();
     const uint64_t high = limit / 100 * cfg_.gc_high_watermark_pct;
     const uint64_t low = limit / 100 * cfg_.gc_low_watermark_pct;
 
@@ -121,7 +121,7 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
 // down until usage is back under the limit.
 bool store::evict_inline() noexcept
 {
-    const uint64_t limit = cfg_.memory_limit;
+    const uint64_t limit = memory_limit();
     const uint64_t n = mask_ + 1;
     const uint64_t max_visits = std::min(kMaxVisits, n);
     histogram h;

@@ -26,7 +26,12 @@ uint64_t round_up_pow2(uint64_t n) noexcept
 
 }  // namespace
 
-store::store(const store_config& cfg) : cfg_(cfg)
+store::store(const store_config& cfg)
+    : cfg_(cfg),
+      memory_limit_(cfg.memory_limit),
+      item_size_max_(cfg.item_size_max),
+      large_value_threshold_(cfg.large_value_threshold),
+      lease_interval_ms_(cfg.lease_interval_ms)
 {
     const uint64_t n = round_up_pow2(std::max<uint64_t>(cfg.bucket_count, 1));
     cfg_.bucket_count = n;
@@ -148,7 +153,7 @@ bool store::charge(item* it) noexcept
 {
     const int64_t n = static_cast<int64_t>(item_mem(it));
     const int64_t total = stats_.bytes.fetch_add(n, std::memory_order_relaxed) + n;
-    if (static_cast<uint64_t>(total) <= cfg_.memory_limit || evict_inline())
+    if (static_cast<uint64_t>(total) <= memory_limit() || evict_inline())
         return true;
     stats_.bytes.fetch_sub(n, std::memory_order_relaxed);
     bump(stats_.out_of_memory);
@@ -261,7 +266,8 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                 }
             } else if (opts.lease) {
                 if (it) {  // a live placeholder: a token is out
-                    if (now.ms - it->lease_issued_ms() < cfg_.lease_interval_ms) {
+                    if (now.ms - it->lease_issued_ms() <
+                        lease_interval_ms_.load(std::memory_order_relaxed)) {
                         res.status = get_status::LeaseWait;
                     } else {
                         it->cas_ = next_lease_token();
@@ -346,14 +352,15 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
         set_rmw(key, mode, value, now, opts, res);
         return;
     }
-    if (sizeof(item) + key.size() + value.size() > cfg_.item_size_max) {
+    if (sizeof(item) + key.size() + value.size() > item_size_max()) {
         res.status = store_status::TooLarge;
         return;
     }
 
     // Build the whole item (and write its file) before taking the lock.
     item* it = nullptr;
-    if (cfg_.large_value_threshold && value.size() > cfg_.large_value_threshold) {
+    const uint64_t large_threshold = large_value_threshold_.load(std::memory_order_relaxed);
+    if (large_threshold && value.size() > large_threshold) {
         large_value* lv = large_value::create(cfg_.temp_dir, {value.data(), value.size()});
         if (!lv) {
             bump(stats_.large_value_errors);

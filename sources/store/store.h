@@ -5,6 +5,11 @@
 // gc_sweep(), which has one caller at a time (the server's cron coroutine), and
 // set_observer(), which is called before the store is shared.
 //
+// Limits that change at run time (memory_limit, item_size_max, large_value_threshold,
+// lease_interval_ms) are relaxed atomics with setters: the server's reload (pooler) and
+// `cache_memlimit` (a worker) write them; every operation reads them once where it needs
+// them. The rest of store_config is fixed at construction.
+//
 // Locks: each operation takes exactly one bucket lock at a time, never two, holds it for a
 // memcpy-sized critical section, and never allocates, frees, does I/O or suspends while
 // holding it. Allocation happens before the lock; frees (and large-value file closes) after.
@@ -75,7 +80,28 @@ public:
     {
         return static_cast<uint64_t>(stats_.bytes.load(std::memory_order_relaxed));
     }
-    const store_config& config() const noexcept { return cfg_; }
+
+    // Live limits, any thread. Lowering the memory limit evicts nothing at once: the next
+    // store's inline eviction and the next GC sweep bring usage under the new limit.
+    uint64_t memory_limit() const noexcept { return memory_limit_.load(std::memory_order_relaxed); }
+    void set_memory_limit(uint64_t bytes) noexcept
+    {
+        memory_limit_.store(bytes, std::memory_order_relaxed);
+    }
+    uint64_t item_size_max() const noexcept { return item_size_max_.load(std::memory_order_relaxed); }
+    void set_item_size_max(uint64_t bytes) noexcept
+    {
+        item_size_max_.store(bytes, std::memory_order_relaxed);
+    }
+    // Applies to values stored from now on; stored items keep where their value lives.
+    void set_large_value_threshold(uint64_t bytes) noexcept
+    {
+        large_value_threshold_.store(bytes, std::memory_order_relaxed);
+    }
+    void set_lease_interval_ms(uint64_t ms) noexcept
+    {
+        lease_interval_ms_.store(ms, std::memory_order_relaxed);
+    }
     store_stats_snapshot stats() const noexcept { return stats_.snapshot(); }
 
 private:
@@ -110,7 +136,11 @@ private:
     void get_impl(std::string_view key, const store_now& now, const get_options& opts,
                   get_result& res, bool count);
 
-    store_config cfg_;
+    store_config cfg_;  // fixed after construction; the live limits below override its copies
+    std::atomic<uint64_t> memory_limit_;
+    std::atomic<uint64_t> item_size_max_;
+    std::atomic<uint64_t> large_value_threshold_;
+    std::atomic<uint64_t> lease_interval_ms_;
     uint64_t mask_;
     uint64_t seed_;
     std::unique_ptr<item*[]> heads_;        // chain heads      [locks_[b]]

@@ -117,3 +117,46 @@ TEST_CASE("GC evicts cold items above the high watermark down to the low one")
         CHECK(fetch(s, key_n("k", i), at_sec(4), peek) != "<miss>");
     CHECK(s.stats().evictions == g.evictions);
 }
+
+TEST_CASE("a lowered memory limit is reached by the GC sweep; a raised one lets stores in")
+{
+    store_config c = small_config();
+    c.memory_limit = 1024 * 1024;
+    store s(c);
+    const std::string v(1000, 'v');
+    auto now = at_sec(1);
+    for (int i = 0; i < 800; ++i)
+        REQUIRE(put(s, key_n("k", i), v, now) == store_status::Stored);
+    const uint64_t before = s.mem_used();
+    REQUIRE(before > 512 * 1024);
+    gc_stats g;
+    full_sweep(s, at_sec(2), g);  // a full pass: its histogram guides eviction
+    REQUIRE(g.evictions == 0);
+
+    s.set_memory_limit(256 * 1024);
+    CHECK(s.memory_limit() == 256 * 1024);
+    full_sweep(s, at_sec(3), g);
+    CHECK(g.evictions > 0);
+    CHECK(s.mem_used() <= 256 * 1024);
+
+    s.set_memory_limit(2 * 1024 * 1024);
+    for (int i = 0; i < 1500; ++i)
+        REQUIRE(put(s, key_n("n", i), v, at_sec(4)) == store_status::Stored);
+    CHECK(s.mem_used() > 1024 * 1024);
+}
+
+TEST_CASE("item_size_max and the large value threshold change for the next store")
+{
+    store s(small_config());
+    auto now = at_sec(1);
+    const std::string v(4000, 'v');
+    s.set_item_size_max(2048);
+    CHECK(put(s, "k", v, now) == store_status::TooLarge);
+    s.set_item_size_max(1 << 20);
+    CHECK(put(s, "k", v, now) == store_status::Stored);
+    CHECK(s.stats().large_values == 0);
+    s.set_large_value_threshold(1024);
+    CHECK(put(s, "big", v, now) == store_status::Stored);
+    CHECK(s.stats().large_values == 1);
+    CHECK(fetch(s, "big", now) == v);
+}
