@@ -1,5 +1,5 @@
 // Classic text commands: get gets gat gats, the storage commands, incr decr,
-// delete, touch, flush_all, version, verbosity, quit, shutdown. Replies and
+// delete, touch, flush_all, version, verbosity, cache_memlimit, quit, shutdown. Replies and
 // counters follow memcached 1.6.18 (checked against it, see
 // tests/functional/test_ascii_commands.py and test_ascii_diff.py).
 #include <string_view>
@@ -21,6 +21,11 @@ constexpr std::string_view kNonNumeric = "CLIENT_ERROR cannot increment or decre
 constexpr std::string_view kBadFormat = "CLIENT_ERROR bad command line format";
 constexpr std::string_view kArithOutOfMemory = "SERVER_ERROR out of memory";
 constexpr std::string_view kShutdownDisabled = "ERROR: shutdown not enabled";
+constexpr std::string_view kMemlimitTooSmall = "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m";
+constexpr std::string_view kMemlimitNotBytes = "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes";
+// memcached's bounds for cache_memlimit, in megabytes.
+constexpr uint32_t kMemlimitMinMb = 8;
+constexpr uint32_t kMemlimitMaxMb = 1000000000;
 
 // get gets gat gats: one VALUE per hit, in request order, then END.
 void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
@@ -106,6 +111,23 @@ void touch(const protocol::request& req, protocol::out_buffer& out, exec_context
   }
 }
 
+// cache_memlimit <megabytes>: sets the store's live memory limit (what a
+// SIGHUP with a new cache.memory_limit also sets; the later of the two wins).
+// Lowering it evicts through the next stores and GC sweeps, as memcached does.
+void cache_memlimit(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+  std::string_view reply;
+  if (req.memlimit_mb < kMemlimitMinMb) {
+    reply = kMemlimitTooSmall;
+  } else if (req.memlimit_mb > kMemlimitMaxMb) {
+    reply = kMemlimitNotBytes;
+  } else {
+    ctx.store.set_memory_limit(uint64_t{req.memlimit_mb} << 20);
+  }
+  if (req.noreply) return;
+  if (reply.empty()) return encode_ascii_status(out, ascii_status::Ok);
+  encode_ascii_line(out, reply);
+}
+
 }  // namespace
 
 exec_action execute_ascii(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
@@ -144,6 +166,9 @@ exec_action execute_ascii(const protocol::request& req, protocol::out_buffer& ou
     case command::Verbosity:
       ctx.stats.set_verbosity(req.verbosity);
       if (!req.noreply) encode_ascii_status(out, ascii_status::Ok);
+      break;
+    case command::CacheMemlimit:
+      cache_memlimit(req, out, ctx);
       break;
     case command::Quit:
       return exec_action::Close;

@@ -70,4 +70,13 @@ std::optional<std::int32_t> parse_i32(std::string_view token) {
     return static_cast<std::int32_t>(*v);
 }
 
+std::optional<std::uint32_t> parse_strtoul32(std::string_view token) {
+    std::uint64_t v = 0;
+    bool negative = false;
+    if (!parse_magnitude(token, v, negative)) return std::nullopt;
+    const std::uint64_t l = negative ? std::uint64_t{0} - v : v;
+    if (negative && static_cast<std::int64_t>(l) < 0) return std::nullopt;
+    return static_cast<std::uint32_t>(l);
+}
+
 }  // namespace ithaca::protocol

@@ -33,6 +33,10 @@ public:
 
     parse_result parse(std::string_view input, request& out);
 
+    // A reload changed item_size_max. Takes effect at the next command line;
+    // a value already accepted or being swallowed is not judged again.
+    void set_item_size_max(std::size_t bytes) { settings_.item_size_max = bytes; }
+
     // Bytes of a refused value still to discard (tests and stats).
     std::size_t swallowing() const { return swallow_; }
 

@@ -17,6 +17,7 @@ request& request::operator=(const request& other) {
     flush_delay = other.flush_delay;
     has_flush_delay = other.has_flush_delay;
     verbosity = other.verbosity;
+    memlimit_mb = other.memlimit_mb;
     args = other.args;
     noreply = other.noreply;
     opcode = other.opcode;
@@ -46,6 +47,7 @@ void request::clear() {
     flush_delay = 0;
     has_flush_delay = false;
     verbosity = 0;
+    memlimit_mb = 0;
     args = {};
     noreply = false;
     opcode = 0;

@@ -22,7 +22,7 @@ enum class command : std::uint8_t {
     Get, Gets, Gat, Gats,
     Set, Add, Replace, Append, Prepend, Cas,
     Incr, Decr, Delete, Touch,
-    FlushAll, Version, Verbosity, Stats, Quit, Shutdown,
+    FlushAll, Version, Verbosity, Stats, Quit, Shutdown, CacheMemlimit,
     // mcrouter ascii leases
     LeaseGet, LeaseSet,
     // meta text
@@ -49,6 +49,7 @@ struct request {
     std::int64_t flush_delay = 0;  // flush_all [delay]
     bool has_flush_delay = false;
     std::uint32_t verbosity = 0;   // verbosity N
+    std::uint32_t memlimit_mb = 0; // cache_memlimit N (megabytes, as memcached reads it)
     std::string_view args;         // stats / shutdown arguments, rest of the line
 
     // Suppress the reply: ascii "noreply", binary quiet opcodes, meta 'q'.

@@ -319,6 +319,18 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         return parse_result::ok(line_len);
     }
 
+    if (cmd == "cache_memlimit") {
+        // cache_memlimit <megabytes> [noreply]. memcached ignores a third word
+        // that is not "noreply"; the bounds (8 .. 10^9) are the executor's.
+        out.cmd = command::CacheMemlimit;
+        if (t.total != 2 && t.total != 3) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        out.noreply = ends_with_noreply(t);
+        auto mb = parse_strtoul32(t.word[1]);
+        if (!mb) return fail(error_kind::BadFormat, line_len, kReplyError, out.noreply);
+        out.memlimit_mb = *mb;
+        return parse_result::ok(line_len);
+    }
+
     // Commands whose arguments are the rest of the line, left to the executor.
     auto rest_of_line = [&]() {
         std::size_t i = static_cast<std::size_t>(cmd.data() + cmd.size() - line.data());

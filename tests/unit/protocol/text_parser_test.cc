@@ -322,3 +322,34 @@ TEST_CASE("a value trickling in does not need rescans and is NeedMore until comp
     CHECK(r.consumed == buf.size());
     CHECK(req.value == "0123456789");
 }
+
+// memcached 1.6.18: "cache_memlimit 4294967304" -> OK (8 after truncation),
+// "-0" -> MEMLIMIT_TOO_SMALL, "-5" and "0x10" -> ERROR, "noreply" hides all.
+TEST_CASE("cache_memlimit") {
+    parser p({});
+    request req;
+    auto ok = [&](std::string_view line) {
+        parse_result r = p.parse(line, req);
+        REQUIRE(r.status == parse_status::Ok);
+        CHECK(req.cmd == command::CacheMemlimit);
+        return req.memlimit_mb;
+    };
+    CHECK(ok("cache_memlimit 100\r\n") == 100);
+    CHECK(ok("cache_memlimit 4294967304\r\n") == 8);
+    CHECK(ok("cache_memlimit -0\r\n") == 0);
+    CHECK(ok("cache_memlimit +9\r\n") == 9);
+    CHECK(ok("cache_memlimit 18446744073709551615\r\n") == 4294967295u);
+    CHECK(ok("cache_memlimit 100 foo\r\n") == 100);
+    CHECK_FALSE(req.noreply);
+    CHECK(ok("cache_memlimit 100 noreply\r\n") == 100);
+    CHECK(req.noreply);
+
+    CHECK(error_of("cache_memlimit\r\n") == "ERROR\r\n");
+    CHECK(error_of("cache_memlimit 1 noreply x\r\n") == "ERROR\r\n");
+    CHECK(error_of("cache_memlimit -5\r\n") == "ERROR\r\n");
+    CHECK(error_of("cache_memlimit 0x10\r\n") == "ERROR\r\n");
+    CHECK(error_of("cache_memlimit 18446744073709551616\r\n") == "ERROR\r\n");
+    parse_result r = p.parse("cache_memlimit abc noreply\r\n", req);
+    CHECK(r.status == parse_status::Error);
+    CHECK(r.silent);
+}
