@@ -99,6 +99,8 @@ bool init(const logging_config& c, std::string* error) {
   return true;
 }
 
+void set_level(log_level level) { spdlog::set_level(to_spdlog(level)); }
+
 uint64_t dropped() {
   // g_pool changes only in init()/shutdown(), which do not run while other
   // threads work, so reading it here is safe.

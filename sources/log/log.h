@@ -25,6 +25,10 @@ inline constexpr const char* kPattern = "%Y-%m-%d %H:%M:%S.%e %L [%N] %v";
 // [main thread, before machines start or after they stopped]
 bool init(const logging_config& c, std::string* error);
 
+// Sets the default logger's level (a SIGHUP reload). spdlog's level is an
+// atomic, so threads logging meanwhile see the old or the new one. [any thread]
+void set_level(log_level level);
+
 // Lines dropped because the queue was full, since the process started (it
 // survives shutdown() and a second init()). [any thread, but not while
 // init() or shutdown() runs]

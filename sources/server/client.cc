@@ -17,9 +17,19 @@ constexpr size_t kStackReadSize = 4096;
 
 client::client(const worker_shared& shared, cache::command_counters& counters)
     : shared_(shared),
+      live_(*shared.live),
       counters_(counters),
       parser_(shared.parser),
-      ctx_{*shared.store, counters, *shared.stats, {}, shared.enable_shutdown, std::string(cache::kVersion), {}} {}
+      ctx_{*shared.store, counters, *shared.stats, {}, live_->enable_shutdown, std::string(cache::kVersion), {}} {
+  parser_.set_item_size_max(live_->item_size_max);
+}
+
+// One acquire load per batch; the rest only after a reload (snapshot.h).
+void client::refresh_live() {
+  if (!live_.refresh()) return;
+  parser_.set_item_size_max(live_->item_size_max);
+  ctx_.enable_shutdown = live_->enable_shutdown;
+}
 
 void client::run(const accepted_socket& s) {
   auto conn = mm::io::attach(s.fd);
@@ -30,15 +40,19 @@ void client::run(const accepted_socket& s) {
   }
   if (s.peer.starts_with("tcp:")) mm::set_nodelay(s.fd, true);
   uint64_t id = shared_.conns->add(conn_info{s.peer, s.listener, shared_.clock->uptime_s()});
-  const mm::millis idle = shared_.idle_timeout_ms > 0 ? shared_.idle_timeout_ms : mm::kForever;
   cache::exec_action action = cache::exec_action::Continue;
   char stack_buf[kStackReadSize];
   while (action == cache::exec_action::Continue) {
+    // The idle timeout of the snapshot the last batch ran on: a reload
+    // reaches an idle connection at its next wait, not during this one.
+    const mm::millis idle =
+        live_->idle_timeout_ms > 0 ? static_cast<mm::millis>(live_->idle_timeout_ms) : mm::kForever;
     ssize_t n;
     if (pending_.empty()) {
       n = conn->read(stack_buf, sizeof(stack_buf), idle);
       if (n <= 0) break;
       counters_.bytes_read.add(static_cast<uint64_t>(n));
+      refresh_live();
       ctx_.now = shared_.clock->now();
       std::string_view input(stack_buf, static_cast<size_t>(n));
       size_t used = cache::execute_input(parser_, request_, input, out_, ctx_, action);
@@ -52,6 +66,7 @@ void client::run(const accepted_socket& s) {
       if (n <= 0) break;
       pending_.resize(have + static_cast<size_t>(n));
       counters_.bytes_read.add(static_cast<uint64_t>(n));
+      refresh_live();
       ctx_.now = shared_.clock->now();
       size_t used = cache::execute_input(parser_, request_, pending_, out_, ctx_, action);
       pending_.erase(0, used);

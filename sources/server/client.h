@@ -6,6 +6,7 @@
 #include <string>
 
 #include "executor.h"
+#include "live_settings.h"
 #include "out_buffer.h"
 #include "parser.h"
 #include "request.h"
@@ -20,8 +21,11 @@ class client {
 
  private:
   bool flush(mm::io& conn);
+  // Picks up a newer live snapshot, if any, for the batch about to run.
+  void refresh_live();
 
   const worker_shared& shared_;
+  live_reader live_;
   cache::command_counters& counters_;
   protocol::parser parser_;
   protocol::request request_;

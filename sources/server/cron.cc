@@ -4,9 +4,18 @@
 
 namespace ithaca::server {
 
-void cron_main(store::store& st, const server_clock& clock, gc_counters& counters, cron_settings s) {
+void cron_main(store::store& st, const server_clock& clock, gc_counters& counters, const live_cell& live,
+               mm::cond& reloaded, cron_settings s) {
+  live_reader settings(live);
+  int64_t last_end = mm::deadline_after(0);  // a sweep is due one period after the last ended
   for (;;) {
-    if (mm::sleep(s.interval_ms) == mm::wait_status::Cancelled) return;
+    settings.refresh();
+    const auto period_ns = static_cast<int64_t>(settings->gc_interval_ms) * 1000000;
+    if (mm::millis left = mm::millis_until(last_end + period_ns); left > 0) {
+      mm::wait_status w = reloaded.wait(left);
+      if (w == mm::wait_status::Cancelled) return;
+      if (w == mm::wait_status::Ok) continue;  // a reload: the due time again, with its period
+    }
     int64_t start = mm::now_ns();
     store::gc_stats total;
     uint64_t next = 0;
@@ -19,6 +28,7 @@ void cron_main(store::store& st, const server_clock& clock, gc_counters& counter
     counters.last_ms.store(static_cast<uint64_t>((mm::now_ns() - start) / 1000000), std::memory_order_relaxed);
     if (total.evictions || total.reclaimed)
       spdlog::debug("gc: visited {} reclaimed {} evicted {}", total.visited, total.reclaimed, total.evictions);
+    last_end = mm::deadline_after(0);
   }
 }
 

@@ -4,6 +4,7 @@
 // The store's GC is single-caller; this coroutine is that caller.
 #pragma once
 
+#include "live_settings.h"
 #include "server_clock.h"
 #include "server_stats.h"
 #include "store.h"
@@ -11,11 +12,15 @@
 namespace ithaca::server {
 
 struct cron_settings {
-  int64_t interval_ms = 1000;
   uint64_t buckets_per_step = 16384;  // one step holds one bucket lock at a time
 };
 
-// Runs until cancelled.
-void cron_main(store::store& st, const server_clock& clock, gc_counters& counters, cron_settings s);
+// Runs until cancelled. A sweep starts one live gc_interval after the last
+// one ended. `reloaded` (same machine: the pooler signals it after publishing
+// a reload) ends the wait early so the due time is worked out again with the
+// new period (an hour-long wait would otherwise hide a new 100ms period);
+// reloads alone never postpone a sweep.
+void cron_main(store::store& st, const server_clock& clock, gc_counters& counters, const live_cell& live,
+               mm::cond& reloaded, cron_settings s);
 
 }  // namespace ithaca::server

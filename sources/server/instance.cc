@@ -48,7 +48,7 @@ std::vector<std::string> listen_addresses(const config::config& cfg) {
 }
 }  // namespace
 
-int instance_run(const config::config& cfg, const std::string& config_path) {
+int instance_run(const config::config& cfg, const config::cli_options& cli) {
   // Every machine thread inherits this mask (main blocked these already,
   // before the logger thread); the pooler receives them.
   mm::signal_block({SIGHUP, SIGTERM, SIGINT});
@@ -62,6 +62,8 @@ int instance_run(const config::config& cfg, const std::string& config_path) {
   sc.temp_dir = cfg.cache.large_value_dir;
   sc.lease_interval_ms = cfg.cache.lease_interval_ms;
   auto st = std::make_unique<store::store>(sc);
+  // What a SIGHUP may change; the pooler publishes the next one (reload.h).
+  live_cell live(std::make_shared<const live_settings>(live_settings_of(cfg)));
 
   server_clock clock;
   conn_registry conns;
@@ -72,7 +74,7 @@ int instance_run(const config::config& cfg, const std::string& config_path) {
   mc.stack_size = cfg.server.stack_size;
 
   // The backend is probed per machine; the stats report the workers'.
-  server_stats stats(cfg, *st, conns, clock, gc, "pending");
+  server_stats stats(cfg, live, *st, conns, clock, gc, "pending");
   std::vector<std::unique_ptr<worker>> workers;
   std::unique_ptr<pooler> pool;
 
@@ -81,10 +83,9 @@ int instance_run(const config::config& cfg, const std::string& config_path) {
   shared.stats = &stats;
   shared.conns = &conns;
   shared.clock = &clock;
+  shared.live = &live;
   shared.parser.item_size_max = cfg.cache.item_size_max;
   shared.read_buffer_size = cfg.server.read_buffer_size;
-  shared.idle_timeout_ms = static_cast<int64_t>(cfg.server.idle_timeout_ms);
-  shared.enable_shutdown = cfg.server.enable_shutdown;
   shared.request_shutdown = [&pool] {
     if (pool) pool->request_shutdown();
   };
@@ -116,9 +117,7 @@ int instance_run(const config::config& cfg, const std::string& config_path) {
     pooler_settings ps;
     ps.listen = listen_addresses(cfg);
     ps.backlog = static_cast<int>(cfg.listen.backlog);
-    ps.max_connections = cfg.server.max_connections;
-    ps.cron.interval_ms = static_cast<int64_t>(cfg.cache.gc_interval_ms);
-    ps.config_path = config_path;
+    ps.reload = reload_target{&cli, &cfg, &live, st.get()};
     ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
     pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);
     spdlog::info("ithaca starting: {} workers, memory limit {} bytes, io backend {}", started.size(),

@@ -8,7 +8,8 @@
 
 namespace ithaca::server {
 
-// Returns the process exit code.
-int instance_run(const config::config& cfg, const std::string& config_path);
+// `cfg` was built from `cli` (make_config); a SIGHUP builds the next one from
+// the same flags and the re-read file. Returns the process exit code.
+int instance_run(const config::config& cfg, const config::cli_options& cli);
 
 }  // namespace ithaca::server

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   log::install_machinarium_handler();
-  int rc = server::instance_run(cfg, cli.config_path);
+  int rc = server::instance_run(cfg, cli);
   log::shutdown();
   return rc;
 }

@@ -10,7 +10,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "load.h"
 
 namespace ithaca::server {
 
@@ -29,7 +28,13 @@ std::string peer_text(const sockaddr_storage& ss, bool is_unix) {
 
 pooler::pooler(pooler_settings settings, std::vector<worker*> workers, conn_registry& conns,
                store::store& st, const server_clock& clock, gc_counters& gc)
-    : settings_(std::move(settings)), workers_(std::move(workers)), conns_(conns), store_(st), clock_(clock), gc_(gc) {}
+    : settings_(std::move(settings)),
+      workers_(std::move(workers)),
+      conns_(conns),
+      store_(st),
+      clock_(clock),
+      gc_(gc),
+      live_(*settings_.reload.live) {}
 
 bool pooler::start(const mm::machine_config& base) {
   mm::machine_config cfg = base;
@@ -89,7 +94,9 @@ void pooler::main() {
     children.push_back(mm::coroutine_create("listen " + local, [this, l, local] { accept_loop(*l, local); }));
   }
   children.push_back(mm::coroutine_create("signals", [this] { signal_loop(); }));
-  children.push_back(mm::coroutine_create("cron", [this] { cron_main(store_, clock_, gc_, settings_.cron); }));
+  children.push_back(mm::coroutine_create("cron", [this] {
+    cron_main(store_, clock_, gc_, *settings_.reload.live, cron_reloaded_, settings_.cron);
+  }));
   // Wait for the shutdown (which cancels everything on this machine), then
   // let the children end before the listeners they use go away.
   mm::sleep(mm::kForever);
@@ -116,8 +123,10 @@ void pooler::accept_loop(mm::io& listener, std::string local) {
 // Hands the socket to the next worker; refuses it (memcached's words) when
 // the server is at max_connections or every worker's queue is full.
 void pooler::feed(int fd, std::string peer, const std::string& local) {
+  live_.refresh();
   uint64_t in_use = conns_.current() + conns_.reserved.load();
-  if (in_use >= settings_.max_connections) {
+  // A lowered limit refuses new sockets only; those already open stay.
+  if (in_use >= live_->max_connections) {
     conns_.rejected.fetch_add(1);
     ssize_t r = ::send(fd, kTooManyConnections.data(), kTooManyConnections.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     (void)r;
@@ -145,19 +154,7 @@ void pooler::signal_loop() {
       return;
     }
     if (sig == SIGHUP) {
-      if (settings_.config_path.empty()) {
-        spdlog::info("SIGHUP: no configuration file to reload");
-        continue;
-      }
-      config::config fresh;
-      std::string error;
-      if (!config::load_config(settings_.config_path, fresh, &error)) {
-        spdlog::error("SIGHUP: reload refused, keeping the running configuration: {}", error);
-        continue;
-      }
-      spdlog::set_level(static_cast<spdlog::level::level_enum>(static_cast<int>(fresh.logging.level)));
-      spdlog::info("SIGHUP: {} is valid; logging level applied (listeners, workers and cache sizes need a restart)",
-                   settings_.config_path);
+      if (reload_config(settings_.reload)) cron_reloaded_.signal();
       continue;
     }
     spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");

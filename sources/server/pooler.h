@@ -13,7 +13,9 @@
 #include "config.h"
 #include "conn_registry.h"
 #include "cron.h"
+#include "live_settings.h"
 #include "machinarium.h"
+#include "reload.h"
 #include "worker.h"
 
 namespace ithaca::server {
@@ -21,9 +23,10 @@ namespace ithaca::server {
 struct pooler_settings {
   std::vector<std::string> listen;  // "127.0.0.1:11211", "unix:/path"
   int backlog = 1024;
-  uint64_t max_connections = 1024;
   cron_settings cron;
-  std::string config_path;  // for SIGHUP reload ("" = no file)
+  // SIGHUP: what to re-read and where to apply it. max_connections and the
+  // cron's period are read from reload.live, which the reload publishes.
+  reload_target reload;
   // Called on the pooler thread with the port the first TCP listener bound
   // (the real one when the config says port 0), for `stats settings`.
   std::function<void(uint16_t)> on_tcp_port;
@@ -53,6 +56,8 @@ class pooler {
   gc_counters& gc_;
   mm::machine* machine_ = nullptr;
   size_t next_worker_ = 0;
+  live_reader live_;         // [pooler machine] max_connections at each accept
+  mm::cond cron_reloaded_;   // [pooler machine] the cron's period may have changed
   std::atomic<bool> failed_{false};
   bool shutting_down_ = false;
 };

@@ -21,9 +21,10 @@ std::string timeval_text(const timeval& tv) {
 }
 }  // namespace
 
-server_stats::server_stats(const config::config& cfg, store::store& st, conn_registry& conns,
-                           const server_clock& clock, gc_counters& gc, std::string io_backend)
-    : cfg_(cfg), store_(st), conns_(conns), clock_(clock), gc_(gc), io_backend_(std::move(io_backend)) {}
+server_stats::server_stats(const config::config& cfg, const live_cell& live, store::store& st,
+                           conn_registry& conns, const server_clock& clock, gc_counters& gc,
+                           std::string io_backend)
+    : cfg_(cfg), live_(live), store_(st), conns_(conns), clock_(clock), gc_(gc), io_backend_(std::move(io_backend)) {}
 
 cache::command_counters& server_stats::add_worker() {
   workers_.push_back(std::make_unique<cache::command_counters>());
@@ -32,17 +33,13 @@ cache::command_counters& server_stats::add_worker() {
 }
 
 bool server_stats::collect(std::string_view arg, cache::stat_lines& out) {
+  // Taken before reset_mutex_, so the two locks are never held together.
+  const std::shared_ptr<const live_settings> live = live_.load();
   std::lock_guard lock(reset_mutex_);
   if (arg.empty()) {
-    general(out);
+    general(*live, out);
   } else if (arg == "settings") {
-    out = config::settings_stats(cfg_);
-    if (uint16_t port = tcp_port_.load(); port != 0) {
-      for (auto& [name, value] : out) {
-        if (name == "tcpport") value = std::to_string(port);
-      }
-    }
-    out.emplace_back("io_backend", io_backend_);
+    settings(*live, out);
   } else if (arg == "items") {
     items(out);
   } else if (arg == "slabs") {
@@ -68,7 +65,22 @@ void server_stats::reset() {
   rejected_base_ = conns_.rejected.load();
 }
 
-void server_stats::general(cache::stat_lines& out) {
+// The running configuration: the start-up one with the live settings over it,
+// and the store's memory limit (which `cache_memlimit` may have set since).
+void server_stats::settings(const live_settings& live, cache::stat_lines& out) {
+  config::config running = cfg_;
+  overlay(live, running);
+  running.cache.memory_limit = store_.memory_limit();
+  out = config::settings_stats(running);
+  if (uint16_t port = tcp_port_.load(); port != 0) {
+    for (auto& [name, value] : out) {
+      if (name == "tcpport") value = std::to_string(port);
+    }
+  }
+  out.emplace_back("io_backend", io_backend_);
+}
+
+void server_stats::general(const live_settings& live, cache::stat_lines& out) {
   auto add = [&](const char* name, auto value) {
     if constexpr (std::is_convertible_v<decltype(value), std::string>) {
       out.emplace_back(name, std::string(value));
@@ -102,7 +114,7 @@ void server_stats::general(cache::stat_lines& out) {
   add("pointer_size", static_cast<int>(sizeof(void*) * 8));
   add("rusage_user", timeval_text(ru.ru_utime));
   add("rusage_system", timeval_text(ru.ru_stime));
-  add("max_connections", cfg_.server.max_connections);
+  add("max_connections", live.max_connections);
   add("curr_connections", conns_.current());
   add("total_connections", conns_.total() - total_conns_base_);
   add("rejected_connections", conns_.rejected.load() - rejected_base_);
@@ -132,7 +144,7 @@ void server_stats::general(cache::stat_lines& out) {
   add("auth_errors", 0);
   add("bytes_read", sums[BytesRead]);
   add("bytes_written", sums[BytesWritten]);
-  add("limit_maxbytes", cfg_.cache.memory_limit);
+  add("limit_maxbytes", store_.memory_limit());
   add("accepting_conns", 1);
   add("threads", cfg_.server.workers);
   add("hash_power_level", cfg_.cache.hash_power);

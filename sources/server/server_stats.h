@@ -14,6 +14,7 @@
 #include "conn_registry.h"
 #include "counters.h"
 #include "executor.h"
+#include "live_settings.h"
 #include "server_clock.h"
 #include "store.h"
 
@@ -31,7 +32,8 @@ struct gc_counters {
 
 class server_stats final : public cache::stats_provider {
  public:
-  server_stats(const config::config& cfg, store::store& st, conn_registry& conns,
+  // `cfg` is the start-up config; `live` overrides what a reload changed.
+  server_stats(const config::config& cfg, const live_cell& live, store::store& st, conn_registry& conns,
                const server_clock& clock, gc_counters& gc, std::string io_backend);
 
   // One per worker, created before the workers start; never removed.
@@ -46,12 +48,14 @@ class server_stats final : public cache::stats_provider {
   void set_tcp_port(uint16_t port) { tcp_port_.store(port); }
 
  private:
-  void general(cache::stat_lines& out);
+  void general(const live_settings& live, cache::stat_lines& out);
+  void settings(const live_settings& live, cache::stat_lines& out);
   void items(cache::stat_lines& out);
   void slabs(cache::stat_lines& out);
   void conns(cache::stat_lines& out);
 
   const config::config& cfg_;
+  const live_cell& live_;
   store::store& store_;
   conn_registry& conns_;
   const server_clock& clock_;

@@ -103,8 +103,9 @@ bool udp_bind_listeners(const std::vector<std::string>& addresses, unsigned work
 
 udp_server::udp_server(const worker_shared& shared, cache::command_counters& counters)
     : shared_(shared),
+      live_(*shared.live),
       counters_(counters),
-      ctx_{*shared.store, counters, *shared.stats, {}, shared.enable_shutdown, std::string(cache::kVersion), {}},
+      ctx_{*shared.store, counters, *shared.stats, {}, false, std::string(cache::kVersion), {}},
       datagram_(kDatagramBuffer) {}
 
 void udp_server::run(const udp_socket& s) {
@@ -151,7 +152,10 @@ void udp_server::run(const udp_socket& s) {
 // datagrams from different senders share this socket. An incomplete request at
 // the end is dropped without a reply (memcached sends none either).
 cache::exec_action udp_server::process(std::string_view payload) {
+  live_.refresh();  // one snapshot for the whole datagram
   protocol::parser parser(shared_.parser);
+  parser.set_item_size_max(live_->item_size_max);
+  ctx_.enable_shutdown = live_->enable_shutdown;
   cache::exec_action action = cache::exec_action::Continue;
   cache::execute_input(parser, request_, payload, out_, ctx_, action);
   return action;

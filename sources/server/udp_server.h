@@ -74,6 +74,7 @@ class udp_server {
   void send_reply(mm::io& sock, const sockaddr_storage& peer, socklen_t peer_len, uint16_t request_id);
 
   const worker_shared& shared_;
+  live_reader live_;  // refreshed per datagram
   cache::command_counters& counters_;
   protocol::request request_;
   protocol::out_buffer out_;

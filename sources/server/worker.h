@@ -10,6 +10,7 @@
 #include "conn_registry.h"
 #include "counters.h"
 #include "executor.h"
+#include "live_settings.h"
 #include "machinarium.h"
 #include "parser_settings.h"
 #include "server_clock.h"
@@ -32,16 +33,18 @@ struct udp_socket {
 };
 
 // Read-only after start: shared by every client coroutine of the worker.
+// What a reload may change is not here but in `live` (each coroutine keeps a
+// live_reader on it): item_size_max (over parser's), idle_timeout,
+// enable_shutdown.
 struct worker_shared {
   store::store* store = nullptr;
   cache::stats_provider* stats = nullptr;
   conn_registry* conns = nullptr;
   const server_clock* clock = nullptr;
-  protocol::parser_settings parser;
+  const live_cell* live = nullptr;
+  protocol::parser_settings parser;  // item_size_max: the start-up value
   size_t read_buffer_size = 16 * 1024;
-  int64_t idle_timeout_ms = 0;       // 0 = never
   int64_t write_timeout_ms = 60000;  // a client that does not drain its replies is closed
-  bool enable_shutdown = false;
   std::function<void()> request_shutdown;  // any thread
 };
 

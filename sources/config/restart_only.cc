@@ -1,0 +1,27 @@
+#include "restart_only.h"
+
+namespace ithaca::config {
+
+std::vector<std::string> restart_only_changes(const config& running, const config& fresh) {
+  std::vector<std::string> out;
+  auto check = [&out](const char* name, bool changed) {
+    if (changed) out.emplace_back(name);
+  };
+  const listen_config& a = running.listen;
+  const listen_config& b = fresh.listen;
+  check("listen.tcp", a.tcp != b.tcp);
+  check("listen.unix", a.unix_paths != b.unix_paths);
+  check("listen.udp", a.udp_port != b.udp_port);
+  check("listen.backlog", a.backlog != b.backlog);
+  check("server.workers", running.server.workers != fresh.server.workers);
+  check("server.io_backend", running.server.backend != fresh.server.backend);
+  check("server.stack_size", running.server.stack_size != fresh.server.stack_size);
+  check("server.read_buffer_size", running.server.read_buffer_size != fresh.server.read_buffer_size);
+  check("cache.large_value_dir", running.cache.large_value_dir != fresh.cache.large_value_dir);
+  check("cache.hash_power", running.cache.hash_power != fresh.cache.hash_power);
+  check("logging.file", running.logging.file != fresh.logging.file);
+  check("logging.async_queue", running.logging.async_queue != fresh.logging.async_queue);
+  return out;
+}
+
+}  // namespace ithaca::config

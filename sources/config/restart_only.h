@@ -1,0 +1,21 @@
+// The settings a running server cannot change: a SIGHUP that finds them
+// changed in the file names them in a warning and applies everything else.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config.h"
+
+namespace ithaca::config {
+
+// The "section.key" names of the restart-only settings that differ between
+// `running` (what the server started with) and `fresh` (the reloaded file,
+// with the command-line flags on top), in config order. Restart-only: the
+// listeners (bound once by the pooler), the worker count, io backend and
+// coroutine stack size (machines start once), hash_power (the bucket array
+// is never resized), large_value_dir, read_buffer_size, and the log file and
+// queue (the logger is built once). [any thread; pure]
+std::vector<std::string> restart_only_changes(const config& running, const config& fresh);
+
+}  // namespace ithaca::config

@@ -1,0 +1,70 @@
+#include "live_settings.h"
+
+namespace ithaca::server {
+
+namespace {
+
+// The numeric settings, for the change list.
+struct numeric_field {
+  const char* name;
+  config::value_kind kind;
+  uint64_t live_settings::*member;
+};
+
+constexpr numeric_field kNumeric[] = {
+    {"cache.memory_limit", config::value_kind::Size, &live_settings::memory_limit},
+    {"cache.item_size_max", config::value_kind::Size, &live_settings::item_size_max},
+    {"cache.large_value_threshold", config::value_kind::Size, &live_settings::large_value_threshold},
+    {"cache.lease_interval", config::value_kind::Duration, &live_settings::lease_interval_ms},
+    {"cache.gc_interval", config::value_kind::Duration, &live_settings::gc_interval_ms},
+    {"server.max_connections", config::value_kind::Integer, &live_settings::max_connections},
+    {"server.idle_timeout", config::value_kind::Duration, &live_settings::idle_timeout_ms},
+};
+
+}  // namespace
+
+live_settings live_settings_of(const config::config& c) {
+  live_settings l;
+  l.memory_limit = c.cache.memory_limit;
+  l.item_size_max = c.cache.item_size_max;
+  l.large_value_threshold = c.cache.large_value_threshold;
+  l.lease_interval_ms = c.cache.lease_interval_ms;
+  l.gc_interval_ms = c.cache.gc_interval_ms;
+  l.max_connections = c.server.max_connections;
+  l.idle_timeout_ms = c.server.idle_timeout_ms;
+  l.enable_shutdown = c.server.enable_shutdown;
+  l.log_level = c.logging.level;
+  return l;
+}
+
+void overlay(const live_settings& l, config::config& c) {
+  c.cache.memory_limit = l.memory_limit;
+  c.cache.item_size_max = l.item_size_max;
+  c.cache.large_value_threshold = l.large_value_threshold;
+  c.cache.lease_interval_ms = l.lease_interval_ms;
+  c.cache.gc_interval_ms = l.gc_interval_ms;
+  c.server.max_connections = static_cast<unsigned>(l.max_connections);
+  c.server.idle_timeout_ms = l.idle_timeout_ms;
+  c.server.enable_shutdown = l.enable_shutdown;
+  c.logging.level = l.log_level;
+}
+
+std::vector<std::string> live_changes(const live_settings& before, const live_settings& after) {
+  std::vector<std::string> out;
+  for (const numeric_field& f : kNumeric) {
+    if (before.*f.member == after.*f.member) continue;
+    out.push_back(std::string(f.name) + " " + config::format_value(f.kind, before.*f.member) + " -> " +
+                  config::format_value(f.kind, after.*f.member));
+  }
+  if (before.enable_shutdown != after.enable_shutdown) {
+    out.push_back(std::string("server.enable_shutdown ") + (before.enable_shutdown ? "true" : "false") +
+                  " -> " + (after.enable_shutdown ? "true" : "false"));
+  }
+  if (before.log_level != after.log_level) {
+    out.push_back(std::string("logging.level ") + config::to_string(before.log_level) + " -> " +
+                  config::to_string(after.log_level));
+  }
+  return out;
+}
+
+}  // namespace ithaca::server

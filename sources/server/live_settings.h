@@ -1,0 +1,49 @@
+// The settings that change while the server runs, as one immutable value
+// published through a snapshot_cell (snapshot.h).
+//
+// Writer: the pooler, at start-up and on each SIGHUP that loads a valid file.
+// Readers: every client coroutine and UDP loop (item_size_max for its parser,
+// idle_timeout_ms for its next wait, enable_shutdown), the pooler's accept
+// path (max_connections) and cron (gc_interval_ms), and `stats` (all of it).
+// The store keeps its own live copies of memory_limit, item_size_max,
+// large_value_threshold and lease_interval_ms (atomics the reload sets),
+// because the store knows nothing of the server; `cache_memlimit` sets the
+// store's memory limit only, so the store is the truth for that one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "snapshot.h"
+
+namespace ithaca::server {
+
+struct live_settings {
+  uint64_t memory_limit = 0;           // cache.memory_limit (bytes)
+  uint64_t item_size_max = 0;          // cache.item_size_max
+  uint64_t large_value_threshold = 0;  // cache.large_value_threshold
+  uint64_t lease_interval_ms = 0;      // cache.lease_interval
+  uint64_t gc_interval_ms = 0;         // cache.gc_interval
+  uint64_t max_connections = 0;        // server.max_connections
+  uint64_t idle_timeout_ms = 0;        // server.idle_timeout; 0 = never
+  bool enable_shutdown = false;        // server.enable_shutdown
+  config::log_level log_level = config::log_level::Warn;  // logging.level
+};
+
+using live_cell = snapshot_cell<live_settings>;
+using live_reader = snapshot_reader<live_settings>;
+
+live_settings live_settings_of(const config::config& c);
+
+// Writes the live values into `c`: the running configuration is the start-up
+// one with the live settings over it (for `stats settings`).
+void overlay(const live_settings& live, config::config& c);
+
+// "cache.memory_limit 64 MiB -> 8 MiB" for each setting that differs, in
+// struct order. [any thread; pure]
+std::vector<std::string> live_changes(const live_settings& before, const live_settings& after);
+
+}  // namespace ithaca::server

@@ -1,0 +1,56 @@
+#include "reload.h"
+
+#include <spdlog/spdlog.h>
+
+#include "log.h"
+#include "restart_only.h"
+
+namespace ithaca::server {
+
+namespace {
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out;
+}
+}  // namespace
+
+void apply_to_store(const live_settings& l, store::store& st) {
+  st.set_memory_limit(l.memory_limit);
+  st.set_item_size_max(l.item_size_max);
+  st.set_large_value_threshold(l.large_value_threshold);
+  st.set_lease_interval_ms(l.lease_interval_ms);
+}
+
+bool reload_config(const reload_target& t) {
+  const std::string& path = t.cli->config_path;
+  if (path.empty()) {
+    spdlog::info("SIGHUP: no configuration file to reload");
+    return false;
+  }
+  config::config fresh;
+  std::string error;
+  if (!config::make_config(*t.cli, fresh, &error)) {
+    spdlog::error("SIGHUP: reload refused, keeping the running configuration: {}", error);
+    return false;
+  }
+  if (auto restart = config::restart_only_changes(*t.started, fresh); !restart.empty()) {
+    spdlog::warn("SIGHUP: {} changed; needs a restart (the running value stays until then)", join(restart));
+  }
+  live_settings before = *t.live->load();
+  before.memory_limit = t.store->memory_limit();
+  auto after = std::make_shared<const live_settings>(live_settings_of(fresh));
+  // The store first: a client that sees the new snapshot (its parser's
+  // item_size_max) finds the store's limits already moved.
+  apply_to_store(*after, *t.store);
+  log::set_level(after->log_level);
+  t.live->publish(after);
+  std::vector<std::string> changes = live_changes(before, *after);
+  spdlog::info("SIGHUP: {} is valid; applied: {}", path, changes.empty() ? "no live setting changed" : join(changes));
+  return true;
+}
+
+}  // namespace ithaca::server
