@@ -182,7 +182,7 @@ def start_memcached_like(name, path, args):
     pytest.fail(f"{name} did not start (exit {last.proc.returncode}):\n{last.describe()}", pytrace=False)
 
 
-def start_ithaca(args, config_path):
+def start_ithaca(args, config_path, memory_flag=True):
     path, is_memcached = ithaca_binary()
     if is_memcached:
         if config_path is not None:
@@ -190,7 +190,13 @@ def start_ithaca(args, config_path):
                         pytrace=False)
         return start_memcached_like("ithaca(memcached)", path, args)
     extra = ["--config", str(config_path)] if config_path is not None else []
-    server = Server("ithaca", [path, *BASE_ARGS, "-p", "0", *extra, *args])
+    base = BASE_ARGS
+    if not memory_flag:
+        # Flags win over the file, at start and at every SIGHUP: without -m the
+        # file's cache.memory_limit (default 64m, the same) is what runs.
+        i = base.index("-m")
+        base = base[:i] + base[i + 2:]
+    server = Server("ithaca", [path, *base, "-p", "0", *extra, *args])
     m = server.wait_for_log(LISTEN_RE, START_TIMEOUT)
     if not m:
         rc, _ = server.stop()
@@ -232,17 +238,19 @@ class _Servers:
 
 @pytest.fixture
 def ithaca_factory(tmp_path):
-    """ithaca_factory(args=[...], config_text=None) -> Server."""
+    """ithaca_factory(args=[...], config_text=None, memory_flag=True) -> Server.
+    memory_flag=False leaves BASE_ARGS' "-m 64" out, for a test that changes
+    cache.memory_limit in the file (a flag would win over it)."""
     owned = _Servers()
     counter = [0]
 
-    def make(args=(), config_text=None):
+    def make(args=(), config_text=None, memory_flag=True):
         config_path = None
         if config_text is not None:
             counter[0] += 1
             config_path = tmp_path / f"ithaca-{counter[0]}.yaml"
             config_path.write_text(config_text)
-        return owned.add(start_ithaca(list(args), config_path))
+        return owned.add(start_ithaca(list(args), config_path, memory_flag))
 
     yield make
     owned.stop_all()
