@@ -44,6 +44,14 @@ def alive(conn):
     return conn.call(b"version\r\n").startswith(b"VERSION ")
 
 
+def assert_refused(server, count):
+    """`count` new connections each get memcached's refusal, then are closed."""
+    for _ in range(count):
+        with Conn(*server.address) as extra:
+            assert extra.read_line() == b"ERROR Too many open connections\r\n"
+            assert extra.is_closed(wait=2)
+
+
 def binary_or_fail():
     path, is_memcached = ithaca_binary()
     if is_memcached:
@@ -169,10 +177,7 @@ def test_connection_limit_refuses_with_memcacheds_error(ithaca_factory):
             c = Conn(*server.address)
             held.append(c)
             assert alive(c)  # the server has taken it in
-        for _ in range(3):
-            with Conn(*server.address) as extra:
-                assert extra.read_line() == b"ERROR Too many open connections\r\n"
-                assert extra.is_closed(wait=2)
+        assert_refused(server, 3)
         for c in held:
             assert alive(c)
         s = stats(held[0])
