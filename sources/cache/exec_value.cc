@@ -41,16 +41,12 @@ bool take_value(store::get_result& res, value_bytes& out) {
     out.owner = std::move(buf);
     return true;
   }
-  if (res.value.size() <= protocol::out_buffer::kCopyThreshold) {
-    out.data = res.value;
-    return true;
-  }
-  // Copy rather than move: res.value is the worker's reusable buffer, and
-  // keeping its capacity spares the store an unlock-reserve-retry (a second
-  // lookup and a malloc) on the next large hit.
-  auto buf = std::make_shared<std::string>(res.value);
-  out.data = *buf;
-  out.owner = std::move(buf);
+  // No owner: the encoder copies the bytes into the reply buffer at once
+  // (out_buffer::append_value), one memcpy with no allocation, since the
+  // reply buffer keeps its capacity. res.value is the worker's reusable
+  // buffer and keeps its own, which spares the store an unlock-reserve-retry
+  // (a second lookup and a malloc) on the next large hit.
+  out.data = res.value;
   return true;
 }
 

@@ -12,14 +12,14 @@ namespace ithaca::cache {
 
 struct value_bytes {
   std::string_view data;
-  // Keeps `data` alive until the out_buffer has written it (null when the
-  // value is small enough that the out_buffer copies it at once).
+  // Keeps `data` alive until the out_buffer has written it (a temp-file
+  // value's buffer). Null when `data` is in the worker's scratch result: the
+  // out_buffer then copies it at once.
   std::shared_ptr<const void> owner;
 };
 
-// Takes the value out of a hit. A small value stays in `res` (the encoder
-// copies it before the next store call); a larger one is moved into a shared
-// string; a temp-file value is read through read_large_value, which suspends
+// Takes the value out of a hit. A value held in memory stays in `res` (the
+// encoder copies it before the next store call); a temp-file value is read through read_large_value, which suspends
 // the calling coroutine. After a suspension `res` may have been reused by
 // another coroutine of this worker, so callers must not touch `res` again
 // until their next store call. False on a temp-file read error.

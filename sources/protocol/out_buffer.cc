@@ -19,7 +19,7 @@ void out_buffer::append(std::string_view bytes) {
 }
 
 void out_buffer::append_value(std::string_view bytes, std::shared_ptr<const void> owner) {
-    if (bytes.size() <= kCopyThreshold) {
+    if (bytes.size() <= kCopyThreshold || !owner) {
         append(bytes);
     } else {
         append_ref(bytes, std::move(owner));
@@ -68,6 +68,7 @@ void out_buffer::consume(std::size_t n) {
     }
     if (size_ == 0) {
         // Everything written: reuse the storage for the next batch.
+        if (copy_.capacity() > kKeepCapacity) std::string().swap(copy_);
         copy_.clear();
         segments_.clear();
         head_ = 0;

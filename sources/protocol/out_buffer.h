@@ -23,10 +23,14 @@ class out_buffer {
 public:
     // Values up to this size are copied: a copy is cheaper than an iovec entry.
     static constexpr std::size_t kCopyThreshold = 512;
+    // After a batch is fully written, copy storage above this is given back, so
+    // one huge multi-get does not pin its reply's memory to an idle connection.
+    static constexpr std::size_t kKeepCapacity = 64 * 1024;
 
     void append(std::string_view bytes);
     void append(char c) { append(std::string_view(&c, 1)); }
-    // Appends a value: copied if small, else referenced.
+    // Appends a value: referenced if it is large and `owner` keeps it alive,
+    // else copied (a value with no owner lives in a buffer its caller reuses).
     void append_value(std::string_view bytes, std::shared_ptr<const void> owner = {});
     // Always references `bytes` (lifetime as described above).
     void append_ref(std::string_view bytes, std::shared_ptr<const void> owner = {});
@@ -48,6 +52,9 @@ public:
     // removes what was appended after the last mark and is still unconsumed.
     void mark_sent() { mark_ = appended_; }
     void drop_unsent();
+
+    // Bytes reserved for copied pieces (tests, memory accounting).
+    std::size_t storage_capacity() const { return copy_.capacity(); }
 
     // Everything unconsumed, copied out (tests).
     std::string str() const;

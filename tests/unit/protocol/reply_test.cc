@@ -158,10 +158,35 @@ TEST_CASE("binary replies") {
     CHECK(o.str().substr(24, 4) == "pid1");
 }
 
-TEST_CASE("out_buffer references large values and survives partial writes") {
+TEST_CASE("out_buffer copies a large value without an owner") {
     out_buffer o;
-    std::string big(4096, 'v');
-    encode_ascii_value(o, "k", 0, big);
+    std::string scratch(4096, 'v');  // a reused buffer: nothing keeps these bytes
+    encode_ascii_value(o, "k", 0, scratch);
+    encode_ascii_status(o, ascii_status::End);
+    scratch.assign(4096, 'x');  // the next hit overwrites the buffer
+    CHECK(o.iovecs().size() == 1);  // one contiguous copy
+    CHECK(o.str() == "VALUE k 0 4096\r\n" + std::string(4096, 'v') + "\r\nEND\r\n");
+}
+
+TEST_CASE("out_buffer gives back a huge batch's storage once it is written") {
+    out_buffer o;
+    o.append(std::string(out_buffer::kKeepCapacity * 4, 'v'));
+    CHECK(o.storage_capacity() >= out_buffer::kKeepCapacity * 4);
+    o.consume(o.size() - 1);
+    CHECK(o.storage_capacity() >= out_buffer::kKeepCapacity * 4);  // one byte still unsent
+    o.consume(1);
+    CHECK(o.storage_capacity() <= out_buffer::kKeepCapacity);
+    // A batch under the bound keeps its storage for the next one.
+    o.append(std::string(1000, 'v'));
+    o.consume(o.size());
+    CHECK(o.storage_capacity() >= 1000);
+}
+
+TEST_CASE("out_buffer references large values that have an owner and survives partial writes") {
+    out_buffer o;
+    auto keeper = std::make_shared<std::string>(4096, 'v');
+    const std::string& big = *keeper;
+    encode_ascii_value(o, "k", 0, big, nullptr, keeper);
     encode_ascii_status(o, ascii_status::End);
     auto iov = o.iovecs();
     REQUIRE(iov.size() == 3);  // header, value (not copied), "\r\nEND\r\n"
@@ -197,7 +222,7 @@ TEST_CASE("out_buffer drop_unsent removes what follows the last mark") {
     o.mark_sent();
     o.append("STORED\r\n");
     const std::string big(2000, 'v');
-    o.append_value(big);  // referenced, not copied
+    o.append_ref(big);  // an external segment
     o.append("DELETED\r\n");
     o.drop_unsent();
     CHECK(o.str() == "VALUE a 0 1\r\nx\r\nEND\r\n");
