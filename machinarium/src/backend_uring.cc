@@ -434,6 +434,7 @@ int backend_uring::attach(io_state* s) {
   // Only stream sockets get a multishot recv into the buffer ring; pipes
   // and datagram sockets are read with plain read()/recv().
   s->stream = fd_is_stream_socket(s->fd);
+  s->readable = true;  // the first direct read tries the syscall
   return 0;
 }
 
@@ -477,18 +478,28 @@ ssize_t backend_uring::try_recv(io_state* s, void* buf, size_t len) {
 }
 
 ssize_t backend_uring::direct_recv(io_state* s, void* buf, size_t len) {
+  // As on epoll: a short read from a stream socket found its queue empty, so
+  // wait for the poll (any later byte completes it) rather than pay for a
+  // recv that says EAGAIN. The poll's completion sets readable again.
+  if (s->stream && !s->readable && len > 0) return wait_for(s, EPOLLIN);
   for (;;) {
     stats_.direct_recvs++;
     ssize_t n = ::recv(s->fd, buf, len, MSG_DONTWAIT);
     if (n < 0 && errno == ENOTSOCK) n = ::read(s->fd, buf, len);
-    if (n > 0) return n;
+    if (n > 0) {
+      if (s->stream && static_cast<size_t>(n) < len) s->readable = false;
+      return n;
+    }
     if (n == 0) {
       if (len > 0) s->rx_end = 1;  // end of stream is sticky, as with multishot
       return 0;
     }
     int e = errno;
     if (e == EINTR) continue;
-    if (is_transient(e)) return wait_for(s, EPOLLIN);
+    if (is_transient(e)) {
+      s->readable = false;
+      return wait_for(s, EPOLLIN);
+    }
     if (e != ENOMEM && e != ENOBUFS) s->rx_end = -e;
     return -e;
   }
@@ -758,6 +769,9 @@ void backend_uring::on_accept(io_state* s, int res, uint32_t flags) {
 
 void backend_uring::on_poll(io_state* s, uint32_t bit, int res) {
   s->poll_armed &= ~bit;
+  // However the input poll ended, the next direct read tries the syscall
+  // (a spurious try costs one EAGAIN; a missed one would stall).
+  if (bit == EPOLLIN) s->readable = true;
   if (res >= 0) {
     ready(s, static_cast<uint32_t>(res) | bit);
   } else if (res != -ECANCELED) {

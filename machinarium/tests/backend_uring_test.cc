@@ -517,6 +517,31 @@ TEST_CASE("recv: recv + POLL_ADD where multishot recv is unavailable") {
   ::close(fds[0]);
 }
 
+TEST_CASE("recv: recv + POLL_ADD skips the EAGAIN recv after a short read") {
+  auto b = make_backend();
+  mm::detail::backend_uring_disable_multishot(b.get(), false, true);
+  int fds[2];
+  make_tcp_pair(fds);
+  io_state* s = new_state(*b, fds[0]);
+  REQUIRE(::send(fds[1], "hello", 5, 0) == 5);
+  char buf[64];
+  ssize_t n = -EAGAIN;
+  REQUIRE(pump_until(*b, [&] { return (n = b->try_recv(s, buf, sizeof buf)) != -EAGAIN; }));
+  CHECK(n == 5);  // short: the queue was empty after it
+  uint64_t recvs = mm::detail::backend_uring_stats_get(b.get()).direct_recvs;
+  CHECK(b->try_recv(s, buf, sizeof buf) == -EAGAIN);  // no syscall: a poll is armed instead
+  CHECK(mm::detail::backend_uring_stats_get(b.get()).direct_recvs == recvs);
+  CHECK(s->poll_armed == EPOLLIN);
+  // The next bytes complete the poll, and the read after it gets them.
+  REQUIRE(::send(fds[1], "world", 5, 0) == 5);
+  REQUIRE(pump_until(*b, [&] { return (n = b->try_recv(s, buf, sizeof buf)) != -EAGAIN; }));
+  CHECK(n == 5);
+  CHECK(std::memcmp(buf, "world", 5) == 0);
+  ::close(fds[1]);
+  release_all(*b, {s});
+  ::close(fds[0]);
+}
+
 TEST_CASE("recv: a pipe is read with read(), not multishot recv") {
   auto b = make_backend();
   int fds[2];

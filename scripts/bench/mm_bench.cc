@@ -3,7 +3,8 @@
 //   mm_bench switch [--backend B]           context switch cost
 //   mm_bench channel [--backend B]          messages/s between two machines
 //   mm_bench idle [--backend B] [--count N] resident bytes per idle coroutine
-//   mm_bench echo-server PORT [--backend B] TCP echo server on one machine
+//   mm_bench echo-server PORT [--backend B] [--multishot-recv on|off]
+//                                           TCP echo server on one machine
 //   mm_bench echo-client PORT [--conns N] [--seconds S] [--size B]
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -27,6 +28,7 @@
 namespace {
 
 mm::backend_kind backend = mm::backend_kind::Auto;
+bool multishot_recv = true;  // io_uring: off measures recv + POLL_ADD (older kernels)
 
 int64_t mono_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -37,6 +39,7 @@ mm::machine_config cfg(const char* name) {
   mm::machine_config c;
   c.name = name;
   c.backend = backend;
+  c.uring_multishot_recv = multishot_recv;
   return c;
 }
 
@@ -222,6 +225,7 @@ int main(int argc, char** argv) {
     else if (k == "--seconds") seconds = std::atof(v.c_str());
     else if (k == "--size") size = static_cast<size_t>(std::atol(v.c_str()));
     else if (k == "--count") count = std::atoi(v.c_str());
+    else if (k == "--multishot-recv") multishot_recv = v != "off";
   }
   mm::set_log_handler([](mm::log_level l, std::string_view m) {
     if (l >= mm::log_level::Warn) std::fprintf(stderr, "%.*s\n", static_cast<int>(m.size()), m.data());
