@@ -27,8 +27,9 @@ constexpr std::string_view kMemlimitNotBytes = "MEMLIMIT_ADJUST_FAILED input val
 constexpr uint32_t kMemlimitMinMb = 8;
 constexpr uint32_t kMemlimitMaxMb = 1000000000;
 
-// get gets gat gats: one VALUE per hit, in request order, then END.
-void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+// get gets gat gats: one VALUE per hit, in request order, then END. False if
+// the replies outgrew the high-water mark and could not be drained (close).
+bool retrieve(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   const bool touch = req.cmd == command::Gat || req.cmd == command::Gats;
   const bool with_cas = req.cmd == command::Gets || req.cmd == command::Gats;
   store::get_options opts;
@@ -47,11 +48,14 @@ void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
     value_bytes v;
     if (!take_value(res, v)) continue;  // temp file unreadable: answered as a miss
     protocol::encode_ascii_value(out, key, flags, v.data, with_cas ? &cas : nullptr, std::move(v.owner));
+    // One line may name the same large key thousands of times.
+    if (!drain_if_full(out, ctx)) return false;
   }
   protocol::encode_ascii_status(out, ascii_status::End);
   // memcached transmits its queued replies after every get; a later get that
   // fails on a bad key culls only what was queued after this point.
   out.mark_sent();
+  return true;
 }
 
 void store_value(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
@@ -136,7 +140,7 @@ exec_action execute_ascii(const protocol::request& req, protocol::out_buffer& ou
     case command::Gets:
     case command::Gat:
     case command::Gats:
-      retrieve(req, out, ctx);
+      if (!retrieve(req, out, ctx)) return exec_action::Close;
       break;
     case command::Set:
     case command::Add:

@@ -47,6 +47,22 @@ enum class exec_action {
   Shutdown   // shutdown (when enabled): flush, close, stop the server
 };
 
+// Where a batch's replies go when they outgrow kReplyHighWater before the
+// batch is done: the TCP client writes them out (waiting for a slow reader,
+// which is back-pressure on that one client); the UDP loop refuses (its
+// reply cap is fixed by the frame's 16-bit datagram count). Returns false to
+// stop the batch: the connection is then closed (TCP) or the reply dropped.
+class reply_drain {
+ public:
+  virtual ~reply_drain() = default;
+  virtual bool drain(protocol::out_buffer& out) = 0;
+};
+
+// A batch's replies are held to about this much before they are drained: a
+// client cannot make the server copy "get k k k ..." (one value, a million
+// times) into memory it never reads.
+inline constexpr size_t kReplyHighWater = 1024 * 1024;
+
 struct exec_context {
   store::store& store;
   command_counters& counters;  // this worker's
@@ -55,7 +71,12 @@ struct exec_context {
   bool enable_shutdown = false;
   std::string version{kVersion};  // what `version` answers
   std::string scratch;         // reusable buffer (values, numbers)
+  reply_drain* drain = nullptr;  // null: replies are never drained early
 };
+
+// Drains `out` through ctx.drain once it holds kReplyHighWater bytes. False
+// if the drain refused or failed: stop executing and close.
+bool drain_if_full(protocol::out_buffer& out, exec_context& ctx);
 
 // Executes one request. Replies are appended to `out`.
 exec_action execute(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);

@@ -39,6 +39,8 @@ void client::run(const accepted_socket& s) {
     return;
   }
   if (s.peer.starts_with("tcp:")) mm::set_nodelay(s.fd, true);
+  conn_ = conn.get();
+  ctx_.drain = this;
   uint64_t id = shared_.conns->add(conn_info{s.peer, s.listener, shared_.clock->uptime_s()});
   cache::exec_action action = cache::exec_action::Continue;
   char stack_buf[kStackReadSize];
@@ -78,10 +80,15 @@ void client::run(const accepted_socket& s) {
     if (!parser_.awaiting_data() && !flush(*conn)) break;
   }
   if (action != cache::exec_action::Continue) flush(*conn);
+  ctx_.drain = nullptr;
+  conn_ = nullptr;
   conn->close();
   shared_.conns->remove(id);
   if (action == cache::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
 }
+
+// The executor only ever appends to this client's out_.
+bool client::drain(protocol::out_buffer& out) { return &out == &out_ && conn_ && flush(*conn_); }
 
 // Writes the batch's replies with as few writev calls as the kernel allows.
 bool client::flush(mm::io& conn) {

@@ -14,13 +14,16 @@
 
 namespace ithaca::server {
 
-class client {
+class client final : private cache::reply_drain {
  public:
   client(const worker_shared& shared, cache::command_counters& counters);
   void run(const accepted_socket& s);
 
  private:
   bool flush(mm::io& conn);
+  // cache::reply_drain: a batch's replies passed the high-water mark; write
+  // them now (the batch waits for a slow reader, within the write timeout).
+  bool drain(protocol::out_buffer& out) override;
   // Picks up a newer live snapshot, if any, for the batch about to run.
   void refresh_live();
 
@@ -32,6 +35,7 @@ class client {
   protocol::out_buffer out_;
   cache::exec_context ctx_;
   std::string pending_;  // an incomplete request carried over to the next read
+  mm::io* conn_ = nullptr;  // while run() serves it
 };
 
 }  // namespace ithaca::server

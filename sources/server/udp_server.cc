@@ -106,7 +106,9 @@ udp_server::udp_server(const worker_shared& shared, cache::command_counters& cou
       live_(*shared.live),
       counters_(counters),
       ctx_{*shared.store, counters, *shared.stats, {}, false, std::string(cache::kVersion), {}},
-      datagram_(kDatagramBuffer) {}
+      datagram_(kDatagramBuffer) {
+  ctx_.drain = this;
+}
 
 void udp_server::run(const udp_socket& s) {
   auto sock = mm::io::attach(s.fd);

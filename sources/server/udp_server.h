@@ -60,7 +60,7 @@ size_t udp_datagram_count(size_t bytes);
 bool udp_bind_listeners(const std::vector<std::string>& addresses, unsigned workers,
                         std::vector<std::vector<udp_socket>>& out);
 
-class udp_server {
+class udp_server final : private cache::reply_drain {
  public:
   udp_server(const worker_shared& shared, cache::command_counters& counters);
   // Serves the socket until the coroutine is cancelled (machine stop). Takes
@@ -72,6 +72,10 @@ class udp_server {
   cache::exec_action process(std::string_view payload);
   // Sends out_ as framed datagrams to `peer`, then empties out_.
   void send_reply(mm::io& sock, const sockaddr_storage& peer, socklen_t peer_len, uint16_t request_id);
+  // cache::reply_drain: a reply cannot be sent before it is complete (the
+  // frame carries the datagram count), so this only refuses, once the reply
+  // is past what the frame can number: the batch stops and is dropped.
+  bool drain(protocol::out_buffer& out) override { return out.size() <= kUdpMaxReply; }
 
   const worker_shared& shared_;
   live_reader live_;  // refreshed per datagram

@@ -228,3 +228,50 @@ def test_large_value_survives_concurrent_replacement(large_server):
     assert not errors, errors
     assert len(seen) > 1, "the writer never replaced the value during the reads"
     assert os.listdir(server.value_dir) == []
+
+
+# --- replies a client does not read ---------------------------------------------
+
+
+def test_a_multiget_of_one_big_value_repeated_is_streamed_not_buffered(ithaca_factory):
+    """`get big big big ...` names one 512 KiB value 2,000 times: a 1 GB reply.
+    The server must hold only about a megabyte of it at a time, waiting for the
+    reader, and keep serving everyone else meanwhile."""
+    server = ithaca_factory()
+    value = b"b" * (512 * KIB)
+    repeats = 2000
+    with Conn(*server.address) as setter:
+        assert setter.call(b"set big 0 0 %d\r\n%s\r\n" % (len(value), value)) == b"STORED\r\n"
+    before = vm_rss_bytes(server.proc.pid)
+    hog = Conn(*server.address)
+    try:
+        hog.send(b"get" + b" big" * repeats + b"\r\n")
+        time.sleep(1.5)  # the server has had time to build the whole reply if it were to
+        grown = vm_rss_bytes(server.proc.pid) - before
+        assert grown < 96 * MIB, f"server RSS grew by {grown // MIB} MiB for a reply nobody reads"
+        with Conn(*server.address) as other:
+            assert other.call(b"set k 0 0 1\r\nx\r\n") == b"STORED\r\n"
+            assert other.call(b"get k\r\n") == b"VALUE k 0 1\r\nx\r\nEND\r\n"
+    finally:
+        hog.close()
+    with Conn(*server.address) as c:
+        assert c.call(b"version\r\n").startswith(b"VERSION ")
+
+
+def test_a_streamed_multiget_reply_is_complete_and_in_order(ithaca_factory):
+    """The same kind of reply, read to the end: every VALUE in request order,
+    then one END, while the server drains it in pieces."""
+    server = ithaca_factory()
+    big = b"B" * (300 * KIB)
+    with Conn(*server.address) as c:
+        assert c.call(b"set big 0 0 %d\r\n%s\r\n" % (len(big), big)) == b"STORED\r\n"
+        assert c.call(b"set small 0 0 5\r\nsmall\r\n") == b"STORED\r\n"
+        keys = [b"big", b"small", b"missing"] * 40  # 12 MiB of replies in one request
+        c.send(b"get " + b" ".join(keys) + b"\r\nversion\r\n")
+        expected = b"".join(
+            b"VALUE big 0 %d\r\n%s\r\n" % (len(big), big) if k == b"big"
+            else b"VALUE small 0 5\r\nsmall\r\n" if k == b"small" else b""
+            for k in keys) + b"END\r\n"
+        got = c.read_exact(len(expected))
+        assert got == expected
+        assert c.read_line().startswith(b"VERSION ")

@@ -357,3 +357,28 @@ def test_udp_get_of_a_value_kept_in_a_temp_file(ithaca_factory, tmp_path):
         assert b"".join(p for _, p in got) == b"VALUE filed 1 %d\r\n%s\r\nEND\r\n" % (len(value), value)
     finally:
         u.close()
+
+
+def test_udp_reply_past_the_frame_limit_is_dropped_without_building_it(ithaca_factory):
+    """One datagram naming a 512 KiB value 10,000 times asks for a 5 GB reply;
+    the frame can number at most 65,535 datagrams (~91 MB). The server stops
+    building the reply at that limit, drops the request (counted), and answers
+    the next one."""
+    port = free_udp_port()
+    server = ithaca_factory(args=["-U", str(port), "-t", "1"])
+    value = b"u" * (512 * 1024)
+    store_tcp(server, [(b"big", 0, value)])
+    with open(f"/proc/{server.proc.pid}/status") as f:
+        before = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:")) * 1024
+    u = Udp(port)
+    try:
+        u.send(b"get" + b" big" * 10000 + b"\r\n")
+        u.ping()  # handled after the dropped one: nothing came back for it
+        with open(f"/proc/{server.proc.pid}/status") as f:
+            after = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:")) * 1024
+        assert after - before < 400 * 1024 * 1024, f"RSS grew by {(after - before) >> 20} MiB"
+        with Conn(*server.address) as c:
+            stats = parse_stats(c.call(b"stats\r\n"))
+        assert int(stats["udp_dropped"]) >= 1, stats.get("udp_dropped")
+    finally:
+        u.close()
