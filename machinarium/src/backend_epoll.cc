@@ -1,6 +1,7 @@
 // The epoll backend: every attached fd is registered once, edge-triggered,
 // for input and output; io.cc retries its syscall until EAGAIN (or, on a
-// stream socket, until a short read), so an edge is never needed twice. notify() writes an eventfd that is also registered.
+// stream socket, until a short read), so an edge is never needed twice.
+// notify() writes an eventfd that is also registered.
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -60,13 +61,10 @@ class epoll_backend final : public backend {
   }
 
   ssize_t try_recv(io_state* s, void* buf, size_t len) override {
-    // A stream socket that gave a short read had an empty queue then; any
-    // byte arriving since raised a new edge (EPOLLET), which sets readable.
-    // Waiting for it saves the recv that would only say EAGAIN.
-    if (s->stream && !s->readable && len > 0) return -EAGAIN;
+    if (stream_known_drained(s, len)) return -EAGAIN;  // the next edge wakes the reader
     ssize_t r = ::read(s->fd, buf, len);
     if (r >= 0) {
-      if (s->stream && static_cast<size_t>(r) < len && r > 0) s->readable = false;
+      note_stream_read(s, static_cast<size_t>(r), len);
       return r;
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK) {

@@ -478,16 +478,14 @@ ssize_t backend_uring::try_recv(io_state* s, void* buf, size_t len) {
 }
 
 ssize_t backend_uring::direct_recv(io_state* s, void* buf, size_t len) {
-  // As on epoll: a short read from a stream socket found its queue empty, so
-  // wait for the poll (any later byte completes it) rather than pay for a
-  // recv that says EAGAIN. The poll's completion sets readable again.
-  if (s->stream && !s->readable && len > 0) return wait_for(s, EPOLLIN);
+  // The poll (any later byte completes it) sets readable again; see on_poll.
+  if (stream_known_drained(s, len)) return wait_for(s, EPOLLIN);
   for (;;) {
     stats_.direct_recvs++;
     ssize_t n = ::recv(s->fd, buf, len, MSG_DONTWAIT);
     if (n < 0 && errno == ENOTSOCK) n = ::read(s->fd, buf, len);
     if (n > 0) {
-      if (s->stream && static_cast<size_t>(n) < len) s->readable = false;
+      note_stream_read(s, static_cast<size_t>(n), len);
       return n;
     }
     if (n == 0) {

@@ -2,10 +2,10 @@
 // that machine's thread (the backend's completions are dispatched there too).
 #pragma once
 
-#include <cstdint>
 #include <sys/socket.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "machinarium.h"
@@ -95,6 +95,18 @@ inline bool fd_is_stream_socket(int fd) {
   int type = 0;
   socklen_t len = sizeof type;
   return ::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
+}
+
+// Short-read gating, shared by both backends' direct reads. A short read from
+// a stream socket means its queue was empty at that instant; any byte that
+// arrives later raises a readiness event (an epoll edge, a POLL_ADD
+// completion) that sets `readable` again. Until then a read can wait for it
+// instead of paying for a recv that would only say EAGAIN.
+inline bool stream_known_drained(const io_state* s, size_t len) {
+  return s->stream && !s->readable && len > 0;
+}
+inline void note_stream_read(io_state* s, size_t got, size_t len) {
+  if (s->stream && got > 0 && got < len) s->readable = false;
 }
 
 // Called by a backend, on the owning machine, when `s` may be ready for

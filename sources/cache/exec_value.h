@@ -19,8 +19,8 @@ struct value_bytes {
 };
 
 // Takes the value out of a hit. A value held in memory stays in `res` (the
-// encoder copies it before the next store call); a temp-file value is read through read_large_value, which suspends
-// the calling coroutine. After a suspension `res` may have been reused by
+// encoder copies it before the next store call); a temp-file value is read
+// through read_large_value, which suspends the calling coroutine. After a suspension `res` may have been reused by
 // another coroutine of this worker, so callers must not touch `res` again
 // until their next store call. False on a temp-file read error.
 bool take_value(store::get_result& res, value_bytes& out);

@@ -10,7 +10,6 @@
 
 #include <spdlog/spdlog.h>
 
-
 namespace ithaca::server {
 
 namespace {

@@ -16,14 +16,15 @@ std::string join(const std::vector<std::string>& items) {
   }
   return out;
 }
-}  // namespace
-
+// Sets the store's live limits from `l`. (At start-up the store is built
+// with them.)
 void apply_to_store(const live_settings& l, store::store& st) {
   st.set_memory_limit(l.memory_limit);
   st.set_item_size_max(l.item_size_max);
   st.set_large_value_threshold(l.large_value_threshold);
   st.set_lease_interval_ms(l.lease_interval_ms);
 }
+}  // namespace
 
 bool reload_config(const reload_target& t) {
   const std::string& path = t.cli->config_path;

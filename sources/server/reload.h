@@ -27,7 +27,4 @@ struct reload_target {
 // [pooler machine; reads the small config file synchronously]
 bool reload_config(const reload_target& t);
 
-// Sets the store's live limits from `l` (start-up and reload).
-void apply_to_store(const live_settings& l, store::store& st);
-
 }  // namespace ithaca::server

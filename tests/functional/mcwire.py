@@ -343,3 +343,12 @@ def unpack_header(hdr):
 def split_body(r, body):
     e, k = r["extlen"], r["keylen"]
     return dict(extras=body[:e], key=body[e:e + k], value=body[e + k:])
+
+
+def vm_rss_bytes(pid):
+    """Resident memory of process `pid`, in bytes."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmRSS in /proc/{pid}/status")

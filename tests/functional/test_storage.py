@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from mcwire import Conn, parse_stats, parse_values
+from mcwire import Conn, parse_stats, parse_values, vm_rss_bytes
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -18,14 +18,6 @@ def stats(conn, arg=b""):
     reply = conn.call(b"stats" + (b" " + arg if arg else b"") + b"\r\n")
     assert reply.endswith(b"END\r\n"), reply
     return parse_stats(reply)
-
-
-def vm_rss_bytes(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * KIB
-    raise AssertionError(f"no VmRSS in /proc/{pid}/status")
 
 
 def poll(predicate, timeout, step=0.05):

@@ -23,7 +23,7 @@ import time
 import pytest
 
 from conftest import HOST, ithaca_binary
-from mcwire import Conn, OP_GET, OP_NOOP, parse_stats, pack_request
+from mcwire import Conn, OP_GET, OP_NOOP, parse_stats, pack_request, vm_rss_bytes
 
 FRAME = struct.Struct("!HHHH")
 MAX_DATAGRAM = 1400
@@ -368,14 +368,12 @@ def test_udp_reply_past_the_frame_limit_is_dropped_without_building_it(ithaca_fa
     server = ithaca_factory(args=["-U", str(port), "-t", "1"])
     value = b"u" * (512 * 1024)
     store_tcp(server, [(b"big", 0, value)])
-    with open(f"/proc/{server.proc.pid}/status") as f:
-        before = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:")) * 1024
+    before = vm_rss_bytes(server.proc.pid)
     u = Udp(port)
     try:
         u.send(b"get" + b" big" * 10000 + b"\r\n")
         u.ping()  # handled after the dropped one: nothing came back for it
-        with open(f"/proc/{server.proc.pid}/status") as f:
-            after = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:")) * 1024
+        after = vm_rss_bytes(server.proc.pid)
         assert after - before < 400 * 1024 * 1024, f"RSS grew by {(after - before) >> 20} MiB"
         with Conn(*server.address) as c:
             stats = parse_stats(c.call(b"stats\r\n"))
