@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "log_config.h"
+#include "router_config.h"
 #include "units.h"
 
 namespace ithaca::config {
@@ -87,6 +88,7 @@ struct config {
   server_config server;
   cache_config cache;
   logging_config logging;
+  router_config router;  // `pools:` and `route:`
 };
 
 // Allowed ranges, shared by the YAML loader, the flags and validate().

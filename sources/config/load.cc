@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "load_router.h"
 #include "yaml_section.h"
 
 namespace ithaca::config {
@@ -88,7 +89,7 @@ constexpr section_entry kSections[] = {
 void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
   if (root.IsNull()) return;  // an empty file: the defaults
   if (!root.IsMap()) {
-    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging), got " +
+    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging, pools, route), got " +
                               describe_node(root));
     return;
   }
@@ -99,6 +100,11 @@ void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
     section s(ctx, entry.name, *node);
     entry.parse(s, c);
     s.finish();
+  }
+  if (const YAML::Node* pools = top.mapping("pools")) parse_pools(*pools, ctx, c.router);
+  if (const YAML::Node* route = top.mapping("route")) {
+    parse_route(*route, ctx, c.router);
+    check_router(*route, ctx, c.router);
   }
   top.finish();
 }

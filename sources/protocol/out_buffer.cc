@@ -38,6 +38,20 @@ void out_buffer::append_ref(std::string_view bytes, std::shared_ptr<const void> 
     appended_ += bytes.size();
 }
 
+void out_buffer::splice(out_buffer& from) {
+    for (std::size_t i = from.head_; i < from.segments_.size(); ++i) {
+        segment& seg = from.segments_[i];
+        const std::size_t skip = i == from.head_ ? from.head_offset_ : 0;
+        const std::string_view bytes(from.data_of(seg) + skip, seg.length - skip);
+        if (seg.external) {
+            append_ref(bytes, std::move(seg.owner));
+        } else {
+            append(bytes);
+        }
+    }
+    from.consume(from.size());
+}
+
 std::span<const iovec> out_buffer::iovecs(std::size_t max) {
     iov_.clear();
     for (std::size_t i = head_; i < segments_.size() && iov_.size() < max; ++i) {

@@ -35,6 +35,10 @@ public:
     // Always references `bytes` (lifetime as described above).
     void append_ref(std::string_view bytes, std::shared_ptr<const void> owner = {});
 
+    // Moves everything unconsumed in `from` to the end of this buffer (copied
+    // pieces are copied, referenced ones keep their owners) and empties it.
+    void splice(out_buffer& from);
+
     // Bytes not yet consumed.
     std::size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }

@@ -20,7 +20,8 @@ client::client(const worker_shared& shared, cache::command_counters& counters)
       live_(*shared.live),
       counters_(counters),
       parser_(shared.parser),
-      ctx_{*shared.store, counters, *shared.stats, {}, live_->enable_shutdown, std::string(cache::kVersion), {}} {
+      ctx_{*shared.store, counters, *shared.stats, {}, live_->enable_shutdown, std::string(cache::kVersion), {}},
+      loop_{ctx_, live_->routes.get(), inflight_, out_, shared.backends} {
   parser_.set_item_size_max(live_->item_size_max);
 }
 
@@ -29,6 +30,7 @@ void client::refresh_live() {
   if (!live_.refresh()) return;
   parser_.set_item_size_max(live_->item_size_max);
   ctx_.enable_shutdown = live_->enable_shutdown;
+  loop_.tree = live_->routes.get();
 }
 
 void client::run(const accepted_socket& s) {
@@ -57,7 +59,7 @@ void client::run(const accepted_socket& s) {
       refresh_live();
       ctx_.now = shared_.clock->now();
       std::string_view input(stack_buf, static_cast<size_t>(n));
-      size_t used = cache::execute_input(parser_, request_, input, out_, ctx_, action);
+      size_t used = route::execute_input(parser_, input, loop_, action);
       if (used < input.size()) pending_.assign(input.substr(used));
     } else {
       // Continue an incomplete request: read straight behind it.
@@ -70,11 +72,12 @@ void client::run(const accepted_socket& s) {
       counters_.bytes_read.add(static_cast<uint64_t>(n));
       refresh_live();
       ctx_.now = shared_.clock->now();
-      size_t used = cache::execute_input(parser_, request_, pending_, out_, ctx_, action);
+      size_t used = route::execute_input(parser_, pending_, loop_, action);
       pending_.erase(0, used);
       // Give a large buffer back once the big request it held is done.
       if (pending_.empty() && pending_.capacity() > 4 * shared_.read_buffer_size) std::string().swap(pending_);
     }
+    inflight_.trim();
     // Hold the replies while a value is incomplete, as memcached does (see
     // parser::awaiting_data): a multi-get with a bad key culls those not sent.
     if (!parser_.awaiting_data() && !flush(*conn)) break;

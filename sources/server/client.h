@@ -9,7 +9,8 @@
 #include "live_settings.h"
 #include "out_buffer.h"
 #include "parser.h"
-#include "request.h"
+#include "request_loop.h"
+#include "request_slot.h"
 #include "worker.h"
 
 namespace ithaca::server {
@@ -31,9 +32,10 @@ class client final : private cache::reply_drain {
   live_reader live_;
   cache::command_counters& counters_;
   protocol::parser parser_;
-  protocol::request request_;
   protocol::out_buffer out_;
   cache::exec_context ctx_;
+  route::inflight_queue inflight_;  // requests of the batch, in order
+  route::loop_context loop_;
   std::string pending_;  // an incomplete request carried over to the next read
   mm::io* conn_ = nullptr;  // while run() serves it
 };

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config.h"
+#include "route_tree.h"
 #include "snapshot.h"
 
 namespace ithaca::server {
@@ -31,6 +32,9 @@ struct live_settings {
   uint64_t idle_timeout_ms = 0;        // server.idle_timeout; 0 = never
   bool enable_shutdown = false;        // server.enable_shutdown
   config::log_level log_level = config::log_level::Warn;  // logging.level
+  // The route tree (pools: and route:), or the local store alone. A client
+  // batch keeps the tree it started with until its last reply.
+  std::shared_ptr<const route::route_tree> routes;
 };
 
 using live_cell = snapshot_cell<live_settings>;

@@ -159,7 +159,9 @@ cache::exec_action udp_server::process(std::string_view payload) {
   parser.set_item_size_max(live_->item_size_max);
   ctx_.enable_shutdown = live_->enable_shutdown;
   cache::exec_action action = cache::exec_action::Continue;
-  cache::execute_input(parser, request_, payload, out_, ctx_, action);
+  route::loop_context loop{ctx_, live_->routes.get(), inflight_, out_, shared_.backends};
+  route::execute_input(parser, payload, loop, action);
+  inflight_.trim();
   return action;
 }
 

@@ -23,6 +23,7 @@
 #include "executor.h"
 #include "out_buffer.h"
 #include "request.h"
+#include "request_loop.h"
 #include "worker.h"
 
 namespace ithaca::server {
@@ -80,9 +81,9 @@ class udp_server final : private cache::reply_drain {
   const worker_shared& shared_;
   live_reader live_;  // refreshed per datagram
   cache::command_counters& counters_;
-  protocol::request request_;
   protocol::out_buffer out_;
   cache::exec_context ctx_;
+  route::inflight_queue inflight_;
   std::vector<char> datagram_;  // one receive buffer per socket, sized for the largest datagram
 };
 

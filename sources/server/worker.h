@@ -16,6 +16,10 @@
 #include "server_clock.h"
 #include "store.h"
 
+namespace ithaca::proxy {
+class worker_backends;
+}
+
 namespace ithaca::server {
 
 // A socket handed from the pooler to a worker.
@@ -46,6 +50,9 @@ struct worker_shared {
   size_t read_buffer_size = 16 * 1024;
   int64_t write_timeout_ms = 60000;  // a client that does not drain its replies is closed
   std::function<void()> request_shutdown;  // any thread
+  // This worker's backend connections (router role); set by the worker on
+  // its machine before any client runs.
+  proxy::worker_backends* backends = nullptr;
 };
 
 class worker {

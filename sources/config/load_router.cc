@@ -1,0 +1,149 @@
+#include "load_router.h"
+
+#include <algorithm>
+
+namespace ithaca::config {
+
+namespace {
+
+constexpr range kConnectionsRange{1, 64};
+constexpr range kInflightRange{1, 1u << 16};
+constexpr range kQueuedRange{0, 1u << 20};
+constexpr range kFailureLimitRange{1, 1000};
+constexpr range kTimeoutRange{1, 3600 * 1000};
+
+void parse_servers(section& s, const YAML::Node& pool_node, pool_config& p) {
+  std::vector<std::string> texts;
+  std::vector<YAML::Mark> marks;
+  if (!s.string_list("servers", texts, &marks)) {
+    s.context().fail(pool_node.Mark(), "pool '" + p.name + "' needs `servers:` (a list of host:port)");
+    return;
+  }
+  if (texts.empty()) {
+    s.context().fail(pool_node.Mark(), "pool '" + p.name + "' has no servers");
+    return;
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    backend_server b;
+    std::string why;
+    if (!parse_backend_server(texts[i], b, &why)) {
+      s.fail_value("servers", marks[i], why);
+      return;
+    }
+    b.line = marks[i].line + 1;
+    for (const backend_server& other : p.servers) {
+      if (other.address == b.address) {
+        s.fail_value("servers", marks[i], "server " + b.address + " is listed twice in pool '" + p.name + "'");
+        return;
+      }
+    }
+    p.servers.push_back(std::move(b));
+  }
+}
+
+void parse_pool(section& s, const YAML::Node& node, pool_config& p) {
+  parse_servers(s, node, p);
+  s.choice("hash", p.hash,
+           {{"one_at_a_time", hash_function::OneAtATime}, {"md5", hash_function::Md5},
+            {"crc16", hash_function::Crc16}, {"crc32", hash_function::Crc32},
+            {"crc32a", hash_function::Crc32a}, {"fnv1_64", hash_function::Fnv1_64},
+            {"fnv1a_64", hash_function::Fnv1a_64}, {"fnv1_32", hash_function::Fnv1_32},
+            {"fnv1a_32", hash_function::Fnv1a_32}, {"hsieh", hash_function::Hsieh},
+            {"murmur", hash_function::Murmur}, {"jenkins", hash_function::Jenkins}});
+  s.choice("distribution", p.dist,
+           {{"ketama", distribution::Ketama}, {"modula", distribution::Modula},
+            {"random", distribution::Random}, {"jump", distribution::Jump},
+            {"rendezvous", distribution::Rendezvous},
+            {"libmemcached_ketama", distribution::LibmemcachedKetama}});
+  s.string("hash_tag", p.hash_tag);
+  s.string("hash_stop", p.hash_stop);
+  s.choice("protocol", p.protocol, {{"ascii", backend_protocol::Ascii}, {"meta", backend_protocol::Meta}});
+  s.duration("connect_timeout", p.connect_timeout_ms, kTimeoutRange);
+  s.duration("timeout", p.timeout_ms, kTimeoutRange);
+  s.integer("connections", p.connections, kConnectionsRange);
+  s.integer("max_inflight", p.max_inflight, kInflightRange);
+  s.integer("max_queued", p.max_queued, kQueuedRange);
+  s.integer("failure_limit", p.failure_limit, kFailureLimitRange);
+  s.duration("retry_interval", p.retry_interval_ms, kTimeoutRange);
+  s.duration("retry_interval_max", p.retry_interval_max_ms, kTimeoutRange);
+  s.boolean("auto_eject_hosts", p.auto_eject_hosts);
+  s.boolean("allow_flush", p.allow_flush);
+  if (!p.hash_tag.empty() && p.hash_tag.size() != 2) {
+    s.context().fail(node.Mark(), "pool '" + p.name + "': hash_tag must be two characters, like \"{}\"");
+  }
+  if (p.retry_interval_max_ms < p.retry_interval_ms) {
+    s.context().fail(node.Mark(), "pool '" + p.name + "': retry_interval_max must not be below retry_interval");
+  }
+}
+
+route_config parse_route_node(const YAML::Node& node, load_context& ctx) {
+  route_config r;
+  r.line = node.Mark().line + 1;
+  if (!node.IsMap()) {
+    ctx.fail(node.Mark(), "a route is a mapping with `type:` (local or pool), got " + describe_node(node));
+    return r;
+  }
+  section s(ctx, "route", node);
+  bool typed = false;
+  if (node["type"]) typed = true;
+  s.choice("type", r.kind, {{"local", route_kind::Local}, {"pool", route_kind::Pool}});
+  s.string("name", r.name);
+  s.string("pool", r.pool);
+  if (!typed) ctx.fail(node.Mark(), "a route needs `type:` (local or pool)");
+  if (typed && r.kind == route_kind::Pool && r.pool.empty()) {
+    ctx.fail(node.Mark(), "a pool route needs `pool:` (the name of a pool under `pools:`)");
+  }
+  if (typed && r.kind == route_kind::Local && !r.pool.empty()) {
+    ctx.fail(node.Mark(), "a local route takes no `pool:`");
+  }
+  s.finish();
+  return r;
+}
+
+void check_route_node(const route_config& r, load_context& ctx, const router_config& rc, const YAML::Mark& mark) {
+  if (r.kind == route_kind::Pool) {
+    auto found = std::find_if(rc.pools.begin(), rc.pools.end(), [&](const pool_config& p) { return p.name == r.pool; });
+    if (found == rc.pools.end()) {
+      std::string known;
+      for (const pool_config& p : rc.pools) known += (known.empty() ? "" : ", ") + p.name;
+      YAML::Mark m = mark;
+      m.line = r.line - 1;
+      ctx.fail(m, "route names pool '" + r.pool + "', which is not under `pools:`" +
+                      (known.empty() ? std::string(" (there are none)") : " (pools: " + known + ")"));
+    }
+  }
+  for (const route_config& c : r.children) check_route_node(c, ctx, rc, mark);
+}
+
+}  // namespace
+
+void parse_pools(const YAML::Node& node, load_context& ctx, router_config& out) {
+  if (!node.IsMap()) {
+    ctx.fail(node.Mark(), "`pools:` is a mapping of pool names to pools, got " + describe_node(node));
+    return;
+  }
+  for (const auto& kv : node) {
+    pool_config p;
+    p.name = kv.first.Scalar();
+    p.line = kv.first.Mark().line + 1;
+    if (!kv.second.IsMap()) {
+      ctx.fail(kv.second.Mark(), "pool '" + p.name + "' is a mapping with `servers:`, got " + describe_node(kv.second));
+      continue;
+    }
+    section s(ctx, "pools." + p.name, kv.second);
+    parse_pool(s, kv.second, p);
+    s.finish();
+    out.pools.push_back(std::move(p));
+  }
+}
+
+void parse_route(const YAML::Node& node, load_context& ctx, router_config& out) {
+  out.route = parse_route_node(node, ctx);
+  out.has_route = true;
+}
+
+void check_router(const YAML::Node& route_node, load_context& ctx, const router_config& rc) {
+  if (rc.has_route) check_route_node(rc.route, ctx, rc, route_node.Mark());
+}
+
+}  // namespace ithaca::config

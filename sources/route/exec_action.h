@@ -1,0 +1,13 @@
+// What the connection does after a request: shared by every route and by the
+// two request loops (the TCP/unix client coroutine, the UDP datagram loop).
+#pragma once
+
+namespace ithaca::route {
+
+enum class exec_action {
+  Continue,  // go on with the next request
+  Close,     // quit: flush the replies, then close the connection
+  Shutdown   // shutdown (when enabled): flush, close, stop the server
+};
+
+}  // namespace ithaca::route

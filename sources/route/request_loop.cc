@@ -1,0 +1,118 @@
+#include "request_loop.h"
+
+#include <spdlog/spdlog.h>
+
+#include "local_route.h"
+#include "reply_drain.h"
+
+namespace ithaca::route {
+
+namespace {
+
+const local_route kServerCommands;
+
+// Moves every finished request at the head of the queue into the reply
+// stream, in order. False if a drain failed (stop and close).
+bool pop_ready(loop_context& lc) {
+  while (!lc.inflight.empty()) {
+    request_slot& s = lc.inflight.head();
+    if (s.st == request_slot::state::Deferred) {
+      lc.out.splice(s.deferred);
+    } else if (s.st == request_slot::state::Ready) {
+      protocol::render_routed_reply(s.req, s.result, lc.out);
+    } else {
+      return true;  // the head is still pending
+    }
+    lc.inflight.pop_head();
+    if (!drain_if_full(lc.out, lc.exec.drain)) return false;
+  }
+  return true;
+}
+
+// Waits until the head is done and pops what is ready; `until_empty` waits
+// for every request in flight. False: cancelled, a drain failed, or the
+// limit was reached; the connection must close.
+bool settle(loop_context& lc, bool until_empty) {
+  const int64_t deadline = mm::deadline_after(kInflightWaitLimitMs);
+  for (;;) {
+    if (!pop_ready(lc)) return false;
+    if (lc.inflight.empty() || (!until_empty && !lc.inflight.full())) return true;
+    mm::wait_status w = lc.inflight.wait(deadline);
+    if (w == mm::wait_status::Cancelled) return false;
+    if (w == mm::wait_status::TimedOut && lc.inflight.head().st == request_slot::state::Pending) {
+      spdlog::error("{}: a request in flight got no reply within {} ms; closing the connection",
+                    mm::coroutine_name(), kInflightWaitLimitMs);
+      return false;
+    }
+  }
+}
+
+}  // namespace
+
+bool is_server_command(const protocol::request& req) {
+  using protocol::command;
+  switch (req.cmd) {
+    case command::Version:
+    case command::Verbosity:
+    case command::Stats:
+    case command::Stat:
+    case command::Quit:
+    case command::Shutdown:
+    case command::CacheMemlimit:
+    case command::MetaNoop:
+    case command::Noop:
+    case command::SaslListMechs:
+    case command::SaslAuth:
+    case command::SaslStep:
+    case command::Unknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::size_t execute_input(protocol::parser& parser, std::string_view input, loop_context& lc,
+                          exec_action& action) {
+  std::size_t off = 0;
+  const route& root = lc.tree->root();
+  const bool all_local = lc.tree->root_is_local();
+  while (action == exec_action::Continue && off < input.size()) {
+    if (lc.inflight.full() && !settle(lc, false)) {
+      action = exec_action::Close;
+      break;
+    }
+    request_slot& slot = lc.inflight.tail();
+    slot.req.clear();
+    protocol::parse_result r = parser.parse(input.substr(off), slot.req);
+    off += r.consumed;
+    // The rest is an incomplete request (or a value being swallowed).
+    if (r.status == protocol::parse_status::NeedMore) break;
+    // Nothing earlier pending: answer straight into the reply stream.
+    const bool direct = lc.inflight.empty();
+    dispatch_env env{lc.exec, direct ? lc.out : slot.deferred, lc.backends};
+    dispatch_status st = dispatch_status::Done;
+    if (r.status == protocol::parse_status::Error) {
+      lc.exec.counters.parse_errors.add();
+      slot.action = cache::execute_parse_error(r, slot.req, env.out, lc.exec);
+      if (r.close) slot.action = exec_action::Close;
+    } else {
+      const route& target = all_local || !is_server_command(slot.req) ? root : kServerCommands;
+      st = target.dispatch(slot, env);
+    }
+    if (slot.action != exec_action::Continue) action = slot.action;
+    if (st == dispatch_status::Pending) {
+      slot.st = request_slot::state::Pending;
+      lc.inflight.push_tail();
+    } else if (!direct) {
+      slot.st = request_slot::state::Deferred;
+      lc.inflight.push_tail();
+    } else if (!drain_if_full(lc.out, lc.exec.drain)) {
+      action = exec_action::Close;
+    }
+    if (!direct && !pop_ready(lc)) action = exec_action::Close;
+  }
+  if (!lc.inflight.empty() && !settle(lc, true)) action = exec_action::Close;
+  return off;
+}
+
+}  // namespace ithaca::route

@@ -1,0 +1,50 @@
+// The request loop both connection kinds share (the TCP/unix client coroutine
+// and the UDP datagram loop): parse every complete request of an input,
+// dispatch each through the route tree without waiting for the one before,
+// and put the replies into the connection's reply stream strictly in request
+// order as they complete.
+//
+// Thread: the connection's coroutine on its worker machine. It suspends only
+// to wait for backend replies of requests in flight (never under a lock).
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "exec_action.h"
+#include "out_buffer.h"
+#include "parser.h"
+#include "request_slot.h"
+#include "route.h"
+#include "route_tree.h"
+
+namespace ithaca::route {
+
+// A connection's loop state, owned by its coroutine.
+struct loop_context {
+  cache::exec_context& exec;  // the local executor's context (its `drain` drains `out`)
+  const route_tree* tree;     // the snapshot this batch runs on
+  inflight_queue& inflight;
+  protocol::out_buffer& out;  // the reply stream
+  proxy::worker_backends* backends = nullptr;  // this worker's, when the tree has pools
+};
+
+// Longest a connection waits for a request in flight. Backend calls end
+// long before (their request timeout fails them), so reaching this means a
+// bug: the connection is closed rather than left waiting.
+inline constexpr mm::millis kInflightWaitLimitMs = 10 * 60 * 1000;
+
+// Parses and runs every complete request in `input` with `parser` (which
+// keeps its state across calls). Returns the bytes consumed, once EVERY
+// request it started has its reply in `lc.out` (the input is pinned until
+// then: requests in flight point into it). Stops early when a request asks
+// to close or shut down (`action`), or when the input ends in an incomplete
+// request (the rest is not consumed).
+std::size_t execute_input(protocol::parser& parser, std::string_view input, loop_context& lc,
+                          exec_action& action);
+
+// Commands the server answers itself whatever the route tree says (version,
+// stats, verbosity, quit, shutdown, noops, ...): run by the local executor.
+bool is_server_command(const protocol::request& req);
+
+}  // namespace ithaca::route

@@ -1,0 +1,63 @@
+#include "request_slot.h"
+
+namespace ithaca::route {
+
+void request_slot::reset() {
+  st = state::Parsing;
+  action = exec_action::Continue;
+  calls_pending_ = 0;
+  result.clear();
+}
+
+void request_slot::call_done() {
+  if (calls_pending_ == 0 || --calls_pending_ > 0) return;
+  if (orphaned()) {
+    delete this;  // its client is gone (see inflight_queue::~inflight_queue)
+    return;
+  }
+  st = state::Ready;
+  queue_->wake();
+}
+
+inflight_queue::~inflight_queue() {
+  for (std::size_t i = 0; i < count_; i++) {
+    std::unique_ptr<request_slot>& s = ring_[index(i)];
+    if (s->st == request_slot::state::Pending && s->calls_pending_ > 0) {
+      s->queue_ = nullptr;
+      s.release();  // freed by its last call_done()
+    }
+  }
+}
+
+void inflight_queue::grow() {
+  // Re-lay the ring in order so the head is at 0, then add a slot.
+  std::vector<std::unique_ptr<request_slot>> next;
+  next.reserve(ring_.size() + 1);
+  for (std::size_t i = 0; i < ring_.size(); i++) next.push_back(std::move(ring_[index(i)]));
+  ring_ = std::move(next);
+  head_ = 0;
+  auto s = std::make_unique<request_slot>();
+  s->queue_ = this;
+  ring_.push_back(std::move(s));
+}
+
+request_slot& inflight_queue::tail() {
+  if (count_ == ring_.size()) grow();
+  return *ring_[index(count_)];
+}
+
+void inflight_queue::push_tail() { ++count_; }
+
+void inflight_queue::pop_head() {
+  ring_[head_]->reset();
+  head_ = (head_ + 1) % ring_.size();
+  --count_;
+}
+
+void inflight_queue::trim() {
+  if (count_ != 0 || ring_.size() <= kKeepSlots) return;
+  ring_.resize(kKeepSlots);
+  head_ = 0;
+}
+
+}  // namespace ithaca::route

@@ -1,0 +1,102 @@
+// One request of a client's batch, from parse to reply, and the client's
+// in-order queue of them.
+//
+// Thread: one client coroutine (or UDP loop) owns its queue and slots; a
+// backend connection's reader coroutine on the SAME worker machine completes
+// a slot's calls (call_done), so no lock is needed anywhere here.
+//
+// Lifetime: a slot's `req` views point into the client's input buffer, which
+// the client keeps (pins) until every slot of the batch has its reply: the
+// client reads nothing new while requests are in flight. A client that is
+// cancelled (shutdown) with requests still in flight orphans their slots
+// instead of freeing them (the backend connection frees each once its last
+// call is failed or answered, touching nothing of the request).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "exec_action.h"
+#include "machinarium.h"
+#include "out_buffer.h"
+#include "request.h"
+#include "routed_result.h"
+
+namespace ithaca::route {
+
+class inflight_queue;
+
+class request_slot {
+ public:
+  enum class state : std::uint8_t {
+    Parsing,   // the parse target; not in flight
+    Deferred,  // answered at once while an earlier request was pending: reply in `deferred`
+    Pending,   // waiting for its backend calls
+    Ready,     // every call is done: render `result`
+  };
+
+  protocol::request req;
+  protocol::out_buffer deferred;   // [Deferred] the reply, kept until its turn
+  protocol::routed_result result;  // [Pending, Ready] what the backend calls gathered
+  exec_action action = exec_action::Continue;
+  state st = state::Parsing;
+
+  // A route starts one more backend call for this request.
+  void add_call() { ++calls_pending_; }
+  // A backend call of this request is done (answered or failed). The last one
+  // makes the slot Ready and wakes its client; an orphaned slot is freed.
+  void call_done();
+  bool orphaned() const { return queue_ == nullptr; }
+
+ private:
+  friend class inflight_queue;
+  void reset();
+  inflight_queue* queue_ = nullptr;
+  std::uint32_t calls_pending_ = 0;
+};
+
+class inflight_queue {
+ public:
+  // More requests than this in flight make the client wait for the oldest
+  // before it parses the next one (a bound on what one client can pin).
+  static constexpr std::size_t kMaxInflight = 1024;
+  // Slots kept allocated between batches: an idle connection holds one.
+  static constexpr std::size_t kKeepSlots = 1;
+
+  inflight_queue() = default;
+  ~inflight_queue();  // orphans the slots still pending
+  inflight_queue(const inflight_queue&) = delete;
+  inflight_queue& operator=(const inflight_queue&) = delete;
+
+  // The slot the next request is parsed into (allocated on first use).
+  request_slot& tail();
+  // The tail goes in flight behind the others.
+  void push_tail();
+  bool empty() const { return count_ == 0; }
+  bool full() const { return count_ >= kMaxInflight; }
+  std::size_t size() const { return count_; }
+  request_slot& head() { return *ring_[head_]; }
+  // Recycles the head slot once its reply is out.
+  void pop_head();
+
+  // Waits until a slot completes (call_done wakes it), or the deadline.
+  // [the owning coroutine]
+  mm::wait_status wait(int64_t deadline_ns) { return waiter_.wait_until(deadline_ns); }
+  void wake() { waiter_.wake(); }
+
+  // Frees the slots beyond kKeepSlots (between batches, nothing in flight).
+  void trim();
+
+ private:
+  std::size_t index(std::size_t i) const { return (head_ + i) % ring_.size(); }
+  void grow();
+
+  std::vector<std::unique_ptr<request_slot>> ring_;
+  std::size_t head_ = 0;
+  std::size_t count_ = 0;
+  mm::call waiter_;
+};
+
+}  // namespace ithaca::route

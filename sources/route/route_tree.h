@@ -1,0 +1,32 @@
+// The route tree: built from the configuration, immutable, shared by every
+// worker through the live-settings snapshot (server/live_settings.h). A
+// reload builds a new tree and publishes it; a batch keeps the tree it
+// started with until its last request is answered.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "route.h"
+
+namespace ithaca::route {
+
+class route_tree {
+ public:
+  // The cache role: one `local` route over the store.
+  static std::shared_ptr<const route_tree> local_only();
+
+  // Takes ownership of every route of the tree; `root` is one of them.
+  route_tree(std::vector<std::unique_ptr<const route>> routes, const route* root);
+
+  const route& root() const { return *root_; }
+  // The whole tree is the local store: every request runs at once.
+  bool root_is_local() const { return root_is_local_; }
+
+ private:
+  std::vector<std::unique_ptr<const route>> routes_;
+  const route* root_;
+  bool root_is_local_;
+};
+
+}  // namespace ithaca::route
