@@ -42,7 +42,7 @@ struct pool_config {
   hash_function hash = hash_function::Fnv1a_64;  // twemproxy's default
   distribution dist = distribution::Ketama;
   std::string hash_tag;        // twemproxy: two characters, e.g. "{}"; "" = off
-  std::string hash_stop;       // mcrouter: hash only the part before this, e.g. "|#|"; "" = off
+  bool hash_stop = false;      // mcrouter: a key with "|#|" hashes only the part before it
   backend_protocol protocol = backend_protocol::Ascii;
   uint64_t connect_timeout_ms = 1000;
   uint64_t timeout_ms = 1000;  // one request, from send to reply

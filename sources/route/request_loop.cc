@@ -97,12 +97,15 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
       if (r.close) slot.action = exec_action::Close;
     } else {
       const route& target = all_local || !is_server_command(slot.req) ? root : kServerCommands;
+      slot.begin_dispatch();
       st = target.dispatch(slot, env);
     }
+    if (st == dispatch_status::Done) slot.abandon_dispatch();
     if (slot.action != exec_action::Continue) action = slot.action;
     if (st == dispatch_status::Pending) {
       slot.st = request_slot::state::Pending;
       lc.inflight.push_tail();
+      slot.end_dispatch();  // Ready now if every call was already answered
     } else if (!direct) {
       slot.st = request_slot::state::Deferred;
       lc.inflight.push_tail();

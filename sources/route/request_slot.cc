@@ -6,7 +6,6 @@ void request_slot::reset() {
   st = state::Parsing;
   action = exec_action::Continue;
   calls_pending_ = 0;
-  result.clear();
 }
 
 void request_slot::call_done() {

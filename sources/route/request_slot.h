@@ -43,8 +43,23 @@ class request_slot {
   exec_action action = exec_action::Continue;
   state st = state::Parsing;
 
+  // Scratch for routes that split a request's keys by server (kept with
+  // their capacity): the key indexes grouped by server, and each key's server.
+  std::vector<std::uint32_t> key_order;
+  std::vector<std::uint32_t> server_of;
+
+  // The request loop brackets a dispatch with these, so a call answered
+  // during the dispatch (a down server fails at once) cannot ready the slot
+  // before the route has started all of its calls.
+  void begin_dispatch() { calls_pending_ = 1; }
+  void end_dispatch() { call_done(); }
+  void abandon_dispatch() { calls_pending_ = 0; }  // answered at once: no calls
+
   // A route starts one more backend call for this request.
   void add_call() { ++calls_pending_; }
+  // Which client this slot belongs to (stable while it lives): connections
+  // are chosen by it, so one client's requests to a server stay in order.
+  std::uintptr_t client_tag() const { return reinterpret_cast<std::uintptr_t>(queue_); }
   // A backend call of this request is done (answered or failed). The last one
   // makes the slot Ready and wakes its client; an orphaned slot is freed.
   void call_done();

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "pool.h"
 #include "route.h"
 
 namespace ithaca::route {
@@ -17,15 +18,24 @@ class route_tree {
   static std::shared_ptr<const route_tree> local_only();
 
   // Takes ownership of every route of the tree; `root` is one of them.
-  route_tree(std::vector<std::unique_ptr<const route>> routes, const route* root);
+  // `pools`: every pool of the config (for stats and the server list).
+  route_tree(std::vector<std::unique_ptr<const route>> routes, const route* root,
+             std::vector<std::shared_ptr<const proxy::pool>> pools = {});
+  // `other`'s routes (shared) with these pools.
+  route_tree(const route_tree& other, std::vector<std::shared_ptr<const proxy::pool>> pools);
+
+  const std::vector<std::shared_ptr<const proxy::pool>>& pools() const { return pools_; }
+  // Every server of every pool (a reload retires the servers not in here).
+  std::vector<std::shared_ptr<proxy::backend_server>> servers() const;
 
   const route& root() const { return *root_; }
   // The whole tree is the local store: every request runs at once.
   bool root_is_local() const { return root_is_local_; }
 
  private:
-  std::vector<std::unique_ptr<const route>> routes_;
+  std::shared_ptr<const std::vector<std::unique_ptr<const route>>> routes_;
   const route* root_;
+  std::vector<std::shared_ptr<const proxy::pool>> pools_;
   bool root_is_local_;
 };
 

@@ -10,6 +10,8 @@
 
 #include "conn_registry.h"
 #include "pooler.h"
+#include "route_builder.h"
+#include "server_directory.h"
 #include "server_clock.h"
 #include "server_stats.h"
 #include "store.h"
@@ -63,7 +65,15 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   sc.lease_interval_ms = cfg.cache.lease_interval_ms;
   auto st = std::make_unique<store::store>(sc);
   // What a SIGHUP may change; the pooler publishes the next one (reload.h).
-  live_cell live(std::make_shared<const live_settings>(live_settings_of(cfg)));
+  proxy::server_directory servers(cfg.server.workers);
+  std::string route_error;
+  live_settings first = live_settings_of(cfg);
+  first.routes = route::build_route_tree(cfg, servers, &route_error);
+  if (!first.routes) {
+    spdlog::critical("{}", route_error);
+    return 1;
+  }
+  live_cell live(std::make_shared<const live_settings>(std::move(first)));
 
   server_clock clock;
   conn_registry conns;
@@ -117,7 +127,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     pooler_settings ps;
     ps.listen = listen_addresses(cfg);
     ps.backlog = static_cast<int>(cfg.listen.backlog);
-    ps.reload = reload_target{&cli, &cfg, &live, st.get()};
+    ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers};
     ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
     pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);
     spdlog::info("ithaca starting: {} workers, memory limit {} bytes, io backend {}", started.size(),

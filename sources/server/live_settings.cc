@@ -34,7 +34,6 @@ live_settings live_settings_of(const config::config& c) {
   l.idle_timeout_ms = c.server.idle_timeout_ms;
   l.enable_shutdown = c.server.enable_shutdown;
   l.log_level = c.logging.level;
-  l.routes = route::route_tree::local_only();
   return l;
 }
 

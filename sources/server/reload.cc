@@ -4,6 +4,7 @@
 
 #include "log.h"
 #include "restart_only.h"
+#include "route_builder.h"
 
 namespace ithaca::server {
 
@@ -41,14 +42,25 @@ bool reload_config(const reload_target& t) {
   if (auto restart = config::restart_only_changes(*t.started, fresh); !restart.empty()) {
     spdlog::warn("SIGHUP: {} changed; needs a restart (the running value stays until then)", join(restart));
   }
+  // A new route tree: servers still in the file keep their connections.
+  auto routes = route::build_route_tree(fresh, *t.servers, &error);
+  if (!routes) {
+    spdlog::error("SIGHUP: reload refused, keeping the running configuration: {}: {}", path, error);
+    return false;
+  }
   live_settings before = *t.live->load();
   before.memory_limit = t.store->memory_limit();
-  auto after = std::make_shared<const live_settings>(live_settings_of(fresh));
+  live_settings next = live_settings_of(fresh);
+  next.routes = routes;
+  auto after = std::make_shared<const live_settings>(std::move(next));
   // The store first: a client that sees the new snapshot (its parser's
   // item_size_max) finds the store's limits already moved.
   apply_to_store(*after, *t.store);
   log::set_level(after->log_level);
   t.live->publish(after);
+  // Servers the new tree does not name: their connections close once the
+  // requests on them (of batches still on the old tree) are answered.
+  t.servers->retire_all_but(routes->servers());
   std::vector<std::string> changes = live_changes(before, *after);
   spdlog::info("SIGHUP: {} is valid; applied: {}", path, changes.empty() ? "no live setting changed" : join(changes));
   return true;

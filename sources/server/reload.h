@@ -6,6 +6,10 @@
 #include "live_settings.h"
 #include "store.h"
 
+namespace ithaca::proxy {
+class server_directory;
+}
+
 namespace ithaca::server {
 
 struct reload_target {
@@ -13,6 +17,7 @@ struct reload_target {
   const config::config* started = nullptr;   // for the restart-only settings
   live_cell* live = nullptr;                 // this function is its only publisher
   store::store* store = nullptr;
+  proxy::server_directory* servers = nullptr;  // the route trees' backend servers
 };
 
 // Builds a new configuration as at start-up (defaults < file < the same

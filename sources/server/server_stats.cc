@@ -1,5 +1,7 @@
 #include "server_stats.h"
 
+#include "router_stats.h"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -38,6 +40,7 @@ bool server_stats::collect(std::string_view arg, cache::stat_lines& out) {
   std::lock_guard lock(reset_mutex_);
   if (arg.empty()) {
     general(*live, out);
+    router_stats_summary(*live->routes, out);
   } else if (arg == "settings") {
     settings(*live, out);
   } else if (arg == "items") {
@@ -46,6 +49,10 @@ bool server_stats::collect(std::string_view arg, cache::stat_lines& out) {
     slabs(out);
   } else if (arg == "conns") {
     conns(out);
+  } else if (arg == "pools") {
+    router_stats_pools(*live->routes, out);
+  } else if (arg == "servers") {
+    router_stats_servers(*live->routes, out);
   } else {
     return false;
   }

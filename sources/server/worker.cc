@@ -6,11 +6,17 @@
 
 #include "client.h"
 #include "udp_server.h"
+#include "worker_backends.h"
 
 namespace ithaca::server {
 
 worker::worker(int index, worker_shared shared, cache::command_counters& counters)
-    : index_(index), shared_(std::move(shared)), counters_(counters) {}
+    : index_(index),
+      shared_(std::move(shared)),
+      counters_(counters),
+      backends_(std::make_unique<proxy::worker_backends>(static_cast<unsigned>(index))) {
+  shared_.backends = backends_.get();
+}
 
 worker::~worker() {
   for (const udp_socket& s : udp_) ::close(s.fd);
@@ -47,6 +53,10 @@ void worker::main() {
     });
   }
   udp_.clear();  // the coroutines own the fds now
+  // Closes the connections to servers a reload removed, once idle.
+  mm::coroutine_create("backend sweeper", [this] {
+    while (mm::sleep(1000) != mm::wait_status::Cancelled) backends_->sweep();
+  });
   for (;;) {
     accepted_socket s;
     if (inbox_.read(s, mm::kForever) != mm::wait_status::Ok) break;

@@ -79,6 +79,9 @@ class worker {
   worker_shared shared_;
   cache::command_counters& counters_;
   mm::channel<accepted_socket> inbox_{4096};
+  // This worker's backend connections (router role). Outlives the machine:
+  // its connections' coroutines run on it until it stops.
+  std::unique_ptr<proxy::worker_backends> backends_;
   // Set before start(); emptied by main() on the machine as it hands each fd
   // to its coroutine. Only the destructor reads it afterwards (after join).
   std::vector<udp_socket> udp_;

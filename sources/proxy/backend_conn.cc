@@ -1,0 +1,368 @@
+#include "backend_conn.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "prober.h"
+
+namespace ithaca::proxy {
+
+namespace {
+
+// A read gets at least this much room; the buffer grows for a large value.
+constexpr std::size_t kReadRoom = 16 * 1024;
+// An idle connection gives a read buffer above this back.
+constexpr std::size_t kKeepReadBuffer = 64 * 1024;
+// How long an idle coroutine sleeps before it looks at its state again (a
+// close_when_idle or a stop also wakes it at once).
+constexpr mm::millis kIdleWaitMs = 1000;
+
+protocol::backend_protocol wire_protocol(config::backend_protocol p) {
+  return p == config::backend_protocol::Meta ? protocol::backend_protocol::Meta : protocol::backend_protocol::Ascii;
+}
+
+protocol::call_failure call_failure_of(failure_kind f) {
+  switch (f) {
+    case failure_kind::Down:
+    case failure_kind::QueueFull: return protocol::call_failure::Down;
+    case failure_kind::Timeout: return protocol::call_failure::Timeout;
+    case failure_kind::BadReply: return protocol::call_failure::BadReply;
+    case failure_kind::Connect:
+    case failure_kind::Connection: return protocol::call_failure::ConnectionError;
+  }
+  return protocol::call_failure::ConnectionError;
+}
+
+// The last piece of a reply, whatever the request was (for replies whose
+// request is gone: an orphaned slot's).
+bool terminal(const protocol::reply_piece& p) {
+  return p.kind != protocol::piece_kind::Value && p.kind != protocol::piece_kind::Stat;
+}
+
+}  // namespace
+
+backend_conn::backend_conn(std::shared_ptr<backend_server> server, unsigned worker, worker_backends& owner)
+    : server_(std::move(server)), worker_(worker), owner_(owner) {}
+
+backend_conn::~backend_conn() {
+  // The coroutines ended (the machine stopped or the connection closed);
+  // whatever they did not finish cannot be answered any more.
+  for (entry& e : inflight_) e.slot->call_done();
+  for (entry& e : waiting_) e.slot->call_done();
+}
+
+protocol::backend_call* backend_conn::acquire_call() {
+  if (free_calls_.empty()) return new protocol::backend_call();
+  protocol::backend_call* c = free_calls_.back().release();
+  free_calls_.pop_back();
+  return c;
+}
+
+void backend_conn::submit(route::request_slot& slot, std::span<const uint32_t> keys) {
+  counters().requests.add();
+  protocol::backend_call* call = acquire_call();
+  slot.add_call();
+  entry e{call, &slot, protocol::reply_shape::Line, 0, mm::now_ns()};
+  if (call->start(slot.req, wire_protocol(server_->settings().protocol), slot.result, keys) ==
+      protocol::backend_call::progress::Done) {
+    finish(e, false);  // the codec answered (refused) without the server
+    return;
+  }
+  if (!server_->up()) return fail_entry(e, failure_kind::Down);
+  const server_settings& st = server_->settings();
+  if (inflight_.size() >= st.max_inflight && waiting_.size() >= st.max_queued) {
+    return fail_entry(e, failure_kind::QueueFull);
+  }
+  e.deadline_ns = e.started_ns + static_cast<int64_t>(st.timeout_ms) * 1000000;
+  if (state_ == state::Ready && waiting_.empty() && inflight_.size() < st.max_inflight) {
+    encode(e);
+    inflight_.push_back(e);
+    writer_wake_.signal();
+    reader_wake_.signal();
+  } else {
+    waiting_.push_back(e);
+    writer_wake_.signal();
+  }
+  if (!coroutines_started_) start_coroutines();
+}
+
+void backend_conn::encode(entry& e) {
+  e.shape = e.call->encode(out_);
+  counters().inflight.fetch_add(1, std::memory_order_relaxed);
+}
+
+void backend_conn::admit_waiting() {
+  const std::size_t cap = server_->settings().max_inflight;
+  bool any = false;
+  while (!waiting_.empty() && inflight_.size() < cap) {
+    entry e = waiting_.front();
+    waiting_.pop_front();
+    encode(e);
+    inflight_.push_back(e);
+    any = true;
+  }
+  if (any) {
+    writer_wake_.signal();
+    reader_wake_.signal();
+  }
+}
+
+void backend_conn::finish(entry& e, bool answered) {
+  if (answered) {
+    counters().replies.add();
+    counters().latency.record(static_cast<uint64_t>(std::max<int64_t>(0, mm::now_ns() - e.started_ns)) / 1000);
+    server_->record_success();
+  }
+  free_calls_.emplace_back(e.call);
+  e.call = nullptr;
+  e.slot->call_done();
+}
+
+void backend_conn::fail_entry(entry& e, failure_kind why) {
+  counters().failures[static_cast<int>(why)].add();
+  if (!e.slot->orphaned()) e.call->fail(call_failure_of(why));
+  finish(e, false);
+}
+
+void backend_conn::fail_waiting(failure_kind why) {
+  while (!waiting_.empty()) {
+    entry e = waiting_.front();
+    waiting_.pop_front();
+    fail_entry(e, why);
+  }
+}
+
+void backend_conn::break_connection(failure_kind why) {
+  if (state_ != state::Ready) return;
+  state_ = state::Broken;
+  if (server_->record_failure(why)) start_prober(server_);
+  bool first = true;
+  while (!inflight_.empty()) {
+    entry e = inflight_.front();
+    inflight_.pop_front();
+    counters().inflight.fetch_sub(1, std::memory_order_relaxed);
+    fail_entry(e, first ? why : failure_kind::Connection);
+    first = false;
+  }
+  out_.clear();
+  if (io_) ::shutdown(io_->fd(), SHUT_RDWR);  // ends a read or write in progress
+  writer_wake_.signal();
+  reader_wake_.signal();
+}
+
+void backend_conn::close_when_idle() {
+  closing_ = true;
+  writer_wake_.signal();
+  reader_wake_.signal();
+}
+
+void backend_conn::start_coroutines() {
+  coroutines_started_ = true;
+  writer_done_ = false;
+  reader_done_ = false;
+  const std::string name = "backend " + server_->pool() + "/" + server_->address();
+  mm::coroutine_create(name + " writer", [this] { writer_main(); });
+  mm::coroutine_create(name + " reader", [this] { reader_main(); });
+}
+
+// The connection's state machine. Clients only queue; this coroutine
+// connects, writes, and closes; the reader only reads and breaks.
+void backend_conn::writer_main() {
+  const server_settings& st = server_->settings();
+  bool cancelled = false;
+  while (!cancelled && state_ != state::Closed) {
+    switch (state_) {
+      case state::Idle:
+        if (waiting_.empty()) {
+          if (closing_) {
+            state_ = state::Closed;
+            break;
+          }
+          cancelled = writer_wake_.wait(kIdleWaitMs) == mm::wait_status::Cancelled;
+          break;
+        }
+        if (!server_->up()) {
+          fail_waiting(failure_kind::Down);
+          break;
+        }
+        state_ = state::Connecting;
+        break;
+      case state::Connecting: {
+        int err = 0;
+        auto io = server_->address_ok() ? mm::connect(server_->sockaddr(), static_cast<mm::millis>(st.connect_timeout_ms), &err)
+                                        : nullptr;
+        if (err == -ECANCELED) {
+          cancelled = true;
+          break;
+        }
+        if (!io) {
+          const failure_kind why = err == -ETIMEDOUT ? failure_kind::Timeout : failure_kind::Connect;
+          spdlog::warn("pool {}: connect to {}: {}", server_->pool(), server_->address(),
+                       err ? std::strerror(-err) : "bad address");
+          if (server_->record_failure(why)) start_prober(server_);
+          counters().failures[static_cast<int>(why)].add();
+          // Requests that never left fail with the connect's reason.
+          while (!waiting_.empty()) {
+            entry e = waiting_.front();
+            waiting_.pop_front();
+            e.call->fail(call_failure_of(why));
+            finish(e, false);
+          }
+          state_ = state::Idle;
+          break;
+        }
+        if (server_->sockaddr().storage.ss_family != AF_UNIX) mm::set_nodelay(io->fd(), true);
+        io_ = std::move(io);
+        counters().connects.add();
+        counters().connections.fetch_add(1, std::memory_order_relaxed);
+        state_ = state::Ready;
+        admit_waiting();
+        reader_wake_.signal();
+        break;
+      }
+      case state::Ready: {
+        admit_waiting();
+        if (out_.empty()) {
+          if (closing_ && inflight_.empty() && waiting_.empty()) {
+            state_ = state::Broken;  // nothing left: close the socket and end
+            ::shutdown(io_->fd(), SHUT_RDWR);
+            reader_wake_.signal();
+            break;
+          }
+          cancelled = writer_wake_.wait(kIdleWaitMs) == mm::wait_status::Cancelled;
+          break;
+        }
+        // Everything the clients queued this turn, in one write. Clients
+        // keep appending to out_ while it is being written.
+        sending_.swap(out_);
+        ssize_t w = io_->write(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms));
+        sending_.clear();
+        if (w == -ECANCELED) {
+          cancelled = true;
+        } else if (w < 0) {
+          break_connection(w == -ETIMEDOUT ? failure_kind::Timeout : failure_kind::Connection);
+        }
+        break;
+      }
+      case state::Broken:
+        // The reader may still be inside a read: shutdown() ended it; wait
+        // until it has left before the socket is closed under it.
+        if (!reader_parked_) {
+          reader_wake_.signal();
+          cancelled = writer_wake_.wait(10) == mm::wait_status::Cancelled;
+          break;
+        }
+        io_->close();
+        io_.reset();
+        counters().connections.fetch_sub(1, std::memory_order_relaxed);
+        in_.clear();
+        in_start_ = 0;
+        if (in_.capacity() > kKeepReadBuffer) std::string().swap(in_);
+        parser_.reset();
+        out_.clear();
+        state_ = closing_ && waiting_.empty() ? state::Closed : state::Idle;
+        break;
+      case state::Closed:
+        break;
+    }
+  }
+  // Cancelled (the worker stops) or closed: nothing more will be answered.
+  if (state_ == state::Ready) break_connection(failure_kind::Connection);
+  fail_waiting(failure_kind::Connection);
+  if (io_ && reader_parked_) {
+    io_->close();
+    io_.reset();
+    counters().connections.fetch_sub(1, std::memory_order_relaxed);
+  }
+  state_ = state::Closed;
+  writer_done_ = true;
+  reader_wake_.signal();
+}
+
+void backend_conn::reader_main() {
+  for (;;) {
+    if (state_ == state::Closed && writer_done_) break;
+    if (state_ != state::Ready || inflight_.empty()) {
+      if (reader_wake_.wait(kIdleWaitMs) == mm::wait_status::Cancelled) break;
+      continue;
+    }
+    // Room to read: compact, then grow if a large value needs it.
+    if (in_start_ > 0) {
+      in_.erase(0, in_start_);
+      in_start_ = 0;
+    }
+    const std::size_t have = in_.size();
+    in_.resize(std::max(have + kReadRoom, in_.capacity()));
+    const int64_t deadline = inflight_.front().deadline_ns;
+    reader_parked_ = false;
+    ssize_t n = io_->read(in_.data() + have, in_.size() - have, mm::millis_until(deadline));
+    reader_parked_ = true;
+    in_.resize(have + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+    if (n == -ECANCELED) break;
+    if (state_ != state::Ready) continue;  // broken meanwhile: the writer cleans up
+    if (n == -ETIMEDOUT) {
+      if (!inflight_.empty() && mm::now_ns() >= inflight_.front().deadline_ns) break_connection(failure_kind::Timeout);
+      continue;
+    }
+    if (n <= 0) {
+      break_connection(failure_kind::Connection);
+      continue;
+    }
+    if (!process_input()) break_connection(failure_kind::BadReply);
+  }
+  reader_parked_ = true;
+  reader_done_ = true;
+  writer_wake_.signal();
+}
+
+bool backend_conn::process_input() {
+  using progress = protocol::backend_call::progress;
+  while (!inflight_.empty()) {
+    entry& e = inflight_.front();
+    protocol::reply_piece piece;
+    std::size_t used = 0;
+    const std::string_view input(in_.data() + in_start_, in_.size() - in_start_);
+    const protocol::parse_status ps = parser_.next(input, e.shape, piece, used);
+    if (ps == protocol::parse_status::NeedMore) return true;
+    if (ps == protocol::parse_status::Error) return false;
+    // A client that went away (shutdown) left its request: frame the reply
+    // without looking at the request.
+    const progress p = e.slot->orphaned() ? (terminal(piece) ? progress::Done : progress::More) : e.call->on_piece(piece);
+    in_start_ += used;
+    switch (p) {
+      case progress::More:
+        break;
+      case progress::Done:
+      case progress::BadReply: {
+        entry done = e;
+        inflight_.pop_front();
+        counters().inflight.fetch_sub(1, std::memory_order_relaxed);
+        finish(done, p == progress::Done);
+        if (p == progress::BadReply) {
+          counters().failures[static_cast<int>(failure_kind::BadReply)].add();
+          return false;
+        }
+        break;
+      }
+      case progress::NextStep: {
+        // The next step's reply comes after everything already sent.
+        entry next = e;
+        inflight_.pop_front();
+        next.shape = next.call->encode(out_);
+        inflight_.push_back(next);
+        writer_wake_.signal();
+        break;
+      }
+    }
+  }
+  admit_waiting();
+  // Bytes nobody asked for.
+  return in_start_ == in_.size();
+}
+
+}  // namespace ithaca::proxy

@@ -1,0 +1,113 @@
+// One connection from one worker to one backend server: many client requests
+// pipelined on it, replies matched to them in order.
+//
+// Thread: everything runs on the owning worker machine, in three kinds of
+// coroutine: the clients that submit calls, this connection's writer (connect,
+// then one write per loop turn for everything the clients queued during the
+// turn) and its reader (parse the replies piece by piece and complete the
+// calls in order). No locks: they share the state below by running on one
+// machine and never suspending in the middle of an update.
+//
+// A request that gets no reply within the pool's timeout fails with
+// `SERVER_ERROR`, and the connection is recycled: its later replies could no
+// longer be matched, so every other request in flight on it fails too
+// (Connection) rather than ever getting another request's reply. Requests
+// still waiting behind the in-flight cap were never sent: they go out on the
+// next connection.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend_call.h"
+#include "backend_reply_parser.h"
+#include "backend_server.h"
+#include "machinarium.h"
+#include "request_slot.h"
+
+namespace ithaca::proxy {
+
+class worker_backends;
+
+class backend_conn {
+ public:
+  // The connection's life, driven by one switch in writer_main().
+  enum class state : uint8_t {
+    Idle,        // no socket; the first queued call makes the writer connect
+    Connecting,  // the writer is connecting; calls queue behind
+    Ready,       // connected: the writer sends, the reader matches replies
+    Broken,      // a failure: the calls in flight have failed; the writer closes the socket
+    Closed,      // ended: the server left the config and nothing was left, or the worker stops
+  };
+
+  backend_conn(std::shared_ptr<backend_server> server, unsigned worker, worker_backends& owner);
+  ~backend_conn();
+  backend_conn(const backend_conn&) = delete;
+  backend_conn& operator=(const backend_conn&) = delete;
+
+  // Starts `req`'s call for the keys `keys` (indexes into req.keys; empty =
+  // all) on this server; the slot's call_done() runs when it is answered or
+  // failed. Never suspends. A full queue or a down server fails it at once.
+  void submit(route::request_slot& slot, std::span<const uint32_t> keys);
+
+  // The server left the configuration: finish what is queued, then end.
+  void close_when_idle();
+  bool finished() const { return state_ == state::Closed && writer_done_ && reader_done_; }
+  state current_state() const { return state_; }
+  backend_server& server() { return *server_; }
+
+ private:
+  struct entry {
+    protocol::backend_call* call = nullptr;
+    route::request_slot* slot = nullptr;
+    protocol::reply_shape shape = protocol::reply_shape::Line;
+    int64_t deadline_ns = 0;  // submitted + timeout
+    int64_t started_ns = 0;
+  };
+
+  void start_coroutines();
+  void writer_main();
+  void reader_main();
+  // Encodes as many waiting calls as the in-flight cap allows.
+  void admit_waiting();
+  void encode(entry& e);
+  // Parses what has been read; false if the backend sent garbage.
+  bool process_input();
+  // The head call is answered (or failed): counts, frees, completes its slot.
+  void finish(entry& e, bool answered);
+  void fail_entry(entry& e, failure_kind why);
+  // Fails every call in flight (the head with `why`, the rest with
+  // Connection), marks the socket broken and wakes the writer to close it.
+  void break_connection(failure_kind why);
+  void fail_waiting(failure_kind why);
+  protocol::backend_call* acquire_call();
+  server_counters& counters() { return server_->counters(worker_); }
+
+  std::shared_ptr<backend_server> server_;
+  unsigned worker_;
+  worker_backends& owner_;
+  state state_ = state::Idle;
+  std::unique_ptr<mm::io> io_;
+  bool coroutines_started_ = false;
+  bool writer_done_ = true;
+  bool reader_done_ = true;
+  bool reader_parked_ = true;  // the reader is not inside a socket read
+  bool closing_ = false;       // close_when_idle() was called
+
+  std::deque<entry> inflight_;  // encoded (maybe not yet written), in wire order
+  std::deque<entry> waiting_;   // over the in-flight cap: not encoded yet
+  std::string out_;             // encoded requests not yet written (clients append)
+  std::string sending_;         // what the writer is writing now (clients never touch it)
+  std::string in_;              // read, not yet parsed
+  std::size_t in_start_ = 0;
+  protocol::backend_reply_parser parser_;
+  std::vector<std::unique_ptr<protocol::backend_call>> free_calls_;
+
+  mm::cond writer_wake_;
+  mm::cond reader_wake_;
+};
+
+}  // namespace ithaca::proxy

@@ -1,0 +1,51 @@
+#include "backend_server.h"
+
+#include <spdlog/spdlog.h>
+
+namespace ithaca::proxy {
+
+const char* to_string(failure_kind f) {
+  switch (f) {
+    case failure_kind::Down: return "down";
+    case failure_kind::Timeout: return "timeout";
+    case failure_kind::Connect: return "connect";
+    case failure_kind::Connection: return "connection";
+    case failure_kind::BadReply: return "bad_reply";
+    case failure_kind::QueueFull: return "queue_full";
+  }
+  return "?";
+}
+
+backend_server::backend_server(std::string pool, config::backend_server spec, server_settings settings,
+                               unsigned workers)
+    : pool_(std::move(pool)), spec_(std::move(spec)), settings_(settings) {
+  std::string error;
+  // Numeric addresses only (the config normalised them); a name would need
+  // a resolver call per connect.
+  address_ok_ = mm::address::parse(spec_.address, sockaddr_, &error);
+  if (!address_ok_) spdlog::error("pool {}: server {}: {}", pool_, spec_.address, error);
+  for (unsigned i = 0; i < workers; ++i) counters_.push_back(std::make_unique<server_counters>());
+}
+
+bool backend_server::record_failure(failure_kind f) {
+  if (f == failure_kind::Down || f == failure_kind::QueueFull) return false;  // not the server's fault
+  unsigned n = streak_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n < settings_.failure_limit && f != failure_kind::Connect) return false;
+  bool was_up = true;
+  if (!up_.compare_exchange_strong(was_up, false)) return false;
+  transitions_.fetch_add(1, std::memory_order_relaxed);
+  spdlog::warn("pool {}: server {} marked down after {} ({} consecutive failures)", pool_, spec_.address,
+               to_string(f), n);
+  return true;
+}
+
+void backend_server::mark_up() {
+  streak_.store(0, std::memory_order_relaxed);
+  bool was_up = false;
+  if (up_.compare_exchange_strong(was_up, true)) {
+    transitions_.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("pool {}: server {} is up again", pool_, spec_.address);
+  }
+}
+
+}  // namespace ithaca::proxy

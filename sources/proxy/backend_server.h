@@ -1,0 +1,105 @@
+// One backend server of one pool, shared by every worker: its address and
+// settings (immutable), its health (up/down, consecutive failures: atomics any
+// worker updates) and its counters (one block per worker, single writer).
+//
+// Identity: a pool's server is found again at reload by (pool name, address,
+// settings), so a reload that keeps a server keeps its health, its counters
+// and every worker's open connections to it (server_directory.h).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "counters.h"
+#include "latency_histogram.h"
+#include "machinarium.h"
+#include "router_config.h"
+
+namespace ithaca::proxy {
+
+// What a pool says about talking to its servers (copied from config::pool_config).
+struct server_settings {
+  config::backend_protocol protocol = config::backend_protocol::Ascii;
+  uint64_t connect_timeout_ms = 1000;
+  uint64_t timeout_ms = 1000;
+  unsigned connections = 1;
+  unsigned max_inflight = 256;
+  unsigned max_queued = 4096;
+  unsigned failure_limit = 3;
+  uint64_t retry_interval_ms = 500;
+  uint64_t retry_interval_max_ms = 10000;
+  bool operator==(const server_settings&) const = default;
+};
+
+// Why a request to a server failed (one counter each).
+enum class failure_kind : uint8_t {
+  Down,        // the server is marked down: failed at once (fail fast)
+  Timeout,     // no reply within the pool's timeout
+  Connect,     // connect refused or timed out
+  Connection,  // reset, closed, or another request's failure broke the connection
+  BadReply,    // the server sent garbage
+  QueueFull,   // more requests waiting than max_queued
+};
+const char* to_string(failure_kind f);
+
+// One worker's counters for one server. [single writer: that worker]
+struct server_counters {
+  cache::counter requests;      // backend calls started
+  cache::counter replies;       // calls answered
+  cache::counter failures[6];   // by failure_kind
+  cache::counter connects;      // connections opened
+  std::atomic<int64_t> inflight{0};     // calls sent and unanswered (gauge)
+  std::atomic<int64_t> connections{0};  // open connections (gauge)
+  latency_histogram latency;
+};
+
+class backend_server {
+ public:
+  backend_server(std::string pool, config::backend_server spec, server_settings settings, unsigned workers);
+
+  const std::string& pool() const { return pool_; }
+  const std::string& address() const { return spec_.address; }
+  const config::backend_server& spec() const { return spec_; }
+  const server_settings& settings() const { return settings_; }
+  const mm::address& sockaddr() const { return sockaddr_; }
+  bool address_ok() const { return address_ok_; }
+
+  // ---- health [any worker] ----
+  bool up() const { return up_.load(std::memory_order_relaxed); }
+  // A reply came back: the failure streak ends.
+  void record_success() {
+    if (streak_.load(std::memory_order_relaxed) != 0) streak_.store(0, std::memory_order_relaxed);
+  }
+  // A failure. True if THIS call marked the server down (the caller then
+  // starts the one prober). A refused connect marks it down at once.
+  bool record_failure(failure_kind f);
+  // The prober got an answer.
+  void mark_up();
+  uint64_t transitions() const { return transitions_.load(std::memory_order_relaxed); }
+
+  // ---- counters ----
+  server_counters& counters(unsigned worker) { return *counters_[worker]; }
+  const std::vector<std::unique_ptr<server_counters>>& all_counters() const { return counters_; }
+
+  // The server left the configuration: probers stop, connections close once
+  // their requests are answered. [pooler, at reload]
+  void retire() { retired_.store(true, std::memory_order_relaxed); }
+  bool retired() const { return retired_.load(std::memory_order_relaxed); }
+
+ private:
+  std::string pool_;
+  config::backend_server spec_;
+  server_settings settings_;
+  mm::address sockaddr_;
+  bool address_ok_ = false;
+  std::atomic<bool> up_{true};
+  std::atomic<unsigned> streak_{0};
+  std::atomic<uint64_t> transitions_{0};
+  std::atomic<bool> retired_{false};
+  std::vector<std::unique_ptr<server_counters>> counters_;  // one per worker
+};
+
+}  // namespace ithaca::proxy

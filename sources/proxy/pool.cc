@@ -1,0 +1,88 @@
+#include "pool.h"
+
+#include "server_directory.h"
+
+namespace ithaca::proxy {
+
+namespace {
+
+hash_kind hash_of(config::hash_function h) {
+  switch (h) {
+    case config::hash_function::OneAtATime: return hash_kind::OneAtATime;
+    case config::hash_function::Md5: return hash_kind::Md5;
+    case config::hash_function::Crc16: return hash_kind::Crc16;
+    case config::hash_function::Crc32: return hash_kind::Crc32;
+    case config::hash_function::Crc32a: return hash_kind::Crc32a;
+    case config::hash_function::Fnv1_64: return hash_kind::Fnv1_64;
+    case config::hash_function::Fnv1a_64: return hash_kind::Fnv1a_64;
+    case config::hash_function::Fnv1_32: return hash_kind::Fnv1_32;
+    case config::hash_function::Fnv1a_32: return hash_kind::Fnv1a_32;
+    case config::hash_function::Hsieh: return hash_kind::Hsieh;
+    case config::hash_function::Murmur: return hash_kind::Murmur;
+    case config::hash_function::Jenkins: return hash_kind::Jenkins;
+  }
+  return hash_kind::Fnv1a_64;
+}
+
+distribution_kind distribution_of(config::distribution d) {
+  switch (d) {
+    case config::distribution::Ketama: return distribution_kind::Ketama;
+    case config::distribution::Modula: return distribution_kind::Modula;
+    case config::distribution::Random: return distribution_kind::Random;
+    case config::distribution::Jump: return distribution_kind::Jump;
+    case config::distribution::Rendezvous: return distribution_kind::Rendezvous;
+    case config::distribution::LibmemcachedKetama: return distribution_kind::LibmemcachedKetama;
+  }
+  return distribution_kind::Ketama;
+}
+
+server_settings settings_of(const config::pool_config& c) {
+  server_settings s;
+  s.protocol = c.protocol;
+  s.connect_timeout_ms = c.connect_timeout_ms;
+  s.timeout_ms = c.timeout_ms;
+  s.connections = c.connections;
+  s.max_inflight = c.max_inflight;
+  s.max_queued = c.max_queued;
+  s.failure_limit = c.failure_limit;
+  s.retry_interval_ms = c.retry_interval_ms;
+  s.retry_interval_max_ms = c.retry_interval_max_ms;
+  return s;
+}
+
+// The name ketama hashes: twemproxy's "host:port" (or the configured name);
+// a unix socket is named by its path, as twemproxy does.
+std::string point_name(distribution_kind kind, const config::backend_server& b) {
+  if (b.address.starts_with("unix:")) return b.name.empty() ? b.address.substr(5) : b.name;
+  const std::size_t colon = b.address.rfind(':');
+  std::string host = b.address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  const auto port = static_cast<std::uint16_t>(std::stoi(b.address.substr(colon + 1)));
+  return server_point_name(kind, host, port, b.name);
+}
+
+}  // namespace
+
+std::shared_ptr<const pool> pool::build(const config::pool_config& cfg, server_directory& dir, std::string* error) {
+  auto p = std::shared_ptr<pool>(new pool());
+  p->name_ = cfg.name;
+  p->allow_flush_ = cfg.allow_flush;
+  p->hash_options_.hash_tag = cfg.hash_tag;
+  p->hash_options_.hash_stop = cfg.hash_stop;
+  const distribution_kind kind = distribution_of(cfg.dist);
+  std::vector<server_spec> specs;
+  const server_settings settings = settings_of(cfg);
+  for (const config::backend_server& b : cfg.servers) {
+    p->servers_.push_back(dir.acquire(cfg.name, b, settings));
+    specs.push_back(server_spec{point_name(kind, b), b.weight});
+  }
+  std::string why;
+  p->dist_ = make_distribution(kind, specs, hash_of(cfg.hash), &why);
+  if (!p->dist_) {
+    if (error) *error = "pool '" + cfg.name + "': " + why;
+    return nullptr;
+  }
+  return p;
+}
+
+}  // namespace ithaca::proxy

@@ -1,0 +1,46 @@
+// Every backend server the route trees know, so that a reload finds the
+// servers it keeps (same pool, address and settings) and keeps their health,
+// counters and open connections. A server no tree names any more is retired
+// (its connections close once their requests are answered).
+//
+// Thread: build/retire on the pooler (start-up, SIGHUP); `stats` reads the
+// list from a worker. Lock: `mutex_`, a leaf, held only to copy or edit the
+// list (no I/O, no log call, no suspension under it).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend_server.h"
+
+namespace ithaca::proxy {
+
+class server_directory {
+ public:
+  explicit server_directory(unsigned workers) : workers_(workers) {}
+
+  // The server of `pool` at `spec.address` with these settings: the one
+  // already known, or a new one.
+  std::shared_ptr<backend_server> acquire(const std::string& pool, const config::backend_server& spec,
+                                          const server_settings& settings);
+
+  // After a new tree is published: servers not in `kept` are retired and
+  // forgotten. [pooler]
+  void retire_all_but(const std::vector<std::shared_ptr<backend_server>>& kept);
+
+  // Every server, in (pool, address) order. [any thread]
+  std::vector<std::shared_ptr<backend_server>> list() const;
+
+  unsigned workers() const { return workers_; }
+
+ private:
+  unsigned workers_;
+  mutable std::mutex mutex_;  // leaf
+  std::map<std::string, std::shared_ptr<backend_server>> servers_;  // [mutex_] key: pool + '\0' + address
+  std::vector<std::shared_ptr<backend_server>> retired_pending_;    // [mutex_] replaced, retire at publish
+};
+
+}  // namespace ithaca::proxy

@@ -1,0 +1,30 @@
+#include "worker_backends.h"
+
+namespace ithaca::proxy {
+
+backend_conn& worker_backends::conn(const std::shared_ptr<backend_server>& server, std::uintptr_t client_tag) {
+  std::vector<std::unique_ptr<backend_conn>>& list = conns_[server.get()];
+  const std::size_t n = server->settings().connections;
+  if (list.size() < n) list.resize(n);
+  std::unique_ptr<backend_conn>& c = list[n == 1 ? 0 : (client_tag >> 6) % n];
+  if (!c || c->finished()) c = std::make_unique<backend_conn>(server, worker_, *this);
+  return *c;
+}
+
+void worker_backends::sweep() {
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    bool all_done = true;
+    for (auto& c : it->second) {
+      if (!c) continue;
+      if (c->server().retired()) c->close_when_idle();
+      if (!c->finished()) all_done = false;
+    }
+    if (all_done && !it->second.empty() && it->second.front() && it->second.front()->server().retired()) {
+      it = conns_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace ithaca::proxy

@@ -1,0 +1,36 @@
+// One worker's connections to every backend server it has talked to, found by
+// server (a reload that keeps a server keeps these connections). Created on
+// first use, closed once the server leaves the configuration and the
+// requests on them are answered (sweep()).
+//
+// Thread: owned by one worker; used only on its machine. Destroyed after the
+// machine ended (the worker object outlives it), when no coroutine runs.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "backend_conn.h"
+
+namespace ithaca::proxy {
+
+class worker_backends {
+ public:
+  explicit worker_backends(unsigned worker) : worker_(worker) {}
+
+  // The connection a client uses to `server`: with `connections: N` a client
+  // always gets the same one of the N (`client_tag`), so its requests to one
+  // server stay in order.
+  backend_conn& conn(const std::shared_ptr<backend_server>& server, std::uintptr_t client_tag);
+
+  // Closes the connections of retired servers once idle, frees ended ones.
+  // [the worker's sweeper coroutine, every second]
+  void sweep();
+
+ private:
+  unsigned worker_;
+  std::unordered_map<const backend_server*, std::vector<std::unique_ptr<backend_conn>>> conns_;
+};
+
+}  // namespace ithaca::proxy

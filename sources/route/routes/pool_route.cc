@@ -1,0 +1,52 @@
+#include "pool_route.h"
+
+#include "worker_backends.h"
+
+namespace ithaca::route {
+
+pool_route::pool_route(std::string name, std::shared_ptr<const proxy::pool> pool)
+    : route(std::move(name)), pool_(std::move(pool)) {}
+
+dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) const {
+  const protocol::request& req = slot.req;
+  slot.result.prepare(req);
+  const auto& servers = pool_->servers();
+  proxy::worker_backends& backends = *env.backends;
+  const std::uintptr_t tag = slot.client_tag();
+  if (req.cmd == protocol::command::FlushAll) {
+    if (!pool_->allow_flush()) {
+      slot.result.outcome = protocol::routed_outcome::Refused;
+      slot.result.text = "SERVER_ERROR flush_all is not allowed on pool '" + pool_->name() + "' (allow_flush: false)";
+      slot.result.bstatus = protocol::binary_status::NotSupported;
+      return dispatch_status::Pending;  // no calls: ready at once, in order
+    }
+    for (const auto& s : servers) backends.conn(s, tag).submit(slot, {});
+    return dispatch_status::Pending;
+  }
+  const std::size_t n = req.keys.size();
+  if (n <= 1 || servers.size() == 1) {
+    backends.conn(servers[pool_->locate(req.key())], tag).submit(slot, {});
+    return dispatch_status::Pending;
+  }
+  // Several keys: group their indexes by server (a counting sort keeps each
+  // server's keys in request order), one call per server.
+  slot.server_of.resize(n);
+  std::vector<std::uint32_t>& order = slot.key_order;
+  order.assign(n, 0);
+  std::vector<std::uint32_t> counts(servers.size() + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    slot.server_of[i] = pool_->locate(req.keys[i]);
+    ++counts[slot.server_of[i] + 1];
+  }
+  for (std::size_t s = 1; s < counts.size(); ++s) counts[s] += counts[s - 1];
+  std::vector<std::uint32_t> next(counts.begin(), counts.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) order[next[slot.server_of[i]]++] = static_cast<std::uint32_t>(i);
+  for (std::size_t s = 0; s < servers.size(); ++s) {
+    const std::uint32_t begin = counts[s], end = counts[s + 1];
+    if (begin == end) continue;
+    backends.conn(servers[s], tag).submit(slot, std::span<const std::uint32_t>(order.data() + begin, end - begin));
+  }
+  return dispatch_status::Pending;
+}
+
+}  // namespace ithaca::route

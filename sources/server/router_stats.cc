@@ -1,0 +1,114 @@
+#include "router_stats.h"
+
+#include <array>
+#include <string>
+
+namespace ithaca::server {
+
+namespace {
+
+constexpr proxy::failure_kind kFailureKinds[] = {
+    proxy::failure_kind::Down,       proxy::failure_kind::Timeout,  proxy::failure_kind::Connect,
+    proxy::failure_kind::Connection, proxy::failure_kind::BadReply, proxy::failure_kind::QueueFull,
+};
+
+// One server's counters, summed over the workers.
+struct server_sums {
+  uint64_t requests = 0;
+  uint64_t replies = 0;
+  uint64_t connects = 0;
+  std::array<uint64_t, std::size(kFailureKinds)> failures{};
+  int64_t inflight = 0;
+  int64_t connections = 0;
+  std::array<uint64_t, proxy::latency_histogram::kBuckets> latency{};
+
+  uint64_t failures_total() const {
+    uint64_t n = 0;
+    for (uint64_t f : failures) n += f;
+    return n;
+  }
+};
+
+server_sums sum(const proxy::backend_server& s) {
+  server_sums out;
+  for (const auto& c : s.all_counters()) {
+    out.requests += c->requests.get();
+    out.replies += c->replies.get();
+    out.connects += c->connects.get();
+    for (std::size_t i = 0; i < out.failures.size(); ++i) out.failures[i] += c->failures[i].get();
+    out.inflight += c->inflight.load(std::memory_order_relaxed);
+    out.connections += c->connections.load(std::memory_order_relaxed);
+    c->latency.add_to(out.latency);
+  }
+  return out;
+}
+
+}  // namespace
+
+void router_stats_pools(const route::route_tree& tree, route::stat_lines& out) {
+  for (const auto& p : tree.pools()) {
+    uint64_t up = 0, requests = 0, replies = 0, failures = 0;
+    for (const auto& s : p->servers()) {
+      if (s->up()) ++up;
+      server_sums n = sum(*s);
+      requests += n.requests;
+      replies += n.replies;
+      failures += n.failures_total();
+    }
+    const std::string prefix = p->name() + ":";
+    out.emplace_back(prefix + "servers", std::to_string(p->servers().size()));
+    out.emplace_back(prefix + "servers_up", std::to_string(up));
+    out.emplace_back(prefix + "requests", std::to_string(requests));
+    out.emplace_back(prefix + "replies", std::to_string(replies));
+    out.emplace_back(prefix + "failures", std::to_string(failures));
+  }
+}
+
+void router_stats_servers(const route::route_tree& tree, route::stat_lines& out) {
+  for (const auto& p : tree.pools()) {
+    for (const auto& s : p->servers()) {
+      server_sums n = sum(*s);
+      const std::string prefix = p->name() + "/" + s->address() + ":";
+      auto add = [&](const std::string& name, auto value) {
+        if constexpr (std::is_convertible_v<decltype(value), std::string>) {
+          out.emplace_back(prefix + name, std::string(value));
+        } else {
+          out.emplace_back(prefix + name, std::to_string(value));
+        }
+      };
+      add("state", s->up() ? "up" : "down");
+      add("transitions", s->transitions());
+      add("requests", n.requests);
+      add("replies", n.replies);
+      for (std::size_t i = 0; i < n.failures.size(); ++i) {
+        add(std::string("failures_") + proxy::to_string(kFailureKinds[i]), n.failures[i]);
+      }
+      add("inflight", n.inflight);
+      add("connections", n.connections);
+      add("connects", n.connects);
+      add("latency_p50_us", proxy::latency_histogram::quantile(n.latency, 0.50));
+      add("latency_p99_us", proxy::latency_histogram::quantile(n.latency, 0.99));
+      add("latency_p999_us", proxy::latency_histogram::quantile(n.latency, 0.999));
+    }
+  }
+}
+
+void router_stats_summary(const route::route_tree& tree, route::stat_lines& out) {
+  uint64_t servers = 0, down = 0, requests = 0, failures = 0;
+  for (const auto& p : tree.pools()) {
+    for (const auto& s : p->servers()) {
+      ++servers;
+      if (!s->up()) ++down;
+      server_sums n = sum(*s);
+      requests += n.requests;
+      failures += n.failures_total();
+    }
+  }
+  out.emplace_back("router_pools", std::to_string(tree.pools().size()));
+  out.emplace_back("router_servers", std::to_string(servers));
+  out.emplace_back("router_servers_down", std::to_string(down));
+  out.emplace_back("router_requests", std::to_string(requests));
+  out.emplace_back("router_failures", std::to_string(failures));
+}
+
+}  // namespace ithaca::server

@@ -1,0 +1,326 @@
+"""The router role over the wire, against real memcached backends: ithaca
+started with `pools:` and `route: {type: pool}` forwards every request to the
+server that holds its key, and answers byte for byte what a memcached would.
+
+Failures use fake backends (fake_backend.py): killed, hung, resetting,
+garbage, slow, and a server coming back."""
+
+import os
+import signal
+import socket
+import threading
+import time
+
+import pytest
+
+import mcwire
+from fake_backend import FakeBackend
+from test_ascii_diff import SERVER_ARGS, run_seed
+
+
+def router_yaml(servers, *, pool="main", workers=None, **settings):
+    lines = []
+    if workers:
+        lines += ["server:", f"  workers: {workers}"]
+    lines += ["pools:", f"  {pool}:", "    servers: [" + ", ".join(f'"{s}"' for s in servers) + "]"]
+    for key, value in settings.items():
+        lines.append(f"    {key}: {value}")
+    lines += ["route:", "  type: pool", f"  pool: {pool}"]
+    return "\n".join(lines) + "\n"
+
+
+def addr(server):
+    return f"{server.host}:{server.port}"
+
+
+def stats(conn, group=""):
+    conn.send(b"stats" + (b" " + group.encode() if group else b"") + b"\r\n")
+    return mcwire.parse_stats(conn.read_reply())
+
+
+def wait_for(predicate, timeout=10.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    pytest.fail(f"timed out after {timeout}s waiting for {what}", pytrace=False)
+
+
+@pytest.fixture
+def backends(memcached_factory):
+    return [memcached_factory(args=SERVER_ARGS) for _ in range(3)]
+
+
+def test_keys_spread_over_the_pool_and_read_back(ithaca_factory, backends):
+    router = ithaca_factory(config_text=router_yaml([addr(b) for b in backends], hash="md5"))
+    keys = [f"key:{i}".encode() for i in range(300)]
+    with mcwire.Conn(router.host, router.port) as c:
+        for k in keys:
+            assert c.call(b"set %s 7 0 %d\r\n%s\r\n" % (k, len(k) + 1, k + b"!")) == b"STORED\r\n"
+        for k in keys:
+            assert c.call(b"get %s\r\n" % k) == b"VALUE %s 7 %d\r\n%s!\r\nEND\r\n" % (k, len(k) + 1, k)
+    # Every key is on exactly one backend, and every backend has some.
+    holders = {}
+    for b in backends:
+        with mcwire.Conn(b.host, b.port) as d:
+            for k in keys:
+                if d.call(b"get %s\r\n" % k) != b"END\r\n":
+                    holders.setdefault(k, []).append(b.port)
+    assert all(len(holders.get(k, [])) == 1 for k in keys), "a key is on no backend or on several"
+    per_backend = {b.port: sum(1 for k in keys if holders[k] == [b.port]) for b in backends}
+    assert all(n > 30 for n in per_backend.values()), per_backend
+
+
+def test_multiget_across_servers_merges_in_client_order(ithaca_factory, backends):
+    router = ithaca_factory(config_text=router_yaml([addr(b) for b in backends]))
+    with mcwire.Conn(router.host, router.port) as c:
+        for i in range(0, 40, 2):  # even keys exist
+            assert c.call(b"set k%d %d 0 2\r\nv%d\r\n" % (i, i, i % 10)) == b"STORED\r\n"
+        keys = [b"k%d" % i for i in range(40)] + [b"k4", b"k4", b"k39"]
+        c.send(b"get " + b" ".join(keys) + b"\r\n")
+        got = c.read_reply()
+    want = b"".join(b"VALUE k%d %d 2\r\nv%d\r\n" % (i, i, i % 10) for i in
+                    [int(k[1:]) for k in keys] if i % 2 == 0) + b"END\r\n"
+    assert got == want
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_ascii_diff_through_router_one_backend(seed, ithaca_factory, memcached_factory):
+    backend = memcached_factory(args=SERVER_ARGS)
+    router = ithaca_factory(args=["-I", "1m"], config_text=router_yaml([addr(backend)]))
+    run_seed(seed, router, memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS))
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_ascii_diff_through_router_three_backends(seed, ithaca_factory, memcached_factory):
+    servers = [memcached_factory(args=SERVER_ARGS) for _ in range(3)]
+    router = ithaca_factory(args=["-I", "1m"], config_text=router_yaml([addr(s) for s in servers]))
+    run_seed(seed, router, memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS))
+
+
+def test_pipelined_batch_replies_in_order(ithaca_factory, backends):
+    router = ithaca_factory(config_text=router_yaml([addr(b) for b in backends]))
+    with mcwire.Conn(router.host, router.port) as c:
+        batch = b"".join(b"set p%d 0 0 %d\r\n%d\r\n" % (i, len(str(i)), i) for i in range(500))
+        batch += b"".join(b"get p%d\r\n" % i for i in range(500))
+        batch += b"version\r\n"
+        units = c.exchange_until_sentinel(batch)
+    assert units[:500] == [b"STORED\r\n"] * 500
+    assert units[500:] == [b"VALUE p%d 0 %d\r\n%d\r\nEND\r\n" % (i, len(str(i)), i) for i in range(500)]
+
+
+def test_server_commands_answered_by_ithaca(ithaca_factory, backends):
+    router = ithaca_factory(config_text=router_yaml([addr(b) for b in backends]))
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"version\r\n").startswith(b"VERSION 1.6.18-ithaca")
+        s = stats(c)
+        assert s["router_pools"] == b"1" and s["router_servers"] == b"3"
+        assert c.call(b"flush_all\r\n").startswith(b"SERVER_ERROR flush_all is not allowed")
+        c.send(b"mn\r\n")
+        assert c.read_line() == b"MN\r\n"
+
+
+def test_flush_all_reaches_every_server_when_allowed(ithaca_factory, backends):
+    router = ithaca_factory(config_text=router_yaml([addr(b) for b in backends], allow_flush="true"))
+    with mcwire.Conn(router.host, router.port) as c:
+        for i in range(30):
+            c.call(b"set f%d 0 0 1\r\nx\r\n" % i)
+        assert c.call(b"flush_all\r\n") == b"OK\r\n"
+    for b in backends:
+        with mcwire.Conn(b.host, b.port) as d:
+            assert stats(d)["curr_items"] == b"0"
+
+
+def test_binary_and_meta_clients_over_ascii_backend(ithaca_factory, memcached_factory):
+    backend = memcached_factory(args=SERVER_ARGS)
+    router = ithaca_factory(config_text=router_yaml([addr(backend)]))
+    oracle = memcached_factory(args=SERVER_ARGS)
+    packets = [
+        mcwire.pack_request(0x01, b"bk", mcwire.set_extras(5, 0), b"hello", opaque=1),  # set
+        mcwire.pack_request(0x00, b"bk", opaque=2),  # get
+        mcwire.pack_request(0x0C, b"bk", opaque=3),  # getk
+        mcwire.pack_request(0x00, b"missing", opaque=4),
+        mcwire.pack_request(0x05, b"n", mcwire.delta_extras(5, 10, 0), opaque=5),  # incr, create at 10
+        mcwire.pack_request(0x05, b"n", mcwire.delta_extras(5, 10, 0), opaque=6),
+        mcwire.pack_request(0x04, b"bk", opaque=7),  # delete
+        mcwire.pack_request(0x00, b"bk", opaque=8),
+    ]
+    def run(server):
+        with mcwire.Conn(server.host, server.port) as c:
+            return [c.binary_batch([p]) for p in packets]
+    got, want = run(router), run(oracle)
+    # CAS values differ between two servers' histories only if their
+    # operations differ; here they run the same sequence.
+    assert got == want
+    meta = b"ms mk 2 F3 T0\r\nhi\r\nmg mk v f k\r\nmg nope v\r\nmd mk q\r\nmg mk v\r\nmn\r\n"
+    with mcwire.Conn(router.host, router.port) as r, mcwire.Conn(oracle.host, oracle.port) as o:
+        done = lambda buf: (buf.find(b"MN\r\n") + 4) if b"MN\r\n" in buf else None
+        assert r.exchange(meta, done) == o.exchange(meta, done)
+
+
+# ---- failures ---------------------------------------------------------------
+
+def start_memcached_on(port):
+    """A real memcached on a given port (a killed backend's, brought back)."""
+    from conftest import BASE_ARGS, Server, memcached_binary, root_args
+    server = Server("memcached", [memcached_binary(), *root_args(), *BASE_ARGS, "-p", str(port)],
+                    stop_signal=signal.SIGKILL)
+    server.port = port
+    assert server.wait_accepting(10), server.describe()
+    return server
+
+
+def test_killed_backend_fails_fast_then_comes_back(ithaca_factory, memcached_factory):
+    backend = memcached_factory(args=SERVER_ARGS)
+    port = backend.port
+    key = f"main/127.0.0.1:{port}:"
+    router = ithaca_factory(config_text=router_yaml([addr(backend)], failure_limit=2,
+                                                    retry_interval="50ms", retry_interval_max="200ms"))
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"set a 0 0 1\r\n1\r\n") == b"STORED\r\n"
+        backend.stop()
+        first = c.call(b"get a\r\n")
+        assert first.startswith(b"SERVER_ERROR"), first
+        # A refused connect marks it down: later requests fail at once.
+        wait_for(lambda: stats(c, "servers")[key + "state"] == b"down", what="server marked down")
+        t0 = time.monotonic()
+        for _ in range(50):
+            assert c.call(b"get a\r\n").startswith(b"SERVER_ERROR")
+        assert time.monotonic() - t0 < 2.0, "requests to a down server must fail fast"
+        restarted = start_memcached_on(port)
+        try:
+            # The prober sees it answer `version` and marks it up.
+            wait_for(lambda: c.call(b"set a 0 0 1\r\n2\r\n") == b"STORED\r\n", what="server back up")
+            assert c.call(b"get a\r\n") == b"VALUE a 0 1\r\n2\r\nEND\r\n"
+            s = stats(c, "servers")
+            assert s[key + "state"] == b"up"
+            assert int(s[key + "transitions"]) >= 2
+        finally:
+            restarted.stop()
+
+
+@pytest.mark.parametrize("mode", ["hang", "garbage", "reset"])
+def test_misbehaving_backend_gets_server_error(mode, ithaca_factory, memcached_factory):
+    bad = FakeBackend(mode)
+    try:
+        router = ithaca_factory(config_text=router_yaml([bad.address], timeout="300ms", failure_limit=3,
+                                                        retry_interval="10s"))
+        with mcwire.Conn(router.host, router.port) as c:
+            t0 = time.monotonic()
+            reply = c.call(b"get x\r\n")
+            assert reply.startswith(b"SERVER_ERROR"), reply
+            assert time.monotonic() - t0 < 3.0
+            # Never another request's reply: every later request errors too,
+            # and once the failure limit is reached it fails at once.
+            for _ in range(5):
+                assert c.call(b"set x 0 0 1\r\n1\r\n").startswith(b"SERVER_ERROR")
+            s = stats(c, "servers")
+            key = f"main/{bad.address}:"
+            assert s[key + "state"] == b"down"
+            kind = {"hang": "timeout", "garbage": "bad_reply", "reset": "connection"}[mode]
+            assert int(s[key + "failures_" + kind]) >= 1, s
+            assert int(s[key + "failures_down"]) >= 1, s
+    finally:
+        bad.close()
+
+
+def test_slow_backend_within_timeout_answers(ithaca_factory, memcached_factory):
+    real = memcached_factory(args=SERVER_ARGS)
+    slow = FakeBackend("forward", target=(real.host, real.port), delay=0.15)
+    try:
+        router = ithaca_factory(config_text=router_yaml([slow.address], timeout="2s"))
+        with mcwire.Conn(router.host, router.port) as c:
+            assert c.call(b"set s 0 0 2\r\nok\r\n") == b"STORED\r\n"
+            assert c.call(b"get s\r\n") == b"VALUE s 0 2\r\nok\r\nEND\r\n"
+    finally:
+        slow.close()
+
+
+def test_hung_request_does_not_get_a_later_reply(ithaca_factory, memcached_factory):
+    """A request that timed out must never receive the reply of another: a
+    backend that becomes slow after a while; the timed-out connection is
+    recycled and a fresh one serves the next request correctly."""
+    real = memcached_factory(args=SERVER_ARGS)
+    fwd = FakeBackend("forward", target=(real.host, real.port), delay=0.6)
+    try:
+        router = ithaca_factory(config_text=router_yaml([fwd.address], timeout="300ms", failure_limit=100))
+        with mcwire.Conn(router.host, router.port) as c:
+            assert c.call(b"get a\r\n").startswith(b"SERVER_ERROR")
+            fwd.delay = 0.0
+            assert c.call(b"set b 0 0 1\r\nB\r\n") == b"STORED\r\n"
+            assert c.call(b"get b\r\n") == b"VALUE b 0 1\r\nB\r\nEND\r\n"
+    finally:
+        fwd.close()
+
+
+def test_a_thousand_clients_through_one_worker(ithaca_factory, backends):
+    router = ithaca_factory(args=["-t", "1", "-c", "4096"], config_text=router_yaml([addr(b) for b in backends]))
+    errors = []
+
+    def client(i):
+        try:
+            with mcwire.Conn(router.host, router.port, timeout=30) as c:
+                v = b"%d" % i
+                assert c.call(b"set c%d 0 0 %d\r\n%s\r\n" % (i, len(v), v)) == b"STORED\r\n"
+                assert c.call(b"get c%d\r\n" % i) == b"VALUE c%d 0 %d\r\n%s\r\nEND\r\n" % (i, len(v), v)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(f"{i}: {e!r}")
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(1000)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors[:5]
+
+
+def test_reload_under_load_keeps_connections_and_replies(ithaca_factory, memcached_factory, tmp_path):
+    a, b = memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS)
+    router = ithaca_factory(config_text=router_yaml([addr(a)], timeout="2s"))
+    cfg = sorted(tmp_path.glob("ithaca-*.yaml"))[-1]
+    stop = threading.Event()
+    errors = []
+    done = [0]
+
+    def worker(n):
+        try:
+            with mcwire.Conn(router.host, router.port, timeout=10) as c:
+                i = 0
+                while not stop.is_set():
+                    k = b"r%d_%d" % (n, i % 50)
+                    v = b"%d" % i
+                    assert c.call(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(v), v)) == b"STORED\r\n"
+                    assert c.call(b"get %s\r\n" % k) == b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(v), v)
+                    i += 1
+                    done[0] += 1
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"client {n}: {e!r}")
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    wait_for(lambda: done[0] > 200, what="load running")
+    with mcwire.Conn(router.host, router.port) as c:
+        connects_before = int(stats(c, "servers")[f"main/{addr(a)}:connects"])
+    # Add a server, then a broken file (refused), then back to one server.
+    cfg.write_text(router_yaml([addr(a), addr(b)], timeout="2s"))
+    router.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: "SIGHUP" in router.log and "is valid" in router.log, what="reload applied")
+    base = done[0]
+    wait_for(lambda: done[0] > base + 200, what="load after reload")
+    cfg.write_text("pools:\n  main:\n    servers: []\nroute: {type: pool, pool: main}\n")
+    router.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: "reload refused" in router.log, what="bad reload refused")
+    base = done[0]
+    wait_for(lambda: done[0] > base + 200, what="load after refused reload")
+    stop.set()
+    for t in threads:
+        t.join(20)
+    assert not errors, errors[:5]
+    with mcwire.Conn(router.host, router.port) as c:
+        s = stats(c, "servers")
+        # The server kept across the reload kept its connections.
+        assert int(s[f"main/{addr(a)}:connects"]) == connects_before, s
+        assert int(s[f"main/{addr(b)}:requests"]) > 0, s
