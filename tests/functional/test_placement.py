@@ -93,18 +93,24 @@ class Backends:
     def holder_of(self, keys, used):
         """{key: index} over the first `used` servers; fails on a key stored
         on two servers or on none."""
-        holder = {}
-        for i, s in enumerate(self.servers[:used]):
-            request = b"".join(b"get " + b" ".join(keys[j:j + BATCH]) + b"\r\n"
-                               for j in range(0, len(keys), BATCH)) + b"version\r\n"
-            with mcwire.Conn(*s.address) as c:
-                for unit in c.exchange_until_sentinel(request):
-                    for key, _flags, _data, _cas in mcwire.parse_values(unit):
-                        assert key not in holder, f"{key!r} is on servers {holder[key]} and {i}"
-                        holder[key] = i
-        missing = [k for k in keys if k not in holder]
-        assert not missing, f"{len(missing)} keys on no server, e.g. {missing[:3]!r}"
-        return holder
+        return holder_of(keys, list(enumerate(self.servers[:used])))
+
+
+def holder_of(keys, indexed_servers):
+    """{key: pool index} from asking each (pool index, memcached) which keys
+    it holds; fails on a key stored on two servers or on none."""
+    holder = {}
+    request = b"".join(b"get " + b" ".join(keys[j:j + BATCH]) + b"\r\n"
+                       for j in range(0, len(keys), BATCH)) + b"version\r\n"
+    for i, s in indexed_servers:
+        with mcwire.Conn(*s.address) as c:
+            for unit in c.exchange_until_sentinel(request):
+                for key, _flags, _data, _cas in mcwire.parse_values(unit):
+                    assert key not in holder, f"{key!r} is on servers {holder[key]} and {i}"
+                    holder[key] = i
+    missing = [k for k in keys if k not in holder]
+    assert not missing, f"{len(missing)} keys on no server, e.g. {missing[:3]!r}"
+    return holder
 
 
 @pytest.fixture(scope="module")
@@ -190,6 +196,8 @@ CASES = [
     ("modula fnv1a_64", [(1, None)] * 3, "fnv1a_64", "modula", None),
     ("modula weights crc32", [(1, None), (2, None), (3, None), (1, None), (4, None)], "crc32", "modula", None),
     ("modula weights md5", [(2, "a"), (1, "b"), (5, "c")], "md5", "modula", None),
+    # nutcracker numbers servers sorted by name, shorter names first
+    ("modula names out of order", [(1, "zz"), (2, "b"), (1, "aaa"), (3, "ab")], "murmur", "modula", None),
     ("modula hsieh", [(1, None)] * 5, "hsieh", "modula", None),
     ("modula jenkins hash_tag", [(1, None)] * 5, "jenkins", "modula", "{}"),
 ]
@@ -245,3 +253,58 @@ def test_same_server_as_libmemcached_weighted_ketama(backends, what, weights):
     expected = backends.holder_of(keys, len(weights))
     assert_same_placement(keys, expected, ["--distribution", "libmemcached_ketama", "--hash", "md5", *items],
                           f"libmemcached {what}")
+
+
+EJECTION_CASES = [
+    ("ketama", "md5", [1, 1, 1, 1], 2),
+    ("ketama", "fnv1a_64", [1, 3, 2, 1, 2], 0),
+    ("modula", "crc32a", [2, 1, 1, 3], 3),
+]
+
+
+@pytest.mark.parametrize("dist,hash_name,weights,dead", EJECTION_CASES,
+                         ids=[f"{c[0]} {c[1]} dead {c[3]}" for c in EJECTION_CASES])
+def test_same_server_as_nutcracker_after_ejection(backends, tmp_path, dist, hash_name, weights, dead):
+    """auto_eject_hosts: a server that refuses connections is ejected and
+    nutcracker rebuilds its distribution over the others; ithaca's
+    make_live_distribution (ithaca_place --down) must place keys as the
+    rebuilt one does."""
+    keys = make_keys(zlib.crc32(f"eject {dist} {hash_name} {dead}".encode()))
+    dead_port = conftest.free_port()  # nothing listens there: connects are refused
+    live = [s for s in backends.servers]
+    ports, indexed = [], []
+    for i in range(len(weights)):
+        if i == dead:
+            ports.append(dead_port)
+        else:
+            s = live.pop(0)
+            ports.append(s.port)
+            indexed.append((i, s))
+    items = [f"127.0.0.1:{p}:{w}" for p, w in zip(ports, weights)]
+    yaml = (f"  hash: {hash_name}\n  distribution: {dist}\n  timeout: 2000\n  auto_eject_hosts: true\n"
+            "  server_failure_limit: 1\n  server_retry_timeout: 600000\n  servers:\n"
+            + "".join(f"    - {item}\n" for item in items))
+    full = placed_by_tool(keys, ["--distribution", dist, "--hash", hash_name, *items])
+    on_dead = [k for k in keys if full[k] == dead]
+    assert on_dead, "no key maps to the dead server: pick another key set"
+    backends.flush()
+    nut = start_nutcracker(tmp_path, yaml)
+    try:
+        # A request for the dead server fails (refused connect) and ejects it;
+        # from then on its keys are stored on the live servers.
+        for attempt in range(20):
+            try:
+                with mcwire.Conn(*nut.address, timeout=5) as c:
+                    if c.call(b"set %s 0 0 1\r\nx\r\n" % on_dead[0]) == b"STORED\r\n":
+                        break
+            except (mcwire.ConnectionClosed, mcwire.ReplyTimeout, OSError):
+                pass
+        else:
+            pytest.fail(f"nutcracker never ejected the dead server:\n{nut.describe()}")
+        backends.flush()
+        set_through(nut, keys)
+    finally:
+        nut.stop()
+    expected = holder_of(keys, indexed)
+    assert_same_placement(keys, expected, ["--distribution", dist, "--hash", hash_name, "--down", str(dead), *items],
+                          f"nutcracker {dist} {hash_name} with server {dead} ejected")

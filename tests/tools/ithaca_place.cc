@@ -2,11 +2,14 @@
 // index of the server a pool would send it to.
 //
 //   ithaca_place [--distribution KIND] [--hash KIND] [--hash-tag XY] [--hash-stop]
-//                SERVER...
+//                [--down I,J,...] SERVER...
 //
 // SERVER is twemproxy's server syntax, one argument each (quote the space):
 // "host:port:weight[ name]" or "/path/to/socket:weight[ name]". The defaults
-// are twemproxy's: ketama and fnv1a_64. Exit status 2 on a usage error.
+// are twemproxy's: ketama and fnv1a_64. --down lists servers (0-based, in the
+// order given) taken out as twemproxy's auto_eject_hosts does: the
+// distribution is rebuilt over the others (make_live_distribution) and the
+// printed indices still count every server. Exit status 2 on a usage error.
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -25,7 +28,7 @@ namespace {
     std::fprintf(stderr,
                  "ithaca_place: %s\n"
                  "usage: ithaca_place [--distribution KIND] [--hash KIND] [--hash-tag XY] [--hash-stop] "
-                 "'host:port:weight[ name]'...\n",
+                 "[--down I,J,...] 'host:port:weight[ name]'...\n",
                  why.c_str());
     std::exit(2);
 }
@@ -76,6 +79,7 @@ int main(int argc, char** argv) {
     hash_kind hash = hash_kind::Fnv1a_64;
     key_hash_options options;
     std::vector<std::string_view> items;
+    std::vector<bool> down;
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
         auto value = [&]() -> std::string_view {
@@ -89,6 +93,16 @@ int main(int argc, char** argv) {
         } else if (arg == "--hash-tag") {
             options.hash_tag = value();
             if (!valid_hash_tag(options.hash_tag)) usage("a hash tag has two characters");
+        } else if (arg == "--down") {
+            std::string_view list = value();
+            while (!list.empty()) {
+                const auto comma = list.find(',');
+                std::uint32_t index = 0;
+                if (!parse_u32(list.substr(0, comma), 0xFFFF, index)) usage("bad --down list");
+                if (down.size() <= index) down.resize(index + 1);
+                down[index] = true;
+                list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+            }
         } else if (arg == "--hash-stop") {
             options.hash_stop = true;
         } else if (arg.starts_with("--")) {
@@ -101,8 +115,14 @@ int main(int argc, char** argv) {
     std::vector<server_spec> servers;
     for (auto item : items) servers.push_back(parse_server(item, dist));
 
+    if (down.size() > servers.size()) usage("--down names a server past the list");
+    std::vector<std::uint32_t> live;
+    for (std::uint32_t i = 0; i < servers.size(); ++i) {
+        if (i >= down.size() || !down[i]) live.push_back(i);
+    }
+
     std::string error;
-    auto d = make_distribution(dist, servers, hash, &error);
+    auto d = make_live_distribution(dist, servers, live, hash, &error);
     if (!d) usage(error);
 
     std::ios::sync_with_stdio(false);
