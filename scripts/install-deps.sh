@@ -7,6 +7,7 @@ packages=(
   g++ meson ninja-build pkg-config
   libboost-context-dev liburing-dev libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev
   memcached python3 python3-pytest
+  nutcracker python3-pylibmc
 )
 
 missing=()
