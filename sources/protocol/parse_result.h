@@ -39,6 +39,11 @@ enum class binary_status : std::uint16_t {
     AuthError = 0x0020,
     UnknownCommand = 0x0081,
     OutOfMemory = 0x0082,
+    // memcached's protocol_binary.h names them but 1.6.18 never sends them;
+    // the router does (see routed_result.h).
+    NotSupported = 0x0083,      // NOT_SUPPORTED
+    InternalError = 0x0084,     // EINTERNAL
+    TemporaryFailure = 0x0086,  // ETMPFAIL
 };
 
 struct parse_result {

@@ -229,6 +229,9 @@ std::string_view binary_status_text(binary_status status) {
         case binary_status::AuthError: return "Auth failure.";
         case binary_status::UnknownCommand: return "Unknown command";
         case binary_status::OutOfMemory: return "Out of memory";
+        case binary_status::NotSupported: return "Not supported";
+        case binary_status::InternalError: return "Internal error";
+        case binary_status::TemporaryFailure: return "Temporary failure";
     }
     return "UNHANDLED ERROR";
 }

@@ -1,0 +1,109 @@
+#pragma once
+// One client request's conversation with ONE backend server (router role):
+// it encodes the request in the backend's protocol (ascii or meta), takes the
+// reply piece by piece, and leaves the outcome in a routed_result. A request
+// may need several steps (a binary incr with an initial value over an ascii
+// backend: incr -> NOT_FOUND -> add -> NOT_STORED -> incr), each one request
+// and its reply on the same connection, in order.
+//
+// Driving it (the integrator's backend connection):
+//   p = call.start(req, proto, result, keys);
+//   while (p == NextStep) {
+//       shape = call.encode(wbuf);          // queue the bytes, send
+//       do { parser.next(rbuf, shape, piece, n) ... p = call.on_piece(piece); consume(n); }
+//       while (p == More);
+//   }
+//   Done: the result is complete. BadReply: the reply made no sense for the
+//   request (the result is filled as fail(BadReply)); recycle the connection.
+//   On a timeout, a down server or a broken connection: call.fail(why).
+//
+// No allocation per call beyond the owned value bytes in the result and the
+// encoded bytes appended to the caller's string; start() fully resets, so
+// objects can live in a free list. Thread: the client's worker; no locks.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "backend_reply_parser.h"
+#include "request.h"
+#include "routed_result.h"
+
+namespace ithaca::protocol {
+
+enum class backend_protocol : std::uint8_t { Ascii, Meta };
+
+class backend_call {
+public:
+    enum class progress : std::uint8_t {
+        More,      // feed the next piece of this reply
+        Done,      // the result is complete
+        NextStep,  // call encode() for the next request and feed its reply
+        BadReply,  // the reply does not fit the request: result says so; recycle the connection
+    };
+
+    // req: the client's request; its views stay valid until the call is done
+    // (the client pins its input). keys: the indexes into req.keys this
+    // server serves, in request order (empty: all of them); the span must
+    // stay valid until the call is done. result must have been prepared.
+    // Returns NextStep, or Done when no backend request is needed (the codec
+    // refused the request: result holds the reason).
+    progress start(const request& req, backend_protocol proto, routed_result& result,
+                   std::span<const std::uint32_t> keys = {});
+
+    // Appends the next step's request bytes; returns how its reply is framed.
+    reply_shape encode(std::string& out);
+
+    progress on_piece(const reply_piece& piece);
+
+    // The server could not answer: single-key commands get a clear error, a
+    // multi-key get's keys are misses (counted in result.failed_keys).
+    void fail(call_failure why);
+
+    bool done() const { return step_ == step::Done; }
+
+private:
+    // One request on the wire and what its reply means. Driven by one switch
+    // in on_piece().
+    enum class step : std::uint8_t {
+        Done,          // finished (or not started)
+        AsciiGet,      // get/gets/gat/gats lines over this call's keys, each up to END
+        MetaGet,       // one mg per key, one meta reply each
+        Single,        // one command with a one-piece reply (store, delete, touch, incr, flush)
+        Passthrough,   // meta client, meta backend: the reply goes to the client as is
+        QuietPassthrough,  // the same with q: the backend's reply (if any), then MN
+        IncrAdd,       // binary incr/decr over ascii, key missing: add the initial value
+        IncrRetry,     // ... the add lost a race: incr again
+        FetchCas,      // binary store/incr over ascii succeeded: gets for the new CAS
+        CasCompare,    // binary delete with CAS over meta: (unused over ascii: refused)
+    };
+
+    std::size_t key_count() const { return keys_.empty() ? req_->keys.size() : keys_.size(); }
+    std::size_t key_index(std::size_t i) const { return keys_.empty() ? i : keys_[i]; }
+
+    progress on_ascii_get(const reply_piece& piece);
+    progress on_meta_get(const reply_piece& piece);
+    progress on_single(const reply_piece& piece);
+    progress on_single_ascii(const reply_piece& piece);
+    progress on_single_meta(const reply_piece& piece);
+    progress on_incr_add(const reply_piece& piece);
+    progress on_fetch_cas(const reply_piece& piece);
+    progress bad_reply();
+
+    void encode_ascii(std::string& out);
+    void encode_meta_request(std::string& out);
+    void encode_ascii_get_line(std::string& out);
+
+    const request* req_ = nullptr;
+    routed_result* result_ = nullptr;
+    std::span<const std::uint32_t> keys_;
+    backend_protocol proto_ = backend_protocol::Ascii;
+    step step_ = step::Done;
+    std::size_t next_key_ = 0;   // AsciiGet/MetaGet: next key to send (a line may not hold all)
+    std::size_t match_key_ = 0;  // AsciiGet: next key a VALUE may answer; MetaGet: next reply's key
+    std::size_t lines_ = 0;      // AsciiGet: lines sent whose END has not come
+    unsigned retries_ = 0;       // IncrAdd/IncrRetry rounds
+};
+
+}  // namespace ithaca::protocol

@@ -1,0 +1,97 @@
+#pragma once
+// What one client request has gathered from its backend call(s), in a form
+// that does not depend on the backend's protocol, and the renderer that turns
+// it into the client's reply (in the CLIENT's protocol, byte for byte what a
+// memcached 1.6.18 would have sent).
+//
+// Life: the integrator calls prepare(req) once per client request, then
+// starts one backend_call per server with this result (a multi-key get split
+// over servers: each call fills the hits of its own key indexes), and calls
+// render_routed_reply once every call is done. Values are OWNED (copied out
+// of the backend connection's read buffer) into one byte arena; objects kept
+// in a free list reuse their capacity (prepare does not free).
+//
+// Thread: the client's worker; never shared.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "out_buffer.h"
+#include "parse_result.h"
+#include "request.h"
+
+namespace ithaca::protocol {
+
+// Why a backend call could not be answered by its server.
+enum class call_failure : std::uint8_t {
+    Down,             // the server is marked down (fail fast)
+    Timeout,          // no reply within the request timeout
+    ConnectionError,  // connect refused, reset, closed mid-reply
+    BadReply,         // the server sent garbage (the connection is recycled)
+};
+
+enum class routed_outcome : std::uint8_t {
+    Pending,     // nothing gathered yet
+    Hits,        // retrieval (any number of keys, hit or miss): see hit()
+    Stored, NotStored, Exists, NotFound, Deleted, Touched, Ok,
+    Number,      // incr/decr: number (cas for binary clients)
+    NonNumeric,  // incr/decr on a value that is not a number
+    LeaseToken,  // lease-get miss: number is the token (1: wait); hit(0) may hold stale data
+    ErrorLine,   // the backend's own ERROR / CLIENT_ERROR / SERVER_ERROR line: text
+    Refused,     // the codec cannot serve this request here: text (text clients) / bstatus
+    Failed,      // no reply from the backend: failure
+    Raw,         // same-protocol passthrough: raw is the client's reply as is (may be empty)
+};
+
+class routed_result {
+public:
+    // One retrieved key. data is in the arena: use routed_result::data().
+    struct key_hit {
+        bool found = false;
+        std::uint32_t flags = 0;
+        std::uint64_t cas = 0;
+        std::size_t offset = 0;
+        std::size_t length = 0;
+    };
+
+    // Resets everything for `req` (sizes the per-key slots to req.keys).
+    void prepare(const request& req);
+
+    routed_outcome outcome = routed_outcome::Pending;
+    std::uint64_t number = 0;  // Number, LeaseToken
+    std::uint64_t cas = 0;     // CAS of the item after the command (binary replies), Touched
+    std::uint32_t flags = 0;   // Touched (binary touch answers with the flags)
+    std::string text;          // ErrorLine, Refused: the line without "\r\n"
+    binary_status bstatus = binary_status::NoError;  // Refused, for binary clients
+    call_failure failure = call_failure::Down;       // Failed
+    std::string raw;           // Raw
+    // Keys of a multi-key get whose server failed (answered as misses), for stats.
+    std::uint32_t failed_keys = 0;
+
+    // Retrievals: record a hit for key index i (copies data).
+    void set_hit(std::size_t i, std::uint32_t hit_flags, std::uint64_t hit_cas, std::string_view bytes);
+    const key_hit& hit(std::size_t i) const { return hits_[i]; }
+    std::size_t key_count() const { return hits_.size(); }
+    std::string_view data(const key_hit& h) const { return std::string_view(values_).substr(h.offset, h.length); }
+
+    // Sets a single-key outcome (helpers for the call).
+    void set_text(routed_outcome o, std::string_view line) {
+        outcome = o;
+        text.assign(line);
+    }
+
+private:
+    std::vector<key_hit> hits_;
+    std::string values_;  // every hit's bytes, back to back
+};
+
+// Appends the client's reply for `req` (its protocol; noreply, binary quiet
+// opcodes and meta q / O / k / b as memcached does) once every call of the
+// request is done. Requests ithaca answers itself (version, stats, mn, ...)
+// never get here.
+void render_routed_reply(const request& req, const routed_result& result, out_buffer& out);
+
+}  // namespace ithaca::protocol
