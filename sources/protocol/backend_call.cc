@@ -25,6 +25,11 @@ constexpr std::uint32_t kNoVivify = 0xffffffff;
 // i.e. how long other readers are told to wait: the store's default lease_interval.
 constexpr std::int64_t kLeaseTtl = 10;
 constexpr std::uint64_t kWaitToken = 1;  // mcrouter: "hot miss, retry shortly"
+// A lease token over meta is the placeholder's CAS with this bit set: a fresh
+// memcached hands out CAS 1 and 2, which mcrouter reserves (1: wait), so the
+// bare CAS cannot be the token. lease-set takes the bit off again; a token
+// without it was not handed out here and is refused.
+constexpr std::uint64_t kLeaseTokenTag = std::uint64_t{1} << 62;
 
 constexpr std::string_view kNonNumeric = "CLIENT_ERROR cannot increment or decrement non-numeric value";
 constexpr std::string_view kKeyNotText = "CLIENT_ERROR key not representable in the ascii protocol (needs a meta backend)";
@@ -151,9 +156,8 @@ backend_call::progress backend_call::start(const request& req, backend_protocol 
             return refuse(kCasNeedsMeta, binary_status::NotSupported);
         }
     }
-    if (op_ == op::LeaseSet && req.lease_token <= kWaitToken) {
-        // 0 is no lease and 1 the wait token: never valid, and a fresh
-        // memcached's first item has CAS 1.
+    if (op_ == op::LeaseSet && (req.lease_token & kLeaseTokenTag) == 0) {
+        // Not a token this codec handed out (0: no lease, 1: the wait token).
         result.outcome = routed_outcome::NotStored;
         return progress::Done;
     }
@@ -423,7 +427,7 @@ void backend_call::encode_meta_single(std::string& out) {
             }
             if (compare) {
                 out += " C";
-                append_decimal(out, op_ == op::LeaseSet ? req.lease_token : req.cas);
+                append_decimal(out, op_ == op::LeaseSet ? (req.lease_token & ~kLeaseTokenTag) : req.cas);
             }
             if (binary_) out += " c";
             out += "\r\n";
@@ -539,7 +543,7 @@ backend_call::progress backend_call::on_meta_get(const reply_piece& piece) {
             // stale value without W): another reader does, wait. A stale
             // value is shown to both.
             result_->outcome = routed_outcome::LeaseToken;
-            result_->number = piece.meta_flag('W') ? cas : kWaitToken;
+            result_->number = piece.meta_flag('W') ? (cas | kLeaseTokenTag) : kWaitToken;
             if (piece.meta_flag('X')) result_->set_hit(index, flags, cas, piece.data);
         } else {
             result_->set_hit(index, flags, cas, piece.data);
