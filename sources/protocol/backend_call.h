@@ -64,46 +64,55 @@ public:
     bool done() const { return step_ == step::Done; }
 
 private:
+    // What the client asked, whatever its protocol (chosen at start()).
+    enum class op : std::uint8_t { Retrieve, Store, Arith, Delete, Touch, Flush, LeaseGet, LeaseSet, Meta };
+
     // One request on the wire and what its reply means. Driven by one switch
-    // in on_piece().
+    // in on_piece() (and one in encode()).
     enum class step : std::uint8_t {
-        Done,          // finished (or not started)
-        AsciiGet,      // get/gets/gat/gats lines over this call's keys, each up to END
-        MetaGet,       // one mg per key, one meta reply each
-        Single,        // one command with a one-piece reply (store, delete, touch, incr, flush)
-        Passthrough,   // meta client, meta backend: the reply goes to the client as is
+        Done,              // finished (or not started)
+        AsciiGet,          // get/gets/gat/gats lines over this call's keys, each up to END
+        MetaGet,           // one mg per key, one meta reply each (also lease-get)
+        Single,            // one command with a one-piece reply (store, delete, touch, incr, flush)
+        Passthrough,       // meta client, meta backend: the reply goes to the client as is
         QuietPassthrough,  // the same with q: the backend's reply (if any), then MN
-        IncrAdd,       // binary incr/decr over ascii, key missing: add the initial value
-        IncrRetry,     // ... the add lost a race: incr again
-        FetchCas,      // binary store/incr over ascii succeeded: gets for the new CAS
-        CasCompare,    // binary delete with CAS over meta: (unused over ascii: refused)
+        IncrAdd,           // binary incr/decr over ascii, key missing: add the initial value
+        IncrRetry,         // ... the add lost a race: incr again
+        FetchCas,          // binary store/incr over ascii succeeded: gets for the new CAS
     };
 
     std::size_t key_count() const { return keys_.empty() ? req_->keys.size() : keys_.size(); }
     std::size_t key_index(std::size_t i) const { return keys_.empty() ? i : keys_[i]; }
 
+    progress start_meta_client();
+    progress refuse(std::string_view text, binary_status bstatus);
+    progress finish();
+    progress bad_reply();
     progress on_ascii_get(const reply_piece& piece);
     progress on_meta_get(const reply_piece& piece);
     progress on_single(const reply_piece& piece);
-    progress on_single_ascii(const reply_piece& piece);
-    progress on_single_meta(const reply_piece& piece);
+    progress after_single();
     progress on_incr_add(const reply_piece& piece);
     progress on_fetch_cas(const reply_piece& piece);
-    progress bad_reply();
+    bool outcome_of_line(std::string_view line);
+    bool outcome_of_meta(const reply_piece& piece);
 
-    void encode_ascii(std::string& out);
-    void encode_meta_request(std::string& out);
-    void encode_ascii_get_line(std::string& out);
+    void encode_get_lines(std::string& out);
+    void encode_mg_lines(std::string& out);
+    reply_shape encode_single(std::string& out);
+    void encode_ascii_single(std::string& out);
+    void encode_meta_single(std::string& out);
 
     const request* req_ = nullptr;
     routed_result* result_ = nullptr;
     std::span<const std::uint32_t> keys_;
     backend_protocol proto_ = backend_protocol::Ascii;
+    op op_ = op::Retrieve;
     step step_ = step::Done;
-    std::size_t next_key_ = 0;   // AsciiGet/MetaGet: next key to send (a line may not hold all)
+    bool binary_ = false;        // the client speaks binary (replies need CAS values)
     std::size_t match_key_ = 0;  // AsciiGet: next key a VALUE may answer; MetaGet: next reply's key
     std::size_t lines_ = 0;      // AsciiGet: lines sent whose END has not come
-    unsigned retries_ = 0;       // IncrAdd/IncrRetry rounds
+    unsigned rounds_ = 0;        // IncrAdd/IncrRetry rounds
 };
 
 }  // namespace ithaca::protocol

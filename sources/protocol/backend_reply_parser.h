@@ -85,6 +85,8 @@ public:
     }
 
 private:
+    parse_status frame(std::string_view in, reply_shape shape, reply_piece& piece, std::size_t& consumed);
+
     std::size_t max_value_;
     std::size_t scanned_ = 0;  // bytes already searched for the newline
     std::size_t need_ = 0;     // bytes the current piece needs (VALUE/VA data)

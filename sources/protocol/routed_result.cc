@@ -1,0 +1,32 @@
+#include "routed_result.h"
+
+namespace ithaca::protocol {
+
+void routed_result::prepare(const request& req) {
+    outcome = routed_outcome::Pending;
+    number = 0;
+    cas = 0;
+    flags = 0;
+    text.clear();
+    bstatus = binary_status::NoError;
+    failure = call_failure::Down;
+    raw.clear();
+    failed_keys = 0;
+    // assign keeps the vector's capacity: a pooled result does not allocate
+    // again for a request with no more keys than an earlier one.
+    hits_.assign(req.keys.size(), key_hit{});
+    values_.clear();
+}
+
+void routed_result::set_hit(std::size_t i, std::uint32_t hit_flags, std::uint64_t hit_cas,
+                            std::string_view bytes) {
+    key_hit& h = hits_[i];
+    h.found = true;
+    h.flags = hit_flags;
+    h.cas = hit_cas;
+    h.offset = values_.size();
+    h.length = bytes.size();
+    values_.append(bytes);
+}
+
+}  // namespace ithaca::protocol
