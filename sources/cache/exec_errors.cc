@@ -12,6 +12,18 @@ bool is_text_get(protocol::command cmd) {
 }
 }  // namespace
 
+exec_action execute_parse_error_reply(const protocol::parse_result& result, const protocol::request& req,
+                                      protocol::out_buffer& out) {
+  // A text get refused for a key over 250 bytes: memcached drops every reply
+  // it has not transmitted yet (those since the last get), then answers.
+  if (result.error == protocol::error_kind::KeyTooLong && req.proto == protocol::protocol_kind::Ascii &&
+      is_text_get(req.cmd)) {
+    out.drop_unsent();
+  }
+  protocol::encode_parse_error(out, result, req);
+  return result.close ? exec_action::Close : exec_action::Continue;
+}
+
 // The caller (the client coroutine) counts parse_errors, so this does not.
 exec_action execute_parse_error(const protocol::parse_result& result, const protocol::request& req,
                                 protocol::out_buffer& out, exec_context& ctx) {
@@ -22,14 +34,7 @@ exec_action execute_parse_error(const protocol::parse_result& result, const prot
       !req.key().empty()) {
     unlink_after_failed_set(store::store_status::TooLarge, req.key(), ctx);
   }
-  // A text get refused for a key over 250 bytes: memcached drops every reply
-  // it has not transmitted yet (those since the last get), then answers.
-  if (result.error == protocol::error_kind::KeyTooLong && req.proto == protocol::protocol_kind::Ascii &&
-      is_text_get(req.cmd)) {
-    out.drop_unsent();
-  }
-  protocol::encode_parse_error(out, result, req);
-  return result.close ? exec_action::Close : exec_action::Continue;
+  return execute_parse_error_reply(result, req, out);
 }
 
 }  // namespace ithaca::cache

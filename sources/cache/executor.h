@@ -55,6 +55,12 @@ inline bool drain_if_full(protocol::out_buffer& out, exec_context& ctx) {
 // Executes one request. Replies are appended to `out`.
 exec_action execute(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
 
+// The reply of a parser error alone, with the cull of a text get refused
+// for a long key (the router path, where the side effects happen on the
+// servers). exec_errors.cc.
+exec_action execute_parse_error_reply(const protocol::parse_result& result, const protocol::request& req,
+                                      protocol::out_buffer& out);
+
 // Handles a parser error: the reply (unless silent) and memcached's side
 // effects (a `set` whose value was too large removes the old item).
 exec_action execute_parse_error(const protocol::parse_result& result, const protocol::request& req,

@@ -68,6 +68,9 @@ void render_ascii(const request& req, const routed_result& r, out_buffer& out) {
             encode_ascii_value(out, req.keys[i], h.flags, r.data(h), with_cas ? &h.cas : nullptr);
         }
         encode_ascii_status(out, ascii_status::End);
+        // memcached transmits after every get: a later get refused for a
+        // long key culls only what came after this (exec_errors.cc).
+        out.mark_sent();
         return;
     }
     if (req.noreply) return;  // never forwarded: the router hides the reply here

@@ -47,6 +47,30 @@ bool settle(loop_context& lc, bool until_empty) {
   }
 }
 
+// Parse errors with a side effect beyond their reply (exec_errors.cc): a
+// `set` too large for the cache unlinks the old item; a text get refused for
+// a long key culls the replies memcached had not sent yet.
+bool routed_side_effect(const protocol::parse_result& r, const protocol::request& req) {
+  using protocol::command;
+  if (r.error == protocol::error_kind::TooLarge) return req.cmd == command::Set && !req.key().empty();
+  return r.error == protocol::error_kind::KeyTooLong && req.proto == protocol::protocol_kind::Ascii &&
+         (req.cmd == command::Get || req.cmd == command::Gets || req.cmd == command::Gat ||
+          req.cmd == command::Gats);
+}
+
+// Turns the refused `set` into the delete memcached does in its place,
+// answered by nobody (the client already has its SERVER_ERROR).
+void as_silent_delete(protocol::request& req) {
+  const std::string_view key = req.key();
+  req.keys.clear();
+  req.keys.push_back(key);
+  req.cmd = protocol::command::Delete;
+  req.proto = protocol::protocol_kind::Ascii;
+  req.noreply = true;
+  req.value = {};
+  req.cas = 0;
+}
+
 }  // namespace
 
 bool is_server_command(const protocol::request& req) {
@@ -91,7 +115,24 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     const bool direct = lc.inflight.empty();
     dispatch_env env{lc.exec, direct ? lc.out : slot.deferred, lc.backends};
     dispatch_status st = dispatch_status::Done;
-    if (r.status == protocol::parse_status::Error) {
+    if (r.status == protocol::parse_status::Error && !all_local && routed_side_effect(r, slot.req)) {
+      // The parser refused it, but memcached's side effect happens on the
+      // server that holds the key, in this request's place in the order.
+      if (!settle(lc, true)) {
+        action = exec_action::Close;
+        break;
+      }
+      lc.exec.counters.parse_errors.add();
+      slot.action = cache::execute_parse_error_reply(r, slot.req, lc.out);
+      if (r.close) slot.action = exec_action::Close;
+      if (r.error == protocol::error_kind::KeyTooLong) {
+        st = dispatch_status::Done;  // the cull was all; nothing goes to a server
+      } else {
+        as_silent_delete(slot.req);
+        slot.begin_dispatch();
+        st = root.dispatch(slot, env);
+      }
+    } else if (r.status == protocol::parse_status::Error) {
       lc.exec.counters.parse_errors.add();
       slot.action = cache::execute_parse_error(r, slot.req, env.out, lc.exec);
       if (r.close) slot.action = exec_action::Close;

@@ -18,8 +18,10 @@ from fake_backend import FakeBackend
 from test_ascii_diff import SERVER_ARGS, run_seed
 
 
-def router_yaml(servers, *, pool="main", workers=None, **settings):
+def router_yaml(servers, *, pool="main", workers=None, log_level=None, **settings):
     lines = []
+    if log_level:
+        lines += ["logging:", f"  level: {log_level}"]
     if workers:
         lines += ["server:", f"  workers: {workers}"]
     lines += ["pools:", f"  {pool}:", "    servers: [" + ", ".join(f'"{s}"' for s in servers) + "]"]
@@ -86,17 +88,13 @@ def test_multiget_across_servers_merges_in_client_order(ithaca_factory, backends
     assert got == want
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+# One backend: with several, each memcached numbers its own CAS uniques, so
+# the diff's CAS ordinals cannot line up with a single oracle's (the multi-
+# server path has its own tests below).
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
 def test_ascii_diff_through_router_one_backend(seed, ithaca_factory, memcached_factory):
     backend = memcached_factory(args=SERVER_ARGS)
-    router = ithaca_factory(args=["-I", "1m"], config_text=router_yaml([addr(backend)]))
-    run_seed(seed, router, memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS))
-
-
-@pytest.mark.parametrize("seed", [4, 5])
-def test_ascii_diff_through_router_three_backends(seed, ithaca_factory, memcached_factory):
-    servers = [memcached_factory(args=SERVER_ARGS) for _ in range(3)]
-    router = ithaca_factory(args=["-I", "1m"], config_text=router_yaml([addr(s) for s in servers]))
+    router = ithaca_factory(args=["-I", "1m"], config_text=router_yaml([addr(backend)], allow_flush="true"))
     run_seed(seed, router, memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS))
 
 
@@ -116,7 +114,7 @@ def test_server_commands_answered_by_ithaca(ithaca_factory, backends):
     with mcwire.Conn(router.host, router.port) as c:
         assert c.call(b"version\r\n").startswith(b"VERSION 1.6.18-ithaca")
         s = stats(c)
-        assert s["router_pools"] == b"1" and s["router_servers"] == b"3"
+        assert s["router_pools"] == "1" and s["router_servers"] == "3"
         assert c.call(b"flush_all\r\n").startswith(b"SERVER_ERROR flush_all is not allowed")
         c.send(b"mn\r\n")
         assert c.read_line() == b"MN\r\n"
@@ -130,7 +128,8 @@ def test_flush_all_reaches_every_server_when_allowed(ithaca_factory, backends):
         assert c.call(b"flush_all\r\n") == b"OK\r\n"
     for b in backends:
         with mcwire.Conn(b.host, b.port) as d:
-            assert stats(d)["curr_items"] == b"0"
+            for i in range(30):
+                assert d.call(b"get f%d\r\n" % i) == b"END\r\n"
 
 
 def test_binary_and_meta_clients_over_ascii_backend(ithaca_factory, memcached_factory):
@@ -172,9 +171,10 @@ def start_memcached_on(port):
     return server
 
 
-def test_killed_backend_fails_fast_then_comes_back(ithaca_factory, memcached_factory):
-    backend = memcached_factory(args=SERVER_ARGS)
-    port = backend.port
+def test_killed_backend_fails_fast_then_comes_back(ithaca_factory):
+    from conftest import free_port
+    port = free_port()
+    backend = start_memcached_on(port)  # this test kills it: not the fixture's
     key = f"main/127.0.0.1:{port}:"
     router = ithaca_factory(config_text=router_yaml([addr(backend)], failure_limit=2,
                                                     retry_interval="50ms", retry_interval_max="200ms"))
@@ -184,7 +184,8 @@ def test_killed_backend_fails_fast_then_comes_back(ithaca_factory, memcached_fac
         first = c.call(b"get a\r\n")
         assert first.startswith(b"SERVER_ERROR"), first
         # A refused connect marks it down: later requests fail at once.
-        wait_for(lambda: stats(c, "servers")[key + "state"] == b"down", what="server marked down")
+        wait_for(lambda: c.call(b"get a\r\n").startswith(b"SERVER_ERROR")
+                 and stats(c, "servers")[key + "state"] == "down", what="server marked down")
         t0 = time.monotonic()
         for _ in range(50):
             assert c.call(b"get a\r\n").startswith(b"SERVER_ERROR")
@@ -195,7 +196,7 @@ def test_killed_backend_fails_fast_then_comes_back(ithaca_factory, memcached_fac
             wait_for(lambda: c.call(b"set a 0 0 1\r\n2\r\n") == b"STORED\r\n", what="server back up")
             assert c.call(b"get a\r\n") == b"VALUE a 0 1\r\n2\r\nEND\r\n"
             s = stats(c, "servers")
-            assert s[key + "state"] == b"up"
+            assert s[key + "state"] == "up"
             assert int(s[key + "transitions"]) >= 2
         finally:
             restarted.stop()
@@ -218,7 +219,7 @@ def test_misbehaving_backend_gets_server_error(mode, ithaca_factory, memcached_f
                 assert c.call(b"set x 0 0 1\r\n1\r\n").startswith(b"SERVER_ERROR")
             s = stats(c, "servers")
             key = f"main/{bad.address}:"
-            assert s[key + "state"] == b"down"
+            assert s[key + "state"] == "down"
             kind = {"hang": "timeout", "garbage": "bad_reply", "reset": "connection"}[mode]
             assert int(s[key + "failures_" + kind]) >= 1, s
             assert int(s[key + "failures_down"]) >= 1, s
@@ -278,11 +279,12 @@ def test_a_thousand_clients_through_one_worker(ithaca_factory, backends):
 
 def test_reload_under_load_keeps_connections_and_replies(ithaca_factory, memcached_factory, tmp_path):
     a, b = memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS)
-    router = ithaca_factory(config_text=router_yaml([addr(a)], timeout="2s"))
+    router = ithaca_factory(config_text=router_yaml([addr(a)], timeout="2s", log_level="info"))
     cfg = sorted(tmp_path.glob("ithaca-*.yaml"))[-1]
     stop = threading.Event()
     errors = []
     done = [0]
+    misses = [0]
 
     def worker(n):
         try:
@@ -292,7 +294,13 @@ def test_reload_under_load_keeps_connections_and_replies(ithaca_factory, memcach
                     k = b"r%d_%d" % (n, i % 50)
                     v = b"%d" % i
                     assert c.call(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(v), v)) == b"STORED\r\n"
-                    assert c.call(b"get %s\r\n" % k) == b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(v), v)
+                    got = c.call(b"get %s\r\n" % k)
+                    # A reload that adds a server moves keys: a get right
+                    # after it may miss, but never sees another value.
+                    if got == b"END\r\n":
+                        misses[0] += 1
+                    else:
+                        assert got == b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(v), v)
                     i += 1
                     done[0] += 1
         except Exception as e:  # noqa: BLE001
@@ -305,7 +313,7 @@ def test_reload_under_load_keeps_connections_and_replies(ithaca_factory, memcach
     with mcwire.Conn(router.host, router.port) as c:
         connects_before = int(stats(c, "servers")[f"main/{addr(a)}:connects"])
     # Add a server, then a broken file (refused), then back to one server.
-    cfg.write_text(router_yaml([addr(a), addr(b)], timeout="2s"))
+    cfg.write_text(router_yaml([addr(a), addr(b)], timeout="2s", log_level="info"))
     router.proc.send_signal(signal.SIGHUP)
     wait_for(lambda: "SIGHUP" in router.log and "is valid" in router.log, what="reload applied")
     base = done[0]
@@ -319,6 +327,7 @@ def test_reload_under_load_keeps_connections_and_replies(ithaca_factory, memcach
     for t in threads:
         t.join(20)
     assert not errors, errors[:5]
+    assert misses[0] <= 8 * 2, f"{misses[0]} misses: only gets racing the reload may miss"
     with mcwire.Conn(router.host, router.port) as c:
         s = stats(c, "servers")
         # The server kept across the reload kept its connections.
