@@ -67,7 +67,9 @@ bool detail::validate(distribution_kind kind, std::span<const server_spec> serve
     }
     const std::uint64_t limit = kind == distribution_kind::Jump ? std::numeric_limits<std::int32_t>::max()
                                                                 : std::numeric_limits<std::uint32_t>::max();
-    if (total > limit) return fail(error, "total weight " + std::to_string(total) + " over " + std::to_string(limit));
+    if (total > limit) {
+        return fail(error, "total weight " + std::to_string(total) + " over " + std::to_string(limit));
+    }
     return true;
 }
 
