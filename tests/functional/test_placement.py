@@ -144,7 +144,8 @@ def start_nutcracker(tmp_path, pool_yaml):
             return server
         server.stop()
         last = server
-        log = (tmp_path / "nutcracker.log").read_text(errors="replace") if (tmp_path / "nutcracker.log").exists() else ""
+        log_file = tmp_path / "nutcracker.log"
+        log = log_file.read_text(errors="replace") if log_file.exists() else ""
         if "Address already in use" not in log + server.log:
             break
     pytest.fail(f"nutcracker did not start:\n{last.describe()}\n{conf.read_text()}", pytrace=False)
@@ -189,7 +190,8 @@ CASES = [
         "md5", "crc16", "crc32", "crc32a", "fnv1_64", "fnv1a_64", "fnv1_32", "fnv1a_32",
         "hsieh", "murmur", "jenkins", "one_at_a_time")],
     ("ketama weights", [(1, None), (2, None), (3, None), (5, None), (10, None)], "md5", "ketama", None),
-    ("ketama weights fnv1a_64", [(3, None), (1, None), (1, None), (7, None), (2, None)], "fnv1a_64", "ketama", None),
+    ("ketama weights fnv1a_64", [(3, None), (1, None), (1, None), (7, None), (2, None)], "fnv1a_64", "ketama",
+     None),
     ("ketama names", [(1, "alpha"), (1, "beta"), (2, "gamma"), (1, "delta"), (4, "epsilon")], "md5", "ketama", None),
     ("ketama names murmur", [(1, "cache-a"), (3, "cache-b"), (1, "cache-c")], "murmur", "ketama", None),
     ("ketama hash_tag", [(1, None)] * 5, "md5", "ketama", "{}"),
@@ -271,7 +273,7 @@ def test_same_server_as_nutcracker_after_ejection(backends, tmp_path, dist, hash
     rebuilt one does."""
     keys = make_keys(zlib.crc32(f"eject {dist} {hash_name} {dead}".encode()))
     dead_port = conftest.free_port()  # nothing listens there: connects are refused
-    live = [s for s in backends.servers]
+    live = list(backends.servers)
     ports, indexed = [], []
     for i in range(len(weights)):
         if i == dead:
@@ -292,7 +294,7 @@ def test_same_server_as_nutcracker_after_ejection(backends, tmp_path, dist, hash
     try:
         # A request for the dead server fails (refused connect) and ejects it;
         # from then on its keys are stored on the live servers.
-        for attempt in range(20):
+        for _attempt in range(20):
             try:
                 with mcwire.Conn(*nut.address, timeout=5) as c:
                     if c.call(b"set %s 0 0 1\r\nx\r\n" % on_dead[0]) == b"STORED\r\n":
@@ -306,5 +308,5 @@ def test_same_server_as_nutcracker_after_ejection(backends, tmp_path, dist, hash
     finally:
         nut.stop()
     expected = holder_of(keys, indexed)
-    assert_same_placement(keys, expected, ["--distribution", dist, "--hash", hash_name, "--down", str(dead), *items],
-                          f"nutcracker {dist} {hash_name} with server {dead} ejected")
+    args = ["--distribution", dist, "--hash", hash_name, "--down", str(dead), *items]
+    assert_same_placement(keys, expected, args, f"nutcracker {dist} {hash_name} with server {dead} ejected")

@@ -87,7 +87,9 @@ int main(int argc, char** argv) {
             return argv[++i];
         };
         if (arg == "--distribution") {
-            if (!parse_distribution_kind(value(), dist)) usage("unknown distribution '" + std::string(argv[i]) + "'");
+            if (!parse_distribution_kind(value(), dist)) {
+                usage("unknown distribution '" + std::string(argv[i]) + "'");
+            }
         } else if (arg == "--hash") {
             if (!parse_hash_kind(value(), hash)) usage("unknown hash '" + std::string(argv[i]) + "'");
         } else if (arg == "--hash-tag") {

@@ -19,6 +19,10 @@ constexpr std::array<std::string_view, kDistributionKindCount> kNames{
 // twemproxy's 273-byte ketama point buffer, so its truncation never applies.
 constexpr std::size_t kMaxNameLength = 255;
 
+// Most servers in one distribution: far beyond any pool, and low enough that
+// ketama's point counts (about 160 per server) stay well inside 32 bits.
+constexpr std::size_t kMaxServers = 65536;
+
 bool fail(std::string* error, std::string message) {
     if (error) *error = std::move(message);
     return false;
@@ -36,7 +40,7 @@ bool uses_names(distribution_kind kind) {
 bool detail::validate(distribution_kind kind, std::span<const server_spec> servers, hash_kind hash,
                       std::string* error) {
     if (servers.empty()) return fail(error, "no servers");
-    if (servers.size() > std::numeric_limits<std::uint32_t>::max()) return fail(error, "too many servers");
+    if (servers.size() > kMaxServers) return fail(error, "more than " + std::to_string(kMaxServers) + " servers");
     if (kind == distribution_kind::LibmemcachedKetama && hash != hash_kind::Md5) {
         return fail(error, "libmemcached_ketama hashes keys with md5 only (got hash " +
                                std::string(to_string(hash)) + ")");
@@ -63,7 +67,9 @@ bool detail::validate(distribution_kind kind, std::span<const server_spec> serve
     }
     const std::uint64_t limit = kind == distribution_kind::Jump ? std::numeric_limits<std::int32_t>::max()
                                                                 : std::numeric_limits<std::uint32_t>::max();
-    if (total > limit) return fail(error, "total weight " + std::to_string(total) + " over " + std::to_string(limit));
+    if (total > limit) {
+        return fail(error, "total weight " + std::to_string(total) + " over " + std::to_string(limit));
+    }
     return true;
 }
 

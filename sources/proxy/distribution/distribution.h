@@ -11,6 +11,13 @@
 //   random                                       nothing
 // "Hashed part" is key_hash_part(key, options) (key_hash_part.h): the whole
 // key, or its hash tag / the part before a hash stop.
+//
+// How a pool uses it (built at config load or reload, or on an ejection, and
+// shared read-only by every worker):
+//     std::vector<server_spec> specs;   // per server, in config order:
+//         // {server_point_name(kind, host, port, configured_name), weight}
+//     auto dist = make_distribution(kind, specs, hash, &error);   // or nullptr
+//     ... per key: std::uint32_t server = dist->locate(key_hash_part(key, options));
 
 #include <cstdint>
 #include <memory>
@@ -71,12 +78,12 @@ private:
 // does not sort unless MEMCACHED_BEHAVIOR_SORT_HOSTS is set; for jump,
 // appending to the list is the stable change).
 //
-// Returns nullptr and sets *error (if given) when the list is empty, a weight
-// is 0, the total weight does not fit the kind (2^32 - 1; jump 2^31 - 1), a
-// name is empty, longer than 255 bytes or repeated (every kind but random and
-// jump; twemproxy refuses repeated names too), or libmemcached_ketama is asked
-// for a hash other than md5 (libmemcached's weighted ketama always hashes keys
-// with md5).
+// Returns nullptr and sets *error (if given) when the list is empty or longer
+// than 65,536 servers, a weight is 0, the total weight does not fit the kind
+// (2^32 - 1; jump 2^31 - 1), a name is empty, longer than 255 bytes or
+// repeated (every kind but random and jump; twemproxy refuses repeated names
+// too), or libmemcached_ketama is asked for a hash other than md5
+// (libmemcached's weighted ketama always hashes keys with md5).
 //
 // Cost: ketama does ~40 md5 per server and sorts ~160 points per server
 // (100 servers: well under a millisecond); the others are O(n log n) at most.

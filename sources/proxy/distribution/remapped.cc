@@ -65,7 +65,9 @@ std::unique_ptr<distribution> detail::build(distribution_kind kind, std::vector<
     }
     auto inner = make_kind(kind, servers, hash);
     for (std::uint32_t i = 0; i < to_caller.size(); ++i) {
-        if (to_caller[i] != i) return std::make_unique<remapped_distribution>(std::move(inner), std::move(to_caller));
+        if (to_caller[i] != i) {
+            return std::make_unique<remapped_distribution>(std::move(inner), std::move(to_caller));
+        }
     }
     return inner;
 }
@@ -87,7 +89,9 @@ std::unique_ptr<distribution> make_live_distribution(distribution_kind kind, std
     for (std::size_t i = 0; i < live.size(); ++i) {
         const std::uint32_t idx = live[i];
         if (idx >= servers.size() || (i > 0 && idx <= live[i - 1])) {
-            if (error) *error = "live server indices must be ascending and below " + std::to_string(servers.size());
+            if (error) {
+                *error = "live server indices must be ascending and below " + std::to_string(servers.size());
+            }
             return nullptr;
         }
         subset.push_back(servers[idx]);

@@ -9,8 +9,9 @@
 namespace ithaca::proxy {
 
 struct server_spec {
-    // What ketama hashes into continuum points ("<name>-<i>") and rendezvous
-    // scores by. Use twemproxy_server_name() / libmemcached_server_name()
+    // What ketama hashes into continuum points ("<name>-<i>"), rendezvous
+    // scores by, and ketama and modula order the servers by (as twemproxy
+    // does). Use server_point_name() (distribution.h) or the two functions
     // below so placement matches those programs.
     std::string name;
     // Relative share of the keys, >= 1. ketama: points on the continuum in

@@ -73,7 +73,9 @@ TEST_CASE("ketama: placement recorded from nutcracker 0.5.0") {
     // Listed in another order, the same names get the same keys.
     const std::vector<server_spec> shuffled{servers[3], servers[0], servers[4], servers[2], servers[1]};
     auto e = make(distribution_kind::Ketama, shuffled);
-    for (int i = 0; i < 24; ++i) CHECK(shuffled[e->locate("key" + std::to_string(i))].name == servers[want[i]].name);
+    for (int i = 0; i < 24; ++i) {
+        CHECK(shuffled[e->locate("key" + std::to_string(i))].name == servers[want[i]].name);
+    }
 }
 
 TEST_CASE("modula: placement recorded from nutcracker 0.5.0, servers ordered by name") {
@@ -251,8 +253,9 @@ TEST_CASE("bad server lists are refused with a reason") {
     CHECK(refused(distribution_kind::Modula, {{"a", 0xFFFFFFFFu}, {"b", 1}}));
     CHECK(refused(distribution_kind::Jump, {{"", 0x7FFFFFFFu}, {"", 1}}));
     // random and jump do not use names
-    CHECK(make_distribution(distribution_kind::Jump, std::vector<server_spec>{{"", 1}, {"", 1}}, hash_kind::Md5, &error));
-    CHECK(make_distribution(distribution_kind::Random, std::vector<server_spec>{{"", 1}}, hash_kind::Md5, nullptr));
+    const std::vector<server_spec> unnamed{{"", 1}, {"", 1}};
+    CHECK(make_distribution(distribution_kind::Jump, unnamed, hash_kind::Md5, &error));
+    CHECK(make_distribution(distribution_kind::Random, unnamed, hash_kind::Md5, nullptr));
 }
 
 TEST_CASE("one distribution, many threads") {
