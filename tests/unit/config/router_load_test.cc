@@ -1,0 +1,112 @@
+// `pools:` and `route:`: what a router config reads into, and every mistake
+// reported as file:line: message.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+#include "load.h"
+
+using namespace ithaca::config;
+
+namespace {
+
+std::string load(const std::string& yaml, config* out = nullptr) {
+  config c;
+  std::string error;
+  bool ok = load_config_text(yaml, "r.yaml", c, &error);
+  CHECK(ok == error.empty());
+  if (out) *out = c;
+  return error;
+}
+
+}  // namespace
+
+TEST_CASE("no route: the local store serves everything") {
+  config c;
+  CHECK(load("cache:\n  memory_limit: 64m\n", &c).empty());
+  CHECK_FALSE(c.router.has_route);
+  CHECK(c.router.pools.empty());
+}
+
+TEST_CASE("a pool and a pool route") {
+  config c;
+  REQUIRE(load("pools:\n"
+               "  main:\n"
+               "    servers: [\"10.0.0.1:11211:3 cache-a\", \"[::1]:11212\", \"unix:/run/mc.sock\"]\n"
+               "    hash: md5\n"
+               "    distribution: modula\n"
+               "    hash_tag: \"{}\"\n"
+               "    hash_stop: true\n"
+               "    protocol: meta\n"
+               "    timeout: 250ms\n"
+               "    connections: 2\n"
+               "    allow_flush: true\n"
+               "route:\n  type: pool\n  pool: main\n  name: front\n",
+               &c) == "");
+  REQUIRE(c.router.pools.size() == 1);
+  const pool_config& p = c.router.pools[0];
+  CHECK(p.name == "main");
+  REQUIRE(p.servers.size() == 3);
+  CHECK(p.servers[0].address == "10.0.0.1:11211");
+  CHECK(p.servers[0].weight == 3);
+  CHECK(p.servers[0].name == "cache-a");
+  CHECK(p.servers[1].address == "[::1]:11212");
+  CHECK(p.servers[1].weight == 1);
+  CHECK(p.servers[2].address == "unix:/run/mc.sock");
+  CHECK(p.hash == hash_function::Md5);
+  CHECK(p.dist == distribution::Modula);
+  CHECK(p.hash_tag == "{}");
+  CHECK(p.hash_stop);
+  CHECK(p.protocol == backend_protocol::Meta);
+  CHECK(p.timeout_ms == 250);
+  CHECK(p.connections == 2);
+  CHECK(p.allow_flush);
+  CHECK(c.router.has_route);
+  CHECK(c.router.route.kind == route_kind::Pool);
+  CHECK(c.router.route.pool == "main");
+  CHECK(c.router.route.name == "front");
+}
+
+TEST_CASE("twemproxy's defaults: fnv1a_64 over ketama, ascii to the servers") {
+  config c;
+  REQUIRE(load("pools:\n  p:\n    servers: [127.0.0.1:1]\nroute: {type: pool, pool: p}\n", &c) == "");
+  CHECK(c.router.pools[0].hash == hash_function::Fnv1a_64);
+  CHECK(c.router.pools[0].dist == distribution::Ketama);
+  CHECK(c.router.pools[0].protocol == backend_protocol::Ascii);
+}
+
+TEST_CASE("router mistakes point at their line") {
+  CHECK(load("pools:\n  p:\n    servers: [127.0.0.1:1]\nroute:\n  type: pool\n  pool: q\n") ==
+        "r.yaml:5: route names pool 'q', which is not under `pools:` (pools: p)");
+  CHECK(load("pools:\n  p:\n    servers: [127.0.0.1:1]\n    hash: md6\n") ==
+        "r.yaml:4: hash: expected one of one_at_a_time, md5, crc16, crc32, crc32a, fnv1_64, fnv1a_64, "
+        "fnv1_32, fnv1a_32, hsieh, murmur or jenkins, got 'md6'");
+  CHECK(load("pools:\n  p:\n    servers: [127.0.0.1:1]\n    timeot: 1s\n") ==
+        "r.yaml:4: unknown key 'timeot' in section 'pools.p' (did you mean 'timeout'?)");
+  CHECK(load("pools:\n  p:\n    servers: []\n") == "r.yaml:3: pool 'p' has no servers");
+  CHECK(load("pools:\n  p:\n    hash: md5\n") == "r.yaml:3: pool 'p' needs `servers:` (a list of host:port)");
+  CHECK(load("pools:\n  p:\n    servers: [\"127.0.0.1:1\", \"127.0.0.1:1\"]\n") ==
+        "r.yaml:3: servers: server 127.0.0.1:1 is listed twice in pool 'p'");
+  CHECK(load("pools:\n  p:\n    servers: [127.0.0.1:0]\n") ==
+        "r.yaml:3: servers: bad server '127.0.0.1:0': port 0 is not a server's port");
+  CHECK(load("pools:\n  p:\n    servers: [\"127.0.0.1:1:0\"]\n") ==
+        "r.yaml:3: servers: bad server '127.0.0.1:1:0': weight must be an integer from 1 to 1000000");
+  CHECK(load("pools:\n  p:\n    servers: [127.0.0.1:1]\n    hash_tag: \"{\"\n") ==
+        "r.yaml:3: pool 'p': hash_tag must be two characters, like \"{}\"");
+  CHECK(load("route:\n  pool: p\n") == "r.yaml:2: a route needs `type:` (local or pool)");
+  CHECK(load("route:\n  type: pool\n") == "r.yaml:2: a pool route needs `pool:` (the name of a pool under `pools:`)");
+  CHECK(load("route:\n  type: sideways\n") == "r.yaml:2: type: expected one of local or pool, got 'sideways'");
+  CHECK(load("route: local\n") == "r.yaml:1: section 'route' must be a mapping of keys, got 'local'");
+}
+
+TEST_CASE("the sample config/router.yaml parses") {
+  const char* path = std::getenv("ITHACA_SAMPLE_ROUTER_CONFIG");
+  INFO("run through meson test (sets ITHACA_SAMPLE_ROUTER_CONFIG)");
+  REQUIRE(path != nullptr);
+  config c;
+  std::string error;
+  REQUIRE_MESSAGE(load_config(path, c, &error), error);
+  CHECK(c.router.has_route);
+  REQUIRE(c.router.pools.size() == 1);
+  CHECK(c.router.pools[0].servers.size() == 2);
+}
