@@ -47,6 +47,7 @@ class request_slot {
   // their capacity): the key indexes grouped by server, and each key's server.
   std::vector<std::uint32_t> key_order;
   std::vector<std::uint32_t> server_of;
+  std::vector<std::uint32_t> group_start;
 
   // The request loop brackets a dispatch with these, so a call answered
   // during the dispatch (a down server fails at once) cannot ready the slot
@@ -103,6 +104,7 @@ class inflight_queue {
 
   // Frees the slots beyond kKeepSlots (between batches, nothing in flight).
   void trim();
+  std::size_t allocated() const { return ring_.size(); }
 
  private:
   std::size_t index(std::size_t i) const { return (head_ + i) % ring_.size(); }

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <cstring>
 
 #include <spdlog/spdlog.h>
@@ -13,6 +15,8 @@ namespace {
 // stack, so an idle connection holds no heap buffer at all; only an incomplete
 // request is copied to the connection's `pending_` string.
 constexpr size_t kStackReadSize = 4096;
+// How long a client with spare request slots waits before it frees them.
+constexpr mm::millis kTrimAfterMs = 200;
 }  // namespace
 
 client::client(const worker_shared& shared, cache::command_counters& counters)
@@ -53,7 +57,7 @@ void client::run(const accepted_socket& s) {
         live_->idle_timeout_ms > 0 ? static_cast<mm::millis>(live_->idle_timeout_ms) : mm::kForever;
     ssize_t n;
     if (pending_.empty()) {
-      n = conn->read(stack_buf, sizeof(stack_buf), idle);
+      n = read_some(*conn, stack_buf, sizeof(stack_buf), idle);
       if (n <= 0) break;
       counters_.bytes_read.add(static_cast<uint64_t>(n));
       refresh_live();
@@ -66,7 +70,7 @@ void client::run(const accepted_socket& s) {
       size_t have = pending_.size();
       size_t room = std::max(shared_.read_buffer_size, have);  // grows geometrically
       pending_.resize(have + room);
-      n = conn->read(pending_.data() + have, room, idle);
+      n = read_some(*conn, pending_.data() + have, room, idle);
       if (n <= 0) break;
       pending_.resize(have + static_cast<size_t>(n));
       counters_.bytes_read.add(static_cast<uint64_t>(n));
@@ -77,7 +81,6 @@ void client::run(const accepted_socket& s) {
       // Give a large buffer back once the big request it held is done.
       if (pending_.empty() && pending_.capacity() > 4 * shared_.read_buffer_size) std::string().swap(pending_);
     }
-    inflight_.trim();
     // Hold the replies while a value is incomplete, as memcached does (see
     // parser::awaiting_data): a multi-get with a bad key culls those not sent.
     if (!parser_.awaiting_data() && !flush(*conn)) break;
@@ -88,6 +91,21 @@ void client::run(const accepted_socket& s) {
   conn->close();
   shared_.conns->remove(id);
   if (action == cache::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
+}
+
+// A busy client keeps the request slots of its last batches (a pipeline of
+// routed requests would otherwise allocate and free them every batch); once
+// it has been quiet for kTrimAfterMs it gives all but one back, so an idle
+// connection holds little.
+ssize_t client::read_some(mm::io& conn, char* buf, size_t len, mm::millis idle) {
+  if (inflight_.allocated() > route::inflight_queue::kKeepSlots &&
+      (idle == mm::kForever || idle > kTrimAfterMs)) {
+    ssize_t n = conn.read(buf, len, kTrimAfterMs);
+    if (n != -ETIMEDOUT) return n;
+    inflight_.trim();
+    if (idle != mm::kForever) idle -= kTrimAfterMs;
+  }
+  return conn.read(buf, len, idle);
 }
 
 // The executor only ever appends to this client's out_.

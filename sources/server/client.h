@@ -22,6 +22,8 @@ class client final : private cache::reply_drain {
 
  private:
   bool flush(mm::io& conn);
+  // Reads, freeing spare request slots if the client stays quiet.
+  ssize_t read_some(mm::io& conn, char* buf, size_t len, mm::millis idle);
   // cache::reply_drain: a batch's replies passed the high-water mark; write
   // them now (the batch waits for a slow reader, within the write timeout).
   bool drain(protocol::out_buffer& out) override;

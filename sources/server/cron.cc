@@ -19,11 +19,16 @@ void cron_main(store::store& st, const server_clock& clock, gc_counters& counter
     int64_t start = mm::now_ns();
     store::gc_stats total;
     uint64_t next = 0;
-    do {
-      next = st.gc_sweep(next, s.buckets_per_step, clock.now(), total);
-      mm::yield();  // let the pooler's other coroutines run between ranges
-      if (mm::coroutine_cancelled()) return;
-    } while (next != 0);
+    // An empty store (the router role's, usually) has nothing to expire,
+    // age or evict: the sweep would only walk 2^hash_power empty buckets.
+    const store::store_stats_snapshot held = st.stats();
+    if (held.curr_items != 0 || held.bytes != 0) {
+      do {
+        next = st.gc_sweep(next, s.buckets_per_step, clock.now(), total);
+        mm::yield();  // let the pooler's other coroutines run between ranges
+        if (mm::coroutine_cancelled()) return;
+      } while (next != 0);
+    }
     counters.runs.fetch_add(1, std::memory_order_relaxed);
     counters.last_ms.store(static_cast<uint64_t>((mm::now_ns() - start) / 1000000), std::memory_order_relaxed);
     if (total.evictions || total.reclaimed)

@@ -161,7 +161,7 @@ cache::exec_action udp_server::process(std::string_view payload) {
   cache::exec_action action = cache::exec_action::Continue;
   route::loop_context loop{ctx_, live_->routes.get(), inflight_, out_, shared_.backends};
   route::execute_input(parser, payload, loop, action);
-  inflight_.trim();
+  // No trim: one queue per UDP socket, its slots reused datagram after datagram.
   return action;
 }
 

@@ -33,14 +33,24 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
   slot.server_of.resize(n);
   std::vector<std::uint32_t>& order = slot.key_order;
   order.assign(n, 0);
-  std::vector<std::uint32_t> counts(servers.size() + 1, 0);
+  // counts[s + 1] = keys on server s; then prefix sums: group s starts at
+  // counts[s]. The scratch vectors keep their capacity in the slot.
+  std::vector<std::uint32_t>& counts = slot.group_start;
+  counts.assign(servers.size() + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
     slot.server_of[i] = pool_->locate(req.keys[i]);
     ++counts[slot.server_of[i] + 1];
   }
   for (std::size_t s = 1; s < counts.size(); ++s) counts[s] += counts[s - 1];
-  std::vector<std::uint32_t> next(counts.begin(), counts.end() - 1);
-  for (std::size_t i = 0; i < n; ++i) order[next[slot.server_of[i]]++] = static_cast<std::uint32_t>(i);
+  for (std::size_t i = 0; i < n; ++i) {
+    // server_of[i] becomes the next free place of its group.
+    const std::uint32_t s = slot.server_of[i];
+    slot.server_of[i] = counts[s]++;
+    order[slot.server_of[i]] = static_cast<std::uint32_t>(i);
+  }
+  // counts[s] now ends group s; shift back so counts[s] starts it again.
+  for (std::size_t s = counts.size() - 1; s > 0; --s) counts[s] = counts[s - 1];
+  counts[0] = 0;
   for (std::size_t s = 0; s < servers.size(); ++s) {
     const std::uint32_t begin = counts[s], end = counts[s + 1];
     if (begin == end) continue;
