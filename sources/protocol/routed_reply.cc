@@ -21,6 +21,7 @@ std::string_view failure_text(call_failure why) {
         case call_failure::Timeout: return "backend timeout";
         case call_failure::ConnectionError: return "backend connection error";
         case call_failure::BadReply: return "backend sent a bad reply";
+        case call_failure::QueueFull: return "backend queue full";
     }
     return "backend error";
 }

@@ -31,6 +31,7 @@ enum class call_failure : std::uint8_t {
     Timeout,          // no reply within the request timeout
     ConnectionError,  // connect refused, reset, closed mid-reply
     BadReply,         // the server sent garbage (the connection is recycled)
+    QueueFull,        // more requests waiting for the server than its pool allows
 };
 
 enum class routed_outcome : std::uint8_t {

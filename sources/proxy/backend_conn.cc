@@ -28,8 +28,8 @@ protocol::backend_protocol wire_protocol(config::backend_protocol p) {
 
 protocol::call_failure call_failure_of(failure_kind f) {
   switch (f) {
-    case failure_kind::Down:
-    case failure_kind::QueueFull: return protocol::call_failure::Down;
+    case failure_kind::Down: return protocol::call_failure::Down;
+    case failure_kind::QueueFull: return protocol::call_failure::QueueFull;
     case failure_kind::Timeout: return protocol::call_failure::Timeout;
     case failure_kind::BadReply: return protocol::call_failure::BadReply;
     case failure_kind::Connect:
