@@ -20,6 +20,7 @@ void routed_result::prepare(const request& req) {
 
 void routed_result::set_hit(std::size_t i, std::uint32_t hit_flags, std::uint64_t hit_cas,
                             std::string_view bytes) {
+    if (i >= hits_.size()) return;  // not prepared for this request: nothing to fill
     key_hit& h = hits_[i];
     h.found = true;
     h.flags = hit_flags;

@@ -246,6 +246,12 @@ def A(key, delta, initial=0, exptime=NO_VIVIFY, op=OP_INCREMENT, cas=0, opaque=0
 
 NOOP = P(OP_NOOP, opaque=77)
 
+# Not read back: a value memcached incremented to fewer digits. memcached
+# rewrites it in place, space-padded ("1 "), only when nobody else holds the
+# item; over an ascii backend the codec's `gets` for the reply's CAS may
+# still hold it, and memcached then stores a new unpadded item ("1"). Both
+# are memcached's own answers; which one is a race inside memcached.
+
 BINARY_BOTH = {
     "get_variants": [S(b"a", b"va", flags=3, opaque=1), G(b"a"), G(b"a", OP_GETK, 5), G(b"nope", OP_GETK, 6),
                      G(b"nope", opaque=7), G(b"a", OP_GETQ, 8), G(b"nope", OP_GETQ, 9), G(b"a", OP_GETKQ, 10),
@@ -262,7 +268,7 @@ BINARY_BOTH = {
     "arith": [S(b"n", b"10"), A(b"n", 5), A(b"n", 100, op=OP_DECREMENT), A(b"nope", 1),
               A(b"new", 3, initial=42, exptime=0), A(b"new", 3, initial=42, exptime=0),
               A(b"dec", 1, initial=7, exptime=0, op=OP_DECREMENT), S(b"s", b"abc"), A(b"s", 1),
-              A(b"n", 1, op=OP_INCREMENTQ), A(b"nope2", 1, op=OP_INCREMENTQ, opaque=9), G(b"n"), G(b"new"), NOOP],
+              A(b"n", 1, op=OP_INCREMENTQ), A(b"nope2", 1, op=OP_INCREMENTQ, opaque=9), G(b"new"), NOOP],
     "touch_gat": [S(b"a", b"va", flags=4), T(b"a", 100), T(b"nope", 100, opaque=3), T(b"a", 0, OP_GAT, 4),
                   T(b"a", 0, OP_GATK, 5), T(b"nope", 0, OP_GATK, 6), T(b"a", 0, OP_GATQ, 7),
                   T(b"nope", 0, OP_GATQ, 8), T(b"nope", 0, OP_GATKQ, 9), T(b"a", 0, OP_GATKQ, 10), NOOP],

@@ -1,0 +1,261 @@
+// backend_call without sockets: what it sends for a client request, what it
+// makes of scripted backend replies, and what the client gets on failures.
+// (Byte-for-byte agreement with memcached is tests/functional/test_codec.py.)
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "backend_call.h"
+#include "binary_format.h"
+#include "parser.h"
+#include "reply.h"
+
+namespace ithaca::protocol {
+namespace {
+
+// One client request parsed from bytes; keeps the bytes alive.
+struct client_request {
+    std::string bytes;
+    request req;
+    explicit client_request(std::string in) : bytes(std::move(in)) {
+        parser p(parser_settings{});
+        const parse_result r = p.parse(bytes, req);
+        REQUIRE(r.status == parse_status::Ok);
+    }
+};
+
+// A scripted conversation: each step's expected request bytes and the reply
+// the backend sends for it.
+struct exchange {
+    std::string expect_sent;
+    std::string reply;
+};
+
+std::string converse(const request& req, backend_protocol proto, const std::vector<exchange>& script,
+                     routed_result& result, std::span<const std::uint32_t> keys = {}) {
+    backend_call call;
+    backend_reply_parser rp;
+    auto p = call.start(req, proto, result, keys);
+    std::size_t i = 0;
+    while (p == backend_call::progress::NextStep) {
+        REQUIRE(i < script.size());
+        std::string sent;
+        const reply_shape shape = call.encode(sent);
+        CHECK(sent == script[i].expect_sent);
+        std::string in = script[i].reply;
+        ++i;
+        do {
+            reply_piece piece;
+            std::size_t used = 0;
+            REQUIRE(rp.next(in, shape, piece, used) == parse_status::Ok);
+            p = call.on_piece(piece);
+            in.erase(0, used);
+        } while (p == backend_call::progress::More);
+        CHECK(in.empty());
+    }
+    CHECK(i == script.size());
+    out_buffer out;
+    render_routed_reply(req, result, out);
+    return out.str();
+}
+
+std::string render(const request& req, const routed_result& result) {
+    out_buffer out;
+    render_routed_reply(req, result, out);
+    return out.str();
+}
+
+std::string binary_packet(std::uint8_t op, std::string_view key, std::string_view extras,
+                          std::string_view value = {}, std::uint64_t cas = 0, std::uint32_t opaque = 0) {
+    binary_header h;
+    h.magic = kBinaryRequestMagic;
+    h.opcode = op;
+    h.key_length = static_cast<std::uint16_t>(key.size());
+    h.extras_length = static_cast<std::uint8_t>(extras.size());
+    h.body_length = static_cast<std::uint32_t>(extras.size() + key.size() + value.size());
+    h.opaque = opaque;
+    h.cas = cas;
+    std::string out(kBinaryHeaderSize, '\0');
+    encode_header(h, out.data());
+    out.append(extras);
+    out.append(key);
+    out.append(value);
+    return out;
+}
+
+std::string incr_extras(std::uint64_t delta, std::uint64_t initial, std::uint32_t exptime) {
+    std::string e(20, '\0');
+    store_be64(e.data(), delta);
+    store_be64(e.data() + 8, initial);
+    store_be32(e.data() + 16, exptime);
+    return e;
+}
+
+}  // namespace
+
+TEST_CASE("noreply is never forwarded; the reply is hidden at render") {
+    client_request c("set k 3 0 1 noreply\r\nx\r\n");
+    routed_result r;
+    r.prepare(c.req);
+    CHECK(converse(c.req, backend_protocol::Ascii, {{"set k 3 0 1\r\nx\r\n", "STORED\r\n"}}, r).empty());
+    r.prepare(c.req);
+    CHECK(converse(c.req, backend_protocol::Meta, {{"ms k 1 F3 T0\r\nx\r\n", "HD\r\n"}}, r).empty());
+}
+
+TEST_CASE("meta q over a meta backend: forwarded with mn behind it") {
+    client_request c("mg k v q k\r\n");
+    routed_result r;
+    r.prepare(c.req);
+    CHECK(converse(c.req, backend_protocol::Meta, {{"mg k v q k\r\nmn\r\n", "MN\r\n"}}, r).empty());
+    r.prepare(c.req);
+    CHECK(converse(c.req, backend_protocol::Meta, {{"mg k v q k\r\nmn\r\n", "VA 1 kk\r\nx\r\nMN\r\n"}}, r) ==
+          "VA 1 kk\r\nx\r\n");
+}
+
+TEST_CASE("binary incr with an initial value over ascii: incr, add, incr, gets") {
+    const std::string pkt = binary_packet(0x05, "n", incr_extras(2, 40, 0), {}, 0, 7);
+    client_request c(pkt);
+    routed_result r;
+    r.prepare(c.req);
+    const std::string reply = converse(c.req, backend_protocol::Ascii,
+                                       {{"incr n 2\r\n", "NOT_FOUND\r\n"},
+                                        {"add n 0 0 2\r\n40\r\n", "NOT_STORED\r\n"},
+                                        {"incr n 2\r\n", "12\r\n"},
+                                        {"gets n\r\n", "VALUE n 0 2 33\r\n12\r\nEND\r\n"}},
+                                       r);
+    out_buffer expect;
+    encode_binary_number(expect, c.req, 12, 33);
+    CHECK(reply == expect.str());
+
+    // 0xffffffff: no create; the miss is the answer.
+    client_request nv(binary_packet(0x05, "n", incr_extras(2, 40, 0xffffffff)));
+    r.prepare(nv.req);
+    const std::string miss = converse(nv.req, backend_protocol::Ascii, {{"incr n 2\r\n", "NOT_FOUND\r\n"}}, r);
+    out_buffer nf;
+    encode_binary_error(nf, nv.req, binary_status::KeyNotFound);
+    CHECK(miss == nf.str());
+}
+
+TEST_CASE("fail(): clear errors for single-key commands, misses for multi-key gets") {
+    client_request set("set k 0 0 1\r\nx\r\n");
+    routed_result r;
+    backend_call call;
+    r.prepare(set.req);
+    REQUIRE(call.start(set.req, backend_protocol::Ascii, r) == backend_call::progress::NextStep);
+    call.fail(call_failure::Down);
+    CHECK(call.done());
+    CHECK(render(set.req, r) == "SERVER_ERROR backend down\r\n");
+
+    client_request mg("mg k v O5\r\n");
+    r.prepare(mg.req);
+    REQUIRE(call.start(mg.req, backend_protocol::Meta, r) == backend_call::progress::NextStep);
+    call.fail(call_failure::Timeout);
+    CHECK(render(mg.req, r) == "SERVER_ERROR backend timeout\r\n");
+
+    // get a b c over two servers: the second fails, its keys are misses.
+    client_request get("get a b c\r\n");
+    r.prepare(get.req);
+    const std::vector<std::uint32_t> first{0, 2};
+    const std::vector<std::uint32_t> second{1};
+    converse(get.req, backend_protocol::Ascii, {{"get a c\r\n", "VALUE c 1 1\r\nC\r\nEND\r\n"}}, r, first);
+    backend_call other;
+    REQUIRE(other.start(get.req, backend_protocol::Ascii, r, second) == backend_call::progress::NextStep);
+    other.fail(call_failure::ConnectionError);
+    CHECK(r.failed_keys == 1);
+    CHECK(render(get.req, r) == "VALUE c 1 1\r\nC\r\nEND\r\n");
+
+    // Binary: temporary failure (0x86) with a clear body; a quiet get is a silent miss.
+    client_request bget(binary_packet(0x00, "k", {}, {}, 0, 9));
+    r.prepare(bget.req);
+    REQUIRE(call.start(bget.req, backend_protocol::Ascii, r) == backend_call::progress::NextStep);
+    call.fail(call_failure::Down);
+    out_buffer expect;
+    encode_binary(expect, 0x00, 9, binary_status::TemporaryFailure, 0, {}, {}, "backend down");
+    CHECK(render(bget.req, r) == expect.str());
+    client_request getq(binary_packet(0x09, "k", {}));
+    r.prepare(getq.req);
+    REQUIRE(call.start(getq.req, backend_protocol::Meta, r) == backend_call::progress::NextStep);
+    call.fail(call_failure::Down);
+    CHECK(render(getq.req, r).empty());
+}
+
+TEST_CASE("a reply that does not fit the request is BadReply") {
+    client_request incr("incr k 1\r\n");
+    routed_result r;
+    r.prepare(incr.req);
+    backend_call call;
+    REQUIRE(call.start(incr.req, backend_protocol::Ascii, r) == backend_call::progress::NextStep);
+    std::string sent;
+    CHECK(call.encode(sent) == reply_shape::Line);
+    reply_piece piece;
+    piece.kind = piece_kind::Line;
+    piece.line = "STORED";
+    CHECK(call.on_piece(piece) == backend_call::progress::BadReply);
+    CHECK(render(incr.req, r) == "SERVER_ERROR backend sent a bad reply\r\n");
+
+    // A VALUE for a key that was not asked for.
+    client_request get("get a\r\n");
+    r.prepare(get.req);
+    REQUIRE(call.start(get.req, backend_protocol::Ascii, r) == backend_call::progress::NextStep);
+    sent.clear();
+    call.encode(sent);
+    piece = reply_piece{};
+    piece.kind = piece_kind::Value;
+    piece.key = "zz";
+    CHECK(call.on_piece(piece) == backend_call::progress::BadReply);
+}
+
+TEST_CASE("refusals need no backend: start() is Done") {
+    client_request lease("lease-get k\r\n");
+    routed_result r;
+    r.prepare(lease.req);
+    backend_call call;
+    CHECK(call.start(lease.req, backend_protocol::Ascii, r) == backend_call::progress::Done);
+    CHECK(render(lease.req, r) == "SERVER_ERROR lease-get and lease-set need a meta backend\r\n");
+
+    client_request mg("mg k t v\r\n");
+    r.prepare(mg.req);
+    CHECK(call.start(mg.req, backend_protocol::Ascii, r) == backend_call::progress::Done);
+    CHECK(render(mg.req, r) == "CLIENT_ERROR flag t needs a meta backend\r\n");
+
+    client_request bkey(binary_packet(0x00, "a b", {}));
+    r.prepare(bkey.req);
+    CHECK(call.start(bkey.req, backend_protocol::Ascii, r) == backend_call::progress::Done);
+    r.prepare(bkey.req);
+    CHECK(converse(bkey.req, backend_protocol::Meta, {{"mg YSBi b f v c\r\n", "EN\r\n"}}, r).size() ==
+          kBinaryHeaderSize + 9);  // "Not found"
+}
+
+TEST_CASE("a long multi-get is cut into lines below 2 KiB, and the ENDs counted") {
+    std::string line = "gat 10";
+    std::vector<std::string> keys;
+    for (int i = 0; i < 300; ++i) {
+        keys.push_back("key" + std::to_string(1000 + i));
+        line += " " + keys.back();
+    }
+    client_request c(line + "\r\n");
+    routed_result r;
+    r.prepare(c.req);
+    backend_call call;
+    REQUIRE(call.start(c.req, backend_protocol::Ascii, r) == backend_call::progress::NextStep);
+    std::string sent;
+    CHECK(call.encode(sent) == reply_shape::Values);
+    std::size_t lines = 0;
+    std::size_t from = 0;
+    while (from < sent.size()) {
+        const std::size_t nl = sent.find("\r\n", from);
+        CHECK(nl - from <= 2000);
+        CHECK(sent.compare(from, 7, "gat 10 ") == 0);
+        from = nl + 2;
+        ++lines;
+    }
+    CHECK(lines > 1);
+    reply_piece end;
+    end.kind = piece_kind::End;
+    for (std::size_t i = 0; i + 1 < lines; ++i) CHECK(call.on_piece(end) == backend_call::progress::More);
+    CHECK(call.on_piece(end) == backend_call::progress::Done);
+    CHECK(render(c.req, r) == "END\r\n");
+}
+
+}  // namespace ithaca::protocol
