@@ -89,6 +89,14 @@ route_config parse_route_node(const YAML::Node& node, load_context& ctx) {
   s.choice("type", r.kind, {{"local", route_kind::Local}, {"pool", route_kind::Pool}});
   s.string("name", r.name);
   s.string("pool", r.pool);
+  // The format is a tree: a route's children are routes. The kinds that take
+  // children (failover, all-sync, shadow, ...) come with the next routes.
+  if (const YAML::Node* children = s.sequence("children")) {
+    for (const YAML::Node& child : *children) r.children.push_back(parse_route_node(child, ctx));
+    if (typed && !r.children.empty()) {
+      ctx.fail(node.Mark(), std::string("a ") + to_string(r.kind) + " route takes no `children:`");
+    }
+  }
   if (!typed) ctx.fail(node.Mark(), "a route needs `type:` (local or pool)");
   if (typed && r.kind == route_kind::Pool && r.pool.empty()) {
     ctx.fail(node.Mark(), "a pool route needs `pool:` (the name of a pool under `pools:`)");

@@ -211,6 +211,16 @@ const YAML::Node* section::mapping(std::string_view key) {
   return &e->value;
 }
 
+const YAML::Node* section::sequence(std::string_view key) {
+  entry* e = find(key);
+  if (e == nullptr) return nullptr;
+  if (!e->value.IsSequence()) {
+    ctx_.fail(e->key_mark, std::string(key) + ": expected a list, got " + describe_node(e->value));
+    return nullptr;
+  }
+  return &e->value;
+}
+
 bool section::string_list(std::string_view key, std::vector<std::string>& out,
                           std::vector<YAML::Mark>* marks) {
   entry* e = find(key);

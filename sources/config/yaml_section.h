@@ -85,6 +85,10 @@ class section {
   // is not a mapping (then an error is recorded).
   const YAML::Node* mapping(std::string_view key);
 
+  // A list of nodes (e.g. a route's children); nullptr if absent, or if it
+  // is not a list (then an error is recorded).
+  const YAML::Node* sequence(std::string_view key);
+
   // Refuses the keys no accessor asked for, suggesting the closest known one.
   void finish();
 

@@ -333,3 +333,45 @@ def test_reload_under_load_keeps_connections_and_replies(ithaca_factory, memcach
         # The server kept across the reload kept its connections.
         assert int(s[f"main/{addr(a)}:connects"]) == connects_before, s
         assert int(s[f"main/{addr(b)}:requests"]) > 0, s
+
+
+# ---- placement through the router, against a real nutcracker -----------------
+
+@pytest.mark.parametrize("hash_name,dist,weights,named", [
+    ("fnv1a_64", "ketama", [1, 1, 1, 1], False),
+    ("md5", "ketama", [1, 3, 1, 2], True),
+    ("murmur", "modula", [2, 1, 1, 1], False),
+    ("crc32a", "ketama", [1, 1, 2, 1], True),
+])
+def test_router_places_keys_where_nutcracker_does(hash_name, dist, weights, named, ithaca_factory,
+                                                  memcached_factory, tmp_path):
+    """The same pool behind nutcracker and behind ithaca: every key, stored
+    through either, lands on the same memcached."""
+    from test_placement import holder_of, make_keys, set_through, start_nutcracker
+    servers = [memcached_factory() for _ in weights]
+    entries = [f"{addr(s)}:{w}" + (f" node{i}" if named else "") for i, (s, w) in enumerate(zip(servers, weights))]
+    nc = start_nutcracker(tmp_path, f"  hash: {hash_name}\n  distribution: {dist}\n  servers:\n" +
+                          "".join(f"   - {e}\n" for e in entries))
+    try:
+        keys = make_keys(7)[:1500]
+        set_through(nc, keys)
+        by_nutcracker = holder_of(keys, list(enumerate(servers)))
+        for s in servers:
+            with mcwire.Conn(s.host, s.port) as c:
+                assert c.call(b"flush_all\r\n") == b"OK\r\n"
+        router = ithaca_factory(config_text=router_yaml(entries, hash=hash_name, distribution=dist))
+        set_through(router, keys)
+        by_ithaca = holder_of(keys, list(enumerate(servers)))
+        moved = [k for k in keys if by_ithaca[k] != by_nutcracker[k]]
+        assert not moved, f"{len(moved)} of {len(keys)} keys on another server than nutcracker's, e.g. {moved[:3]!r}"
+    finally:
+        nc.stop()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_ascii_diff_through_router_meta_backend(seed, ithaca_factory, memcached_factory):
+    """The same differential stream with ithaca speaking meta to its server."""
+    backend = memcached_factory(args=SERVER_ARGS)
+    router = ithaca_factory(args=["-I", "1m"],
+                            config_text=router_yaml([addr(backend)], allow_flush="true", protocol="meta"))
+    run_seed(seed, router, memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS))

@@ -97,6 +97,10 @@ TEST_CASE("router mistakes point at their line") {
   CHECK(load("route:\n  type: pool\n") == "r.yaml:2: a pool route needs `pool:` (the name of a pool under `pools:`)");
   CHECK(load("route:\n  type: sideways\n") == "r.yaml:2: type: expected one of local or pool, got 'sideways'");
   CHECK(load("route: local\n") == "r.yaml:1: section 'route' must be a mapping of keys, got 'local'");
+  // The format is a tree; today's kinds take no children.
+  CHECK(load("route:\n  type: local\n  children:\n    - type: local\n") ==
+        "r.yaml:2: a local route takes no `children:`");
+  CHECK(load("route:\n  type: local\n  children: 3\n") == "r.yaml:3: children: expected a list, got '3'");
 }
 
 TEST_CASE("the sample config/router.yaml parses") {
