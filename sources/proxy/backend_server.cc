@@ -4,6 +4,12 @@
 
 namespace ithaca::proxy {
 
+namespace {
+std::atomic<uint64_t> g_health_epoch{1};
+}  // namespace
+
+uint64_t health_epoch() { return g_health_epoch.load(std::memory_order_acquire); }
+
 const char* to_string(failure_kind f) {
   switch (f) {
     case failure_kind::Down: return "down";
@@ -34,6 +40,7 @@ bool backend_server::record_failure(failure_kind f) {
   bool was_up = true;
   if (!up_.compare_exchange_strong(was_up, false)) return false;
   transitions_.fetch_add(1, std::memory_order_relaxed);
+  g_health_epoch.fetch_add(1, std::memory_order_release);
   spdlog::warn("pool {}: server {} marked down after {} ({} consecutive failures)", pool_, spec_.address,
                to_string(f), n);
   return true;
@@ -44,6 +51,7 @@ void backend_server::mark_up() {
   bool was_up = false;
   if (up_.compare_exchange_strong(was_up, true)) {
     transitions_.fetch_add(1, std::memory_order_relaxed);
+    g_health_epoch.fetch_add(1, std::memory_order_release);
     spdlog::warn("pool {}: server {} is up again", pool_, spec_.address);
   }
 }

@@ -34,6 +34,11 @@ struct server_settings {
   bool operator==(const server_settings&) const = default;
 };
 
+// Bumped on every up/down transition of any server: a worker's cached
+// distribution over the live servers (auto_eject_hosts) is rebuilt when it
+// moved. [any thread]
+uint64_t health_epoch();
+
 // Why a request to a server failed (one counter each).
 enum class failure_kind : uint8_t {
   Down,        // the server is marked down: failed at once (fail fast)

@@ -67,6 +67,7 @@ std::shared_ptr<const pool> pool::build(const config::pool_config& cfg, server_d
   auto p = std::shared_ptr<pool>(new pool());
   p->name_ = cfg.name;
   p->allow_flush_ = cfg.allow_flush;
+  p->auto_eject_ = cfg.auto_eject_hosts;
   p->hash_options_.hash_tag = cfg.hash_tag;
   p->hash_options_.hash_stop = cfg.hash_stop;
   const distribution_kind kind = distribution_of(cfg.dist);
@@ -82,7 +83,19 @@ std::shared_ptr<const pool> pool::build(const config::pool_config& cfg, server_d
     if (error) *error = "pool '" + cfg.name + "': " + why;
     return nullptr;
   }
+  p->kind_ = kind;
+  p->hash_ = hash_of(cfg.hash);
+  p->specs_ = std::move(specs);
   return p;
+}
+
+std::unique_ptr<distribution> pool::live_distribution() const {
+  std::vector<uint32_t> live;
+  for (uint32_t i = 0; i < servers_.size(); ++i) {
+    if (servers_[i]->up()) live.push_back(i);
+  }
+  if (live.empty() || live.size() == servers_.size()) return nullptr;
+  return make_live_distribution(kind_, specs_, live, hash_, nullptr);
 }
 
 }  // namespace ithaca::proxy

@@ -28,10 +28,21 @@ class pool {
   bool allow_flush() const { return allow_flush_; }
 
   // The index (into servers()) of the server that holds `key`.
-  uint32_t locate(std::string_view key) const {
-    if (servers_.size() == 1) return 0;
-    return dist_->locate(key_hash_part(key, hash_options_));
+  uint32_t locate(std::string_view key) const { return locate(key, *dist_); }
+  // The same over another distribution of this pool's servers (the live
+  // ones: auto_eject_hosts).
+  uint32_t locate(std::string_view key, const distribution& d) const {
+    if (d.size() == 1) return d.pick({}, 0);
+    return d.locate(key_hash_part(key, hash_options_));
   }
+
+  // twemproxy's auto_eject_hosts: a down server leaves the ring (its keys
+  // go to the others) instead of failing fast.
+  bool auto_eject() const { return auto_eject_; }
+  // A distribution over the servers up now, picking indexes into
+  // servers(); nullptr when every server is up (use the pool's own) or none
+  // is (fail fast then). [any thread; builds a new one each call]
+  std::unique_ptr<distribution> live_distribution() const;
 
  private:
   pool() = default;
@@ -40,6 +51,10 @@ class pool {
   std::unique_ptr<distribution> dist_;
   key_hash_options hash_options_;
   bool allow_flush_ = false;
+  bool auto_eject_ = false;
+  distribution_kind kind_ = distribution_kind::Ketama;
+  hash_kind hash_ = hash_kind::Fnv1a_64;
+  std::vector<server_spec> specs_;
 };
 
 }  // namespace ithaca::proxy

@@ -11,7 +11,21 @@ backend_conn& worker_backends::conn(const std::shared_ptr<backend_server>& serve
   return *c;
 }
 
+const distribution* worker_backends::placement(const std::shared_ptr<const pool>& p) {
+  live_placement& lp = placements_[p.get()];
+  const uint64_t epoch = health_epoch();
+  if (lp.epoch != epoch || lp.owner.expired()) {
+    lp.owner = p;
+    lp.epoch = epoch;
+    lp.live = p->live_distribution();
+  }
+  return lp.live.get();
+}
+
 void worker_backends::sweep() {
+  for (auto it = placements_.begin(); it != placements_.end();) {
+    it = it->second.owner.expired() ? placements_.erase(it) : std::next(it);
+  }
   for (auto it = conns_.begin(); it != conns_.end();) {
     bool all_done = true;
     for (auto& c : it->second) {

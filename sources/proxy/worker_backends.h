@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend_conn.h"
+#include "pool.h"
 
 namespace ithaca::proxy {
 
@@ -24,6 +25,11 @@ class worker_backends {
   // server stay in order.
   backend_conn& conn(const std::shared_ptr<backend_server>& server, std::uintptr_t client_tag);
 
+  // The distribution `p`'s keys use on this worker: with auto_eject_hosts
+  // and a server down, one over the live servers (rebuilt when any server's
+  // health changed, health_epoch()); else the pool's own.
+  const distribution* placement(const std::shared_ptr<const pool>& p);
+
   // Closes the connections of retired servers once idle, frees ended ones.
   // [the worker's sweeper coroutine, every second]
   void sweep();
@@ -31,6 +37,12 @@ class worker_backends {
  private:
   unsigned worker_;
   std::unordered_map<const backend_server*, std::vector<std::unique_ptr<backend_conn>>> conns_;
+  struct live_placement {
+    std::weak_ptr<const pool> owner;  // an entry whose pool is gone is dropped by sweep()
+    uint64_t epoch = 0;
+    std::unique_ptr<distribution> live;  // null: every server up (or none)
+  };
+  std::unordered_map<const pool*, live_placement> placements_;
 };
 
 }  // namespace ithaca::proxy

@@ -375,3 +375,44 @@ def test_ascii_diff_through_router_meta_backend(seed, ithaca_factory, memcached_
     router = ithaca_factory(args=["-I", "1m"],
                             config_text=router_yaml([addr(backend)], allow_flush="true", protocol="meta"))
     run_seed(seed, router, memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS))
+
+
+def test_auto_eject_hosts_moves_a_dead_servers_keys(ithaca_factory, memcached_factory):
+    """twemproxy's auto_eject_hosts: once a server is down its keys go to the
+    other servers (no errors); when it answers again they come back to it."""
+    from conftest import free_port
+    live = [memcached_factory(args=SERVER_ARGS) for _ in range(2)]
+    port = free_port()
+    doomed = start_memcached_on(port)
+    state = f"main/127.0.0.1:{port}:state"
+    router = ithaca_factory(config_text=router_yaml(
+        [addr(live[0]), f"127.0.0.1:{port}", addr(live[1])], auto_eject_hosts="true", failure_limit=1,
+        retry_interval="100ms", retry_interval_max="200ms"))
+    keys = [b"e%d" % i for i in range(300)]
+    back = None
+
+    def store_all(c, value):
+        return all(c.call(b"set %s 0 0 1\r\n%s\r\n" % (k, value)) == b"STORED\r\n" for k in keys)
+
+    try:
+        with mcwire.Conn(router.host, router.port) as c:
+            assert store_all(c, b"1")
+            with mcwire.Conn("127.0.0.1", port) as d:
+                on_doomed = [k for k in keys if d.call(b"get %s\r\n" % k) != b"END\r\n"]
+            assert on_doomed, "no key on the third server"
+            doomed.stop()
+            # The first request to it fails and marks it down; then its keys
+            # live on the other two.
+            wait_for(lambda: store_all(c, b"2"), what="every key stored after the ejection")
+            assert stats(c, "servers")[state] == "down"
+            for k in keys:
+                assert c.call(b"get %s\r\n" % k) == b"VALUE %s 0 1\r\n2\r\nEND\r\n" % k
+            back = start_memcached_on(port)
+            wait_for(lambda: stats(c, "servers")[state] == "up", what="server back up")
+            # Its keys route to it again: it restarted empty, so they miss.
+            misses = [k for k in on_doomed if c.call(b"get %s\r\n" % k) == b"END\r\n"]
+            assert misses == on_doomed
+    finally:
+        if back is not None:
+            back.stop()
+        doomed.stop()

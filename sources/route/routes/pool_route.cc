@@ -23,9 +23,12 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
     for (const auto& s : servers) backends.conn(s, tag).submit(slot, {});
     return dispatch_status::Pending;
   }
+  // auto_eject_hosts with a server down: the live servers' ring.
+  const proxy::distribution* live = pool_->auto_eject() ? backends.placement(pool_) : nullptr;
+  auto locate = [&](std::string_view key) { return live ? pool_->locate(key, *live) : pool_->locate(key); };
   const std::size_t n = req.keys.size();
   if (n <= 1 || servers.size() == 1) {
-    backends.conn(servers[pool_->locate(req.key())], tag).submit(slot, {});
+    backends.conn(servers[locate(req.key())], tag).submit(slot, {});
     return dispatch_status::Pending;
   }
   // Several keys: group their indexes by server (a counting sort keeps each
@@ -38,7 +41,7 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
   std::vector<std::uint32_t>& counts = slot.group_start;
   counts.assign(servers.size() + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    slot.server_of[i] = pool_->locate(req.keys[i]);
+    slot.server_of[i] = locate(req.keys[i]);
     ++counts[slot.server_of[i] + 1];
   }
   for (std::size_t s = 1; s < counts.size(); ++s) counts[s] += counts[s - 1];
