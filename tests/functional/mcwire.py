@@ -334,6 +334,28 @@ def delta_extras(delta, initial=0, exptime=0xFFFFFFFF):
     return struct.pack(">QQI", delta, initial, exptime)
 
 
+EXP = struct.Struct(">I")     # a binary exptime extra
+NO_VIVIFY = 0xFFFFFFFF        # incr/decr expiration: do not create a missing item
+
+
+# Short binary request builders for tests: set-like, get-like, touch-like and
+# incr/decr packets (opcode variants through `op`).
+def S(key, value, flags=0, exptime=0, op=OP_SET, cas=0, opaque=0):
+    return pack_request(op, key=key, extras=set_extras(flags, exptime), value=value, cas=cas, opaque=opaque)
+
+
+def G(key, op=OP_GET, opaque=0):
+    return pack_request(op, key=key, opaque=opaque)
+
+
+def T(key, exptime, op=OP_TOUCH, opaque=0):
+    return pack_request(op, key=key, extras=EXP.pack(exptime), opaque=opaque)
+
+
+def A(key, delta, initial=0, exptime=NO_VIVIFY, op=OP_INCREMENT, cas=0, opaque=0):
+    return pack_request(op, key=key, extras=delta_extras(delta, initial, exptime), cas=cas, opaque=opaque)
+
+
 def unpack_header(hdr):
     magic, opcode, keylen, extlen, datatype, status, bodylen, opaque, cas = HEADER.unpack(hdr)
     return dict(magic=magic, opcode=opcode, keylen=keylen, extlen=extlen, datatype=datatype,

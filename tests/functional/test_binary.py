@@ -9,7 +9,6 @@ A scenario is a list of steps; a step is a list of packets, or a callable
 back to that same server."""
 
 import re
-import struct
 
 import pytest
 
@@ -18,29 +17,13 @@ from mcwire import (OP_ADD, OP_ADDQ, OP_APPEND, OP_APPENDQ, OP_DECREMENT, OP_DEC
                     OP_DELETEQ, OP_FLUSH, OP_FLUSHQ, OP_GAT, OP_GATK, OP_GATKQ, OP_GATQ, OP_GET,
                     OP_GETK, OP_GETKQ, OP_GETQ, OP_INCREMENT, OP_INCREMENTQ, OP_NOOP, OP_PREPEND,
                     OP_PREPENDQ, OP_QUIT, OP_QUITQ, OP_REPLACE, OP_REPLACEQ, OP_SET, OP_SETQ, OP_STAT,
-                    OP_TOUCH, OP_VERSION, delta_extras, pack_request as P, set_extras)
+                    OP_TOUCH, OP_VERSION, pack_request as P, S, G, T, A, EXP)
 
 OP_VERBOSITY = 0x1b
 OP_SASL_LIST, OP_SASL_AUTH, OP_SASL_STEP = 0x20, 0x21, 0x22
-EXP = struct.Struct(">I")
-NO_VIVIFY = 0xFFFFFFFF
 NUMBER = re.compile(rb"[0-9]+ *")
 
 
-def S(key, value, flags=0, exptime=0, op=OP_SET, cas=0, opaque=0):
-    return P(op, key=key, extras=set_extras(flags, exptime), value=value, cas=cas, opaque=opaque)
-
-
-def G(key, op=OP_GET, opaque=0):
-    return P(op, key=key, opaque=opaque)
-
-
-def T(key, exptime, op=OP_TOUCH, opaque=0):
-    return P(op, key=key, extras=EXP.pack(exptime), opaque=opaque)
-
-
-def A(key, delta, initial=0, exptime=NO_VIVIFY, op=OP_INCREMENT, cas=0, opaque=0):
-    return P(op, key=key, extras=delta_extras(delta, initial, exptime), cas=cas, opaque=opaque)
 
 
 def last_cas(responses):

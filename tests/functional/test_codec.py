@@ -24,13 +24,10 @@ import time
 import pytest
 
 from mcwire import (OP_ADD, OP_APPEND, OP_DECREMENT, OP_DELETE, OP_DELETEQ, OP_FLUSH, OP_GAT, OP_GATK,
-                    OP_GATKQ, OP_GATQ, OP_GET, OP_GETK, OP_GETKQ, OP_GETQ, OP_INCREMENT, OP_INCREMENTQ,
-                    OP_NOOP, OP_PREPEND, OP_REPLACE, OP_SET, OP_SETQ, OP_TOUCH, delta_extras,
-                    pack_request as P, set_extras)
+                    OP_GATKQ, OP_GATQ, OP_GETK, OP_GETKQ, OP_GETQ, OP_INCREMENTQ, OP_NOOP, OP_PREPEND,
+                    OP_REPLACE, OP_SETQ, EXP, A, G, S, T, pack_request as P)
 
 TIMEOUT = 30.0
-EXP = struct.Struct(">I")
-NO_VIVIFY = 0xFFFFFFFF
 BIG = b"".join(b"%07d," % i for i in range(62500))  # 500,000 bytes
 
 
@@ -228,20 +225,6 @@ def test_lease_over_meta_backend(memcached):
 
 # ---- binary clients -----------------------------------------------------------
 
-def S(key, value, flags=0, exptime=0, op=OP_SET, cas=0, opaque=0):
-    return P(op, key=key, extras=set_extras(flags, exptime), value=value, cas=cas, opaque=opaque)
-
-
-def G(key, op=OP_GET, opaque=0):
-    return P(op, key=key, opaque=opaque)
-
-
-def T(key, exptime, op=OP_TOUCH, opaque=0):
-    return P(op, key=key, extras=EXP.pack(exptime), opaque=opaque)
-
-
-def A(key, delta, initial=0, exptime=NO_VIVIFY, op=OP_INCREMENT, cas=0, opaque=0):
-    return P(op, key=key, extras=delta_extras(delta, initial, exptime), cas=cas, opaque=opaque)
 
 
 NOOP = P(OP_NOOP, opaque=77)

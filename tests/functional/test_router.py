@@ -5,9 +5,7 @@ server that holds its key, and answers byte for byte what a memcached would.
 Failures use fake backends (fake_backend.py): killed, hung, resetting,
 garbage, slow, and a server coming back."""
 
-import os
 import signal
-import socket
 import threading
 import time
 
