@@ -1,6 +1,7 @@
 // A request the parser refused: its reply, and memcached's one side effect.
 #include "exec_internal.h"
 #include "exec_store.h"
+#include "prefix_stats.h"
 #include "reply.h"
 
 namespace ithaca::cache {
@@ -21,6 +22,12 @@ exec_action execute_parse_error(const protocol::parse_result& result, const prot
   if (result.error == protocol::error_kind::TooLarge && req.cmd == protocol::command::Set &&
       !req.key().empty()) {
     unlink_after_failed_set(store::store_status::TooLarge, req.key(), ctx);
+  }
+  // memcached counts a refused store in the per-prefix stats (it records
+  // the set before it finds the value too large); meta commands never count.
+  if (result.error == protocol::error_kind::TooLarge && req.proto != protocol::protocol_kind::Meta &&
+      !req.key().empty()) {
+    prefix_stats::instance().record_set(req.key());
   }
   // A text get refused for a key over 250 bytes: memcached drops every reply
   // it has not transmitted yet (those since the last get), then answers.
