@@ -7,6 +7,7 @@
 #include "exec_internal.h"
 #include "exec_store.h"
 #include "exec_value.h"
+#include "prefix_stats.h"
 #include "reply.h"
 #include "text_replies.h"
 
@@ -42,6 +43,7 @@ bool retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
     (touch ? ctx.counters.cmd_touch : ctx.counters.cmd_get).add();
     store::get_result& res = scratch_get_result();
     ctx.store.get(key, ctx.now, opts, res);
+    prefix_stats::instance().record_get(key, res.status == store::get_status::Hit);
     if (res.status != store::get_status::Hit) continue;
     const uint32_t flags = res.flags;
     const uint64_t cas = res.cas;
@@ -60,6 +62,7 @@ bool retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
 
 void store_value(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   ctx.counters.cmd_set.add();
+  prefix_stats::instance().record_set(req.key());
   store::store_options opts;
   if (req.cmd == command::Cas) opts.compare_cas = req.cas;
   store::store_result res;
@@ -94,6 +97,7 @@ void arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_co
 }
 
 void remove(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+  prefix_stats::instance().record_delete(req.key());
   const store::remove_status st = ctx.store.remove(req.key(), ctx.now);
   if (req.noreply) return;
   switch (st) {
@@ -174,6 +178,11 @@ exec_action execute_ascii(const protocol::request& req, protocol::out_buffer& ou
     case command::CacheMemlimit:
       cache_memlimit(req, out, ctx);
       break;
+    case command::Watch:
+    case command::Slabs:
+    case command::Lru:
+    case command::LruCrawler:
+      return execute_admin(req, out, ctx);
     case command::Quit:
       return exec_action::Close;
     case command::Shutdown:

@@ -9,6 +9,7 @@
 #include "exec_internal.h"
 #include "exec_store.h"
 #include "exec_value.h"
+#include "prefix_stats.h"
 #include "reply.h"
 
 namespace ithaca::cache {
@@ -41,6 +42,7 @@ void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
   ctx.store.get(req.key(), ctx.now, opts, res);
   value_bytes v;
   const bool hit = res.status == store::get_status::Hit;
+  prefix_stats::instance().record_get(req.key(), hit);
   const uint32_t flags = res.flags;
   const uint64_t cas = res.cas;
   if (hit && !touch_only && !take_value(res, v)) {
@@ -65,6 +67,7 @@ void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
 // Prepend compare the CAS but keep their mode.
 void store_value(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   ctx.counters.cmd_set.add();
+  prefix_stats::instance().record_set(req.key());
   store::store_mode mode = store_mode_of(req.cmd);
   store::store_options opts;
   opts.compare_cas = req.cas;
@@ -95,6 +98,7 @@ void store_value(const protocol::request& req, protocol::out_buffer& out, exec_c
 }
 
 void remove(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+  prefix_stats::instance().record_delete(req.key());
   store::remove_options opts;
   opts.compare_cas = req.cas;
   binary_status st = binary_status::NoError;

@@ -1,6 +1,7 @@
 // A request the parser refused: its reply, and memcached's one side effect.
 #include "exec_internal.h"
 #include "exec_store.h"
+#include "prefix_stats.h"
 #include "reply.h"
 
 namespace ithaca::cache {
@@ -14,6 +15,12 @@ bool is_text_get(protocol::command cmd) {
 
 exec_action execute_parse_error_reply(const protocol::parse_result& result, const protocol::request& req,
                                       protocol::out_buffer& out) {
+  // memcached counts a refused store in the per-prefix stats (it records
+  // the set before it finds the value too large); meta commands never count.
+  if (result.error == protocol::error_kind::TooLarge && req.proto != protocol::protocol_kind::Meta &&
+      !req.key().empty()) {
+    prefix_stats::instance().record_set(req.key());
+  }
   // A text get refused for a key over 250 bytes: memcached drops every reply
   // it has not transmitted yet (those since the last get), then answers.
   if (result.error == protocol::error_kind::KeyTooLong && req.proto == protocol::protocol_kind::Ascii &&

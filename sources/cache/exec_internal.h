@@ -13,6 +13,8 @@ exec_action execute_binary(const protocol::request& req, protocol::out_buffer& o
 exec_action execute_meta(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
 // mcrouter's lease-get / lease-set — exec_lease.cc.
 exec_action execute_lease(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
+// watch, slabs, lru, lru_crawler: memcached's answers with the feature off — exec_admin.cc.
+exec_action execute_admin(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
 // `stats [group]` for text and binary — exec_stats.cc.
 exec_action execute_stats(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
 

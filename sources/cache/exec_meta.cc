@@ -141,6 +141,7 @@ exec_action meta_get(const request& req, out_buffer& out, exec_context& ctx) {
   const bool key_binary = req.meta_key_binary;
 
   if (!o.want_value) {
+    item.size = res.value_size;  // mg s without v: the real size, as memcached
     encode_meta(out, meta_code::HD, req, &item, {}, key_binary);
     return exec_action::Continue;
   }

@@ -324,9 +324,9 @@ void apply_overrides(const cli_options& cli, config& c) {
   }
 }
 
-bool make_config(const cli_options& cli, config& out, std::string* error) {
+bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file) {
   config c;
-  if (!cli.config_path.empty() && !load_config(cli.config_path, c, error)) return false;
+  if (!cli.config_path.empty() && !load_config(cli.config_path, c, error, allow_empty_file)) return false;
   apply_overrides(cli, c);
   validation_error v;
   if (!validate(c, &v)) {

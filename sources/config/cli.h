@@ -52,7 +52,8 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
 void apply_overrides(const cli_options& cli, config& c);
 
 // defaults < --config file < flags, then validate(). False with *error.
-bool make_config(const cli_options& cli, config& out, std::string* error);
+// allow_empty_file false (SIGHUP): an empty file is an error (see load_config).
+bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file = true);
 
 // --check-config: returns the exit code (0 valid, 1 not) and sets *message
 // to "configuration OK" or to the error.

@@ -112,11 +112,17 @@ void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
 }  // namespace
 
 bool load_config_text(const std::string& text, const std::string& name, config& out,
-                      std::string* error) {
+                      std::string* error, bool allow_empty) {
   load_context ctx(name);
   config c;
   try {
-    parse_document(YAML::Load(text), ctx, c);
+    const YAML::Node root = YAML::Load(text);
+    if (root.IsNull() && !allow_empty) {
+      ctx.fail("the file is empty (no settings, only whitespace or comments); refusing to reset "
+               "every setting to its default");
+    } else {
+      parse_document(root, ctx, c);
+    }
   } catch (const YAML::Exception& e) {
     // Syntax errors: yaml-cpp's message without its own "yaml-cpp: error at
     // line L, column C: " prefix, which we replace with ours.
@@ -157,7 +163,7 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
   return true;
 }
 
-bool load_config(const std::string& path, config& out, std::string* error) {
+bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (error) *error = path + ": cannot open: " + std::strerror(errno);
@@ -169,7 +175,7 @@ bool load_config(const std::string& path, config& out, std::string* error) {
     if (error) *error = path + ": cannot read: " + std::strerror(errno);
     return false;
   }
-  return load_config_text(text.str(), path, out, error);
+  return load_config_text(text.str(), path, out, error, allow_empty);
 }
 
 }  // namespace ithaca::config

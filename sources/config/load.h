@@ -12,11 +12,15 @@ namespace ithaca::config {
 // `out` unchanged (so a reload with a typo keeps the running config) and sets
 // *error to "FILE:LINE: message" (LINE is 1-based; "FILE: message" when there
 // is no line, e.g. the file cannot be read). The first error in file order is
-// reported. Unknown sections and keys are errors. [any thread; blocking I/O]
-bool load_config(const std::string& path, config& out, std::string* error);
+// reported. Unknown sections and keys are errors. An empty document (nothing,
+// or only whitespace and comments) means the defaults at start-up; with
+// allow_empty false (a reload) it is an error instead, because it is what a
+// truncated write leaves and it would silently reset every running setting.
+// [any thread; blocking I/O]
+bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty = true);
 
 // The same, from text already in memory; `name` stands for the file in messages.
 bool load_config_text(const std::string& text, const std::string& name, config& out,
-                      std::string* error);
+                      std::string* error, bool allow_empty = true);
 
 }  // namespace ithaca::config

@@ -23,6 +23,13 @@ parse_result invalid(std::size_t consumed) {
     return fail(error_kind::InvalidArguments, consumed, binary_status::InvalidArguments, true);
 }
 
+// memcached keeps the bytes to swallow in an int: above INT_MAX it turns
+// negative and nothing is swallowed; the bytes that follow are then parsed as
+// packets (and their magic closes the connection).
+std::size_t swallow_of(std::size_t body_rest) {
+    return body_rest > static_cast<std::size_t>(INT_MAX) ? 0 : body_rest;
+}
+
 struct opcode_info {
     command cmd = command::Unknown;
     bool quiet = false;
@@ -174,6 +181,21 @@ parse_result binary_parser::parse(std::string_view input, request& out) {
         return invalid(head);
     }
 
+    if (info.cmd == command::SaslAuth || info.cmd == command::SaslStep) {
+        // SASL is off: memcached reads the key, answers "Unknown command"
+        // and swallows the rest of the body as it arrives, never holding it
+        // (a 600 MB SASL body costs nothing).
+        const std::size_t key_end = head + ext_len + key_len;
+        if (input.size() < key_end) {
+            need_ = key_end;
+            return parse_result::need_more();
+        }
+        need_ = 0;
+        parse_result r = fail(error_kind::UnknownCommand, key_end, binary_status::UnknownCommand, false);
+        r.swallow = swallow_of(body_len - key_len - ext_len);
+        return r;
+    }
+
     if (has_value) {
         const std::size_t value_len = body_len - key_len - ext_len;
         if (value_len > settings_.item_size_max) {
@@ -188,10 +210,7 @@ parse_result binary_parser::parse(std::string_view input, request& out) {
             need_ = 0;
             out.keys.push_back(input.substr(head + ext_len, key_len));
             parse_result r = fail(error_kind::TooLarge, key_end, binary_status::ValueTooLarge, false);
-            // memcached keeps the length in an int: a value length above
-            // INT_MAX turns negative and nothing is swallowed; the bytes that
-            // follow are then parsed as packets (and their magic closes us).
-            r.swallow = value_len > static_cast<std::size_t>(INT_MAX) ? 0 : value_len;
+            r.swallow = swallow_of(value_len);
             return r;
         }
     }
@@ -237,7 +256,7 @@ parse_result binary_parser::parse(std::string_view input, request& out) {
         default:
             break;
     }
-    if (has_value || info.cmd == command::SaslAuth || info.cmd == command::SaslStep) {
+    if (has_value) {
         const std::size_t value_at = head + ext_len + key_len;
         out.value = input.substr(value_at, total - value_at);
     }

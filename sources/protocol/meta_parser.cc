@@ -57,7 +57,7 @@ flag_pass parse_flags_into(const meta_line& line, std::size_t first, request& ou
             case 'N':
             case 'T':
             case 'R': {
-                auto v = parse_i64(arg);
+                auto v = parse_i32(arg);  // memcached: safe_strtol
                 if (!v) {
                     last = kReplyBadToken;
                     p.ok = false;
@@ -177,7 +177,7 @@ meta_outcome parse_meta(std::string_view cmd, const meta_line& line, request& ou
     if (c == 's') {
         if (line.total == 2) return meta_error(error_kind::BadFormat, kReplyBadFormat);
         if (line.total > kMetaMaxWords) return meta_error(error_kind::BadFormat, kReplyMsFlagsTooLong);
-        auto vlen = parse_i64(line.word[2]);
+        auto vlen = parse_i32(line.word[2]);  // memcached: safe_strtol
         if (!vlen || *vlen < 0 || *vlen > INT_MAX - 2) {
             return meta_error(error_kind::BadFormat, kReplyBadFormat);
         }

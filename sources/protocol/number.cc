@@ -1,6 +1,9 @@
 #include "number.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 namespace ithaca::protocol {
 namespace {
@@ -37,8 +40,10 @@ bool parse_magnitude(std::string_view t, std::uint64_t& value, bool& negative) {
 std::optional<std::uint64_t> parse_u64(std::string_view token) {
     std::uint64_t v = 0;
     bool negative = false;
-    if (!parse_magnitude(token, v, negative) || negative) return std::nullopt;
-    return v;
+    if (!parse_magnitude(token, v, negative)) return std::nullopt;
+    const std::uint64_t l = negative ? std::uint64_t{0} - v : v;
+    if (negative && static_cast<std::int64_t>(l) < 0) return std::nullopt;
+    return l;
 }
 
 std::optional<std::int64_t> parse_i64(std::string_view token) {
@@ -55,28 +60,29 @@ std::optional<std::int64_t> parse_i64(std::string_view token) {
     return static_cast<std::int64_t>(v);
 }
 
-std::optional<std::uint32_t> parse_flags(std::string_view token) {
+std::optional<std::uint32_t> parse_strtoul32(std::string_view token) {
     auto v = parse_u64(token);
     if (!v) return std::nullopt;
     return static_cast<std::uint32_t>(*v);
 }
 
+std::optional<std::uint32_t> parse_flags(std::string_view token) { return parse_strtoul32(token); }
+
 std::optional<std::int32_t> parse_i32(std::string_view token) {
     auto v = parse_i64(token);
-    if (!v || *v > std::numeric_limits<std::int32_t>::max() ||
-        *v < std::numeric_limits<std::int32_t>::min()) {
-        return std::nullopt;
-    }
-    return static_cast<std::int32_t>(*v);
+    if (!v) return std::nullopt;
+    // Two's complement truncation, as the C assignment long -> int32_t does.
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(*v)));
 }
 
-std::optional<std::uint32_t> parse_strtoul32(std::string_view token) {
-    std::uint64_t v = 0;
-    bool negative = false;
-    if (!parse_magnitude(token, v, negative)) return std::nullopt;
-    const std::uint64_t l = negative ? std::uint64_t{0} - v : v;
-    if (negative && static_cast<std::int64_t>(l) < 0) return std::nullopt;
-    return static_cast<std::uint32_t>(l);
+std::optional<double> parse_f64(std::string_view token) {
+    const std::string text(token);  // strtod wants a terminated string
+    char* end = nullptr;
+    errno = 0;
+    const double d = std::strtod(text.c_str(), &end);
+    if (errno == ERANGE || end == text.c_str()) return std::nullopt;
+    if (*end != '\0' && !is_space(*end)) return std::nullopt;
+    return d;
 }
 
 }  // namespace ithaca::protocol

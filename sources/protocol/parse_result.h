@@ -22,6 +22,7 @@ enum class error_kind : std::uint8_t {
     TooLarge,         // SERVER_ERROR object too large for cache / binary 0x03; value swallowed
     BadDataChunk,     // CLIENT_ERROR bad data chunk: value not followed by "\r\n"
     LineTooLong,      // no newline within the limit: close without a reply
+    CrossProtocol,    // an HTTP-looking request line: close without a reply
     BadMagic,         // binary magic is not 0x80: close without a reply
     InvalidArguments, // binary 0x04 (extras/key lengths wrong for the opcode): reply, close
     LyingLength,      // binary key+extras longer than the body: 0x81, close

@@ -13,7 +13,7 @@
 //   - NeedMore: read more bytes (append), call parse() again; bytes that
 //     were not consumed must still be at the front;
 //   - Error: send the error reply (unless result.silent; nothing at all
-//     for LineTooLong and BadMagic), then close if result.close.
+//     for LineTooLong, CrossProtocol and BadMagic), then close if result.close.
 
 #include <cstddef>
 #include <string_view>

@@ -264,7 +264,7 @@ void encode_parse_error(out_buffer& out, const parse_result& result, const reque
         encode_binary_error(out, req, result.bstatus);
         return;
     }
-    if (result.reply.empty()) return;  // LineTooLong
+    if (result.reply.empty()) return;  // LineTooLong, CrossProtocol
     encode_ascii_line(out, result.reply);
 }
 

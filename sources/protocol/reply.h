@@ -101,7 +101,7 @@ std::string_view binary_status_text(binary_status status);
 // ---- parser errors ----------------------------------------------------------
 
 // Encodes the reply of a parser Error result in the request's protocol
-// (nothing when it is silent or has no reply, e.g. LineTooLong, BadMagic).
+// (nothing when it is silent or has no reply, e.g. LineTooLong, CrossProtocol, BadMagic).
 void encode_parse_error(out_buffer& out, const parse_result& result, const request& req);
 
 }  // namespace ithaca::protocol

@@ -23,6 +23,9 @@ enum class command : std::uint8_t {
     Set, Add, Replace, Append, Prepend, Cas,
     Incr, Decr, Delete, Touch,
     FlushAll, Version, Verbosity, Stats, Quit, Shutdown, CacheMemlimit,
+    // memcached's operator commands for features ithaca does not have (args:
+    // the rest of the line); answered as memcached does with them off
+    Watch, Slabs, Lru, LruCrawler,
     // mcrouter ascii leases
     LeaseGet, LeaseSet,
     // meta text

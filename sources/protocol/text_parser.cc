@@ -1,5 +1,6 @@
 #include "text_parser.h"
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstring>
@@ -50,6 +51,31 @@ bool ends_with_noreply(const token_list& t) {
     return t.total >= 2 && t.stored == t.total && t.word[t.total - 1] == "noreply";
 }
 
+// memcached 1.6.18 (process_command_ascii) hangs up without a reply on a
+// command it does not know whose last token starts with "HTTP/" ("GET /
+// HTTP/1.1", "PRI * HTTP/2.0"), so a browser tricked into posting to the
+// cache port cannot run the lines after it. The rule is memcached's to the
+// letter: a command of one byte, or one whose first letter opens a command
+// family (g s a c i d t, or a two-letter meta word), answers ERROR instead;
+// and its tokenizer keeps 23 words, so that is the "last" one of a longer
+// line.
+bool http_request_line(const token_list& t) {
+    constexpr std::size_t kMemcachedWords = 23;
+    const std::string_view cmd = t.word[0];
+    if (cmd.size() < 2) return false;
+    switch (cmd[0]) {
+        case 'g': case 's': case 'a': case 'c': case 'i': case 'd': case 't':
+            return false;
+        case 'm':
+            if (cmd.size() == 2) return false;
+            break;
+        default:
+            break;
+    }
+    const std::size_t last = std::min(t.total, kMemcachedWords) - 1;
+    return t.word[last].starts_with("HTTP/");
+}
+
 bool starts_multiget(std::string_view in) {
     std::size_t i = 0;
     while (i < in.size() && in[i] == ' ') ++i;
@@ -85,6 +111,11 @@ parse_result text_parser::parse(std::string_view input, request& out) {
     // "\r\n" or a bare "\n" ends a line; only one '\r' is stripped
     // ("get a\r\r\n" asks for the key "a\r").
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // memcached reads the line as a C string: a NUL ends it there, and what
+    // follows up to the newline is dropped with it.
+    if (const void* nul = std::memchr(line.data(), '\0', line.size())) {
+        line = line.substr(0, static_cast<std::size_t>(static_cast<const char*>(nul) - line.data()));
+    }
 
     out.clear();
     parse_result r = parse_line(input, line, line_len, out);
@@ -180,8 +211,10 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
             out.lease_token = *token;
         }
         auto flags = parse_flags(t.word[f]);
-        auto exptime = parse_i64(t.word[f + 1]);
-        auto vlen = parse_i64(t.word[f + 2]);
+        // memcached: safe_strtoul, safe_strtol, safe_strtol (32-bit
+        // truncation: "-0" is fine, a length of 2^32 + 1 is 1).
+        auto exptime = parse_i32(t.word[f + 1]);
+        auto vlen = parse_i32(t.word[f + 2]);
         if (!flags || !exptime || !vlen) {
             return fail(error_kind::BadFormat, line_len, kReplyBadFormat, silent);
         }
@@ -234,7 +267,7 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
             while (i < line.size() && line[i] != ' ') ++i;
             const std::string_view word = line.substr(start, i - start);
             if (first && (is_gat || is_gats)) {
-                auto exptime = parse_i64(word);
+                auto exptime = parse_i32(word);
                 if (!exptime) return fail(error_kind::BadFormat, line_len, kReplyBadExptime);
                 out.exptime = *exptime;
             } else {
@@ -290,7 +323,7 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
             return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat, out.noreply);
         }
         out.keys.push_back(t.word[1]);
-        auto exptime = parse_i64(t.word[2]);
+        auto exptime = parse_i32(t.word[2]);
         if (!exptime) return fail(error_kind::BadFormat, line_len, kReplyBadExptime, out.noreply);
         out.exptime = *exptime;
         return parse_result::ok(line_len);
@@ -301,7 +334,7 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         if (t.total > 3) return fail(error_kind::UnknownCommand, line_len, kReplyError);
         out.noreply = ends_with_noreply(t);
         if (t.total != (out.noreply ? 2u : 1u)) {
-            auto delay = parse_i64(t.word[1]);
+            auto delay = parse_i32(t.word[1]);  // memcached: safe_strtol
             if (!delay) return fail(error_kind::BadFormat, line_len, kReplyBadExptime, out.noreply);
             out.flush_delay = *delay;
             out.has_flush_delay = true;
@@ -313,9 +346,9 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         out.cmd = command::Verbosity;
         if (t.total != 2 && t.total != 3) return fail(error_kind::UnknownCommand, line_len, kReplyError);
         out.noreply = ends_with_noreply(t);
-        auto level = parse_u64(t.word[1]);
+        auto level = parse_strtoul32(t.word[1]);
         if (!level) return fail(error_kind::BadFormat, line_len, kReplyBadFormat, out.noreply);
-        out.verbosity = static_cast<std::uint32_t>(*level);
+        out.verbosity = *level;
         return parse_result::ok(line_len);
     }
 
@@ -359,6 +392,16 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         out.args = rest_of_line();
         return parse_result::ok(line_len);
     }
+    // Operator commands of memcached's whose answers the executor words
+    // (exec_admin.cc); memcached wants at least one argument for lru.
+    if (cmd == "watch" || cmd == "slabs" || cmd == "lru_crawler" || (cmd == "lru" && t.total >= 2)) {
+        out.cmd = cmd == "watch"         ? command::Watch
+                  : cmd == "slabs"       ? command::Slabs
+                  : cmd == "lru_crawler" ? command::LruCrawler
+                                         : command::Lru;
+        out.args = rest_of_line();
+        return parse_result::ok(line_len);
+    }
     if (cmd == "lease-get") {
         // mcrouter: lease-get <key>. A hit answers like get; a miss answers
         //   LVALUE <key> <lease-token> <flags> <bytes>\r\n<data>\r\nEND\r\n
@@ -373,6 +416,11 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
     }
 
     out.cmd = command::Unknown;
+    if (http_request_line(t)) {
+        parse_result r = fail(error_kind::CrossProtocol, line_len, {});
+        r.close = true;
+        return r;
+    }
     return fail(error_kind::UnknownCommand, line_len, kReplyError);
 }
 

@@ -14,6 +14,15 @@ inline constexpr std::string_view kReplyBadDelta = "CLIENT_ERROR invalid numeric
 inline constexpr std::string_view kReplyBadExptime = "CLIENT_ERROR invalid exptime argument";
 inline constexpr std::string_view kReplyDeleteUsage =
     "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]";
+// operator commands for features ithaca does not have (exec_admin.cc)
+inline constexpr std::string_view kReplyWatchNotAllowed = "CLIENT_ERROR watch commands not allowed";
+inline constexpr std::string_view kReplySlabReassignDisabled = "CLIENT_ERROR slab reassignment disabled";
+inline constexpr std::string_view kReplyLruCrawlerDisabled = "CLIENT_ERROR lru crawler disabled";
+inline constexpr std::string_view kReplyLruCrawlerNoStart = "ERROR failed to start lru crawler thread";
+inline constexpr std::string_view kReplyLruCrawlerSleep = "CLIENT_ERROR sleep must be one second or less";
+inline constexpr std::string_view kReplyLruPcts = "ERROR hot and warm pcts must not exceed 80";
+inline constexpr std::string_view kReplyLruFactors = "ERROR hot/warm age factors must be greater than 0";
+inline constexpr std::string_view kReplyStatsDetailUsage = "CLIENT_ERROR usage: stats detail on|off|dump";
 // meta
 inline constexpr std::string_view kReplyInvalidFlag = "CLIENT_ERROR invalid flag";
 inline constexpr std::string_view kReplyDuplicateFlag = "CLIENT_ERROR duplicate flag";

@@ -1,5 +1,7 @@
 #include "reload.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "log.h"
@@ -35,7 +37,7 @@ bool reload_config(const reload_target& t) {
   }
   config::config fresh;
   std::string error;
-  if (!config::make_config(*t.cli, fresh, &error)) {
+  if (!config::make_config(*t.cli, fresh, &error, /*allow_empty_file=*/false)) {
     spdlog::error("SIGHUP: reload refused, keeping the running configuration: {}", error);
     return false;
   }
@@ -56,13 +58,17 @@ bool reload_config(const reload_target& t) {
   // The store first: a client that sees the new snapshot (its parser's
   // item_size_max) finds the store's limits already moved.
   apply_to_store(*after, *t.store);
-  log::set_level(after->log_level);
   t.live->publish(after);
   // Servers the new tree does not name: their connections close once the
   // requests on them (of batches still on the old tree) are answered.
   t.servers->retire_all_but(routes->servers());
   std::vector<std::string> changes = live_changes(before, *after);
+  // The line saying what changed is logged at info under the more verbose of
+  // the old and the new level, so a file that raises the level to warn still
+  // leaves a trace of that change; then the new level holds.
+  log::set_level(std::min(before.log_level, after->log_level));
   spdlog::info("SIGHUP: {} is valid; applied: {}", path, changes.empty() ? "no live setting changed" : join(changes));
+  log::set_level(after->log_level);
   return true;
 }
 

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "settings_stats.h"
+#include "udp_buffers.h"
 
 namespace ithaca::server {
 
@@ -175,6 +176,7 @@ void server_stats::general(const live_settings& live, cache::stat_lines& out) {
   add("protocol_errors", sums[ParseErrors]);
   add("udp_requests", sums[UdpRequests]);
   add("udp_dropped", sums[UdpDropped]);
+  add("udp_kernel_drops", udp_kernel_drops());  // cumulative: the kernel's count, not reset
   add("verbosity", verbosity_.load());
 }
 

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "parser.h"
+#include "udp_buffers.h"
 
 namespace ithaca::server {
 
@@ -92,6 +93,7 @@ bool udp_bind_listeners(const std::vector<std::string>& addresses, unsigned work
         close_all(out);
         return false;
       }
+      size_udp_buffers(fd);
       out[w].push_back(udp_socket{fd, mm::local_address(fd).to_string()});
     }
     // Logged like the tcp line (warn passes the default threshold), and
@@ -117,6 +119,7 @@ void udp_server::run(const udp_socket& s) {
     ::close(s.fd);
     return;
   }
+  udp_drops_watch(s.fd);
   for (;;) {
     sockaddr_storage peer{};
     iovec v{datagram_.data(), datagram_.size()};
@@ -147,6 +150,7 @@ void udp_server::run(const udp_socket& s) {
     send_reply(*sock, peer, msg.msg_namelen, frame.request_id);
     if (action == cache::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
   }
+  udp_drops_unwatch(s.fd);
   sock->close();
 }
 

@@ -15,20 +15,40 @@ namespace {
 
 constexpr size_t kMaxDigits = 20;
 
-// memcached accepts an unsigned decimal of up to 20 digits that fits in 64 bits. We are
-// stricter than strtoull on purpose: no sign, no leading or trailing blanks.
+bool is_space(char c) noexcept
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+// memcached's incr/decr reads the item's data with safe_strtoull, and its data always ends in
+// "\r\n": leading blanks are skipped, a sign is allowed, the digits must fit in 64 bits and
+// be followed by a blank or the end ("+12", " 12 " and "12 5" are 12; "12x" is not a number).
+// A '-' turns the number negative modulo 2^64, refused when that is negative as a signed
+// number ("-0" is 0). An all-blank value is refused: memcached reads past its end there.
 bool parse_u64(std::string_view s, uint64_t& out) noexcept
 {
-    if (s.empty() || s.size() > kMaxDigits)
-        return false;
+    size_t i = 0;
+    while (i < s.size() && is_space(s[i]))
+        ++i;
+    bool negative = false;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-'))
+        negative = s[i++] == '-';
+    const size_t first = i;
     uint64_t v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9')
-            return false;
-        const uint64_t d = static_cast<uint64_t>(c - '0');
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+        const uint64_t d = static_cast<uint64_t>(s[i] - '0');
         if (v > (UINT64_MAX - d) / 10)
-            return false;  // does not fit: memcached's strtoull fails with ERANGE too
+            return false;  // strtoull's ERANGE
         v = v * 10 + d;
+    }
+    if (i == first || (i < s.size() && !is_space(s[i])))
+        return false;
+    if (negative) {
+        v = uint64_t{0} - v;
+        if (static_cast<int64_t>(v) < 0)
+            return false;
+    } else if (static_cast<int64_t>(v) < 0 && s.find('-') != std::string_view::npos) {
+        return false;  // safe_strtoull looks for a '-' anywhere in the string
     }
     out = v;
     return true;
@@ -77,6 +97,10 @@ void store::set_rmw(std::string_view key, store_mode mode, std::span<const char>
         o.explicit_cas = opts.explicit_cas;
         o.keep_flags = o.keep_exptime = o.internal = true;
         set(key, store_mode::Cas, combined, 0, 0, now, o, res);
+        // memcached: an append that would outgrow the item size limit fails to allocate
+        // the combined item and answers NOT_STORED, not "too large".
+        if (res.status == store_status::TooLarge)
+            res.status = store_status::NotStored;
         if (res.status != store_status::Exists && res.status != store_status::NotFound)
             return;
         // Changed or removed between the read and the write: read again.
@@ -134,8 +158,9 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
             return;
         }
         uint64_t v;
-        if (cur.large ? cur.large->size() > kMaxDigits || !value_of(cur, text) || !parse_u64(text, v)
-                      : !parse_u64(cur.value, v)) {
+        // A value kept in a file is far too long to be a number (memcached: a chunked item
+        // is non-numeric).
+        if (cur.large || !parse_u64(cur.value, v)) {
             res.status = arith_status::NonNumeric;
             return;
         }
@@ -145,12 +170,16 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
             v = delta > v ? 0 : v - delta;  // floors at 0
         auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
         (void)ec;
+        // memcached writes a number no longer than the old value over it in place, padded
+        // with spaces to the old length ("100" decr 1 is "99 "); a longer one is stored as is.
+        text.assign(digits, static_cast<size_t>(end - digits));
+        if (text.size() < cur.value.size())
+            text.resize(cur.value.size(), ' ');
         store_options o;
         o.compare_cas = cur.cas;
         o.keep_flags = o.internal = true;
         o.keep_exptime = !opts.touch;
-        set(key, store_mode::Cas, {digits, static_cast<size_t>(end - digits)}, 0,
-            opts.touch ? opts.exptime : 0, now, o, sr);
+        set(key, store_mode::Cas, text, 0, opts.touch ? opts.exptime : 0, now, o, sr);
         if (sr.status == store_status::Exists || sr.status == store_status::NotFound)
             continue;  // raced with another writer: read again
         if (sr.status != store_status::Stored) {

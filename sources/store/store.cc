@@ -191,6 +191,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
     res.last_access = 0;
     res.fetched_before = res.win = res.stale = res.win_sent = res.vivified = false;
     res.lease_token = 0;
+    res.value_size = 0;
     res.value.clear();  // keeps capacity
     res.large.reset();
     if (!valid_key(key)) {
@@ -234,6 +235,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                     res.ttl = ttl_remaining(it->deadline_, sec);
                     res.last_access = sec > it->atime_ ? sec - it->atime_ : 0;
                     res.fetched_before = it->bits_ & kFetched;
+                    res.value_size = it->data_size();
                     if (opts.want_value) {
                         if (it->is_large()) {
                             it->large()->ref();

@@ -62,6 +62,7 @@ struct get_result {
     bool win_sent = false;       // mg Z: someone else already won
     bool vivified = false;       // the miss created an empty item (mg N)
     uint64_t lease_token = 0;
+    uint64_t value_size = 0;     // the value's length on a hit, even without want_value (mg s)
     // The value: copied into `value` (the caller keeps it across calls to reuse its
     // capacity) or, for values kept in a file, `large` to read after the call.
     std::string value;

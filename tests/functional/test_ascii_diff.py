@@ -16,6 +16,7 @@ absolute in the past.
 import os
 import random
 import re
+import socket
 import time
 
 import pytest
@@ -347,6 +348,144 @@ def run_seed(seed, ithaca_server, ref_server_a, ref_server_b):
 def test_ascii_diff(seed, ithaca_factory, memcached_factory):
     ithaca_server = ithaca_factory(args=SERVER_ARGS)
     run_seed(seed, ithaca_server, memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS))
+
+
+# -- fixed reproducers ---------------------------------------------------------
+#
+# Each case is a list of steps sent in order on one fresh connection, the
+# replies of each step read before the next is sent (so memcached's decr
+# rewrites in place, as it does when no reply still references the item),
+# then, optionally, one request on a second connection to see what the first
+# left behind. ithaca and a real memcached must answer byte for byte alike.
+# The oracle runs with the features ithaca does not have switched off, which
+# is how ithaca answers their commands (sources/cache/exec_admin.cc).
+
+ORACLE_FEATURES_OFF = ["-o", "no_lru_crawler,no_lru_maintainer,no_slab_reassign"]
+BIG = 1000000  # under -I 1m with room for the item header
+
+FIXED = {
+    # HTTP-looking request lines: hang up without a reply, run nothing after
+    "http_get": ([b"set a 0 0 1\r\nx\r\n", b"GET / HTTP/1.1\r\nHost: x\r\n\r\ndelete a\r\n"], b"get a\r\n"),
+    "http_post_body_not_run": ([b"POST / HTTP/1.1\r\nHost: x\r\n\r\nset p 0 0 1\r\nx\r\n"], b"get p\r\n"),
+    "http_put": ([b"PUT /k HTTP/1.0\r\n\r\n"], None),
+    "http_delete": ([b"DELETE /k HTTP/1.1\r\n\r\n"], None),
+    "http_connect": ([b"CONNECT 127.0.0.1:11211 HTTP/1.1\r\n\r\n"], None),
+    "http2_preface": ([b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"], None),
+    "http_replies_before_it_are_sent": ([b"set a 0 0 1\r\nx\r\nget a\r\nGET / HTTP/1.1\r\nget a\r\n"], None),
+    "http_word_not_last": ([b"GET HTTP/1.1 x\r\n"], None),
+    "http_after_command_letter": ([b"gx / HTTP/1.1\r\n", b"send / HTTP/1.1\r\n", b"X HTTP/1.1\r\n"], None),
+    "get_named_http_still_works": ([b"set HTTP/1.1 0 0 1\r\nh\r\nget HTTP/1.1\r\n"], None),
+    # -0 is 0 for flags, exptime, length and cas
+    "flags_minus_zero": ([b"set a -0 0 1\r\nx\r\n", b"get a\r\n"], None),
+    "exptime_minus_zero": ([b"set a 0 -0 1\r\nx\r\n", b"get a\r\n"], None),
+    "length_minus_zero": ([b"set a 0 0 -0\r\n\r\n", b"get a\r\n"], None),
+    "cas_minus_zero": ([b"set a 0 0 1\r\nx\r\n", b"cas a 0 0 1 -0\r\ny\r\n", b"get a\r\n"], None),
+    # incr/decr read the value as strtoull does, and keep the length
+    "incr_plus_sign": ([b"set n 0 0 3\r\n+12\r\n", b"incr n 1\r\n", b"get n\r\n"], None),
+    "incr_spaces_around": ([b"set n 0 0 4\r\n 12 \r\n", b"incr n 1\r\n", b"get n\r\n"], None),
+    "incr_number_then_word": ([b"set n 0 0 4\r\n12 5\r\n", b"incr n 1\r\n", b"get n\r\n"], None),
+    "incr_minus_zero_value": ([b"set n 0 0 2\r\n-0\r\n", b"incr n 5\r\n", b"set m 0 0 3\r\n -5\r\n",
+                               b"incr m 5\r\n"], None),
+    "decr_keeps_length": ([b"set n 0 0 3\r\n100\r\n", b"decr n 1\r\n", b"get n\r\n", b"decr n 90\r\n",
+                           b"get n\r\n", b"incr n 1000\r\n", b"get n\r\n"], None),
+    # a NUL ends the command line
+    "nul_in_get_line": ([b"set a 0 0 1\r\nx\r\n", b"get a\x00 b junk\r\n"], None),
+    "nul_in_set_line": ([b"set a 0 0 1\x00zz\r\nx\r\n", b"get a\r\n"], None),
+    # 32-bit fields read as memcached's safe_strtol does
+    "length_2_32_plus_1": ([b"set a 0 0 4294967297\r\nx\r\n", b"get a\r\n"], None),
+    "meta_length_2_32_plus_2": ([b"ms a 4294967298\r\nxy\r\n", b"mg a v\r\n"], None),
+    "exptime_2_32": ([b"set a 0 4294967296 1\r\nx\r\n", b"get a\r\n"], None),
+    "exptime_below_int_min": ([b"set a 0 -2147483649 1\r\nx\r\n", b"get a\r\n"], None),
+    "touch_below_int_min": ([b"set a 0 0 1\r\nx\r\n", b"touch a -2147483649\r\n", b"get a\r\n"], None),
+    "flush_all_2_32": ([b"set a 0 0 1\r\nx\r\n", b"flush_all 4294967296\r\n", b"get a\r\n"], None),
+    # append past the item size limit
+    "append_past_item_size_max": ([b"set a 0 0 %d\r\n%s\r\n" % (BIG, b"x" * BIG),
+                                   b"append a 0 0 100000\r\n%s\r\n" % (b"y" * 100000),
+                                   b"prepend a 0 0 100000\r\n%s\r\n" % (b"y" * 100000),
+                                   b"ms a 100000 MA\r\n%s\r\n" % (b"y" * 100000), b"mg a s\r\n"], None),
+    # verbosity
+    "verbosity_bad_argument": ([b"verbosity x\r\n", b"verbosity -1\r\n", b"verbosity\r\n", b"verbosity -0\r\n",
+                                b"verbosity 4294967297\r\n", b"verbosity 1 2\r\n",
+                                b"verbosity 1 noreply\r\n", b"verbosity 0\r\n"], None),
+    # mg s without v
+    "mg_size_without_value": ([b"set a 0 0 5\r\nhello\r\n", b"mg a s\r\n", b"mg a s v\r\n"], None),
+    # operator commands of features ithaca does not have
+    "slabs": ([b"slabs reassign 1 2\r\n", b"slabs reassign 1\r\n", b"slabs automove 1\r\n",
+               b"slabs automove 3\r\n", b"slabs automove x\r\n", b"slabs automove ratio 0.5\r\n",
+               b"slabs automove ratio\r\n", b"slabs automove 0 noreply\r\n", b"slabs\r\n",
+               b"slabs foo\r\n"], None),
+    "lru": ([b"lru mode flat\r\n", b"lru temp_ttl 5\r\n", b"lru tune 10 10 0.1 2\r\n",
+             b"lru tune 50 50 0.1 2\r\n", b"lru tune 10 10 0 2\r\n", b"lru tune 10 x 1 2\r\n",
+             b"lru tune 1 1 1 1 noreply\r\n", b"lru\r\n", b"lru x\r\n"], None),
+    "lru_crawler": ([b"lru_crawler crawl all\r\n", b"lru_crawler metadump all\r\n",
+                     b"lru_crawler tocrawl 5\r\n", b"lru_crawler tocrawl x\r\n",
+                     b"lru_crawler sleep 2000000\r\n", b"lru_crawler sleep 10\r\n",
+                     b"lru_crawler disable\r\n", b"lru_crawler\r\n", b"lru_crawler foo bar baz\r\n"], None),
+    # per-prefix stats
+    "stats_detail": ([b"stats detail\r\n", b"stats detail x\r\n", b"stats detail dump\r\n",
+                      b"stats detail on\r\n", b"set a:b 0 0 1\r\nx\r\n", b"get a:b a:c plain\r\n",
+                      b"delete a:c\r\n", b"set a:big 0 0 2000000 noreply\r\n%s\r\n" % (b"z" * 2000000),
+                      b"stats detail dump\r\n", b"stats detail off\r\n", b"get a:b\r\n",
+                      b"stats detail dump\r\n", b"stats reset\r\n", b"stats detail dump\r\n"], None),
+}
+
+
+def _fixed_exchange(conn, data):
+    """Sends data then `mn`; returns the replies before MN, or what came
+    before the server closed the connection followed by b"<closed>"."""
+    conn.send(data + b"mn\r\n")
+    deadline = time.monotonic() + conn.timeout
+    while not conn.buf.endswith(b"MN\r\n"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise mcwire.ReplyTimeout(f"no MN after {data[:80]!r}; buffered {bytes(conn.buf[:200])!r}")
+        conn.sock.settimeout(left)
+        try:
+            chunk = conn.sock.recv(1 << 20)
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            chunk = b""
+        if not chunk:
+            out = bytes(conn.buf) + b"<closed>"
+            conn.buf.clear()
+            return out
+        conn.buf += chunk
+    out = bytes(conn.buf[:-4])
+    conn.buf.clear()
+    return out
+
+
+def run_fixed(server, name):
+    steps, after = FIXED[name]
+    got = []
+    with mcwire.Conn(server.host, server.port, timeout=10) as c:
+        for step in steps:
+            got.append(_fixed_exchange(c, step))
+            if got[-1].endswith(b"<closed>"):
+                break
+    if after is not None:
+        with mcwire.Conn(server.host, server.port, timeout=10) as c:
+            got.append(_fixed_exchange(c, after))
+    return got
+
+
+@pytest.mark.parametrize("name", sorted(FIXED))
+def test_ascii_fixed_cases(name, ithaca_factory, memcached_factory):
+    ours = run_fixed(ithaca_factory(args=SERVER_ARGS), name)
+    want = run_fixed(memcached_factory(args=SERVER_ARGS + ORACLE_FEATURES_OFF), name)
+    assert ours == want
+
+
+def test_watch_is_refused_as_not_allowed(ithaca):
+    """memcached 1.6.18 has no switch to turn watch off; ithaca has no log
+    stream to watch and answers with memcached's own refusal."""
+    with mcwire.Conn(ithaca.host, ithaca.port) as c:
+        assert _fixed_exchange(c, b"watch\r\n") == b"CLIENT_ERROR watch commands not allowed\r\n"
+        assert _fixed_exchange(c, b"watch fetchers mutations\r\n") == \
+            b"CLIENT_ERROR watch commands not allowed\r\n"
+        assert _fixed_exchange(c, b"watch noreply\r\n") == b""
+        assert _fixed_exchange(c, b"lru_crawler enable\r\n") == b"ERROR failed to start lru crawler thread\r\n"
 
 
 def test_generator_is_deterministic():

@@ -17,7 +17,7 @@ from mcwire import (OP_ADD, OP_ADDQ, OP_APPEND, OP_APPENDQ, OP_DECREMENT, OP_DEC
                     OP_DELETEQ, OP_FLUSH, OP_FLUSHQ, OP_GAT, OP_GATK, OP_GATKQ, OP_GATQ, OP_GET,
                     OP_GETK, OP_GETKQ, OP_GETQ, OP_INCREMENT, OP_INCREMENTQ, OP_NOOP, OP_PREPEND,
                     OP_PREPENDQ, OP_QUIT, OP_QUITQ, OP_REPLACE, OP_REPLACEQ, OP_SET, OP_SETQ, OP_STAT,
-                    OP_TOUCH, OP_VERSION, pack_request as P, S, G, T, A, EXP)
+                    OP_TOUCH, OP_VERSION, ST_UNKNOWN_COMMAND, pack_request as P, S, G, T, A, EXP)
 
 OP_VERBOSITY = 0x1b
 OP_SASL_LIST, OP_SASL_AUTH, OP_SASL_STEP = 0x20, 0x21, 0x22
@@ -244,3 +244,43 @@ def test_binary_verbosity(ithaca):
         rs = c.binary_batch([P(OP_VERBOSITY, extras=EXP.pack(1), opaque=3), G(b"nx", OP_GETK, 4)])
     assert [(r["opcode"], r["opaque"], r["status"]) for r in rs] == \
         [(OP_VERBOSITY, 3, 0x81), (OP_GETK, 4, 1), (OP_NOOP, 0xFEEDF00D, 0)]
+
+
+SASL_BODY = 600 << 20  # a 600 MB declared SASL body
+
+
+def _sasl_flood(server, opcode):
+    """Declares a 600 MB SASL body after a 5-byte mechanism key and sends it
+    in 1 MiB pieces, then a Noop. Returns (the SASL reply, the Noop's, the
+    largest RSS growth seen while sending, in MB)."""
+    key = b"PLAIN"
+    header = mcwire.HEADER.pack(0x80, opcode, len(key), 0, 0, 0, SASL_BODY, 0x5A, 0)
+    piece = b"\0" * (1 << 20)
+    pid = server.proc.pid
+    rss0 = mcwire.vm_rss_bytes(pid)
+    growth = 0
+    with mcwire.Conn(server.host, server.port, timeout=20.0) as c:
+        c.send(header + key)
+        left = SASL_BODY - len(key)
+        while left:
+            n = min(left, len(piece))
+            c.send(piece[:n])
+            left -= n
+            if left % (32 << 20) < (1 << 20):
+                growth = max(growth, mcwire.vm_rss_bytes(pid) - rss0)
+        c.send(P(OP_NOOP, opaque=0x77))
+        replies = [c.read_binary_response(), c.read_binary_response()]
+    return replies, growth / (1 << 20)
+
+
+@pytest.mark.parametrize("opcode", [OP_SASL_AUTH, OP_SASL_STEP])
+def test_binary_sasl_body_is_discarded_as_it_arrives(opcode, ithaca, memcached):
+    """SASL is off: the body is swallowed as it arrives (RSS grows by a few MB
+    at most, not by the 600 MB declared), then the reply is memcached's
+    "Unknown command" and the connection goes on."""
+    got, growth = _sasl_flood(ithaca, opcode)
+    want, _ = _sasl_flood(memcached, opcode)
+    assert normalize(got, {}) == normalize(want, {})
+    assert [(r["opcode"], r["status"], r["opaque"]) for r in got] == \
+        [(opcode, ST_UNKNOWN_COMMAND, 0x5A), (OP_NOOP, 0, 0x77)]
+    assert growth < 8, f"RSS grew by {growth:.1f} MB while a SASL body was swallowed"

@@ -5,6 +5,8 @@ reloads, then shows the new one in force on a connection that stayed open."""
 import re
 import signal
 
+import pytest
+
 from mcwire import Conn
 from test_operations import MIB, alive, assert_refused, poll, stats
 
@@ -185,6 +187,56 @@ def test_sighup_with_an_unchanged_file_applies_nothing(ithaca_factory):
     assert "needs a restart" not in log, log
     with Conn(*server.address) as c:
         assert int(stats(c)["max_connections"]) == 77
+
+
+# --- files that must not reset the running settings ----------------------------------------------
+
+
+def refuse_reload_with(server, config_text):
+    """Rewrites the config file, sends SIGHUP and waits for the line saying
+    the reload was refused. Returns that line."""
+    with open(config_path_of(server), "w") as f:
+        f.write(config_text)
+    marker = re.compile(r"SIGHUP: reload refused, keeping the running configuration: (.*)")
+    before = len(marker.findall(server.log))
+    server.proc.send_signal(signal.SIGHUP)
+    assert poll(lambda: len(marker.findall(server.log)) > before, 5), server.describe()
+    return marker.findall(server.log)[before]
+
+
+@pytest.mark.parametrize("text", ["", "\n  \n", "# emptied by a truncated write\n\n", "---\n"])
+def test_sighup_with_an_empty_file_is_refused(ithaca_factory, text):
+    """An empty file (what a truncated write leaves) would put every live
+    setting back to its default: the reload is refused with a clear error and
+    nothing changes, not the memory limit nor the items kept under it."""
+    conf = "logging:\n  level: info\nserver:\n  max_connections: 77\ncache:\n  memory_limit: 200m\n"
+    server = ithaca_factory(config_text=conf, memory_flag=False)
+    with Conn(*server.address) as c:
+        value = b"v" * 1000
+        batch = b"".join(b"set key:%d 0 0 1000 noreply\r\n%s\r\n" % (i, value) for i in range(80000))
+        assert c.exchange_until_sentinel(batch + b"version\r\n") == []
+        line = refuse_reload_with(server, text)
+        assert "empty" in line and config_path_of(server) in line, line
+        s = stats(c)
+        assert int(s["limit_maxbytes"]) == 200 * MIB, s
+        assert int(s["max_connections"]) == 77, s
+        assert int(s["curr_items"]) == 80000 and int(s["evictions"]) == 0, s
+    assert "is valid; applied" not in server.log
+    # The same file is fine at start-up: the defaults.
+    empty = ithaca_factory(config_text=text)
+    with Conn(*empty.address) as c:
+        assert int(stats(c)["max_connections"]) == 1024
+
+
+def test_sighup_logs_what_changed_when_the_level_goes_up_to_warn(ithaca_factory):
+    """The line naming the changes is logged at info even when the same file
+    raises the log level to warn (it would otherwise be filtered out by the
+    level it announces)."""
+    conf = "logging:\n  level: {}\nserver:\n  max_connections: {}\n"
+    server = ithaca_factory(config_text=conf.format("info", 77))
+    reload_with(server, conf.format("warn", 78), applied="server.max_connections 77 -> 78")
+    with Conn(*server.address) as c:
+        assert int(stats(c)["max_connections"]) == 78
 
 
 # --- cache_memlimit -----------------------------------------------------------------------------

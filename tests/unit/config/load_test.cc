@@ -82,6 +82,21 @@ TEST_CASE("an empty file gives the defaults") {
   CHECK(load("cache:\n", &c) == "");
 }
 
+TEST_CASE("an empty file is refused where empty is not allowed (a reload)") {
+  for (const char* text : {"", "  \n\n", "# only a comment\n", "---\n"}) {
+    CAPTURE(text);
+    config c;
+    c.server.workers = 9;
+    std::string error;
+    CHECK_FALSE(load_config_text(text, "ithaca.yaml", c, &error, /*allow_empty=*/false));
+    CHECK(error.starts_with("ithaca.yaml: the file is empty"));
+    CHECK(c.server.workers == 9);  // untouched
+  }
+  config c;
+  std::string error;
+  CHECK(load_config_text("cache:\n", "ithaca.yaml", c, &error, false));  // a section: not empty
+}
+
 TEST_CASE("every key") {
   config c;
   std::string yaml = R"(

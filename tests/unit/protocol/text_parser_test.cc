@@ -265,6 +265,52 @@ TEST_CASE("unknown commands and empty lines answer ERROR") {
     CHECK(error_of("lease-get\r\n") == "ERROR\r\n");
 }
 
+TEST_CASE("HTTP-looking request lines close without a reply (memcached's rule)") {
+    for (const char* line : {"GET / HTTP/1.1\r\n", "POST /x HTTP/1.0\r\n", "PUT / HTTP/1.1\r\n",
+                             "DELETE / HTTP/1.1\r\n", "CONNECT a:1 HTTP/1.1\r\n", "PRI * HTTP/2.0\r\n",
+                             "HTTP/1.1\r\n", "GET HTTP/\r\n"}) {
+        CAPTURE(line);
+        auto e = only(line);
+        CHECK(e.status == parse_status::Error);
+        CHECK(e.error == error_kind::CrossProtocol);
+        CHECK(e.close);
+        CHECK(e.reply.empty());
+    }
+    // A command letter of memcached's, a one-byte word, a meta word, or
+    // HTTP/ not in the last word: ERROR as usual.
+    for (const char* line : {"gx / HTTP/1.1\r\n", "send / HTTP/1.1\r\n", "X HTTP/1.1\r\n",
+                             "mx HTTP/1.1\r\n", "GET HTTP/1.1 x\r\n"}) {
+        CAPTURE(line);
+        CHECK(error_of(line) == "ERROR\r\n");
+    }
+    // memcached keeps 23 words: the 23rd is the one it looks at.
+    std::string many = "GET";
+    for (int i = 0; i < 21; ++i) many += " w";
+    CHECK(only(many + " HTTP/1.1 x y\r\n").error == error_kind::CrossProtocol);
+    CHECK(only(many + " w HTTP/1.1\r\n").error == error_kind::UnknownCommand);
+    CHECK(only("get HTTP/1.1\r\n").cmd == command::Get);
+}
+
+TEST_CASE("a NUL ends the command line, as in memcached") {
+    auto e = only(std::string("get a\0 b c\r\n", 13));
+    CHECK(e.keys == std::vector<std::string>{"a"});
+    e = only(std::string("set a 0 0 1\0zz\r\nx\r\n", 20));
+    CHECK(e.status == parse_status::Ok);
+    CHECK(e.value == "x");
+}
+
+TEST_CASE("numbers as memcached's safe_strto* read them") {
+    CHECK(only("set a -0 -0 -0\r\n\r\n").status == parse_status::Ok);
+    auto e = only("set a 4294967304 4294967296 4294967297\r\nx\r\n");
+    CHECK(e.flags == 8);
+    CHECK(e.exptime == 0);
+    CHECK(e.value == "x");
+    CHECK(only("set a 0 -2147483649 0\r\n\r\n").exptime == 2147483647);
+    CHECK(only("cas a 0 0 0 -0\r\n\r\n").cas == 0);
+    CHECK(error_of("set a -1 0 0\r\n") == "CLIENT_ERROR bad command line format\r\n");
+    CHECK(only("incr a -0\r\n").delta == 0);
+}
+
 TEST_CASE("key length limit is 250") {
     CHECK(only("get " + std::string(250, 'a') + "\r\n").status == parse_status::Ok);
     CHECK(error_of("get " + std::string(251, 'a') + "\r\n") ==

@@ -50,17 +50,20 @@ TEST_CASE("incr wraps modulo 2^64")
     auto r = arith(s, "n", arith_op::Incr, 1);
     CHECK(r.status == arith_status::Ok);
     CHECK(r.value == 0);
-    CHECK(fetch(s, "n", at_sec(1)) == "0");
+    // memcached writes a shorter number over the old one, padded with spaces.
+    CHECK(fetch(s, "n", at_sec(1)) == "0                   ");
 }
 
-TEST_CASE("decr floors at 0 and shrinks the text")
+TEST_CASE("decr floors at 0 and keeps the length, padded with spaces (memcached)")
 {
     store s(small_config());
     put(s, "n", "10", at_sec(1));
     CHECK(arith(s, "n", arith_op::Decr, 1).value == 9);
-    CHECK(fetch(s, "n", at_sec(1)) == "9");
+    CHECK(fetch(s, "n", at_sec(1)) == "9 ");
     CHECK(arith(s, "n", arith_op::Decr, 100).value == 0);
-    CHECK(fetch(s, "n", at_sec(1)) == "0");
+    CHECK(fetch(s, "n", at_sec(1)) == "0 ");
+    CHECK(arith(s, "n", arith_op::Incr, 100).value == 100);
+    CHECK(fetch(s, "n", at_sec(1)) == "100");
 }
 
 TEST_CASE("incr grows the length")
@@ -76,8 +79,8 @@ TEST_CASE("incr grows the length")
 TEST_CASE("non-numeric values")
 {
     store s(small_config());
-    for (const char* v : {"", " 1", "1 ", "abc", "-1", "1a", "+1", "123456789012345678901",
-                          "18446744073709551616", "99999999999999999999"}) {
+    for (const char* v : {"", "  ", "abc", "-1", "1a", "+", "123456789012345678901",
+                          "18446744073709551616", "99999999999999999999", "x1"}) {
         CAPTURE(v);
         put(s, "n", v, at_sec(1));
         CHECK(arith(s, "n", arith_op::Incr, 1).status == arith_status::NonNumeric);
@@ -85,6 +88,13 @@ TEST_CASE("non-numeric values")
     }
     put(s, "n", "00000000000000000007", at_sec(1));  // 20 digits, leading zeros fine
     CHECK(arith(s, "n", arith_op::Incr, 1).value == 8);
+    // strtoull's syntax, as memcached reads the value: blanks around, a sign,
+    // and anything after a blank.
+    for (const char* v : {" 1", "1 ", "+1", "\t1\n", "1 junk", "-0"}) {
+        CAPTURE(v);
+        put(s, "n", v, at_sec(1));
+        CHECK(arith(s, "n", arith_op::Incr, 1).status == arith_status::Ok);
+    }
 }
 
 TEST_CASE("ma: vivify with initial value, compare cas, touch")

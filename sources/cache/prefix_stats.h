@@ -1,0 +1,58 @@
+// Per-prefix statistics: memcached's `stats detail on|off|dump`. A key's
+// prefix is what comes before its first ':' (keys without one are not
+// counted, as in memcached); for each prefix, gets, hits, sets and deletes of
+// the classic text and binary commands (meta commands are not counted, as in
+// memcached). Off by default; `stats reset` clears the table.
+//
+// Threads: any worker records and dumps. Lock: `mutex_`, a leaf taken only
+// when detail is on (one relaxed load otherwise), never under a bucket lock.
+// Bound: unlike memcached's table, which grows with every new prefix a
+// client invents, it holds at most kMaxPrefixes; a new prefix beyond that is
+// not recorded and counted in `dropped()`.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace ithaca::cache {
+
+class prefix_stats {
+ public:
+  static constexpr size_t kMaxPrefixes = 4096;
+
+  // The process's table (memcached keeps one per process too).
+  static prefix_stats& instance();
+
+  bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
+  void set_enabled(bool on) { enabled_.store(on, std::memory_order_relaxed); }
+
+  // No-ops while detail is off.
+  void record_get(std::string_view key, bool hit);
+  void record_set(std::string_view key);
+  void record_delete(std::string_view key);
+
+  // "PREFIX <p> get <n> hit <n> set <n> del <n>\r\n" per prefix (sorted, so
+  // the output is stable), then "END\r\n".
+  std::string dump();
+  void clear();
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  struct counts {
+    uint64_t gets = 0, hits = 0, sets = 0, deletes = 0;
+  };
+  // The prefix's counts, created if there is room; null otherwise. mutex_ held.
+  counts* find(std::string_view key);
+
+  std::atomic<bool> enabled_{false};
+  std::atomic<uint64_t> dropped_{0};
+  std::mutex mutex_;
+  std::unordered_map<std::string, counts> table_;  // [mutex_]
+};
+
+}  // namespace ithaca::cache
