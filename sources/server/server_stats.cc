@@ -7,6 +7,7 @@
 #include <ctime>
 #include <mutex>
 
+#include "repl_stats.h"
 #include "settings_stats.h"
 
 namespace ithaca::server {
@@ -169,6 +170,7 @@ void server_stats::general(const live_settings& live, cache::stat_lines& out) {
   add("udp_requests", sums[UdpRequests]);
   add("udp_dropped", sums[UdpDropped]);
   add("verbosity", verbosity_.load());
+  if (repl_) repl_stat_lines(*repl_, out);
 }
 
 // memcached reports per slab class; ithaca has one item pool, reported as
