@@ -229,3 +229,106 @@ def test_ithaca_slave_follows_a_yrmcds_master(ithaca_factory, yrmcds_factory):
     ss = stats(slave.address)
     assert ss["repl_stream_errors"] == "0"
     assert int(ss["repl_updated"]) >= len(before)
+
+
+# ---------------------------------------------------------------- a yrmcds slave (network namespace)
+
+CLONE_NEWNET = 0x40000000
+
+
+def in_netns(ns, fn):
+    """Runs fn() on a thread moved into network namespace ns (sockets it opens
+    live there) and returns its result or raises its exception."""
+    import ctypes
+    out = {}
+
+    def body():
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = os.open(f"/run/netns/{ns}", os.O_RDONLY)
+            try:
+                if libc.setns(fd, CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), "setns")
+            finally:
+                os.close(fd)
+            out["value"] = fn()
+        except BaseException as e:  # handed to the caller
+            out["error"] = e
+
+    t = threading.Thread(target=body, daemon=True)
+    t.start()
+    t.join(300)
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
+
+
+@pytest.fixture
+def netns():
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        pytest.skip("needs root and iproute2 for a network namespace")
+    name = f"ithaca-repl-{os.getpid()}"
+    r = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot make a network namespace: {r.stderr.strip()}")
+    try:
+        subprocess.run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"], check=True)
+        yield name
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+def test_yrmcds_slave_follows_an_ithaca_master(tmp_path, netns, yrmcds_factory):
+    from conftest import ithaca_binary
+    path, is_memcached = ithaca_binary()
+    if is_memcached:
+        pytest.skip("needs the ithaca binary")
+    port, repl, yport = 21211, 21213, 21311  # inside the namespace: free by construction
+    cfg = tmp_path / "master.yaml"
+    cfg.write_text(master_config(repl).replace("listen: 127.0.0.1", "listen: 0.0.0.0"))
+    master = Server("ithaca", ["ip", "netns", "exec", netns, path, "-l", HOST, "-p", str(port), "-U", "0",
+                               "-t", "2", "-m", "64", "--config", str(cfg)])
+    try:
+        assert master.wait_for_log(re.compile(r"listening on tcp"), 10), master.log
+        maddr = (HOST, port)
+        before = item_set(b"before", 3000)
+        in_netns(netns, lambda: write_items(maddr, before))
+        # 127.0.0.2 is not on an interface yet: yrmcds is a slave of virtual_ip:repl_port.
+        slave = yrmcds_factory("127.0.0.2", yport, repl, prefix=["ip", "netns", "exec", netns])
+        churn = Churn(maddr, b"during", 3000)
+        churn.run = (lambda run: (lambda: in_netns(netns, run)))(churn.run)
+        churn.start()
+        churn.join(120)
+        assert churn.error is None, churn.error
+        deadline = time.monotonic() + SYNC_TIMEOUT
+        while True:
+            ms = in_netns(netns, lambda: stats(maddr))
+            if ms["repl_syncs_done"] == "1" and ms["repl_lag_bytes"] == "0":
+                break
+            assert time.monotonic() < deadline, master.log
+            time.sleep(0.1)
+        keys = all_keys(before, item_set(b"during", 3000))
+        want = in_netns(netns, lambda: dump(maddr, keys))
+        # Fail over: the master goes, the address comes to the slave's node
+        # within the second yrmcds waits; it promotes itself keeping its data
+        # and serves clients, so its items can be read.
+        master.proc.kill()
+        master.proc.wait()
+        subprocess.run(["ip", "netns", "exec", netns, "ip", "addr", "add", "127.0.0.2/32", "dev", "lo"],
+                       check=True)
+
+        def slave_items():
+            deadline = time.monotonic() + SYNC_TIMEOUT
+            while True:
+                try:
+                    return dump((HOST, yport), keys)
+                except (OSError, AssertionError):
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+
+        got = in_netns(netns, slave_items)
+        assert len(want) > 5000
+        assert got == want
+    finally:
+        master.stop()
