@@ -129,17 +129,24 @@ def all_keys(*groups):
     return keys + [b"num:%d" % i for i in range(0, 20000, 10)]
 
 
-def test_ithaca_slave_follows_ithaca_master_while_clients_write(ithaca_factory):
-    master = ithaca_factory(config_text=master_config(free_port()))
-    before = item_set(b"before", 10000)
+def sync_while_writing(master, n, start_slave, what):
+    """n items on the master, then a slave starts and syncs while n more are
+    written and churned; returns the items once the slave holds the same."""
+    before = item_set(b"before", n)
     write_items(master.address, before)
-    slave = ithaca_factory(config_text=slave_config(repl_port_of(master)))
-    churn = Churn(master.address, b"during", 10000)
+    slave = start_slave()
+    churn = Churn(master.address, b"during", n)
     churn.start()
     churn.join(120)
     assert churn.error is None, churn.error
-    items = wait_same(master.address, slave.address, all_keys(before, item_set(b"during", 10000)),
-                      "ithaca -> ithaca")
+    return wait_same(master.address, slave.address, all_keys(before, item_set(b"during", n)), what)
+
+
+def test_ithaca_slave_follows_ithaca_master_while_clients_write(ithaca_factory):
+    master = ithaca_factory(config_text=master_config(free_port()))
+    slave = []
+    items = sync_while_writing(master, 10000, lambda: slave.append(ithaca_factory(
+        config_text=slave_config(repl_port_of(master)))) or slave[0], "ithaca -> ithaca")
     assert len(items) > 19000
     ms = stats(master.address)
     assert ms["repl_role"] == "master"
@@ -147,7 +154,7 @@ def test_ithaca_slave_follows_ithaca_master_while_clients_write(ithaca_factory):
     assert ms["repl_syncs_done"] == "1"
     assert int(ms["repl_sync_items"]) >= 10000
     assert ms["repl_slaves_dropped"] == "0"
-    ss = stats(slave.address)
+    ss = stats(slave[0].address)
     assert ss["repl_role"] == "slave"
     assert ss["repl_master_connects"] == "1"
     assert ss["repl_stream_errors"] == "0"
@@ -216,19 +223,13 @@ def test_ithaca_slave_follows_a_yrmcds_master(ithaca_factory, yrmcds_factory):
     port, repl = free_port(), free_port()
     master = yrmcds_factory(HOST, port, repl)  # holds 127.0.0.1: a master
     assert master.wait_accepting(10), master.log
-    before = item_set(b"before", 3000)
-    write_items(master.address, before)
-    slave = ithaca_factory(config_text=slave_config(repl))
-    churn = Churn(master.address, b"during", 3000)
-    churn.start()
-    churn.join(120)
-    assert churn.error is None, churn.error
-    items = wait_same(master.address, slave.address, all_keys(before, item_set(b"during", 3000)),
-                      "yrmcds -> ithaca")
+    slave = []
+    items = sync_while_writing(master, 3000, lambda: slave.append(ithaca_factory(config_text=slave_config(repl)))
+                               or slave[0], "yrmcds -> ithaca")
     assert len(items) > 5000
-    ss = stats(slave.address)
+    ss = stats(slave[0].address)
     assert ss["repl_stream_errors"] == "0"
-    assert int(ss["repl_updated"]) >= len(before)
+    assert int(ss["repl_updated"]) >= 3000
 
 
 # ---------------------------------------------------------------- a yrmcds slave (network namespace)
