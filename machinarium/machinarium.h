@@ -334,6 +334,98 @@ class channel {
   detail::waiter_list writers_;
 };
 
+// ---------------------------------------------------------------- byte queue
+// A bounded queue of variable-size records over one byte ring allocated at
+// construction: many producers (any thread, even one holding a spin lock) hand
+// records to one consumer coroutine on a machine.
+//
+// Producers never block, never allocate and take no lock: a record's space is
+// claimed with one compare-and-swap on the head, written in place, and
+// published by one release store of its 8-byte header. A full ring refuses at
+// once (try_reserve returns false) so the caller applies its own policy.
+// Records are contiguous (a record that would straddle the end of the ring is
+// preceded by a padding record and starts again at offset 0), so an encoder
+// writes straight into the ring and the consumer sees each record as one span;
+// the price is at most one record's size of padding per lap, and a record may
+// be at most max_record() bytes (half the ring minus its header, so it always
+// fits once the ring drains). The consumer zeroes the bytes it releases,
+// so a header word is non-zero only once its producer has published it.
+//
+// Records are read in the order their space was claimed. A record claimed but
+// not yet published holds back the ones behind it (its producer is between two
+// instructions of a memcpy; the consumer waits for it).
+//
+// The consumer waits through a `byte_queue::reader` on its own machine (an
+// eventfd attached to that machine, so the wait is an ordinary mm::call with a
+// timeout and cancellation). Wake-ups are coalesced: a producer writes the
+// eventfd only if the consumer said it is going to sleep, and only the first
+// producer to see that does.
+class io;
+
+class byte_queue {
+ public:
+  // `capacity` is rounded up to a power of two, at least 4 KiB. [any thread]
+  explicit byte_queue(size_t capacity);
+  ~byte_queue();
+  byte_queue(const byte_queue&) = delete;
+  byte_queue& operator=(const byte_queue&) = delete;
+
+  struct reservation {
+    char* data = nullptr;  // `size` writable bytes, 8-byte aligned
+    size_t size = 0;
+    size_t header = 0;     // (internal) offset of the record's header
+  };
+  // Claims `size` contiguous bytes. False at once if the ring lacks room or
+  // size > max_record(). [any thread; lock-free, never blocks or allocates]
+  bool try_reserve(size_t size, reservation& r);
+  // Publishes a reserved record; wakes the consumer if it sleeps. [any thread]
+  void commit(const reservation& r);
+  // try_reserve + copy + commit.
+  bool try_push(std::string_view record);
+
+  // Consumer side (one consumer at a time, no lock). The oldest published
+  // record, if any; stays valid until pop().
+  bool try_peek(std::string_view& record);
+  void pop();  // releases the record try_peek returned
+
+  size_t capacity() const { return capacity_; }
+  size_t max_record() const { return capacity_ / 2 - 8; }
+  // Bytes claimed and not yet released (headers and padding included). [any thread]
+  size_t used() const;
+  // Eventfd writes made to wake the consumer (coalescing shows here). [any thread]
+  uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
+
+  // The consumer's wait: attaches an eventfd to the current machine; one
+  // reader at a time, destroyed on the machine that made it. [machine]
+  class reader {
+   public:
+    explicit reader(byte_queue& q);
+    ~reader();
+    reader(const reader&) = delete;
+    reader& operator=(const reader&) = delete;
+    // Ok once a record can be peeked; TimedOut / Cancelled otherwise.
+    wait_status wait(millis timeout);
+
+   private:
+    byte_queue& queue_;
+    std::unique_ptr<io> event_;
+  };
+
+ private:
+  uint64_t header_at(size_t offset) const;  // acquire load
+  bool readable();                          // consumer: skips padding
+  void release(size_t offset, size_t slot);
+
+  size_t capacity_;
+  size_t mask_;
+  uint64_t* ring_;  // capacity_ bytes, 8-byte aligned
+  int event_fd_;
+  alignas(64) std::atomic<uint64_t> head_{0};  // next byte to claim (monotonic)
+  alignas(64) std::atomic<uint64_t> tail_{0};  // next byte to read (consumer writes)
+  std::atomic<bool> sleeping_{false};          // the consumer is about to wait
+  std::atomic<uint64_t> wakeups_{0};
+};
+
 // ---------------------------------------------------------------- sockets
 // Results are >= 0 on success or -errno: -ETIMEDOUT after a timeout,
 // -ECANCELED when the coroutine was cancelled, 0 from read() at end of stream.

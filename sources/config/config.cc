@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace ithaca::config {
@@ -196,12 +197,39 @@ bool validate_logging(const logging_config& l, checker& c) {
                     kAsyncQueueRange);
 }
 
+// The ring must take any record a worker hands it: values above
+// large_value_threshold travel as a reference, the rest inline, and a record
+// may be at most half the ring.
+bool validate_replication(const replication_config& r, const cache_config& k, checker& c) {
+  if (r.role == replication_role::Slave && r.master.empty())
+    return c.fail({"replication.master", "replication.role"}, "master: a slave needs the master's host");
+  if (r.role == replication_role::Master && r.listen_host.empty())
+    return c.fail({"replication.listen"}, "listen: empty host");
+  const uint64_t inline_max = std::min(k.item_size_max, k.large_value_threshold) + 4 * kKiB;
+  if (r.queue_size < 4 * inline_max) {
+    return c.fail({"replication.queue_size", "cache.item_size_max", "cache.large_value_threshold"},
+                  "queue_size (" + format_size(r.queue_size) + ") must be at least 4 times the largest " +
+                      "value kept in memory (" + format_size(inline_max) + ")");
+  }
+  return true;
+}
+
 }  // namespace
+
+const char* to_string(replication_role r) {
+  switch (r) {
+    case replication_role::Master: return "master";
+    case replication_role::Slave: return "slave";
+    case replication_role::None: break;
+  }
+  return "none";
+}
 
 bool validate(const config& cfg, validation_error* error) {
   checker c(error);
   return validate_listen(cfg.listen, c) && validate_server(cfg.server, c) &&
-         validate_cache(cfg.cache, c) && validate_logging(cfg.logging, c);
+         validate_cache(cfg.cache, c) && validate_logging(cfg.logging, c) &&
+         validate_replication(cfg.replication, cfg.cache, c);
 }
 
 }  // namespace ithaca::config

@@ -77,6 +77,23 @@ struct cache_config {
   static std::string default_large_value_dir();
 };
 
+// Section `replication`: a master streams every change to its slaves, yrmcds's
+// protocol (sources/replication/). Every setting needs a restart.
+enum class replication_role { None, Master, Slave };
+const char* to_string(replication_role r);
+inline constexpr uint16_t kDefaultReplicationPort = 11213;  // yrmcds repl_port
+struct replication_config {
+  replication_role role = replication_role::None;
+  std::string listen_host = "0.0.0.0";  // master: where slaves connect (port below)
+  uint16_t port = kDefaultReplicationPort;
+  std::string master;                   // slave: the master's host (connects to master:port)
+  uint64_t slave_timeout_ms = 10000;    // master: drop a slave silent this long (yrmcds)
+  uint64_t heartbeat_interval_ms = 1000;  // slave: one heartbeat byte this often
+  uint64_t send_buffer = 32 * kMiB;     // master: a slave further behind is dropped (resyncs)
+  uint64_t queue_size = 64 * kMiB;      // master: the workers' hand-off ring
+  bool serve_reads = false;             // slave: answer reads (yrmcds closes clients)
+};
+
 // Section `logging` (defined by the log library, which is built first).
 using log::log_level;
 using log::logging_config;
@@ -89,6 +106,7 @@ struct config {
   cache_config cache;
   logging_config logging;
   router_config router;  // `pools:` and `route:`
+  replication_config replication;
 };
 
 // Allowed ranges, shared by the YAML loader, the flags and validate().
@@ -106,6 +124,10 @@ inline constexpr range kHashPowerRange{4, 32};
 inline constexpr range kGcIntervalRange{1, 3600 * 1000};
 inline constexpr range kLeaseIntervalRange{1, 3600 * 1000};
 inline constexpr range kAsyncQueueRange{16, 1u << 20};
+inline constexpr range kSlaveTimeoutRange{100, 3600 * 1000};
+inline constexpr range kHeartbeatIntervalRange{10, 60 * 1000};
+inline constexpr range kSendBufferRange{64 * kKiB, 64 * kGiB};
+inline constexpr range kReplicationQueueRange{kMiB, 64 * kGiB};
 // sizeof(sockaddr_un::sun_path) - 1
 inline constexpr size_t kMaxUnixPath = 107;
 

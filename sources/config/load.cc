@@ -72,6 +72,21 @@ void parse_logging(section& s, config& c) {
   s.integer("async_queue", v.async_queue, kAsyncQueueRange);
 }
 
+void parse_replication(section& s, config& c) {
+  replication_config& v = c.replication;
+  s.choice("role", v.role,
+           {{"none", replication_role::None}, {"master", replication_role::Master},
+            {"slave", replication_role::Slave}});
+  s.string("listen", v.listen_host);
+  s.integer("port", v.port, kPortRange);
+  s.string("master", v.master);
+  s.duration("slave_timeout", v.slave_timeout_ms, kSlaveTimeoutRange);
+  s.duration("heartbeat_interval", v.heartbeat_interval_ms, kHeartbeatIntervalRange);
+  s.size("send_buffer", v.send_buffer, kSendBufferRange);
+  s.size("queue_size", v.queue_size, kReplicationQueueRange);
+  s.boolean("serve_reads", v.serve_reads);
+}
+
 struct section_entry {
   const char* name;
   void (*parse)(section&, config&);
@@ -82,6 +97,7 @@ constexpr section_entry kSections[] = {
     {"server", parse_server},
     {"cache", parse_cache},
     {"logging", parse_logging},
+    {"replication", parse_replication},
 };
 
 // ---------------------------------------------------------------- document

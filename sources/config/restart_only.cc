@@ -21,6 +21,15 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("cache.hash_power", running.cache.hash_power != fresh.cache.hash_power);
   check("logging.file", running.logging.file != fresh.logging.file);
   check("logging.async_queue", running.logging.async_queue != fresh.logging.async_queue);
+  // Replication: the role, its listener or connection and its buffers are set
+  // up once at start-up.
+  const replication_config& ra = running.replication;
+  const replication_config& rb = fresh.replication;
+  check("replication", ra.role != rb.role || ra.listen_host != rb.listen_host || ra.port != rb.port ||
+                           ra.master != rb.master || ra.slave_timeout_ms != rb.slave_timeout_ms ||
+                           ra.heartbeat_interval_ms != rb.heartbeat_interval_ms ||
+                           ra.send_buffer != rb.send_buffer || ra.queue_size != rb.queue_size ||
+                           ra.serve_reads != rb.serve_reads);
   return out;
 }
 

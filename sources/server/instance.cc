@@ -12,8 +12,10 @@
 #include "pooler.h"
 #include "route_builder.h"
 #include "server_directory.h"
+#include "router.h"
 #include "server_clock.h"
 #include "server_stats.h"
+#include "slave.h"
 #include "store.h"
 #include "udp_server.h"
 #include "worker.h"
@@ -42,6 +44,24 @@ std::vector<std::string> udp_addresses(const config::config& cfg) {
   return out;
 }
 
+router_settings router_settings_of(const config::config& cfg) {
+  router_settings r;
+  r.listen = config::to_string(config::tcp_address{cfg.replication.listen_host, cfg.replication.port});
+  r.slave_timeout_ms = cfg.replication.slave_timeout_ms;
+  r.send_buffer = cfg.replication.send_buffer;
+  r.queue_size = cfg.replication.queue_size;
+  return r;
+}
+
+replication::slave_settings slave_settings_of(const config::config& cfg) {
+  replication::slave_settings s;
+  s.master_host = cfg.replication.master;
+  s.master_port = std::to_string(cfg.replication.port);
+  s.heartbeat_interval_ms = cfg.replication.heartbeat_interval_ms;
+  s.max_value = cfg.cache.item_size_max;
+  return s;
+}
+
 std::vector<std::string> listen_addresses(const config::config& cfg) {
   std::vector<std::string> out;
   for (const auto& a : cfg.listen.tcp) out.push_back(config::to_string(a));
@@ -64,6 +84,15 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   sc.temp_dir = cfg.cache.large_value_dir;
   sc.lease_interval_ms = cfg.cache.lease_interval_ms;
   auto st = std::make_unique<store::store>(sc);
+  server_clock clock;
+  // Replication (master): the router machine and its observer, installed
+  // before any worker can touch the store.
+  replication::repl_counters repl;
+  std::unique_ptr<router> repl_router;
+  if (cfg.replication.role == config::replication_role::Master) {
+    repl_router = std::make_unique<router>(router_settings_of(cfg), *st, clock, repl);
+    st->set_observer(repl_router->observer());
+  }
   // What a SIGHUP may change; the pooler publishes the next one (reload.h).
   proxy::server_directory servers(cfg.server.workers);
   std::string route_error;
@@ -75,7 +104,6 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   }
   live_cell live(std::make_shared<const live_settings>(std::move(first)));
 
-  server_clock clock;
   conn_registry conns;
   gc_counters gc;
 
@@ -85,6 +113,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
 
   // The backend is probed per machine; the stats report the workers'.
   server_stats stats(cfg, live, *st, conns, clock, gc, "pending");
+  if (cfg.replication.role != config::replication_role::None) stats.set_replication(&repl);
   std::vector<std::unique_ptr<worker>> workers;
   std::unique_ptr<pooler> pool;
 
@@ -122,6 +151,24 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     }
     started.push_back(w.get());
   }
+  if (rc == 0 && repl_router && !repl_router->start(mc)) {
+    spdlog::critical("router machine did not start (see the log above)");
+    rc = 1;
+  }
+  mm::machine* repl_slave = nullptr;
+  if (rc == 0 && cfg.replication.role == config::replication_role::Slave) {
+    mm::machine_config sm = mc;
+    sm.name = "slave";
+    replication::slave_settings ss = slave_settings_of(cfg);
+    store::store* sp = st.get();
+    repl_slave = mm::machine_create(sm, [ss, sp, &clock, &repl] {
+      replication::slave_main(ss, *sp, [&clock] { return clock.now(); }, repl);
+    });
+    if (!repl_slave) {
+      spdlog::critical("slave machine did not start (see the log above)");
+      rc = 1;
+    }
+  }
   if (rc == 0) {
     stats.set_io_backend(started.front()->backend_name());
     pooler_settings ps;
@@ -129,6 +176,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     ps.backlog = static_cast<int>(cfg.listen.backlog);
     ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers};
     ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
+    ps.close_clients = cfg.replication.role == config::replication_role::Slave && !cfg.replication.serve_reads;
     pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);
     spdlog::info("ithaca starting: {} workers, memory limit {} bytes, io backend {}", started.size(),
                  cfg.cache.memory_limit, started.front()->backend_name());
@@ -142,6 +190,14 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   }
   for (worker* w : started) w->stop();
   for (worker* w : started) w->join();
+  if (repl_router) {
+    repl_router->stop();
+    repl_router->join();
+  }
+  if (repl_slave) {
+    mm::machine_stop(repl_slave);
+    mm::machine_join(repl_slave);
+  }
   spdlog::info("ithaca stopped");
   return rc;
 }

@@ -115,6 +115,10 @@ void pooler::accept_loop(mm::io& listener, std::string local) {
       if (mm::sleep(10) == mm::wait_status::Cancelled) return;
       continue;
     }
+    if (settings_.close_clients) {  // a replication slave (yrmcds closes them too)
+      ::close(fd);
+      continue;
+    }
     feed(fd, peer_text(peer, is_unix), local);
   }
 }

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <mutex>
 
+#include "repl_stats.h"
 #include "settings_stats.h"
 #include "udp_buffers.h"
 
@@ -178,6 +179,7 @@ void server_stats::general(const live_settings& live, cache::stat_lines& out) {
   add("udp_dropped", sums[UdpDropped]);
   add("udp_kernel_drops", udp_kernel_drops());  // cumulative: the kernel's count, not reset
   add("verbosity", verbosity_.load());
+  if (repl_) repl_stat_lines(*repl_, out);
 }
 
 // memcached reports per slab class; ithaca has one item pool, reported as

@@ -15,6 +15,7 @@
 #include "counters.h"
 #include "executor.h"
 #include "live_settings.h"
+#include "repl_counters.h"
 #include "server_clock.h"
 #include "store.h"
 
@@ -46,6 +47,8 @@ class server_stats final : public cache::stats_provider {
   void set_io_backend(std::string name) { io_backend_ = std::move(name); }
   // The port really bound (the config may say 0); any thread.
   void set_tcp_port(uint16_t port) { tcp_port_.store(port); }
+  // Before the workers start, when replication is configured.
+  void set_replication(const replication::repl_counters* c) { repl_ = c; }
 
  private:
   void general(const live_settings& live, cache::stat_lines& out);
@@ -63,6 +66,7 @@ class server_stats final : public cache::stats_provider {
   std::string io_backend_;
   std::vector<std::unique_ptr<cache::command_counters>> workers_;  // fixed after start
   std::atomic<uint32_t> verbosity_{0};
+  const replication::repl_counters* repl_ = nullptr;
   std::atomic<uint16_t> tcp_port_{0};  // 0: not bound yet, report the config's
   // `stats reset` keeps memcached's semantics by remembering a baseline per
   // counter rather than writing into counters other threads own.

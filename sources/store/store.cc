@@ -133,6 +133,14 @@ void store::notify_store(const item* it) noexcept
     observer_->on_store(v);
 }
 
+// Under the item's bucket lock.
+void store::notify_touch(const item* it) noexcept
+{
+    if (!observer_ || it->is_placeholder())
+        return;
+    observer_->on_touch(item_view{it->key(), it->flags_, it->deadline_, it->cas_, {}, nullptr});
+}
+
 uint64_t store::next_cas() noexcept
 {
     return cas_counter_.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -228,7 +236,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                     res.status = get_status::Hit;
                     if (opts.touch) {
                         it->deadline_ = to_deadline(opts.exptime, now);
-                        notify_store(it);
+                        notify_touch(it);
                     }
                     res.flags = it->flags_;
                     res.cas = it->cas_;
@@ -523,7 +531,7 @@ touch_status store::touch(std::string_view key, int64_t exptime, const store_now
             it->deadline_ = to_deadline(exptime, now);
             it->clock_ = 0;
             it->atime_ = sec;
-            notify_store(it);
+            notify_touch(it);
             st = touch_status::Touched;
         }
     }

@@ -119,6 +119,7 @@ private:
     item* find_valid(uint64_t b, std::string_view key, uint32_t sec, reclaim_list& rl,
                      item**& link) noexcept;
     void notify_store(const item* it) noexcept;
+    void notify_touch(const item* it) noexcept;
     uint64_t next_cas() noexcept;
     uint64_t next_lease_token() noexcept;
 

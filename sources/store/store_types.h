@@ -167,6 +167,8 @@ public:
     virtual ~change_observer() = default;
     virtual void on_store(const item_view& item) noexcept = 0;
     virtual void on_remove(std::string_view key, remove_reason why) noexcept = 0;
+    // Only the exptime changed (touch, gat, mg T): yrmcds replicates it as a Touch.
+    virtual void on_touch(const item_view& item) noexcept { on_store(item); }
 };
 
 // Output of one gc_sweep call; the caller accumulates.

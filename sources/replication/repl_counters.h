@@ -1,0 +1,30 @@
+// Replication counters, for `stats`: written by the router machine (master)
+// or the slave coroutine, read by any worker. Relaxed atomics; one writer each.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace ithaca::replication {
+
+struct repl_counters {
+    std::atomic<const char*> role{"none"};  // "master", "slave", "none"
+    // Master.
+    std::atomic<uint64_t> slaves{0};           // attached now
+    std::atomic<uint64_t> slaves_joined{0};
+    std::atomic<uint64_t> slaves_dropped{0};   // timed out, fell behind, failed, or the ring overflowed
+    std::atomic<uint64_t> syncs_done{0};       // initial syncs completed
+    std::atomic<uint64_t> sync_items{0};       // items sent by initial syncs
+    std::atomic<uint64_t> records_sent{0};     // stream records handed to slave buffers (per slave)
+    std::atomic<uint64_t> bytes_sent{0};       // bytes written to slave sockets
+    std::atomic<uint64_t> lag_bytes{0};        // bytes waiting in slave buffers now (all slaves)
+    std::atomic<uint64_t> queue_overflows{0};  // ring refusals seen (each dropped every slave)
+    // Slave (yrmcds's repl_created/updated/removed, merged: a set is a set).
+    std::atomic<uint64_t> master_connects{0};
+    std::atomic<uint64_t> applied_sets{0};
+    std::atomic<uint64_t> applied_touches{0};
+    std::atomic<uint64_t> applied_deletes{0};
+    std::atomic<uint64_t> stream_errors{0};
+};
+
+}  // namespace ithaca::replication

@@ -1,0 +1,32 @@
+// The slave's loop (yrmcds's repl_client_socket and on_slave_start): connect
+// to the master, forget the local data, apply the stream (SetQ / Touch /
+// DeleteQ) to the store, and send one heartbeat byte every interval. When the
+// connection ends or the stream is garbage, it waits a moment and starts over
+// (a new connection means a new initial sync).
+//
+// Runs as the main coroutine of the slave's own machine (instance.cc), the
+// store's only writer while this node is a slave (clients are closed).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "repl_counters.h"
+#include "store.h"
+
+namespace ithaca::replication {
+
+struct slave_settings {
+    std::string master_host;
+    std::string master_port;
+    uint64_t heartbeat_interval_ms = 1000;
+    uint64_t reconnect_delay_ms = 1000;
+    uint64_t max_value = 1 << 20;  // larger values are a stream error
+};
+
+// Until cancelled.
+void slave_main(const slave_settings& s, store::store& st, const std::function<store::store_now()>& now,
+                repl_counters& counters);
+
+}  // namespace ithaca::replication

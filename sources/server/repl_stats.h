@@ -1,0 +1,11 @@
+// The replication lines of `stats` (yrmcds's counters and ours).
+#pragma once
+
+#include "executor.h"
+#include "repl_counters.h"
+
+namespace ithaca::server {
+
+void repl_stat_lines(const replication::repl_counters& c, cache::stat_lines& out);
+
+}  // namespace ithaca::server

@@ -1,0 +1,305 @@
+#include "router.h"
+
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "large_value.h"
+#include "ring_record.h"
+
+namespace ithaca::server {
+
+namespace {
+constexpr size_t kMaxSlaves = 16;                // yrmcds allows 5
+constexpr size_t kDrainBatch = 4 << 20;          // bytes drained before the writers are woken
+constexpr uint64_t kScanStep = 1024;             // buckets per scan call (one lock at a time)
+constexpr mm::millis kIdleWait = 1000;           // drain and writer waits (then look again)
+}  // namespace
+
+// One attached slave. Router machine only.
+struct router::slave {
+  uint32_t id = 0;
+  std::string peer;
+  std::unique_ptr<mm::io> io;
+  std::string pending;  // drain appends
+  std::string sending;  // the writer's current write
+  mm::cond ready;       // drain -> writer: pending has bytes
+  bool syncing = true;  // initial sync not finished
+  bool closed = false;
+  uint64_t synced = 0;  // items received from the initial sync
+  int64_t joined_ns = 0;
+  mm::coroutine_id reader = 0, writer = 0, scan = 0;
+  size_t buffered() const { return pending.size() + sending.size(); }
+};
+
+router::router(router_settings settings, store::store& st, const server_clock& clock,
+               replication::repl_counters& counters)
+    : settings_(std::move(settings)),
+      store_(st),
+      clock_(clock),
+      counters_(counters),
+      queue_(settings_.queue_size),
+      observer_(queue_, clock.wall_base()) {
+  counters_.role.store("master");
+}
+
+router::~router() = default;
+
+bool router::start(const mm::machine_config& base) {
+  mm::machine_config cfg = base;
+  cfg.name = "router";
+  std::promise<bool> bound;
+  auto result = bound.get_future();
+  machine_ = mm::machine_create(cfg, [this, &bound] { main(&bound); });
+  if (!machine_) return false;
+  if (!result.get()) {
+    join();
+    return false;
+  }
+  return true;
+}
+
+void router::stop() {
+  if (machine_) mm::machine_stop(machine_);
+}
+
+void router::join() {
+  if (machine_) mm::machine_join(machine_);
+  machine_ = nullptr;
+}
+
+void router::main(std::promise<bool>* bound) {
+  mm::address addr;
+  std::string error;
+  std::unique_ptr<mm::io> listener;
+  if (mm::address::parse(settings_.listen, addr, &error)) listener = mm::listen(addr, 64, false, &error);
+  if (!listener) {
+    spdlog::error("replication: listen {}: {}", settings_.listen, error);
+    bound->set_value(false);
+    mm::machine_stop(mm::machine_self());
+    return;
+  }
+  // Tests read this line to learn the port bound for port 0 (warn passes the default level).
+  spdlog::warn("replication: accepting slaves on {}", mm::local_address(listener->fd()).to_string());
+  bound->set_value(true);
+  mm::coroutine_id drainer = mm::coroutine_create("repl drain", [this] { drain(); });
+  for (;;) {
+    sockaddr_storage peer{};
+    socklen_t peer_len = sizeof peer;
+    int fd = listener->accept(mm::kForever, &peer, &peer_len);
+    if (fd == -ECANCELED) break;
+    if (fd < 0) {
+      spdlog::warn("replication: accept: {}", std::strerror(-fd));
+      if (mm::sleep(10) == mm::wait_status::Cancelled) break;
+      continue;
+    }
+    auto s = std::make_shared<slave>();
+    s->io = mm::io::attach(fd);
+    if (!s->io) {
+      ::close(fd);
+      continue;
+    }
+    mm::address pa;
+    pa.storage = peer;
+    pa.length = peer_len;
+    s->peer = pa.to_string();
+    if (slaves_.size() >= kMaxSlaves) {
+      spdlog::warn("replication: slave {} refused: already {} slaves", s->peer, kMaxSlaves);
+      continue;  // s->io closes it
+    }
+    mm::set_nodelay(s->io->fd(), true);
+    s->id = ++next_id_;
+    s->joined_ns = mm::now_ns();
+    slaves_.push_back(s);
+    counters_.slaves.store(slaves_.size(), std::memory_order_relaxed);
+    counters_.slaves_joined.fetch_add(1, std::memory_order_relaxed);
+    // Before the scan starts: every change made to a bucket after the scan
+    // copied it is streamed (the flag is read under that bucket's lock).
+    observer_.set_streaming(true);
+    spdlog::info("replication: slave {} joined (id {}); initial sync starts", s->peer, s->id);
+    s->reader = mm::coroutine_create("repl heartbeats", [this, s] { heartbeats(s); });
+    s->writer = mm::coroutine_create("repl writer", [this, s] { writer(s); });
+    s->scan = mm::coroutine_create("repl sync", [this, s] { initial_sync(s); });
+  }
+  // Shutdown: every coroutine here was cancelled; let them end before the
+  // listener and the slave list go.
+  mm::coroutine_join(drainer, 5000);
+  for (const slave_ptr& s : std::vector<slave_ptr>(slaves_)) drop(s, "shutting down");
+}
+
+// The ring's only consumer. A record that names a large value holds one
+// reference on it, released here whether or not a slave takes it.
+void router::drain() {
+  mm::byte_queue::reader reader(queue_);
+  uint64_t lost_seen = observer_.lost();
+  for (;;) {
+    mm::wait_status w = reader.wait(kIdleWait);
+    if (w == mm::wait_status::Cancelled) return;
+    if (uint64_t lost = observer_.lost(); lost != lost_seen) {
+      counters_.queue_overflows.fetch_add(lost - lost_seen, std::memory_order_relaxed);
+      lost_seen = lost;
+      for (const slave_ptr& s : std::vector<slave_ptr>(slaves_))
+        drop(s, "the replication queue overflowed (" + std::to_string(lost) + " records lost so far)");
+    }
+    size_t batch = 0;
+    std::string_view record;
+    while (batch < kDrainBatch && queue_.try_peek(record)) {
+      deliver(record);
+      batch += record.size();
+      queue_.pop();
+      if (mm::coroutine_cancelled()) return;
+    }
+    for (const slave_ptr& s : slaves_) {
+      if (!s->pending.empty()) s->ready.signal();
+    }
+    update_lag();
+    if (batch >= kDrainBatch) mm::yield();  // let the writers and scans run
+  }
+}
+
+void router::deliver(std::string_view record) {
+  const replication::ring_tag tag = replication::read_tag(record);
+  const std::string_view packet = replication::packet_of(record);
+  store::large_value_ref large(tag.large ? tag.value : nullptr);  // adopts the record's reference
+  std::vector<slave_ptr> targets;
+  switch (tag.kind) {
+    case replication::ring_kind::Stream:
+      for (const slave_ptr& s : slaves_) targets.push_back(s);
+      counters_.records_sent.fetch_add(slaves_.size(), std::memory_order_relaxed);
+      break;
+    case replication::ring_kind::Sync:
+      for (const slave_ptr& s : slaves_) {
+        if (s->id == tag.sync_id) {
+          targets.push_back(s);
+          s->synced++;
+        }
+      }
+      counters_.sync_items.fetch_add(targets.size(), std::memory_order_relaxed);
+      break;
+    case replication::ring_kind::SyncDone:
+      for (const slave_ptr& s : slaves_) {
+        if (s->id != tag.sync_id) continue;
+        s->syncing = false;
+        counters_.syncs_done.fetch_add(1, std::memory_order_relaxed);
+        spdlog::info("replication: initial sync of slave {} done: {} items in {} ms", s->peer, s->synced,
+                     (mm::now_ns() - s->joined_ns) / 1000000);
+      }
+      return;
+  }
+  if (targets.empty()) return;
+  if (!large) {
+    for (const slave_ptr& s : targets) append(s, packet);
+    return;
+  }
+  // A value in a file: read it off every lock, on the blocking pool (the
+  // drain waits for it, which keeps the records in order).
+  auto value = std::make_shared<std::string>();
+  auto ok = std::make_shared<bool>(false);
+  store::large_value_ref ref = large;
+  if (mm::blocking_call([ref, value, ok] { *ok = ref.read_all(*value); }, 60000) != mm::wait_status::Ok ||
+      !*ok) {
+    for (const slave_ptr& s : targets) drop(s, "could not read a large value to replicate");
+    return;
+  }
+  for (const slave_ptr& s : targets) append(s, packet, *value);
+}
+
+void router::append(const slave_ptr& s, std::string_view a, std::string_view b) {
+  if (s->closed) return;
+  if (s->buffered() > 0 && s->buffered() + a.size() + b.size() > settings_.send_buffer) {
+    drop(s, "fell behind by more than send_buffer (" + std::to_string(settings_.send_buffer) + " bytes)");
+    return;
+  }
+  s->pending.append(a);
+  s->pending.append(b);
+}
+
+void router::writer(slave_ptr s) {
+  for (;;) {
+    if (s->pending.empty()) {
+      if (s->ready.wait(kIdleWait) == mm::wait_status::Cancelled) return;
+      continue;
+    }
+    std::swap(s->pending, s->sending);
+    ssize_t n = s->io->write(s->sending.data(), s->sending.size(), static_cast<mm::millis>(settings_.slave_timeout_ms));
+    if (n == -ECANCELED) return;
+    if (n < 0) {
+      drop(s, n == -ETIMEDOUT ? "not reading (write timed out)" : std::string("write: ") + std::strerror(static_cast<int>(-n)));
+      return;
+    }
+    counters_.bytes_sent.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    s->sending.clear();
+    if (s->sending.capacity() > settings_.send_buffer) std::string().swap(s->sending);
+  }
+}
+
+// A slave sends one byte every heartbeat interval (yrmcds: '\0'); they mean
+// nothing else. Silence for slave_timeout, or the end of the stream, drops it.
+void router::heartbeats(slave_ptr s) {
+  char buf[512];
+  for (;;) {
+    ssize_t n = s->io->read(buf, sizeof buf, static_cast<mm::millis>(settings_.slave_timeout_ms));
+    if (n > 0) continue;
+    if (n == -ECANCELED) return;
+    drop(s, n == 0              ? "closed the connection"
+            : n == -ETIMEDOUT   ? "no heartbeat for " + std::to_string(settings_.slave_timeout_ms) + " ms"
+                                : std::string("read: ") + std::strerror(static_cast<int>(-n)));
+    return;
+  }
+}
+
+// Copies every live item to slave `s` through the ring, one bucket lock at a
+// time (store::scan holds it while the observer writes that bucket's
+// records), while clients keep being served. Throttled so the ring keeps room
+// for the workers' records and the slave's buffer does not overflow.
+void router::initial_sync(slave_ptr s) {
+  uint64_t next = 0;
+  bool refused = false;
+  auto visit = [this, &s, &refused](const store::item_view& v) {
+    if (!refused && !observer_.sync_item(v, s->id)) refused = true;
+  };
+  store::store::scan_visitor visitor(visit);
+  do {
+    while (queue_.used() > queue_.capacity() / 4 || s->buffered() > settings_.send_buffer / 2) {
+      if (mm::sleep(1) == mm::wait_status::Cancelled || s->closed) return;
+    }
+    next = store_.scan(next, kScanStep, clock_.now(), visitor);
+    if (refused) {
+      drop(s, "the replication queue was full during the initial sync");
+      return;
+    }
+    mm::yield();
+    if (mm::coroutine_cancelled() || s->closed) return;
+  } while (next != 0);
+  while (!observer_.sync_done(s->id)) {
+    if (mm::sleep(1) == mm::wait_status::Cancelled || s->closed) return;
+  }
+}
+
+void router::drop(const slave_ptr& s, const std::string& why) {
+  if (s->closed) return;
+  s->closed = true;
+  std::erase(slaves_, s);
+  counters_.slaves.store(slaves_.size(), std::memory_order_relaxed);
+  counters_.slaves_dropped.fetch_add(1, std::memory_order_relaxed);
+  if (slaves_.empty()) observer_.set_streaming(false);
+  spdlog::warn("replication: slave {} dropped: {}", s->peer, why);
+  // The coroutines end at their next wait; the last one holding `s` closes
+  // the socket (on this machine, which owns it).
+  for (mm::coroutine_id id : {s->reader, s->writer, s->scan}) {
+    if (id && id != mm::coroutine_self()) mm::coroutine_cancel(id);
+  }
+  update_lag();
+}
+
+void router::update_lag() {
+  uint64_t lag = 0;
+  for (const slave_ptr& s : slaves_) lag += s->buffered();
+  counters_.lag_bytes.store(lag, std::memory_order_relaxed);
+}
+
+}  // namespace ithaca::server

@@ -1,0 +1,83 @@
+// The router machine (DESIGN.md's "router thread", not the router role): a
+// machine of its own, started only on a replication master, that owns the
+// slave list and the slave sockets. Workers never touch a slave: their store
+// changes reach it through the hand-off ring (mm::byte_queue), filled by the
+// store's change observer under each key's bucket lock; this machine drains
+// the ring into one send buffer per slave and writes each in large writes.
+//
+// Coroutines, all on this machine (so the slave list needs no lock):
+//   main     binds replication.listen:port, accepts slaves
+//   drain    ring -> per-slave buffers (stream records to every slave, sync
+//            records to the slave being synced), wakes the writers
+//   per slave: writer (buffer -> socket), heartbeat reader (drops a slave
+//            silent for slave_timeout), initial-sync scan
+//
+// Policy for a slave that cannot keep up: once its buffered bytes pass
+// send_buffer it is dropped (counted; it must resync); a ring overflow drops
+// every slave. No worker ever waits on a slave.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "machinarium.h"
+#include "observer.h"
+#include "repl_counters.h"
+#include "server_clock.h"
+#include "store.h"
+
+namespace ithaca::server {
+
+struct router_settings {
+  std::string listen;  // "host:port" (port 0: any free port, logged)
+  uint64_t slave_timeout_ms = 10000;
+  uint64_t send_buffer = 32 << 20;
+  uint64_t queue_size = 64 << 20;
+};
+
+class router {
+ public:
+  router(router_settings settings, store::store& st, const server_clock& clock,
+         replication::repl_counters& counters);
+  ~router();
+  router(const router&) = delete;
+  router& operator=(const router&) = delete;
+
+  // Install before the store is shared (store::set_observer).
+  store::change_observer* observer() { return &observer_; }
+  // Starts the machine and binds the listener; false (logged) on failure.
+  bool start(const mm::machine_config& base);
+  void stop();  // any thread
+  void join();
+
+ private:
+  struct slave;
+  using slave_ptr = std::shared_ptr<slave>;
+
+  void main(std::promise<bool>* bound);
+  void drain();
+  void deliver(std::string_view record);
+  void append(const slave_ptr& s, std::string_view a, std::string_view b = {});
+  void writer(slave_ptr s);
+  void heartbeats(slave_ptr s);
+  void initial_sync(slave_ptr s);
+  void drop(const slave_ptr& s, const std::string& why);
+  void update_lag();
+
+  router_settings settings_;
+  store::store& store_;
+  const server_clock& clock_;
+  replication::repl_counters& counters_;
+  mm::byte_queue queue_;
+  replication::stream_observer observer_;
+  mm::machine* machine_ = nullptr;
+  // Router machine only.
+  std::vector<slave_ptr> slaves_;
+  uint32_t next_id_ = 0;
+};
+
+}  // namespace ithaca::server

@@ -1,0 +1,335 @@
+"""Replication, yrmcds's protocol: an ithaca slave follows an ithaca master
+and a yrmcds master, through the initial sync and the stream, while clients
+keep writing; afterwards both hold the same items, compared key by key."""
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import HOST, Server, free_port
+from mcwire import Conn, parse_stats, parse_values
+
+YRMCDS = "/usr/sbin/yrmcdsd"
+SYNC_TIMEOUT = 60.0
+
+
+def write_items(addr, items, batch=500):
+    """Pipelined sets: items is a list of (key, flags, value)."""
+    with Conn(*addr, timeout=30) as c:
+        for i in range(0, len(items), batch):
+            chunk = items[i:i + batch]
+            c.send(b"".join(b"set %s %d 0 %d\r\n%s\r\n" % (k, f, len(v), v) for k, f, v in chunk))
+            for _ in chunk:
+                assert c.read_line() == b"STORED\r\n"
+
+
+def dump(addr, keys, batch=100):
+    """{key: (flags, value)} for the keys present."""
+    out = {}
+    with Conn(*addr, timeout=30) as c:
+        for i in range(0, len(keys), batch):
+            c.send(b"get " + b" ".join(keys[i:i + batch]) + b"\r\n")
+            reply = c.read_until(b"END\r\n")
+            for key, flags, data, _ in parse_values(reply):
+                out[key] = (flags, data)
+    return out
+
+
+def stats(addr):
+    with Conn(*addr) as c:
+        c.send(b"stats\r\n")
+        return parse_stats(c.read_until(b"END\r\n"))
+
+
+def wait_same(master, slave, keys, what):
+    """Polls (bounded) until the slave holds exactly the master's items."""
+    deadline = time.monotonic() + SYNC_TIMEOUT
+    while True:
+        want, got = dump(master, keys), dump(slave, keys)
+        if want == got:
+            return want
+        if time.monotonic() > deadline:
+            missing = [k for k in want if k not in got][:5]
+            extra = [k for k in got if k not in want][:5]
+            wrong = [k for k in want if k in got and got[k] != want[k]][:5]
+            pytest.fail(f"{what}: slave differs: {len(want)} vs {len(got)} items; missing {missing}, "
+                        f"extra {extra}, different {wrong}")
+        time.sleep(0.2)
+
+
+def item_set(prefix, n, flags=0, size=40):
+    return [(b"%s:%d" % (prefix, i), flags + i % 7, (b"%s-%d-" % (prefix, i)) * (size // 10 + i % 5))
+            for i in range(n)]
+
+
+class Churn(threading.Thread):
+    """Writes, overwrites, deletes, touches, appends and increments while a
+    slave syncs: every kind of change the stream carries."""
+
+    def __init__(self, addr, prefix, n):
+        super().__init__(daemon=True)
+        self.addr, self.prefix, self.n = addr, prefix, n
+        self.error = None
+
+    def run(self):
+        try:
+            write_items(self.addr, item_set(self.prefix, self.n, flags=3))
+            with Conn(*self.addr, timeout=30) as c:
+                for i in range(0, self.n, 10):
+                    k = b"%s:%d" % (self.prefix, i)
+                    c.send(b"delete %s\r\n" % k)
+                    assert c.read_line() == b"DELETED\r\n"
+                    k = b"%s:%d" % (self.prefix, i + 1)
+                    c.send(b"append %s 0 0 3\r\nxyz\r\n" % k)
+                    assert c.read_line() == b"STORED\r\n"
+                    k = b"%s:%d" % (self.prefix, i + 2)
+                    c.send(b"touch %s 100000\r\n" % k)
+                    assert c.read_line() == b"TOUCHED\r\n"
+                    k = b"num:%d" % i
+                    c.send(b"set %s 0 0 1\r\n5\r\nincr %s 7\r\n" % (k, k))
+                    assert c.read_line() == b"STORED\r\n"
+                    assert c.read_line() == b"12\r\n"
+        except Exception as e:  # reported by the test
+            self.error = e
+
+
+def master_config(repl_port, extra=""):
+    return f"""
+replication:
+  role: master
+  listen: 127.0.0.1
+  port: {repl_port}
+  slave_timeout: 5s
+{extra}"""
+
+
+def slave_config(master_port):
+    return f"""
+replication:
+  role: slave
+  master: 127.0.0.1
+  port: {master_port}
+  heartbeat_interval: 100ms
+  serve_reads: true
+"""
+
+
+def repl_port_of(server):
+    m = server.wait_for_log(re.compile(r"replication: accepting slaves on 127\.0\.0\.1:(\d+)"), 10)
+    assert m, server.log
+    return int(m.group(1))
+
+
+def all_keys(*groups):
+    keys = [k for g in groups for k, _, _ in g]
+    return keys + [b"num:%d" % i for i in range(0, 20000, 10)]
+
+
+def sync_while_writing(master, n, start_slave, what):
+    """n items on the master, then a slave starts and syncs while n more are
+    written and churned; returns the items once the slave holds the same."""
+    before = item_set(b"before", n)
+    write_items(master.address, before)
+    slave = start_slave()
+    churn = Churn(master.address, b"during", n)
+    churn.start()
+    churn.join(120)
+    assert churn.error is None, churn.error
+    return wait_same(master.address, slave.address, all_keys(before, item_set(b"during", n)), what)
+
+
+def test_ithaca_slave_follows_ithaca_master_while_clients_write(ithaca_factory):
+    master = ithaca_factory(config_text=master_config(free_port()))
+    slave = []
+    items = sync_while_writing(master, 10000, lambda: slave.append(ithaca_factory(
+        config_text=slave_config(repl_port_of(master)))) or slave[0], "ithaca -> ithaca")
+    assert len(items) > 19000
+    ms = stats(master.address)
+    assert ms["repl_role"] == "master"
+    assert ms["repl_slaves"] == "1"
+    assert ms["repl_syncs_done"] == "1"
+    assert int(ms["repl_sync_items"]) >= 10000
+    assert ms["repl_slaves_dropped"] == "0"
+    ss = stats(slave[0].address)
+    assert ss["repl_role"] == "slave"
+    assert ss["repl_master_connects"] == "1"
+    assert ss["repl_stream_errors"] == "0"
+
+
+def test_slave_closes_clients_by_default(ithaca_factory):
+    master = ithaca_factory(config_text=master_config(free_port()))
+    port = repl_port_of(master)
+    cfg = slave_config(port).replace("serve_reads: true", "serve_reads: false")
+    slave = ithaca_factory(config_text=cfg)
+    with Conn(*slave.address) as c:
+        assert c.is_closed()
+
+
+def test_master_drops_a_silent_slave(ithaca_factory):
+    import socket
+    master = ithaca_factory(config_text=master_config(free_port()).replace("5s", "300ms"))
+    s = socket.create_connection((HOST, repl_port_of(master)))
+    try:
+        deadline = time.monotonic() + 10
+        while stats(master.address)["repl_slaves_dropped"] != "1":
+            assert time.monotonic() < deadline, master.log
+            time.sleep(0.05)
+        assert "no heartbeat for 300 ms" in master.log
+    finally:
+        s.close()
+
+
+# ---------------------------------------------------------------- yrmcds
+
+@pytest.fixture
+def yrmcds_factory(tmp_path):
+    if not os.path.exists(YRMCDS):
+        pytest.skip("yrmcds is not installed (apt-get install yrmcds)")
+    started = []
+
+    def make(virtual_ip, port, repl_port, prefix=()):
+        d = tmp_path / f"yrmcds-{len(started)}"
+        d.mkdir()
+        conf = d / "yrmcds.conf"
+        conf.write_text(f"""virtual_ip = {virtual_ip}
+port = {port}
+repl_port = {repl_port}
+temp_dir = "{d}"
+log.threshold = info
+log.file = "{d}/yrmcds.log"
+buckets = 100000
+memory_limit = 256M
+workers = 2
+gc_interval = 10
+slave_timeout = 5
+counter.enable = false
+""")
+        s = Server("yrmcds", [*prefix, YRMCDS, "-f", str(conf)])
+        s.port = port
+        s.logfile = d / "yrmcds.log"
+        started.append(s)
+        return s
+
+    yield make
+    for s in started:
+        s.stop()
+
+
+def test_ithaca_slave_follows_a_yrmcds_master(ithaca_factory, yrmcds_factory):
+    port, repl = free_port(), free_port()
+    master = yrmcds_factory(HOST, port, repl)  # holds 127.0.0.1: a master
+    assert master.wait_accepting(10), master.log
+    slave = []
+    items = sync_while_writing(master, 3000, lambda: slave.append(ithaca_factory(config_text=slave_config(repl)))
+                               or slave[0], "yrmcds -> ithaca")
+    assert len(items) > 5000
+    ss = stats(slave[0].address)
+    assert ss["repl_stream_errors"] == "0"
+    assert int(ss["repl_updated"]) >= 3000
+
+
+# ---------------------------------------------------------------- a yrmcds slave (network namespace)
+
+CLONE_NEWNET = 0x40000000
+
+
+def in_netns(ns, fn):
+    """Runs fn() on a thread moved into network namespace ns (sockets it opens
+    live there) and returns its result or raises its exception."""
+    import ctypes
+    out = {}
+
+    def body():
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = os.open(f"/run/netns/{ns}", os.O_RDONLY)
+            try:
+                if libc.setns(fd, CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), "setns")
+            finally:
+                os.close(fd)
+            out["value"] = fn()
+        except BaseException as e:  # handed to the caller
+            out["error"] = e
+
+    t = threading.Thread(target=body, daemon=True)
+    t.start()
+    t.join(300)
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
+
+
+@pytest.fixture
+def netns():
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        pytest.skip("needs root and iproute2 for a network namespace")
+    name = f"ithaca-repl-{os.getpid()}"
+    r = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot make a network namespace: {r.stderr.strip()}")
+    try:
+        subprocess.run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"], check=True)
+        yield name
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+
+
+def test_yrmcds_slave_follows_an_ithaca_master(tmp_path, netns, yrmcds_factory):
+    from conftest import ithaca_binary
+    path, is_memcached = ithaca_binary()
+    if is_memcached:
+        pytest.skip("needs the ithaca binary")
+    port, repl, yport = 21211, 21213, 21311  # inside the namespace: free by construction
+    cfg = tmp_path / "master.yaml"
+    cfg.write_text(master_config(repl).replace("listen: 127.0.0.1", "listen: 0.0.0.0"))
+    master = Server("ithaca", ["ip", "netns", "exec", netns, path, "-l", HOST, "-p", str(port), "-U", "0",
+                               "-t", "2", "-m", "64", "--config", str(cfg)])
+    try:
+        assert master.wait_for_log(re.compile(r"listening on tcp"), 10), master.log
+        maddr = (HOST, port)
+        before = item_set(b"before", 3000)
+        in_netns(netns, lambda: write_items(maddr, before))
+        # 127.0.0.2 is not on an interface yet: yrmcds is a slave of virtual_ip:repl_port.
+        slave = yrmcds_factory("127.0.0.2", yport, repl, prefix=["ip", "netns", "exec", netns])
+        churn = Churn(maddr, b"during", 3000)
+        churn.run = (lambda run: (lambda: in_netns(netns, run)))(churn.run)
+        churn.start()
+        churn.join(120)
+        assert churn.error is None, churn.error
+        deadline = time.monotonic() + SYNC_TIMEOUT
+        while True:
+            ms = in_netns(netns, lambda: stats(maddr))
+            if ms["repl_syncs_done"] == "1" and ms["repl_lag_bytes"] == "0":
+                break
+            assert time.monotonic() < deadline, master.log
+            time.sleep(0.1)
+        keys = all_keys(before, item_set(b"during", 3000))
+        want = in_netns(netns, lambda: dump(maddr, keys))
+        # Fail over: the master goes, the address comes to the slave's node
+        # within the second yrmcds waits; it promotes itself keeping its data
+        # and serves clients, so its items can be read.
+        master.proc.kill()
+        master.proc.wait()
+        subprocess.run(["ip", "netns", "exec", netns, "ip", "addr", "add", "127.0.0.2/32", "dev", "lo"],
+                       check=True)
+
+        def slave_items():
+            deadline = time.monotonic() + SYNC_TIMEOUT
+            while True:
+                try:
+                    return dump((HOST, yport), keys)
+                except (OSError, AssertionError):
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+
+        got = in_netns(netns, slave_items)
+        assert len(want) > 5000
+        assert got == want
+    finally:
+        master.stop()

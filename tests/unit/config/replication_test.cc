@@ -1,0 +1,82 @@
+// The replication section: every key, its errors with file:line, the sample.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+#include "load.h"
+#include "restart_only.h"
+
+using namespace ithaca::config;
+
+namespace {
+std::string load_repl(const std::string& yaml, config* out = nullptr) {
+  config c;
+  std::string error;
+  bool ok = load_config_text(yaml, "replica.yaml", c, &error);
+  CHECK(ok == error.empty());
+  if (out) *out = c;
+  return error;
+}
+}  // namespace
+
+TEST_CASE("replication defaults: off, yrmcds's port and timeout") {
+  config c;
+  CHECK(c.replication.role == replication_role::None);
+  CHECK(c.replication.port == 11213);
+  CHECK(c.replication.slave_timeout_ms == 10000);
+  CHECK_FALSE(c.replication.serve_reads);
+}
+
+TEST_CASE("replication: every key") {
+  config c;
+  REQUIRE(load_repl(R"(
+replication:
+  role: slave
+  listen: 10.0.0.1
+  port: 11300
+  master: 10.0.0.2
+  slave_timeout: 3s
+  heartbeat_interval: 200ms
+  send_buffer: 8m
+  queue_size: 16m
+  serve_reads: true
+)", &c) == "");
+  const replication_config& r = c.replication;
+  CHECK(r.role == replication_role::Slave);
+  CHECK(r.listen_host == "10.0.0.1");
+  CHECK(r.port == 11300);
+  CHECK(r.master == "10.0.0.2");
+  CHECK(r.slave_timeout_ms == 3000);
+  CHECK(r.heartbeat_interval_ms == 200);
+  CHECK(r.send_buffer == 8ull << 20);
+  CHECK(r.queue_size == 16ull << 20);
+  CHECK(r.serve_reads);
+}
+
+TEST_CASE("replication: errors carry file:line") {
+  CHECK(load_repl("replication:\n  role: primary\n") ==
+        "replica.yaml:2: role: expected one of none, master or slave, got 'primary'");
+  CHECK(load_repl("replication:\n  slave_timout: 1s\n").find("replica.yaml:2: ") == 0);
+  CHECK(load_repl("replication:\n  slave_timeout: 10ms\n").find("replica.yaml:2: slave_timeout: expected") == 0);
+  CHECK(load_repl("replication:\n  role: slave\n") == "replica.yaml:2: master: a slave needs the master's host");
+  CHECK(load_repl("cache:\n  large_value_threshold: 1m\nreplication:\n  queue_size: 2m\n") ==
+        "replica.yaml:4: queue_size (2 MiB) must be at least 4 times the largest value kept in memory "
+        "(1028 KiB)");
+}
+
+TEST_CASE("replication settings need a restart") {
+  config a, b;
+  b.replication.role = replication_role::Master;
+  CHECK(restart_only_changes(a, b) == std::vector<std::string>{"replication"});
+}
+
+TEST_CASE("the sample config/replica.yaml parses") {
+  const char* path = std::getenv("ITHACA_REPLICA_CONFIG");
+  REQUIRE_MESSAGE(path != nullptr, "run through meson test (sets ITHACA_REPLICA_CONFIG)");
+  config c;
+  std::string error;
+  REQUIRE_MESSAGE(load_config(path, c, &error), error);
+  CHECK(c.replication.role == replication_role::Master);
+  CHECK(c.replication.listen_host == "127.0.0.1");
+  CHECK(c.replication.port == 11213);
+}
