@@ -17,6 +17,12 @@ from test_ascii_diff import SERVER_ARGS, run_seed
 
 
 def router_yaml(servers, *, pool="main", workers=None, log_level=None, **settings):
+    """A router config over `servers`. Tests that are not about timeouts get a
+    10 s request timeout: on a loaded CI machine a reply can take longer than
+    the 1 s default, and a `noreply` request that times out fails silently
+    (the backend may or may not have applied it), which would desynchronise a
+    differential run from its oracle."""
+    settings.setdefault("timeout", "10s")
     lines = []
     if log_level:
         lines += ["logging:", f"  level: {log_level}"]
