@@ -18,12 +18,6 @@ namespace {
 using protocol::ascii_status;
 using protocol::command;
 
-constexpr std::string_view kNonNumeric = "CLIENT_ERROR cannot increment or decrement non-numeric value";
-constexpr std::string_view kBadFormat = "CLIENT_ERROR bad command line format";
-constexpr std::string_view kArithOutOfMemory = "SERVER_ERROR out of memory";
-constexpr std::string_view kShutdownDisabled = "ERROR: shutdown not enabled";
-constexpr std::string_view kMemlimitTooSmall = "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m";
-constexpr std::string_view kMemlimitNotBytes = "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes";
 // memcached's bounds for cache_memlimit, in megabytes.
 constexpr uint32_t kMemlimitMinMb = 8;
 constexpr uint32_t kMemlimitMaxMb = 1000000000;
@@ -77,7 +71,7 @@ void store_value(const protocol::request& req, protocol::out_buffer& out, exec_c
     case store::store_status::NotFound: return encode_ascii_status(out, ascii_status::NotFound);
     case store::store_status::TooLarge: return encode_ascii_line(out, protocol::kReplyTooLarge);
     case store::store_status::OutOfMemory: return encode_ascii_line(out, kReplyOutOfMemoryStoring);
-    case store::store_status::BadKey: return encode_ascii_line(out, kBadFormat);
+    case store::store_status::BadKey: return encode_ascii_line(out, protocol::kReplyBadFormat);
   }
 }
 
@@ -89,10 +83,10 @@ void arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_co
   switch (res.status) {
     case store::arith_status::Ok: return encode_ascii_number(out, res.value);
     case store::arith_status::NotFound: return encode_ascii_status(out, ascii_status::NotFound);
-    case store::arith_status::NonNumeric: return encode_ascii_line(out, kNonNumeric);
+    case store::arith_status::NonNumeric: return encode_ascii_line(out, protocol::kReplyNonNumeric);
     case store::arith_status::Exists: return encode_ascii_status(out, ascii_status::Exists);
-    case store::arith_status::OutOfMemory: return encode_ascii_line(out, kArithOutOfMemory);
-    case store::arith_status::BadKey: return encode_ascii_line(out, kBadFormat);
+    case store::arith_status::OutOfMemory: return encode_ascii_line(out, protocol::kReplyArithOutOfMemory);
+    case store::arith_status::BadKey: return encode_ascii_line(out, protocol::kReplyBadFormat);
   }
 }
 
@@ -104,7 +98,7 @@ void remove(const protocol::request& req, protocol::out_buffer& out, exec_contex
     case store::remove_status::Deleted: return encode_ascii_status(out, ascii_status::Deleted);
     case store::remove_status::NotFound: return encode_ascii_status(out, ascii_status::NotFound);
     case store::remove_status::Exists: return encode_ascii_status(out, ascii_status::Exists);
-    case store::remove_status::BadKey: return encode_ascii_line(out, kBadFormat);
+    case store::remove_status::BadKey: return encode_ascii_line(out, protocol::kReplyBadFormat);
   }
 }
 
@@ -115,7 +109,7 @@ void touch(const protocol::request& req, protocol::out_buffer& out, exec_context
   switch (st) {
     case store::touch_status::Touched: return encode_ascii_status(out, ascii_status::Touched);
     case store::touch_status::NotFound: return encode_ascii_status(out, ascii_status::NotFound);
-    case store::touch_status::BadKey: return encode_ascii_line(out, kBadFormat);
+    case store::touch_status::BadKey: return encode_ascii_line(out, protocol::kReplyBadFormat);
   }
 }
 
@@ -125,9 +119,9 @@ void touch(const protocol::request& req, protocol::out_buffer& out, exec_context
 void cache_memlimit(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   std::string_view reply;
   if (req.memlimit_mb < kMemlimitMinMb) {
-    reply = kMemlimitTooSmall;
+    reply = protocol::kReplyMemlimitTooSmall;
   } else if (req.memlimit_mb > kMemlimitMaxMb) {
-    reply = kMemlimitNotBytes;
+    reply = protocol::kReplyMemlimitNotBytes;
   } else {
     ctx.store.set_memory_limit(uint64_t{req.memlimit_mb} << 20);
   }
@@ -188,7 +182,7 @@ exec_action execute_ascii(const protocol::request& req, protocol::out_buffer& ou
     case command::Shutdown:
       if (ctx.enable_shutdown) return exec_action::Shutdown;
       // memcached without -A, whatever the arguments.
-      encode_ascii_line(out, kShutdownDisabled);
+      encode_ascii_line(out, protocol::kReplyShutdownDisabled);
       break;
     default:
       // A command the dispatcher should have sent elsewhere: say what

@@ -30,6 +30,7 @@
 #include <string>
 
 #include "exec_internal.h"
+#include "text_replies.h"
 #include "reply.h"
 
 namespace ithaca::cache {
@@ -41,10 +42,6 @@ using protocol::request;
 constexpr uint64_t kWaitToken = 1;  // mcrouter: "hot miss, retry shortly"
 constexpr uint64_t kStaleTokenTag = uint64_t{1} << 63;
 
-constexpr std::string_view kTooLarge = "SERVER_ERROR object too large for cache";
-constexpr std::string_view kOutOfMemory = "SERVER_ERROR out of memory storing object";
-constexpr std::string_view kBadFormat = "CLIENT_ERROR bad command line format";
-constexpr std::string_view kReadFailed = "SERVER_ERROR error reading value";
 
 exec_action lease_get(const request& req, out_buffer& out, exec_context& ctx) {
   ctx.counters.cmd_get.add();
@@ -56,7 +53,7 @@ exec_action lease_get(const request& req, out_buffer& out, exec_context& ctx) {
   ctx.store.get(req.key(), ctx.now, o, res);
   switch (res.status) {
     case store::get_status::BadKey:
-      encode_ascii_line(out, kBadFormat);
+      encode_ascii_line(out, protocol::kReplyBadFormat);
       return exec_action::Continue;
     case store::get_status::Miss:
       // No token could be handed out (no memory for the placeholder): a
@@ -79,7 +76,7 @@ exec_action lease_get(const request& req, out_buffer& out, exec_context& ctx) {
     // is local, so nothing it refers to is shared.
     store::large_value_ref ref = std::move(res.large);
     if (!read_large_value(ref, res.value)) {
-      encode_ascii_line(out, kReadFailed);
+      encode_ascii_line(out, protocol::kReplyReadFailed);
       return exec_action::Continue;
     }
   }
@@ -160,13 +157,13 @@ exec_action lease_set(const request& req, out_buffer& out, exec_context& ctx) {
       encode_ascii_status(out, protocol::ascii_status::NotStored);
       break;
     case store::store_status::TooLarge:
-      encode_ascii_line(out, kTooLarge);
+      encode_ascii_line(out, protocol::kReplyTooLarge);
       break;
     case store::store_status::OutOfMemory:
-      encode_ascii_line(out, kOutOfMemory);
+      encode_ascii_line(out, protocol::kReplyOutOfMemoryStoring);
       break;
     case store::store_status::BadKey:
-      encode_ascii_line(out, kBadFormat);
+      encode_ascii_line(out, protocol::kReplyBadFormat);
       break;
   }
   return exec_action::Continue;

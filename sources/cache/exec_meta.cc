@@ -17,6 +17,7 @@
 #include <string>
 
 #include "exec_internal.h"
+#include "text_replies.h"
 #include "reply.h"
 #include "store_time.h"
 
@@ -29,13 +30,7 @@ using protocol::meta_item;
 using protocol::out_buffer;
 using protocol::request;
 
-constexpr std::string_view kBadFormat = "CLIENT_ERROR bad command line format";
-constexpr std::string_view kNonNumeric = "CLIENT_ERROR cannot increment or decrement non-numeric value";
-constexpr std::string_view kArithOutOfMemory = "SERVER_ERROR out of memory";
-constexpr std::string_view kTooLarge = "SERVER_ERROR object too large for cache";
-constexpr std::string_view kStoreOutOfMemory = "SERVER_ERROR out of memory storing object";
 // Not a memcached reply: memcached has no values in files.
-constexpr std::string_view kReadFailed = "SERVER_ERROR error reading value";
 
 // The TTL memcached reports for an exptime sent by the client, at `now`.
 int64_t ttl_of(int64_t exptime, const store::store_now& now) {
@@ -151,7 +146,7 @@ exec_action meta_get(const request& req, out_buffer& out, exec_context& ctx) {
     // read_large_value suspends: from here on only locals are used.
     std::string data;
     if (!read_large_value(ref, data)) {
-      encode_ascii_line(out, kReadFailed);
+      encode_ascii_line(out, protocol::kReplyReadFailed);
       return exec_action::Continue;
     }
     value_bytes v = own_value(std::move(data));
@@ -209,10 +204,10 @@ exec_action meta_set(const request& req, out_buffer& out, exec_context& ctx) {
       // memcached drops the old value when it cannot store the new one, so
       // that a failed update never leaves stale data readable.
       ctx.store.remove(req.key(), ctx.now);
-      encode_ascii_line(out, r.status == store::store_status::TooLarge ? kTooLarge : kStoreOutOfMemory);
+      encode_ascii_line(out, r.status == store::store_status::TooLarge ? protocol::kReplyTooLarge : protocol::kReplyOutOfMemoryStoring);
       return exec_action::Continue;
     case store::store_status::BadKey:
-      encode_ascii_line(out, kBadFormat);
+      encode_ascii_line(out, protocol::kReplyBadFormat);
       return exec_action::Continue;
   }
   meta_item item;
@@ -253,7 +248,7 @@ exec_action meta_delete(const request& req, out_buffer& out, exec_context& ctx) 
     case store::remove_status::NotFound: code = meta_code::NF; break;
     case store::remove_status::Exists: code = meta_code::EX; break;
     case store::remove_status::BadKey:
-      encode_ascii_line(out, kBadFormat);
+      encode_ascii_line(out, protocol::kReplyBadFormat);
       return exec_action::Continue;
   }
   encode_meta(out, code, req, nullptr, {}, req.meta_key_binary);
@@ -287,13 +282,13 @@ exec_action meta_arithmetic(const request& req, out_buffer& out, exec_context& c
       encode_meta(out, meta_code::EX, req, nullptr, {}, req.meta_key_binary);
       return exec_action::Continue;
     case store::arith_status::NonNumeric:
-      encode_ascii_line(out, kNonNumeric);
+      encode_ascii_line(out, protocol::kReplyNonNumeric);
       return exec_action::Continue;
     case store::arith_status::OutOfMemory:
-      encode_ascii_line(out, kArithOutOfMemory);
+      encode_ascii_line(out, protocol::kReplyArithOutOfMemory);
       return exec_action::Continue;
     case store::arith_status::BadKey:
-      encode_ascii_line(out, kBadFormat);
+      encode_ascii_line(out, protocol::kReplyBadFormat);
       return exec_action::Continue;
   }
   // 1.6.18 hides HD and VA with q, but not when it vivified the counter

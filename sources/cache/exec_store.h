@@ -6,10 +6,11 @@
 #include <string_view>
 
 #include "executor.h"
+#include "text_replies.h"
 
 namespace ithaca::cache {
 
-inline constexpr std::string_view kReplyOutOfMemoryStoring = "SERVER_ERROR out of memory storing object";
+using protocol::kReplyOutOfMemoryStoring;
 
 // set/add/replace/append/prepend/cas -> the store's mode.
 store::store_mode store_mode_of(protocol::command cmd);

@@ -4,6 +4,7 @@
 // opcodes and (to ascii backends) meta q; every backend request gets a reply
 // so that replies on a pipelined connection match requests in order, and the
 // client's reply is suppressed at render time instead.
+#include "text_replies.h"
 #include "backend_call.h"
 
 #include "backend_encode.h"
@@ -31,7 +32,6 @@ constexpr std::uint64_t kWaitToken = 1;  // mcrouter: "hot miss, retry shortly"
 // without it was not handed out here and is refused.
 constexpr std::uint64_t kLeaseTokenTag = std::uint64_t{1} << 62;
 
-constexpr std::string_view kNonNumeric = "CLIENT_ERROR cannot increment or decrement non-numeric value";
 constexpr std::string_view kKeyNotText = "CLIENT_ERROR key not representable in the ascii protocol (needs a meta backend)";
 constexpr std::string_view kLeaseNeedsMeta = "SERVER_ERROR lease-get and lease-set need a meta backend";
 constexpr std::string_view kMeNeedsMeta = "CLIENT_ERROR me needs a meta backend";
@@ -558,7 +558,7 @@ backend_call::progress backend_call::on_meta_get(const reply_piece& piece) {
 backend_call::progress backend_call::on_single(const reply_piece& piece) {
     switch (piece.kind) {
         case piece_kind::Error:
-            if (piece.line == kNonNumeric && op_ == op::Arith) {
+            if (piece.line == kReplyNonNumeric && op_ == op::Arith) {
                 result_->outcome = routed_outcome::NonNumeric;
             } else {
                 result_->set_text(routed_outcome::ErrorLine, piece.line);

@@ -6,12 +6,12 @@
 
 #include "binary_format.h"
 #include "reply.h"
+#include "text_replies.h"
 #include "routed_result.h"
 
 namespace ithaca::protocol {
 namespace {
 
-constexpr std::string_view kNonNumeric = "CLIENT_ERROR cannot increment or decrement non-numeric value";
 
 // The message for a failed backend call (binary body; text clients get it
 // after "SERVER_ERROR ").
@@ -43,7 +43,7 @@ bool encode_text_common(out_buffer& out, const routed_result& r) {
         case routed_outcome::Refused: encode_ascii_line(out, r.text); return true;
         case routed_outcome::Failed: encode_failure_line(out, r.failure); return true;
         case routed_outcome::Pending: encode_failure_line(out, call_failure::BadReply); return true;
-        case routed_outcome::NonNumeric: encode_ascii_line(out, kNonNumeric); return true;
+        case routed_outcome::NonNumeric: encode_ascii_line(out, kReplyNonNumeric); return true;
         case routed_outcome::Raw: out.append(r.raw); return true;
         default: return false;
     }

@@ -12,6 +12,14 @@ inline constexpr std::string_view kReplyTooLarge = "SERVER_ERROR object too larg
 inline constexpr std::string_view kReplyBadDataChunk = "CLIENT_ERROR bad data chunk";
 inline constexpr std::string_view kReplyBadDelta = "CLIENT_ERROR invalid numeric delta argument";
 inline constexpr std::string_view kReplyBadExptime = "CLIENT_ERROR invalid exptime argument";
+inline constexpr std::string_view kReplyNonNumeric = "CLIENT_ERROR cannot increment or decrement non-numeric value";
+inline constexpr std::string_view kReplyArithOutOfMemory = "SERVER_ERROR out of memory";
+inline constexpr std::string_view kReplyOutOfMemoryStoring = "SERVER_ERROR out of memory storing object";
+inline constexpr std::string_view kReplyReadFailed = "SERVER_ERROR error reading value";
+inline constexpr std::string_view kReplyShutdownDisabled = "ERROR: shutdown not enabled";
+inline constexpr std::string_view kReplyMemlimitTooSmall = "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m";
+inline constexpr std::string_view kReplyMemlimitNotBytes =
+    "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes";
 inline constexpr std::string_view kReplyDeleteUsage =
     "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]";
 // operator commands for features ithaca does not have (exec_admin.cc)
