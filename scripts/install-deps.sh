@@ -7,7 +7,7 @@ packages=(
   g++ meson ninja-build pkg-config
   libboost-context-dev liburing-dev libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev
   memcached python3 python3-pytest
-  nutcracker python3-pylibmc
+  nutcracker python3-pylibmc yrmcds iproute2
 )
 
 missing=()
@@ -24,10 +24,13 @@ if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-# The memcached package may start a system service on port 11211; ithaca's
-# default config wants that port, and the tests start their own memcached.
-if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet memcached 2>/dev/null; then
-  "${sudo_cmd[@]}" systemctl disable --now memcached || true
-elif command -v service >/dev/null 2>&1; then
-  "${sudo_cmd[@]}" service memcached stop >/dev/null 2>&1 || true
-fi
+# The memcached, yrmcds and nutcracker packages may start system services (the
+# first two on port 11211, which ithaca's default config wants); the tests
+# start their own.
+for svc in memcached yrmcds nutcracker; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
+    "${sudo_cmd[@]}" systemctl disable --now "$svc" || true
+  elif command -v service >/dev/null 2>&1; then
+    "${sudo_cmd[@]}" service "$svc" stop >/dev/null 2>&1 || true
+  fi
+done

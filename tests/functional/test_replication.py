@@ -188,7 +188,7 @@ def test_master_drops_a_silent_slave(ithaca_factory):
 @pytest.fixture
 def yrmcds_factory(tmp_path):
     if not os.path.exists(YRMCDS):
-        pytest.skip("yrmcds is not installed (apt-get install yrmcds)")
+        pytest.fail("yrmcds is not installed (apt-get install yrmcds; scripts/install-deps.sh)", pytrace=False)
     started = []
 
     def make(virtual_ip, port, repl_port, prefix=()):
@@ -266,12 +266,15 @@ def in_netns(ns, fn):
 
 @pytest.fixture
 def netns():
+    # The test makes its own network namespace: it runs as root (CI does;
+    # scripts/test.sh is run as root or through sudo, as the README says).
     if os.geteuid() != 0 or shutil.which("ip") is None:
-        pytest.skip("needs root and iproute2 for a network namespace")
+        pytest.fail("needs root and iproute2 (ip) for a network namespace: run the tests as root",
+                    pytrace=False)
     name = f"ithaca-repl-{os.getpid()}"
     r = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
     if r.returncode != 0:
-        pytest.skip(f"cannot make a network namespace: {r.stderr.strip()}")
+        pytest.fail(f"cannot make a network namespace: {r.stderr.strip()}", pytrace=False)
     try:
         subprocess.run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"], check=True)
         yield name
