@@ -100,6 +100,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
   std::size_t off = 0;
   const route& root = lc.tree->root();
   const bool all_local = lc.tree->root_is_local();
+  const bool routes_to_servers = !lc.tree->pools().empty() && !all_local;
   while (action == exec_action::Continue && off < input.size()) {
     if (lc.inflight.full() && !settle(lc, false)) {
       action = exec_action::Close;
@@ -115,7 +116,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     const bool direct = lc.inflight.empty();
     dispatch_env env{lc.exec, direct ? lc.out : slot.deferred, lc.backends};
     dispatch_status st = dispatch_status::Done;
-    if (r.status == protocol::parse_status::Error && !all_local && routed_side_effect(r, slot.req)) {
+    if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {
       // The parser refused it, but memcached's side effect happens on the
       // server that holds the key, in this request's place in the order.
       if (!settle(lc, true)) {
@@ -134,7 +135,10 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
       }
     } else if (r.status == protocol::parse_status::Error) {
       lc.exec.counters.parse_errors.add();
-      slot.action = cache::execute_parse_error(r, slot.req, env.out, lc.exec);
+      // The local store's side effects only where it is the whole tree (a
+      // read-only replica's store changes only by its master's stream).
+      slot.action = all_local ? cache::execute_parse_error(r, slot.req, env.out, lc.exec)
+                              : cache::execute_parse_error_reply(r, slot.req, env.out);
       if (r.close) slot.action = exec_action::Close;
     } else {
       const route& target = all_local || !is_server_command(slot.req) ? root : kServerCommands;

@@ -4,6 +4,7 @@
 
 #include "local_route.h"
 #include "routes/pool_route.h"
+#include "routes/read_only_route.h"
 
 namespace ithaca::route {
 
@@ -50,6 +51,15 @@ std::shared_ptr<const route_tree> build_route_tree(const config::config& cfg, pr
     }
     b.pools[p.name] = built;
     pools.push_back(built);
+  }
+  if (!cfg.router.has_route && cfg.replication.role == config::replication_role::Slave) {
+    // A replication slave that serves reads (one that does not closes its
+    // clients): the local store behind a read-only gate.
+    b.routes.push_back(std::make_unique<local_route>());
+    const route* local = b.routes.back().get();
+    b.routes.push_back(std::make_unique<read_only_route>(*local));
+    const route* root = b.routes.back().get();
+    return std::make_shared<const route_tree>(std::move(b.routes), root, std::move(pools));
   }
   if (!cfg.router.has_route) {
     auto tree = route_tree::local_only();

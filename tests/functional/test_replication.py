@@ -336,3 +336,31 @@ def test_yrmcds_slave_follows_an_ithaca_master(tmp_path, netns, yrmcds_factory):
         assert got == want
     finally:
         master.stop()
+
+
+def test_slave_serving_reads_refuses_writes(ithaca_factory):
+    """serve_reads: true answers reads from the replicated data and refuses
+    every write (the slave changes only by its master's stream)."""
+    import mcwire
+    master = ithaca_factory(config_text=master_config(free_port()))
+    slave = ithaca_factory(config_text=slave_config(repl_port_of(master)))
+    items = item_set(b"ro", 200)
+    write_items(master.address, items)
+    wait_same(master.address, slave.address, [k for k, _, _ in items], "read-only slave")
+    key = items[0][0]
+    refused = b"SERVER_ERROR read-only replica: writes go to the master\r\n"
+    with Conn(*slave.address) as c:
+        assert c.call(b"get %s\r\n" % key).startswith(b"VALUE %s " % key)
+        for write in (b"set %s 0 0 1\r\nx\r\n" % key, b"delete %s\r\n" % key, b"incr num:10 1\r\n",
+                      b"touch %s 100\r\n" % key, b"gat 100 %s\r\n" % key, b"flush_all\r\n",
+                      b"ms %s 1\r\ny\r\n" % key, b"md %s\r\n" % key, b"mg %s v T30\r\n" % key,
+                      b"set %s 0 0 1 noreply\r\nz\r\n" % key):
+            assert c.call(write) == refused, write
+        assert c.call(b"mg %s s v\r\n" % key).startswith(b"VA ")
+    with Conn(*slave.address) as c:
+        c.send(mcwire.S(key, b"binary", opaque=7))
+        r = c.read_binary_response()
+        assert (r["status"], r["opaque"]) == (0x0083, 7)
+    # Nothing changed on the slave: it still equals its master key by key.
+    wait_same(master.address, slave.address, [k for k, _, _ in items], "after refused writes")
+
