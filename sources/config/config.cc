@@ -161,6 +161,8 @@ bool validate_cache(const cache_config& k, checker& c) {
                   kItemSizeMaxRange) ||
       !c.in_range("cache.large_value_threshold", "large_value_threshold", value_kind::Size,
                   k.large_value_threshold, kLargeValueThresholdRange) ||
+      !c.in_range("cache.large_value_disk_limit", "large_value_disk_limit", value_kind::Size,
+                  k.large_value_disk_limit, kLargeValueDiskLimitRange) ||
       !c.in_range("cache.hash_power", "hash_power", value_kind::Integer, k.hash_power,
                   kHashPowerRange) ||
       !c.in_range("cache.gc_interval", "gc_interval", value_kind::Duration, k.gc_interval_ms,
@@ -179,6 +181,11 @@ bool validate_cache(const cache_config& k, checker& c) {
     return c.fail({"cache.large_value_threshold", "cache.item_size_max"},
                   "large_value_threshold (" + format_size(k.large_value_threshold) +
                       ") must not exceed item_size_max (" + format_size(k.item_size_max) + ")");
+  }
+  if (k.large_value_disk_limit < k.item_size_max) {
+    return c.fail({"cache.large_value_disk_limit", "cache.item_size_max"},
+                  "large_value_disk_limit (" + format_size(k.large_value_disk_limit) +
+                      ") must hold at least one item of item_size_max (" + format_size(k.item_size_max) + ")");
   }
   if (k.large_value_dir.empty() || k.large_value_dir.front() != '/') {
     return c.fail({"cache.large_value_dir"},

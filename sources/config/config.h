@@ -69,6 +69,8 @@ struct cache_config {
   uint64_t item_size_max = kMiB;      // memcached -I
   uint64_t large_value_threshold = 256 * kKiB;  // larger values go to an unlinked temp file
   std::string large_value_dir = default_large_value_dir();
+  // Disk budget of the large values (one temp file); full: the coldest are evicted.
+  uint64_t large_value_disk_limit = kGiB;
   unsigned hash_power = 20;           // buckets = 2^hash_power, fixed at start-up
   uint64_t gc_interval_ms = 1000;     // period of the cron GC sweep
   uint64_t lease_interval_ms = 10000;  // at most one lease token per hot key per interval
@@ -120,6 +122,7 @@ inline constexpr range kReadBufferRange{kKiB, 64 * kMiB};
 inline constexpr range kMemoryLimitRange{kMiB, 4096 * kGiB};
 inline constexpr range kItemSizeMaxRange{kKiB, kGiB};  // memcached -I: 1k .. 1024m
 inline constexpr range kLargeValueThresholdRange{kKiB, kGiB};
+inline constexpr range kLargeValueDiskLimitRange{kMiB, uint64_t{1} << 50};
 inline constexpr range kHashPowerRange{4, 32};
 inline constexpr range kGcIntervalRange{1, 3600 * 1000};
 inline constexpr range kLeaseIntervalRange{1, 3600 * 1000};

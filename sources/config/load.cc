@@ -57,6 +57,7 @@ void parse_cache(section& s, config& c) {
   s.size("memory_limit", v.memory_limit, kMemoryLimitRange);
   s.size("item_size_max", v.item_size_max, kItemSizeMaxRange);
   s.size("large_value_threshold", v.large_value_threshold, kLargeValueThresholdRange);
+  s.size("large_value_disk_limit", v.large_value_disk_limit, kLargeValueDiskLimitRange);
   s.string("large_value_dir", v.large_value_dir);
   s.integer("hash_power", v.hash_power, kHashPowerRange);
   s.duration("gc_interval", v.gc_interval_ms, kGcIntervalRange);

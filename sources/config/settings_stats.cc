@@ -62,6 +62,7 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
       {"hash_power", n(c.cache.hash_power)},
       {"gc_interval_ms", n(c.cache.gc_interval_ms)},
       {"large_value_threshold", n(c.cache.large_value_threshold)},
+      {"large_value_disk_limit", n(c.cache.large_value_disk_limit)},
       {"large_value_dir", c.cache.large_value_dir},
       {"lease_interval_ms", n(c.cache.lease_interval_ms)},
       {"idle_timeout_ms", n(c.server.idle_timeout_ms)},

@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -81,9 +83,14 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   sc.memory_limit = cfg.cache.memory_limit;
   sc.item_size_max = cfg.cache.item_size_max;
   sc.large_value_threshold = cfg.cache.large_value_threshold;
+  sc.large_value_disk_limit = cfg.cache.large_value_disk_limit;
   sc.temp_dir = cfg.cache.large_value_dir;
   sc.lease_interval_ms = cfg.cache.lease_interval_ms;
   auto st = std::make_unique<store::store>(sc);
+  if (!st->large_values_available()) {
+    spdlog::error("cannot create the large values' file in {}: {}; values over {} bytes will be refused",
+                  sc.temp_dir, std::strerror(errno), sc.large_value_threshold);
+  }
   server_clock clock;
   // Replication (master): the router machine and its observer, installed
   // before any worker can touch the store.

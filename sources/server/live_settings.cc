@@ -15,6 +15,7 @@ constexpr numeric_field kNumeric[] = {
     {"cache.memory_limit", config::value_kind::Size, &live_settings::memory_limit},
     {"cache.item_size_max", config::value_kind::Size, &live_settings::item_size_max},
     {"cache.large_value_threshold", config::value_kind::Size, &live_settings::large_value_threshold},
+    {"cache.large_value_disk_limit", config::value_kind::Size, &live_settings::large_value_disk_limit},
     {"cache.lease_interval", config::value_kind::Duration, &live_settings::lease_interval_ms},
     {"cache.gc_interval", config::value_kind::Duration, &live_settings::gc_interval_ms},
     {"server.max_connections", config::value_kind::Integer, &live_settings::max_connections},
@@ -28,6 +29,7 @@ live_settings live_settings_of(const config::config& c) {
   l.memory_limit = c.cache.memory_limit;
   l.item_size_max = c.cache.item_size_max;
   l.large_value_threshold = c.cache.large_value_threshold;
+  l.large_value_disk_limit = c.cache.large_value_disk_limit;
   l.lease_interval_ms = c.cache.lease_interval_ms;
   l.gc_interval_ms = c.cache.gc_interval_ms;
   l.max_connections = c.server.max_connections;
@@ -41,6 +43,7 @@ void overlay(const live_settings& l, config::config& c) {
   c.cache.memory_limit = l.memory_limit;
   c.cache.item_size_max = l.item_size_max;
   c.cache.large_value_threshold = l.large_value_threshold;
+  c.cache.large_value_disk_limit = l.large_value_disk_limit;
   c.cache.lease_interval_ms = l.lease_interval_ms;
   c.cache.gc_interval_ms = l.gc_interval_ms;
   c.server.max_connections = static_cast<unsigned>(l.max_connections);

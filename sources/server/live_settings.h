@@ -6,7 +6,7 @@
 // idle_timeout_ms for its next wait, enable_shutdown), the pooler's accept
 // path (max_connections) and cron (gc_interval_ms), and `stats` (all of it).
 // The store keeps its own live copies of memory_limit, item_size_max,
-// large_value_threshold and lease_interval_ms (atomics the reload sets),
+// large_value_threshold, large_value_disk_limit and lease_interval_ms (atomics the reload sets),
 // because the store knows nothing of the server; `cache_memlimit` sets the
 // store's memory limit only, so the store is the truth for that one.
 #pragma once
@@ -26,6 +26,7 @@ struct live_settings {
   uint64_t memory_limit = 0;           // cache.memory_limit (bytes)
   uint64_t item_size_max = 0;          // cache.item_size_max
   uint64_t large_value_threshold = 0;  // cache.large_value_threshold
+  uint64_t large_value_disk_limit = 0; // cache.large_value_disk_limit
   uint64_t lease_interval_ms = 0;      // cache.lease_interval
   uint64_t gc_interval_ms = 0;         // cache.gc_interval
   uint64_t max_connections = 0;        // server.max_connections

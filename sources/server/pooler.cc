@@ -109,10 +109,17 @@ void pooler::accept_loop(mm::io& listener, std::string local) {
     socklen_t peer_len = sizeof(peer);
     int fd = listener.accept(mm::kForever, &peer, &peer_len);
     if (fd == -ECANCELED) return;
+    if (fd == -EMFILE || fd == -ENFILE) {
+      // Out of descriptors: refuse what waits with the spare (fd_reserve.h),
+      // then back off a little so a table that stays full does not spin us.
+      const auto refused = fd_reserve_.refuse_pending(listener.fd(), local, -fd, mm::now_ns() / 1000000);
+      conns_.rejected.fetch_add(refused);
+      if (mm::sleep(refused ? 1 : 10) == mm::wait_status::Cancelled) return;
+      continue;
+    }
     if (fd < 0) {
-      // EMFILE/ENFILE: out of descriptors; back off instead of spinning.
       spdlog::warn("accept on {}: {}", local, std::strerror(-fd));
-      if (mm::sleep(10) == mm::wait_status::Cancelled) return;
+      if (mm::sleep(10) == mm::wait_status::Cancelled) return;  // do not spin on a persistent error
       continue;
     }
     if (settings_.close_clients) {  // a replication slave (yrmcds closes them too)

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "conn_registry.h"
 #include "cron.h"
+#include "fd_reserve.h"
 #include "live_settings.h"
 #include "machinarium.h"
 #include "reload.h"
@@ -59,6 +60,7 @@ class pooler {
   mm::machine* machine_ = nullptr;
   size_t next_worker_ = 0;
   live_reader live_;         // [pooler machine] max_connections at each accept
+  fd_reserve fd_reserve_;    // [pooler machine] the spare descriptor for a full table
   mm::cond cron_reloaded_;   // [pooler machine] the cron's period may have changed
   std::atomic<bool> failed_{false};
   bool shutting_down_ = false;

@@ -25,6 +25,7 @@ void apply_to_store(const live_settings& l, store::store& st) {
   st.set_memory_limit(l.memory_limit);
   st.set_item_size_max(l.item_size_max);
   st.set_large_value_threshold(l.large_value_threshold);
+  st.set_large_value_disk_limit(l.large_value_disk_limit);
   st.set_lease_interval_ms(l.lease_interval_ms);
 }
 }  // namespace

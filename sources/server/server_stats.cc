@@ -171,6 +171,8 @@ void server_stats::general(const live_settings& live, cache::stat_lines& out) {
   add("gc_last_ms", gc_.last_ms.load());
   add("io_backend", io_backend_);
   add("large_values", s.large_values);
+  add("large_value_disk_bytes", store_.large_value_disk_used());
+  add("large_value_disk_limit", store_.large_value_disk_limit());
   add("lease_tokens_issued", s.lease_tokens - b.lease_tokens);
   add("lease_waits", s.lease_waits - b.lease_waits);
   add("lease_sets_refused", sums[LeaseRefused]);

@@ -5,6 +5,7 @@
 // old the never-read ones go first; the highest scores are the coldest items.
 #include <algorithm>
 
+#include "large_arena.h"
 #include "store.h"
 
 namespace ithaca::store {
@@ -103,6 +104,8 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
     total.expired_unfetched += out.expired_unfetched;
     total.evictions += out.evictions;
     total.evicted_unfetched += out.evicted_unfetched;
+    if (arena_ && arena_->used() > arena_->limit())
+        evict_large_inline(0);  // the disk budget was lowered (SIGHUP)
     if (end < n)
         return end;
     // A full pass is complete: its histogram drives the next pass's threshold.
@@ -121,13 +124,42 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
 // down until usage is back under the limit.
 bool store::evict_inline() noexcept
 {
-    const uint64_t limit = memory_limit();
+    return evict_sampled(false, 0);
+}
+
+// The same sampling for the large-value disk budget (large_only): only items whose value is
+// in the arena are weighed and evicted, by their extent's size, until an extent of `need`
+// bytes fits. Evicted extents come back as soon as the reclaim list drops the last
+// reference (at once, unless a reader still holds the value).
+bool store::evict_large_inline(uint64_t need) noexcept
+{
+    return arena_ && evict_sampled(true, need);
+}
+
+bool store::evict_sampled(bool large_only, uint64_t need) noexcept
+{
+    auto done = [&] {
+        return large_only ? arena_->has_room(need) : mem_used() <= memory_limit();
+    };
+    auto excess = [&]() -> uint64_t {
+        if (large_only) {
+            const uint64_t want = arena_->used() + large_arena::rounded(need);
+            return want > arena_->limit() ? want - arena_->limit() : 0;
+        }
+        const uint64_t used = mem_used();
+        return used > memory_limit() ? used - memory_limit() : 0;
+    };
+    auto weight = [&](const item* it) -> uint64_t {
+        if (!large_only)
+            return item_mem(it);
+        return it->is_large() ? large_arena::rounded(it->large()->size()) : 0;
+    };
     const uint64_t n = mask_ + 1;
     const uint64_t max_visits = std::min(kMaxVisits, n);
     histogram h;
     std::array<uint64_t, kSampleBuckets> sample;
     for (int round = 0; round < kSampleRounds; ++round) {
-        if (mem_used() <= limit)
+        if (done())
             return true;
         h.fill(0);
         size_t taken = 0;
@@ -143,20 +175,19 @@ bool store::evict_inline() noexcept
             for (item* it = heads_[b]; it; it = it->next_) {
                 if (it->clock_ < 255)
                     ++it->clock_;
-                h[score(it)] += item_mem(it);
+                h[score(it)] += weight(it);
             }
         }
-        const uint64_t used = mem_used();
-        if (used <= limit)
+        if (done())
             return true;
-        const unsigned threshold = threshold_for(h, used - limit);
-        for (size_t i = 0; i < taken && mem_used() > limit; ++i) {
+        const unsigned threshold = threshold_for(h, excess());
+        for (size_t i = 0; i < taken && !done(); ++i) {
             const uint64_t b = sample[i];
             reclaim_list rl(stats_.bytes);
             bucket_guard guard(locks_[b]);
             item** link = &heads_[b];
             while (item* it = *link) {
-                if (score(it) >= threshold) {
+                if (score(it) >= threshold && (!large_only || it->is_large())) {
                     if (!it->is_placeholder()) {
                         bump(stats_.evictions);
                         if (!(it->bits_ & kFetched))
@@ -169,7 +200,7 @@ bool store::evict_inline() noexcept
             }
         }
     }
-    return mem_used() <= limit;
+    return done();
 }
 
 uint64_t store::scan(uint64_t first_bucket, uint64_t count, const store_now& now,

@@ -1,9 +1,11 @@
-// large_value: a value kept in an unlinked temporary file (yrmcds "large data").
+// large_value: a value kept outside the heap, in one extent of the store's large_arena
+// (yrmcds "large data", but in a bounded number of files: see large_arena.h).
 //
-// The file is written once, before the bucket lock is taken, and never changes afterwards
-// (a new store makes a new file), so readers need no lock: a get takes a reference under the
-// bucket lock and reads with pread() after unlocking. The file is closed, and its blocks
-// freed, when the last reference goes; the store drops its reference outside the lock.
+// The extent is written once, before the bucket lock is taken, and never changes afterwards
+// (a new store makes a new extent), so readers need no lock: a get takes a reference under
+// the bucket lock and reads with pread() after unlocking, from any thread (a worker, or the
+// replication stream). The extent goes back to the arena when the last reference goes, so it
+// is never reused while a reader holds it; the store drops its reference outside the lock.
 #pragma once
 
 #include <atomic>
@@ -16,31 +18,33 @@
 
 namespace ithaca::store {
 
+class large_arena;
+
 class large_value {
 public:
-    // Creates an unlinked file in dir (O_TMPFILE, or mkstemp + unlink) holding data.
-    // Returns nullptr with errno set on failure. Does file I/O: never call under a lock.
+    // Writes data into a new extent of `arena`. Returns nullptr with errno set on failure
+    // (ENOSPC: the arena's budget has no room). Does file I/O: never call under a lock.
     // The result has one reference.
-    static large_value* create(const std::string& dir, std::string_view data) noexcept;
+    static large_value* create(large_arena& arena, std::string_view data) noexcept;
 
     // pread() of up to len bytes at offset; returns bytes read or -1 with errno.
     ssize_t read(uint64_t offset, char* buf, size_t len) const noexcept;
 
     uint64_t size() const noexcept { return size_; }
 
-    // Reference counting; any thread, lock-free. unref() may close the file: no lock held.
+    // Reference counting; any thread, lock-free. unref() may release the extent (file I/O):
+    // no lock held.
     void ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
     void unref() noexcept;
 
-    // Total bytes held in live large-value files by the process (for stats).
-    static uint64_t file_bytes() noexcept;
-
 private:
-    large_value(int fd, uint64_t size) noexcept : fd_(fd), size_(size) {}
+    large_value(large_arena& arena, uint64_t offset, uint64_t size) noexcept
+        : arena_(arena), offset_(offset), size_(size) {}
     ~large_value();
 
     std::atomic<uint32_t> refs_{1};
-    int fd_;
+    large_arena& arena_;
+    uint64_t offset_;
     uint64_t size_;
 };
 

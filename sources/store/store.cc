@@ -3,6 +3,7 @@
 #include "store.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <random>
 
 #include "hash.h"
@@ -41,6 +42,41 @@ store::store(const store_config& cfg)
     std::random_device rd;
     seed_ = (uint64_t{rd()} << 32) ^ rd();
     lease_counter_.store((uint64_t{rd()} << 32) ^ rd());
+    arena_ = large_arena::open(cfg.temp_dir, cfg.large_value_disk_limit);
+}
+
+void store::set_large_value_disk_limit(uint64_t bytes) noexcept
+{
+    if (arena_)
+        arena_->set_limit(bytes);
+}
+
+uint64_t store::large_value_disk_limit() const noexcept
+{
+    return arena_ ? arena_->limit() : cfg_.large_value_disk_limit;
+}
+
+uint64_t store::large_value_disk_used() const noexcept
+{
+    return arena_ ? arena_->used() : 0;
+}
+
+// Bounded: a few rounds of sampled eviction, each followed by one more try. Fragmentation
+// can make an extent not fit although the budget has room by size; eviction goes on then.
+large_value* store::create_large(std::span<const char> value) noexcept
+{
+    constexpr int kTries = 4;
+    if (!arena_)
+        return nullptr;
+    for (int i = 0; i < kTries; ++i) {
+        large_value* lv = large_value::create(*arena_, {value.data(), value.size()});
+        if (lv || errno != ENOSPC)
+            return lv;
+        // Ask for a little more than the value's size each time, to get past fragments.
+        if (!evict_large_inline(value.size() << i) && i > 0)
+            break;
+    }
+    return nullptr;
 }
 
 store::~store()
@@ -371,7 +407,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
     item* it = nullptr;
     const uint64_t large_threshold = large_value_threshold_.load(std::memory_order_relaxed);
     if (large_threshold && value.size() > large_threshold) {
-        large_value* lv = large_value::create(cfg_.temp_dir, {value.data(), value.size()});
+        large_value* lv = create_large(value);
         if (!lv) {
             bump(stats_.large_value_errors);
             res.status = store_status::OutOfMemory;

@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "bucket_lock.h"
+#include "large_arena.h"
 #include "item.h"
 #include "reclaim_list.h"
 #include "store_stats.h"
@@ -102,6 +103,14 @@ public:
     {
         lease_interval_ms_.store(ms, std::memory_order_relaxed);
     }
+    // The large values' disk budget (cache.large_value_disk_limit). A lower one evicts the
+    // coldest large values at the next GC sweep or large store.
+    void set_large_value_disk_limit(uint64_t bytes) noexcept;
+    uint64_t large_value_disk_limit() const noexcept;
+    // Bytes of the arena's extents in use (the temp file's disk usage).
+    uint64_t large_value_disk_used() const noexcept;
+    // False if the large values' file could not be created (large stores fail).
+    bool large_values_available() const noexcept { return arena_ != nullptr; }
     store_stats_snapshot stats() const noexcept { return stats_.snapshot(); }
 
 private:
@@ -129,6 +138,13 @@ private:
     bool charge(item* it) noexcept;
     // Samples buckets from cursor_ and evicts the coldest items until usage <= limit.
     bool evict_inline() noexcept;
+    // The same for the large-value disk budget: evicts the coldest large values until an
+    // extent of `need` bytes fits (0: until usage is within the budget).
+    bool evict_large_inline(uint64_t need) noexcept;
+    bool evict_sampled(bool large_only, uint64_t need) noexcept;
+    // A new large value (file I/O: no lock held), evicting cold large values when the disk
+    // budget is full. nullptr on failure.
+    large_value* create_large(std::span<const char> value) noexcept;
     unsigned threshold_for(const histogram& h, uint64_t need) const noexcept;
 
     void set_rmw(std::string_view key, store_mode mode, std::span<const char> value,
@@ -147,6 +163,9 @@ private:
     std::unique_ptr<item*[]> heads_;        // chain heads      [locks_[b]]
     std::unique_ptr<bucket_lock[]> locks_;  // one per bucket
     change_observer* observer_ = nullptr;   // set before sharing; immutable afterwards
+    // Where large values live; null if its file could not be created (large stores then
+    // fail). Declared before nothing that outlives it: ~store frees every item first.
+    std::unique_ptr<large_arena> arena_;
 
     std::atomic<uint64_t> cas_counter_{0};
     std::atomic<uint64_t> lease_counter_;

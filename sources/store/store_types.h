@@ -20,6 +20,7 @@ struct store_config {
     uint64_t item_size_max = uint64_t{1} << 20;  // header + key + value
     uint64_t large_value_threshold = 0;          // values larger go to a temp file; 0 = off
     std::string temp_dir = "/tmp";
+    uint64_t large_value_disk_limit = uint64_t{1} << 30;  // the large values' disk budget
     uint64_t lease_interval_ms = 10000;  // at most one lease token per key per interval
     uint32_t lease_ttl_sec = 10;         // lifetime of a lease placeholder
     unsigned gc_high_watermark_pct = 90;  // GC starts evicting above this share of the limit

@@ -138,12 +138,13 @@ def test_large_values_round_trip_through_unlinked_files(large_server):
             reply = c.call(b"mg %s v f\r\n" % key)
             assert reply == b"VA %d f%d\r\n%s\r\n" % (size, n, data)
         s = stats(c)
-        assert int(s["large_values"]) == len(SIZES), s  # each stored in a file
-        # The values are held in files under the directory, and every one was
-        # unlinked when it was created: the directory listing stays empty.
+        assert int(s["large_values"]) == len(SIZES), s  # each stored outside the heap
+        assert int(s["large_value_disk_bytes"]) >= sum(SIZES), s
+        # The values share one file under the directory, unlinked when it was
+        # created: the directory listing stays empty.
         assert os.listdir(server.value_dir) == []
         held = open_files_in(server.proc.pid, server.value_dir)
-        assert len(held) >= len(SIZES), held
+        assert len(held) == 1, held
         assert all(t.endswith("(deleted)") for t in held), held
 
         # append / prepend across the threshold, then cas with the gets token
@@ -159,13 +160,13 @@ def test_large_values_round_trip_through_unlinked_files(large_server):
         assert c.call(b"cas grow 0 0 %d %d\r\n%s\r\n" % (len(new), cas, new)) == b"STORED\r\n"
         assert parse_values(c.call(b"get grow\r\n"))[0][2] == new
 
-        # delete releases the file
-        before = len(open_files_in(server.proc.pid, server.value_dir))
+        # delete releases the values' disk space (the one file stays open)
         for n in range(len(SIZES)):
             assert c.call(b"delete big%d\r\n" % n) == b"DELETED\r\n"
             assert c.call(b"get big%d\r\n" % n) == b"END\r\n"
-        assert poll(lambda: len(open_files_in(server.proc.pid, server.value_dir)) <= before - len(SIZES),
-                    timeout=3), open_files_in(server.proc.pid, server.value_dir)
+        grow_disk = (len(new) + 4095) // 4096 * 4096
+        assert poll(lambda: int(stats(c)["large_value_disk_bytes"]) == grow_disk, timeout=3), stats(c)
+        assert len(open_files_in(server.proc.pid, server.value_dir)) == 1
         # large_values counts values stored in files (a counter, not a gauge):
         # the five sets, then append, prepend and cas of "grow".
         assert int(stats(c)["large_values"]) == len(SIZES) + 3
@@ -222,6 +223,117 @@ def test_large_value_survives_concurrent_replacement(large_server):
     assert os.listdir(server.value_dir) == []
 
 
+# --- large values, bounded --------------------------------------------------------------
+
+
+def disk_blocks_in(pid, directory):
+    """Bytes of disk held by pid's open files under directory (unlinked too)."""
+    total = 0
+    fd_dir = f"/proc/{pid}/fd"
+    for fd in os.listdir(fd_dir):
+        path = os.path.join(fd_dir, fd)
+        try:
+            if os.readlink(path).startswith(str(directory) + "/"):
+                total += os.stat(path).st_blocks * 512
+        except OSError:
+            continue
+    return total
+
+
+def test_large_values_stay_within_memory_descriptors_and_disk_budget(ithaca_factory, tmp_path):
+    """-m 64 and a 256 MiB disk budget; 600 values of 1,000,000 bytes: RSS stays
+    near the memory limit, the values share one descriptor, their disk stays in
+    the budget (the coldest evicted by the CLOCK), and what is kept reads back."""
+    vdir = tmp_path / "values"
+    vdir.mkdir()
+    budget = 256 * MIB
+    server = ithaca_factory(config_text=f"cache:\n  large_value_disk_limit: 256m\n  large_value_dir: {vdir}\n")
+    pid = server.proc.pid
+    fds_before = len(os.listdir(f"/proc/{pid}/fd"))
+    size = 1000000
+    with Conn(*server.address, timeout=30) as c:
+        for i in range(600):
+            data = pattern(size, i)
+            assert c.call(b"set v%d 0 0 %d\r\n%s\r\n" % (i, size, data)) == b"STORED\r\n", i
+            if i % 100 == 99:
+                assert disk_blocks_in(pid, vdir) <= budget
+        s = stats(c)
+        assert int(s["large_value_disk_bytes"]) <= budget, s
+        assert int(s["large_value_disk_limit"]) == budget, s
+        assert int(s["evictions"]) >= 600 - budget // size, s
+        assert int(s["bytes"]) <= 64 * MIB, s
+        # The most recent values are kept and intact.
+        for i in range(590, 600):
+            assert parse_values(c.call(b"get v%d\r\n" % i)) == [(b"v%d" % i, 0, pattern(size, i), None)]
+        kept = sum(1 for i in range(600) if c.call(b"mg v%d\r\n" % i) == b"HD\r\n")
+        assert 100 <= kept <= budget // size, kept
+    assert disk_blocks_in(pid, vdir) <= budget
+    assert len(open_files_in(pid, vdir)) == 1
+    assert len(os.listdir(f"/proc/{pid}/fd")) <= fds_before + 4
+    rss_limit = (64 + 96) * MIB if not os.environ.get("ITHACA_SANITIZED") else (64 + 400) * MIB
+    assert vm_rss_bytes(pid) <= rss_limit, vm_rss_bytes(pid) // MIB
+    assert os.listdir(vdir) == []
+
+
+def _with_nofile(limit, start):
+    """Runs start() (which spawns the server) under RLIMIT_NOFILE = limit:
+    the child inherits it."""
+    import resource
+    old = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, old[1]))
+    try:
+        return start()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, old)
+
+
+def test_many_large_values_under_ulimit_1024_keep_the_server_accepting(ithaca_factory):
+    """1,012 values of 262,145 bytes (just over the threshold) under
+    `ulimit -n 1024`: no descriptor per value, so new connections still work."""
+    server = _with_nofile(1024, lambda: ithaca_factory())
+    value = b"L" * 262145
+    with Conn(*server.address, timeout=30) as c:
+        for start in range(0, 1012, 100):
+            n = min(100, 1012 - start)
+            req = b"".join(b"set big%d 0 0 %d noreply\r\n%s\r\n" % (i, len(value), value)
+                           for i in range(start, start + n))
+            assert c.exchange_until_sentinel(req + b"version\r\n") == []
+        assert int(stats(c)["large_values"]) == 1012
+    for _ in range(20):
+        with Conn(*server.address) as other:
+            assert other.call(b"get big1011\r\n") == b"VALUE big1011 0 262145\r\n" + value + b"\r\nEND\r\n"
+    assert "Too many open files" not in server.log
+
+
+def test_a_full_descriptor_table_refuses_cleanly_and_recovers(ithaca_factory):
+    """More clients than descriptors: the accept loop refuses the excess
+    (closed at once, counted in rejected_connections) instead of spinning,
+    logs once per interval, and accepts again once descriptors are free."""
+    server = _with_nofile(128, lambda: ithaca_factory(args=["-c", "10000"]))
+    clients = []
+    refused = 0
+    try:
+        for _ in range(200):
+            c = Conn(*server.address, timeout=5)
+            clients.append(c)
+        for c in clients:
+            try:
+                if c.call(b"version\r\n").startswith(b"VERSION "):
+                    continue
+            except (AssertionError, OSError):
+                pass
+            refused += 1
+        assert refused > 0, "the descriptor table never filled up"
+        assert refused < len(clients)
+    finally:
+        for c in clients:
+            c.close()
+    with Conn(*server.address) as c:
+        assert poll(lambda: c.call(b"version\r\n").startswith(b"VERSION "), timeout=5)
+        assert int(stats(c)["rejected_connections"]) >= 1
+    assert server.log.count("descriptor table full") <= 2, server.log[-2000:]
+
+
 # --- replies a client does not read ---------------------------------------------
 
 
@@ -238,7 +350,17 @@ def test_a_multiget_of_one_big_value_repeated_is_streamed_not_buffered(ithaca_fa
     hog = Conn(*server.address)
     try:
         hog.send(b"get" + b" big" * repeats + b"\r\n")
-        time.sleep(1.5)  # the server has had time to build the whole reply if it were to
+        # Until the server stops writing to the hog (its socket buffers are
+        # full and it waits for the reader), within a bound.
+        with Conn(*server.address) as watcher:
+            written = [int(stats(watcher)["bytes_written"])]
+
+            def settled():
+                # The watcher's own stats replies count too: settled when
+                # nothing but them (a few KiB per poll) is being written.
+                written.append(int(stats(watcher)["bytes_written"]))
+                return len(written) > 4 and all(b - a < 8 * KIB for a, b in zip(written[-4:], written[-3:]))
+            assert poll(settled, timeout=10, step=0.1), written[-5:]
         grown = vm_rss_bytes(server.proc.pid) - before
         assert grown < 96 * MIB, f"server RSS grew by {grown // MIB} MiB for a reply nobody reads"
         with Conn(*server.address) as other:
