@@ -394,6 +394,9 @@ class byte_queue {
   size_t used() const;
   // Eventfd writes made to wake the consumer (coalescing shows here). [any thread]
   uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
+  // Times the consumer announced it would sleep on an empty ring (its one
+  // writer is the consumer). Coalescing means wakeups() <= sleeps(). [any thread]
+  uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
 
   // The consumer's wait: attaches an eventfd to the current machine; one
   // reader at a time, destroyed on the machine that made it. [machine]
@@ -424,6 +427,7 @@ class byte_queue {
   alignas(64) std::atomic<uint64_t> tail_{0};  // next byte to read (consumer writes)
   std::atomic<bool> sleeping_{false};          // the consumer is about to wait
   std::atomic<uint64_t> wakeups_{0};
+  std::atomic<uint64_t> sleeps_{0};
 };
 
 // ---------------------------------------------------------------- sockets

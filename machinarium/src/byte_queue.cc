@@ -167,6 +167,9 @@ wait_status byte_queue::reader::wait(millis timeout) {
       if (sleep(1) == wait_status::Cancelled) return wait_status::Cancelled;
       continue;
     }
+    // Counted as announced (a producer may wake it even if the re-check
+    // below finds a record and the sleep is called off).
+    queue_.sleeps_.store(queue_.sleeps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     queue_.sleeping_.store(true, std::memory_order_seq_cst);
     if (queue_.readable()) {
       queue_.sleeping_.store(false, std::memory_order_relaxed);

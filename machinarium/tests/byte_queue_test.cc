@@ -140,6 +140,7 @@ TEST_CASE("byte_queue_producer_thread_wakes_a_sleeping_consumer") {
   CHECK(seen == mm::wait_status::Ok);
   CHECK(got == "wake up");
   CHECK(q.wakeups() <= 1);
+  CHECK(q.wakeups() <= q.sleeps());
 }
 
 // Many producer threads, one consumer coroutine on a machine: every record
@@ -190,6 +191,11 @@ TEST_CASE("byte_queue_many_producer_threads_one_consumer") {
   CHECK(received == uint64_t{kProducers} * kPerProducer);
   for (uint32_t p = 0; p < kProducers; p++) CHECK(next[p] == kPerProducer);
   CHECK(refusals.load() > 0);  // the ring did fill up
-  CHECK(q.wakeups() < received / 4);  // coalesced: far fewer wakes than records
-  MESSAGE("refusals " << refusals.load() << ", wakeups " << q.wakeups() << " for " << received << " records");
+  // Coalesced: a producer writes the eventfd only for a consumer that
+  // announced sleep, once per sleep, however many records land meanwhile
+  // (how many sleeps there are depends on the scheduling, so no ratio to
+  // records is asserted: under load the consumer sleeps more often).
+  CHECK(q.wakeups() <= q.sleeps());
+  MESSAGE("refusals " << refusals.load() << ", wakeups " << q.wakeups() << ", sleeps " << q.sleeps() << " for "
+                      << received << " records");
 }
