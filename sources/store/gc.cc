@@ -155,7 +155,19 @@ bool store::evict_sampled(bool large_only, uint64_t need) noexcept
         return it->is_large() ? large_arena::rounded(it->large()->size()) : 0;
     };
     const uint64_t n = mask_ + 1;
-    const uint64_t max_visits = std::min(kMaxVisits, n);
+    // Large values are few (the budget over the threshold: thousands, in a table of a
+    // million buckets), so their sample may walk the whole table to find them: a bound
+    // of one pass per round, paid only by a store that already writes a large value.
+    const uint64_t max_visits = large_only ? n : std::min(kMaxVisits, n);
+    auto wanted = [&](const item* head) {
+        if (!large_only)
+            return head != nullptr;
+        for (const item* it = head; it; it = it->next_) {
+            if (it->is_large())
+                return true;
+        }
+        return false;
+    };
     histogram h;
     std::array<uint64_t, kSampleBuckets> sample;
     for (int round = 0; round < kSampleRounds; ++round) {
@@ -166,7 +178,7 @@ bool store::evict_sampled(bool large_only, uint64_t need) noexcept
         for (uint64_t visited = 0; visited < max_visits && taken < sample.size(); ++visited) {
             const uint64_t b = evict_cursor_.fetch_add(1, std::memory_order_relaxed) & mask_;
             bucket_guard guard(locks_[b]);
-            if (!heads_[b])
+            if (!wanted(heads_[b]))
                 continue;
             sample[taken++] = b;
             // The sample is a CLOCK hand too: it ages what it passes, so between two GC

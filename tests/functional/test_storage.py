@@ -3,6 +3,7 @@ the GC sweep's expiry of items nobody reads, and values kept in unlinked
 temporary files (large_value_threshold / large_value_dir)."""
 
 import os
+import re
 import threading
 import time
 
@@ -275,6 +276,14 @@ def test_large_values_stay_within_memory_descriptors_and_disk_budget(ithaca_fact
     assert os.listdir(vdir) == []
 
 
+# UBSan's vptr check probes memory through a pipe; while the descriptor table
+# is full that fails and it reports every virtual call as made on an "invalid
+# vptr" (a false report, seen only then, and only under the sanitizers).
+VPTR_PROBE_FAILED = re.compile(r"^.*(runtime error: member (access|call) .* which does not point to an "
+                               r"object of type|note: object has invalid vptr|<memory cannot be printed>|"
+                               r"invalid vptr|^ *[0-9a-f ]+$|^ +\^~+).*\n?", re.M)
+
+
 def _with_nofile(limit, start):
     """Runs start() (which spawns the server) under RLIMIT_NOFILE = limit:
     the child inherits it."""
@@ -282,9 +291,11 @@ def _with_nofile(limit, start):
     old = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (limit, old[1]))
     try:
-        return start()
+        server = start()
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, old)
+    server.ignored_report_lines = VPTR_PROBE_FAILED
+    return server
 
 
 def test_many_large_values_under_ulimit_1024_keep_the_server_accepting(ithaca_factory):
