@@ -6,19 +6,19 @@
 // Checked: consumed <= input, NeedMore consumes nothing, every view of a
 // piece lies in its `raw` bytes and `raw` is what was consumed, and the
 // pieces are the same fed whole, byte by byte and in seeded pieces.
-#include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "backend_reply_parser.h"
 #include "fuzz_check.h"
 #include "fuzz_input.h"
+#include "stream_window.h"
 
 namespace {
 
 using namespace ithaca::protocol;
 using ithaca::fuzz::split_plan;
+using ithaca::fuzz::stream_window;
 
 constexpr reply_shape kShapes[] = {reply_shape::Line, reply_shape::Values, reply_shape::Stats, reply_shape::Meta,
                                    reply_shape::Version};
@@ -75,19 +75,17 @@ feed_outcome feed(std::string_view stream, std::size_t max_value, std::uint8_t f
   backend_reply_parser parser(max_value);
   split_plan shapes(split_plan::kind::Seeded, shape_seed);
   reply_shape shape = kShapes[first_shape % 5];
-  std::string pending;
-  std::size_t fed = 0;
+  stream_window w(stream);
   for (;;) {
-    while (!pending.empty()) {
-      std::unique_ptr<char[]> exact(new char[pending.size()]);
-      std::memcpy(exact.get(), pending.data(), pending.size());
-      const std::string_view in(exact.get(), pending.size());
+    while (!w.view().empty()) {
+      const std::string_view in = w.view();
       reply_piece piece;
       std::size_t consumed = 12345;
       const parse_status st = parser.next(in, shape, piece, consumed);
       FUZZ_CHECK(consumed <= in.size(), "consumed more than the input");
       if (st == parse_status::Error) {
         o.error = true;
+        o.consumed = w.consumed();
         return o;
       }
       if (st == parse_status::NeedMore) {
@@ -101,15 +99,13 @@ feed_outcome feed(std::string_view stream, std::size_t max_value, std::uint8_t f
       }
       if (piece.kind == piece_kind::Value) FUZZ_CHECK(piece.data.size() <= max_value, "value over max_value");
       o.pieces.push_back(describe(piece));
-      o.consumed += consumed;
-      pending.erase(0, consumed);
+      w.consume(consumed);
       if (ends_reply(shape, piece)) shape = kShapes[shapes.mix() % 5];
     }
-    if (fed == stream.size()) break;
-    const std::size_t take = std::min(plan.next(), stream.size() - fed);
-    pending.append(stream.substr(fed, take));
-    fed += take;
+    if (w.all_received()) break;
+    w.receive(plan.next());
   }
+  o.consumed = w.consumed();
   return o;
 }
 

@@ -3,7 +3,8 @@
 // says and each read goes through route::execute_input (the loop the TCP
 // client and the UDP loop run: parse, the local route, cache::execute, parse
 // errors and their side effects) over a real store::store, exactly as
-// server/client.cc keeps an incomplete request for the next read. The clock
+// server/client.cc keeps an incomplete request for the next read (the
+// window of stream_window.h). The clock
 // moves between reads (expiry, leases, absolute exptimes) and the GC sweep
 // runs now and then.
 //
@@ -12,8 +13,8 @@
 // mm::blocking_call, which only a machine can run).
 //
 // Checked beyond "no crash, no sanitizer report": execute_input consumes
-// no more than its input and stops only at an incomplete request or a
-// close; a drained reply stream is empty; and once every item is flushed
+// no more than its input and leaves no local request in flight; a written
+// reply stream is empty; and once every item is flushed
 // and swept, the store holds no items and no bytes (its accounting adds up
 // whatever the commands did).
 #include <cstddef>
@@ -31,6 +32,7 @@
 #include "route_tree.h"
 #include "stats_provider.h"
 #include "store.h"
+#include "stream_window.h"
 
 namespace {
 
@@ -117,23 +119,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   split_plan reads(split_plan::kind::Seeded, in.split_seed);
   split_plan clock(split_plan::kind::Seeded, static_cast<std::uint8_t>(in.split_seed ^ 0x5a));
-  std::string pending;
-  std::size_t fed = 0;
+  fuzz::stream_window w(in.stream);
   route::exec_action action = route::exec_action::Continue;
-  while (action == route::exec_action::Continue && fed < in.stream.size()) {
-    const std::size_t take = std::min(reads.next(), in.stream.size() - fed);
-    pending.append(in.stream.substr(fed, take));
-    fed += take;
+  while (action == route::exec_action::Continue && !w.all_received()) {
+    w.receive(reads.next());
     // Between reads: up to 3 s pass, sometimes 40 days (absolute exptimes).
     const std::uint64_t step = clock.mix();
     now.ms += step % (3 * kSecond) + ((step >> 20) % 64 == 0 ? 40ull * 86400 * kSecond : 0);
     ctx.now = now;
-    const std::size_t used = route::execute_input(parser, pending, loop, action);
-    FUZZ_CHECK(used <= pending.size(), "execute_input consumed more than its input");
+    const std::string_view input = w.view();
+    const std::size_t used = route::execute_input(parser, input, loop, action);
+    FUZZ_CHECK(used <= input.size(), "execute_input consumed more than its input");
     FUZZ_CHECK(inflight.empty(), "a local request left in flight");
     writer::write_all(out);
     FUZZ_CHECK(out.empty() && out.size() == 0, "a written reply stream is not empty");
-    pending.erase(0, used);
+    w.consume(used);
     if ((step >> 8) % 4 == 0) sweep_all(st, now);
   }
 

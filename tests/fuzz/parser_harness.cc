@@ -1,7 +1,7 @@
 #include "parser_harness.h"
 
+#include <algorithm>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +11,7 @@
 #include "out_buffer.h"
 #include "parser.h"
 #include "reply.h"
+#include "stream_window.h"
 
 namespace ithaca::fuzz {
 namespace {
@@ -115,18 +116,22 @@ std::string describe(const request& req) {
   return s;
 }
 
-std::string describe(const parse_result& r, const request& req) {
+// `skipped`: bytes of an earlier refused value that this call swallowed
+// before it parsed (parser::parse counts them in `consumed`).
+std::string describe(const parse_result& r, const request& req, std::size_t skipped) {
   std::string s = r.status == parse_status::Ok ? "Ok " : "Error ";
   if (r.status == parse_status::Ok) {
     // Errors may fold swallowed bytes into `consumed` (as many as have
     // arrived), so only an Ok's length is the same in every feed.
-    s += "consumed=" + std::to_string(r.consumed) + ' ';
+    s += "consumed=" + std::to_string(r.consumed - skipped) + ' ';
   } else {
     s += "error=" + std::to_string(static_cast<int>(r.error)) + " reply=[";
     s += r.reply;
     s += "] bstatus=" + std::to_string(static_cast<int>(r.bstatus)) + " silent=" +
          std::to_string(r.silent) + " close=" + std::to_string(r.close) + ' ';
   }
+  // Errors that close without a reply do not fill the request.
+  if (r.error == error_kind::LineTooLong || r.error == error_kind::BadMagic) return s;
   return s + describe(req);
 }
 
@@ -135,57 +140,53 @@ feed_outcome feed(std::string_view stream, const parser_settings& settings, spli
   feed_outcome o;
   parser p(settings);
   request req;
-  std::string pending;
-  std::size_t fed = 0;
+  stream_window w(stream);
   for (;;) {
-    while (!pending.empty()) {
-      // An exact-size heap copy, so AddressSanitizer sees any read past it.
-      std::unique_ptr<char[]> exact(new char[pending.size()]);
-      std::memcpy(exact.get(), pending.data(), pending.size());
-      const std::string_view input(exact.get(), pending.size());
+    while (!w.view().empty()) {
+      const std::string_view input = w.view();
       const std::size_t swallow_before = p.swallowing();
+      const std::size_t skipped = std::min(swallow_before, input.size());
+      req.clear();  // as the request loop does before each parse
       const parse_result r = p.parse(input, req);
       FUZZ_CHECK(r.consumed <= input.size(), "consumed more than the input");
       FUZZ_CHECK(r.swallow == 0, "parser leaked a swallow count to its caller");
       if (r.status == parse_status::NeedMore) {
         FUZZ_CHECK(r.consumed <= swallow_before, "NeedMore consumed bytes that were not being swallowed");
-        o.consumed += r.consumed;
-        pending.erase(0, r.consumed);
-        if (!pending.empty()) {
-          std::unique_ptr<char[]> again(new char[pending.size()]);
-          std::memcpy(again.get(), pending.data(), pending.size());
-          const parse_result r2 = p.parse(std::string_view(again.get(), pending.size()), req);
-          FUZZ_CHECK(r2.status == parse_status::NeedMore && r2.consumed == 0,
+        w.consume(r.consumed);
+        if (!w.view().empty()) {
+          const parse_result again = p.parse(w.view(), req);
+          FUZZ_CHECK(again.status == parse_status::NeedMore && again.consumed == 0,
                      "the same bytes after NeedMore gave another answer");
         }
         break;
       }
       if (r.status == parse_status::Ok) {
         FUZZ_CHECK(r.consumed > 0, "Ok without progress");
-        if (is_storage(req.cmd)) FUZZ_CHECK(req.value.size() <= settings.item_size_max, "value over item_size_max accepted");
+        if (is_storage(req.cmd)) {
+          FUZZ_CHECK(req.value.size() <= settings.item_size_max, "value over item_size_max accepted");
+        }
       } else if (!r.close) {
         FUZZ_CHECK(r.consumed > 0, "an error that keeps the connection made no progress");
       }
       if (r.error != error_kind::LineTooLong && r.error != error_kind::BadMagic) check_views(req, input);
-      o.events.push_back(describe(r, req));
-      o.starts.push_back(o.consumed + std::min(swallow_before, input.size()));
+      o.events.push_back(describe(r, req, skipped));
+      o.starts.push_back(w.consumed() + skipped);
       if (encode_errors && r.status == parse_status::Error) {
         out_buffer reply;
         encode_parse_error(reply, r, req);
       }
-      o.consumed += r.consumed;
-      pending.erase(0, r.consumed);
+      w.consume(r.consumed);
       if (r.status == parse_status::Error && r.close) {
         o.closed = true;
         o.line_too_long = r.error == error_kind::LineTooLong;
+        o.consumed = w.consumed();
         return o;
       }
     }
-    if (fed == stream.size()) break;
-    const std::size_t take = std::min(plan.next(), stream.size() - fed);
-    pending.append(stream.substr(fed, take));
-    fed += take;
+    if (w.all_received()) break;
+    w.receive(plan.next());
   }
+  o.consumed = w.consumed();
   o.swallowing = p.swallowing();
   o.awaiting_data = p.awaiting_data();
   return o;
