@@ -14,7 +14,8 @@
 //
 // Checked beyond "no crash, no sanitizer report": execute_input consumes
 // no more than its input and leaves no local request in flight; a written
-// reply stream is empty; and once every item is flushed
+// reply stream is empty; the store's usage stays within its memory limit;
+// and once every item is flushed
 // and swept, the store holds no items and no bytes (its accounting adds up
 // whatever the commands did).
 #include <cstddef>
@@ -128,7 +129,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     now.ms += step % (3 * kSecond) + ((step >> 20) % 64 == 0 ? 40ull * 86400 * kSecond : 0);
     ctx.now = now;
     const std::string_view input = w.view();
+    const std::uint64_t limit_before = st.memory_limit();
+    const bool within_limit = st.mem_used() <= limit_before;
     const std::size_t used = route::execute_input(parser, input, loop, action);
+    // Stores evict inline or refuse (out of memory): usage never passes a
+    // limit that was not lowered meanwhile (cache_memlimit may lower it).
+    if (within_limit && st.memory_limit() >= limit_before) {
+      FUZZ_CHECK(st.mem_used() <= st.memory_limit(), "the store passed its memory limit");
+    }
     FUZZ_CHECK(used <= input.size(), "execute_input consumed more than its input");
     FUZZ_CHECK(inflight.empty(), "a local request left in flight");
     writer::write_all(out);
