@@ -8,6 +8,7 @@ packages=(
   libboost-context-dev liburing-dev libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev
   memcached python3 python3-pytest
   nutcracker python3-pylibmc yrmcds iproute2
+  clang libclang-rt-14-dev
 )
 
 missing=()

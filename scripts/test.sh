@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: the unit tests (each
-# machinarium test on both kernel backends) and the functional tests over the
-# wire against a real memcached, first on the release build and then on an
-# AddressSanitizer + UndefinedBehaviorSanitizer build.
-#   scripts/test.sh            release and sanitize
-#   scripts/test.sh release    only the release build
+# machinarium test on both kernel backends, and every fuzz target replaying
+# its seeds and reproducers) and the functional tests over the wire against a
+# real memcached, first on the release build and then on an AddressSanitizer
+# + UndefinedBehaviorSanitizer build; then a bounded coverage-guided fuzz run
+# of every target (clang, libFuzzer + ASan + UBSan; scripts/fuzz), where a
+# crash or a broken parser contract fails the run.
+#   scripts/test.sh                  release, sanitize and fuzz
+#   scripts/test.sh release          only the release build
+#   scripts/test.sh fuzz             only the fuzz run
+# ITHACA_FUZZ_SECONDS (default 20) is each fuzz target's time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh || exit 1
 
-kinds=("${@:-release sanitize}")
+kinds=("${@:-release sanitize fuzz}")
 read -r -a kinds <<<"${kinds[*]}"
 passed=0
 failed=0
@@ -18,6 +23,15 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:quarantine_s
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 for kind in "${kinds[@]}"; do
+  if [ "$kind" = fuzz ]; then
+    echo "=== fuzz: every target for ${ITHACA_FUZZ_SECONDS:-20} s"
+    if scripts/fuzz --seconds "${ITHACA_FUZZ_SECONDS:-20}"; then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1))
+    fi
+    continue
+  fi
   echo "=== build: $kind"
   if ! dir=$(scripts/build.sh "$kind"); then
     echo "build $kind failed"; failed=$((failed + 1)); continue

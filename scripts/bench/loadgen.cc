@@ -140,7 +140,7 @@ struct conn {
 class worker {
  public:
   worker(const options& o, int id, int nconns, uint64_t key_lo, uint64_t key_hi)
-      : o_(o), id_(id), conns_(nconns), key_lo_(key_lo), key_hi_(key_hi),
+      : o_(o), conns_(nconns), key_lo_(key_lo), key_hi_(key_hi),
         rng_(o.seed * 1000003 + id), value_(o.value_size, 'v') {}
 
   counters stats;
@@ -159,7 +159,6 @@ class worker {
 
  private:
   const options& o_;
-  int id_;
   std::vector<conn> conns_;
   uint64_t key_lo_, key_hi_, next_prefill_ = 0;
   bool prefill_mode_ = false;

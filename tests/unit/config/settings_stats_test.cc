@@ -9,7 +9,10 @@ using namespace ithaca::config;
 namespace {
 std::map<std::string, std::string> as_map(const config& c) {
   std::map<std::string, std::string> m;
-  for (const auto& [k, v] : settings_stats(c)) {
+  // Not a structured binding: clang 14 cannot capture one in doctest's lambdas.
+  for (const auto& kv : settings_stats(c)) {
+    const std::string& k = kv.first;
+    const std::string& v = kv.second;
     CHECK_MESSAGE(m.count(k) == 0, k);
     CHECK(k.find(' ') == std::string::npos);
     CHECK(v.find(' ') == std::string::npos);

@@ -1,0 +1,30 @@
+// The contract check the three parser targets share (fuzz_text, fuzz_meta,
+// fuzz_binary): the stream goes through protocol::parser whole, byte by byte
+// and in the pieces the input's split seed names, as a connection feeds it
+// (unconsumed bytes stay at the front, each read is appended), and:
+//   - consumed <= input; Ok and non-closing errors make progress;
+//   - NeedMore consumes only bytes of a value being swallowed, and asking
+//     again with the same bytes answers NeedMore without consuming;
+//   - every view of a request points into the input it was parsed from (or
+//     the request's own scratch for a base64 key); a value accepted fits
+//     item_size_max;
+//   - the requests and errors are the same however the stream was cut. One
+//     exception is memcached's: a line longer than max_line_length closes
+//     the connection when its newline has not arrived yet, and is read when
+//     it has (the cut decides; checked to be exactly that case).
+// Any breach aborts (fuzz_check.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ithaca::fuzz {
+
+// Which protocol family a target aims at. Only the binary one changes the
+// input: its stream always starts with the binary magic, so mutated seeds
+// stay binary connections.
+enum class parser_family : std::uint8_t { Text, Meta, Binary };
+
+void run_parser_contract(parser_family family, const std::uint8_t* data, std::size_t size);
+
+}  // namespace ithaca::fuzz
