@@ -274,14 +274,21 @@ void backend_conn::writer_main() {
   // Cancelled (the worker stops) or closed: nothing more will be answered.
   if (state_ == state::Ready) break_connection(failure_kind::Connection);
   fail_waiting(failure_kind::Connection);
-  if (io_ && reader_parked_) {
-    io_->close();
-    io_.reset();
-    counters().connections.fetch_sub(1, std::memory_order_relaxed);
-  }
   state_ = state::Closed;
   writer_done_ = true;
+  close_if_last();
   reader_wake_.signal();
+}
+
+// The socket is closed on this machine by whichever coroutine ends last: the
+// reader may still be inside a read when the writer ends (a stop cancels
+// both), and a socket must never outlive its machine (io's destructor would
+// reach a backend that is gone).
+void backend_conn::close_if_last() {
+  if (!writer_done_ || !reader_done_ || !io_) return;
+  io_->close();
+  io_.reset();
+  counters().connections.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void backend_conn::reader_main() {
@@ -317,6 +324,7 @@ void backend_conn::reader_main() {
   }
   reader_parked_ = true;
   reader_done_ = true;
+  close_if_last();
   writer_wake_.signal();
 }
 
