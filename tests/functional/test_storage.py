@@ -69,8 +69,10 @@ def test_eviction_keeps_memory_under_the_limit(ithaca_factory):
     # stacks, buffers. Under ASan (scripts/test.sh sets ITHACA_SANITIZED) every
     # allocation carries redzones and shadow memory and freed items sit in a
     # 16 MiB quarantine, so the same server needs more; the release run holds
-    # the real bound.
-    overhead = 128 * MIB if os.environ.get("ITHACA_SANITIZED") else 64 * MIB
+    # the real bound. (With the router, replication and fuzz code the ASan
+    # binary's fixed part grew: 138 MiB here, while the release server's RSS
+    # after this load stayed at 30.6 MiB against 30.0 before them.)
+    overhead = 144 * MIB if os.environ.get("ITHACA_SANITIZED") else 64 * MIB
     assert rss < 8 * MIB + overhead, f"VmRSS {rss / MIB:.1f} MiB with -m 8"
 
 
