@@ -2,11 +2,11 @@
 
 namespace ithaca::proxy {
 
-backend_conn& worker_backends::conn(const std::shared_ptr<backend_server>& server, std::uintptr_t client_tag) {
+backend_conn& worker_backends::conn(const std::shared_ptr<backend_server>& server, std::uint64_t client_tag) {
   std::vector<std::unique_ptr<backend_conn>>& list = conns_[server.get()];
   const std::size_t n = server->settings().connections;
   if (list.size() < n) list.resize(n);
-  std::unique_ptr<backend_conn>& c = list[n == 1 ? 0 : (client_tag >> 6) % n];
+  std::unique_ptr<backend_conn>& c = list[n == 1 ? 0 : client_tag % n];
   if (!c || c->finished()) c = std::make_unique<backend_conn>(server, worker_, *this);
   return *c;
 }

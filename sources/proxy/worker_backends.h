@@ -23,7 +23,7 @@ class worker_backends {
   // The connection a client uses to `server`: with `connections: N` a client
   // always gets the same one of the N (`client_tag`), so its requests to one
   // server stay in order.
-  backend_conn& conn(const std::shared_ptr<backend_server>& server, std::uintptr_t client_tag);
+  backend_conn& conn(const std::shared_ptr<backend_server>& server, std::uint64_t client_tag);
 
   // The distribution `p`'s keys use on this worker: with auto_eject_hosts
   // and a server down, one over the live servers (rebuilt when any server's

@@ -2,6 +2,13 @@
 
 namespace ithaca::route {
 
+std::uint64_t request_slot::client_tag() const { return queue_ ? queue_->id() : 0; }
+
+inflight_queue::inflight_queue() {
+  thread_local std::uint64_t next_id = 0;
+  id_ = next_id++;
+}
+
 void request_slot::reset() {
   st = state::Parsing;
   action = exec_action::Continue;

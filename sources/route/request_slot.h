@@ -60,7 +60,7 @@ class request_slot {
   void add_call() { ++calls_pending_; }
   // Which client this slot belongs to (stable while it lives): connections
   // are chosen by it, so one client's requests to a server stay in order.
-  std::uintptr_t client_tag() const { return reinterpret_cast<std::uintptr_t>(queue_); }
+  std::uint64_t client_tag() const;
   // A backend call of this request is done (answered or failed). The last one
   // makes the slot Ready and wakes its client; an orphaned slot is freed.
   void call_done();
@@ -81,7 +81,7 @@ class inflight_queue {
   // Slots kept allocated between batches: an idle connection holds one.
   static constexpr std::size_t kKeepSlots = 1;
 
-  inflight_queue() = default;
+  inflight_queue();
   ~inflight_queue();  // orphans the slots still pending
   inflight_queue(const inflight_queue&) = delete;
   inflight_queue& operator=(const inflight_queue&) = delete;
@@ -105,6 +105,10 @@ class inflight_queue {
   // Frees the slots beyond kKeepSlots (between batches, nothing in flight).
   void trim();
   std::size_t allocated() const { return ring_.size(); }
+  // A number of its own per queue (per client) on its thread: spreads
+  // clients over a server's connections. (Its address would not: clients
+  // live at the same offset of equally aligned coroutine stacks.)
+  std::uint64_t id() const { return id_; }
 
  private:
   std::size_t index(std::size_t i) const { return (head_ + i) % ring_.size(); }
@@ -113,6 +117,7 @@ class inflight_queue {
   std::vector<std::unique_ptr<request_slot>> ring_;
   std::size_t head_ = 0;
   std::size_t count_ = 0;
+  std::uint64_t id_;
   mm::call waiter_;
 };
 

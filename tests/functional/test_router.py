@@ -444,3 +444,23 @@ def test_shutdown_with_requests_in_flight(ithaca_factory):
             c.close()
     finally:
         hung.close()
+
+
+def test_clients_spread_over_a_servers_connections(ithaca_factory, memcached_factory):
+    """connections: 4 opens four connections per worker to a server, and the
+    clients are spread over them (each client keeps its one, so its requests
+    stay in order)."""
+    backend = memcached_factory(args=SERVER_ARGS)
+    router = ithaca_factory(args=["-t", "1"], config_text=router_yaml([addr(backend)], connections=4))
+    clients = [mcwire.Conn(router.host, router.port) for _ in range(40)]
+    try:
+        for i, c in enumerate(clients):
+            assert c.call(b"set s%d 0 0 1\r\n%d\r\n" % (i, i % 10)) == b"STORED\r\n"
+        for i, c in enumerate(clients):
+            assert c.call(b"get s%d\r\n" % i) == b"VALUE s%d 0 1\r\n%d\r\nEND\r\n" % (i, i % 10)
+        s = stats(clients[0], "servers")
+        assert s[f"main/{addr(backend)}:connects"] == "4", s
+        assert s[f"main/{addr(backend)}:connections"] == "4", s
+    finally:
+        for c in clients:
+            c.close()

@@ -12,7 +12,7 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
   slot.result.prepare(req);
   const auto& servers = pool_->servers();
   proxy::worker_backends& backends = *env.backends;
-  const std::uintptr_t tag = slot.client_tag();
+  const std::uint64_t tag = slot.client_tag();
   if (req.cmd == protocol::command::FlushAll) {
     if (!pool_->allow_flush()) {
       slot.result.outcome = protocol::routed_outcome::Refused;
