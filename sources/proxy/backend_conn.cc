@@ -125,6 +125,10 @@ void backend_conn::finish(entry& e, bool answered) {
 
 void backend_conn::fail_entry(entry& e, failure_kind why) {
   counters().failures[static_cast<int>(why)].add();
+  fail_call(e, why);
+}
+
+void backend_conn::fail_call(entry& e, failure_kind why) {
   if (!e.slot->orphaned()) e.call->fail(call_failure_of(why));
   finish(e, false);
 }
@@ -206,12 +210,12 @@ void backend_conn::writer_main() {
                        err ? std::strerror(-err) : "bad address");
           if (server_->record_failure(why)) start_prober(server_);
           counters().failures[static_cast<int>(why)].add();
-          // Requests that never left fail with the connect's reason.
+          // Requests that never left fail with the connect's reason (counted
+          // once above, as one failed connect).
           while (!waiting_.empty()) {
             entry e = waiting_.front();
             waiting_.pop_front();
-            e.call->fail(call_failure_of(why));
-            finish(e, false);
+            fail_call(e, why);
           }
           state_ = state::Idle;
           break;
@@ -260,9 +264,9 @@ void backend_conn::writer_main() {
         io_->close();
         io_.reset();
         counters().connections.fetch_sub(1, std::memory_order_relaxed);
-        in_.clear();
         in_start_ = 0;
-        if (in_.capacity() > kKeepReadBuffer) std::string().swap(in_);
+        in_len_ = 0;
+        if (in_.size() > kKeepReadBuffer) std::string().swap(in_);
         parser_.reset();
         out_.clear();
         state_ = closing_ && waiting_.empty() ? state::Closed : state::Idle;
@@ -298,18 +302,19 @@ void backend_conn::reader_main() {
       if (reader_wake_.wait(kIdleWaitMs) == mm::wait_status::Cancelled) break;
       continue;
     }
-    // Room to read: compact, then grow if a large value needs it.
+    // Room to read: move the unparsed tail to the front, then grow (only)
+    // if a large value needs more than the buffer holds.
     if (in_start_ > 0) {
-      in_.erase(0, in_start_);
+      std::memmove(in_.data(), in_.data() + in_start_, in_len_ - in_start_);
+      in_len_ -= in_start_;
       in_start_ = 0;
     }
-    const std::size_t have = in_.size();
-    in_.resize(std::max(have + kReadRoom, in_.capacity()));
+    if (in_.size() - in_len_ < kReadRoom) in_.resize(std::max(in_.size() * 2, in_len_ + kReadRoom));
     const int64_t deadline = inflight_.front().deadline_ns;
     reader_parked_ = false;
-    ssize_t n = io_->read(in_.data() + have, in_.size() - have, mm::millis_until(deadline));
+    ssize_t n = io_->read(in_.data() + in_len_, in_.size() - in_len_, mm::millis_until(deadline));
     reader_parked_ = true;
-    in_.resize(have + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+    if (n > 0) in_len_ += static_cast<std::size_t>(n);
     if (n == -ECANCELED) break;
     if (state_ != state::Ready) continue;  // broken meanwhile: the writer cleans up
     if (n == -ETIMEDOUT) {
@@ -334,7 +339,7 @@ bool backend_conn::process_input() {
     entry& e = inflight_.front();
     protocol::reply_piece piece;
     std::size_t used = 0;
-    const std::string_view input(in_.data() + in_start_, in_.size() - in_start_);
+    const std::string_view input(in_.data() + in_start_, in_len_ - in_start_);
     const protocol::parse_status ps = parser_.next(input, e.shape, piece, used);
     if (ps == protocol::parse_status::NeedMore) return true;
     if (ps == protocol::parse_status::Error) return false;
@@ -370,7 +375,7 @@ bool backend_conn::process_input() {
   }
   admit_waiting();
   // Bytes nobody asked for.
-  return in_start_ == in_.size();
+  return in_start_ == in_len_;
 }
 
 }  // namespace ithaca::proxy

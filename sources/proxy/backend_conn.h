@@ -78,7 +78,8 @@ class backend_conn {
   bool process_input();
   // The head call is answered (or failed): counts, frees, completes its slot.
   void finish(entry& e, bool answered);
-  void fail_entry(entry& e, failure_kind why);
+  void fail_entry(entry& e, failure_kind why);  // counts the failure, then fail_call
+  void fail_call(entry& e, failure_kind why);   // the call's error (not for an orphaned slot), done
   // Fails every call in flight (the head with `why`, the rest with
   // Connection), marks the socket broken and wakes the writer to close it.
   void break_connection(failure_kind why);
@@ -102,8 +103,11 @@ class backend_conn {
   std::deque<entry> waiting_;   // over the in-flight cap: not encoded yet
   std::string out_;             // encoded requests not yet written (clients append)
   std::string sending_;         // what the writer is writing now (clients never touch it)
-  std::string in_;              // read, not yet parsed
+  // Read buffer: bytes [in_start_, in_len_) are read and not yet parsed.
+  // Sized once and grown only for a large value, never zero-filled per read.
+  std::string in_;
   std::size_t in_start_ = 0;
+  std::size_t in_len_ = 0;
   protocol::backend_reply_parser parser_;
   std::vector<std::unique_ptr<protocol::backend_call>> free_calls_;
 
