@@ -52,18 +52,16 @@ std::shared_ptr<const route_tree> build_route_tree(const config::config& cfg, pr
     b.pools[p.name] = built;
     pools.push_back(built);
   }
-  if (!cfg.router.has_route && cfg.replication.role == config::replication_role::Slave) {
-    // A replication slave that serves reads (one that does not closes its
-    // clients): the local store behind a read-only gate.
-    b.routes.push_back(std::make_unique<local_route>());
-    const route* local = b.routes.back().get();
-    b.routes.push_back(std::make_unique<read_only_route>(*local));
-    const route* root = b.routes.back().get();
-    return std::make_shared<const route_tree>(std::move(b.routes), root, std::move(pools));
-  }
   if (!cfg.router.has_route) {
-    auto tree = route_tree::local_only();
-    return std::make_shared<const route_tree>(*tree, std::move(pools));
+    // The local store; on a replication slave that serves reads (one that
+    // does not closes its clients) behind a read-only gate.
+    b.routes.push_back(std::make_unique<local_route>());
+    const route* root = b.routes.back().get();
+    if (cfg.replication.role == config::replication_role::Slave) {
+      b.routes.push_back(std::make_unique<read_only_route>(*root));
+      root = b.routes.back().get();
+    }
+    return std::make_shared<const route_tree>(std::move(b.routes), root, std::move(pools));
   }
   const route* root = b.node(cfg.router.route);
   if (!root) {

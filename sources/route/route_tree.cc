@@ -6,13 +6,10 @@ namespace ithaca::route {
 
 route_tree::route_tree(std::vector<std::unique_ptr<const route>> routes, const route* root,
                        std::vector<std::shared_ptr<const proxy::pool>> pools)
-    : routes_(std::make_shared<const std::vector<std::unique_ptr<const route>>>(std::move(routes))),
+    : routes_(std::move(routes)),
       root_(root),
       pools_(std::move(pools)),
       root_is_local_(dynamic_cast<const local_route*>(root) != nullptr) {}
-
-route_tree::route_tree(const route_tree& other, std::vector<std::shared_ptr<const proxy::pool>> pools)
-    : routes_(other.routes_), root_(other.root_), pools_(std::move(pools)), root_is_local_(other.root_is_local_) {}
 
 std::vector<std::shared_ptr<proxy::backend_server>> route_tree::servers() const {
   std::vector<std::shared_ptr<proxy::backend_server>> out;

@@ -21,8 +21,6 @@ class route_tree {
   // `pools`: every pool of the config (for stats and the server list).
   route_tree(std::vector<std::unique_ptr<const route>> routes, const route* root,
              std::vector<std::shared_ptr<const proxy::pool>> pools = {});
-  // `other`'s routes (shared) with these pools.
-  route_tree(const route_tree& other, std::vector<std::shared_ptr<const proxy::pool>> pools);
 
   const std::vector<std::shared_ptr<const proxy::pool>>& pools() const { return pools_; }
   // Every server of every pool (a reload retires the servers not in here).
@@ -33,7 +31,7 @@ class route_tree {
   bool root_is_local() const { return root_is_local_; }
 
  private:
-  std::shared_ptr<const std::vector<std::unique_ptr<const route>>> routes_;
+  std::vector<std::unique_ptr<const route>> routes_;
   const route* root_;
   std::vector<std::shared_ptr<const proxy::pool>> pools_;
   bool root_is_local_;
