@@ -101,6 +101,9 @@ backend_call::progress backend_call::start(const request& req, backend_protocol 
     match_key_ = 0;
     lines_ = 0;
     rounds_ = 0;
+    line_verb_ = line_verb::Get;
+    last_line_start_ = 0;
+    joined_next_ = false;
 
     if (proto == backend_protocol::Ascii && req.proto != protocol_kind::Ascii) {
         for (std::size_t i = 0; i < key_count(); ++i) {
@@ -265,9 +268,11 @@ void backend_call::encode_get_lines(std::string& out) {
         touch = req.meta.has('T');
     }
     const std::string_view verb = touch ? (cas ? "gats" : "gat") : (cas ? "gets" : "get");
+    line_verb_ = touch ? line_verb::Touch : (cas ? line_verb::Gets : line_verb::Get);
     std::size_t i = 0;
     while (i < key_count()) {
         const std::size_t line_start = out.size();
+        last_line_start_ = line_start;
         out.append(verb);
         if (touch) {
             out += ' ';
@@ -285,6 +290,33 @@ void backend_call::encode_get_lines(std::string& out) {
         out += "\r\n";
         ++lines_;
     }
+}
+
+bool backend_call::join_line(backend_call& prev, std::string& out) {
+    if (step_ != step::AsciiGet || !prev.line_open()) return false;
+    // This call's verb, as encode_get_lines would choose it.
+    const request& req = *req_;
+    bool cas = req.cmd == command::Gets || req.cmd == command::Gats || binary_;
+    bool touch = req.cmd == command::Gat || req.cmd == command::Gats;
+    if (req.proto == protocol_kind::Meta) {
+        cas = req.meta.has('c');
+        touch = req.meta.has('T');
+    }
+    if (touch || (cas ? line_verb::Gets : line_verb::Get) != prev.line_verb_) return false;
+    std::size_t line = out.size() - prev.last_line_start_;  // with its "\r\n"
+    for (std::size_t i = 0; i < key_count(); ++i) line += 1 + req.keys[key_index(i)].size();
+    if (line - 2 > kMaxGetLine) return false;
+    out.resize(out.size() - 2);
+    for (std::size_t i = 0; i < key_count(); ++i) {
+        out += ' ';
+        out.append(req.keys[key_index(i)]);
+    }
+    out += "\r\n";
+    line_verb_ = prev.line_verb_;
+    last_line_start_ = prev.last_line_start_;
+    lines_ = 1;
+    prev.joined_next_ = true;
+    return true;
 }
 
 // One mg per key: classic and binary retrievals and lease-get over meta.
@@ -502,6 +534,28 @@ backend_call::progress backend_call::on_piece(const reply_piece& piece) {
     return bad_reply();
 }
 
+backend_call::progress backend_call::pass() {
+    step_ = step::Done;
+    return progress::Passed;
+}
+
+backend_call::progress backend_call::on_orphan_piece(const reply_piece& piece) {
+    switch (step_) {
+        case step::AsciiGet:
+            return on_ascii_get(piece);  // reads only the keys
+        case step::MetaGet:
+            // One reply per mg sent.
+            return ++match_key_ < key_count() ? progress::More : finish();
+        case step::QuietPassthrough:
+            return piece.kind == piece_kind::Meta && piece.code == "MN" ? finish() : progress::More;
+        case step::FetchCas:
+            return piece.kind == piece_kind::Value ? progress::More : finish();
+        default:
+            // One piece (a line or a meta reply) ends every other request.
+            return finish();
+    }
+}
+
 backend_call::progress backend_call::bad_reply() {
     fail(call_failure::BadReply);
     return progress::BadReply;
@@ -512,17 +566,25 @@ backend_call::progress backend_call::bad_reply() {
 backend_call::progress backend_call::on_ascii_get(const reply_piece& piece) {
     const request& req = *req_;
     switch (piece.kind) {
-        case piece_kind::Value:
-            while (match_key_ < key_count() && req.keys[key_index(match_key_)] != piece.key) ++match_key_;
-            if (match_key_ == key_count()) return bad_reply();
-            result_->set_hit(key_index(match_key_), piece.flags, piece.cas, piece.data);
-            ++match_key_;
+        case piece_kind::Value: {
+            std::size_t k = match_key_;
+            while (k < key_count() && req.keys[key_index(k)] != piece.key) ++k;
+            if (k == key_count()) {
+                // Not one of ours: the next call's on a shared line (our
+                // keys left are misses).
+                if (joined_next_ && lines_ == 1) return pass();
+                return bad_reply();
+            }
+            result_->set_hit(key_index(k), piece.flags, piece.cas, piece.data);
+            match_key_ = k + 1;
             return progress::More;
+        }
         case piece_kind::Error:
             result_->set_text(routed_outcome::ErrorLine, piece.line);
             [[fallthrough]];
         case piece_kind::End:
             if (--lines_ > 0) return progress::More;
+            if (joined_next_) return pass();  // the line's END (or error) is the next call's too
             return finish();
         default:
             return bad_reply();

@@ -41,6 +41,8 @@ public:
         Done,      // the result is complete
         NextStep,  // call encode() for the next request and feed its reply
         BadReply,  // the reply does not fit the request: result says so; recycle the connection
+        Passed,    // the result is complete, and the piece is the next call's: this call's
+                   // keys share its get line (join_line), so offer it there, unconsumed
     };
 
     // req: the client's request; its views stay valid until the call is done
@@ -62,6 +64,25 @@ public:
     void fail(call_failure why);
 
     bool done() const { return step_ == step::Done; }
+
+    // Get coalescing (ascii backends): single-key client gets that meet on
+    // one connection in one loop turn share one `get k1 k2 ...` line, so the
+    // backend answers them with one reply (memcached writes each pipelined
+    // `get`'s reply with a syscall of its own; a multi-key line's in one).
+    // line_open(): this call's last bytes in `out` are a get line that may
+    // take more keys. join_line(prev, out): instead of encode(), add this
+    // call's keys to prev's line at the end of `out`; false (nothing
+    // written) if the verbs differ or the line would grow past its limit.
+    // VALUE pieces still come in key order, so each call of the line takes
+    // those that match its keys and passes the rest on (progress::Passed);
+    // the END ends them all.
+    bool line_open() const { return step_ == step::AsciiGet && line_verb_ != line_verb::Touch; }
+    bool join_line(backend_call& prev, std::string& out);
+
+    // The reply to an orphaned call (its client is gone, and of its request
+    // only the keys are left: request_slot::keep_keys): frames it by this
+    // call's own state and its keys; never a next step.
+    progress on_orphan_piece(const reply_piece& piece);
 
 private:
     // What the client asked, whatever its protocol (chosen at start()).
@@ -87,6 +108,7 @@ private:
     progress start_meta_client();
     progress refuse(std::string_view text, binary_status bstatus);
     progress finish();
+    progress pass();
     progress bad_reply();
     progress on_ascii_get(const reply_piece& piece);
     progress on_meta_get(const reply_piece& piece);
@@ -103,6 +125,8 @@ private:
     void encode_ascii_single(std::string& out);
     void encode_meta_single(std::string& out);
 
+    enum class line_verb : std::uint8_t { Get, Gets, Touch };
+
     const request* req_ = nullptr;
     routed_result* result_ = nullptr;
     std::span<const std::uint32_t> keys_;
@@ -113,6 +137,12 @@ private:
     std::size_t match_key_ = 0;  // AsciiGet: next key a VALUE may answer; MetaGet: next reply's key
     std::size_t lines_ = 0;      // AsciiGet: lines sent whose END has not come
     unsigned rounds_ = 0;        // IncrAdd/IncrRetry rounds
+    // AsciiGet: the verb of this call's lines, where its last line starts in
+    // the encode buffer, whether the next call's keys continue that line
+    // (then the line's END is the next call's too).
+    line_verb line_verb_ = line_verb::Get;
+    std::size_t last_line_start_ = 0;
+    bool joined_next_ = false;
 };
 
 }  // namespace ithaca::protocol

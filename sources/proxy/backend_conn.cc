@@ -38,12 +38,6 @@ protocol::call_failure call_failure_of(failure_kind f) {
   return protocol::call_failure::ConnectionError;
 }
 
-// The last piece of a reply, whatever the request was (for replies whose
-// request is gone: an orphaned slot's).
-bool terminal(const protocol::reply_piece& p) {
-  return p.kind != protocol::piece_kind::Value && p.kind != protocol::piece_kind::Stat;
-}
-
 }  // namespace
 
 backend_conn::backend_conn(std::shared_ptr<backend_server> server, unsigned worker, worker_backends& owner)
@@ -92,8 +86,18 @@ void backend_conn::submit(route::request_slot& slot, std::span<const uint32_t> k
 }
 
 void backend_conn::encode(entry& e) {
-  e.shape = e.call->encode(out_);
+  encode_step(e);
   counters().inflight.fetch_add(1, std::memory_order_relaxed);
+}
+
+void backend_conn::encode_step(entry& e) {
+  if (open_line_ != nullptr && e.call->join_line(*open_line_, out_)) {
+    e.shape = protocol::reply_shape::Values;
+    counters().joined.add();
+  } else {
+    e.shape = e.call->encode(out_);
+  }
+  open_line_ = e.call->line_open() ? e.call : nullptr;
 }
 
 void backend_conn::admit_waiting() {
@@ -118,6 +122,7 @@ void backend_conn::finish(entry& e, bool answered) {
     counters().latency.record(static_cast<uint64_t>(std::max<int64_t>(0, mm::now_ns() - e.started_ns)) / 1000);
     server_->record_success();
   }
+  if (open_line_ == e.call) open_line_ = nullptr;
   free_calls_.emplace_back(e.call);
   e.call = nullptr;
   e.slot->call_done();
@@ -154,6 +159,7 @@ void backend_conn::break_connection(failure_kind why) {
     first = false;
   }
   out_.clear();
+  open_line_ = nullptr;
   if (io_) ::shutdown(io_->fd(), SHUT_RDWR);  // ends a read or write in progress
   writer_wake_.signal();
   reader_wake_.signal();
@@ -244,6 +250,7 @@ void backend_conn::writer_main() {
         // Everything the clients queued this turn, in one write. Clients
         // keep appending to out_ while it is being written.
         sending_.swap(out_);
+        open_line_ = nullptr;
         ssize_t w = io_->write(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms));
         sending_.clear();
         if (w == -ECANCELED) {
@@ -269,6 +276,7 @@ void backend_conn::writer_main() {
         if (in_.size() > kKeepReadBuffer) std::string().swap(in_);
         parser_.reset();
         out_.clear();
+        open_line_ = nullptr;
         state_ = closing_ && waiting_.empty() ? state::Closed : state::Idle;
         break;
       case state::Closed:
@@ -336,46 +344,49 @@ void backend_conn::reader_main() {
 bool backend_conn::process_input() {
   using progress = protocol::backend_call::progress;
   while (!inflight_.empty()) {
-    entry& e = inflight_.front();
     protocol::reply_piece piece;
     std::size_t used = 0;
     const std::string_view input(in_.data() + in_start_, in_len_ - in_start_);
-    const protocol::parse_status ps = parser_.next(input, e.shape, piece, used);
-    if (ps == protocol::parse_status::NeedMore) return true;
+    const protocol::parse_status ps = parser_.next(input, inflight_.front().shape, piece, used);
+    if (ps == protocol::parse_status::NeedMore) break;
     if (ps == protocol::parse_status::Error) return false;
-    // A client that went away (shutdown) left its request: frame the reply
-    // without looking at the request.
-    const progress p = e.slot->orphaned() ? (terminal(piece) ? progress::Done : progress::More) : e.call->on_piece(piece);
-    in_start_ += used;
-    switch (p) {
-      case progress::More:
-        break;
-      case progress::Done:
-      case progress::BadReply: {
-        entry done = e;
-        inflight_.pop_front();
-        counters().inflight.fetch_sub(1, std::memory_order_relaxed);
-        finish(done, p == progress::Done);
-        if (p == progress::BadReply) {
-          counters().failures[static_cast<int>(failure_kind::BadReply)].add();
-          return false;
-        }
-        break;
-      }
-      case progress::NextStep: {
-        // The next step's reply comes after everything already sent.
-        entry next = e;
-        inflight_.pop_front();
-        next.shape = next.call->encode(out_);
-        inflight_.push_back(next);
-        writer_wake_.signal();
-        break;
+    // Offer the piece to the head call; calls that share a get line pass it
+    // on (complete) until one takes it.
+    progress p = progress::Passed;
+    while (p == progress::Passed) {
+      if (inflight_.empty()) return false;  // a line's last call passed: cannot happen
+      entry e = inflight_.front();
+      // A client that went away left only its request's keys: the call
+      // frames the reply by them and its own state.
+      p = e.slot->orphaned() ? e.call->on_orphan_piece(piece) : e.call->on_piece(piece);
+      switch (p) {
+        case progress::More:
+          break;
+        case progress::Passed:
+        case progress::Done:
+        case progress::BadReply:
+          inflight_.pop_front();
+          counters().inflight.fetch_sub(1, std::memory_order_relaxed);
+          finish(e, p != progress::BadReply);
+          if (p == progress::BadReply) {
+            counters().failures[static_cast<int>(failure_kind::BadReply)].add();
+            return false;
+          }
+          break;
+        case progress::NextStep:
+          // The next step's reply comes after everything already sent.
+          inflight_.pop_front();
+          encode_step(e);
+          inflight_.push_back(e);
+          writer_wake_.signal();
+          break;
       }
     }
+    in_start_ += used;
   }
   admit_waiting();
   // Bytes nobody asked for.
-  return in_start_ == in_len_;
+  return inflight_.empty() ? in_start_ == in_len_ : true;
 }
 
 }  // namespace ithaca::proxy

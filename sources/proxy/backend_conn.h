@@ -74,6 +74,8 @@ class backend_conn {
   // Encodes as many waiting calls as the in-flight cap allows.
   void admit_waiting();
   void encode(entry& e);
+  // Appends e's (next) request to out_, on the open get line if it can join it.
+  void encode_step(entry& e);
   // Parses what has been read; false if the backend sent garbage.
   bool process_input();
   // The head call is answered (or failed): counts, frees, completes its slot.
@@ -103,6 +105,9 @@ class backend_conn {
   std::deque<entry> waiting_;   // over the in-flight cap: not encoded yet
   std::string out_;             // encoded requests not yet written (clients append)
   std::string sending_;         // what the writer is writing now (clients never touch it)
+  // The call whose get line ends out_ and may take the next get's keys
+  // (backend_call::join_line); null once out_ is handed to the writer.
+  protocol::backend_call* open_line_ = nullptr;
   // Read buffer: bytes [in_start_, in_len_) are read and not yet parsed.
   // Sized once and grown only for a large value, never zero-filled per read.
   std::string in_;

@@ -56,6 +56,7 @@ struct server_counters {
   cache::counter replies;       // calls answered
   cache::counter failures[6];   // by failure_kind
   cache::counter connects;      // connections opened
+  cache::counter joined;        // gets that joined another's get line (one reply for both)
   std::atomic<int64_t> inflight{0};     // calls sent and unanswered (gauge)
   std::atomic<int64_t> connections{0};  // open connections (gauge)
   latency_histogram latency;

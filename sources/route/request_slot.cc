@@ -15,6 +15,18 @@ void request_slot::reset() {
   calls_pending_ = 0;
 }
 
+void request_slot::keep_keys() {
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < req.keys.size(); i++) bytes += req.keys[i].size();
+  kept_keys_.clear();
+  kept_keys_.reserve(bytes);  // no reallocation below: the views stay valid
+  for (std::size_t i = 0; i < req.keys.size(); i++) {
+    const std::size_t at = kept_keys_.size();
+    kept_keys_.append(req.keys[i]);
+    req.keys.set(i, std::string_view(kept_keys_).substr(at, req.keys[i].size()));
+  }
+}
+
 void request_slot::call_done() {
   if (calls_pending_ == 0 || --calls_pending_ > 0) return;
   if (orphaned()) {
@@ -30,6 +42,7 @@ inflight_queue::~inflight_queue() {
     std::unique_ptr<request_slot>& s = ring_[index(i)];
     if (s->st == request_slot::state::Pending && s->calls_pending_ > 0) {
       s->queue_ = nullptr;
+      s->keep_keys();
       s.release();  // freed by its last call_done()
     }
   }

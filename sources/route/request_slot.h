@@ -10,12 +10,15 @@
 // client reads nothing new while requests are in flight. A client that is
 // cancelled (shutdown) with requests still in flight orphans their slots
 // instead of freeing them (the backend connection frees each once its last
-// call is failed or answered, touching nothing of the request).
+// call is failed or answered). An orphan keeps a copy of its keys (a get
+// line may be shared with other clients' calls, whose values are told apart
+// by key); nothing else of its request may be read any more.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "exec_action.h"
@@ -67,6 +70,10 @@ class request_slot {
   bool orphaned() const { return queue_ == nullptr; }
 
  private:
+  // Copies the keys out of the client's input, which is about to go.
+  void keep_keys();
+  std::string kept_keys_;
+
   friend class inflight_queue;
   void reset();
   inflight_queue* queue_ = nullptr;

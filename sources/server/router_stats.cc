@@ -17,6 +17,7 @@ struct server_sums {
   uint64_t requests = 0;
   uint64_t replies = 0;
   uint64_t connects = 0;
+  uint64_t joined = 0;
   std::array<uint64_t, std::size(kFailureKinds)> failures{};
   int64_t inflight = 0;
   int64_t connections = 0;
@@ -35,6 +36,7 @@ server_sums sum(const proxy::backend_server& s) {
     out.requests += c->requests.get();
     out.replies += c->replies.get();
     out.connects += c->connects.get();
+    out.joined += c->joined.get();
     for (std::size_t i = 0; i < out.failures.size(); ++i) out.failures[i] += c->failures[i].get();
     out.inflight += c->inflight.load(std::memory_order_relaxed);
     out.connections += c->connections.load(std::memory_order_relaxed);
@@ -86,6 +88,7 @@ void router_stats_servers(const route::route_tree& tree, route::stat_lines& out)
       add("inflight", n.inflight);
       add("connections", n.connections);
       add("connects", n.connects);
+      add("joined_gets", n.joined);
       add("latency_p50_us", proxy::latency_histogram::quantile(n.latency, 0.50));
       add("latency_p99_us", proxy::latency_histogram::quantile(n.latency, 0.99));
       add("latency_p999_us", proxy::latency_histogram::quantile(n.latency, 0.999));

@@ -467,3 +467,79 @@ def test_clients_spread_over_a_servers_connections(ithaca_factory, memcached_fac
     finally:
         for c in clients:
             c.close()
+
+
+def test_gets_of_many_clients_share_backend_lines(ithaca_factory, memcached_factory):
+    """Single-key gets that meet on a backend connection in one loop turn go
+    out as one `get k1 k2 ...` line (memcached answers it with one write):
+    every client still gets exactly what memcached answers it directly, with
+    get, gets, multi-key, missing and repeated keys, binary and meta clients
+    mixed, while other clients send gets and hang up without reading (their
+    requests are orphaned in the middle of shared lines)."""
+    import random
+    import socket
+    import struct
+
+    backend = memcached_factory(args=SERVER_ARGS)
+    router = ithaca_factory(args=["-t", "1"], config_text=router_yaml([addr(backend)]))
+    keys = [b"k%d" % i for i in range(48)]
+    with mcwire.Conn(backend.host, backend.port) as d:
+        for i, k in enumerate(keys):
+            v = b"v%d-" % i * (1 + i % 7)
+            assert d.call(b"set %s %d 0 %d\r\n%s\r\n" % (k, i, len(v), v)) == b"STORED\r\n"
+    rng = random.Random(8)
+
+    def pick():
+        return rng.choice(keys + [b"missing%d" % rng.randrange(3)])
+
+    def request(binary):
+        # memcached fixes a connection's protocol by its first byte.
+        if binary:
+            return mcwire.G(pick(), op=mcwire.OP_GETK)
+        kind = rng.randrange(8)
+        if kind == 0:
+            return b"gets %s\r\n" % pick()
+        if kind == 1:
+            return b"get %s %s %s\r\n" % (pick(), pick(), pick())
+        if kind == 2:
+            return b"mg %s v f c\r\n" % pick()
+        return b"get %s\r\n" % pick()
+
+    def read_one(conn, req):
+        if req[0] == 0x80:
+            hdr = conn.read_exact(24)
+            body = conn.read_exact(struct.unpack(">I", hdr[8:12])[0])
+            return hdr + body
+        return conn.read_reply()
+
+    oracle = mcwire.Conn(backend.host, backend.port)
+    binary_oracle = mcwire.Conn(backend.host, backend.port)
+    clients = [mcwire.Conn(router.host, router.port) for _ in range(32)]
+    binary = [i % 8 == 0 for i in range(len(clients))]
+    try:
+        for round_ in range(60):
+            reqs = [request(b) for b in binary]
+            for c, r in zip(clients, reqs):
+                c.send(r)
+            # Clients that hang up with requests in flight (RST, no reading).
+            for _ in range(3):
+                s = socket.create_connection((router.host, router.port))
+                s.sendall(b"".join(b"get %s\r\n" % pick() for _ in range(20)))
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s.close()
+            for i, (c, r) in enumerate(zip(clients, reqs)):
+                got = read_one(c, r)
+                o = binary_oracle if binary[i] else oracle
+                o.send(r)
+                want = read_one(o, r)
+                assert got == want, f"round {round_} client {i}: {r!r} -> {got!r}, memcached: {want!r}"
+        s = stats(clients[1], "servers")  # a text client
+        prefix = f"main/{addr(backend)}:"
+        assert int(s[prefix + "joined_gets"]) > 0, s
+        assert s[prefix + "failures_bad_reply"] == "0", s
+        assert s[prefix + "failures_connection"] == "0", s
+    finally:
+        oracle.close()
+        binary_oracle.close()
+        for c in clients:
+            c.close()

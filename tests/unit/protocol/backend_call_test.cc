@@ -258,4 +258,131 @@ TEST_CASE("a long multi-get is cut into lines below 2 KiB, and the ENDs counted"
     CHECK(render(c.req, r) == "END\r\n");
 }
 
+// Several client gets meeting on one connection, as backend_conn drives them:
+// each joins the open line if it can, and every reply piece is offered to the
+// head call, passed on while calls say Passed.
+struct shared_line {
+    std::vector<client_request*> reqs;
+    std::vector<routed_result> results;
+    std::vector<backend_call> calls;
+    std::vector<bool> orphan;
+    std::string sent;
+    std::vector<std::size_t> joined;  // indexes of the calls that joined a line
+
+    explicit shared_line(std::vector<client_request*> in, std::vector<bool> orphans = {})
+        : reqs(std::move(in)), results(reqs.size()), calls(reqs.size()), orphan(std::move(orphans)) {
+        orphan.resize(reqs.size(), false);
+        backend_call* open = nullptr;
+        for (std::size_t i = 0; i < reqs.size(); ++i) {
+            results[i].prepare(reqs[i]->req);
+            REQUIRE(calls[i].start(reqs[i]->req, backend_protocol::Ascii, results[i]) == backend_call::progress::NextStep);
+            if (open != nullptr && calls[i].join_line(*open, sent)) {
+                joined.push_back(i);
+            } else {
+                calls[i].encode(sent);
+            }
+            open = calls[i].line_open() ? &calls[i] : nullptr;
+        }
+    }
+
+    // Feeds the backend's reply; every call must end with it.
+    void reply(std::string in) {
+        backend_reply_parser rp;
+        std::size_t head = 0;
+        while (!in.empty()) {
+            REQUIRE(head < calls.size());
+            reply_piece piece;
+            std::size_t used = 0;
+            REQUIRE(rp.next(in, reply_shape::Values, piece, used) == parse_status::Ok);
+            auto p = backend_call::progress::Passed;
+            while (p == backend_call::progress::Passed) {
+                REQUIRE(head < calls.size());
+                p = orphan[head] ? calls[head].on_orphan_piece(piece) : calls[head].on_piece(piece);
+                REQUIRE(p != backend_call::progress::BadReply);
+                if (p != backend_call::progress::More) ++head;
+            }
+            in.erase(0, used);
+        }
+        CHECK(head == calls.size());
+    }
+
+    std::string client_reply(std::size_t i) { return render(reqs[i]->req, results[i]); }
+};
+
+TEST_CASE("gets of several clients share one get line; each takes its own values") {
+    client_request a("get a\r\n"), b("get b\r\n"), a2("get a\r\n"), ab("get a b c\r\n"), cas("gets a\r\n"),
+        gat("gat 10 a\r\n"), after("get z\r\n");
+    shared_line line({&a, &b, &a2, &ab, &cas, &gat, &after});
+    // get joins get; gets starts its own line; gat never joins nor is joined.
+    CHECK(line.sent == "get a b a a b c\r\ngets a\r\ngat 10 a\r\nget z\r\n");
+    CHECK(line.joined == std::vector<std::size_t>{1, 2, 3});
+    line.reply("VALUE a 1 2\r\nA1\r\nVALUE a 1 2\r\nA1\r\nVALUE a 1 2\r\nA1\r\nVALUE c 3 1\r\nC\r\nEND\r\n"
+               "VALUE a 1 2 77\r\nA1\r\nEND\r\n"
+               "VALUE a 1 2\r\nA1\r\nEND\r\n"
+               "END\r\n");
+    CHECK(line.client_reply(0) == "VALUE a 1 2\r\nA1\r\nEND\r\n");
+    CHECK(line.client_reply(1) == "END\r\n");  // b missed: its value never came
+    CHECK(line.client_reply(2) == "VALUE a 1 2\r\nA1\r\nEND\r\n");
+    CHECK(line.client_reply(3) == "VALUE a 1 2\r\nA1\r\nVALUE c 3 1\r\nC\r\nEND\r\n");
+    CHECK(line.client_reply(4) == "VALUE a 1 2 77\r\nA1\r\nEND\r\n");
+    CHECK(line.client_reply(5) == "VALUE a 1 2\r\nA1\r\nEND\r\n");
+    CHECK(line.client_reply(6) == "END\r\n");
+}
+
+TEST_CASE("a shared get line stays under the line limit, and an error line ends every call on it") {
+    std::vector<client_request> many;
+    many.reserve(200);
+    std::vector<client_request*> ptrs;
+    for (int i = 0; i < 200; ++i) {
+        many.emplace_back("get key_number_" + std::to_string(1000 + i) + "\r\n");
+        ptrs.push_back(&many.back());
+    }
+    shared_line line(ptrs);
+    std::size_t lines = 0, start = 0;
+    while (start < line.sent.size()) {
+        const std::size_t end = line.sent.find("\r\n", start);
+        CHECK(end - start <= 2000);
+        start = end + 2;
+        ++lines;
+    }
+    CHECK(lines == 2);  // 200 x 20 bytes
+    CHECK(line.joined.size() == 198);
+    std::string reply;
+    for (std::size_t i = 0; i < lines; ++i) reply += "SERVER_ERROR out of memory\r\n";
+    line.reply(reply);
+    for (std::size_t i = 0; i < ptrs.size(); ++i) CHECK(line.client_reply(i) == "SERVER_ERROR out of memory\r\n");
+}
+
+TEST_CASE("an orphan on a shared line takes only its own values (the slot kept its keys)") {
+    client_request a("get a\r\n"), b("get b\r\n"), c("get c\r\n");
+    shared_line line({&a, &b, &c}, {false, true, false});
+    CHECK(line.sent == "get a b c\r\n");
+    line.reply("VALUE a 0 1\r\nA\r\nVALUE b 0 1\r\nB\r\nVALUE c 0 1\r\nC\r\nEND\r\n");
+    CHECK(line.client_reply(0) == "VALUE a 0 1\r\nA\r\nEND\r\n");
+    CHECK(line.client_reply(2) == "VALUE c 0 1\r\nC\r\nEND\r\n");
+}
+
+TEST_CASE("orphans frame their replies by the call's own state") {
+    // A multi-line get: one END per line; mg per key: one reply each.
+    std::string many = "get";
+    for (int i = 0; i < 200; ++i) many += " key_number_" + std::to_string(1000 + i);
+    client_request big(many + "\r\n"), after("get z\r\n");
+    shared_line line({&big, &after}, {true, false});
+    CHECK(line.joined.size() == 1);  // z joins big's last line
+    line.reply("VALUE key_number_1000 0 1\r\nx\r\nEND\r\nVALUE z 0 1\r\nZ\r\nEND\r\n");
+    CHECK(line.client_reply(1) == "VALUE z 0 1\r\nZ\r\nEND\r\n");
+
+    client_request mg("mg a v\r\n"), bget(binary_packet(0x00, "k", {}));
+    routed_result r;
+    r.prepare(bget.req);
+    backend_call call;
+    REQUIRE(call.start(bget.req, backend_protocol::Meta, r) == backend_call::progress::NextStep);
+    std::string sent;
+    call.encode(sent);
+    reply_piece en;
+    en.kind = piece_kind::Meta;
+    en.code = "EN";
+    CHECK(call.on_orphan_piece(en) == backend_call::progress::Done);
+}
+
 }  // namespace ithaca::protocol
