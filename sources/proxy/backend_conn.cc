@@ -165,6 +165,15 @@ void backend_conn::break_connection(failure_kind why) {
   reader_wake_.signal();
 }
 
+void backend_conn::recycle_idle() {
+  if (state_ != state::Ready) return;
+  spdlog::debug("pool {}: {} closed an idle connection", server_->pool(), server_->address());
+  counters().idle_closes.add();
+  state_ = state::Broken;
+  ::shutdown(io_->fd(), SHUT_RDWR);
+  writer_wake_.signal();
+}
+
 void backend_conn::close_when_idle() {
   closing_ = true;
   writer_wake_.signal();
@@ -303,10 +312,15 @@ void backend_conn::close_if_last() {
   counters().connections.fetch_sub(1, std::memory_order_relaxed);
 }
 
+// Reads whenever the connection is Ready, idle too: a server that closes an
+// idle connection (a restart, an idle timeout) is noticed at once and the
+// socket recycled without a failure, so the next request connects afresh
+// instead of being written into a dead socket and failing.
 void backend_conn::reader_main() {
+  const mm::millis idle_read_ms = std::min<mm::millis>(kIdleWaitMs, static_cast<mm::millis>(server_->settings().timeout_ms));
   for (;;) {
     if (state_ == state::Closed && writer_done_) break;
-    if (state_ != state::Ready || inflight_.empty()) {
+    if (state_ != state::Ready) {
       if (reader_wake_.wait(kIdleWaitMs) == mm::wait_status::Cancelled) break;
       continue;
     }
@@ -318,9 +332,11 @@ void backend_conn::reader_main() {
       in_start_ = 0;
     }
     if (in_.size() - in_len_ < kReadRoom) in_.resize(std::max(in_.size() * 2, in_len_ + kReadRoom));
-    const int64_t deadline = inflight_.front().deadline_ns;
+    // Idle: a request submitted during this read has a deadline after the
+    // read's end (idle_read_ms <= the pool's timeout), so no timeout is missed.
+    const mm::millis wait = inflight_.empty() ? idle_read_ms : mm::millis_until(inflight_.front().deadline_ns);
     reader_parked_ = false;
-    ssize_t n = io_->read(in_.data() + in_len_, in_.size() - in_len_, mm::millis_until(deadline));
+    ssize_t n = io_->read(in_.data() + in_len_, in_.size() - in_len_, wait);
     reader_parked_ = true;
     if (n > 0) in_len_ += static_cast<std::size_t>(n);
     if (n == -ECANCELED) break;
@@ -330,7 +346,11 @@ void backend_conn::reader_main() {
       continue;
     }
     if (n <= 0) {
-      break_connection(failure_kind::Connection);
+      if (inflight_.empty()) {
+        recycle_idle();
+      } else {
+        break_connection(failure_kind::Connection);
+      }
       continue;
     }
     if (!process_input()) break_connection(failure_kind::BadReply);

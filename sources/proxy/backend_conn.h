@@ -86,6 +86,9 @@ class backend_conn {
   // Connection), marks the socket broken and wakes the writer to close it.
   void break_connection(failure_kind why);
   void fail_waiting(failure_kind why);
+  // The server closed the connection with nothing in flight: close and
+  // reconnect on the next request, no failure counted.
+  void recycle_idle();
   void close_if_last();
   protocol::backend_call* acquire_call();
   server_counters& counters() { return server_->counters(worker_); }

@@ -56,4 +56,25 @@ void backend_server::mark_up() {
   }
 }
 
+server_totals backend_server::sum_counters() const {
+  server_totals out;
+  for (const auto& c : counters_) {
+    out.requests += c->requests.get();
+    out.replies += c->replies.get();
+    out.connects += c->connects.get();
+    out.joined += c->joined.get();
+    out.idle_closes += c->idle_closes.get();
+    for (std::size_t i = 0; i < out.failures.size(); ++i) out.failures[i] += c->failures[i].get();
+    c->latency.add_to(out.latency);
+  }
+  out.transitions = transitions();
+  return out;
+}
+
+server_totals backend_server::totals() const {
+  server_totals t = sum_counters();
+  t -= baseline_;
+  return t;
+}
+
 }  // namespace ithaca::proxy

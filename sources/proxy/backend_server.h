@@ -17,6 +17,7 @@
 #include "latency_histogram.h"
 #include "machinarium.h"
 #include "router_config.h"
+#include "server_totals.h"
 
 namespace ithaca::proxy {
 
@@ -54,9 +55,10 @@ const char* to_string(failure_kind f);
 struct server_counters {
   cache::counter requests;      // backend calls started
   cache::counter replies;       // calls answered
-  cache::counter failures[6];   // by failure_kind
+  cache::counter failures[kFailureKindCount];  // by failure_kind
   cache::counter connects;      // connections opened
   cache::counter joined;        // gets that joined another's get line (one reply for both)
+  cache::counter idle_closes;   // idle connections the server closed (recycled, not failures)
   std::atomic<int64_t> inflight{0};     // calls sent and unanswered (gauge)
   std::atomic<int64_t> connections{0};  // open connections (gauge)
   latency_histogram latency;
@@ -89,6 +91,11 @@ class backend_server {
   // ---- counters ----
   server_counters& counters(unsigned worker) { return *counters_[worker]; }
   const std::vector<std::unique_ptr<server_counters>>& all_counters() const { return counters_; }
+  // Every worker's counters and the transitions, summed, since the last
+  // `stats reset` (which sets the baseline to the sum at that moment).
+  // [stats, under server_stats's reset mutex]
+  server_totals totals() const;
+  void reset_totals() { baseline_ = sum_counters(); }
 
   // The server left the configuration: probers stop, connections close once
   // their requests are answered. [pooler, at reload]
@@ -106,6 +113,8 @@ class backend_server {
   std::atomic<uint64_t> transitions_{0};
   std::atomic<bool> retired_{false};
   std::vector<std::unique_ptr<server_counters>> counters_;  // one per worker
+  server_totals sum_counters() const;
+  server_totals baseline_;  // [under server_stats's reset mutex]
 };
 
 }  // namespace ithaca::proxy

@@ -12,35 +12,17 @@ constexpr proxy::failure_kind kFailureKinds[] = {
     proxy::failure_kind::Connection, proxy::failure_kind::BadReply, proxy::failure_kind::QueueFull,
 };
 
-// One server's counters, summed over the workers.
-struct server_sums {
-  uint64_t requests = 0;
-  uint64_t replies = 0;
-  uint64_t connects = 0;
-  uint64_t joined = 0;
-  std::array<uint64_t, std::size(kFailureKinds)> failures{};
+// The gauges (not reset by `stats reset`), summed over the workers.
+struct server_gauges {
   int64_t inflight = 0;
   int64_t connections = 0;
-  std::array<uint64_t, proxy::latency_histogram::kBuckets> latency{};
-
-  uint64_t failures_total() const {
-    uint64_t n = 0;
-    for (uint64_t f : failures) n += f;
-    return n;
-  }
 };
 
-server_sums sum(const proxy::backend_server& s) {
-  server_sums out;
+server_gauges gauges(const proxy::backend_server& s) {
+  server_gauges out;
   for (const auto& c : s.all_counters()) {
-    out.requests += c->requests.get();
-    out.replies += c->replies.get();
-    out.connects += c->connects.get();
-    out.joined += c->joined.get();
-    for (std::size_t i = 0; i < out.failures.size(); ++i) out.failures[i] += c->failures[i].get();
     out.inflight += c->inflight.load(std::memory_order_relaxed);
     out.connections += c->connections.load(std::memory_order_relaxed);
-    c->latency.add_to(out.latency);
   }
   return out;
 }
@@ -52,7 +34,7 @@ void router_stats_pools(const route::route_tree& tree, route::stat_lines& out) {
     uint64_t up = 0, requests = 0, replies = 0, failures = 0;
     for (const auto& s : p->servers()) {
       if (s->up()) ++up;
-      server_sums n = sum(*s);
+      const proxy::server_totals n = s->totals();
       requests += n.requests;
       replies += n.replies;
       failures += n.failures_total();
@@ -69,7 +51,7 @@ void router_stats_pools(const route::route_tree& tree, route::stat_lines& out) {
 void router_stats_servers(const route::route_tree& tree, route::stat_lines& out) {
   for (const auto& p : tree.pools()) {
     for (const auto& s : p->servers()) {
-      server_sums n = sum(*s);
+      const proxy::server_totals n = s->totals();
       const std::string prefix = p->name() + "/" + s->address() + ":";
       auto add = [&](const std::string& name, auto value) {
         if constexpr (std::is_convertible_v<decltype(value), std::string>) {
@@ -79,16 +61,18 @@ void router_stats_servers(const route::route_tree& tree, route::stat_lines& out)
         }
       };
       add("state", s->up() ? "up" : "down");
-      add("transitions", s->transitions());
+      add("transitions", n.transitions);
       add("requests", n.requests);
       add("replies", n.replies);
       for (std::size_t i = 0; i < n.failures.size(); ++i) {
         add(std::string("failures_") + proxy::to_string(kFailureKinds[i]), n.failures[i]);
       }
-      add("inflight", n.inflight);
-      add("connections", n.connections);
+      const server_gauges g = gauges(*s);
+      add("inflight", g.inflight);
+      add("connections", g.connections);
       add("connects", n.connects);
       add("joined_gets", n.joined);
+      add("idle_closes", n.idle_closes);
       add("latency_p50_us", proxy::latency_histogram::quantile(n.latency, 0.50));
       add("latency_p99_us", proxy::latency_histogram::quantile(n.latency, 0.99));
       add("latency_p999_us", proxy::latency_histogram::quantile(n.latency, 0.999));
@@ -102,7 +86,7 @@ void router_stats_summary(const route::route_tree& tree, route::stat_lines& out)
     for (const auto& s : p->servers()) {
       ++servers;
       if (!s->up()) ++down;
-      server_sums n = sum(*s);
+      const proxy::server_totals n = s->totals();
       requests += n.requests;
       failures += n.failures_total();
     }
@@ -112,6 +96,12 @@ void router_stats_summary(const route::route_tree& tree, route::stat_lines& out)
   out.emplace_back("router_servers_down", std::to_string(down));
   out.emplace_back("router_requests", std::to_string(requests));
   out.emplace_back("router_failures", std::to_string(failures));
+}
+
+void router_stats_reset(const route::route_tree& tree) {
+  for (const auto& p : tree.pools()) {
+    for (const auto& s : p->servers()) s->reset_totals();
+  }
 }
 
 }  // namespace ithaca::server

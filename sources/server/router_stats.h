@@ -4,10 +4,13 @@
 //   stats pools    per pool: servers, servers up, requests, replies, failures
 //   stats servers  per server: state, transitions, requests, replies,
 //                  failures by kind, in flight, connections, connects,
-//                  latency p50/p99/p999 in microseconds
+//                  joined gets, latency p50/p99/p999 in microseconds
 // `stats` itself gets the router's summary (router_pools, router_servers,
 // router_servers_down, router_requests, router_failures).
-// [any worker; takes no lock]
+// `stats reset` zeroes every counter (not the gauges: state, in flight,
+// connections) by taking a baseline per server; a server kept by a reload
+// keeps its baseline.
+// [a worker answering stats, under server_stats's reset mutex]
 #pragma once
 
 #include "route_tree.h"
@@ -18,5 +21,6 @@ namespace ithaca::server {
 void router_stats_pools(const route::route_tree& tree, route::stat_lines& out);
 void router_stats_servers(const route::route_tree& tree, route::stat_lines& out);
 void router_stats_summary(const route::route_tree& tree, route::stat_lines& out);
+void router_stats_reset(const route::route_tree& tree);
 
 }  // namespace ithaca::server

@@ -62,7 +62,10 @@ bool server_stats::collect(std::string_view arg, cache::stat_lines& out) {
 }
 
 void server_stats::reset() {
+  // Taken before reset_mutex_, as in collect().
+  const std::shared_ptr<const live_settings> live = live_.load();
   std::lock_guard lock(reset_mutex_);
+  router_stats_reset(*live->routes);
   store_base_ = store_.stats();
   size_t w = 0;
   for (auto& c : workers_) {

@@ -543,3 +543,52 @@ def test_gets_of_many_clients_share_backend_lines(ithaca_factory, memcached_fact
         binary_oracle.close()
         for c in clients:
             c.close()
+
+
+def test_idle_connection_closed_by_the_server_is_replaced(ithaca_factory):
+    """A backend that closes an idle connection (here: restarted) is noticed
+    while the connection is idle; the next request opens a new one instead
+    of failing on the dead socket, and no failure is counted."""
+    from conftest import free_port
+    port = free_port()
+    backend = start_memcached_on(port)
+    key = f"main/127.0.0.1:{port}:"
+    router = ithaca_factory(args=["-t", "1"], config_text=router_yaml([addr(backend)]))
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"set a 0 0 1\r\n1\r\n") == b"STORED\r\n"
+        assert stats(c, "servers")[key + "connections"] == "1"
+        backend.stop()
+        restarted = start_memcached_on(port)
+        try:
+            wait_for(lambda: stats(c, "servers")[key + "connections"] == "0", what="the idle close noticed")
+            assert c.call(b"set a 0 0 1\r\n2\r\n") == b"STORED\r\n"
+            assert c.call(b"get a\r\n") == b"VALUE a 0 1\r\n2\r\nEND\r\n"
+            s = stats(c, "servers")
+            assert s[key + "idle_closes"] == "1", s
+            assert s[key + "state"] == "up", s
+            assert all(s[key + "failures_" + k] == "0" for k in ("connection", "connect", "timeout", "down")), s
+        finally:
+            restarted.stop()
+
+
+def test_stats_reset_zeroes_the_router_counters(ithaca_factory, memcached_factory):
+    backend = memcached_factory(args=SERVER_ARGS)
+    key = f"main/{addr(backend)}:"
+    router = ithaca_factory(args=["-t", "2"], config_text=router_yaml([addr(backend)]))
+    with mcwire.Conn(router.host, router.port) as c:
+        for i in range(10):
+            assert c.call(b"get r%d\r\n" % i) == b"END\r\n"
+        s = stats(c, "servers")
+        assert int(s[key + "requests"]) == 10 and int(s[key + "latency_p50_us"]) > 0, s
+        assert c.call(b"stats reset\r\n") == b"RESET\r\n"
+        s = stats(c, "servers")
+        for name in ("requests", "replies", "connects", "transitions", "latency_p50_us", "latency_p999_us"):
+            assert s[key + name] == "0", (name, s)
+        # Gauges are not counters: the open connection stays counted.
+        assert s[key + "connections"] == "1" and s[key + "state"] == "up", s
+        assert stats(c)["router_requests"] == "0"
+        for i in range(3):
+            assert c.call(b"get r%d\r\n" % i) == b"END\r\n"
+        assert stats(c, "servers")[key + "requests"] == "3"
+        assert stats(c, "pools")["main:requests"] == "3"
+        assert stats(c)["router_requests"] == "3"
