@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "local_route.h"
+#include "prefix_stats.h"
 #include "reply_drain.h"
 
 namespace ithaca::route {
@@ -10,6 +11,42 @@ namespace ithaca::route {
 namespace {
 
 const local_route kServerCommands;
+
+// `stats detail` for a request a server answered: the same commands the
+// local store counts (exec_ascii.cc, exec_binary.cc): classic retrievals
+// per key with their hit (binary touch too), stores, deletes; never meta.
+void record_prefix_stats(const protocol::request& req, const protocol::routed_result& result) {
+  using protocol::command;
+  cache::prefix_stats& ps = cache::prefix_stats::instance();
+  if (!ps.enabled() || req.proto == protocol::protocol_kind::Meta) return;
+  switch (req.cmd) {
+    case command::Touch:
+      if (req.proto != protocol::protocol_kind::Binary) return;
+      [[fallthrough]];
+    case command::Get:
+    case command::Gets:
+    case command::Gat:
+    case command::Gats:
+      if (result.outcome != protocol::routed_outcome::Hits) return;  // failed: nothing was looked up
+      for (std::size_t i = 0; i < req.keys.size() && i < result.key_count(); ++i) {
+        ps.record_get(req.keys[i], result.hit(i).found);
+      }
+      return;
+    case command::Set:
+    case command::Add:
+    case command::Replace:
+    case command::Append:
+    case command::Prepend:
+    case command::Cas:
+      ps.record_set(req.key());
+      return;
+    case command::Delete:
+      ps.record_delete(req.key());
+      return;
+    default:
+      return;
+  }
+}
 
 // Moves every finished request at the head of the queue into the reply
 // stream, in order. False if a drain failed (stop and close).
@@ -19,6 +56,7 @@ bool pop_ready(loop_context& lc) {
     if (s.st == request_slot::state::Deferred) {
       lc.out.splice(s.deferred);
     } else if (s.st == request_slot::state::Ready) {
+      if (!s.silent) record_prefix_stats(s.req, s.result);
       protocol::render_routed_reply(s.req, s.result, lc.out);
     } else {
       return true;  // the head is still pending
@@ -130,6 +168,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
         st = dispatch_status::Done;  // the cull was all; nothing goes to a server
       } else {
         as_silent_delete(slot.req);
+        slot.silent = true;  // its set was counted with the error
         slot.begin_dispatch();
         st = root.dispatch(slot, env);
       }

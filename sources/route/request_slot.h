@@ -45,6 +45,9 @@ class request_slot {
   protocol::routed_result result;  // [Pending, Ready] what the backend calls gathered
   exec_action action = exec_action::Continue;
   state st = state::Parsing;
+  // A request sent only for its side effect (a refused set's delete): not
+  // counted in `stats detail` (the set was, with its error).
+  bool silent = false;
 
   // Scratch for routes that split a request's keys by server (kept with
   // their capacity): the key indexes grouped by server, and each key's server.

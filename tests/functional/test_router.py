@@ -592,3 +592,16 @@ def test_stats_reset_zeroes_the_router_counters(ithaca_factory, memcached_factor
         assert stats(c, "servers")[key + "requests"] == "3"
         assert stats(c, "pools")["main:requests"] == "3"
         assert stats(c)["router_requests"] == "3"
+
+
+def test_stats_detail_counts_routed_requests_as_memcached(ithaca_factory, memcached_factory):
+    """`stats detail` in the router role counts what memcached counts (gets
+    with their hits, sets, deletes by prefix), from the servers' answers; the
+    too-large set counts as a set, not as the delete it turns into."""
+    from test_ascii_diff import ORACLE_FEATURES_OFF, run_fixed
+    backend = memcached_factory(args=SERVER_ARGS)
+    router = ithaca_factory(args=SERVER_ARGS, config_text=router_yaml([addr(backend)]))
+    ours = run_fixed(router, "stats_detail")
+    want = run_fixed(memcached_factory(args=SERVER_ARGS + ORACLE_FEATURES_OFF), "stats_detail")
+    assert ours == want
+    assert b"PREFIX a get 2 hit 1 set 2 del 1" in ours[8], ours[8]
