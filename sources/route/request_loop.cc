@@ -16,7 +16,7 @@ const local_route kServerCommands;
 bool pop_ready(loop_context& lc) {
   while (!lc.inflight.empty()) {
     request_slot& s = lc.inflight.head();
-    if (s.st == request_slot::state::Deferred) {
+    if (s.st == request_slot::state::Deferred || (s.st == request_slot::state::Ready && s.reply_in_deferred)) {
       lc.out.splice(s.deferred);
     } else if (s.st == request_slot::state::Ready) {
       protocol::render_routed_reply(s.req, s.result, lc.out);
@@ -114,7 +114,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     if (r.status == protocol::parse_status::NeedMore) break;
     // Nothing earlier pending: answer straight into the reply stream.
     const bool direct = lc.inflight.empty();
-    dispatch_env env{lc.exec, direct ? lc.out : slot.deferred, lc.backends};
+    dispatch_env env{lc.exec, direct ? lc.out : slot.deferred, lc.backends, lc.acks};
     dispatch_status st = dispatch_status::Done;
     if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {
       // The parser refused it, but memcached's side effect happens on the

@@ -12,6 +12,7 @@ inflight_queue::inflight_queue() {
 void request_slot::reset() {
   st = state::Parsing;
   action = exec_action::Continue;
+  reply_in_deferred = false;
   calls_pending_ = 0;
 }
 

@@ -42,6 +42,9 @@ class request_slot {
   protocol::routed_result result;  // [Pending, Ready] what the backend calls gathered
   exec_action action = exec_action::Continue;
   state st = state::Parsing;
+  // [Pending, Ready] the reply is already rendered in `deferred` (a write
+  // parked until a slave confirms it, routes/ack_route.cc), not in `result`.
+  bool reply_in_deferred = false;
 
   // Scratch for routes that split a request's keys by server (kept with
   // their capacity): the key indexes grouped by server, and each key's server.
