@@ -9,17 +9,11 @@
 #include "ack_reader.h"
 #include "record.h"
 #include "stream_decoder.h"
+#include "test_bytes.h"
 
 using namespace ithaca::replication;
 
 namespace {
-std::string bytes(std::initializer_list<int> b) {
-    std::string s;
-    for (int c : b)
-        s.push_back(static_cast<char>(c));
-    return s;
-}
-
 std::string request(uint64_t position) {
     std::string out(kAckSize, '\0');
     CHECK(encode_ack_request(out.data(), position) == kAckSize);
