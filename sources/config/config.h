@@ -136,7 +136,8 @@ inline constexpr range kAsyncQueueRange{16, 1u << 20};
 inline constexpr range kSlaveTimeoutRange{100, 3600 * 1000};
 inline constexpr range kHeartbeatIntervalRange{10, 60 * 1000};
 inline constexpr range kSendBufferRange{64 * kKiB, 64 * kGiB};
-inline constexpr range kAckTimeoutRange{1, 600 * 1000};
+// Below the request loop's 10-minute limit for a request in flight.
+inline constexpr range kAckTimeoutRange{1, 300 * 1000};
 inline constexpr range kReplicationQueueRange{kMiB, 64 * kGiB};
 // sizeof(sockaddr_un::sun_path) - 1
 inline constexpr size_t kMaxUnixPath = 107;

@@ -6,6 +6,7 @@ not confirmed. A failover (SIGKILL of the master under write load) loses no
 acknowledged write; with the default `ack: none` the test prints how many
 were lost."""
 import re
+import signal
 import threading
 import time
 
@@ -147,6 +148,22 @@ def test_a_yrmcds_slave_never_confirms_so_writes_time_out(ithaca_factory, yrmcds
     while "Unknown replication command" not in slave.logfile.read_text():
         assert time.monotonic() < deadline, slave.logfile.read_text()
         time.sleep(0.05)
+
+
+def test_sighup_turns_ack_on_and_off(ithaca_factory, tmp_path):
+    master = ithaca_factory(config_text=ack_master_config(free_port(), ack="none", timeout="100ms") +
+                            "logging:\n  level: info\n")
+    cfg = next(tmp_path.glob("ithaca-*.yaml"))
+    with Conn(*master.address) as m:
+        assert m.call(b"set k 0 0 1\r\nv\r\n") == b"STORED\r\n"  # no slave, no wait
+        cfg.write_text(cfg.read_text().replace("ack: none", "ack: slave"))
+        master.proc.send_signal(signal.SIGHUP)
+        assert master.wait_for_log(re.compile(r"applied: .*replication\.ack none -> slave"), 10), master.log
+        assert m.call(b"set k 0 0 1\r\nv\r\n") == UNCONFIRMED
+        cfg.write_text(cfg.read_text().replace("ack: slave", "ack: none"))
+        master.proc.send_signal(signal.SIGHUP)
+        assert master.wait_for_log(re.compile(r"replication\.ack slave -> none"), 10), master.log
+        assert m.call(b"set k 0 0 1\r\nv\r\n") == b"STORED\r\n"
 
 
 # ---------------------------------------------------------------- failover under load

@@ -79,6 +79,8 @@ TEST_CASE("the sample config/replica.yaml parses") {
   CHECK(c.replication.role == replication_role::Master);
   CHECK(c.replication.listen_host == "127.0.0.1");
   CHECK(c.replication.port == 11213);
+  CHECK(c.replication.ack == replication_ack::None);
+  CHECK(c.replication.ack_timeout_ms == 1000);
 }
 
 TEST_CASE("replication: ack and ack_timeout") {
