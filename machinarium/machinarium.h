@@ -374,6 +374,10 @@ class byte_queue {
     char* data = nullptr;  // `size` writable bytes, 8-byte aligned
     size_t size = 0;
     size_t header = 0;     // (internal) offset of the record's header
+    // The stream position just past this record (bytes claimed since the
+    // queue was made, padding included): read_position() reaches it exactly
+    // when the consumer pops this record. Positions never wrap.
+    uint64_t end = 0;
   };
   // Claims `size` contiguous bytes. False at once if the ring lacks room or
   // size > max_record(). [any thread; lock-free, never blocks or allocates]
@@ -387,6 +391,9 @@ class byte_queue {
   // record, if any; stays valid until pop().
   bool try_peek(std::string_view& record);
   void pop();  // releases the record try_peek returned
+  // The consumer's position: every record whose `end` is <= it was popped.
+  // [any thread; acquire]
+  uint64_t read_position() const { return tail_.load(std::memory_order_acquire); }
 
   size_t capacity() const { return capacity_; }
   size_t max_record() const { return capacity_ / 2 - 8; }

@@ -84,6 +84,7 @@ bool byte_queue::try_reserve(size_t size, reservation& r) {
   r.header = offset;
   r.data = reinterpret_cast<char*>(ring_) + offset + kHeader;
   r.size = size;
+  r.end = head + pad + slot;
   return true;
 }
 

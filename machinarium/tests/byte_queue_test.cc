@@ -101,6 +101,29 @@ TEST_CASE("byte_queue_reserve_writes_in_place") {
   q.pop();
 }
 
+// A record's `end` is the consumer's read_position() right after popping it,
+// across padding at the ring's end, lap after lap (the replication ack uses
+// these positions as its stream positions).
+TEST_CASE("byte_queue_positions_match_the_consumer_after_each_pop") {
+  mm::byte_queue q(4096);
+  uint64_t last_end = 0;
+  for (uint32_t i = 0; i < 3000; i++) {
+    std::string rec = make_record(1, i);
+    mm::byte_queue::reservation r;
+    REQUIRE(q.try_reserve(rec.size(), r));
+    std::memcpy(r.data, rec.data(), rec.size());
+    q.commit(r);
+    REQUIRE(r.end > last_end);  // monotonic, never wraps
+    last_end = r.end;
+    std::string_view got;
+    REQUIRE(q.try_peek(got));
+    CHECK(q.read_position() < r.end);
+    q.pop();
+    REQUIRE(q.read_position() == r.end);
+  }
+  CHECK(last_end > 4 * q.capacity());  // several laps, padding included
+}
+
 TEST_CASE("byte_queue_wait_times_out_and_is_cancelled") {
   run([] {
     mm::byte_queue q(4096);

@@ -210,6 +210,8 @@ bool validate_logging(const logging_config& l, checker& c) {
 bool validate_replication(const replication_config& r, const cache_config& k, checker& c) {
   if (r.role == replication_role::Slave && r.master.empty())
     return c.fail({"replication.master", "replication.role"}, "master: a slave needs the master's host");
+  if (r.ack == replication_ack::Slave && r.role != replication_role::Master)
+    return c.fail({"replication.ack", "replication.role"}, "ack: slave needs role: master (a write waits for a slave)");
   if (r.role == replication_role::Master && r.listen_host.empty())
     return c.fail({"replication.listen"}, "listen: empty host");
   const uint64_t inline_max = std::min(k.item_size_max, k.large_value_threshold) + 4 * kKiB;
@@ -231,6 +233,8 @@ const char* to_string(replication_role r) {
   }
   return "none";
 }
+
+const char* to_string(replication_ack a) { return a == replication_ack::Slave ? "slave" : "none"; }
 
 bool validate(const config& cfg, validation_error* error) {
   checker c(error);

@@ -83,6 +83,10 @@ struct cache_config {
 // protocol (sources/replication/). Every setting needs a restart.
 enum class replication_role { None, Master, Slave };
 const char* to_string(replication_role r);
+// `ack`: none (yrmcds: a write is answered once applied on the master), or
+// slave (answered once a slave confirmed it; ithaca slaves only).
+enum class replication_ack { None, Slave };
+const char* to_string(replication_ack a);
 inline constexpr uint16_t kDefaultReplicationPort = 11213;  // yrmcds repl_port
 struct replication_config {
   replication_role role = replication_role::None;
@@ -92,6 +96,8 @@ struct replication_config {
   uint64_t slave_timeout_ms = 10000;    // master: drop a slave silent this long (yrmcds)
   uint64_t heartbeat_interval_ms = 1000;  // slave: one heartbeat byte this often
   uint64_t send_buffer = 32 * kMiB;     // master: a slave further behind is dropped (resyncs)
+  replication_ack ack = replication_ack::None;  // master: when a write is answered (live)
+  uint64_t ack_timeout_ms = 1000;       // master, ack: slave: the error after this long (live)
   uint64_t queue_size = 64 * kMiB;      // master: the workers' hand-off ring
   bool serve_reads = false;             // slave: answer reads (yrmcds closes clients)
 };
@@ -130,6 +136,8 @@ inline constexpr range kAsyncQueueRange{16, 1u << 20};
 inline constexpr range kSlaveTimeoutRange{100, 3600 * 1000};
 inline constexpr range kHeartbeatIntervalRange{10, 60 * 1000};
 inline constexpr range kSendBufferRange{64 * kKiB, 64 * kGiB};
+// Below the request loop's 10-minute limit for a request in flight.
+inline constexpr range kAckTimeoutRange{1, 300 * 1000};
 inline constexpr range kReplicationQueueRange{kMiB, 64 * kGiB};
 // sizeof(sockaddr_un::sun_path) - 1
 inline constexpr size_t kMaxUnixPath = 107;

@@ -84,6 +84,8 @@ void parse_replication(section& s, config& c) {
   s.duration("slave_timeout", v.slave_timeout_ms, kSlaveTimeoutRange);
   s.duration("heartbeat_interval", v.heartbeat_interval_ms, kHeartbeatIntervalRange);
   s.size("send_buffer", v.send_buffer, kSendBufferRange);
+  s.choice("ack", v.ack, {{"none", replication_ack::None}, {"slave", replication_ack::Slave}});
+  s.duration("ack_timeout", v.ack_timeout_ms, kAckTimeoutRange);
   s.size("queue_size", v.queue_size, kReplicationQueueRange);
   s.boolean("serve_reads", v.serve_reads);
 }

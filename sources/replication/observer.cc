@@ -16,8 +16,23 @@ char* claim(mm::byte_queue& q, size_t packet_size, const ring_tag& tag, mm::byte
 }
 }  // namespace
 
+change_mark& thread_change_mark() noexcept {
+    thread_local change_mark mark;
+    return mark;
+}
+
 void stream_observer::counted(bool ok) noexcept {
     (ok ? records_ : lost_).fetch_add(1, std::memory_order_relaxed);
+    if (!ok)
+        thread_change_mark().lost++;
+}
+
+// Publishes a stream record and tells this thread where it ends.
+void stream_observer::commit_stream(const mm::byte_queue::reservation& r) noexcept {
+    queue_.commit(r);
+    change_mark& m = thread_change_mark();
+    m.position = position_base_ + r.end;
+    m.streamed++;
 }
 
 bool stream_observer::put_set(const store::item_view& item, ring_kind kind, uint32_t sync_id) noexcept {
@@ -39,23 +54,28 @@ bool stream_observer::put_set(const store::item_view& item, ring_kind kind, uint
             return false;
         encode_set(p, item.key, item.flags, exptime, item.value);
     }
-    queue_.commit(r);
+    if (kind == ring_kind::Stream)
+        commit_stream(r);
+    else
+        queue_.commit(r);
     return true;
 }
 
 void stream_observer::on_store(const store::item_view& item) noexcept {
+    thread_change_mark().changes++;
     if (streaming())
         counted(put_set(item, ring_kind::Stream, 0));
 }
 
 void stream_observer::on_touch(const store::item_view& item) noexcept {
+    thread_change_mark().changes++;
     if (!streaming())
         return;
     mm::byte_queue::reservation r;
     char* p = claim(queue_, touch_size(item.key.size()), ring_tag{}, r);
     if (p) {
         encode_touch(p, item.key, wire_exptime(store::deadline_to_unix(item.deadline, wall_base_)));
-        queue_.commit(r);
+        commit_stream(r);
     }
     counted(p != nullptr);
 }
@@ -63,13 +83,14 @@ void stream_observer::on_touch(const store::item_view& item) noexcept {
 // Every removal, whatever the reason (delete, expiry, eviction, flush), is a
 // DeleteQ, as yrmcds's GC sends one for each object it drops.
 void stream_observer::on_remove(std::string_view key, store::remove_reason) noexcept {
+    thread_change_mark().changes++;
     if (!streaming())
         return;
     mm::byte_queue::reservation r;
     char* p = claim(queue_, delete_size(key.size()), ring_tag{}, r);
     if (p) {
         encode_delete(p, key);
-        queue_.commit(r);
+        commit_stream(r);
     }
     counted(p != nullptr);
 }

@@ -22,9 +22,32 @@
 
 namespace ithaca::replication {
 
+// What the store calls of the current thread changed: the semi-synchronous
+// ack (route/routes/ack_route.cc) copies it before a client's write and
+// compares after, to learn whether the write changed the store and at which
+// stream position its record ends. Only counters that grow, so a coroutine
+// that suspends inside a store call (a large value's file read) and lets
+// another coroutine of the thread write meanwhile sees that write counted as
+// its own: it then waits for a later position (safe), never an earlier one.
+// Written by the observer under the bucket lock, read by the same thread
+// after the store call returned: a plain thread-local, no atomics.
+struct change_mark {
+    uint64_t position = 0;  // the stream position just past this thread's latest record
+    uint64_t changes = 0;   // items changed (streamed or not)
+    uint64_t streamed = 0;  // stream records handed to the ring
+    uint64_t lost = 0;      // records the full ring refused: they reach no slave
+};
+change_mark& thread_change_mark() noexcept;
+
 class stream_observer final : public store::change_observer {
 public:
-    stream_observer(mm::byte_queue& queue, int64_t wall_base) : queue_(queue), wall_base_(wall_base) {}
+    // `position_base` is added to the ring's positions (mm::byte_queue's
+    // `end`) to make the stream positions the workers and slaves see.
+    stream_observer(mm::byte_queue& queue, int64_t wall_base, uint64_t position_base = 0)
+        : queue_(queue), wall_base_(wall_base), position_base_(position_base) {}
+
+    // The stream position every record popped so far ends at. [the ring's consumer]
+    uint64_t read_position() const noexcept { return position_base_ + queue_.read_position(); }
 
     void on_store(const store::item_view& item) noexcept override;
     void on_remove(std::string_view key, store::remove_reason why) noexcept override;
@@ -47,9 +70,11 @@ public:
 private:
     bool put_set(const store::item_view& item, ring_kind kind, uint32_t sync_id) noexcept;
     void counted(bool ok) noexcept;
+    void commit_stream(const mm::byte_queue::reservation& r) noexcept;
 
     mm::byte_queue& queue_;
     const int64_t wall_base_;
+    const uint64_t position_base_;
     std::atomic<bool> streaming_{false};
     std::atomic<uint64_t> records_{0};
     std::atomic<uint64_t> lost_{0};

@@ -56,6 +56,25 @@ size_t encode_delete(char* out, std::string_view key) {
     return static_cast<size_t>(p - out);
 }
 
+namespace {
+size_t encode_ack(char* out, uint8_t magic, uint64_t position) {
+    protocol::binary_header h;
+    h.magic = magic;
+    h.opcode = static_cast<uint8_t>(opcode::Noop);
+    h.cas = position;
+    protocol::encode_header(h, out);
+    return kAckSize;
+}
+}  // namespace
+
+size_t encode_ack_request(char* out, uint64_t position) {
+    return encode_ack(out, protocol::kBinaryRequestMagic, position);
+}
+
+size_t encode_ack_response(char* out, uint64_t position) {
+    return encode_ack(out, protocol::kBinaryResponseMagic, position);
+}
+
 uint32_t wire_exptime(int64_t unix_deadline) {
     if (unix_deadline <= 0)
         return 0;

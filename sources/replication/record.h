@@ -38,6 +38,17 @@ size_t encode_set(char* out, std::string_view key, uint32_t flags, uint32_t expt
 size_t encode_touch(char* out, std::string_view key, uint32_t exptime);
 size_t encode_delete(char* out, std::string_view key);
 
+// The semi-synchronous confirmation (`replication.ack: slave`, not in
+// yrmcds), sent only when the master asks for it:
+//   master -> slave: a binary Noop request (0x0a, magic 0x80, no body) whose
+//                    CAS field carries a stream position;
+//   slave -> master: the Noop response (magic 0x81, status 0, same CAS), sent
+//                    once the slave has applied every record before the request.
+// Both are kAckSize bytes.
+inline constexpr size_t kAckSize = kHeaderSize;
+size_t encode_ack_request(char* out, uint64_t position);
+size_t encode_ack_response(char* out, uint64_t position);
+
 // The wire exptime of an item: its deadline as a unix time, 0 for never.
 uint32_t wire_exptime(int64_t unix_deadline);
 

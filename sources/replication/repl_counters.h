@@ -25,6 +25,15 @@ struct repl_counters {
     std::atomic<uint64_t> applied_touches{0};
     std::atomic<uint64_t> applied_deletes{0};
     std::atomic<uint64_t> stream_errors{0};
+    // Master with `ack: slave` (ack_state.h): written by every worker
+    // (fetch_add), so unlike the rest they have many writers.
+    std::atomic<uint64_t> ack_confirmed{0};     // writes released after a slave's confirmation
+    std::atomic<uint64_t> ack_waits{0};         // writes that waited for one
+    std::atomic<uint64_t> ack_timeouts{0};      // ... and got the error after ack_timeout
+    std::atomic<uint64_t> ack_unreplicated{0};  // errors at once: no slave attached, or the ring was full
+    std::atomic<uint64_t> ack_latency_us{0};    // sum of the confirmed writes' waits
+    std::atomic<uint64_t> ack_latency_max_us{0};
+    std::atomic<uint64_t> ack_requests{0};      // confirmation requests sent (router machine)
 };
 
 }  // namespace ithaca::replication

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "machinarium.h"
+#include "record.h"
 #include "stream_decoder.h"
 
 namespace ithaca::replication {
@@ -34,6 +35,41 @@ void apply(const record& r, store::store& st, const store::store_now& now, repl_
         st.remove(r.key, now);
         c.applied_deletes.fetch_add(1, std::memory_order_relaxed);
         break;
+    case record_kind::Ack:
+        break;  // answered by the sender (follow)
+    }
+}
+
+// What goes back to the master, from one coroutine so packets never
+// interleave: a heartbeat byte per interval (yrmcds: '\0'; the master drops
+// a slave silent for its slave_timeout) and, when the master asked
+// (`ack: slave`), the confirmation of the latest position asked: every record
+// before the request has been applied by then (follow applies a read's
+// records in order before it signals). Confirmations are coalesced: one
+// answers every earlier request.
+struct master_replies {
+    uint64_t asked = 0;  // the latest position the master asked to confirm
+    uint64_t sent = 0;   // the latest confirmed
+    mm::cond more;       // follow -> sender: asked moved
+};
+
+void send_replies(mm::io& master, const slave_settings& s, master_replies& rep) {
+    const auto interval = static_cast<mm::millis>(s.heartbeat_interval_ms);
+    int64_t next_beat = mm::deadline_after(interval);
+    for (;;) {
+        if (rep.more.wait(mm::millis_until(next_beat)) == mm::wait_status::Cancelled) return;
+        if (rep.asked > rep.sent) {
+            const uint64_t position = rep.asked;
+            char packet[kAckSize];
+            encode_ack_response(packet, position);
+            if (master.write(packet, sizeof packet, interval * 10) < 0) return;
+            rep.sent = position;
+        }
+        if (mm::millis_until(next_beat) == 0) {
+            const char zero = '\0';
+            if (master.write(&zero, 1, interval * 10) < 0) return;
+            next_beat = mm::deadline_after(interval);
+        }
     }
 }
 
@@ -41,15 +77,8 @@ void apply(const record& r, store::store& st, const store::store_now& now, repl_
 // breaks, or the coroutine is cancelled.
 void follow(mm::io& master, const slave_settings& s, store::store& st,
             const std::function<store::store_now()>& now, repl_counters& c) {
-    // The heartbeat: yrmcds's slave sends one '\0' per interval; the master
-    // drops a slave silent for its slave_timeout.
-    mm::coroutine_id beat = mm::coroutine_create("repl heartbeat", [&master, &s] {
-        const char zero = '\0';
-        for (;;) {
-            if (mm::sleep(static_cast<mm::millis>(s.heartbeat_interval_ms)) == mm::wait_status::Cancelled) return;
-            if (master.write(&zero, 1, static_cast<mm::millis>(s.heartbeat_interval_ms) * 10) < 0) return;
-        }
-    });
+    master_replies rep;
+    mm::coroutine_id beat = mm::coroutine_create("repl heartbeat", [&master, &s, &rep] { send_replies(master, s, rep); });
     stream_decoder decoder(s.max_value);
     std::vector<char> buf(kReadSize);
     for (;;) {
@@ -65,7 +94,14 @@ void follow(mm::io& master, const slave_settings& s, store::store& st,
         const store::store_now t = now();
         record r;
         decode_status ds;
-        while ((ds = decoder.next(in, r)) == decode_status::Ok) apply(r, st, t, c);
+        while ((ds = decoder.next(in, r)) == decode_status::Ok) {
+            if (r.kind == record_kind::Ack)
+                rep.asked = r.position;
+            else
+                apply(r, st, t, c);
+        }
+        if (rep.asked > rep.sent)
+            rep.more.signal();
         if (ds == decode_status::Error) {
             c.stream_errors.fetch_add(1, std::memory_order_relaxed);
             spdlog::error("replication: {}; reconnecting for a new sync", decoder.error());

@@ -18,6 +18,14 @@ size_t stream_decoder::check_header(const char* p) {
         error_ = "replication stream: bad magic byte";
         return 0;
     }
+    if (static_cast<opcode>(h.opcode) == opcode::Noop) {
+        // The master's confirmation request: a bare header.
+        if (h.extras_length != 0 || h.key_length != 0 || h.body_length != 0) {
+            error_ = "replication stream: a confirmation request with a body";
+            return 0;
+        }
+        return kHeaderSize;
+    }
     size_t extras = 0;
     switch (static_cast<opcode>(h.opcode)) {
     case opcode::SetQ: extras = kSetExtras; break;
@@ -51,6 +59,13 @@ void stream_decoder::decode(const char* packet, record& out) const {
     out.flags = 0;
     out.exptime = 0;
     out.value = {};
+    out.position = 0;
+    if (static_cast<opcode>(h.opcode) == opcode::Noop) {
+        out.kind = record_kind::Ack;
+        out.key = {};
+        out.position = h.cas;
+        return;
+    }
     switch (static_cast<opcode>(h.opcode)) {
     case opcode::SetQ:
         out.kind = record_kind::Set;

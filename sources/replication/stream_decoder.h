@@ -13,7 +13,8 @@
 
 namespace ithaca::replication {
 
-enum class record_kind : uint8_t { Set, Touch, Delete };
+// Ack: the master asks for a confirmation of `position` (record.h).
+enum class record_kind : uint8_t { Set, Touch, Delete, Ack };
 
 struct record {
     record_kind kind = record_kind::Set;
@@ -21,6 +22,7 @@ struct record {
     uint32_t flags = 0;
     uint32_t exptime = 0;  // wire exptime (memcached rules; yrmcds sends absolute)
     std::string_view value;
+    uint64_t position = 0;  // Ack
 };
 
 enum class decode_status : uint8_t {

@@ -53,7 +53,7 @@ void record_prefix_stats(const protocol::request& req, const protocol::routed_re
 bool pop_ready(loop_context& lc) {
   while (!lc.inflight.empty()) {
     request_slot& s = lc.inflight.head();
-    if (s.st == request_slot::state::Deferred) {
+    if (s.st == request_slot::state::Deferred || (s.st == request_slot::state::Ready && s.reply_in_deferred)) {
       lc.out.splice(s.deferred);
     } else if (s.st == request_slot::state::Ready) {
       if (!s.silent) record_prefix_stats(s.req, s.result);
@@ -152,7 +152,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     if (r.status == protocol::parse_status::NeedMore) break;
     // Nothing earlier pending: answer straight into the reply stream.
     const bool direct = lc.inflight.empty();
-    dispatch_env env{lc.exec, direct ? lc.out : slot.deferred, lc.backends};
+    dispatch_env env{lc.exec, direct ? lc.out : slot.deferred, lc.backends, lc.acks};
     dispatch_status st = dispatch_status::Done;
     if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {
       // The parser refused it, but memcached's side effect happens on the

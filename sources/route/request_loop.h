@@ -27,6 +27,7 @@ struct loop_context {
   inflight_queue& inflight;
   protocol::out_buffer& out;  // the reply stream
   proxy::worker_backends* backends = nullptr;  // this worker's, when the tree has pools
+  ack_waiters* acks = nullptr;  // this worker's, on a replication master
 };
 
 // Longest a connection waits for a request in flight. Backend calls end

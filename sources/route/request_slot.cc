@@ -13,6 +13,7 @@ void request_slot::reset() {
   st = state::Parsing;
   action = exec_action::Continue;
   silent = false;
+  reply_in_deferred = false;
   calls_pending_ = 0;
 }
 

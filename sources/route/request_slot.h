@@ -48,6 +48,9 @@ class request_slot {
   // A request sent only for its side effect (a refused set's delete): not
   // counted in `stats detail` (the set was, with its error).
   bool silent = false;
+  // [Pending, Ready] the reply is already rendered in `deferred` (a write
+  // parked until a slave confirms it, routes/ack_route.cc), not in `result`.
+  bool reply_in_deferred = false;
 
   // Scratch for routes that split a request's keys by server (kept with
   // their capacity): the key indexes grouped by server, and each key's server.

@@ -24,6 +24,8 @@ class worker_backends;
 
 namespace ithaca::route {
 
+class ack_waiters;
+
 // What a route may use while it dispatches, all of it owned by the calling
 // worker machine. [one client coroutine]
 struct dispatch_env {
@@ -32,6 +34,7 @@ struct dispatch_env {
   // before this request is still pending, else the slot's `deferred` buffer.
   protocol::out_buffer& out;
   proxy::worker_backends* backends;  // this worker's backend connections; null without pools
+  ack_waiters* acks = nullptr;       // this worker's writes awaiting a slave (a master only)
 };
 
 enum class dispatch_status : std::uint8_t {

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "local_route.h"
+#include "routes/ack_route.h"
 #include "routes/pool_route.h"
 #include "routes/read_only_route.h"
 
@@ -16,11 +17,22 @@ struct builder {
   std::vector<std::unique_ptr<const route>> routes;
   std::string error;
 
+  // The local store; on a master with `ack: slave`, behind the ack gate.
+  const route* local() {
+    routes.push_back(std::make_unique<local_route>());
+    const route* r = routes.back().get();
+    const config::replication_config& repl = cfg.replication;
+    if (repl.role == config::replication_role::Master && repl.ack == config::replication_ack::Slave) {
+      routes.push_back(std::make_unique<ack_route>(*r, repl.ack_timeout_ms));
+      r = routes.back().get();
+    }
+    return r;
+  }
+
   const route* node(const config::route_config& r) {
     switch (r.kind) {
       case config::route_kind::Local:
-        routes.push_back(std::make_unique<local_route>());
-        return routes.back().get();
+        return local();
       case config::route_kind::Pool: {
         auto it = pools.find(r.pool);
         if (it == pools.end()) {
@@ -55,8 +67,7 @@ std::shared_ptr<const route_tree> build_route_tree(const config::config& cfg, pr
   if (!cfg.router.has_route) {
     // The local store; on a replication slave that serves reads (one that
     // does not closes its clients) behind a read-only gate.
-    b.routes.push_back(std::make_unique<local_route>());
-    const route* root = b.routes.back().get();
+    const route* root = b.local();
     if (cfg.replication.role == config::replication_role::Slave) {
       b.routes.push_back(std::make_unique<read_only_route>(*root));
       root = b.routes.back().get();

@@ -1,6 +1,7 @@
 #include "route_tree.h"
 
 #include "local_route.h"
+#include "routes/ack_route.h"
 
 namespace ithaca::route {
 
@@ -9,7 +10,14 @@ route_tree::route_tree(std::vector<std::unique_ptr<const route>> routes, const r
     : routes_(std::move(routes)),
       root_(root),
       pools_(std::move(pools)),
-      root_is_local_(dynamic_cast<const local_route*>(root) != nullptr) {}
+      root_is_local_(is_local(root)) {}
+
+// The local route, or the local route behind the ack gate (its writes wait
+// for a slave, but every request runs on this store, with its side effects).
+bool route_tree::is_local(const route* r) {
+  if (const auto* ack = dynamic_cast<const ack_route*>(r)) r = &ack->child();
+  return dynamic_cast<const local_route*>(r) != nullptr;
+}
 
 std::vector<std::shared_ptr<proxy::backend_server>> route_tree::servers() const {
   std::vector<std::shared_ptr<proxy::backend_server>> out;

@@ -27,10 +27,12 @@ class route_tree {
   std::vector<std::shared_ptr<proxy::backend_server>> servers() const;
 
   const route& root() const { return *root_; }
-  // The whole tree is the local store: every request runs at once.
+  // The whole tree is the local store: every request runs on it (at once,
+  // but for writes that wait for a slave's confirmation: ack_route).
   bool root_is_local() const { return root_is_local_; }
 
  private:
+  static bool is_local(const route* r);
   std::vector<std::unique_ptr<const route>> routes_;
   const route* root_;
   std::vector<std::shared_ptr<const proxy::pool>> pools_;

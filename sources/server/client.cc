@@ -25,7 +25,7 @@ client::client(const worker_shared& shared, cache::command_counters& counters)
       counters_(counters),
       parser_(shared.parser),
       ctx_{*shared.store, counters, *shared.stats, {}, live_->enable_shutdown, std::string(cache::kVersion), {}},
-      loop_{ctx_, live_->routes.get(), inflight_, out_, shared.backends} {
+      loop_{ctx_, live_->routes.get(), inflight_, out_, shared.backends, shared.acks} {
   parser_.set_item_size_max(live_->item_size_max);
 }
 

@@ -95,9 +95,13 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   // Replication (master): the router machine and its observer, installed
   // before any worker can touch the store.
   replication::repl_counters repl;
+  // Every master has the ack state (idle with `ack: none`), so a SIGHUP can
+  // turn `ack: slave` on. It outlives the router and the workers.
+  std::unique_ptr<replication::ack_state> repl_ack;
   std::unique_ptr<router> repl_router;
   if (cfg.replication.role == config::replication_role::Master) {
-    repl_router = std::make_unique<router>(router_settings_of(cfg), *st, clock, repl);
+    repl_ack = std::make_unique<replication::ack_state>(cfg.server.workers, repl);
+    repl_router = std::make_unique<router>(router_settings_of(cfg), *st, clock, repl, repl_ack.get());
     st->set_observer(repl_router->observer());
   }
   // What a SIGHUP may change; the pooler publishes the next one (reload.h).
@@ -132,6 +136,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   shared.live = &live;
   shared.parser.item_size_max = cfg.cache.item_size_max;
   shared.read_buffer_size = cfg.server.read_buffer_size;
+  shared.ack_state = repl_ack.get();
   shared.request_shutdown = [&pool] {
     if (pool) pool->request_shutdown();
   };

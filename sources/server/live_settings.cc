@@ -20,6 +20,7 @@ constexpr numeric_field kNumeric[] = {
     {"cache.gc_interval", config::value_kind::Duration, &live_settings::gc_interval_ms},
     {"server.max_connections", config::value_kind::Integer, &live_settings::max_connections},
     {"server.idle_timeout", config::value_kind::Duration, &live_settings::idle_timeout_ms},
+    {"replication.ack_timeout", config::value_kind::Duration, &live_settings::ack_timeout_ms},
 };
 
 }  // namespace
@@ -36,6 +37,8 @@ live_settings live_settings_of(const config::config& c) {
   l.idle_timeout_ms = c.server.idle_timeout_ms;
   l.enable_shutdown = c.server.enable_shutdown;
   l.log_level = c.logging.level;
+  l.ack = c.replication.ack;
+  l.ack_timeout_ms = c.replication.ack_timeout_ms;
   return l;
 }
 
@@ -50,6 +53,8 @@ void overlay(const live_settings& l, config::config& c) {
   c.server.idle_timeout_ms = l.idle_timeout_ms;
   c.server.enable_shutdown = l.enable_shutdown;
   c.logging.level = l.log_level;
+  c.replication.ack = l.ack;
+  c.replication.ack_timeout_ms = l.ack_timeout_ms;
 }
 
 std::vector<std::string> live_changes(const live_settings& before, const live_settings& after) {
@@ -62,6 +67,10 @@ std::vector<std::string> live_changes(const live_settings& before, const live_se
   if (before.enable_shutdown != after.enable_shutdown) {
     out.push_back(std::string("server.enable_shutdown ") + (before.enable_shutdown ? "true" : "false") +
                   " -> " + (after.enable_shutdown ? "true" : "false"));
+  }
+  if (before.ack != after.ack) {
+    out.push_back(std::string("replication.ack ") + config::to_string(before.ack) + " -> " +
+                  config::to_string(after.ack));
   }
   if (before.log_level != after.log_level) {
     out.push_back(std::string("logging.level ") + config::to_string(before.log_level) + " -> " +

@@ -33,6 +33,10 @@ struct live_settings {
   uint64_t idle_timeout_ms = 0;        // server.idle_timeout; 0 = never
   bool enable_shutdown = false;        // server.enable_shutdown
   config::log_level log_level = config::log_level::Warn;  // logging.level
+  // replication.ack / ack_timeout: they shape the route tree below (the ack
+  // gate), rebuilt at each reload; here for the change list.
+  config::replication_ack ack = config::replication_ack::None;
+  uint64_t ack_timeout_ms = 0;
   // The route tree (pools: and route:), or the local store alone. A client
   // batch keeps the tree it started with until its last reply.
   std::shared_ptr<const route::route_tree> routes;

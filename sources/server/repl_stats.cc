@@ -24,6 +24,16 @@ void repl_stat_lines(const replication::repl_counters& c, cache::stat_lines& out
   add("repl_touched", c.applied_touches);
   add("repl_removed", c.applied_deletes);
   add("repl_stream_errors", c.stream_errors);
+  // ack: slave (master).
+  add("repl_ack_requests", c.ack_requests);
+  add("repl_ack_waits", c.ack_waits);
+  add("repl_ack_confirmed", c.ack_confirmed);
+  add("repl_ack_timeouts", c.ack_timeouts);
+  add("repl_ack_unreplicated", c.ack_unreplicated);
+  const uint64_t confirmed = c.ack_confirmed.load(std::memory_order_relaxed);
+  out.emplace_back("repl_ack_latency_avg_us",
+                   std::to_string(confirmed ? c.ack_latency_us.load(std::memory_order_relaxed) / confirmed : 0));
+  add("repl_ack_latency_max_us", c.ack_latency_max_us);
 }
 
 }  // namespace ithaca::server

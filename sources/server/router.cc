@@ -8,7 +8,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ack_reader.h"
 #include "large_value.h"
+#include "record.h"
 #include "ring_record.h"
 
 namespace ithaca::server {
@@ -31,19 +33,22 @@ struct router::slave {
   bool syncing = true;  // initial sync not finished
   bool closed = false;
   uint64_t synced = 0;  // items received from the initial sync
+  uint64_t asked = 0;      // the last position it was asked to confirm (ack: slave)
+  uint64_t confirmed = 0;  // the highest position it confirmed
   int64_t joined_ns = 0;
   mm::coroutine_id reader = 0, writer = 0, scan = 0;
   size_t buffered() const { return pending.size() + sending.size(); }
 };
 
 router::router(router_settings settings, store::store& st, const server_clock& clock,
-               replication::repl_counters& counters)
+               replication::repl_counters& counters, replication::ack_state* ack)
     : settings_(std::move(settings)),
       store_(st),
       clock_(clock),
       counters_(counters),
+      ack_(ack),
       queue_(settings_.queue_size),
-      observer_(queue_, clock.wall_base()) {
+      observer_(queue_, clock.wall_base(), ack ? ack->confirmed() : 0) {
   counters_.role.store("master");
 }
 
@@ -153,6 +158,7 @@ void router::drain() {
       queue_.pop();
       if (mm::coroutine_cancelled()) return;
     }
+    ask_confirmations();
     for (const slave_ptr& s : slaves_) {
       if (!s->pending.empty()) s->ready.signal();
     }
@@ -237,13 +243,46 @@ void router::writer(slave_ptr s) {
   }
 }
 
-// A slave sends one byte every heartbeat interval (yrmcds: '\0'); they mean
-// nothing else. Silence for slave_timeout, or the end of the stream, drops it.
+// While client writes wait for a confirmation (ack: slave), asks every
+// synced slave to confirm the position the drain has reached: every record
+// before it is in the slave's buffer, ahead of the request.
+void router::ask_confirmations() {
+  if (!ack_ || ack_->waiting.load(std::memory_order_seq_cst) == 0) return;
+  const uint64_t position = observer_.read_position();
+  char request[replication::kAckSize];
+  replication::encode_ack_request(request, position);
+  for (const slave_ptr& s : std::vector<slave_ptr>(slaves_)) {
+    if (s->syncing || s->asked >= position) continue;
+    append(s, {request, sizeof request});  // may drop it (behind by send_buffer)
+    s->asked = position;
+    counters_.ack_requests.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+// A slave sends one byte every heartbeat interval (yrmcds: '\0'), which
+// means nothing else, and (ack: slave) its confirmations. Silence for
+// slave_timeout, the end of the stream, or a packet that is not a
+// confirmation drops it.
 void router::heartbeats(slave_ptr s) {
   char buf[512];
+  replication::ack_reader reader;
   for (;;) {
     ssize_t n = s->io->read(buf, sizeof buf, static_cast<mm::millis>(settings_.slave_timeout_ms));
-    if (n > 0) continue;
+    if (n > 0) {
+      uint64_t confirmed = s->confirmed;
+      if (reader.feed({buf, static_cast<size_t>(n)}, confirmed) != replication::ack_reader::status::Ok) {
+        drop(s, reader.error());
+        return;
+      }
+      if (confirmed == s->confirmed) continue;
+      if (confirmed > s->asked) {
+        drop(s, "confirmed position " + std::to_string(confirmed) + ", which it was never asked for");
+        return;
+      }
+      s->confirmed = confirmed;
+      if (ack_) ack_->confirm(confirmed);
+      continue;
+    }
     if (n == -ECANCELED) return;
     drop(s, n == 0              ? "closed the connection"
             : n == -ETIMEDOUT   ? "no heartbeat for " + std::to_string(settings_.slave_timeout_ms) + " ms"

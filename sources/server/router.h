@@ -12,6 +12,13 @@
 //   per slave: writer (buffer -> socket), heartbeat reader (drops a slave
 //            silent for slave_timeout), initial-sync scan
 //
+// With `replication.ack: slave` (ack_state.h): while client writes wait, the
+// drain asks every synced slave, after each batch, to confirm the position it
+// reached (a Noop, record.h); the heartbeat reader reads the confirmations
+// (ack_reader.h) and publishes them (ack_state::confirm). A slave still in
+// its initial sync is never asked: its confirmation would not cover the
+// items its scan has yet to copy.
+//
 // Policy for a slave that cannot keep up: once its buffered bytes pass
 // send_buffer it is dropped (counted; it must resync); a ring overflow drops
 // every slave. No worker ever waits on a slave.
@@ -25,6 +32,7 @@
 #include <vector>
 
 #include "machinarium.h"
+#include "ack_state.h"
 #include "observer.h"
 #include "repl_counters.h"
 #include "server_clock.h"
@@ -41,8 +49,12 @@ struct router_settings {
 
 class router {
  public:
+  // `ack`: the semi-synchronous state shared with the workers (every master
+  // has one, so a reload can turn `ack: slave` on); null: never asks. Stream
+  // positions start above ack->confirmed(), so a later router (a role
+  // change) never counts an old confirmation for a new write.
   router(router_settings settings, store::store& st, const server_clock& clock,
-         replication::repl_counters& counters);
+         replication::repl_counters& counters, replication::ack_state* ack = nullptr);
   ~router();
   router(const router&) = delete;
   router& operator=(const router&) = delete;
@@ -67,11 +79,13 @@ class router {
   void initial_sync(slave_ptr s);
   void drop(const slave_ptr& s, const std::string& why);
   void update_lag();
+  void ask_confirmations();
 
   router_settings settings_;
   store::store& store_;
   const server_clock& clock_;
   replication::repl_counters& counters_;
+  replication::ack_state* ack_;
   mm::byte_queue queue_;
   replication::stream_observer observer_;
   mm::machine* machine_ = nullptr;

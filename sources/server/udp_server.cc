@@ -163,7 +163,7 @@ cache::exec_action udp_server::process(std::string_view payload) {
   parser.set_item_size_max(live_->item_size_max);
   ctx_.enable_shutdown = live_->enable_shutdown;
   cache::exec_action action = cache::exec_action::Continue;
-  route::loop_context loop{ctx_, live_->routes.get(), inflight_, out_, shared_.backends};
+  route::loop_context loop{ctx_, live_->routes.get(), inflight_, out_, shared_.backends, shared_.acks};
   route::execute_input(parser, payload, loop, action);
   // No trim: one queue per UDP socket, its slots reused datagram after datagram.
   return action;

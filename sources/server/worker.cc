@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ack_waiters.h"
 #include "client.h"
 #include "udp_server.h"
 #include "worker_backends.h"
@@ -16,6 +17,10 @@ worker::worker(int index, worker_shared shared, cache::command_counters& counter
       counters_(counters),
       backends_(std::make_unique<proxy::worker_backends>(static_cast<unsigned>(index))) {
   shared_.backends = backends_.get();
+  if (shared_.ack_state) {
+    acks_ = std::make_unique<route::ack_waiters>(*shared_.ack_state, static_cast<unsigned>(index));
+    shared_.acks = acks_.get();
+  }
 }
 
 worker::~worker() {
@@ -53,6 +58,7 @@ void worker::main() {
     });
   }
   udp_.clear();  // the coroutines own the fds now
+  if (acks_) mm::coroutine_create("ack waiters", [this] { acks_->run(); });
   // Closes the connections to servers a reload removed, once idle.
   mm::coroutine_create("backend sweeper", [this] {
     while (mm::sleep(1000) != mm::wait_status::Cancelled) backends_->sweep();

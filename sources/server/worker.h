@@ -19,6 +19,12 @@
 namespace ithaca::proxy {
 class worker_backends;
 }
+namespace ithaca::replication {
+class ack_state;
+}
+namespace ithaca::route {
+class ack_waiters;
+}
 
 namespace ithaca::server {
 
@@ -53,6 +59,11 @@ struct worker_shared {
   // This worker's backend connections (router role); set by the worker on
   // its machine before any client runs.
   proxy::worker_backends* backends = nullptr;
+  // A replication master's ack state (`ack: slave`), shared by every worker;
+  // null elsewhere. Each worker then makes its own waiters (`acks`), set on
+  // its machine before any client runs.
+  replication::ack_state* ack_state = nullptr;
+  route::ack_waiters* acks = nullptr;
 };
 
 class worker {
@@ -82,6 +93,9 @@ class worker {
   // This worker's backend connections (router role). Outlives the machine:
   // its connections' coroutines run on it until it stops.
   std::unique_ptr<proxy::worker_backends> backends_;
+  // This worker's writes awaiting a slave (a master only); its coroutine
+  // runs on the machine, which it outlives.
+  std::unique_ptr<route::ack_waiters> acks_;
   // Set before start(); emptied by main() on the machine as it hands each fd
   // to its coroutine. Only the destructor reads it afterwards (after join).
   std::vector<udp_socket> udp_;

@@ -79,4 +79,27 @@ TEST_CASE("the sample config/replica.yaml parses") {
   CHECK(c.replication.role == replication_role::Master);
   CHECK(c.replication.listen_host == "127.0.0.1");
   CHECK(c.replication.port == 11213);
+  CHECK(c.replication.ack == replication_ack::None);
+  CHECK(c.replication.ack_timeout_ms == 1000);
+}
+
+TEST_CASE("replication: ack and ack_timeout") {
+  config c;
+  CHECK(c.replication.ack == replication_ack::None);
+  CHECK(c.replication.ack_timeout_ms == 1000);
+  REQUIRE(load_repl("replication:\n  role: master\n  ack: slave\n  ack_timeout: 250ms\n", &c) == "");
+  CHECK(c.replication.ack == replication_ack::Slave);
+  CHECK(c.replication.ack_timeout_ms == 250);
+  CHECK(load_repl("replication:\n  role: master\n  ack: all\n") ==
+        "replica.yaml:3: ack: expected one of none or slave, got 'all'");
+  CHECK(load_repl("replication:\n  role: master\n  ack_timeout: 0ms\n").find("replica.yaml:3: ack_timeout: expected") ==
+        0);
+  CHECK(load_repl("replication:\n  ack: slave\n") ==
+        "replica.yaml:2: ack: slave needs role: master (a write waits for a slave)");
+  // Live: a SIGHUP rebuilds the route tree with them.
+  config a, b;
+  a.replication.role = b.replication.role = replication_role::Master;
+  b.replication.ack = replication_ack::Slave;
+  b.replication.ack_timeout_ms = 5;
+  CHECK(restart_only_changes(a, b).empty());
 }

@@ -7,17 +7,11 @@
 
 #include "record.h"
 #include "stream_decoder.h"
+#include "test_bytes.h"
 
 using namespace ithaca::replication;
 
 namespace {
-std::string bytes(std::initializer_list<int> b) {
-    std::string s;
-    for (int c : b)
-        s.push_back(static_cast<char>(c));
-    return s;
-}
-
 std::string set_packet(std::string_view key, uint32_t flags, uint32_t exptime, std::string_view value) {
     std::string out(set_size(key.size(), value.size()), '\0');
     CHECK(encode_set(out.data(), key, flags, exptime, value) == out.size());
