@@ -36,6 +36,7 @@ live_settings live_settings_of(const config::config& c) {
   l.idle_timeout_ms = c.server.idle_timeout_ms;
   l.enable_shutdown = c.server.enable_shutdown;
   l.log_level = c.logging.level;
+  l.store_routes = !c.router.has_route;
   return l;
 }
 
