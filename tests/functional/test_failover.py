@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import START_TIMEOUT, Server, _Servers, ithaca_binary
-from mcwire import Conn
+from mcwire import Conn, parse_stats
 from netns import lan  # noqa: F401 (a fixture)
 from test_replication import SYNC_TIMEOUT, dump, item_set, stats, wait_same, write_items
 
@@ -21,7 +21,7 @@ PORT, REPL = 11211, 11213  # inside the namespaces: free by construction
 ROLE_BOUND = 10.0          # s: a role change seen by the clients (check 100 ms, failover_delay 2 s)
 
 
-def node_config(vip):
+def node_config(vip, serve_reads=True):
     return f"""
 replication:
   virtual_ip: {vip}
@@ -31,7 +31,7 @@ replication:
   failover_delay: 2s
   slave_timeout: 3s
   heartbeat_interval: 100ms
-  serve_reads: true
+  serve_reads: {"true" if serve_reads else "false"}
 logging:
   level: info
 """
@@ -49,10 +49,10 @@ class Nodes:
         self.owned = _Servers()
         self.started = 0
 
-    def start(self, node, memory=64):
+    def start(self, node, memory=64, serve_reads=True):
         self.started += 1
         cfg = self.tmp_path / f"{node}-{self.started}.yaml"
-        cfg.write_text(node_config(self.lan.vip))
+        cfg.write_text(node_config(self.lan.vip, serve_reads))
         s = Server("ithaca", ["ip", "netns", "exec", self.lan.ns[node], self.path, "-l", "0.0.0.0", "-p",
                                 str(PORT), "-U", "0", "-t", "2", "-m", str(memory), "--config", str(cfg)])
         s.host, s.port = self.lan.addr[node], PORT
@@ -276,3 +276,38 @@ def test_slave_killed_mid_sync_resyncs(lan, nodes):
     sa = lan.run(lambda: stats(a.address))
     assert (sa["repl_syncs_done"], sa["repl_slaves"]) == ("1", "1")
     assert int(sa["repl_slaves_dropped"]) >= 1
+
+
+def test_a_demoted_master_closes_its_clients_without_serve_reads(lan, nodes):
+    """serve_reads: false (yrmcds's way): once a has lost the address, a
+    client it had is closed at its next request (stats still answered, so a
+    monitor keeps its view), and a new client is closed at once."""
+    lan.add_vip("a")
+    a = nodes.start("a", serve_reads=False)
+    b = nodes.start("b", serve_reads=False)
+
+    def scenario():
+        with Conn(*a.address) as old:
+            assert old.call(b"set k 0 0 1\r\nv\r\n") == b"STORED\r\n"
+            lan.move_vip("a", "b")
+            deadline = time.monotonic() + ROLE_BOUND
+            while parse_stats(old.call(b"stats\r\n"))["repl_role"] != "slave":
+                assert time.monotonic() < deadline, a.log
+                time.sleep(0.05)
+            old.send(b"get k\r\n")
+            assert old.is_closed()
+        with Conn(*a.address) as new:
+            assert new.is_closed()
+        deadline = time.monotonic() + ROLE_BOUND
+        while True:  # b takes over the address and the writes
+            try:
+                if call_once((lan.vip, PORT), b"set k 0 0 1\r\nw\r\n") == b"STORED\r\n":
+                    break
+            except (OSError, AssertionError):  # closed while b is still a slave
+                pass
+            assert time.monotonic() < deadline, b.log
+            time.sleep(0.05)
+
+    lan.run(scenario)
+    assert a.wait_for_log(re.compile(r"demoted to slave: local data dropped \(was master\); clients: closed"), 1), \
+        a.describe()
