@@ -113,7 +113,14 @@ const char* coroutine_name();
 void coroutine_cancel(coroutine_id id);
 bool coroutine_cancelled();  // is the current coroutine cancelled?
 // Waits until coroutine `id` (current machine) ends. Ok at once if it has.
+// Like every wait it returns Cancelled at once in a cancelled coroutine.
 wait_status coroutine_join(coroutine_id id, millis timeout);
+// Cancels coroutine `id` and waits until it has ended, also when the caller
+// is itself cancelled (where coroutine_join returns at once): for a parent
+// that must outlive its children because they use its state. A cancelled
+// coroutine ends at its next wait, so this takes a loop turn or two. False if
+// `id` still runs after `timeout`. [machine]
+bool coroutine_finish(coroutine_id id, millis timeout);
 void yield();                       // lets every other ready coroutine run once
 wait_status sleep(millis duration);  // TimedOut is the normal result; Cancelled if cancelled
 

@@ -352,6 +352,21 @@ wait_status coroutine_join(coroutine_id id, millis timeout) {
   return s;
 }
 
+bool coroutine_finish(coroutine_id id, millis timeout) {
+  coroutine_cancel(id);
+  const int64_t deadline = deadline_after(timeout);
+  for (;;) {
+    coroutine* target = tl_machine->find(id);
+    if (!target || target->state == coroutine_state::Done) return true;
+    if (deadline >= 0 && detail::monotonic_ns() >= deadline) return false;
+    if (coroutine_cancelled()) {
+      yield();  // our own waits return at once: let the target run its way out
+    } else {
+      coroutine_join(id, millis_until(deadline));
+    }
+  }
+}
+
 void yield() {
   machine* m = tl_machine;
   coroutine* c = m->current();

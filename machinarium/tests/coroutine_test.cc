@@ -58,6 +58,46 @@ TEST_CASE("join_times_out_while_the_target_runs") {
   });
 }
 
+TEST_CASE("a_cancelled_parent_finishes_its_child_before_it_returns") {
+  run([] {
+    // The child waits on the parent's stack; the parent, cancelled, must not
+    // return (and free that stack) before the child has left the wait.
+    bool child_done = false;
+    bool done_when_parent_returned = false;
+    mm::wait_status parent_join = mm::wait_status::Ok;
+    mm::coroutine_id parent = mm::coroutine_create("parent", [&] {
+      mm::cond on_parent_stack;
+      mm::coroutine_id child = mm::coroutine_create("child", [&] {
+        on_parent_stack.wait(mm::kForever);
+        mm::sleep(5);  // cancelled: returns at once
+        child_done = true;
+      });
+      mm::sleep(mm::kForever);  // until cancelled
+      parent_join = mm::coroutine_join(child, 1000);  // a cancelled caller: at once
+      CHECK(mm::coroutine_finish(child, 1000));
+      done_when_parent_returned = child_done;
+    });
+    mm::yield();
+    mm::coroutine_cancel(parent);
+    CHECK(mm::coroutine_join(parent, 2000) == mm::wait_status::Ok);
+    CHECK(parent_join == mm::wait_status::Cancelled);
+    CHECK(done_when_parent_returned);
+  });
+}
+
+TEST_CASE("finish_gives_up_after_its_timeout") {
+  run([] {
+    // A coroutine that ignores cancellation (busy in yields) outlives the timeout.
+    bool stop = false;
+    mm::coroutine_id id = mm::coroutine_create("stubborn", [&] {
+      while (!stop) mm::yield();
+    });
+    CHECK_FALSE(mm::coroutine_finish(id, 20));
+    stop = true;
+    CHECK(mm::coroutine_finish(id, 1000));
+  });
+}
+
 TEST_CASE("an_exception_ends_only_its_coroutine") {
   run([] {
     bool other_finished = false;

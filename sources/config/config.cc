@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -204,16 +206,37 @@ bool validate_logging(const logging_config& l, checker& c) {
                     kAsyncQueueRange);
 }
 
+// role: auto and virtual_ip go together; the address is a literal (the
+// kernel's interface list is compared with it, no name is resolved).
+bool validate_virtual_ip(const replication_config& r, checker& c) {
+  if (r.role == replication_role::Auto && r.virtual_ip.empty())
+    return c.fail({"replication.role", "replication.virtual_ip"},
+                  "role: auto needs virtual_ip (the address whose holder is the master)");
+  if (r.virtual_ip.empty()) return true;
+  unsigned char bytes[sizeof(in6_addr)];
+  if (::inet_pton(AF_INET, r.virtual_ip.c_str(), bytes) != 1 && ::inet_pton(AF_INET6, r.virtual_ip.c_str(), bytes) != 1)
+    return c.fail({"replication.virtual_ip"}, "virtual_ip: '" + r.virtual_ip + "' is not an IPv4 or IPv6 address");
+  if (r.role != replication_role::Auto)
+    return c.fail({"replication.role", "replication.virtual_ip"},
+                  std::string("role: with virtual_ip the address decides the role; use role: auto (or leave role "
+                              "out), got ") + to_string(r.role));
+  if (!r.master.empty())
+    return c.fail({"replication.master"}, "master: with role: auto the master is virtual_ip; remove master");
+  return true;
+}
+
 // The ring must take any record a worker hands it: values above
 // large_value_threshold travel as a reference, the rest inline, and a record
 // may be at most half the ring.
 bool validate_replication(const replication_config& r, const cache_config& k, checker& c) {
   if (r.role == replication_role::Slave && r.master.empty())
     return c.fail({"replication.master", "replication.role"}, "master: a slave needs the master's host");
-  if (r.ack == replication_ack::Slave && r.role != replication_role::Master)
-    return c.fail({"replication.ack", "replication.role"}, "ack: slave needs role: master (a write waits for a slave)");
-  if (r.role == replication_role::Master && r.listen_host.empty())
+  if (r.ack == replication_ack::Slave && r.role != replication_role::Master && r.role != replication_role::Auto)
+    return c.fail({"replication.ack", "replication.role"},
+                  "ack: slave needs role: master or auto (a write waits for a slave)");
+  if ((r.role == replication_role::Master || r.role == replication_role::Auto) && r.listen_host.empty())
     return c.fail({"replication.listen"}, "listen: empty host");
+  if (!validate_virtual_ip(r, c)) return false;
   const uint64_t inline_max = std::min(k.item_size_max, k.large_value_threshold) + 4 * kKiB;
   if (r.queue_size < 4 * inline_max) {
     return c.fail({"replication.queue_size", "cache.item_size_max", "cache.large_value_threshold"},
@@ -229,6 +252,7 @@ const char* to_string(replication_role r) {
   switch (r) {
     case replication_role::Master: return "master";
     case replication_role::Slave: return "slave";
+    case replication_role::Auto: return "auto";
     case replication_role::None: break;
   }
   return "none";

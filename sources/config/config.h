@@ -81,7 +81,10 @@ struct cache_config {
 
 // Section `replication`: a master streams every change to its slaves, yrmcds's
 // protocol (sources/replication/). Every setting needs a restart.
-enum class replication_role { None, Master, Slave };
+// Auto: the node holding `virtual_ip` on a local interface is the master, the
+// others are slaves of virtual_ip:port; the role follows the address at run
+// time (server/role_monitor.h). It is the default when virtual_ip is set.
+enum class replication_role { None, Master, Slave, Auto };
 const char* to_string(replication_role r);
 // `ack`: none (yrmcds: a write is answered once applied on the master), or
 // slave (answered once a slave confirmed it; ithaca slaves only).
@@ -100,6 +103,10 @@ struct replication_config {
   uint64_t ack_timeout_ms = 1000;       // master, ack: slave: the error after this long (live)
   uint64_t queue_size = 64 * kMiB;      // master: the workers' hand-off ring
   bool serve_reads = false;             // slave: answer reads (yrmcds closes clients)
+  // Roles by virtual IP (role: auto).
+  std::string virtual_ip;                 // an IPv4/IPv6 literal; its holder is the master
+  uint64_t check_interval_ms = 1000;      // how often the kernel is asked who holds it (yrmcds: 1 s)
+  uint64_t failover_delay_ms = 5000;      // a slave that lost its master waits this long for it (yrmcds: 5 s)
 };
 
 // Section `logging` (defined by the log library, which is built first).
@@ -139,6 +146,8 @@ inline constexpr range kSendBufferRange{64 * kKiB, 64 * kGiB};
 // Below the request loop's 10-minute limit for a request in flight.
 inline constexpr range kAckTimeoutRange{1, 300 * 1000};
 inline constexpr range kReplicationQueueRange{kMiB, 64 * kGiB};
+inline constexpr range kCheckIntervalRange{10, 60 * 1000};
+inline constexpr range kFailoverDelayRange{0, 3600 * 1000};
 // sizeof(sockaddr_un::sun_path) - 1
 inline constexpr size_t kMaxUnixPath = 107;
 

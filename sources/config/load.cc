@@ -77,7 +77,7 @@ void parse_replication(section& s, config& c) {
   replication_config& v = c.replication;
   s.choice("role", v.role,
            {{"none", replication_role::None}, {"master", replication_role::Master},
-            {"slave", replication_role::Slave}});
+            {"slave", replication_role::Slave}, {"auto", replication_role::Auto}});
   s.string("listen", v.listen_host);
   s.integer("port", v.port, kPortRange);
   s.string("master", v.master);
@@ -88,6 +88,11 @@ void parse_replication(section& s, config& c) {
   s.duration("ack_timeout", v.ack_timeout_ms, kAckTimeoutRange);
   s.size("queue_size", v.queue_size, kReplicationQueueRange);
   s.boolean("serve_reads", v.serve_reads);
+  s.string("virtual_ip", v.virtual_ip);
+  s.duration("check_interval", v.check_interval_ms, kCheckIntervalRange);
+  s.duration("failover_delay", v.failover_delay_ms, kFailoverDelayRange);
+  // With a virtual IP and no role, the address decides it.
+  if (!v.virtual_ip.empty() && s.context().mark_of("replication.role") == nullptr) v.role = replication_role::Auto;
 }
 
 struct section_entry {

@@ -30,6 +30,10 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
                            ra.heartbeat_interval_ms != rb.heartbeat_interval_ms ||
                            ra.send_buffer != rb.send_buffer || ra.queue_size != rb.queue_size ||
                            ra.serve_reads != rb.serve_reads);
+  // Roles by virtual IP: the role monitor is set up at start-up too.
+  check("replication.virtual_ip", ra.virtual_ip != rb.virtual_ip);
+  check("replication.check_interval", ra.check_interval_ms != rb.check_interval_ms);
+  check("replication.failover_delay", ra.failover_delay_ms != rb.failover_delay_ms);
   return out;
 }
 

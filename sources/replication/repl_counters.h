@@ -9,6 +9,7 @@ namespace ithaca::replication {
 
 struct repl_counters {
     std::atomic<const char*> role{"none"};  // "master", "slave", "none"
+    std::atomic<uint64_t> role_changes{0};   // promotions and demotions (role: auto)
     // Master.
     std::atomic<uint64_t> slaves{0};           // attached now
     std::atomic<uint64_t> slaves_joined{0};

@@ -108,39 +108,46 @@ void follow(mm::io& master, const slave_settings& s, store::store& st,
             break;
         }
     }
-    mm::coroutine_cancel(beat);
-    mm::coroutine_join(beat, 5000);
+    // The sender uses `rep` and `master`: it ends before they go, also when
+    // this session was cancelled (a promotion, a shutdown).
+    mm::coroutine_finish(beat, 5000);
 }
 }  // namespace
+
+bool slave_session(const slave_settings& s, store::store& st, const std::function<store::store_now()>& now,
+                   repl_counters& c, bool* logged_failure) {
+    mm::address addr;
+    std::string error;
+    std::unique_ptr<mm::io> master;
+    int err = 0;
+    if (mm::resolve(s.master_host, s.master_port, addr, kConnectTimeout, &error))
+        master = mm::connect(addr, kConnectTimeout, &err);
+    if (!master) {
+        if (!*logged_failure) {  // once per outage, not once per attempt
+            spdlog::warn("replication: cannot connect to the master {}:{}: {}", s.master_host, s.master_port,
+                         error.empty() ? std::strerror(-err) : error);
+            *logged_failure = true;
+        }
+        return false;
+    }
+    *logged_failure = false;
+    mm::set_nodelay(master->fd(), true);
+    c.master_connects.fetch_add(1, std::memory_order_relaxed);
+    // Forget everything (yrmcds clears its hash): the master's initial
+    // sync follows. Items stored before now become invalid at once and
+    // the GC reclaims them.
+    st.flush_all(now(), 0);
+    spdlog::info("replication: following the master {}; local data forgotten", addr.to_string());
+    follow(*master, s, st, now, c);
+    return true;
+}
 
 void slave_main(const slave_settings& s, store::store& st, const std::function<store::store_now()>& now,
                 repl_counters& c) {
     c.role.store("slave");
     bool logged_failure = false;
     while (!mm::coroutine_cancelled()) {
-        mm::address addr;
-        std::string error;
-        std::unique_ptr<mm::io> master;
-        int err = 0;
-        if (mm::resolve(s.master_host, s.master_port, addr, kConnectTimeout, &error))
-            master = mm::connect(addr, kConnectTimeout, &err);
-        if (!master) {
-            if (!logged_failure) {  // once per outage, not once per attempt
-                spdlog::warn("replication: cannot connect to the master {}:{}: {}", s.master_host, s.master_port,
-                             error.empty() ? std::strerror(-err) : error);
-                logged_failure = true;
-            }
-        } else {
-            logged_failure = false;
-            mm::set_nodelay(master->fd(), true);
-            c.master_connects.fetch_add(1, std::memory_order_relaxed);
-            // Forget everything (yrmcds clears its hash): the master's initial
-            // sync follows. Items stored before now become invalid at once and
-            // the GC reclaims them.
-            st.flush_all(now(), 0);
-            spdlog::info("replication: following the master {}; local data forgotten", addr.to_string());
-            follow(*master, s, st, now, c);
-        }
+        slave_session(s, st, now, c, &logged_failure);
         if (mm::sleep(static_cast<mm::millis>(s.reconnect_delay_ms)) == mm::wait_status::Cancelled) return;
     }
 }

@@ -4,6 +4,7 @@
 
 #include "local_route.h"
 #include "routes/ack_route.h"
+#include "routes/closed_route.h"
 #include "routes/pool_route.h"
 #include "routes/read_only_route.h"
 
@@ -21,9 +22,8 @@ struct builder {
   const route* local() {
     routes.push_back(std::make_unique<local_route>());
     const route* r = routes.back().get();
-    const config::replication_config& repl = cfg.replication;
-    if (repl.role == config::replication_role::Master && repl.ack == config::replication_ack::Slave) {
-      routes.push_back(std::make_unique<ack_route>(*r, repl.ack_timeout_ms));
+    if (const uint64_t ack_ms = ack_timeout_of(cfg); ack_ms > 0) {
+      routes.push_back(std::make_unique<ack_route>(*r, ack_ms));
       r = routes.back().get();
     }
     return r;
@@ -49,8 +49,44 @@ struct builder {
 
 }  // namespace
 
+uint64_t ack_timeout_of(const config::config& cfg) {
+  return cfg.replication.ack == config::replication_ack::Slave ? cfg.replication.ack_timeout_ms : 0;
+}
+
+store_access slave_access(bool serve_reads) { return serve_reads ? store_access::ReadOnly : store_access::Closed; }
+
+const char* to_string(store_access a) {
+  switch (a) {
+    case store_access::ReadOnly: return "read-only";
+    case store_access::Closed: return "closed";
+    case store_access::ReadWrite: break;
+  }
+  return "read-write";
+}
+
+std::shared_ptr<const route_tree> store_tree(store_access access,
+                                             std::vector<std::shared_ptr<const proxy::pool>> pools,
+                                             uint64_t ack_timeout_ms) {
+  std::vector<std::unique_ptr<const route>> routes;
+  switch (access) {
+    case store_access::ReadWrite:
+      routes.push_back(std::make_unique<local_route>());
+      if (ack_timeout_ms > 0) routes.push_back(std::make_unique<ack_route>(*routes.back(), ack_timeout_ms));
+      break;
+    case store_access::ReadOnly:
+      routes.push_back(std::make_unique<local_route>());
+      routes.push_back(std::make_unique<read_only_route>(*routes.back()));
+      break;
+    case store_access::Closed:
+      routes.push_back(std::make_unique<closed_route>());
+      break;
+  }
+  const route* root = routes.back().get();
+  return std::make_shared<const route_tree>(std::move(routes), root, std::move(pools));
+}
+
 std::shared_ptr<const route_tree> build_route_tree(const config::config& cfg, proxy::server_directory& dir,
-                                                   std::string* error) {
+                                                   store_access access, std::string* error) {
   builder b{cfg, {}, {}, {}};
   std::vector<std::shared_ptr<const proxy::pool>> pools;
   // Every pool is built (connections open only when a route sends to one).
@@ -64,16 +100,8 @@ std::shared_ptr<const route_tree> build_route_tree(const config::config& cfg, pr
     b.pools[p.name] = built;
     pools.push_back(built);
   }
-  if (!cfg.router.has_route) {
-    // The local store; on a replication slave that serves reads (one that
-    // does not closes its clients) behind a read-only gate.
-    const route* root = b.local();
-    if (cfg.replication.role == config::replication_role::Slave) {
-      b.routes.push_back(std::make_unique<read_only_route>(*root));
-      root = b.routes.back().get();
-    }
-    return std::make_shared<const route_tree>(std::move(b.routes), root, std::move(pools));
-  }
+  // The local store, as the role allows (pools without a route serve nothing).
+  if (!cfg.router.has_route) return store_tree(access, std::move(pools), ack_timeout_of(cfg));
   const route* root = b.node(cfg.router.route);
   if (!root) {
     if (error) *error = b.error;

@@ -12,9 +12,11 @@
 
 #include "conn_registry.h"
 #include "pooler.h"
+#include "role_monitor.h"
 #include "route_builder.h"
-#include "server_directory.h"
 #include "router.h"
+#include "served_role.h"
+#include "server_directory.h"
 #include "server_clock.h"
 #include "server_stats.h"
 #include "slave.h"
@@ -64,6 +66,18 @@ replication::slave_settings slave_settings_of(const config::config& cfg) {
   return s;
 }
 
+role_settings role_settings_of(const config::config& cfg, const mm::machine_config& mc) {
+  role_settings r;
+  replication::parse_ip_literal(cfg.replication.virtual_ip, r.virtual_ip);  // validated with the config
+  r.check_interval_ms = cfg.replication.check_interval_ms;
+  r.failover_delay_ms = cfg.replication.failover_delay_ms;
+  r.slave_access = route::slave_access(cfg.replication.serve_reads);
+  r.slave = slave_settings_of(cfg);
+  r.slave.master_host = cfg.replication.virtual_ip;
+  r.machine = mc;
+  return r;
+}
+
 std::vector<std::string> listen_addresses(const config::config& cfg) {
   std::vector<std::string> out;
   for (const auto& a : cfg.listen.tcp) out.push_back(config::to_string(a));
@@ -92,39 +106,64 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
                   sc.temp_dir, std::strerror(errno), sc.large_value_threshold);
   }
   server_clock clock;
-  // Replication (master): the router machine and its observer, installed
-  // before any worker can touch the store.
+  mm::machine_config mc;
+  mc.backend = backend_of(cfg.server.backend);
+  mc.stack_size = cfg.server.stack_size;
+  // Replication: the router machine and its observer, installed before any
+  // worker can touch the store, on every node that is or may become a master
+  // (a slave's store pays one relaxed load per change: nothing streams).
+  const config::replication_role repl_role = cfg.replication.role;
+  const bool auto_role = repl_role == config::replication_role::Auto;
   replication::repl_counters repl;
-  // Every master has the ack state (idle with `ack: none`), so a SIGHUP can
-  // turn `ack: slave` on. It outlives the router and the workers.
+  // Every node that is or may become a master has the ack state (idle with
+  // `ack: none`), so a SIGHUP can turn `ack: slave` on. It outlives the
+  // router (which a role change stops and starts again) and the workers.
   std::unique_ptr<replication::ack_state> repl_ack;
   std::unique_ptr<router> repl_router;
-  if (cfg.replication.role == config::replication_role::Master) {
+  if (repl_role == config::replication_role::Master || auto_role) {
     repl_ack = std::make_unique<replication::ack_state>(cfg.server.workers, repl);
     repl_router = std::make_unique<router>(router_settings_of(cfg), *st, clock, repl, repl_ack.get());
     st->set_observer(repl_router->observer());
   }
-  // What a SIGHUP may change; the pooler publishes the next one (reload.h).
+  // Roles by virtual IP: the first role is decided here, before the first
+  // snapshot, so clients meet the right one from the start.
+  bool start_router = repl_role == config::replication_role::Master;
+  route::store_access access = repl_role == config::replication_role::Slave
+                                   ? route::slave_access(cfg.replication.serve_reads)
+                                   : route::store_access::ReadWrite;
+  role_settings auto_settings;
+  role_state first_role = role_state::Slave;
+  if (auto_role) {
+    auto_settings = role_settings_of(cfg, mc);
+    first_role = first_role_of(auto_settings, repl);
+    start_router = first_role == role_state::Master;
+    if (!start_router) access = auto_settings.slave_access;
+  }
+  // What a SIGHUP may change; the pooler publishes the next one (reload.h),
+  // and so does a role change (served_role.h).
   proxy::server_directory servers(cfg.server.workers);
   std::string route_error;
   live_settings first = live_settings_of(cfg);
-  first.routes = route::build_route_tree(cfg, servers, &route_error);
+  first.routes = route::build_route_tree(cfg, servers, access, &route_error);
+  first.close_clients = access == route::store_access::Closed;
   if (!first.routes) {
     spdlog::critical("{}", route_error);
     return 1;
   }
   live_cell live(std::make_shared<const live_settings>(std::move(first)));
+  served_role role(access);
+  std::unique_ptr<role_monitor> monitor;
+  if (auto_role) {
+    monitor = std::make_unique<role_monitor>(std::move(auto_settings), first_role, *repl_router, *st, clock, repl,
+                                             role, live);
+  }
 
   conn_registry conns;
   gc_counters gc;
 
-  mm::machine_config mc;
-  mc.backend = backend_of(cfg.server.backend);
-  mc.stack_size = cfg.server.stack_size;
-
   // The backend is probed per machine; the stats report the workers'.
   server_stats stats(cfg, live, *st, conns, clock, gc, "pending");
-  if (cfg.replication.role != config::replication_role::None) stats.set_replication(&repl);
+  if (repl_role != config::replication_role::None) stats.set_replication(&repl);
   std::vector<std::unique_ptr<worker>> workers;
   std::unique_ptr<pooler> pool;
 
@@ -163,8 +202,12 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     }
     started.push_back(w.get());
   }
-  if (rc == 0 && repl_router && !repl_router->start(mc)) {
+  if (rc == 0 && start_router && !repl_router->start(mc)) {
     spdlog::critical("router machine did not start (see the log above)");
+    rc = 1;
+  }
+  if (rc == 0 && monitor && !monitor->start(mc)) {
+    spdlog::critical("role machine did not start (see the log above)");
     rc = 1;
   }
   mm::machine* repl_slave = nullptr;
@@ -186,9 +229,8 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     pooler_settings ps;
     ps.listen = listen_addresses(cfg);
     ps.backlog = static_cast<int>(cfg.listen.backlog);
-    ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers};
+    ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers, &role};
     ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
-    ps.close_clients = cfg.replication.role == config::replication_role::Slave && !cfg.replication.serve_reads;
     pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);
     spdlog::info("ithaca starting: {} workers, memory limit {} bytes, io backend {}", started.size(),
                  cfg.cache.memory_limit, started.front()->backend_name());
@@ -202,6 +244,11 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   }
   for (worker* w : started) w->stop();
   for (worker* w : started) w->join();
+  // The monitor first: it may be starting or stopping the router machine.
+  if (monitor) {
+    monitor->stop();
+    monitor->join();
+  }
   if (repl_router) {
     repl_router->stop();
     repl_router->join();

@@ -39,6 +39,7 @@ live_settings live_settings_of(const config::config& c) {
   l.log_level = c.logging.level;
   l.ack = c.replication.ack;
   l.ack_timeout_ms = c.replication.ack_timeout_ms;
+  l.store_routes = !c.router.has_route;
   return l;
 }
 

@@ -40,6 +40,12 @@ struct live_settings {
   // The route tree (pools: and route:), or the local store alone. A client
   // batch keeps the tree it started with until its last reply.
   std::shared_ptr<const route::route_tree> routes;
+  // The file has no `route:`: the tree is the local store as the replication
+  // role allows (route::store_tree), rebuilt when the role changes.
+  bool store_routes = true;
+  // A replication slave that does not serve reads: the pooler closes every
+  // new connection at accept (yrmcds does). Follows the role (served_role.h).
+  bool close_clients = false;
 };
 
 using live_cell = snapshot_cell<live_settings>;

@@ -99,7 +99,7 @@ void pooler::main() {
   // Wait for the shutdown (which cancels everything on this machine), then
   // let the children end before the listeners they use go away.
   mm::sleep(mm::kForever);
-  for (auto id : children) mm::coroutine_join(id, 5000);
+  for (auto id : children) mm::coroutine_finish(id, 5000);
 }
 
 void pooler::accept_loop(mm::io& listener, std::string local) {
@@ -122,7 +122,10 @@ void pooler::accept_loop(mm::io& listener, std::string local) {
       if (mm::sleep(10) == mm::wait_status::Cancelled) return;  // do not spin on a persistent error
       continue;
     }
-    if (settings_.close_clients) {  // a replication slave (yrmcds closes them too)
+    // A replication slave that does not serve reads (yrmcds closes them too);
+    // the role may change at run time, so the snapshot says.
+    live_.refresh();
+    if (live_->close_clients) {
       ::close(fd);
       continue;
     }

@@ -31,8 +31,6 @@ struct pooler_settings {
   // Called on the pooler thread with the port the first TCP listener bound
   // (the real one when the config says port 0), for `stats settings`.
   std::function<void(uint16_t)> on_tcp_port;
-  // A replication slave: close every client connection at once.
-  bool close_clients = false;
 };
 
 class pooler {

@@ -45,8 +45,11 @@ bool reload_config(const reload_target& t) {
   if (auto restart = config::restart_only_changes(*t.started, fresh); !restart.empty()) {
     spdlog::warn("SIGHUP: {} changed; needs a restart (the running value stays until then)", join(restart));
   }
+  // From the role's access to the publish: a role change waits (served_role.h).
+  std::unique_lock role_lock(t.role->publish_mutex());
+  const route::store_access access = t.role->access();
   // A new route tree: servers still in the file keep their connections.
-  auto routes = route::build_route_tree(fresh, *t.servers, &error);
+  auto routes = route::build_route_tree(fresh, *t.servers, access, &error);
   if (!routes) {
     spdlog::error("SIGHUP: reload refused, keeping the running configuration: {}: {}", path, error);
     return false;
@@ -55,11 +58,13 @@ bool reload_config(const reload_target& t) {
   before.memory_limit = t.store->memory_limit();
   live_settings next = live_settings_of(fresh);
   next.routes = routes;
+  next.close_clients = access == route::store_access::Closed;
   auto after = std::make_shared<const live_settings>(std::move(next));
   // The store first: a client that sees the new snapshot (its parser's
   // item_size_max) finds the store's limits already moved.
   apply_to_store(*after, *t.store);
   t.live->publish(after);
+  role_lock.unlock();
   // Servers the new tree does not name: their connections close once the
   // requests on them (of batches still on the old tree) are answered.
   t.servers->retire_all_but(routes->servers());

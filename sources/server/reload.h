@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "config.h"
 #include "live_settings.h"
+#include "served_role.h"
 #include "store.h"
 
 namespace ithaca::proxy {
@@ -18,6 +19,7 @@ struct reload_target {
   live_cell* live = nullptr;                 // this function is its only publisher
   store::store* store = nullptr;
   proxy::server_directory* servers = nullptr;  // the route trees' backend servers
+  served_role* role = nullptr;  // the access the tree is built for; its mutex orders the publishes
 };
 
 // Builds a new configuration as at start-up (defaults < file < the same

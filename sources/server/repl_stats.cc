@@ -9,6 +9,7 @@ void repl_stat_lines(const replication::repl_counters& c, cache::stat_lines& out
     out.emplace_back(name, std::to_string(v.load(std::memory_order_relaxed)));
   };
   out.emplace_back("repl_role", c.role.load(std::memory_order_relaxed));
+  add("repl_role_changes", c.role_changes);
   add("repl_slaves", c.slaves);
   add("repl_slaves_joined", c.slaves_joined);
   add("repl_slaves_dropped", c.slaves_dropped);

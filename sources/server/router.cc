@@ -78,6 +78,7 @@ void router::join() {
 }
 
 void router::main(std::promise<bool>* bound) {
+  discard_stale();
   mm::address addr;
   std::string error;
   std::unique_ptr<mm::io> listener;
@@ -132,8 +133,23 @@ void router::main(std::promise<bool>* bound) {
   }
   // Shutdown: every coroutine here was cancelled; let them end before the
   // listener and the slave list go.
-  mm::coroutine_join(drainer, 5000);
+  mm::coroutine_finish(drainer, 5000);
   for (const slave_ptr& s : std::vector<slave_ptr>(slaves_)) drop(s, "shutting down");
+  discard_stale();
+}
+
+// Between two terms of a master (roles by virtual IP) nobody drains the ring;
+// what is left in it (records of workers that read `streaming` just before
+// the last slave was dropped) is discarded at the end of a term and again at
+// the start of the next, before any slave can join: a new slave must not
+// apply stale records after its scan. With no slave attached, deliver() only
+// releases a large value's reference. [router machine; the only consumer]
+void router::discard_stale() {
+  std::string_view record;
+  while (queue_.try_peek(record)) {
+    deliver(record);
+    queue_.pop();
+  }
 }
 
 // The ring's only consumer. A record that names a large value holds one

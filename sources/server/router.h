@@ -62,15 +62,20 @@ class router {
   // Install before the store is shared (store::set_observer).
   store::change_observer* observer() { return &observer_; }
   // Starts the machine and binds the listener; false (logged) on failure.
+  // Blocks the caller until the bind is done. After stop() and join() it may
+  // be started again (a node whose role follows a virtual IP starts it at
+  // each promotion and stops it at each demotion); the ring and the
+  // observer stay, installed in the store once.
   bool start(const mm::machine_config& base);
   void stop();  // any thread
-  void join();
+  void join();  // not from the router machine
 
  private:
   struct slave;
   using slave_ptr = std::shared_ptr<slave>;
 
   void main(std::promise<bool>* bound);
+  void discard_stale();
   void drain();
   void deliver(std::string_view record);
   void append(const slave_ptr& s, std::string_view a, std::string_view b = {});

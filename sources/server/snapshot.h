@@ -3,7 +3,8 @@
 //
 // snapshot_cell<T> holds the current `shared_ptr<const T>` and a generation
 // counter. The writer (the pooler, on SIGHUP) builds a whole new T and
-// publishes it: under `mutex_` it swaps the pointer and bumps the generation.
+// publishes it: under `mutex_` it swaps the pointer and bumps the generation
+// (a role change publishes too; served_role.h orders the two writers).
 // Readers (client coroutines, the UDP loop, the cron, `stats`) keep their own
 // snapshot_reader<T>: a copy of the shared_ptr and the generation it came
 // with. refresh() costs one acquire load of the generation; only when it moved
@@ -33,8 +34,9 @@ class snapshot_cell {
   snapshot_cell(const snapshot_cell&) = delete;
   snapshot_cell& operator=(const snapshot_cell&) = delete;
 
-  // Makes `next` the current value. [any thread; the server has one writer,
-  // the pooler, so two publishes never race]
+  // Makes `next` the current value. [any thread; the server's writers (the
+  // pooler's reload, the role monitor) serialize their read-modify-publish
+  // under served_role's mutex, so neither overwrites the other's change]
   void publish(std::shared_ptr<const T> next) {
     std::shared_ptr<const T> old;
     {

@@ -3,7 +3,6 @@ and a yrmcds master, through the initial sync and the stream, while clients
 keep writing; afterwards both hold the same items, compared key by key."""
 import os
 import re
-import shutil
 import subprocess
 import threading
 import time
@@ -12,6 +11,7 @@ import pytest
 
 from conftest import HOST, Server, free_port
 from mcwire import Conn, parse_stats, parse_values
+from netns import in_netns, netns  # noqa: F401 (a fixture)
 
 YRMCDS = "/usr/sbin/yrmcdsd"
 SYNC_TIMEOUT = 60.0
@@ -234,54 +234,7 @@ def test_ithaca_slave_follows_a_yrmcds_master(ithaca_factory, yrmcds_factory):
 
 
 # ---------------------------------------------------------------- a yrmcds slave (network namespace)
-
-CLONE_NEWNET = 0x40000000
-
-
-def in_netns(ns, fn):
-    """Runs fn() on a thread moved into network namespace ns (sockets it opens
-    live there) and returns its result or raises its exception."""
-    import ctypes
-    out = {}
-
-    def body():
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fd = os.open(f"/run/netns/{ns}", os.O_RDONLY)
-            try:
-                if libc.setns(fd, CLONE_NEWNET) != 0:
-                    raise OSError(ctypes.get_errno(), "setns")
-            finally:
-                os.close(fd)
-            out["value"] = fn()
-        except BaseException as e:  # handed to the caller
-            out["error"] = e
-
-    t = threading.Thread(target=body, daemon=True)
-    t.start()
-    t.join(300)
-    if "error" in out:
-        raise out["error"]
-    return out.get("value")
-
-
-@pytest.fixture
-def netns():
-    # The test makes its own network namespace: it runs as root (CI does;
-    # scripts/test.sh is run as root or through sudo, as the README says).
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        pytest.fail("needs root and iproute2 (ip) for a network namespace: run the tests as root",
-                    pytrace=False)
-    name = f"ithaca-repl-{os.getpid()}"
-    r = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.fail(f"cannot make a network namespace: {r.stderr.strip()}", pytrace=False)
-    try:
-        subprocess.run(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"], check=True)
-        yield name
-    finally:
-        subprocess.run(["ip", "netns", "del", name], capture_output=True)
-
+# netns.py makes the namespace (root needed, as CI runs).
 
 def test_yrmcds_slave_follows_an_ithaca_master(tmp_path, netns, yrmcds_factory):
     from conftest import ithaca_binary

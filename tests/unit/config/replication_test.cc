@@ -55,7 +55,7 @@ replication:
 
 TEST_CASE("replication: errors carry file:line") {
   CHECK(load_repl("replication:\n  role: primary\n") ==
-        "replica.yaml:2: role: expected one of none, master or slave, got 'primary'");
+        "replica.yaml:2: role: expected one of none, master, slave or auto, got 'primary'");
   CHECK(load_repl("replication:\n  slave_timout: 1s\n").find("replica.yaml:2: ") == 0);
   CHECK(load_repl("replication:\n  slave_timeout: 10ms\n").find("replica.yaml:2: slave_timeout: expected") == 0);
   CHECK(load_repl("replication:\n  role: slave\n") == "replica.yaml:2: master: a slave needs the master's host");
@@ -95,11 +95,58 @@ TEST_CASE("replication: ack and ack_timeout") {
   CHECK(load_repl("replication:\n  role: master\n  ack_timeout: 0ms\n").find("replica.yaml:3: ack_timeout: expected") ==
         0);
   CHECK(load_repl("replication:\n  ack: slave\n") ==
-        "replica.yaml:2: ack: slave needs role: master (a write waits for a slave)");
+        "replica.yaml:2: ack: slave needs role: master or auto (a write waits for a slave)");
   // Live: a SIGHUP rebuilds the route tree with them.
   config a, b;
   a.replication.role = b.replication.role = replication_role::Master;
   b.replication.ack = replication_ack::Slave;
   b.replication.ack_timeout_ms = 5;
   CHECK(restart_only_changes(a, b).empty());
+}
+
+TEST_CASE("roles by virtual IP: defaults (yrmcds's 1 s reactor tick and 5 s promotion wait)") {
+  config c;
+  CHECK(c.replication.virtual_ip.empty());
+  CHECK(c.replication.check_interval_ms == 1000);
+  CHECK(c.replication.failover_delay_ms == 5000);
+  CHECK(std::string(to_string(replication_role::Auto)) == "auto");
+}
+
+TEST_CASE("roles by virtual IP: virtual_ip alone means role auto") {
+  config c;
+  REQUIRE(load_repl("replication:\n  virtual_ip: 10.0.0.100\n  check_interval: 100ms\n  failover_delay: 2s\n",
+                    &c) == "");
+  CHECK(c.replication.role == replication_role::Auto);
+  CHECK(c.replication.virtual_ip == "10.0.0.100");
+  CHECK(c.replication.check_interval_ms == 100);
+  CHECK(c.replication.failover_delay_ms == 2000);
+  REQUIRE(load_repl("replication:\n  role: auto\n  virtual_ip: 2001:db8::1\n  failover_delay: 0s\n", &c) == "");
+  CHECK(c.replication.role == replication_role::Auto);
+  CHECK(c.replication.failover_delay_ms == 0);
+}
+
+TEST_CASE("roles by virtual IP: errors carry file:line") {
+  CHECK(load_repl("replication:\n  role: auto\n") ==
+        "replica.yaml:2: role: auto needs virtual_ip (the address whose holder is the master)");
+  CHECK(load_repl("replication:\n  port: 11300\n  virtual_ip: vip.example\n") ==
+        "replica.yaml:3: virtual_ip: 'vip.example' is not an IPv4 or IPv6 address");
+  CHECK(load_repl("replication:\n  role: master\n  virtual_ip: 10.0.0.1\n") ==
+        "replica.yaml:2: role: with virtual_ip the address decides the role; use role: auto (or leave role "
+        "out), got master");
+  CHECK(load_repl("replication:\n  virtual_ip: 10.0.0.1\n  master: 10.0.0.2\n") ==
+        "replica.yaml:3: master: with role: auto the master is virtual_ip; remove master");
+  CHECK(load_repl("replication:\n  virtual_ip: 10.0.0.1\n  check_interval: 1ms\n").find(
+            "replica.yaml:3: check_interval: expected") == 0);
+  CHECK(load_repl("replication:\n  virtual_ip: 10.0.0.1\n  failover_delay: 2h\n").find(
+            "replica.yaml:3: failover_delay: expected") == 0);
+  CHECK(load_repl("replication:\n  virtual_ip: 10.0.0.1\n  check_intervall: 1s\n").find("replica.yaml:3: ") == 0);
+}
+
+TEST_CASE("roles by virtual IP: the settings need a restart") {
+  config a, b;
+  b.replication.failover_delay_ms = 1;
+  CHECK(restart_only_changes(a, b) == std::vector<std::string>{"replication.failover_delay"});
+  b = a;
+  b.replication.virtual_ip = "10.0.0.1";
+  CHECK(restart_only_changes(a, b) == std::vector<std::string>{"replication.virtual_ip"});
 }

@@ -1,0 +1,313 @@
+"""Roles that follow a virtual IP (replication.role: auto), in process: two
+ithaca nodes in their own network namespaces on one bridge (netns.py), the
+test's clients in a third, and the address moved between the nodes as
+keepalived would move it. The holder is the master; the other follows
+virtual_ip:port; a move, a kill or a restart changes roles without a restart
+of the survivor, and every test ends with both nodes holding the same items,
+compared key by key."""
+import re
+import signal
+import threading
+import time
+
+import pytest
+
+from conftest import START_TIMEOUT, Server, _Servers, ithaca_binary
+from mcwire import Conn, parse_stats
+from netns import lan  # noqa: F401 (a fixture)
+from test_replication import SYNC_TIMEOUT, dump, item_set, stats, wait_same, write_items
+
+PORT, REPL = 11211, 11213  # inside the namespaces: free by construction
+ROLE_BOUND = 10.0          # s: a role change seen by the clients (check 100 ms, failover_delay 2 s)
+
+
+def node_config(vip, serve_reads=True):
+    return f"""
+replication:
+  virtual_ip: {vip}
+  listen: 0.0.0.0
+  port: {REPL}
+  check_interval: 100ms
+  failover_delay: 2s
+  slave_timeout: 3s
+  heartbeat_interval: 100ms
+  serve_reads: {"true" if serve_reads else "false"}
+logging:
+  level: info
+"""
+
+
+class Nodes:
+    """ithaca on node "a" or "b" of the LAN; every process is stopped (and
+    checked for crashes and sanitizer reports) at teardown."""
+
+    def __init__(self, lan, tmp_path):
+        self.lan, self.tmp_path = lan, tmp_path
+        self.path, is_memcached = ithaca_binary()
+        if is_memcached:
+            pytest.fail("roles by virtual IP need the ithaca binary", pytrace=False)
+        self.owned = _Servers()
+        self.started = 0
+
+    def start(self, node, memory=64, serve_reads=True):
+        self.started += 1
+        cfg = self.tmp_path / f"{node}-{self.started}.yaml"
+        cfg.write_text(node_config(self.lan.vip, serve_reads))
+        s = Server("ithaca", ["ip", "netns", "exec", self.lan.ns[node], self.path, "-l", "0.0.0.0", "-p",
+                                str(PORT), "-U", "0", "-t", "2", "-m", str(memory), "--config", str(cfg)])
+        s.host, s.port = self.lan.addr[node], PORT
+        self.owned.add(s)
+        assert s.wait_for_log(re.compile(r"listening on tcp"), START_TIMEOUT), s.describe()
+        return s
+
+    def kill(self, s):
+        """SIGKILL, on purpose: no longer checked at teardown."""
+        s.proc.kill()
+        s.proc.wait()
+        self.owned.servers.remove(s)
+
+    def logs(self):
+        return "\n\n".join(s.describe() for s in self.owned.servers)
+
+
+@pytest.fixture
+def nodes(lan, tmp_path):
+    n = Nodes(lan, tmp_path)
+    yield n
+    n.owned.stop_all()
+
+
+def wait_for(what, fn, timeout, nodes):
+    """Polls fn() (bounded) until it returns something true; returns that."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not within {timeout}s\n{nodes.logs()}", pytrace=False)
+        time.sleep(0.05)
+
+
+def call_once(addr, request):
+    with Conn(*addr) as c:
+        return c.call(request)
+
+
+def role_of(lan, server):
+    return lan.run(lambda: stats(server.address))["repl_role"]
+
+
+def wait_role(lan, nodes, server, role, timeout=ROLE_BOUND):
+    wait_for(f"{server.host} is {role}", lambda: role_of(lan, server) == role, timeout, nodes)
+
+
+def master_and_slave(lan, nodes, n_items):
+    """a holds the address and is the master; b follows it; n_items written
+    through the address and on b too."""
+    lan.add_vip("a")
+    a = nodes.start("a")
+    assert a.wait_for_log(re.compile(r"starting as master"), START_TIMEOUT), a.describe()
+    b = nodes.start("b")
+    assert b.wait_for_log(re.compile(r"starting as slave"), START_TIMEOUT), b.describe()
+    items = item_set(b"seed", n_items)
+    lan.run(lambda: write_items((lan.vip, PORT), items))
+    keys = [k for k, _, _ in items]
+    lan.run(lambda: wait_same(a.address, b.address, keys, "b follows a"))
+    return a, b, keys
+
+
+class Writer(threading.Thread):
+    """Sets <prefix>:<n> through the virtual IP one at a time until stopped,
+    reconnecting after any error; remembers each acknowledged write, when it
+    was sent and when its STORED came."""
+
+    def __init__(self, lan, prefix):
+        super().__init__(daemon=True)
+        self.lan, self.prefix = lan, prefix
+        self.acked = []  # (key, value, sent, acknowledged): monotonic times
+        self.refused = 0
+        self.stop = threading.Event()
+        self.error = None
+
+    def run(self):
+        try:
+            self.lan.run(self.loop)
+        except BaseException as e:  # reported by the test
+            self.error = e
+
+    def loop(self):
+        conn, n = None, 0
+        while not self.stop.is_set():
+            key, value = b"%s:%d" % (self.prefix, n), b"value-%d" % n
+            n += 1
+            try:
+                if conn is None:
+                    conn = Conn(self.lan.vip, PORT, timeout=2)
+                sent = time.monotonic()
+                conn.send(b"set %s 0 0 %d\r\n%s\r\n" % (key, len(value), value))
+                if conn.read_line() == b"STORED\r\n":
+                    self.acked.append((key, value, sent, time.monotonic()))
+                else:  # a slave's read-only refusal, while the roles change
+                    self.refused += 1
+                    time.sleep(0.01)
+            except (OSError, AssertionError):
+                if conn is not None:
+                    conn.close()
+                conn = None
+                time.sleep(0.01)
+        if conn is not None:
+            conn.close()
+
+    def sent_after(self, t):
+        return [w for w in self.acked if w[2] > t]
+
+
+def wait_acked(writers, count, nodes, sent_after=0.0):
+    """Until every writer has `count` acknowledged writes sent after the time given."""
+    wait_for(f"{count} writes acknowledged per writer",
+             lambda: all(len(w.sent_after(sent_after)) >= count for w in writers), ROLE_BOUND, nodes)
+
+
+def test_the_holder_is_master_and_the_other_syncs(lan, nodes):
+    a, b, keys = master_and_slave(lan, nodes, 5000)
+    sa, sb = lan.run(lambda: stats(a.address)), lan.run(lambda: stats(b.address))
+    assert (sa["repl_role"], sa["repl_slaves"], sa["repl_role_changes"]) == ("master", "1", "0")
+    assert (sb["repl_role"], sb["repl_master_connects"], sb["repl_role_changes"]) == ("slave", "1", "0")
+    assert sa["repl_syncs_done"] == "1"
+    # The slave closes nobody (serve_reads) but refuses writes; a SIGHUP
+    # rebuilds each node's tree for the role in force, not for the file's.
+    for server in (a, b):
+        server.proc.send_signal(signal.SIGHUP)
+        assert server.wait_for_log(re.compile(r"SIGHUP: .* is valid"), START_TIMEOUT), server.describe()
+    assert lan.run(lambda: call_once(b.address, b"set x 0 0 1\r\nx\r\n")).startswith(
+        b"SERVER_ERROR read-only replica")
+    assert lan.run(lambda: call_once(a.address, b"set x 0 0 1\r\nx\r\n")) == b"STORED\r\n"
+    assert lan.run(lambda: stats(b.address))["repl_role"] == "slave"
+
+
+def test_the_address_moves_under_write_load(lan, nodes):
+    a, b, keys = master_and_slave(lan, nodes, 3000)
+    writers = [Writer(lan, b"w%d" % i) for i in range(4)]
+    for w in writers:
+        w.start()
+    try:
+        wait_acked(writers, 300, nodes)
+        lan.move_vip("a", "b")
+        # From here a request can only reach b (a has dropped the address and
+        # the neighbour caches are flushed): b promotes within the bound and
+        # takes writes through the address.
+        moved_at = time.monotonic()
+        wait_acked(writers, 1, nodes, sent_after=moved_at)
+        first_after = min(ack for w in writers for _, _, _, ack in w.sent_after(moved_at))
+        wait_acked(writers, 300, nodes, sent_after=moved_at)
+    finally:
+        for w in writers:
+            w.stop.set()
+        for w in writers:
+            w.join(30)
+    assert all(w.error is None for w in writers), [w.error for w in writers]
+    assert first_after - moved_at < ROLE_BOUND
+    print(f"\nwrites acknowledged again {first_after - moved_at:.3f} s after the address moved")
+    wait_role(lan, nodes, b, "master")
+    wait_role(lan, nodes, a, "slave")
+    assert b.wait_for_log(re.compile(r"promoted to master"), 1), b.describe()
+    assert a.wait_for_log(re.compile(r"demoted to slave: local data dropped"), 1), a.describe()
+    # The old master forgot its data and resynced from the new one.
+    acked = [x for w in writers for x in w.acked]
+    all_keys = keys + [k for k, _, _, _ in acked]
+    items = lan.run(lambda: wait_same(b.address, a.address, all_keys, "a follows b after the move"))
+    sa, sb = lan.run(lambda: stats(a.address)), lan.run(lambda: stats(b.address))
+    assert (sa["repl_role_changes"], sb["repl_role_changes"]) == ("1", "1")
+    assert sb["repl_slaves"] == "1"
+    # ack: none: what the old master acknowledged but had not streamed when
+    # it lost the address is gone; what the new master acknowledged is not.
+    lost = [k for k, v, _, _ in acked if items.get(k, (None, None))[1] != v]
+    print(f"ack: none: {len(lost)} of {len(acked)} acknowledged writes lost across the move by "
+          f"{len(writers)} writers ({sum(w.refused for w in writers)} refused by a read-only slave meanwhile)")
+    assert all(items.get(k, (None, None))[1] == v for w in writers for k, v, _, _ in w.sent_after(moved_at))
+    assert all(items.get(k) is not None for k in keys)
+
+
+def test_master_killed_and_the_address_moved(lan, nodes):
+    a, b, keys = master_and_slave(lan, nodes, 3000)
+    before = lan.run(lambda: dump(a.address, keys))
+    nodes.kill(a)
+    lan.move_vip("a", "b")
+    wait_role(lan, nodes, b, "master")
+    assert b.wait_for_log(re.compile(r"promoted to master"), 1), b.describe()
+    # Promoted with the data it had replicated.
+    assert lan.run(lambda: dump(b.address, keys)) == before
+    more = item_set(b"after", 1000)
+    lan.run(lambda: write_items((lan.vip, PORT), more))
+    # The old master comes back without the address: a slave that resyncs.
+    a2 = nodes.start("a")
+    assert a2.wait_for_log(re.compile(r"starting as slave"), START_TIMEOUT), a2.describe()
+    all_keys = keys + [k for k, _, _ in more]
+    items = lan.run(lambda: wait_same(b.address, a2.address, all_keys, "the restarted a follows b"))
+    assert len(items) == 4000
+
+
+def test_slave_killed_mid_sync_resyncs(lan, nodes):
+    lan.add_vip("a")
+    a = nodes.start("a", memory=128)
+    assert a.wait_for_log(re.compile(r"starting as master"), START_TIMEOUT), a.describe()
+    items = item_set(b"big", 60000, size=500)  # ~33 MB: the sync takes a while
+    lan.run(lambda: write_items((lan.vip, PORT), items))
+    b = nodes.start("b", memory=128)
+    # Freeze the slave as soon as it connects, so that it is killed while
+    # the sync is surely under way (a running one could finish first).
+    assert b.wait_for_log(re.compile(r"following the master"), START_TIMEOUT), b.describe()
+    b.proc.send_signal(signal.SIGSTOP)
+
+    def sync_started():
+        s = lan.run(lambda: stats(a.address))
+        return s if int(s["repl_sync_items"]) > 0 else None
+
+    s = wait_for("the sync has sent items", sync_started, ROLE_BOUND, nodes)
+    assert s["repl_syncs_done"] == "0", "the sync ended before the slave was stopped"
+    nodes.kill(b)
+    wait_for("the master dropped the killed slave",
+             lambda: lan.run(lambda: stats(a.address))["repl_slaves"] == "0", ROLE_BOUND, nodes)
+    b2 = nodes.start("b", memory=128)
+    keys = [k for k, _, _ in items]
+    got = lan.run(lambda: wait_same(a.address, b2.address, keys, "the restarted slave resyncs"))
+    assert len(got) == len(items)
+    sa = lan.run(lambda: stats(a.address))
+    assert (sa["repl_syncs_done"], sa["repl_slaves"]) == ("1", "1")
+    assert int(sa["repl_slaves_dropped"]) >= 1
+
+
+def test_a_demoted_master_closes_its_clients_without_serve_reads(lan, nodes):
+    """serve_reads: false (yrmcds's way): once a has lost the address, a
+    client it had is closed at its next request (stats still answered, so a
+    monitor keeps its view), and a new client is closed at once."""
+    lan.add_vip("a")
+    a = nodes.start("a", serve_reads=False)
+    b = nodes.start("b", serve_reads=False)
+
+    def scenario():
+        with Conn(*a.address) as old:
+            assert old.call(b"set k 0 0 1\r\nv\r\n") == b"STORED\r\n"
+            lan.move_vip("a", "b")
+            deadline = time.monotonic() + ROLE_BOUND
+            while parse_stats(old.call(b"stats\r\n"))["repl_role"] != "slave":
+                assert time.monotonic() < deadline, a.log
+                time.sleep(0.05)
+            old.send(b"get k\r\n")
+            assert old.is_closed()
+        with Conn(*a.address) as new:
+            assert new.is_closed()
+        deadline = time.monotonic() + ROLE_BOUND
+        while True:  # b takes over the address and the writes
+            try:
+                if call_once((lan.vip, PORT), b"set k 0 0 1\r\nw\r\n") == b"STORED\r\n":
+                    break
+            except (OSError, AssertionError):  # closed while b is still a slave
+                pass
+            assert time.monotonic() < deadline, b.log
+            time.sleep(0.05)
+
+    lan.run(scenario)
+    assert a.wait_for_log(re.compile(r"demoted to slave: local data dropped \(was master\); clients: closed"), 1), \
+        a.describe()
