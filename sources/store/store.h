@@ -37,6 +37,12 @@ namespace ithaca::store {
 class store {
 public:
     explicit store(const store_config& cfg = {});
+    // The same over an arena opened by the caller (cfg.temp_dir is not used), for a process
+    // that makes many stores in turn (the request-path fuzz target: one temp file for the
+    // process, not one per input). The store sets its limit to cfg.large_value_disk_limit.
+    // One store at a time: the arena must hold no other store's values. A null arena is a
+    // store without large values (as if the file could not be made).
+    store(const store_config& cfg, std::shared_ptr<large_arena> arena);
     ~store();
     store(const store&) = delete;
     store& operator=(const store&) = delete;
@@ -164,8 +170,9 @@ private:
     std::unique_ptr<bucket_lock[]> locks_;  // one per bucket
     change_observer* observer_ = nullptr;   // set before sharing; immutable afterwards
     // Where large values live; null if its file could not be created (large stores then
-    // fail). Declared before nothing that outlives it: ~store frees every item first.
-    std::unique_ptr<large_arena> arena_;
+    // fail). Shared only with the caller that handed it in (see the constructor); ~store
+    // frees every item first, so no value outlives the store's hold on it.
+    std::shared_ptr<large_arena> arena_;
 
     std::atomic<uint64_t> cas_counter_{0};
     std::atomic<uint64_t> lease_counter_;

@@ -2,10 +2,12 @@
 
 #include <cstdlib>
 #include <dirent.h>
+#include <memory>
 #include <string>
 #include <unistd.h>
 
 #include "helpers.h"
+#include "large_arena.h"
 
 using namespace ithaca::store;
 using namespace ithaca::store::test;
@@ -185,4 +187,28 @@ TEST_CASE("large value: a bad temp dir fails the store cleanly")
     CHECK(s.stats().large_value_errors == 1);
     CHECK(put(s, "k", "tiny", at_sec(1)) == store_status::Stored);
     CHECK(s.mem_used() > 0);
+}
+
+TEST_CASE("large values: stores made in turn over one caller's arena share its file")
+{
+    temp_dir dir;
+    std::shared_ptr<large_arena> arena = large_arena::open(dir.path, 1 << 20);
+    REQUIRE(arena);
+    store_config c = small_config();
+    c.large_value_threshold = 1000;
+    c.large_value_disk_limit = 64 << 10;
+    auto now = at_sec(1);
+    for (int round = 0; round < 3; ++round) {
+        store s(c, arena);
+        CHECK(arena->limit() == c.large_value_disk_limit);  // the store's budget applies
+        CHECK(put(s, "a", pattern(5000, 'a'), now) == store_status::Stored);
+        CHECK(put(s, "b", pattern(9000, 'b'), now) == store_status::Stored);
+        CHECK(fetch(s, "b", now) == pattern(9000, 'b'));
+        CHECK(arena->used() == 5 * large_arena::kPage);  // 2 + 3 extents
+        CHECK(dir.open_files() == 1);  // one file for every store
+    }
+    // Each store gave its extents back as it went: the file is empty again.
+    CHECK(arena->used() == 0);
+    CHECK(arena->file_end() == 0);
+    CHECK(dir.entries() == 0);
 }
