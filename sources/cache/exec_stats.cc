@@ -13,6 +13,7 @@ namespace {
 
 constexpr std::string_view kReset = "reset";
 constexpr std::string_view kDetail = "detail";
+constexpr std::string_view kSettings = "settings";
 
 // `stats detail on|off|dump` (memcached: at least one word after "detail",
 // and only the first one counts).
@@ -35,15 +36,44 @@ bool is_detail(std::string_view args) {
   return args.starts_with(kDetail) && (args.size() == kDetail.size() || args[kDetail.size()] == ' ');
 }
 
+// Binary `detail on|off|dump`, the key's bytes after "detail" (memcached's
+// process_bin_stat compares them with strncmp: they must begin " dump", " on"
+// or " off", so " onion" turns detail on and "  on" or a bare "detail" is
+// KEY_ENOENT). on/off answer the empty stat that ends every stat reply; dump
+// answers one stat named "detailed" whose value is the whole text dump
+// ("PREFIX ...\r\n" lines and "END\r\n"), then that empty stat.
+void binary_stats_detail(const protocol::request& req, std::string_view rest, protocol::out_buffer& out) {
+  prefix_stats& table = prefix_stats::instance();
+  if (rest.starts_with(" dump")) {
+    protocol::encode_binary_stat(out, req, "detailed", table.dump());
+  } else if (rest.starts_with(" on")) {
+    table.set_enabled(true);
+  } else if (rest.starts_with(" off")) {
+    table.set_enabled(false);
+  } else {
+    protocol::encode_binary_error(out, req, protocol::binary_status::KeyNotFound);
+    return;
+  }
+  protocol::encode_binary_stat(out, req, {}, {});
+}
+
+// memcached's process_bin_stat takes "reset", "settings" and "detail" as
+// prefixes of the key (strncmp with the word's length: "resetx" resets,
+// "settingsx" lists the settings); every other group must match whole.
 exec_action binary_stats(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
-  if (req.args == kReset) {
+  const std::string_view key = req.args;
+  if (key.starts_with(kReset)) {
     ctx.stats.reset();
     prefix_stats::instance().clear();
     protocol::encode_binary_stat(out, req, {}, {});
     return exec_action::Continue;
   }
+  if (key.starts_with(kDetail)) {
+    binary_stats_detail(req, key.substr(kDetail.size()), out);
+    return exec_action::Continue;
+  }
   stat_lines lines;
-  if (!ctx.stats.collect(req.args, lines)) {
+  if (!ctx.stats.collect(key.starts_with(kSettings) ? kSettings : key, lines)) {
     protocol::encode_binary_error(out, req, protocol::binary_status::KeyNotFound);
     return exec_action::Continue;
   }

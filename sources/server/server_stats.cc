@@ -176,6 +176,10 @@ void server_stats::general(const live_settings& live, cache::stat_lines& out) {
   add("large_values", s.large_values);
   add("large_value_disk_bytes", store_.large_value_disk_used());
   add("large_value_disk_limit", store_.large_value_disk_limit());
+  // Large values evicted by the GC sweep (disk above its high watermark) and by a
+  // store that found the disk budget full (the sweep keeps that rare).
+  add("large_value_gc_evictions", s.large_value_gc_evictions - b.large_value_gc_evictions);
+  add("large_value_inline_evictions", s.large_value_inline_evictions - b.large_value_inline_evictions);
   add("lease_tokens_issued", s.lease_tokens - b.lease_tokens);
   add("lease_waits", s.lease_waits - b.lease_waits);
   add("lease_sets_refused", sums[LeaseRefused]);

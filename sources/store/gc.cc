@@ -47,19 +47,29 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
     const uint64_t limit = memory_limit();
     const uint64_t high = limit / 100 * cfg_.gc_high_watermark_pct;
     const uint64_t low = limit / 100 * cfg_.gc_low_watermark_pct;
+    // The arena's budget has the same watermarks (no store: both 0, never evicting).
+    const uint64_t disk_limit = arena_ ? arena_->limit() : 0;
+    const uint64_t disk_high = disk_limit / 100 * cfg_.gc_high_watermark_pct;
+    const uint64_t disk_low = disk_limit / 100 * cfg_.gc_low_watermark_pct;
+    auto disk_used = [&]() -> uint64_t { return arena_ ? arena_->used() : 0; };
 
-    if (!gc_evicting_ && gc_hist_valid_ && mem_used() > high) {
-        // Choose the threshold from the previous full sweep so that evicting everything at
-        // or above it brings usage under the low watermark. Untouched items have aged by one
-        // visit since (score + 2).
-        gc_evicting_ = true;
-        gc_threshold_ = std::min(kScoreCount - 1, threshold_for(gc_hist_prev_, mem_used() - low) + 2);
-    }
+    // Choose each threshold from the previous full sweep so that evicting everything at or
+    // above it brings usage under the low watermark. Untouched items have aged by one visit
+    // since (score + 2).
+    auto start_evicting = [&](gc_budget& g, uint64_t used, uint64_t hi, uint64_t lo) {
+        if (g.evicting || !gc_hist_valid_ || used <= hi)
+            return;
+        g.evicting = true;
+        g.threshold = std::min(kScoreCount - 1, threshold_for(g.prev, used - lo) + 2);
+    };
+    start_evicting(gc_memory_, mem_used(), high, low);
+    start_evicting(gc_disk_, disk_used(), disk_high, disk_low);
 
     for (uint64_t b = first_bucket; b < end; ++b) {
         reclaim_list rl(stats_.bytes);
         bucket_guard guard(locks_[b]);
-        uint64_t pending = 0;  // bytes unlinked in this bucket, freed after the unlock
+        uint64_t pending = 0;       // bytes unlinked in this bucket, freed after the unlock
+        uint64_t pending_disk = 0;  // ... and their extents, released then (unless read)
         item** link = &heads_[b];
         while (item* it = *link) {
             ++out.visited;
@@ -78,41 +88,58 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
                 ++it->clock_;
             const unsigned s = score(it);
             const uint64_t size = item_mem(it);
-            if (gc_evicting_ && s >= gc_threshold_ && mem_used() - pending > low) {
+            const uint64_t disk = it->is_large() ? large_arena::rounded(it->large()->size()) : 0;
+            const bool over_memory = gc_memory_.evicting && s >= gc_memory_.threshold &&
+                                     mem_used() > low + pending;
+            const bool over_disk = disk && gc_disk_.evicting && s >= gc_disk_.threshold &&
+                                   disk_used() > disk_low + pending_disk;
+            if (over_memory || over_disk) {
                 if (!it->is_placeholder()) {
                     ++out.evictions;
                     if (!(it->bits_ & kFetched))
                         ++out.evicted_unfetched;
+                    if (disk)
+                        ++out.large_evictions;
                 }
                 pending += size;
+                pending_disk += disk;
                 unlink(link, rl, remove_reason::Evicted);
                 continue;
             }
-            gc_hist_cur_[s] += size;
+            gc_memory_.cur[s] += size;
+            gc_disk_.cur[s] += disk;
             link = &it->next_;
         }
     }
-    if (gc_evicting_ && mem_used() <= low)
-        gc_evicting_ = false;
+    if (gc_memory_.evicting && mem_used() <= low)
+        gc_memory_.evicting = false;
+    if (gc_disk_.evicting && disk_used() <= disk_low)
+        gc_disk_.evicting = false;
 
     bump(stats_.reclaimed, static_cast<int64_t>(out.reclaimed));
     bump(stats_.expired_unfetched, static_cast<int64_t>(out.expired_unfetched));
     bump(stats_.evictions, static_cast<int64_t>(out.evictions));
     bump(stats_.evicted_unfetched, static_cast<int64_t>(out.evicted_unfetched));
+    bump(stats_.large_value_gc_evictions, static_cast<int64_t>(out.large_evictions));
     total.visited += out.visited;
     total.reclaimed += out.reclaimed;
     total.expired_unfetched += out.expired_unfetched;
     total.evictions += out.evictions;
     total.evicted_unfetched += out.evicted_unfetched;
+    total.large_evictions += out.large_evictions;
+    // Over the budget itself (lowered by a SIGHUP, before a full pass gave the watermarks
+    // a histogram): sampled eviction at once, as a store would.
     if (arena_ && arena_->used() > arena_->limit())
-        evict_large_inline(0);  // the disk budget was lowered (SIGHUP)
+        evict_large_inline(0, true);
     if (end < n)
         return end;
-    // A full pass is complete: its histogram drives the next pass's threshold.
-    gc_hist_prev_ = gc_hist_cur_;
-    gc_hist_cur_.fill(0);
+    // A full pass is complete: its histograms drive the next pass's thresholds.
+    for (gc_budget* g : {&gc_memory_, &gc_disk_}) {
+        g->prev = g->cur;
+        g->cur.fill(0);
+        g->evicting = false;
+    }
     gc_hist_valid_ = true;
-    gc_evicting_ = false;
     return 0;
 }
 
@@ -124,19 +151,30 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
 // down until usage is back under the limit.
 bool store::evict_inline() noexcept
 {
-    return evict_sampled(false, 0);
+    return evict_sampled(false, 0, false);
 }
 
 // The same sampling for the large-value disk budget (large_only): only items whose value is
 // in the arena are weighed and evicted, by their extent's size, until an extent of `need`
 // bytes fits. Evicted extents come back as soon as the reclaim list drops the last
 // reference (at once, unless a reader still holds the value).
-bool store::evict_large_inline(uint64_t need) noexcept
+bool store::evict_large_inline(uint64_t need, bool by_gc) noexcept
 {
-    return arena_ && evict_sampled(true, need);
+    return arena_ && evict_sampled(true, need, by_gc);
 }
 
-bool store::evict_sampled(bool large_only, uint64_t need) noexcept
+void store::count_eviction(const item* it, bool by_gc) noexcept
+{
+    if (it->is_placeholder())
+        return;
+    bump(stats_.evictions);
+    if (!(it->bits_ & kFetched))
+        bump(stats_.evicted_unfetched);
+    if (it->is_large())
+        bump(by_gc ? stats_.large_value_gc_evictions : stats_.large_value_inline_evictions);
+}
+
+bool store::evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept
 {
     auto done = [&] {
         return large_only ? arena_->has_room(need) : mem_used() <= memory_limit();
@@ -200,11 +238,7 @@ bool store::evict_sampled(bool large_only, uint64_t need) noexcept
             item** link = &heads_[b];
             while (item* it = *link) {
                 if (score(it) >= threshold && (!large_only || it->is_large())) {
-                    if (!it->is_placeholder()) {
-                        bump(stats_.evictions);
-                        if (!(it->bits_ & kFetched))
-                            bump(stats_.evicted_unfetched);
-                    }
+                    count_eviction(it, by_gc);
                     unlink(link, rl, remove_reason::Evicted);
                 } else {
                     link = &it->next_;

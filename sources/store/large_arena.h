@@ -55,6 +55,14 @@ public:
     // True if an extent of `len` bytes fits in the budget by size (it may still not fit in
     // one piece of the free list; allocate() says).
     bool has_room(uint64_t len) const noexcept { return used() + rounded(len) <= limit(); }
+    // The file's high-water mark (its apparent size in use). 0 once every extent is back:
+    // released extents merge with their free neighbours and a free top lowers the mark.
+    // [any thread; takes mutex_]
+    uint64_t file_end() noexcept
+    {
+        std::lock_guard lock(mutex_);
+        return end_;
+    }
 
 private:
     large_arena(int fd, uint64_t limit) noexcept : fd_(fd), limit_(limit) {}

@@ -27,7 +27,13 @@ uint64_t round_up_pow2(uint64_t n) noexcept
 
 }  // namespace
 
-store::store(const store_config& cfg)
+store::store(const store_config& cfg) : store(cfg, nullptr)
+{
+    // Last, so errno still says why when the file could not be made (instance.cc logs it).
+    arena_ = large_arena::open(cfg.temp_dir, cfg.large_value_disk_limit);
+}
+
+store::store(const store_config& cfg, std::shared_ptr<large_arena> arena)
     : cfg_(cfg),
       memory_limit_(cfg.memory_limit),
       item_size_max_(cfg.item_size_max),
@@ -42,7 +48,9 @@ store::store(const store_config& cfg)
     std::random_device rd;
     seed_ = (uint64_t{rd()} << 32) ^ rd();
     lease_counter_.store((uint64_t{rd()} << 32) ^ rd());
-    arena_ = large_arena::open(cfg.temp_dir, cfg.large_value_disk_limit);
+    arena_ = std::move(arena);
+    if (arena_)
+        arena_->set_limit(cfg.large_value_disk_limit);
 }
 
 void store::set_large_value_disk_limit(uint64_t bytes) noexcept

@@ -37,6 +37,12 @@ namespace ithaca::store {
 class store {
 public:
     explicit store(const store_config& cfg = {});
+    // The same over an arena opened by the caller (cfg.temp_dir is not used), for a process
+    // that makes many stores in turn (the request-path fuzz target: one temp file for the
+    // process, not one per input). The store sets its limit to cfg.large_value_disk_limit.
+    // One store at a time: the arena must hold no other store's values. A null arena is a
+    // store without large values (as if the file could not be made).
+    store(const store_config& cfg, std::shared_ptr<large_arena> arena);
     ~store();
     store(const store&) = delete;
     store& operator=(const store&) = delete;
@@ -62,7 +68,10 @@ public:
 
     // Visits buckets [first_bucket, first_bucket + count) (clamped), one lock at a time:
     // removes expired and flushed items, ages CLOCK counters, and evicts the coldest items
-    // while memory is above the high watermark until it is under the low one. Single caller.
+    // while memory is above the high watermark until it is under the low one, and the
+    // coldest large items while the arena's disk usage is above the same share of its
+    // budget until it is under the low one (so a store rarely has to evict inline).
+    // Single caller.
     // Adds this call's counts to `total`. Returns the next bucket to visit (0 after a full
     // pass).
     uint64_t gc_sweep(uint64_t first_bucket, uint64_t count, const store_now& now,
@@ -139,9 +148,12 @@ private:
     // Samples buckets from cursor_ and evicts the coldest items until usage <= limit.
     bool evict_inline() noexcept;
     // The same for the large-value disk budget: evicts the coldest large values until an
-    // extent of `need` bytes fits (0: until usage is within the budget).
-    bool evict_large_inline(uint64_t need) noexcept;
-    bool evict_sampled(bool large_only, uint64_t need) noexcept;
+    // extent of `need` bytes fits (0: until usage is within the budget). `by_gc`: the GC
+    // sweep is the caller (a lowered budget), not a store; it says which counter to bump.
+    bool evict_large_inline(uint64_t need, bool by_gc = false) noexcept;
+    bool evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept;
+    // Counts one eviction (a placeholder is no item to a client: not counted).
+    void count_eviction(const item* it, bool by_gc) noexcept;
     // A new large value (file I/O: no lock held), evicting cold large values when the disk
     // budget is full. nullptr on failure.
     large_value* create_large(std::span<const char> value) noexcept;
@@ -164,8 +176,9 @@ private:
     std::unique_ptr<bucket_lock[]> locks_;  // one per bucket
     change_observer* observer_ = nullptr;   // set before sharing; immutable afterwards
     // Where large values live; null if its file could not be created (large stores then
-    // fail). Declared before nothing that outlives it: ~store frees every item first.
-    std::unique_ptr<large_arena> arena_;
+    // fail). Shared only with the caller that handed it in (see the constructor); ~store
+    // frees every item first, so no value outlives the store's hold on it.
+    std::shared_ptr<large_arena> arena_;
 
     std::atomic<uint64_t> cas_counter_{0};
     std::atomic<uint64_t> lease_counter_;
@@ -173,12 +186,18 @@ private:
     std::atomic<uint32_t> oldest_live_{0};   // flush_all: stored <= this is invalid once passed
     std::atomic<uint64_t> evict_cursor_{0};  // inline eviction sampling position
 
-    // GC state: the gc_sweep caller only (single-threaded by contract).
-    histogram gc_hist_prev_{};  // bytes per score seen in the last complete sweep
-    histogram gc_hist_cur_{};
-    bool gc_hist_valid_ = false;
-    bool gc_evicting_ = false;
-    unsigned gc_threshold_ = kScoreCount;
+    // GC state: the gc_sweep caller only (single-threaded by contract). One per budget the
+    // sweep keeps under its watermarks: memory (every item's bytes) and the arena's disk
+    // (large items' extents).
+    struct gc_budget {
+        histogram prev{};  // bytes per score seen in the last complete sweep
+        histogram cur{};
+        bool evicting = false;  // above the high watermark, until under the low one
+        unsigned threshold = kScoreCount;  // evict scores at or above this while evicting
+    };
+    gc_budget gc_memory_;
+    gc_budget gc_disk_;
+    bool gc_hist_valid_ = false;  // a full pass has filled both budgets' prev histograms
 
     store_stats stats_;
 };

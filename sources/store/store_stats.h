@@ -1,5 +1,7 @@
 // store_stats: the store's counters. Relaxed atomics, updated by any thread, with or without
 // a bucket lock (they are lock-free, so allowed under it). cmd_* counts are the server's.
+// An evicted large item counts in `evictions` and in one of large_value_gc_evictions (the GC
+// sweep evicted it) or large_value_inline_evictions (a store evicted it to make room).
 #pragma once
 
 #include <atomic>
@@ -13,7 +15,8 @@ namespace ithaca::store {
     X(get_flushed) X(delete_hits) X(delete_misses) X(incr_hits) X(incr_misses)         \
     X(decr_hits) X(decr_misses) X(cas_hits) X(cas_misses) X(cas_badval) X(touch_hits)  \
     X(touch_misses) X(lease_tokens) X(lease_waits) X(lease_placeholders)               \
-    X(large_values) X(large_value_errors) X(out_of_memory)
+    X(large_values) X(large_value_errors) X(large_value_gc_evictions)                   \
+    X(large_value_inline_evictions) X(out_of_memory)
 
 struct store_stats_snapshot {
 #define X(name) uint64_t name = 0;

@@ -179,6 +179,7 @@ struct gc_stats {
     uint64_t expired_unfetched = 0;
     uint64_t evictions = 0;
     uint64_t evicted_unfetched = 0;
+    uint64_t large_evictions = 0;  // of `evictions`, items whose value was in the arena
 };
 
 }  // namespace ithaca::store

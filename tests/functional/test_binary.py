@@ -102,6 +102,23 @@ SCENARIOS = {
         S(b"c", b"x"), P(OP_APPEND, key=b"c", value=b"y" * (2 << 20), opaque=3), G(b"c"),
         S(b"d", b"x"), S(b"d", b"y" * (2 << 20), opaque=4), G(b"d"),
     ]],
+    # memcached's per-prefix counts over binary (proto_bin's "detail" stat key):
+    # on/off answer the empty end-of-stats packet, dump one stat "detailed"
+    # holding the text dump; gets, hits, sets (append included) and deletes
+    # count, one prefix only ("a": memcached dumps in hash order).
+    "stats_detail": [[
+        P(OP_STAT, key=b"reset", opaque=1), P(OP_STAT, key=b"detail dump", opaque=2),
+        P(OP_STAT, key=b"detail on", opaque=3),
+        S(b"a:1", b"x"), G(b"a:1"), G(b"a:2", OP_GETK), G(b"plain"), S(b"a:3", b"y", op=OP_SETQ),
+        G(b"a:3", OP_GETQ), P(OP_DELETE, key=b"a:1"), P(OP_DELETEQ, key=b"a:nx"),
+        T(b"a:3", 0, OP_GAT), T(b"a:3", 100), P(OP_APPEND, key=b"a:3", value=b"z"),
+        A(b"a:n", 1, 0, exptime=0),
+        P(OP_STAT, key=b"detail dump", opaque=4),
+        P(OP_STAT, key=b"detail off", opaque=5), G(b"a:1"), S(b"a:4", b"w"),
+        P(OP_STAT, key=b"detail dump", opaque=6),
+        P(OP_STAT, key=b"detail onion", opaque=7), G(b"a:4"), P(OP_STAT, key=b"detail dump", opaque=8),
+        P(OP_STAT, key=b"resetting", opaque=9), P(OP_STAT, key=b"detail dump", opaque=10),
+    ]],
 }
 
 
@@ -158,7 +175,7 @@ def _stat_shape(server, key):
     return rs
 
 
-@pytest.mark.parametrize("key", [b"", b"settings"])
+@pytest.mark.parametrize("key", [b"", b"settings", b"settingsx"])
 def test_binary_stat_groups(ithaca, memcached, key):
     for server in (ithaca, memcached):
         rs = _stat_shape(server, key)
@@ -170,7 +187,9 @@ def test_binary_stat_groups(ithaca, memcached, key):
         assert {b"pid", b"cmd_get", b"curr_items"} <= names
 
 
-@pytest.mark.parametrize("key", [b"reset", b"nosuchgroup", b"detail"])
+@pytest.mark.parametrize("key", [b"reset", b"resetx", b"nosuchgroup", b"detail", b"detail x",
+                                 b"detail  on", b"detailed on", b"detail dump", b"detail on",
+                                 b"detail off", b"items x"])
 def test_binary_stat_special(ithaca, memcached, key):
     strip = [(r["status"], r["key"], r["value"]) for r in _stat_shape(memcached, key)]
     assert [(r["status"], r["key"], r["value"]) for r in _stat_shape(ithaca, key)] == strip

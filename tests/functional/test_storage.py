@@ -278,6 +278,39 @@ def test_large_values_stay_within_memory_descriptors_and_disk_budget(ithaca_fact
     assert os.listdir(vdir) == []
 
 
+def test_gc_sweep_brings_large_values_under_the_disk_low_watermark(ithaca_factory, tmp_path):
+    """A 1 MiB disk budget filled to 93.75% (240 one-extent values): no set had
+    to evict, and with no further request the cron's GC sweep evicts the
+    coldest large values until the arena is under 80% of the budget, which
+    `stats` reports as large_value_gc_evictions."""
+    vdir = tmp_path / "values"
+    vdir.mkdir()
+    budget = MIB
+    server = ithaca_factory(config_text=(
+        "cache:\n  large_value_threshold: 1k\n  large_value_disk_limit: 1m\n"
+        f"  gc_interval: 100ms\n  large_value_dir: {vdir}\n"))
+    page = 4096
+    with Conn(*server.address, timeout=10) as c:
+        data = b"d" * 4000  # one 4 KiB extent each
+        c.send(b"".join(b"set v%d 0 0 %d\r\n%s\r\n" % (i, len(data), data) for i in range(240)))
+        assert c.read_replies(240) == [b"STORED\r\n"] * 240
+        s = stats(c)
+        assert int(s["large_value_inline_evictions"]) == 0, s  # every set found room
+        assert int(s["large_value_disk_bytes"]) <= 240 * page, s
+        low = budget // 100 * 80
+        s = poll(lambda: (lambda s: s if int(s["large_value_disk_bytes"]) <= low else None)(stats(c)),
+                 timeout=10)
+        assert s, stats(c)
+        evicted = int(s["large_value_gc_evictions"])
+        assert evicted >= 240 - low // page, s
+        assert int(s["large_value_inline_evictions"]) == 0, s
+        assert int(s["evictions"]) == evicted, s
+        assert int(s["curr_items"]) == 240 - evicted, s
+        # The sweep stops at the low watermark: most values are still there.
+        assert int(s["large_value_disk_bytes"]) >= low - 32 * page, s
+    assert len(open_files_in(server.proc.pid, vdir)) == 1
+
+
 # UBSan's vptr check probes memory through a pipe; while the descriptor table
 # is full that fails and it reports every virtual call as made on an "invalid
 # vptr" (a false report, seen only then, and only under the sanitizers).
