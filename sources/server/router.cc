@@ -269,7 +269,10 @@ void router::heartbeats(slave_ptr s) {
 // Copies every live item to slave `s` through the ring, one bucket lock at a
 // time (store::scan holds it while the observer writes that bucket's
 // records), while clients keep being served. Throttled so the ring keeps room
-// for the workers' records and the slave's buffer does not overflow.
+// for the workers' records and the slave's buffer does not overflow: what the
+// ring holds counts as the slave's (it may all be its sync records, moved to
+// its buffer at the drain's next pass), so buffer + ring stay under half of
+// send_buffer before each step, whatever the ring's size.
 void router::initial_sync(slave_ptr s) {
   uint64_t next = 0;
   bool refused = false;
@@ -278,7 +281,7 @@ void router::initial_sync(slave_ptr s) {
   };
   store::store::scan_visitor visitor(visit);
   do {
-    while (queue_.used() > queue_.capacity() / 4 || s->buffered() > settings_.send_buffer / 2) {
+    while (queue_.used() > queue_.capacity() / 4 || s->buffered() + queue_.used() > settings_.send_buffer / 2) {
       if (mm::sleep(1) == mm::wait_status::Cancelled || s->closed) return;
     }
     next = store_.scan(next, kScanStep, clock_.now(), visitor);

@@ -147,3 +147,50 @@ def test_initial_sync_of_100k_items_while_clients_write(ithaca_factory):
     assert ss["repl_master_connects"] == "1" and ss["repl_stream_errors"] == "0", ss
     print(f"writes: {ops_at_join} acknowledged at the join, {ops_at_done} at the end of the sync, "
           f"{sum(w.ops for w in writers)} in all; {len(items)} items compared")
+
+
+def read_sync(sock, items, deadline):
+    """Reads the initial sync as a slow slave does (16 KiB, then a 2 ms pause),
+    sending a heartbeat byte every 100 ms; returns the packets counted once
+    `items` SetQ packets arrived."""
+    buf = bytearray()
+    packets = 0
+    beat = time.monotonic()
+    while packets < items:
+        assert time.monotonic() < deadline, f"{packets} of {items} sync records read"
+        chunk = sock.recv(16384)
+        assert chunk, f"the master closed the connection after {packets} records"
+        buf += chunk
+        pos = 0
+        while len(buf) - pos >= 24:
+            assert buf[pos] == 0x80 and buf[pos + 1] == 0x11, bytes(buf[pos:pos + 24])  # SetQ
+            size = 24 + int.from_bytes(buf[pos + 8:pos + 12], "big")
+            if len(buf) - pos < size:
+                break
+            pos += size
+            packets += 1
+        del buf[:pos]
+        if time.monotonic() - beat > 0.1:
+            sock.sendall(b"\0")
+            beat = time.monotonic()
+        time.sleep(0.002)
+    return packets
+
+
+def test_a_slow_slave_is_not_dropped_during_its_initial_sync(ithaca_factory):
+    """The scan waits for its slave: a slave that reads slowly gets every item,
+    however small send_buffer is, instead of being dropped for falling behind
+    (and resyncing forever). 20 MB through a 256 KiB send_buffer and a 4 MiB
+    ring (whose quarter, where the scan pauses, is larger than send_buffer)."""
+    import socket
+    n, size = 20_000, 1000
+    cfg = master_config(0) + "  send_buffer: 256k\n  queue_size: 4m\n"
+    master = ithaca_factory(args=["-m", "256"], config_text=cfg)
+    with Conn(*master.address, timeout=30) as c:
+        for lo in range(0, n, 500):
+            c.send(b"".join(b"set big:%d 0 0 %d\r\n%s\r\n" % (i, size, b"x" * size) for i in range(lo, lo + 500)))
+            assert c.read_exact(8 * 500) == b"STORED\r\n" * 500
+    with socket.create_connection((master.host, repl_port_of(master)), timeout=30) as s:
+        assert read_sync(s, n, time.monotonic() + 120) == n
+        st = stats(master.address)
+    assert st["repl_slaves_dropped"] == "0" and st["repl_syncs_done"] == "1", (st, master.log)
