@@ -17,14 +17,15 @@ KEYS_PER_GET = 100
 GETS_IN_FLIGHT = 20
 
 
-def master_config(repl_port):
+def master_config(repl_port, extra=""):
+    """repl_port 0: any free port (repl_port_of reads it from the log)."""
     return f"""
 replication:
   role: master
   listen: 127.0.0.1
   port: {repl_port}
-  slave_timeout: 10s
-"""
+  slave_timeout: 5s
+{extra}"""
 
 
 def slave_config(repl_port):

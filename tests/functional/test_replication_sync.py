@@ -184,7 +184,7 @@ def test_a_slow_slave_is_not_dropped_during_its_initial_sync(ithaca_factory):
     ring (whose quarter, where the scan pauses, is larger than send_buffer)."""
     import socket
     n, size = 20_000, 1000
-    cfg = master_config(0) + "  send_buffer: 256k\n  queue_size: 4m\n"
+    cfg = master_config(0, "  send_buffer: 256k\n  queue_size: 4m\n")
     master = ithaca_factory(args=["-m", "256"], config_text=cfg)
     with Conn(*master.address, timeout=30) as c:
         for lo in range(0, n, 500):
