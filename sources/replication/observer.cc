@@ -17,7 +17,8 @@ char* claim(mm::byte_queue& q, size_t packet_size, const ring_tag& tag, mm::byte
 }  // namespace
 
 void stream_observer::counted(bool ok) noexcept {
-    (ok ? records_ : lost_).fetch_add(1, std::memory_order_relaxed);
+    if (!ok)
+        lost_.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool stream_observer::put_set(const store::item_view& item, ring_kind kind, uint32_t sync_id) noexcept {

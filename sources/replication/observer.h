@@ -41,7 +41,9 @@ public:
     void set_streaming(bool on) noexcept { streaming_.store(on, std::memory_order_seq_cst); }
     bool streaming() const noexcept { return streaming_.load(std::memory_order_relaxed); }
 
-    uint64_t records() const noexcept { return records_.load(std::memory_order_relaxed); }
+    // Records the ring refused. (Records written are not counted here: one
+    // counter shared by every worker would be a contended write per change;
+    // the router counts what it hands to slaves.)
     uint64_t lost() const noexcept { return lost_.load(std::memory_order_relaxed); }
 
 private:
@@ -51,7 +53,6 @@ private:
     mm::byte_queue& queue_;
     const int64_t wall_base_;
     std::atomic<bool> streaming_{false};
-    std::atomic<uint64_t> records_{0};
     std::atomic<uint64_t> lost_{0};
 };
 
