@@ -61,10 +61,10 @@ def _parse_get(reply, out):
         pos = start + int(n) + 2
 
 
-def dump(addr, keys):
+def dump(addr, keys, timeout=30):
     """{key: (flags, value)} for the keys present, read with pipelined gets."""
     out = {}
-    with Conn(*addr, timeout=30) as c:
+    with Conn(*addr, timeout=timeout) as c:
         step = KEYS_PER_GET * GETS_IN_FLIGHT
         for i in range(0, len(keys), step):
             window = keys[i:i + step]

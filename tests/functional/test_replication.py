@@ -265,7 +265,10 @@ def test_yrmcds_slave_follows_an_ithaca_master(tmp_path, netns, yrmcds_factory):
             deadline = time.monotonic() + SYNC_TIMEOUT
             while True:
                 try:
-                    return dump((HOST, yport), keys)
+                    # A short wait per attempt: a connection made while yrmcds
+                    # switches to master may never be accepted (its reactor's
+                    # edge-triggered listener event is lost with the slave loop).
+                    return dump((HOST, yport), keys, timeout=2)
                 except (OSError, AssertionError):
                     if time.monotonic() > deadline:
                         raise
