@@ -22,9 +22,10 @@ change_mark& thread_change_mark() noexcept {
 }
 
 void stream_observer::counted(bool ok) noexcept {
-    (ok ? records_ : lost_).fetch_add(1, std::memory_order_relaxed);
-    if (!ok)
+    if (!ok) {
+        lost_.fetch_add(1, std::memory_order_relaxed);
         thread_change_mark().lost++;
+    }
 }
 
 // Publishes a stream record and tells this thread where it ends.

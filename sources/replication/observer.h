@@ -64,7 +64,9 @@ public:
     void set_streaming(bool on) noexcept { streaming_.store(on, std::memory_order_seq_cst); }
     bool streaming() const noexcept { return streaming_.load(std::memory_order_relaxed); }
 
-    uint64_t records() const noexcept { return records_.load(std::memory_order_relaxed); }
+    // Records the ring refused. (Records written are not counted here: one
+    // counter shared by every worker would be a contended write per change;
+    // the router counts what it hands to slaves.)
     uint64_t lost() const noexcept { return lost_.load(std::memory_order_relaxed); }
 
 private:
@@ -76,7 +78,6 @@ private:
     const int64_t wall_base_;
     const uint64_t position_base_;
     std::atomic<bool> streaming_{false};
-    std::atomic<uint64_t> records_{0};
     std::atomic<uint64_t> lost_{0};
 };
 

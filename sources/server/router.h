@@ -96,6 +96,7 @@ class router {
   mm::machine* machine_ = nullptr;
   // Router machine only.
   std::vector<slave_ptr> slaves_;
+  std::vector<slave_ptr> targets_;  // deliver's, kept to spare an allocation per record
   uint32_t next_id_ = 0;
 };
 

@@ -15,7 +15,8 @@ import pytest
 from conftest import START_TIMEOUT, Server, _Servers, ithaca_binary
 from mcwire import Conn, parse_stats
 from netns import lan  # noqa: F401 (a fixture)
-from test_replication import SYNC_TIMEOUT, dump, item_set, stats, wait_same, write_items
+from replica import SYNC_TIMEOUT, dump, stats, wait_same
+from test_replication import item_set, write_items
 
 PORT, REPL = 11211, 11213  # inside the namespaces: free by construction
 ROLE_BOUND = 10.0          # s: a role change seen by the clients (check 100 ms, failover_delay 2 s)

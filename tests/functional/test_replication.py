@@ -10,11 +10,11 @@ import time
 import pytest
 
 from conftest import HOST, Server, free_port
-from mcwire import Conn, parse_stats, parse_values
+from mcwire import Conn
 from netns import in_netns, netns  # noqa: F401 (a fixture)
+from replica import SYNC_TIMEOUT, assert_same, dump, master_config, repl_port_of, slave_config, stats
 
 YRMCDS = "/usr/sbin/yrmcdsd"
-SYNC_TIMEOUT = 60.0
 
 
 def write_items(addr, items, batch=500):
@@ -25,40 +25,6 @@ def write_items(addr, items, batch=500):
             c.send(b"".join(b"set %s %d 0 %d\r\n%s\r\n" % (k, f, len(v), v) for k, f, v in chunk))
             for _ in chunk:
                 assert c.read_line() == b"STORED\r\n"
-
-
-def dump(addr, keys, batch=100):
-    """{key: (flags, value)} for the keys present."""
-    out = {}
-    with Conn(*addr, timeout=30) as c:
-        for i in range(0, len(keys), batch):
-            c.send(b"get " + b" ".join(keys[i:i + batch]) + b"\r\n")
-            reply = c.read_until(b"END\r\n")
-            for key, flags, data, _ in parse_values(reply):
-                out[key] = (flags, data)
-    return out
-
-
-def stats(addr):
-    with Conn(*addr) as c:
-        c.send(b"stats\r\n")
-        return parse_stats(c.read_until(b"END\r\n"))
-
-
-def wait_same(master, slave, keys, what):
-    """Polls (bounded) until the slave holds exactly the master's items."""
-    deadline = time.monotonic() + SYNC_TIMEOUT
-    while True:
-        want, got = dump(master, keys), dump(slave, keys)
-        if want == got:
-            return want
-        if time.monotonic() > deadline:
-            missing = [k for k in want if k not in got][:5]
-            extra = [k for k in got if k not in want][:5]
-            wrong = [k for k in want if k in got and got[k] != want[k]][:5]
-            pytest.fail(f"{what}: slave differs: {len(want)} vs {len(got)} items; missing {missing}, "
-                        f"extra {extra}, different {wrong}")
-        time.sleep(0.2)
 
 
 def item_set(prefix, n, flags=0, size=40):
@@ -97,33 +63,6 @@ class Churn(threading.Thread):
             self.error = e
 
 
-def master_config(repl_port, extra=""):
-    return f"""
-replication:
-  role: master
-  listen: 127.0.0.1
-  port: {repl_port}
-  slave_timeout: 5s
-{extra}"""
-
-
-def slave_config(master_port):
-    return f"""
-replication:
-  role: slave
-  master: 127.0.0.1
-  port: {master_port}
-  heartbeat_interval: 100ms
-  serve_reads: true
-"""
-
-
-def repl_port_of(server):
-    m = server.wait_for_log(re.compile(r"replication: accepting slaves on 127\.0\.0\.1:(\d+)"), 10)
-    assert m, server.log
-    return int(m.group(1))
-
-
 def all_keys(*groups):
     keys = [k for g in groups for k, _, _ in g]
     return keys + [b"num:%d" % i for i in range(0, 20000, 10)]
@@ -139,7 +78,8 @@ def sync_while_writing(master, n, start_slave, what):
     churn.start()
     churn.join(120)
     assert churn.error is None, churn.error
-    return wait_same(master.address, slave.address, all_keys(before, item_set(b"during", n)), what)
+    return assert_same(master.address, slave.address, all_keys(before, item_set(b"during", n)), what,
+                       settle=SYNC_TIMEOUT)
 
 
 def test_ithaca_slave_follows_ithaca_master_while_clients_write(ithaca_factory):
@@ -279,7 +219,10 @@ def test_yrmcds_slave_follows_an_ithaca_master(tmp_path, netns, yrmcds_factory):
             deadline = time.monotonic() + SYNC_TIMEOUT
             while True:
                 try:
-                    return dump((HOST, yport), keys)
+                    # A short wait per attempt: a connection made while yrmcds
+                    # switches to master may never be accepted (its reactor's
+                    # edge-triggered listener event is lost with the slave loop).
+                    return dump((HOST, yport), keys, timeout=2)
                 except (OSError, AssertionError):
                     if time.monotonic() > deadline:
                         raise
@@ -300,7 +243,7 @@ def test_slave_serving_reads_refuses_writes(ithaca_factory):
     slave = ithaca_factory(config_text=slave_config(repl_port_of(master)))
     items = item_set(b"ro", 200)
     write_items(master.address, items)
-    wait_same(master.address, slave.address, [k for k, _, _ in items], "read-only slave")
+    assert_same(master.address, slave.address, [k for k, _, _ in items], "read-only slave", settle=SYNC_TIMEOUT)
     key = items[0][0]
     refused = b"SERVER_ERROR read-only replica: writes go to the master\r\n"
     with Conn(*slave.address) as c:
@@ -316,5 +259,6 @@ def test_slave_serving_reads_refuses_writes(ithaca_factory):
         r = c.read_binary_response()
         assert (r["status"], r["opaque"]) == (0x0083, 7)
     # Nothing changed on the slave: it still equals its master key by key.
-    wait_same(master.address, slave.address, [k for k, _, _ in items], "after refused writes")
+    assert_same(master.address, slave.address, [k for k, _, _ in items], "after refused writes",
+                settle=SYNC_TIMEOUT)
 
