@@ -25,7 +25,7 @@ ACK_TIMEOUT = "1s"         # ack: slave; below the writers' 2 s read timeout, so
 UNCONFIRMED = b"SERVER_ERROR applied on the master but not confirmed by a slave\r\n"
 
 
-def node_config(vip, serve_reads=True, ack="none"):
+def node_config(vip, serve_reads=True, ack="none", failover_delay="2s"):
     return f"""
 replication:
   virtual_ip: {vip}
@@ -34,7 +34,7 @@ replication:
   listen: 0.0.0.0
   port: {REPL}
   check_interval: 100ms
-  failover_delay: 2s
+  failover_delay: {failover_delay}
   slave_timeout: 3s
   heartbeat_interval: 100ms
   serve_reads: {"true" if serve_reads else "false"}
@@ -55,10 +55,10 @@ class Nodes:
         self.owned = _Servers()
         self.started = 0
 
-    def start(self, node, memory=64, serve_reads=True, ack="none"):
+    def start(self, node, memory=64, serve_reads=True, ack="none", failover_delay="2s"):
         self.started += 1
         cfg = self.tmp_path / f"{node}-{self.started}.yaml"
-        cfg.write_text(node_config(self.lan.vip, serve_reads, ack))
+        cfg.write_text(node_config(self.lan.vip, serve_reads, ack, failover_delay))
         s = Server("ithaca", ["ip", "netns", "exec", self.lan.ns[node], self.path, "-l", "0.0.0.0", "-p",
                                 str(PORT), "-U", "0", "-t", "2", "-m", str(memory), "--config", str(cfg)])
         s.host, s.port = self.lan.addr[node], PORT
@@ -111,14 +111,14 @@ def wait_role(lan, nodes, server, role, timeout=ROLE_BOUND):
     wait_for(f"{server.host} is {role}", lambda: role_of(lan, server) == role, timeout, nodes)
 
 
-def master_and_slave(lan, nodes, n_items, ack="none"):
+def master_and_slave(lan, nodes, n_items, ack="none", failover_delay="2s"):
     """a holds the address and is the master; b follows it; n_items written
     through the address and on b too. With ack: slave the seed waits for b's
     sync (until then a write has no slave to confirm it)."""
     lan.add_vip("a")
-    a = nodes.start("a", ack=ack)
+    a = nodes.start("a", ack=ack, failover_delay=failover_delay)
     assert a.wait_for_log(re.compile(r"starting as master"), START_TIMEOUT), a.describe()
-    b = nodes.start("b", ack=ack)
+    b = nodes.start("b", ack=ack, failover_delay=failover_delay)
     assert b.wait_for_log(re.compile(r"starting as slave"), START_TIMEOUT), b.describe()
     if ack == "slave":
         wait_synced(lan, nodes, a)
@@ -354,6 +354,29 @@ def test_master_killed_under_write_load_loses_no_acknowledged_write(lan, nodes):
     sb = lan.run(lambda: stats(b.address))
     assert int(sb["repl_ack_confirmed"]) >= len([x for x in acked if x[2] > killed_at])
     assert sb["repl_role_changes"] == "1"
+
+
+def test_a_demoted_master_follows_the_new_one_without_waiting_failover_delay(lan, nodes):
+    """The address goes from a to a host where no ithaca runs, so a, demoted,
+    cannot connect when it looks for the new master; then b takes it. a has
+    dropped its data, so it keeps trying (every second) instead of waiting
+    failover_delay (30 s here) and b, ack: slave, acknowledges writes again
+    within the bound. (A demoted master that looks before the new one has
+    promoted is the common case of a move: both check independently.)"""
+    a, b, keys = master_and_slave(lan, nodes, 1000, "slave", failover_delay="30s")
+    lan.move_vip("a", "net")
+    wait_role(lan, nodes, a, "slave")
+    assert a.wait_for_log(re.compile(r"cannot connect to the master"), ROLE_BOUND), a.describe()
+    lan.move_vip("net", "b")
+    moved_at = time.monotonic()
+    wait_role(lan, nodes, b, "master")
+    wait_synced(lan, nodes, b)
+    assert lan.run(lambda: call_once((lan.vip, PORT), b"set k 0 0 1\r\nv\r\n")) == b"STORED\r\n"
+    print(f"\nthe demoted master synced from the new one {time.monotonic() - moved_at:.3f} s after the move")
+    items = lan.run(lambda: wait_same(b.address, a.address, keys + [b"k"], "a follows b"))
+    assert len(items) == len(keys) + 1
+    sa = lan.run(lambda: stats(a.address))
+    assert (sa["repl_role"], sa["repl_role_changes"]) == ("slave", "1")
 
 
 def test_slave_killed_mid_sync_resyncs(lan, nodes):
