@@ -33,8 +33,8 @@ void slave_main(const slave_settings& s, store::store& st, const std::function<s
 // the stream until the master goes away, the stream breaks or the coroutine
 // is cancelled. False if no connection was made (`*logged_failure` keeps the
 // log to one line per outage). slave_main loops over it; the role monitor
-// (roles by virtual IP) runs it once per decision instead, since it decides
-// what follows a lost master.
+// (roles by virtual IP) loops only until a connection was made, since it
+// decides what follows a lost master.
 bool slave_session(const slave_settings& s, store::store& st, const std::function<store::store_now()>& now,
                    repl_counters& counters, bool* logged_failure);
 

@@ -152,11 +152,22 @@ void role_monitor::changed(role_state to, const char* what) {
   counters_.role_changes.fetch_add(1, std::memory_order_relaxed);
 }
 
+// The session ends only once it has followed a master and lost it. Until it
+// connects it tries again every reconnect_delay: a node that never reached a
+// master has nothing to keep (a demoted master dropped its data; the session
+// forgets again at connect), so waiting failover_delay in MasterLost would
+// only keep it from following a new master that is still starting. Under
+// `ack: slave` that wait is an outage: the new master acknowledges no write
+// before a slave has synced. Meanwhile the monitor looks at the address every
+// check_interval and cancels this coroutine to promote.
 void role_monitor::start_session() {
   session_ended_ = false;
   session_ = mm::coroutine_create("repl slave", [this] {
-    replication::slave_session(settings_.slave, store_, [this] { return clock_.now(); }, counters_,
-                               &session_logged_failure_);
+    const auto retry = static_cast<mm::millis>(settings_.slave.reconnect_delay_ms);
+    while (!replication::slave_session(settings_.slave, store_, [this] { return clock_.now(); }, counters_,
+                                       &session_logged_failure_)) {
+      if (mm::sleep(retry) == mm::wait_status::Cancelled) break;
+    }
     session_ended_ = true;
     session_done_.signal();
   });

@@ -21,7 +21,9 @@
 //   Slave --- address here (every check_interval) -----------> Master
 //            promote: session ended, router machine started (listener,
 //            streaming), clients read and write; data kept
-//   Slave --- session ended (master gone, or no connection) --> MasterLost
+//   Slave --- session ended (it followed a master, now gone) -> MasterLost
+//            (a session that cannot connect does not end: it tries again
+//            every reconnect_delay, see start_session)
 //   MasterLost --- address here (looked for every 100 ms) ----> Master (promote)
 //   MasterLost --- failover_delay passed ---------------------> Slave
 //            local data forgotten, a new session (it reconnects to virtual_ip)

@@ -122,12 +122,18 @@ class Lan:
             self.ns[node], self.addr[node] = ns, f"{self.SUBNET}.{i}"
 
     def add_vip(self, node):
-        ip("addr", "add", f"{self.vip}/32", "dev", "eth0", ns=self.ns[node])
+        """node: "a", "b", or "net" (the clients' side, where no node runs)."""
+        dev, ns = self._port_of(node)
+        ip("addr", "add", f"{self.vip}/32", "dev", dev, ns=ns)
         self.forget_neighbours()
 
     def drop_vip(self, node):
-        ip("addr", "del", f"{self.vip}/32", "dev", "eth0", ns=self.ns[node])
+        dev, ns = self._port_of(node)
+        ip("addr", "del", f"{self.vip}/32", "dev", dev, ns=ns)
         self.forget_neighbours()
+
+    def _port_of(self, node):
+        return ("br0", self.net) if node == "net" else ("eth0", self.ns[node])
 
     def move_vip(self, src, dst):
         self.drop_vip(src)
