@@ -41,6 +41,8 @@ def test_eviction_keeps_memory_under_the_limit(ithaca_factory):
     batch = 2048
     total = 40 * KIB  # 40 MiB of 1 KiB values into an 8 MiB cache
     with Conn(*server.address) as c:
+        assert c.call(b"version\r\n").startswith(b"VERSION ")
+        rss_at_start = vm_rss_bytes(server.proc.pid)
         for start in range(0, total, batch):
             req = b"".join(b"set k%d 0 0 %d\r\n%s\r\n" % (i, len(value), value)
                            for i in range(start, start + batch))
@@ -65,15 +67,19 @@ def test_eviction_keeps_memory_under_the_limit(ithaca_factory):
         # The oldest are gone.
         assert c.call(b"get k0\r\n") == b"END\r\n"
     rss = vm_rss_bytes(server.proc.pid)
-    # Fixed overhead beyond the 8 MiB of items: the binary, the 2^20-bucket hash,
-    # stacks, buffers. Under ASan (scripts/test.sh sets ITHACA_SANITIZED) every
-    # allocation carries redzones and shadow memory and freed items sit in a
-    # 16 MiB quarantine, so the same server needs more; the release run holds
-    # the real bound. (With the router, replication and fuzz code the ASan
-    # binary's fixed part grew: 138 MiB here, while the release server's RSS
-    # after this load stayed at 30.6 MiB against 30.0 before them.)
-    overhead = 144 * MIB if os.environ.get("ITHACA_SANITIZED") else 64 * MIB
-    assert rss < 8 * MIB + overhead, f"VmRSS {rss / MIB:.1f} MiB with -m 8"
+    if os.environ.get("ITHACA_SANITIZED"):
+        # Under ASan (scripts/test.sh sets ITHACA_SANITIZED) the fixed part
+        # (shadow memory, allocator caches) differs from machine to machine
+        # (138 to 153 MiB seen), so bound the growth under load instead: the
+        # 8 MiB of items with their redzones, ASan's 16 MiB quarantine of freed
+        # items, slack; the release run below holds the real bound.
+        growth = rss - rss_at_start
+        assert growth < 2 * 8 * MIB + 16 * MIB + 24 * MIB, \
+            f"VmRSS grew by {growth / MIB:.1f} MiB (from {rss_at_start / MIB:.1f}) with -m 8"
+    else:
+        # Fixed overhead beyond the 8 MiB of items: the binary, the 2^20-bucket
+        # hash, stacks, buffers (the release server's RSS after this load: 30.6 MiB).
+        assert rss < 8 * MIB + 64 * MIB, f"VmRSS {rss / MIB:.1f} MiB with -m 8"
 
 
 def test_gc_sweep_expires_unread_items(ithaca_factory):
