@@ -113,11 +113,4 @@ def assert_same(master, slave, keys, what, settle=5.0):
 def wait_same(master, slave, keys, what):
     """Polls (bounded by SYNC_TIMEOUT) until the slave holds exactly the
     master's items for `keys`; returns them."""
-    deadline = time.monotonic() + SYNC_TIMEOUT
-    while True:
-        want, got = dump(master, keys), dump(slave, keys)
-        if want == got:
-            return want
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: the slave differs from the master: {diff(want, got)}")
-        time.sleep(0.2)
+    return assert_same(master, slave, keys, what, settle=SYNC_TIMEOUT)
