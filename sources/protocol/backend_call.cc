@@ -261,14 +261,10 @@ reply_shape backend_call::encode(std::string& out) {
 // get/gets/gat/gats over this call's keys, as many lines as kMaxGetLine needs.
 void backend_call::encode_get_lines(std::string& out) {
     const request& req = *req_;
-    bool cas = req.cmd == command::Gets || req.cmd == command::Gats || binary_;
-    bool touch = req.cmd == command::Gat || req.cmd == command::Gats || req.cmd == command::Touch;
-    if (req.proto == protocol_kind::Meta) {
-        cas = req.meta.has('c');
-        touch = req.meta.has('T');
-    }
+    line_verb_ = request_verb();
+    const bool touch = line_verb_ == line_verb::Touch;
+    const bool cas = with_cas();
     const std::string_view verb = touch ? (cas ? "gats" : "gat") : (cas ? "gets" : "get");
-    line_verb_ = touch ? line_verb::Touch : (cas ? line_verb::Gets : line_verb::Get);
     std::size_t i = 0;
     while (i < key_count()) {
         const std::size_t line_start = out.size();
@@ -292,17 +288,29 @@ void backend_call::encode_get_lines(std::string& out) {
     }
 }
 
+// The get line's verb for this request: with cas for gets/gats, binary
+// clients (their replies carry CAS) and meta `c`; touching for gat/gats,
+// binary touch and meta `T`.
+bool backend_call::with_cas() const {
+    const request& req = *req_;
+    if (req.proto == protocol_kind::Meta) return req.meta.has('c');
+    return req.cmd == command::Gets || req.cmd == command::Gats || binary_;
+}
+
+backend_call::line_verb backend_call::request_verb() const {
+    const request& req = *req_;
+    const bool touch = req.proto == protocol_kind::Meta
+                           ? req.meta.has('T')
+                           : req.cmd == command::Gat || req.cmd == command::Gats || req.cmd == command::Touch;
+    if (touch) return line_verb::Touch;
+    return with_cas() ? line_verb::Gets : line_verb::Get;
+}
+
 bool backend_call::join_line(backend_call& prev, std::string& out) {
     if (step_ != step::AsciiGet || !prev.line_open()) return false;
-    // This call's verb, as encode_get_lines would choose it.
     const request& req = *req_;
-    bool cas = req.cmd == command::Gets || req.cmd == command::Gats || binary_;
-    bool touch = req.cmd == command::Gat || req.cmd == command::Gats;
-    if (req.proto == protocol_kind::Meta) {
-        cas = req.meta.has('c');
-        touch = req.meta.has('T');
-    }
-    if (touch || (cas ? line_verb::Gets : line_verb::Get) != prev.line_verb_) return false;
+    const line_verb verb = request_verb();
+    if (verb == line_verb::Touch || verb != prev.line_verb_) return false;
     std::size_t line = out.size() - prev.last_line_start_;  // with its "\r\n"
     for (std::size_t i = 0; i < key_count(); ++i) line += 1 + req.keys[key_index(i)].size();
     if (line - 2 > kMaxGetLine) return false;

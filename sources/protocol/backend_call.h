@@ -126,6 +126,8 @@ private:
     void encode_meta_single(std::string& out);
 
     enum class line_verb : std::uint8_t { Get, Gets, Touch };
+    line_verb request_verb() const;  // the verb encode_get_lines writes for this request
+    bool with_cas() const;     // a cas verb (gets/gats) for this request
 
     const request* req_ = nullptr;
     routed_result* result_ = nullptr;
