@@ -21,9 +21,12 @@ void thread_name_flag::format(const spdlog::details::log_msg& msg, const std::tm
   auto it = names_.find(msg.thread_id);
   if (it == names_.end() || msg.time - it->second.read_at > kRefresh ||
       msg.time < it->second.read_at) {
+    std::string name = thread_name(msg.thread_id);
+    // A failed read (no name: a full descriptor table, or the thread is gone)
+    // keeps the name read before rather than turning it into a number.
+    if (it != names_.end() && name == std::to_string(msg.thread_id)) name = it->second.name;
     if (names_.size() >= kMaxCached) names_.clear();
-    it = names_.insert_or_assign(msg.thread_id, cached{thread_name(msg.thread_id), msg.time})
-             .first;
+    it = names_.insert_or_assign(msg.thread_id, cached{std::move(name), msg.time}).first;
   }
   dest.append(it->second.name.data(), it->second.name.data() + it->second.name.size());
 }

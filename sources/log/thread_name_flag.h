@@ -4,7 +4,8 @@
 // the name is looked up there: from /proc/self/task/TID/comm (what
 // pthread_setname_np sets), cached per thread id for a second so a renamed
 // thread or a reused id is picked up soon without a file read per line.
-// A thread that has exited before its line is written shows its id.
+// A thread whose name was never read (it exited before its first line was
+// written, or the descriptor table was full) shows its id.
 #pragma once
 
 #include <spdlog/pattern_formatter.h>

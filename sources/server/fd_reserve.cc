@@ -48,4 +48,13 @@ uint64_t fd_reserve::refuse_pending(int listen_fd, const std::string& local, int
   return refused;
 }
 
+bool fd_reserve::keep_spare_before(int fd) {
+  if (spare_ >= 0) return true;
+  spare_ = open_spare();
+  if (spare_ >= 0) return true;
+  ::close(fd);
+  spare_ = open_spare();
+  return false;
+}
+
 }  // namespace ithaca::server

@@ -9,6 +9,13 @@
 // the spare is opened again. One warning per kLogInterval says how many were
 // refused meanwhile.
 //
+// The freed slot can be taken by another thread before the spare is opened
+// again (a worker opening a backend socket; under the sanitizers, UBSan's
+// pipe probe), and the next accept then fills it with a client: the reserve
+// would be gone while the table stays full, and the queue would wait instead
+// of being refused. So after each accept, a lost spare is restored first, by
+// giving up that connection's slot if nothing else is free.
+//
 // Thread: the pooler machine only (its accept coroutines run one at a time).
 #pragma once
 
@@ -30,6 +37,11 @@ class fd_reserve {
   // in its queue (at most a bounded batch) using the spare. Returns how many
   // were refused. `now_ms` is for the rate-limited log line.
   uint64_t refuse_pending(int listen_fd, const std::string& local, int error, int64_t now_ms);
+
+  // After accept returned `fd`: when the spare is lost and the table has no
+  // slot to open it again, closes `fd` to make one (the caller counts it as
+  // refused) and returns false. True: `fd` is the caller's to serve.
+  bool keep_spare_before(int fd);
 
  private:
   int spare_ = -1;

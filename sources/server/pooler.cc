@@ -122,6 +122,10 @@ void pooler::accept_loop(mm::io& listener, std::string local) {
       if (mm::sleep(10) == mm::wait_status::Cancelled) return;  // do not spin on a persistent error
       continue;
     }
+    if (!fd_reserve_.keep_spare_before(fd)) {
+      conns_.rejected.fetch_add(1);
+      continue;
+    }
     // A replication slave that does not serve reads (yrmcds closes them too);
     // the role may change at run time, so the snapshot says.
     live_.refresh();
