@@ -583,7 +583,7 @@ backend_call::progress backend_call::on_ascii_get(const reply_piece& piece) {
                 if (joined_next_ && lines_ == 1) return pass();
                 return bad_reply();
             }
-            result_->set_hit(key_index(k), piece.flags, piece.cas, piece.data);
+            result_->set_hit_raw(key_index(k), piece.flags, piece.cas, piece.has_cas, piece.data, piece.raw);
             match_key_ = k + 1;
             return progress::More;
         }

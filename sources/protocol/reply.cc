@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstring>
 
 #include "base64.h"
 #include "binary_format.h"
@@ -20,6 +21,9 @@ void append_i64(out_buffer& out, std::int64_t v) {
     auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
     out.append(std::string_view(buf.data(), static_cast<std::size_t>(r.ptr - buf.data())));
 }
+
+// Writes v's digits at p (room for 20 is the caller's) and returns their end.
+char* put_u64(char* p, std::uint64_t v) { return std::to_chars(p, p + 20, v).ptr; }
 
 }  // namespace
 
@@ -45,17 +49,51 @@ void encode_ascii_line(out_buffer& out, std::string_view line) {
 void encode_ascii_value(out_buffer& out, std::string_view key, std::uint32_t flags,
                         std::string_view data, const std::uint64_t* cas,
                         std::shared_ptr<const void> owner) {
-    out.append("VALUE ");
-    out.append(key);
-    out.append(' ');
-    append_u64(out, flags);
-    out.append(' ');
-    append_u64(out, data.size());
-    if (cas != nullptr) {
+    // Runs once per hit in both roles: the header (and a value small enough
+    // to be copied anyway) is formatted on the stack and appended at once,
+    // not as ten small appends.
+    constexpr std::size_t kMaxHeader = 6 + 250 + 3 * 21 + 2;  // "VALUE " key, 3 numbers, CRLF
+    std::array<char, kMaxHeader + out_buffer::kCopyThreshold + 2> buf;
+    if (key.size() > 250) {  // not a memcached key; no caller sends one, but stay correct
+        out.append("VALUE ");
+        out.append(key);
         out.append(' ');
-        append_u64(out, *cas);
+        append_u64(out, flags);
+        out.append(' ');
+        append_u64(out, data.size());
+        if (cas != nullptr) {
+            out.append(' ');
+            append_u64(out, *cas);
+        }
+        out.append("\r\n");
+        out.append_value(data, std::move(owner));
+        out.append("\r\n");
+        return;
     }
-    out.append("\r\n");
+    char* p = buf.data();
+    std::memcpy(p, "VALUE ", 6);
+    p += 6;
+    std::memcpy(p, key.data(), key.size());
+    p += key.size();
+    *p++ = ' ';
+    p = put_u64(p, flags);
+    *p++ = ' ';
+    p = put_u64(p, data.size());
+    if (cas != nullptr) {
+        *p++ = ' ';
+        p = put_u64(p, *cas);
+    }
+    *p++ = '\r';
+    *p++ = '\n';
+    if (data.size() <= out_buffer::kCopyThreshold) {
+        std::memcpy(p, data.data(), data.size());
+        p += data.size();
+        *p++ = '\r';
+        *p++ = '\n';
+        out.append(std::string_view(buf.data(), static_cast<std::size_t>(p - buf.data())));
+        return;
+    }
+    out.append(std::string_view(buf.data(), static_cast<std::size_t>(p - buf.data())));
     out.append_value(data, std::move(owner));
     out.append("\r\n");
 }

@@ -66,6 +66,11 @@ void render_ascii(const request& req, const routed_result& r, out_buffer& out) {
         for (std::size_t i = 0; i < r.key_count(); ++i) {
             const auto& h = r.hit(i);
             if (!h.found) continue;
+            // memcached's own VALUE piece, when it is what we would write.
+            if (h.header != 0 && h.raw_has_cas == with_cas) {
+                out.append(r.raw_piece(h));
+                continue;
+            }
             encode_ascii_value(out, req.keys[i], h.flags, r.data(h), with_cas ? &h.cas : nullptr);
         }
         encode_ascii_status(out, ascii_status::End);

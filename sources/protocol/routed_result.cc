@@ -30,4 +30,20 @@ void routed_result::set_hit(std::size_t i, std::uint32_t hit_flags, std::uint64_
     values_.append(bytes);
 }
 
+void routed_result::set_hit_raw(std::size_t i, std::uint32_t hit_flags, std::uint64_t hit_cas, bool has_cas,
+                                std::string_view bytes, std::string_view raw) {
+    const bool inside = bytes.data() >= raw.data() &&
+                        bytes.data() + bytes.size() + 2 == raw.data() + raw.size();
+    if (i >= hits_.size() || !inside) return set_hit(i, hit_flags, hit_cas, bytes);
+    key_hit& h = hits_[i];
+    h.found = true;
+    h.flags = hit_flags;
+    h.cas = hit_cas;
+    h.header = static_cast<std::size_t>(bytes.data() - raw.data());
+    h.raw_has_cas = has_cas;
+    h.offset = values_.size() + h.header;
+    h.length = bytes.size();
+    values_.append(raw);
+}
+
 }  // namespace ithaca::protocol

@@ -56,6 +56,13 @@ public:
         std::uint64_t cas = 0;
         std::size_t offset = 0;
         std::size_t length = 0;
+        // A hit from a classic ascii backend keeps its whole VALUE piece
+        // (header line, data, CRLF) before and after the data: header is the
+        // header line's length with its CRLF (0: not kept), raw_has_cas
+        // whether that line carries a cas. An ascii client asking the same
+        // way gets those bytes as they are (render_routed_reply).
+        std::size_t header = 0;
+        bool raw_has_cas = false;
     };
 
     // Resets everything for `req` (sizes the per-key slots to req.keys).
@@ -74,6 +81,14 @@ public:
 
     // Retrievals: record a hit for key index i (copies data).
     void set_hit(std::size_t i, std::uint32_t hit_flags, std::uint64_t hit_cas, std::string_view bytes);
+    // The same from a whole ascii VALUE piece: `raw` is every byte of it,
+    // `bytes` (the data) lies inside it, followed by CRLF.
+    void set_hit_raw(std::size_t i, std::uint32_t hit_flags, std::uint64_t hit_cas, bool has_cas,
+                     std::string_view bytes, std::string_view raw);
+    // The kept VALUE piece of h (empty if none).
+    std::string_view raw_piece(const key_hit& h) const {
+        return h.header == 0 ? std::string_view() : std::string_view(values_).substr(h.offset - h.header, h.header + h.length + 2);
+    }
     const key_hit& hit(std::size_t i) const { return hits_[i]; }
     std::size_t key_count() const { return hits_.size(); }
     std::string_view data(const key_hit& h) const { return std::string_view(values_).substr(h.offset, h.length); }

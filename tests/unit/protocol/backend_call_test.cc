@@ -386,3 +386,46 @@ TEST_CASE("orphans frame their replies by the call's own state") {
 }
 
 }  // namespace ithaca::protocol
+
+namespace ithaca::protocol {
+
+TEST_CASE("a kept ascii VALUE piece is sent as is only when the client asked the same way") {
+    const std::string with_cas = "VALUE a 1 2 77\r\nA1\r\n";
+    const std::string without = "VALUE a 1 2\r\nA1\r\n";
+    auto data_of = [](const std::string& raw) { return std::string_view(raw).substr(raw.size() - 4, 2); };
+    {
+        client_request get("get a\r\n");
+        routed_result r;
+        r.prepare(get.req);
+        r.outcome = routed_outcome::Hits;
+        r.set_hit_raw(0, 1, 77, true, data_of(with_cas), with_cas);
+        CHECK(r.raw_piece(r.hit(0)) == with_cas);
+        CHECK(r.data(r.hit(0)) == "A1");
+        CHECK(render(get.req, r) == without + "END\r\n");  // get never shows a cas
+    }
+    {
+        client_request gets("gets a\r\n");
+        routed_result r;
+        r.prepare(gets.req);
+        r.outcome = routed_outcome::Hits;
+        r.set_hit_raw(0, 1, 77, false, data_of(without), without);
+        CHECK(render(gets.req, r) == with_cas + "END\r\n");  // rendered: the piece had no cas
+        r.prepare(gets.req);
+        r.outcome = routed_outcome::Hits;
+        r.set_hit_raw(0, 1, 77, true, data_of(with_cas), with_cas);
+        CHECK(render(gets.req, r) == with_cas + "END\r\n");
+    }
+    {
+        // Data that is not inside the piece: copied alone, nothing kept.
+        client_request get("get a\r\n");
+        routed_result r;
+        r.prepare(get.req);
+        r.outcome = routed_outcome::Hits;
+        const std::string elsewhere = "A1";
+        r.set_hit_raw(0, 1, 0, false, elsewhere, without);
+        CHECK(r.raw_piece(r.hit(0)).empty());
+        CHECK(render(get.req, r) == without + "END\r\n");
+    }
+}
+
+}  // namespace ithaca::protocol
