@@ -76,6 +76,49 @@ bool http_request_line(const token_list& t) {
     return t.word[last].starts_with("HTTP/");
 }
 
+// get/gets/gat/gats: the commonest lines and the longest (a multiget), so
+// they are walked once here instead of being tokenized first. `cmd` is the
+// first word (a view into `line`). memcached's rules: at least one word after
+// the command or ERROR; gat's first word is the exptime; any key over 250
+// bytes refuses the line (memcached would already have sent the VALUEs of
+// the keys before it; we refuse the whole line).
+parse_result parse_retrieval(std::string_view line, std::string_view cmd, command kind,
+                             std::size_t line_len, request& out) {
+    out.proto = protocol_kind::Ascii;
+    out.cmd = kind;
+    const bool touches = kind == command::Gat || kind == command::Gats;
+    std::size_t i = static_cast<std::size_t>(cmd.data() + cmd.size() - line.data());
+    bool first = true;
+    while (i < line.size()) {
+        while (i < line.size() && line[i] == ' ') ++i;
+        if (i == line.size()) break;
+        const std::size_t start = i;
+        while (i < line.size() && line[i] != ' ') ++i;
+        const std::string_view word = line.substr(start, i - start);
+        if (first && touches) {
+            auto exptime = parse_i32(word);
+            if (!exptime) return fail(error_kind::BadFormat, line_len, kReplyBadExptime);
+            out.exptime = *exptime;
+        } else {
+            if (word.size() > kMaxKeyLength) return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat);
+            out.keys.push_back(word);
+        }
+        first = false;
+    }
+    if (first) return fail(error_kind::UnknownCommand, line_len, kReplyError);  // no word after the command
+    return parse_result::ok(line_len);
+}
+
+// The retrieval command `word` names, if any.
+bool retrieval_command(std::string_view word, command& kind) {
+    if (word == "get") kind = command::Get;
+    else if (word == "gets") kind = command::Gets;
+    else if (word == "gat") kind = command::Gat;
+    else if (word == "gats") kind = command::Gats;
+    else return false;
+    return true;
+}
+
 bool starts_multiget(std::string_view in) {
     std::size_t i = 0;
     while (i < in.size() && in[i] == ' ') ++i;
@@ -131,6 +174,16 @@ parse_result text_parser::parse(std::string_view input, request& out) {
 
 parse_result text_parser::parse_line(std::string_view input, std::string_view line,
                                      std::size_t line_len, request& out) {
+    {
+        std::size_t i = 0;
+        while (i < line.size() && line[i] == ' ') ++i;
+        std::size_t e = i;
+        while (e < line.size() && line[e] != ' ') ++e;
+        command kind;
+        if (retrieval_command(line.substr(i, e - i), kind)) {
+            return parse_retrieval(line, line.substr(i, e - i), kind, line_len, out);
+        }
+    }
     token_list t;
     tokenize(line, t);
     if (t.total == 0) return fail(error_kind::UnknownCommand, line_len, kReplyError);
@@ -248,39 +301,6 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         }
         out.value = input.substr(line_len, value_len);
         return parse_result::ok(need);
-    }
-
-    const bool is_get = cmd == "get";
-    const bool is_gets = cmd == "gets";
-    const bool is_gat = cmd == "gat";
-    const bool is_gats = cmd == "gats";
-    if (is_get || is_gets || is_gat || is_gats) {
-        out.cmd = is_get ? command::Get : is_gets ? command::Gets : is_gat ? command::Gat : command::Gats;
-        if (t.total < 2) return fail(error_kind::UnknownCommand, line_len, kReplyError);
-        // Walk the whole line: a multiget may have more keys than tokens.
-        std::size_t i = static_cast<std::size_t>(cmd.data() + cmd.size() - line.data());
-        bool first = true;
-        while (i < line.size()) {
-            while (i < line.size() && line[i] == ' ') ++i;
-            if (i == line.size()) break;
-            const std::size_t start = i;
-            while (i < line.size() && line[i] != ' ') ++i;
-            const std::string_view word = line.substr(start, i - start);
-            if (first && (is_gat || is_gats)) {
-                auto exptime = parse_i32(word);
-                if (!exptime) return fail(error_kind::BadFormat, line_len, kReplyBadExptime);
-                out.exptime = *exptime;
-            } else {
-                // memcached would already have sent the VALUEs of the keys
-                // before a long one; we refuse the whole line instead.
-                if (word.size() > kMaxKeyLength) {
-                    return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat);
-                }
-                out.keys.push_back(word);
-            }
-            first = false;
-        }
-        return parse_result::ok(line_len);
     }
 
     if (cmd == "incr" || cmd == "decr") {
