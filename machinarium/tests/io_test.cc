@@ -316,3 +316,93 @@ TEST_CASE("address_parsing") {
   CHECK_FALSE(mm::address::parse("127.0.0.1:99999", a, &err));
   CHECK_FALSE(mm::address::parse("example.com:80", a, &err));
 }
+
+// io::write_queued: several sockets' sends queued in one turn, large sends
+// that wait for the reader, a send that times out or is cancelled while the
+// peer reads nothing (the buffer is the caller's again when it returns), and
+// a reset peer.
+TEST_CASE("queued_writes_from_many_coroutines_arrive_whole_and_in_order") {
+  run([] {
+    mm::address addr;
+    auto listener = listen_loopback(addr);
+    constexpr int kConns = 4;
+    std::vector<std::unique_ptr<mm::io>> clients, servers;
+    for (int i = 0; i < kConns; i++) {
+      int err = 0;
+      clients.push_back(mm::connect(addr, 5000, &err));
+      REQUIRE(clients.back());
+      servers.push_back(mm::io::attach(listener->accept(5000)));
+      REQUIRE(servers.back());
+      shrink_buffers(clients.back()->fd());
+    }
+    // Each writer sends 200 messages of growing size (up to ~120 KiB, far
+    // beyond the send buffer) while a reader per connection drains it.
+    std::vector<std::string> got(kConns), want(kConns);
+    std::vector<mm::coroutine_id> ids;
+    for (int i = 0; i < kConns; i++) {
+      ids.push_back(mm::coroutine_create("writer", [&, i] {
+        for (int m = 0; m < 200; m++) {
+          std::string msg(static_cast<size_t>(1 + m * m * 3), static_cast<char>('a' + (i + m) % 26));
+          want[i] += msg;
+          REQUIRE(clients[i]->write_queued(msg.data(), msg.size(), 5000) == static_cast<ssize_t>(msg.size()));
+        }
+        clients[i]->close();
+      }));
+      ids.push_back(mm::coroutine_create("reader", [&, i] {
+        std::vector<char> buf(50000);
+        for (;;) {
+          ssize_t n = servers[i]->read(buf.data(), buf.size(), 5000);
+          if (n <= 0) break;
+          got[i].append(buf.data(), static_cast<size_t>(n));
+        }
+      }));
+    }
+    for (auto id : ids) REQUIRE(mm::coroutine_join(id, 20000) == mm::wait_status::Ok);
+    for (int i = 0; i < kConns; i++) CHECK(got[i] == want[i]);
+  });
+}
+
+TEST_CASE("a_queued_write_times_out_or_is_cancelled_and_lets_go_of_its_buffer") {
+  run([] {
+    mm::address addr;
+    auto listener = listen_loopback(addr);
+    int err = 0;
+    auto client = mm::connect(addr, 5000, &err);
+    REQUIRE(client);
+    auto server = mm::io::attach(listener->accept(5000));
+    REQUIRE(server);
+    shrink_buffers(client->fd());
+    // The peer reads nothing: 8 MiB cannot leave.
+    std::string big(8 << 20, 'x');
+    CHECK(client->write_queued(big.data(), big.size(), 50) == -ETIMEDOUT);
+    big.assign(big.size(), 'y');  // ours again: the kernel no longer reads it
+    ssize_t seen = 0;
+    auto id = mm::coroutine_create("writer", [&] { seen = client->write_queued(big.data(), big.size(), mm::kForever); });
+    mm::yield();
+    mm::yield();
+    mm::coroutine_cancel(id);
+    REQUIRE(mm::coroutine_join(id, 2000) == mm::wait_status::Ok);
+    CHECK(seen == -ECANCELED);
+    // The socket still carries bytes afterwards (whatever part of the
+    // cancelled sends went out comes first).
+    server.reset();
+  });
+}
+
+TEST_CASE("a_queued_write_to_a_reset_peer_fails") {
+  run([] {
+    mm::address addr;
+    auto listener = listen_loopback(addr);
+    int err = 0;
+    auto client = mm::connect(addr, 5000, &err);
+    REQUIRE(client);
+    auto server = mm::io::attach(listener->accept(5000));
+    REQUIRE(server);
+    linger lg{1, 0};
+    setsockopt(server->fd(), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    server->close();
+    ssize_t w = 0;
+    for (int i = 0; i < 10 && w >= 0; i++) w = client->write_queued("hello", 5, 1000);
+    CHECK(w < 0);
+  });
+}
