@@ -1,4 +1,5 @@
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -165,6 +166,39 @@ TEST_CASE("a_peer_that_resets") {
     ssize_t w = 0;
     for (int i = 0; i < 10 && w >= 0; i++) w = server->write("hello", 5, 1000);
     CHECK(w < 0);
+  });
+}
+
+// A connection to a silent peer failing within the user timeout needs a peer
+// that stops acknowledging (a link down): tests/functional/test_master_timeout.py.
+TEST_CASE("user_timeout_is_set_and_a_reset_connection_is_closed") {
+  run([] {
+    mm::address addr;
+    auto listener = listen_loopback(addr);
+    int err;
+    auto client = mm::connect(addr, 5000, &err);
+    REQUIRE(client);
+    auto server = mm::io::attach(listener->accept(5000));
+    REQUIRE(server);
+    REQUIRE(mm::set_user_timeout(client->fd(), 1500) == 0);
+    unsigned got = 0;
+    socklen_t len = sizeof(got);
+    REQUIRE(getsockopt(client->fd(), IPPROTO_TCP, TCP_USER_TIMEOUT, &got, &len) == 0);
+    CHECK(got == 1500);
+    REQUIRE(mm::set_user_timeout(client->fd(), 0) == 0);
+    REQUIRE(getsockopt(client->fd(), IPPROTO_TCP, TCP_USER_TIMEOUT, &got, &len) == 0);
+    CHECK(got == 0);
+    // A quiet connection is not closed: its read just times out.
+    char c;
+    CHECK(client->read(&c, 1, 10) == -ETIMEDOUT);
+    CHECK_FALSE(mm::tcp_closed(client->fd()));
+    CHECK_FALSE(mm::tcp_closed(listener->fd()));
+    CHECK_FALSE(mm::tcp_closed(-1));
+    linger lg{1, 0};  // a RST
+    setsockopt(server->fd(), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    server->close();
+    CHECK(client->read(&c, 1, 2000) == -ECONNRESET);
+    CHECK(mm::tcp_closed(client->fd()));
   });
 }
 
