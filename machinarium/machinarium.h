@@ -526,6 +526,19 @@ address local_address(int fd);
 int set_nodelay(int fd, bool on);
 int set_reuseport(int fd, bool on);
 int set_keepalive(int fd, bool on, int idle_s = 60, int interval_s = 10, int count = 5);
+// TCP_USER_TIMEOUT: data sent and not acknowledged by the peer for longer
+// than `timeout` fails the connection (the socket's error becomes ETIMEDOUT,
+// or the ICMP error met meanwhile, such as EHOSTUNREACH); with keepalive on,
+// it is also how long unanswered probes are tolerated (the kernel then ignores
+// the probe count). 0 restores the kernel's retransmission limit (about 15
+// minutes). Needs no traffic from the peer: a quiet peer that acknowledges
+// what it receives is never timed out.
+int set_user_timeout(int fd, millis timeout);
+// True once the kernel has given a TCP connection up (state CLOSE: reset,
+// timed out, or closed both ways), false while it lives or if it cannot tell.
+// read() returns a socket's own ETIMEDOUT as -ETIMEDOUT, as it does the end
+// of a wait with no data; a reader that must tell the two apart asks this.
+bool tcp_closed(int fd);
 
 // ---------------------------------------------------------------- signals
 // Blocks `signals` in the calling thread; call before creating machines so every

@@ -7,8 +7,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cstring>
 
 #include "internal.h"
@@ -251,6 +253,18 @@ int set_keepalive(int fd, bool on, int idle_s, int interval_s, int count) {
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
   return 0;
+}
+
+int set_user_timeout(int fd, millis timeout) {
+  unsigned v = timeout <= 0 ? 0u : static_cast<unsigned>(std::min<millis>(timeout, INT_MAX));
+  return setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &v, sizeof(v));
+}
+
+bool tcp_closed(int fd) {
+  tcp_info info{};
+  socklen_t len = sizeof(info);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) < 0 || len < 1) return false;
+  return info.tcpi_state == TCP_CLOSE;
 }
 
 }  // namespace mm

@@ -1,4 +1,5 @@
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,6 +25,23 @@ std::unique_ptr<mm::io> listen_loopback(mm::address& bound) {
   REQUIRE_MESSAGE(l, err);
   bound = mm::local_address(l->fd());
   return l;
+}
+
+// A loopback connection: its listener, the client's end and the server's.
+struct tcp_pair {
+  std::unique_ptr<mm::io> listener, client, server;
+};
+
+tcp_pair connected_pair() {
+  tcp_pair p;
+  mm::address addr;
+  p.listener = listen_loopback(addr);
+  int err = 0;
+  p.client = mm::connect(addr, 5000, &err);
+  REQUIRE_MESSAGE(p.client, "connect: " << strerror(-err));
+  p.server = mm::io::attach(p.listener->accept(5000));
+  REQUIRE(p.server);
+  return p;
 }
 
 // Small send buffers force partial writes. The receive buffer is left alone:
@@ -123,13 +141,7 @@ TEST_CASE("writev_sends_every_buffer_in_order") {
 
 TEST_CASE("read_times_out_and_read_is_cancelled") {
   run([] {
-    mm::address addr;
-    auto listener = listen_loopback(addr);
-    int err;
-    auto client = mm::connect(addr, 5000, &err);
-    REQUIRE(client);
-    auto server = mm::io::attach(listener->accept(5000));
-    REQUIRE(server);
+    auto [listener, client, server] = connected_pair();
     char c;
     CHECK(server->read(&c, 1, 10) == -ETIMEDOUT);
     ssize_t seen = 0;
@@ -147,13 +159,7 @@ TEST_CASE("read_times_out_and_read_is_cancelled") {
 
 TEST_CASE("a_peer_that_resets") {
   run([] {
-    mm::address addr;
-    auto listener = listen_loopback(addr);
-    int err;
-    auto client = mm::connect(addr, 5000, &err);
-    REQUIRE(client);
-    auto server = mm::io::attach(listener->accept(5000));
-    REQUIRE(server);
+    auto [listener, client, server] = connected_pair();
     // SO_LINGER 0 makes close() send a RST.
     linger lg{1, 0};
     setsockopt(client->fd(), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
@@ -168,13 +174,36 @@ TEST_CASE("a_peer_that_resets") {
   });
 }
 
+// A connection to a silent peer failing within the user timeout needs a peer
+// that stops acknowledging (a link down): tests/functional/test_master_timeout.py.
+TEST_CASE("user_timeout_is_set_and_a_reset_connection_is_closed") {
+  run([] {
+    auto [listener, client, server] = connected_pair();
+    REQUIRE(mm::set_user_timeout(client->fd(), 1500) == 0);
+    unsigned got = 0;
+    socklen_t len = sizeof(got);
+    REQUIRE(getsockopt(client->fd(), IPPROTO_TCP, TCP_USER_TIMEOUT, &got, &len) == 0);
+    CHECK(got == 1500);
+    REQUIRE(mm::set_user_timeout(client->fd(), 0) == 0);
+    REQUIRE(getsockopt(client->fd(), IPPROTO_TCP, TCP_USER_TIMEOUT, &got, &len) == 0);
+    CHECK(got == 0);
+    // A quiet connection is not closed: its read just times out.
+    char c;
+    CHECK(client->read(&c, 1, 10) == -ETIMEDOUT);
+    CHECK_FALSE(mm::tcp_closed(client->fd()));
+    CHECK_FALSE(mm::tcp_closed(listener->fd()));
+    CHECK_FALSE(mm::tcp_closed(-1));
+    linger lg{1, 0};  // a RST
+    setsockopt(server->fd(), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    server->close();
+    CHECK(client->read(&c, 1, 2000) == -ECONNRESET);
+    CHECK(mm::tcp_closed(client->fd()));
+  });
+}
+
 TEST_CASE("end_of_stream_reads_zero") {
   run([] {
-    mm::address addr;
-    auto listener = listen_loopback(addr);
-    int err;
-    auto client = mm::connect(addr, 5000, &err);
-    auto server = mm::io::attach(listener->accept(5000));
+    auto [listener, client, server] = connected_pair();
     REQUIRE(client->write("ab", 2, 1000) == 2);
     client->close();
     char buf[8];

@@ -98,6 +98,7 @@ struct replication_config {
   std::string master;                   // slave: the master's host (connects to master:port)
   uint64_t slave_timeout_ms = 10000;    // master: drop a slave silent this long (yrmcds)
   uint64_t heartbeat_interval_ms = 1000;  // slave: one heartbeat byte this often
+  uint64_t master_timeout_ms = 10000;   // slave: a master host that acknowledges nothing this long is lost
   uint64_t send_buffer = 32 * kMiB;     // master: a slave further behind is dropped (resyncs)
   replication_ack ack = replication_ack::None;  // master: when a write is answered (live)
   uint64_t ack_timeout_ms = 1000;       // master, ack: slave: the error after this long (live)
@@ -141,6 +142,7 @@ inline constexpr range kGcIntervalRange{1, 3600 * 1000};
 inline constexpr range kLeaseIntervalRange{1, 3600 * 1000};
 inline constexpr range kAsyncQueueRange{16, 1u << 20};
 inline constexpr range kSlaveTimeoutRange{100, 3600 * 1000};
+inline constexpr range kMasterTimeoutRange = kSlaveTimeoutRange;
 inline constexpr range kHeartbeatIntervalRange{10, 60 * 1000};
 inline constexpr range kSendBufferRange{64 * kKiB, 64 * kGiB};
 // Below the request loop's 10-minute limit for a request in flight.

@@ -83,6 +83,7 @@ void parse_replication(section& s, config& c) {
   s.string("master", v.master);
   s.duration("slave_timeout", v.slave_timeout_ms, kSlaveTimeoutRange);
   s.duration("heartbeat_interval", v.heartbeat_interval_ms, kHeartbeatIntervalRange);
+  s.duration("master_timeout", v.master_timeout_ms, kMasterTimeoutRange);
   s.size("send_buffer", v.send_buffer, kSendBufferRange);
   s.choice("ack", v.ack, {{"none", replication_ack::None}, {"slave", replication_ack::Slave}});
   s.duration("ack_timeout", v.ack_timeout_ms, kAckTimeoutRange);

@@ -28,6 +28,7 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("replication", ra.role != rb.role || ra.listen_host != rb.listen_host || ra.port != rb.port ||
                            ra.master != rb.master || ra.slave_timeout_ms != rb.slave_timeout_ms ||
                            ra.heartbeat_interval_ms != rb.heartbeat_interval_ms ||
+                           ra.master_timeout_ms != rb.master_timeout_ms ||
                            ra.send_buffer != rb.send_buffer || ra.queue_size != rb.queue_size ||
                            ra.serve_reads != rb.serve_reads);
   // Roles by virtual IP: the role monitor is set up at start-up too.

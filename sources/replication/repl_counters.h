@@ -22,6 +22,7 @@ struct repl_counters {
     std::atomic<uint64_t> queue_overflows{0};  // ring refusals seen (each dropped every slave)
     // Slave (yrmcds's repl_created/updated/removed, merged: a set is a set).
     std::atomic<uint64_t> master_connects{0};
+    std::atomic<uint64_t> master_timeouts{0};  // connections the kernel gave up: the master's host was silent
     std::atomic<uint64_t> applied_sets{0};
     std::atomic<uint64_t> applied_touches{0};
     std::atomic<uint64_t> applied_deletes{0};

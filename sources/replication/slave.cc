@@ -1,5 +1,6 @@
 #include "slave.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -51,7 +52,18 @@ struct master_replies {
     uint64_t asked = 0;  // the latest position the master asked to confirm
     uint64_t sent = 0;   // the latest confirmed
     mm::cond more;       // follow -> sender: asked moved
+    // The sender's failed write (-errno), which ends the connection: the
+    // socket has one error and either coroutine may be the one to read it.
+    ssize_t write_error = 0;
 };
+
+// Writes one reply; a failure is kept for follow. False if it failed.
+bool reply(mm::io& master, const char* data, size_t size, mm::millis timeout, master_replies& rep) {
+    const ssize_t r = master.write(data, size, timeout);
+    if (r >= 0) return true;
+    if (r != -ECANCELED) rep.write_error = r;
+    return false;
+}
 
 void send_replies(mm::io& master, const slave_settings& s, master_replies& rep) {
     const auto interval = static_cast<mm::millis>(s.heartbeat_interval_ms);
@@ -62,20 +74,72 @@ void send_replies(mm::io& master, const slave_settings& s, master_replies& rep) 
             const uint64_t position = rep.asked;
             char packet[kAckSize];
             encode_ack_response(packet, position);
-            if (master.write(packet, sizeof packet, interval * 10) < 0) return;
+            if (!reply(master, packet, sizeof packet, interval * 10, rep)) return;
             rep.sent = position;
         }
         if (mm::millis_until(next_beat) == 0) {
             const char zero = '\0';
-            if (master.write(&zero, 1, interval * 10) < 0) return;
+            if (!reply(master, &zero, 1, interval * 10, rep)) return;
             next_beat = mm::deadline_after(interval);
         }
     }
 }
 
+// A master host that goes silent (power loss, a partition, its link down)
+// closes nothing: the heartbeats would wait in the send buffer and the reads
+// time out for ever. They are data the master's kernel must acknowledge:
+// unacknowledged for master_timeout, our kernel fails the connection
+// (TCP_USER_TIMEOUT: ETIMEDOUT, or the ICMP error met meanwhile). Keepalive
+// covers the gaps between heartbeats (a heartbeat_interval longer than
+// master_timeout): probes from half the timeout of silence, and once one is
+// unanswered at master_timeout the connection fails (the user timeout
+// governs the probes). Nothing needs traffic from the master: an idle one
+// acknowledges both and is never dropped.
+void watch_master(int fd, const slave_settings& s) {
+    const auto half_s = static_cast<int>(std::clamp<uint64_t>((s.master_timeout_ms + 1999) / 2000, 1, 32767));
+    if (mm::set_user_timeout(fd, static_cast<mm::millis>(s.master_timeout_ms)) < 0 ||
+        mm::set_keepalive(fd, true, half_s, half_s, 2) < 0)
+        spdlog::warn("replication: cannot set master_timeout on the master's connection: {}; a silent master "
+                     "host is noticed only after the kernel's retransmissions (about 15 min)", std::strerror(errno));
+}
+
+// The kernel gave the connection up because the master's host stopped
+// answering (as opposed to a master that closed or reset it).
+bool unreachable(int error) {
+    switch (error) {
+    case ETIMEDOUT:
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+    case EHOSTDOWN:
+    case ENETDOWN:
+        return true;
+    default:
+        return false;
+    }
+}
+
+// Logs (once per connection) and counts why the connection ended: the
+// reader's result `n` (0: end of stream, -errno; -ETIMEDOUT: the kernel gave
+// it up) or the sender's error. Whichever coroutine touched the socket first
+// took its error; the other then sees the end of the stream (reader) or
+// EPIPE (sender), which says nothing.
+void lost(ssize_t n, const master_replies& rep, const std::string& master, const slave_settings& s,
+          repl_counters& c) {
+    if ((n == 0 || n == -ETIMEDOUT) && rep.write_error != 0 && rep.write_error != -EPIPE) n = rep.write_error;
+    const int error = static_cast<int>(-n);
+    if (unreachable(error)) {
+        c.master_timeouts.fetch_add(1, std::memory_order_relaxed);
+        spdlog::warn("replication: the master {} is unreachable: {} (master_timeout {} ms); reconnecting", master,
+                     std::strerror(error), s.master_timeout_ms);
+        return;
+    }
+    spdlog::warn("replication: the master closed the connection{}{}", n < 0 ? ": " : "",
+                 n < 0 ? std::strerror(error) : "");
+}
+
 // One connection's life: returns when the master goes away, the stream
 // breaks, or the coroutine is cancelled.
-void follow(mm::io& master, const slave_settings& s, store::store& st,
+void follow(mm::io& master, const std::string& name, const slave_settings& s, store::store& st,
             const std::function<store::store_now()>& now, repl_counters& c) {
     master_replies rep;
     mm::coroutine_id beat = mm::coroutine_create("repl heartbeat", [&master, &s, &rep] { send_replies(master, s, rep); });
@@ -83,11 +147,18 @@ void follow(mm::io& master, const slave_settings& s, store::store& st,
     std::vector<char> buf(kReadSize);
     for (;;) {
         ssize_t n = master.read(buf.data(), buf.size(), kReadWait);
-        if (n == -ETIMEDOUT) continue;
+        if (n == -ETIMEDOUT) {
+            // A quiet master, or a connection the kernel gave up (a socket's
+            // own ETIMEDOUT reads the same as a wait that ended with no
+            // data), or one the sender found broken.
+            if (rep.write_error == 0 && !mm::tcp_closed(master.fd())) continue;
+            // Its error, unless a read or write took it already, is still to be read.
+            const ssize_t again = master.read(buf.data(), buf.size(), 0);
+            if (again != 0) n = again;
+        }
         if (n == -ECANCELED) break;
         if (n <= 0) {
-            spdlog::warn("replication: the master closed the connection{}{}", n < 0 ? ": " : "",
-                         n < 0 ? std::strerror(static_cast<int>(-n)) : "");
+            lost(n, rep, name, s, c);
             break;
         }
         std::string_view in(buf.data(), static_cast<size_t>(n));
@@ -132,13 +203,15 @@ bool slave_session(const slave_settings& s, store::store& st, const std::functio
     }
     *logged_failure = false;
     mm::set_nodelay(master->fd(), true);
+    watch_master(master->fd(), s);
     c.master_connects.fetch_add(1, std::memory_order_relaxed);
     // Forget everything (yrmcds clears its hash): the master's initial
     // sync follows. Items stored before now become invalid at once and
     // the GC reclaims them.
     st.flush_all(now(), 0);
-    spdlog::info("replication: following the master {}; local data forgotten", addr.to_string());
-    follow(*master, s, st, now, c);
+    const std::string name = addr.to_string();
+    spdlog::info("replication: following the master {}; local data forgotten", name);
+    follow(*master, name, s, st, now, c);
     return true;
 }
 

@@ -2,7 +2,11 @@
 // to the master, forget the local data, apply the stream (SetQ / Touch /
 // DeleteQ) to the store, and send one heartbeat byte every interval. When the
 // connection ends or the stream is garbage, it waits a moment and starts over
-// (a new connection means a new initial sync).
+// (a new connection means a new initial sync). A master whose host goes
+// silent (power loss, partition, its link down) ends the connection too,
+// within master_timeout: the kernel fails it when the heartbeats go
+// unacknowledged (TCP_USER_TIMEOUT, keepalive between them), so an idle
+// master, which sends nothing but acknowledges them, is never dropped.
 //
 // Runs as the main coroutine of the slave's own machine (instance.cc), the
 // store's only writer while this node is a slave (clients are closed).
@@ -21,6 +25,7 @@ struct slave_settings {
     std::string master_host;
     std::string master_port;
     uint64_t heartbeat_interval_ms = 1000;
+    uint64_t master_timeout_ms = 10000;  // what we send unacknowledged this long: the master is lost
     uint64_t reconnect_delay_ms = 1000;
     uint64_t max_value = 1 << 20;  // larger values are a stream error
 };

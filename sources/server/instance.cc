@@ -62,6 +62,7 @@ replication::slave_settings slave_settings_of(const config::config& cfg) {
   s.master_host = cfg.replication.master;
   s.master_port = std::to_string(cfg.replication.port);
   s.heartbeat_interval_ms = cfg.replication.heartbeat_interval_ms;
+  s.master_timeout_ms = cfg.replication.master_timeout_ms;
   s.max_value = cfg.cache.item_size_max;
   return s;
 }

@@ -20,6 +20,7 @@ void repl_stat_lines(const replication::repl_counters& c, cache::stat_lines& out
   add("repl_lag_bytes", c.lag_bytes);
   add("repl_queue_overflows", c.queue_overflows);
   add("repl_master_connects", c.master_connects);
+  add("repl_master_timeouts", c.master_timeouts);
   // yrmcds's names for what a slave applied (created and updated are one count here).
   add("repl_updated", c.applied_sets);
   add("repl_touched", c.applied_touches);

@@ -26,7 +26,8 @@ ACK_TIMEOUT = "1s"         # ack: slave; below the writers' 2 s read timeout, so
 UNCONFIRMED = b"SERVER_ERROR applied on the master but not confirmed by a slave\r\n"
 
 
-def node_config(vip, serve_reads=True, ack="none", failover_delay="2s"):
+def node_config(vip, serve_reads=True, ack="none", failover_delay="2s", extra=""):
+    """extra: more lines of the replication section."""
     return f"""
 replication:
   virtual_ip: {vip}
@@ -39,7 +40,7 @@ replication:
   slave_timeout: 3s
   heartbeat_interval: 100ms
   serve_reads: {"true" if serve_reads else "false"}
-logging:
+{extra}logging:
   level: info
 """
 
@@ -56,10 +57,11 @@ class Nodes:
         self.owned = _Servers()
         self.started = 0
 
-    def start(self, node, memory=64, serve_reads=True, ack="none", failover_delay="2s"):
+    def start(self, node, memory=64, serve_reads=True, ack="none", failover_delay="2s", extra="", config=None):
+        """config: the whole file instead of node_config's."""
         self.started += 1
         cfg = self.tmp_path / f"{node}-{self.started}.yaml"
-        cfg.write_text(node_config(self.lan.vip, serve_reads, ack, failover_delay))
+        cfg.write_text(config or node_config(self.lan.vip, serve_reads, ack, failover_delay, extra))
         s = Server("ithaca", ["ip", "netns", "exec", self.lan.ns[node], self.path, "-l", "0.0.0.0", "-p",
                                 str(PORT), "-U", "0", "-t", "2", "-m", str(memory), "--config", str(cfg)])
         s.host, s.port = self.lan.addr[node], PORT
@@ -112,14 +114,14 @@ def wait_role(lan, nodes, server, role, timeout=ROLE_BOUND):
     wait_for(f"{server.host} is {role}", lambda: role_of(lan, server) == role, timeout, nodes)
 
 
-def master_and_slave(lan, nodes, n_items, ack="none", failover_delay="2s"):
+def master_and_slave(lan, nodes, n_items, ack="none", failover_delay="2s", extra=""):
     """a holds the address and is the master; b follows it; n_items written
     through the address and on b too. With ack: slave the seed waits for b's
     sync (until then a write has no slave to confirm it)."""
     lan.add_vip("a")
-    a = nodes.start("a", ack=ack, failover_delay=failover_delay)
+    a = nodes.start("a", ack=ack, failover_delay=failover_delay, extra=extra)
     assert a.wait_for_log(re.compile(r"starting as master"), START_TIMEOUT), a.describe()
-    b = nodes.start("b", ack=ack, failover_delay=failover_delay)
+    b = nodes.start("b", ack=ack, failover_delay=failover_delay, extra=extra)
     assert b.wait_for_log(re.compile(r"starting as slave"), START_TIMEOUT), b.describe()
     if ack == "slave":
         wait_synced(lan, nodes, a)

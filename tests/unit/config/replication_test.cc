@@ -24,6 +24,7 @@ TEST_CASE("replication defaults: off, yrmcds's port and timeout") {
   CHECK(c.replication.role == replication_role::None);
   CHECK(c.replication.port == 11213);
   CHECK(c.replication.slave_timeout_ms == 10000);
+  CHECK(c.replication.master_timeout_ms == 10000);
   CHECK_FALSE(c.replication.serve_reads);
 }
 
@@ -37,6 +38,7 @@ replication:
   master: 10.0.0.2
   slave_timeout: 3s
   heartbeat_interval: 200ms
+  master_timeout: 4s
   send_buffer: 8m
   queue_size: 16m
   serve_reads: true
@@ -48,6 +50,7 @@ replication:
   CHECK(r.master == "10.0.0.2");
   CHECK(r.slave_timeout_ms == 3000);
   CHECK(r.heartbeat_interval_ms == 200);
+  CHECK(r.master_timeout_ms == 4000);
   CHECK(r.send_buffer == 8ull << 20);
   CHECK(r.queue_size == 16ull << 20);
   CHECK(r.serve_reads);
@@ -58,6 +61,8 @@ TEST_CASE("replication: errors carry file:line") {
         "replica.yaml:2: role: expected one of none, master, slave or auto, got 'primary'");
   CHECK(load_repl("replication:\n  slave_timout: 1s\n").find("replica.yaml:2: ") == 0);
   CHECK(load_repl("replication:\n  slave_timeout: 10ms\n").find("replica.yaml:2: slave_timeout: expected") == 0);
+  CHECK(load_repl("replication:\n  master_timeout: 50ms\n").find("replica.yaml:2: master_timeout: expected") == 0);
+  CHECK(load_repl("replication:\n  master_timeout: 2h\n").find("replica.yaml:2: master_timeout: expected") == 0);
   CHECK(load_repl("replication:\n  role: slave\n") == "replica.yaml:2: master: a slave needs the master's host");
   CHECK(load_repl("cache:\n  large_value_threshold: 1m\nreplication:\n  queue_size: 2m\n") ==
         "replica.yaml:4: queue_size (2 MiB) must be at least 4 times the largest value kept in memory "
@@ -140,6 +145,12 @@ TEST_CASE("roles by virtual IP: errors carry file:line") {
   CHECK(load_repl("replication:\n  virtual_ip: 10.0.0.1\n  failover_delay: 2h\n").find(
             "replica.yaml:3: failover_delay: expected") == 0);
   CHECK(load_repl("replication:\n  virtual_ip: 10.0.0.1\n  check_intervall: 1s\n").find("replica.yaml:3: ") == 0);
+}
+
+TEST_CASE("replication: master_timeout needs a restart") {
+  config a, b;
+  b.replication.master_timeout_ms = 1000;
+  CHECK(restart_only_changes(a, b) == std::vector<std::string>{"replication"});
 }
 
 TEST_CASE("roles by virtual IP: the settings need a restart") {
