@@ -155,7 +155,15 @@ def test_an_idle_master_is_not_dropped(lan, nodes, heartbeat):
     master_timeout (and two heartbeat intervals), and the slave stays."""
     a, b, _ = static_pair(lan, nodes, heartbeat, 10)
     idle = max(3 * MASTER_TIMEOUT, 2 * seconds(heartbeat))
-    sent_before = slave_stats(lan, a)["repl_bytes_sent"]
+    # The slave has the items, but the master counts what it sent after its
+    # write returns: start from a count that has stopped moving.
+    sent = [slave_stats(lan, a)["repl_bytes_sent"]]
+    settle_by = time.monotonic() + 10
+    while len(sent) < 2 or sent[-1] != sent[-2]:
+        assert time.monotonic() < settle_by, f"the master's repl_bytes_sent kept moving: {sent}"
+        time.sleep(0.3)
+        sent.append(slave_stats(lan, a)["repl_bytes_sent"])
+    sent_before = sent[-1]
     deadline = time.monotonic() + idle
     while time.monotonic() < deadline:
         sb = slave_stats(lan, b)
