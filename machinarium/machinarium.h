@@ -468,16 +468,6 @@ class io {
   // Write everything (partial writes are continued) or fail.
   ssize_t write(const void* buf, size_t len, millis timeout);
   ssize_t writev(const iovec* iov, int count, millis timeout);
-  // write(), except that on io_uring the send is queued and issued with the
-  // machine's next submission, together with those of every other coroutine
-  // that queued one in the same loop turn: many sockets written in one system
-  // call. Under PREEMPT_NONE a task is preempted only on its way back to user
-  // space, so a proxy that writes to several local backends per turn is
-  // otherwise preempted after each send by the backend it just woke, and runs
-  // again once per backend. buf must stay valid until this returns; when it
-  // returns (done, error, -ETIMEDOUT or -ECANCELED) the kernel no longer
-  // refers to it. At most one queued write per io at a time. On epoll: write().
-  ssize_t write_queued(const void* buf, size_t len, millis timeout);
   // Accepts one connection; returns the new fd (non-blocking, close-on-exec,
   // not attached to any machine yet) or -errno.
   int accept(millis timeout, sockaddr_storage* peer = nullptr, socklen_t* peer_len = nullptr);

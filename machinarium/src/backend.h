@@ -43,13 +43,6 @@ class backend {
   virtual ssize_t try_writev(io_state* s, const iovec* iov, int count) = 0;
   virtual ssize_t try_recvmsg(io_state* s, msghdr* msg) = 0;
   virtual ssize_t try_sendmsg(io_state* s, const msghdr* msg) = 0;
-  // Queues a send of all of buf (valid until it completes), issued with the
-  // next submission. -EINPROGRESS: queued; the completion sets
-  // s->send_queued = false and s->send_result and wakes the write waiter.
-  // -EOPNOTSUPP: this backend does not queue (the caller writes directly).
-  virtual int queue_send(io_state*, const void*, size_t) { return -EOPNOTSUPP; }
-  // Asks the kernel to stop a queued send early (its completion still comes).
-  virtual void cancel_send(io_state*) {}
   // Arms a readiness notification for `events` (EPOLLIN and/or EPOLLOUT),
   // for waits that are not a syscall (connect completion, eventfd, signalfd).
   virtual void arm(io_state* s, uint32_t events) = 0;

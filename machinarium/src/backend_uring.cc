@@ -42,7 +42,6 @@ enum class op : uint64_t {
   PollOut = 4,  // oneshot POLL_ADD for EPOLLOUT
   Cancel = 5,   // ASYNC_CANCEL: completion ignored, not counted in inflight
   Wake = 6,     // read on the notify eventfd; no io_state
-  Send = 7,     // a queued send (io::write_queued), MSG_WAITALL
 };
 constexpr uint64_t kTagMask = 7;
 static_assert(alignof(io_state) >= 8, "io_state must leave 3 tag bits free");
@@ -118,10 +117,6 @@ class backend_uring final : public backend {
   void arm_poll(io_state* s, uint32_t bit);
   void arm_wake();
   void submit_cancel(io_state* s, op o);
-  int queue_send(io_state* s, const void* buf, size_t len) override;
-  void cancel_send(io_state* s) override {
-    if (s->send_queued) submit_cancel(s, op::Send);
-  }
   // The syscall said EAGAIN: make sure a readiness poll will wake the waiter.
   int wait_for(io_state* s, uint32_t bit) {
     arm_poll(s, bit);
@@ -448,22 +443,6 @@ void backend_uring::cancel(io_state* s) {
   if (s->accept_armed) submit_cancel(s, op::Accept);
   if (s->poll_armed & EPOLLIN) submit_cancel(s, op::PollIn);
   if (s->poll_armed & EPOLLOUT) submit_cancel(s, op::PollOut);
-  cancel_send(s);
-}
-
-int backend_uring::queue_send(io_state* s, const void* buf, size_t len) {
-  if (s->send_queued) return -EBUSY;
-  io_uring_sqe* sqe = get_sqe();
-  if (!sqe) return -EOPNOTSUPP;  // the ring refuses work: the caller writes directly
-  // MSG_WAITALL: the kernel keeps sending (waiting for room as needed) until
-  // all of buf is out or the socket fails, so one completion ends it.
-  io_uring_prep_send(sqe, s->fd, buf, len, MSG_NOSIGNAL | MSG_WAITALL);
-  io_uring_sqe_set_data64(sqe, tag(s, op::Send));
-  s->send_queued = true;
-  s->send_result = 0;
-  s->inflight++;
-  stats_.sends_queued++;
-  return -EINPROGRESS;
 }
 
 void backend_uring::release(io_state* s) {
@@ -698,12 +677,6 @@ bool backend_uring::dispatch(const io_uring_cqe* cqe) {
       // is being torn down.
       wake_armed_ = false;
       if (cqe->res != -ECANCELED) arm_wake();
-      return true;
-    case op::Send:
-      s->send_queued = false;
-      s->send_result = cqe->res;
-      ready(s, EPOLLOUT);  // wakes the writer in io::write_queued
-      finish(s);
       return true;
     case op::Cancel:
       return false;

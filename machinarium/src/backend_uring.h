@@ -24,7 +24,6 @@ struct backend_uring_stats {
   uint64_t recv_pauses = 0;      // multishot recvs cancelled: unread chunks hit the cap
   uint64_t accepts_queued = 0;   // connections taken by multishot accept
   uint64_t polls_armed = 0;      // oneshot POLL_ADD requests submitted
-  uint64_t sends_queued = 0;     // io::write_queued sends submitted
 };
 backend_uring_stats backend_uring_stats_get(const backend* b);
 

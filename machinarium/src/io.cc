@@ -137,46 +137,6 @@ ssize_t io::writev(const iovec* iov_in, int count, millis timeout) {
   return static_cast<ssize_t>(written);
 }
 
-namespace {
-// After a queued send was cancelled, how long we wait for the kernel to let
-// go of the caller's buffer (the completion follows the cancel at once).
-constexpr millis kQueuedSendReleaseMs = 1000;
-}  // namespace
-
-ssize_t io::write_queued(const void* buf, size_t len, millis timeout) {
-  if (!state_) return -EBADF;
-  if (len == 0) return 0;
-  detail::io_state* s = state_;
-  if (s->owner->queue_send(s, buf, len) != -EINPROGRESS) return write(buf, len, timeout);
-  const int64_t deadline = deadline_after(timeout);
-  wait_status why = wait_status::Ok;
-  while (s->send_queued) {
-    why = detail::wait_on(s->write_waiter, deadline);
-    if (why != wait_status::Ok) break;
-  }
-  if (s->send_queued) {
-    // Timed out or cancelled while the kernel may still read buf: stop the
-    // send and wait for its completion before buf goes back to the caller.
-    // A cancelled coroutine's waits return at once, so it yields instead.
-    s->owner->cancel_send(s);
-    const int64_t release_by = deadline_after(kQueuedSendReleaseMs);
-    while (s->send_queued && detail::monotonic_ns() < release_by) {
-      if (coroutine_cancelled()) {
-        yield();
-      } else {
-        detail::wait_on(s->write_waiter, release_by);
-      }
-    }
-    return detail::errno_of(why);
-  }
-  const ssize_t r = s->send_result;
-  if (r < 0 || static_cast<size_t>(r) == len) return r;
-  // MSG_WAITALL stopped short only if the socket failed meanwhile: the rest
-  // goes the direct way, which reports that failure (or finishes the job).
-  const ssize_t rest = write(static_cast<const char*>(buf) + r, len - static_cast<size_t>(r), millis_until(deadline));
-  return rest < 0 ? rest : r + rest;
-}
-
 int io::accept(millis timeout, sockaddr_storage* peer, socklen_t* peer_len) {
   if (!state_) return -EBADF;
   int64_t deadline = deadline_after(timeout);

@@ -84,10 +84,6 @@ struct io_state {
   int accept_error = 0;
   // io_uring only: a readiness poll is armed for these events.
   uint32_t poll_armed = 0;
-  // io_uring only: a queued send (io::write_queued) is in flight; its result
-  // (bytes or -errno) once it completed.
-  bool send_queued = false;
-  ssize_t send_result = 0;
 
   // Backend requests that may still complete with this state's address.
   int inflight = 0;

@@ -257,12 +257,10 @@ void backend_conn::writer_main() {
           break;
         }
         // Everything the clients queued this turn, in one write. Clients
-        // keep appending to out_ while it is being written. Queued: the
-        // writes of every backend connection of this worker leave in one
-        // submission at the end of the turn (io::write_queued says why).
+        // keep appending to out_ while it is being written.
         sending_.swap(out_);
         open_line_ = nullptr;
-        ssize_t w = io_->write_queued(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms));
+        ssize_t w = io_->write(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms));
         sending_.clear();
         if (w == -ECANCELED) {
           cancelled = true;
