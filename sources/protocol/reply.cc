@@ -50,27 +50,15 @@ void encode_ascii_value(out_buffer& out, std::string_view key, std::uint32_t fla
                         std::string_view data, const std::uint64_t* cas,
                         std::shared_ptr<const void> owner) {
     // Runs once per hit in both roles: the header (and a value small enough
-    // to be copied anyway) is formatted on the stack and appended at once,
-    // not as ten small appends.
-    constexpr std::size_t kMaxHeader = 6 + 250 + 3 * 21 + 2;  // "VALUE " key, 3 numbers, CRLF
-    std::array<char, kMaxHeader + out_buffer::kCopyThreshold + 2> buf;
-    if (key.size() > 250) {  // not a memcached key; no caller sends one, but stay correct
-        out.append("VALUE ");
-        out.append(key);
-        out.append(' ');
-        append_u64(out, flags);
-        out.append(' ');
-        append_u64(out, data.size());
-        if (cas != nullptr) {
-            out.append(' ');
-            append_u64(out, *cas);
-        }
-        out.append("\r\n");
-        out.append_value(data, std::move(owner));
-        out.append("\r\n");
-        return;
-    }
-    char* p = buf.data();
+    // to be copied anyway) is formatted in one buffer and appended at once,
+    // not as ten small appends. The buffer is on the stack for any memcached
+    // key; a longer key (no caller sends one) gets it from the heap.
+    constexpr std::size_t kMaxKey = 250;
+    constexpr std::size_t kRoom = 6 + 3 * 21 + 2 + out_buffer::kCopyThreshold + 2;  // "VALUE ", numbers, CRLFs
+    std::array<char, kMaxKey + kRoom> stack;
+    std::string heap;
+    char* const base = key.size() <= kMaxKey ? stack.data() : (heap.resize(key.size() + kRoom), heap.data());
+    char* p = base;
     std::memcpy(p, "VALUE ", 6);
     p += 6;
     std::memcpy(p, key.data(), key.size());
@@ -90,10 +78,10 @@ void encode_ascii_value(out_buffer& out, std::string_view key, std::uint32_t fla
         p += data.size();
         *p++ = '\r';
         *p++ = '\n';
-        out.append(std::string_view(buf.data(), static_cast<std::size_t>(p - buf.data())));
+        out.append(std::string_view(base, static_cast<std::size_t>(p - base)));
         return;
     }
-    out.append(std::string_view(buf.data(), static_cast<std::size_t>(p - buf.data())));
+    out.append(std::string_view(base, static_cast<std::size_t>(p - base)));
     out.append_value(data, std::move(owner));
     out.append("\r\n");
 }
