@@ -132,6 +132,19 @@ def master_and_slave(lan, nodes, n_items, ack="none", failover_delay="2s", extra
     return a, b, keys
 
 
+def take_over(lan, nodes, new, keys, before, promoted, n_more, log_timeout):
+    """Moves the address to `new` and checks it promotes (its log matches
+    `promoted` within log_timeout s) with the data it had replicated (`before`, over `keys`), then
+    writes n_more new items through the address. Returns them."""
+    lan.move_vip("a", "b")
+    wait_role(lan, nodes, new, "master")
+    assert new.wait_for_log(promoted, log_timeout), new.describe()
+    assert lan.run(lambda: dump(new.address, keys)) == before
+    more = item_set(b"after", n_more)
+    lan.run(lambda: write_items((lan.vip, PORT), more))
+    return more
+
+
 def wait_synced(lan, nodes, master, syncs=1):
     """Until master has one slave and has finished `syncs` initial syncs."""
     def synced():
@@ -300,13 +313,8 @@ def test_master_killed_and_the_address_moved(lan, nodes):
     a, b, keys = master_and_slave(lan, nodes, 3000)
     before = lan.run(lambda: dump(a.address, keys))
     nodes.kill(a)
-    lan.move_vip("a", "b")
-    wait_role(lan, nodes, b, "master")
-    assert b.wait_for_log(re.compile(r"promoted to master"), 1), b.describe()
     # Promoted with the data it had replicated.
-    assert lan.run(lambda: dump(b.address, keys)) == before
-    more = item_set(b"after", 1000)
-    lan.run(lambda: write_items((lan.vip, PORT), more))
+    more = take_over(lan, nodes, b, keys, before, re.compile(r"promoted to master"), 1000, 1)
     # The old master comes back without the address: a slave that resyncs.
     a2 = nodes.start("a")
     assert a2.wait_for_log(re.compile(r"starting as slave"), START_TIMEOUT), a2.describe()

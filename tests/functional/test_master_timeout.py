@@ -18,10 +18,9 @@ import time
 import pytest
 
 from conftest import START_TIMEOUT
-from mcwire import Conn
 from netns import in_netns, ip, lan  # noqa: F401 (a fixture)
 from replica import dump, stats, wait_same
-from test_failover import PORT, REPL, master_and_slave, nodes, wait_for, wait_role  # noqa: F401 (a fixture)
+from test_failover import PORT, REPL, master_and_slave, nodes, take_over, wait_for, wait_role  # noqa: F401 (a fixture)
 from test_replication import item_set, write_items
 
 MASTER_TIMEOUT = 1.0
@@ -132,12 +131,7 @@ def test_with_role_auto_the_slave_promotes_when_the_address_comes(lan, nodes):
     # The session ended: b looks for the address instead of waiting on a
     # connection that nothing will ever close.
     assert b.wait_for_log(re.compile(r"no master at \S+; looking for virtual_ip here"), 5), b.describe()
-    lan.move_vip("a", "b")
-    wait_role(lan, nodes, b, "master")
-    assert b.wait_for_log(re.compile(r"promoted to master: .*\(was slave \(master lost\)\)"), 2), b.describe()
-    assert lan.run(lambda: dump(b.address, keys)) == before
-    more = item_set(b"after", 500)
-    lan.run(lambda: write_items((lan.vip, PORT), more))
+    more = take_over(lan, nodes, b, keys, before, re.compile(r"promoted to master: .*\(was slave \(master lost\)\)"), 500, 2)
     # a comes back without the address: it demotes and resyncs from b.
     link(lan, "a", "up")
     wait_role(lan, nodes, a, "slave")
