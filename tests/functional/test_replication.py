@@ -228,7 +228,15 @@ def test_yrmcds_slave_follows_an_ithaca_master(tmp_path, netns, yrmcds_factory):
                         raise
                     time.sleep(0.1)
 
-        got = in_netns(netns, slave_items)
+        try:
+            got = in_netns(netns, slave_items)
+        except (OSError, AssertionError) as e:
+            # Say what the yrmcds slave did (promoted? exited?) rather than
+            # only that its port stayed shut.
+            alive = "running" if slave.proc.poll() is None else f"exited with {slave.proc.returncode}"
+            log = slave.logfile.read_text(errors="replace")[-3000:] if slave.logfile.exists() else ""
+            raise AssertionError(f"the yrmcds slave never served after the failover ({e}); it is {alive}; "
+                                 f"its log ends:\n{log}\nits output:\n{slave.log[-2000:]}") from e
         assert len(want) > 5000
         assert got == want
     finally:
