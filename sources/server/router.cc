@@ -207,8 +207,19 @@ void router::deliver(std::string_view record) {
   targets.clear();
   switch (tag.kind) {
     case replication::ring_kind::Stream:
-      for (const slave_ptr& s : slaves_) targets.push_back(s);
       counters_.records_sent.fetch_add(slaves_.size(), std::memory_order_relaxed);
+      if (!large) {
+        // The common record: straight to every slave, no copy of the list
+        // (two atomic reference counts per slave per record). A slave that
+        // append() drops leaves slaves_, and the next one takes its index.
+        for (size_t i = 0; i < slaves_.size();) {
+          const size_t before = slaves_.size();
+          append(slaves_[i], packet);
+          if (slaves_.size() == before) ++i;
+        }
+        return;
+      }
+      for (const slave_ptr& s : slaves_) targets.push_back(s);
       break;
     case replication::ring_kind::Sync:
       for (const slave_ptr& s : slaves_) {
@@ -250,7 +261,9 @@ void router::deliver(std::string_view record) {
 void router::append(const slave_ptr& s, std::string_view a, std::string_view b) {
   if (s->closed) return;
   if (s->buffered() > 0 && s->buffered() + a.size() + b.size() > settings_.send_buffer) {
-    drop(s, "fell behind by more than send_buffer (" + std::to_string(settings_.send_buffer) + " bytes)");
+    // A copy: `s` may be the element of slaves_ that drop() erases.
+    const slave_ptr dropped = s;
+    drop(dropped, "fell behind by more than send_buffer (" + std::to_string(settings_.send_buffer) + " bytes)");
     return;
   }
   s->pending.append(a);

@@ -6,6 +6,7 @@ the same item count. The writes run from before the slave connects until after
 the master reports its sync done, so the scan copies buckets that workers are
 changing under it."""
 import random
+import re
 import threading
 import time
 
@@ -194,3 +195,45 @@ def test_a_slow_slave_is_not_dropped_during_its_initial_sync(ithaca_factory):
         assert read_sync(s, n, time.monotonic() + 120) == n
         st = stats(master.address)
     assert st["repl_slaves_dropped"] == "0" and st["repl_syncs_done"] == "1", (st, master.log)
+
+
+def test_a_stuck_slave_is_dropped_and_the_slave_after_it_misses_nothing(ithaca_factory):
+    """A slave that stops reading falls behind by more than send_buffer and is
+    dropped while the master streams; the slave after it in the master's list
+    still gets every record, the one whose delivery dropped the stuck slave
+    included. 20 MB of sets through a 256 KiB send_buffer."""
+    import socket
+    n, size = 20_000, 1000
+    master = ithaca_factory(args=["-m", "256"], config_text=master_config(0, "  send_buffer: 256k\n"))
+    repl = repl_port_of(master)
+
+    def wait_stats(pred, what):
+        deadline = time.monotonic() + 30
+        while not pred(stats(master.address)):
+            assert time.monotonic() < deadline, f"{what}: {stats(master.address)}\n{master.log}"
+            time.sleep(0.02)
+
+    # First in the list: a socket that takes its (empty) sync and never reads again.
+    stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stuck.connect((master.host, repl))
+    try:
+        wait_stats(lambda s: s["repl_slaves"] == "1" and s["repl_syncs_done"] == "1", "the stuck slave's sync")
+        slave = ithaca_factory(config_text=slave_config(repl))
+        wait_stats(lambda s: s["repl_slaves"] == "2" and s["repl_syncs_done"] == "2", "the second slave's sync")
+        keys = [b"big:%d" % i for i in range(n)]
+        # Batches of 100 KB, each waited for by the live slave, so that it
+        # never falls behind by send_buffer itself.
+        with Conn(*master.address, timeout=30) as c:
+            for lo in range(0, n, 100):
+                c.send(b"".join(b"set big:%d %d 0 %d\r\n%s\r\n" % (i, i, size, b"%08d" % i * (size // 8))
+                                for i in range(lo, lo + 100)))
+                assert c.read_exact(8 * 100) == b"STORED\r\n" * 100
+                catch_up(master.address, slave.address, b"batch %d" % lo)
+        assert master.wait_for_log(re.compile(r"dropped: fell behind by more than send_buffer"), 30), master.log
+        assert_same(master.address, slave.address, keys, "the slave after a dropped one")
+        st = stats(master.address)
+        # One drop, and no second sync: the live slave got it all from the stream.
+        assert (st["repl_slaves"], st["repl_slaves_dropped"], st["repl_syncs_done"]) == ("1", "1", "2"), " ".join(f"{k}={v}" for k, v in st.items() if k.startswith("repl")) + "\n" + master.log
+    finally:
+        stuck.close()
