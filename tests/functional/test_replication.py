@@ -3,6 +3,7 @@ and a yrmcds master, through the initial sync and the stream, while clients
 keep writing; afterwards both hold the same items, compared key by key."""
 import os
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -176,6 +177,27 @@ def test_ithaca_slave_follows_a_yrmcds_master(ithaca_factory, yrmcds_factory):
 # ---------------------------------------------------------------- a yrmcds slave (network namespace)
 # netns.py makes the namespace (root needed, as CI runs).
 
+def wait_port_free(port, timeout):
+    """Waits until a listener could bind 0.0.0.0:port (SO_REUSEADDR, as servers do)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("0.0.0.0", port))
+                return
+            except OSError:
+                assert time.monotonic() < deadline, f"port {port} still bound after {timeout} s"
+        time.sleep(0.01)
+
+
+def slave_log(slave):
+    """Whether a yrmcds is running, and the end of its log and output."""
+    alive = "running" if slave.proc.poll() is None else f"exited with {slave.proc.returncode}"
+    log = slave.logfile.read_text(errors="replace")[-3000:] if slave.logfile.exists() else ""
+    return f"yrmcds is {alive}; its log ends:\n{log}\nits output:\n{slave.log[-2000:]}"
+
+
 def test_yrmcds_slave_follows_an_ithaca_master(tmp_path, netns, yrmcds_factory):
     from conftest import ithaca_binary
     path, is_memcached = ithaca_binary()
@@ -201,6 +223,8 @@ def test_yrmcds_slave_follows_an_ithaca_master(tmp_path, netns, yrmcds_factory):
         deadline = time.monotonic() + SYNC_TIMEOUT
         while True:
             ms = in_netns(netns, lambda: stats(maddr))
+            # Still one slave: a yrmcds that died would leave no lag behind.
+            assert ms["repl_slaves"] == "1" and slave.proc.poll() is None, (ms, master.log, slave_log(slave))
             if ms["repl_syncs_done"] == "1" and ms["repl_lag_bytes"] == "0":
                 break
             assert time.monotonic() < deadline, master.log
@@ -212,6 +236,12 @@ def test_yrmcds_slave_follows_an_ithaca_master(tmp_path, netns, yrmcds_factory):
         # and serves clients, so its items can be read.
         master.proc.kill()
         master.proc.wait()
+        # Both nodes share one namespace here, and the dead master's
+        # listening socket can outlive its process for a moment (its io_uring
+        # requests are cancelled by the kernel after the exit). yrmcds exits
+        # if the promotion cannot bind repl_port, so the address moves only
+        # once the port is free, as it would be on another host.
+        in_netns(netns, lambda: wait_port_free(repl, 10))
         subprocess.run(["ip", "netns", "exec", netns, "ip", "addr", "add", "127.0.0.2/32", "dev", "lo"],
                        check=True)
 
@@ -233,10 +263,8 @@ def test_yrmcds_slave_follows_an_ithaca_master(tmp_path, netns, yrmcds_factory):
         except (OSError, AssertionError) as e:
             # Say what the yrmcds slave did (promoted? exited?) rather than
             # only that its port stayed shut.
-            alive = "running" if slave.proc.poll() is None else f"exited with {slave.proc.returncode}"
-            log = slave.logfile.read_text(errors="replace")[-3000:] if slave.logfile.exists() else ""
-            raise AssertionError(f"the yrmcds slave never served after the failover ({e}); it is {alive}; "
-                                 f"its log ends:\n{log}\nits output:\n{slave.log[-2000:]}") from e
+            raise AssertionError(f"the yrmcds slave never served after the failover ({e}); "
+                                 f"{slave_log(slave)}") from e
         assert len(want) > 5000
         assert got == want
     finally:
