@@ -8,9 +8,10 @@
 //
 // --rate R caps the offered load at R requests/s (split evenly between the
 // threads): a request is issued only while the thread is behind its share of
-// R since the run began, counted in whole milliseconds. Comparing a server's CPU per request at one fixed
-// rate, with and without some extra duty (a replication slave, say), measures
-// what that duty costs it, unconfused by the larger batches a faster run gets.
+// R since the run began, counted in whole milliseconds. Comparing a
+// server's CPU per request at one fixed rate, with and without some extra
+// duty (a replication slave, say), measures what that duty costs it,
+// unconfused by the larger batches a faster run gets.
 //
 // Output: one JSON line (machine readable) and one human line, on stdout.
 

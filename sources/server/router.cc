@@ -261,9 +261,7 @@ void router::deliver(std::string_view record) {
 void router::append(const slave_ptr& s, std::string_view a, std::string_view b) {
   if (s->closed) return;
   if (s->buffered() > 0 && s->buffered() + a.size() + b.size() > settings_.send_buffer) {
-    // A copy: `s` may be the element of slaves_ that drop() erases.
-    const slave_ptr dropped = s;
-    drop(dropped, "fell behind by more than send_buffer (" + std::to_string(settings_.send_buffer) + " bytes)");
+    drop(s, "fell behind by more than send_buffer (" + std::to_string(settings_.send_buffer) + " bytes)");
     return;
   }
   s->pending.append(a);
@@ -368,7 +366,8 @@ void router::initial_sync(slave_ptr s) {
   }
 }
 
-void router::drop(const slave_ptr& s, const std::string& why) {
+// `s` by value: a caller may pass the very element of slaves_ erased here.
+void router::drop(slave_ptr s, const std::string& why) {
   if (s->closed) return;
   s->closed = true;
   std::erase(slaves_, s);

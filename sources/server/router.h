@@ -82,7 +82,7 @@ class router {
   void writer(slave_ptr s);
   void heartbeats(slave_ptr s);
   void initial_sync(slave_ptr s);
-  void drop(const slave_ptr& s, const std::string& why);
+  void drop(slave_ptr s, const std::string& why);  // by value: s may be an element of slaves_
   void update_lag();
   void ask_confirmations();
 
