@@ -207,8 +207,11 @@ bool slave_session(const slave_settings& s, store::store& st, const std::functio
     c.master_connects.fetch_add(1, std::memory_order_relaxed);
     // Forget everything (yrmcds clears its hash): the master's initial
     // sync follows. Items stored before now become invalid at once and
-    // the GC reclaims them.
+    // the GC reclaims them. From here the master decides expiry: an item
+    // past its deadline on this clock stays (hidden from reads) until the
+    // master's DeleteQ, so its late Touch or SetQ still finds it.
     st.flush_all(now(), 0);
+    st.set_expiry_by_master(true);
     const std::string name = addr.to_string();
     spdlog::info("replication: following the master {}; local data forgotten", name);
     follow(*master, name, s, st, now, c);

@@ -128,6 +128,10 @@ void role_monitor::promote() {
     if (state_ == role_state::Slave) start_session();
     return;
   }
+  // Expiry is this node's own again before it takes a write: what passed its
+  // deadline while the old master had not yet said so is reclaimed by the GC
+  // (and streamed to the new slaves as a DeleteQ).
+  store_.set_expiry_by_master(false);
   role_.change(route::store_access::ReadWrite, live_);
   changed(role_state::Master, "promoted to master: serving writes and accepting slaves");
 }

@@ -12,7 +12,18 @@ namespace ithaca::server {
 
 class server_clock {
  public:
-  server_clock() : start_ns_(mm::now_ns()), wall_base_(static_cast<int64_t>(std::time(nullptr))) {}
+  // Server seconds tick on the wall clock's second boundaries: server time 0 is
+  // set back to the start of the current unix second. So two servers on one
+  // host (a master and its slave) agree on which second an absolute exptime
+  // falls in; with a whole-second wall_base taken at an arbitrary moment, a
+  // slave started 0.8 s into a second expired every replicated item up to
+  // 0.8 s before its master did.
+  server_clock() {
+    timespec wall{};
+    clock_gettime(CLOCK_REALTIME, &wall);
+    start_ns_ = mm::now_ns() - static_cast<int64_t>(wall.tv_nsec);
+    wall_base_ = static_cast<int64_t>(wall.tv_sec);
+  }
 
   store::store_now now() const {
     return store::store_now{static_cast<uint64_t>((mm::now_ns() - start_ns_) / 1000000), wall_base_};
@@ -21,8 +32,8 @@ class server_clock {
   int64_t wall_base() const { return wall_base_; }
 
  private:
-  int64_t start_ns_;
-  int64_t wall_base_;
+  int64_t start_ns_ = 0;
+  int64_t wall_base_ = 0;
 };
 
 }  // namespace ithaca::server

@@ -261,7 +261,7 @@ uint64_t store::scan(uint64_t first_bucket, uint64_t count, const store_now& now
         bucket_guard guard(locks_[b]);
         for (const item* it = heads_[b]; it; it = it->next_) {
             remove_reason why;
-            if (it->is_placeholder() || invalid(it, sec, why))
+            if (it->is_placeholder() || invalid(it, sec, why) || hidden_expired(it, sec))
                 continue;
             item_view v{it->key(), it->flags_, it->deadline_, it->cas_,
                         it->is_large() ? std::string_view{} : it->value(),

@@ -120,7 +120,7 @@ item** store::find_link(uint64_t b, std::string_view key) noexcept
 // Under the item's bucket lock.
 bool store::invalid(const item* it, uint32_t sec, remove_reason& why) const noexcept
 {
-    if (deadline_passed(it->deadline_, sec)) {
+    if (deadline_passed(it->deadline_, sec) && (it->is_placeholder() || !expiry_by_master())) {
         why = remove_reason::Expired;
         return true;
     }
@@ -136,6 +136,12 @@ bool store::invalid(const item* it, uint32_t sec, remove_reason& why) const noex
         return true;
     }
     return false;
+}
+
+// Under the item's bucket lock.
+bool store::hidden_expired(const item* it, uint32_t sec) const noexcept
+{
+    return !it->is_placeholder() && deadline_passed(it->deadline_, sec) && expiry_by_master();
 }
 
 // Under the item's bucket lock: unlinks *link, notifies, hands it to rl for freeing.
@@ -272,7 +278,18 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                 unlink(link, rl, why);
                 it = nullptr;
             }
-            if (it && !it->is_placeholder()) {
+            bool hidden = false;  // past its deadline here, kept for the master's word
+            if (it && hidden_expired(it, sec)) {
+                if (count && !counted_expiry) {
+                    bump(stats_.get_expired);
+                    counted_expiry = true;
+                }
+                hidden = true;
+                it = nullptr;
+            }
+            if (hidden) {
+                // A miss; nothing is created over the kept item (a slave takes no writes).
+            } else if (it && !it->is_placeholder()) {
                 if (opts.want_value && !it->is_large() && it->value_len_ > res.value.capacity()) {
                     // Growing the string would malloc under the lock: do it outside, retry.
                     need_capacity = it->value_len_;
@@ -451,7 +468,9 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
         bucket_guard guard(locks_[b]);
         item** link;
         item* old = find_valid(b, key, sec, rl, link);
-        item* live = old && !old->is_placeholder() ? old : nullptr;
+        // An item kept past its deadline for the master (expiry_by_master) is replaced, but
+        // is not live: an add may store over it.
+        item* live = old && !old->is_placeholder() && !hidden_expired(old, sec) ? old : nullptr;
         bool stale_store = false;
         res.status = store_status::Stored;
         if (opts.lease_token != 0 && (!old || !old->is_placeholder() || old->cas_ != opts.lease_token)) {
@@ -494,8 +513,9 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
         it->stime_ = it->atime_ = sec;
         res.cas = it->cas_;
         bump(stats_.total_items);
-        if (it->deadline_ == kExpiredNow) {
+        if (it->deadline_ == kExpiredNow && !expiry_by_master()) {
             // Stored and at once invisible (memcached semantics): drop the old one instead.
+            // (Following a master, it is kept hidden: a Touch may revive it.)
             if (old)
                 unlink(link, rl, remove_reason::Deleted);
             rl.add(it);

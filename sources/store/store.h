@@ -85,6 +85,24 @@ public:
 
     void set_observer(change_observer* obs) noexcept { observer_ = obs; }
 
+    // While this node follows a replication master, expiry is the master's to decide, as on
+    // a yrmcds slave (which runs no GC): an item past its deadline on this clock is hidden
+    // from reads but stays linked until the master's DeleteQ (the master streams its expiry,
+    // deletes and evictions), and a stored item whose deadline has already passed here is
+    // kept, hidden, rather than dropped. So a Touch or SetQ that arrives after the item's
+    // old deadline on this clock (the clocks differ, the stream lags) revives or replaces it
+    // instead of finding nothing: the key the master keeps is never lost here. Flushed items
+    // and evictions under the memory limit are unchanged. Any thread: the slave session sets
+    // it at connect, a promotion clears it before the node takes writes.
+    void set_expiry_by_master(bool on) noexcept
+    {
+        expiry_by_master_.store(on, std::memory_order_relaxed);
+    }
+    bool expiry_by_master() const noexcept
+    {
+        return expiry_by_master_.load(std::memory_order_relaxed);
+    }
+
     uint64_t bucket_count() const noexcept { return mask_ + 1; }
     uint64_t mem_used() const noexcept
     {
@@ -128,8 +146,11 @@ private:
 
     uint64_t bucket_of(std::string_view key) const noexcept;
     item** find_link(uint64_t b, std::string_view key) noexcept;
-    // Why an item linked in a bucket is no longer visible, if it is not.
+    // Why an item linked in a bucket is no longer valid (to be unlinked), if it is not.
+    // Under expiry_by_master, an item's own deadline does not make it invalid.
     bool invalid(const item* it, uint32_t sec, remove_reason& why) const noexcept;
+    // Under expiry_by_master: a valid item that reads must not see (past its deadline here).
+    bool hidden_expired(const item* it, uint32_t sec) const noexcept;
     void unlink(item** link, reclaim_list& rl, remove_reason why) noexcept;
     // Under the bucket lock of `b`: the key's item if it is still valid, else
     // nullptr, after unlinking an expired or flushed one onto `rl`. `link` is
@@ -185,6 +206,7 @@ private:
     std::atomic<uint64_t> oldest_cas_{0};    // flush_all: cas <= this is invalid
     std::atomic<uint32_t> oldest_live_{0};   // flush_all: stored <= this is invalid once passed
     std::atomic<uint64_t> evict_cursor_{0};  // inline eviction sampling position
+    std::atomic<bool> expiry_by_master_{false};  // see set_expiry_by_master
 
     // GC state: the gc_sweep caller only (single-threaded by contract). One per budget the
     // sweep keeps under its watermarks: memory (every item's bytes) and the arena's disk

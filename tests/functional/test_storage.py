@@ -389,8 +389,18 @@ def test_a_full_descriptor_table_refuses_cleanly_and_recovers(ithaca_factory):
     finally:
         for c in clients:
             c.close()
+    # The first connection after the table freed up may be the one whose slot
+    # goes back to the spare descriptor (closed at once, counted as refused):
+    # each try is a new connection.
+    def answers():
+        try:
+            with Conn(*server.address) as c:
+                return c.call(b"version\r\n").startswith(b"VERSION ")
+        except (AssertionError, OSError):
+            return False
+
+    assert poll(answers, timeout=5)
     with Conn(*server.address) as c:
-        assert poll(lambda: c.call(b"version\r\n").startswith(b"VERSION "), timeout=5)
         assert int(stats(c)["rejected_connections"]) >= 1
     assert server.log.count("descriptor table full") <= 2, server.log[-2000:]
 
