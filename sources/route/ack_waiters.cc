@@ -35,7 +35,16 @@ ack_waiters::~ack_waiters() = default;
 
 bool ack_waiters::park(request_slot& slot, std::uint64_t position, std::int64_t deadline_ns) {
   if (!running_) return false;
+  const bool earlier = !parked_.empty() && deadline_ns < parked_.back().deadline_ns;
   parked_.push_back(entry{&slot, position, deadline_ns, mm::now_ns()});
+  if (earlier) {
+    // The coroutine may sleep until a later deadline: wake it through its own
+    // eventfd (as a confirmation would) so it sleeps until this one instead.
+    unordered_deadlines_ = true;
+    const std::uint64_t one = 1;
+    ssize_t n = ::write(wake_.event_fd, &one, sizeof one);  // never blocks: the coroutine drains it
+    (void)n;
+  }
   state_.counters().ack_waits.fetch_add(1, std::memory_order_relaxed);
   if (parked_.size() == 1) idle_.wake();
   return true;
@@ -59,7 +68,32 @@ void ack_waiters::release(const entry& e, bool confirmed, std::int64_t now) {
   e.slot->call_done();  // Ready (the client is woken), or freed if orphaned
 }
 
-mm::wait_status ack_waiters::sleep_for_head() {
+std::int64_t ack_waiters::release_expired(std::int64_t now) {
+  if (!unordered_deadlines_) {
+    while (!parked_.empty() && parked_.front().deadline_ns <= now) {
+      release(parked_.front(), false, now);
+      parked_.pop_front();
+    }
+    return parked_.empty() ? 0 : parked_.front().deadline_ns;
+  }
+  // Rare (an ack_timeout shortened by a reload while writes waited): a scan,
+  // bounded by the worker's parked writes, until the FIFO empties again.
+  std::int64_t earliest = 0;
+  auto keep = parked_.begin();
+  for (auto it = parked_.begin(); it != parked_.end(); ++it) {
+    if (it->deadline_ns <= now) {
+      release(*it, false, now);
+      continue;
+    }
+    if (earliest == 0 || it->deadline_ns < earliest) earliest = it->deadline_ns;
+    *keep++ = *it;
+  }
+  parked_.erase(keep, parked_.end());
+  if (parked_.empty()) unordered_deadlines_ = false;
+  return earliest;
+}
+
+mm::wait_status ack_waiters::sleep_for_head(std::int64_t deadline_ns) {
   const entry& head = parked_.front();
   wake_.wanted.store(head.position, std::memory_order_relaxed);
   wake_.sleeping.store(true, std::memory_order_seq_cst);
@@ -67,7 +101,7 @@ mm::wait_status ack_waiters::sleep_for_head() {
     wake_.sleeping.store(false, std::memory_order_relaxed);
     return mm::wait_status::Ok;
   }
-  mm::wait_status w = event_->wait_readable(mm::millis_until(head.deadline_ns));
+  mm::wait_status w = event_->wait_readable(mm::millis_until(deadline_ns));
   std::uint64_t count;
   ssize_t n = ::read(event_->fd(), &count, sizeof count);  // drain; EAGAIN if nobody wrote
   (void)n;
@@ -87,18 +121,13 @@ void ack_waiters::run() {
   for (;;) {
     const std::int64_t now = mm::now_ns();
     const std::uint64_t confirmed = state_.confirmed();
-    while (!parked_.empty()) {
-      const entry& e = parked_.front();
-      if (e.position <= confirmed) {
-        release(e, true, now);
-      } else if (e.deadline_ns <= now) {
-        release(e, false, now);
-      } else {
-        break;
-      }
+    while (!parked_.empty() && parked_.front().position <= confirmed) {
+      release(parked_.front(), true, now);
       parked_.pop_front();
     }
-    const mm::wait_status w = parked_.empty() ? idle_.wait(mm::kForever) : sleep_for_head();
+    if (parked_.empty()) unordered_deadlines_ = false;
+    const std::int64_t earliest = release_expired(now);
+    const mm::wait_status w = parked_.empty() ? idle_.wait(mm::kForever) : sleep_for_head(earliest);
     if (w == mm::wait_status::Cancelled) break;
   }
   // The worker stops: no slave will be asked for these any more.

@@ -10,8 +10,12 @@
 // error), or when the worker stops.
 //
 // A worker claims ring positions one store call after another, so its parked
-// writes are in position order and (one ack_timeout for all) deadline order:
-// a FIFO whose head is the only one to look at.
+// writes are in position order: a FIFO whose head is the only one a
+// confirmation needs to look at. Their deadlines are in the same order while
+// one ack_timeout holds; a SIGHUP that shortens it parks later writes with
+// earlier deadlines behind the old ones. Each write still times out at its
+// own deadline: once a deadline is out of order, timeouts are found by a scan
+// (and the sleep is until the earliest deadline) until the FIFO empties.
 //
 // Thread: the worker machine only (dispatch parks, the coroutine releases);
 // the router machine only writes the eventfd (ack_state::confirm). No lock.
@@ -65,13 +69,18 @@ class ack_waiters {
   };
   // Confirmed (the reply stands) or not (the error replaces it).
   void release(const entry& e, bool confirmed, std::int64_t now);
-  // Waits until the head may be released: a wake from the router, or its deadline.
-  mm::wait_status sleep_for_head();
+  // Releases every entry past its deadline (the head only while deadlines
+  // are in order) and returns the earliest deadline left.
+  std::int64_t release_expired(std::int64_t now);
+  // Waits until the head may be released (a wake from the router) or the
+  // earliest deadline.
+  mm::wait_status sleep_for_head(std::int64_t deadline_ns);
 
   replication::ack_state& state_;
   replication::ack_state::worker_wake& wake_;
   std::unique_ptr<mm::io> event_;  // a dup of wake_.event_fd, on this machine
   std::deque<entry> parked_;
+  bool unordered_deadlines_ = false;  // a parked deadline is earlier than one before it
   mm::call idle_;                  // the coroutine waits here while nothing is parked
   bool running_ = false;
 };

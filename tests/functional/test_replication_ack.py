@@ -166,6 +166,55 @@ def test_sighup_turns_ack_on_and_off(ithaca_factory, tmp_path):
         assert m.call(b"set k 0 0 1\r\nv\r\n") == b"STORED\r\n"
 
 
+
+def test_each_waiting_write_keeps_its_own_timeout_across_a_reload(ithaca_factory, yrmcds_factory, tmp_path):
+    """A SIGHUP that changes ack_timeout while writes wait: a write parked
+    before it keeps its own deadline, and one parked after it times out at the
+    new, shorter one, not when the older write behind which it queues does
+    (a worker's parked writes are in position order, no longer in deadline
+    order). ack none -> slave -> none the same way: a write answered under
+    `none` never waits for the one still parked under `slave`. A yrmcds
+    slave never confirms (see above), so every parked write times out."""
+    repl = free_port()
+    master = ithaca_factory(args=["-t", "1"], config_text=ack_master_config(
+        repl, timeout="3s", listen="127.0.0.2") + "logging:\n  level: info\n")
+    cfg = next(tmp_path.glob("ithaca-*.yaml"))
+    assert master.wait_for_log(re.compile(r"accepting slaves on 127\.0\.0\.2"), 10), master.log
+    yrmcds_factory("127.0.0.2", free_port(), repl)
+    wait_synced(master)
+    early = Conn(*master.address, timeout=10)
+    late = Conn(*master.address, timeout=10)
+    other = Conn(*master.address, timeout=10)
+    try:
+        t0 = time.monotonic()
+        early.send(b"set early 0 0 1\r\nv\r\n")  # parked for up to 3 s
+        deadline = time.monotonic() + 5
+        while stats(master.address)["repl_ack_waits"] != "1":
+            assert time.monotonic() < deadline, "the first write was never parked"
+            time.sleep(0.01)
+        cfg.write_text(cfg.read_text().replace("ack_timeout: 3s", "ack_timeout: 200ms"))
+        master.proc.send_signal(signal.SIGHUP)
+        assert master.wait_for_log(re.compile(r"replication\.ack_timeout 3s -> 200ms"), 10), master.log
+        t1 = time.monotonic()
+        assert late.call(b"set late 0 0 1\r\nv\r\n") == UNCONFIRMED
+        waited = time.monotonic() - t1
+        assert waited < 1.5, f"the write waited {waited:.2f} s with a 200 ms ack_timeout"
+        # ack: none now: answered at once, while the first write still waits.
+        cfg.write_text(cfg.read_text().replace("ack: slave", "ack: none"))
+        master.proc.send_signal(signal.SIGHUP)
+        assert master.wait_for_log(re.compile(r"replication\.ack slave -> none"), 10), master.log
+        t2 = time.monotonic()
+        assert other.call(b"set other 0 0 1\r\nv\r\n") == b"STORED\r\n"
+        assert time.monotonic() - t2 < 1.0
+        assert early.read_line() == UNCONFIRMED
+        assert time.monotonic() - t0 >= 2.9, "the first write did not keep its own 3 s deadline"
+    finally:
+        for c in (early, late, other):
+            c.close()
+    ms = stats(master.address)
+    assert ms["repl_ack_timeouts"] == "2", ms
+
+
 # ---------------------------------------------------------------- failover under load
 
 class Writer(threading.Thread):
