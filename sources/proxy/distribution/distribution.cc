@@ -13,6 +13,7 @@ namespace {
 
 constexpr std::array<std::string_view, kDistributionKindCount> kNames{
     "ketama", "modula", "random", "jump", "rendezvous", "libmemcached_ketama",
+    "ch3", "weighted_ch3", "mcrouter_crc32",
 };
 
 // Longest server name taken: a DNS name's limit. Keeps "<name>-<index>" below
@@ -32,7 +33,16 @@ bool fail(std::string* error, std::string message) {
 // ones: twemproxy refuses duplicate names, and two servers with one name
 // would share ketama points (one of them getting no keys) or rendezvous seeds.
 bool uses_names(distribution_kind kind) {
-    return kind != distribution_kind::Random && kind != distribution_kind::Jump;
+    switch (kind) {
+    case distribution_kind::Random:
+    case distribution_kind::Jump:
+    case distribution_kind::Ch3:
+    case distribution_kind::WeightedCh3:
+    case distribution_kind::McrouterCrc32:
+        return false;  // placed by index: mcrouter's pools may even repeat a server
+    default:
+        return true;
+    }
 }
 
 }  // namespace
@@ -93,7 +103,16 @@ std::uint32_t distribution::key_hash(std::string_view part) const {
 }
 
 bool distribution::reads_hash() const {
-    return kind_ != distribution_kind::Random && kind_ != distribution_kind::Rendezvous;
+    switch (kind_) {
+    case distribution_kind::Random:
+    case distribution_kind::Rendezvous:
+    case distribution_kind::Ch3:
+    case distribution_kind::WeightedCh3:
+    case distribution_kind::McrouterCrc32:
+        return false;  // they read the hashed part itself
+    default:
+        return true;
+    }
 }
 
 std::uint32_t distribution::locate(std::string_view part) const {
@@ -120,6 +139,10 @@ std::unique_ptr<distribution> detail::make_kind(distribution_kind kind, std::spa
         return make_jump(servers, hash);
     case distribution_kind::Rendezvous:
         return make_rendezvous(servers, hash);
+    case distribution_kind::Ch3:
+    case distribution_kind::WeightedCh3:
+    case distribution_kind::McrouterCrc32:
+        return make_ch3(kind, servers, hash);
     }
     return make_random(servers, hash);  // not reached: every kind is handled above
 }

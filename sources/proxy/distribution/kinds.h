@@ -33,5 +33,8 @@ std::unique_ptr<distribution> make_modula(std::span<const server_spec> servers, 
 std::unique_ptr<distribution> make_random(std::span<const server_spec> servers, hash_kind hash);
 std::unique_ptr<distribution> make_jump(std::span<const server_spec> servers, hash_kind hash);
 std::unique_ptr<distribution> make_rendezvous(std::span<const server_spec> servers, hash_kind hash);
+// ch3, weighted_ch3 and mcrouter_crc32 (ch3.cc).
+std::unique_ptr<distribution> make_ch3(distribution_kind kind, std::span<const server_spec> servers,
+                                       hash_kind hash);
 
 }  // namespace ithaca::proxy::detail

@@ -19,6 +19,10 @@ struct server_spec {
     // jump: `weight` buckets; rendezvous: the weighted score; random: ignored
     // (twemproxy ignores it too).
     std::uint32_t weight = 1;
+    // weighted_ch3 only: the share of its ch3 keys the server keeps, in
+    // [0, 1], as mcrouter's WeightedCh3 `weights` give it. Negative (unset):
+    // weight over the largest weight in the list.
+    double fraction = -1.0;
 };
 
 // twemproxy's name for a server ("host:port:weight [name]" in its config,

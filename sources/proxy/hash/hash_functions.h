@@ -35,6 +35,20 @@ std::uint32_t hash_murmur(std::string_view key);
 std::uint32_t hash_jenkins(std::string_view key);
 std::uint32_t hash_one_at_a_time(std::string_view key);
 
+// mcrouter's hashes (furc.cc, spooky.cc), bit-exact with its fbi/hash.c and
+// folly's SpookyHashV2, for its Ch3, WeightedCh3 and Crc32 pool hashes.
+// MurmurHash2, 64-bit (MurmurHash64A).
+std::uint64_t murmur64a(std::string_view data, std::uint64_t seed);
+// mcrouter's Ch3 consistent hash: a server index in [0, m) (0 when m <= 1).
+// For pools of up to kFurcMaxServers.
+std::uint32_t furc_hash(std::string_view key, std::uint32_t m);
+inline constexpr std::uint32_t kFurcMaxServers = 1u << 23;
+// mcrouter's Crc32 hash: (crc32(key) & 0x7fffffff) % n (0 when n is 0).
+std::uint32_t mcrouter_crc32(std::string_view key, std::uint32_t n);
+// SpookyHash V2: the 128-bit hash (seeds in, hash out) and its low 32 bits.
+void spooky_v2_hash128(std::string_view message, std::uint64_t& hash1, std::uint64_t& hash2);
+std::uint32_t spooky_v2_hash32(std::string_view message, std::uint32_t seed);
+
 // A key byte as twemproxy's `(uint32_t)key[i]` sees it on x86-64 (signed char).
 inline std::uint32_t signed_byte(char c) {
     return static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int8_t>(c)));

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -295,7 +296,9 @@ TEST_CASE("server names as twemproxy and libmemcached hash them") {
 }
 
 TEST_CASE("distribution kind names") {
-    const char* names[] = {"ketama", "modula", "random", "jump", "rendezvous", "libmemcached_ketama"};
+    const char* names[] = {"ketama",     "modula",      "random",       "jump",          "rendezvous",
+                           "libmemcached_ketama", "ch3", "weighted_ch3", "mcrouter_crc32"};
+    static_assert(std::size(names) == kDistributionKindCount);
     for (int k = 0; k < kDistributionKindCount; ++k) {
         distribution_kind parsed = distribution_kind::Random;
         REQUIRE(parse_distribution_kind(names[k], parsed));
