@@ -387,6 +387,7 @@ bool backend_conn::process_input() {
       // A client that went away left only its request's keys: the call
       // frames the reply by them and its own state.
       p = e.slot->orphaned() ? e.call->on_orphan_piece(piece) : e.call->on_piece(piece);
+      e.slot->account_reply();  // the client's bound on held replies (request_slot.h)
       switch (p) {
         case progress::More:
           break;
