@@ -175,7 +175,7 @@ void udp_server::run(const udp_socket& s) {
 bool udp_server::may_wait() {
   inline_.live.refresh();
   const route::route_tree* tree = inline_.live->routes.get();
-  return shared_.acks != nullptr || (tree != nullptr && !tree->root_is_local());
+  return tree != nullptr && tree->root_may_wait();
 }
 
 bool udp_server::start_concurrent(mm::io& sock, std::string_view payload, const sockaddr_storage& peer,
