@@ -83,10 +83,10 @@ def test_request_deadline_holds_while_a_backend_drips_bytes(ithaca_factory, fake
 # ---------------------------------------------------------------- item 4: routed UDP, concurrently
 
 def test_routed_udp_datagrams_are_served_concurrently(ithaca_factory, fakes):
-    """8 UDP gets behind a backend that answers each request 0.5 s late all
+    """8 UDP gets behind a backend that answers each request 1 s late all
     come back in about one delay, not eight; a `version` sent behind them is
     answered at once; each reply carries its own datagram's request id."""
-    fb = fakes("slow", delay=0.5)
+    fb = fakes("slow", delay=1.0)
     port = free_udp_port()
     router = ithaca_factory(args=["-U", str(port), "-t", "1"], config_text=router_yaml([fb.address], timeout="5s"))
     u = Udp(port)
@@ -96,7 +96,7 @@ def test_routed_udp_datagrams_are_served_concurrently(ithaca_factory, fakes):
         vid = u.send(b"version\r\n")
         replies = {}
         arrived = {}
-        deadline = start + 6
+        deadline = start + 10
         while len(replies) < 9:
             hdr, payload = u.recv(deadline)
             assert hdr[1:] == (0, 1, 0), hdr
@@ -109,8 +109,8 @@ def test_routed_udp_datagrams_are_served_concurrently(ithaca_factory, fakes):
     assert all(replies[i] == b"END\r\n" for i in ids), replies
     gets_done = max(arrived[i] for i in ids)
     seen = f"version after {arrived[vid]:.2f}s, the 8 gets after {gets_done:.2f}s"
-    assert arrived[vid] < 0.4, seen
-    assert gets_done < 1.6, seen
+    assert arrived[vid] < 0.8, seen
+    assert gets_done < 2.5, seen
 
 
 def test_routed_udp_concurrency_is_bounded_and_drops_are_counted(ithaca_factory, fakes):
