@@ -13,7 +13,7 @@ import pytest
 import mcwire
 from fake_backend import FakeBackend
 from test_router import addr, router_yaml, stats, wait_for
-from test_udp import FRAME, Udp, free_udp_port
+from test_udp import Udp, free_udp_port
 
 
 def rss_kib(server):
