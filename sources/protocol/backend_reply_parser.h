@@ -70,11 +70,16 @@ class backend_reply_parser {
 public:
     // memcached's replies are short lines; a line this long without a newline is garbage.
     static constexpr std::size_t kMaxLine = 2048;
-    // Largest value accepted in a reply (memcached's -I tops out at 1 GiB;
-    // a pool may lower this to its own item_size_max).
+    // Largest value accepted in a reply (memcached's -I tops out at 1 GiB).
+    // The router sets its own live item_size_max (set_max_value): a header
+    // announcing more is a bad reply at once, before any of its data is read.
     static constexpr std::size_t kDefaultMaxValue = std::size_t{1} << 30;
 
     explicit backend_reply_parser(std::size_t max_value = kDefaultMaxValue) : max_value_(max_value) {}
+
+    // Takes effect from the next header parsed (a reload may change it).
+    void set_max_value(std::size_t max_value) { max_value_ = max_value; }
+    std::size_t max_value() const { return max_value_; }
 
     parse_status next(std::string_view in, reply_shape shape, reply_piece& piece, std::size_t& consumed);
 

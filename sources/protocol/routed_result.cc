@@ -18,6 +18,15 @@ void routed_result::prepare(const request& req) {
     values_.clear();
 }
 
+void routed_result::release_values() {
+    // Capacity up to this much is kept for the next request (one small value).
+    constexpr std::size_t kKeepCapacity = 64 * 1024;
+    values_.clear();
+    raw.clear();
+    if (values_.capacity() > kKeepCapacity) std::string().swap(values_);
+    if (raw.capacity() > kKeepCapacity) std::string().swap(raw);
+}
+
 void routed_result::set_hit(std::size_t i, std::uint32_t hit_flags, std::uint64_t hit_cas,
                             std::string_view bytes) {
     if (i >= hits_.size()) return;  // not prepared for this request: nothing to fill

@@ -93,6 +93,14 @@ public:
     std::size_t key_count() const { return hits_.size(); }
     std::string_view data(const key_hit& h) const { return std::string_view(values_).substr(h.offset, h.length); }
 
+    // Reply bytes this result holds (values and a passthrough reply).
+    std::size_t bytes_held() const { return values_.size() + raw.size(); }
+    // Forgets the values and the passthrough reply and gives back their
+    // memory when it is large (a pooled result must not keep a big value's
+    // capacity for the next request). The hits are no longer renderable: the
+    // caller prepares the result again before it is used.
+    void release_values();
+
     // Sets a single-key outcome (helpers for the call).
     void set_text(routed_outcome o, std::string_view line) {
         outcome = o;

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "prober.h"
+#include "worker_backends.h"
 
 namespace ithaca::proxy {
 
@@ -353,7 +354,13 @@ void backend_conn::reader_main() {
       }
       continue;
     }
-    if (!process_input()) break_connection(failure_kind::BadReply);
+    if (!process_input()) {
+      break_connection(failure_kind::BadReply);
+    } else if (!inflight_.empty() && mm::now_ns() >= inflight_.front().deadline_ns) {
+      // A backend that keeps dripping bytes never lets a read time out: the
+      // deadline is checked after every read too.
+      break_connection(failure_kind::Timeout);
+    }
   }
   reader_parked_ = true;
   reader_done_ = true;
@@ -363,6 +370,7 @@ void backend_conn::reader_main() {
 
 bool backend_conn::process_input() {
   using progress = protocol::backend_call::progress;
+  parser_.set_max_value(owner_.max_value());
   while (!inflight_.empty()) {
     protocol::reply_piece piece;
     std::size_t used = 0;
@@ -379,6 +387,7 @@ bool backend_conn::process_input() {
       // A client that went away left only its request's keys: the call
       // frames the reply by them and its own state.
       p = e.slot->orphaned() ? e.call->on_orphan_piece(piece) : e.call->on_piece(piece);
+      e.slot->account_reply();  // the client's bound on held replies (request_slot.h)
       switch (p) {
         case progress::More:
           break;

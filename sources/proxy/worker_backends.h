@@ -7,6 +7,8 @@
 // machine ended (the worker object outlives it), when no coroutine runs.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -30,12 +32,22 @@ class worker_backends {
   // health changed, health_epoch()); else the pool's own.
   const distribution* placement(const std::shared_ptr<const pool>& p);
 
+  // The largest value a backend reply may carry: the live item_size_max (a
+  // reload may change it). A reply header announcing more is a bad reply.
+  // Set once by the worker before any client runs.
+  void set_max_value_source(std::function<std::uint64_t()> source) { max_value_source_ = std::move(source); }
+  std::size_t max_value() const {
+    return max_value_source_ ? static_cast<std::size_t>(max_value_source_())
+                             : protocol::backend_reply_parser::kDefaultMaxValue;
+  }
+
   // Closes the connections of retired servers once idle, frees ended ones.
   // [the worker's sweeper coroutine, every second]
   void sweep();
 
  private:
   unsigned worker_;
+  std::function<std::uint64_t()> max_value_source_;
   std::unordered_map<const backend_server*, std::vector<std::unique_ptr<backend_conn>>> conns_;
   struct live_placement {
     std::weak_ptr<const pool> owner;  // an entry whose pool is gone is dropped by sweep()

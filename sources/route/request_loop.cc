@@ -48,11 +48,31 @@ void record_prefix_stats(const protocol::request& req, const protocol::routed_re
   }
 }
 
+// A retrieval whose reply was dropped while it waited behind others (its
+// client held too much, request_slot.h) is first in line now: sent again, on
+// the tree its batch runs on.
+void fetch_again(loop_context& lc, request_slot& s) {
+  s.release_reply();
+  dispatch_env env{lc.exec, s.deferred, lc.backends, lc.acks};
+  s.begin_dispatch();
+  if (lc.tree->root().dispatch(s, env) == dispatch_status::Done) {
+    s.abandon_dispatch();
+    s.st = request_slot::state::Deferred;
+  } else {
+    s.st = request_slot::state::Pending;
+    s.end_dispatch();  // Ready now if every call was already answered
+  }
+}
+
 // Moves every finished request at the head of the queue into the reply
 // stream, in order. False if a drain failed (stop and close).
 bool pop_ready(loop_context& lc) {
   while (!lc.inflight.empty()) {
     request_slot& s = lc.inflight.head();
+    if (s.st == request_slot::state::Ready && s.must_refetch()) {
+      fetch_again(lc, s);
+      continue;
+    }
     if (s.st == request_slot::state::Deferred || (s.st == request_slot::state::Ready && s.reply_in_deferred)) {
       lc.out.splice(s.deferred);
     } else if (s.st == request_slot::state::Ready) {
@@ -67,14 +87,22 @@ bool pop_ready(loop_context& lc) {
   return true;
 }
 
-// Waits until the head is done and pops what is ready; `until_empty` waits
-// for every request in flight. False: cancelled, a drain failed, or the
-// limit was reached; the connection must close.
+// Whether the client may not start another request yet: too many in flight,
+// or their replies hold too much (request_slot.h's bound; the client is not
+// read meanwhile).
+bool must_wait(const loop_context& lc) {
+  return lc.inflight.full() || lc.inflight.held() > inflight_queue::kHeldLimit;
+}
+
+// Waits until the head is done and pops what is ready, until another request
+// may start (must_wait); `until_empty` waits for every request in flight.
+// False: cancelled, a drain failed, or the limit was reached; the connection
+// must close.
 bool settle(loop_context& lc, bool until_empty) {
   const int64_t deadline = mm::deadline_after(kInflightWaitLimitMs);
   for (;;) {
     if (!pop_ready(lc)) return false;
-    if (lc.inflight.empty() || (!until_empty && !lc.inflight.full())) return true;
+    if (lc.inflight.empty() || (!until_empty && !must_wait(lc))) return true;
     mm::wait_status w = lc.inflight.wait(deadline);
     if (w == mm::wait_status::Cancelled) return false;
     if (w == mm::wait_status::TimedOut && lc.inflight.head().st == request_slot::state::Pending) {
@@ -140,7 +168,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
   const bool all_local = lc.tree->root_is_local();
   const bool routes_to_servers = !lc.tree->pools().empty() && !all_local;
   while (action == exec_action::Continue && off < input.size()) {
-    if (lc.inflight.full() && !settle(lc, false)) {
+    if (must_wait(lc) && !settle(lc, false)) {
       action = exec_action::Close;
       break;
     }

@@ -10,6 +10,7 @@ inflight_queue::inflight_queue() {
 }
 
 void request_slot::reset() {
+  release_reply();
   st = state::Parsing;
   action = exec_action::Continue;
   silent = false;
@@ -29,6 +30,33 @@ void request_slot::keep_keys() {
   }
 }
 
+bool request_slot::can_fetch_again(const protocol::request& r) {
+  using protocol::command;
+  if (r.cmd == command::Get || r.cmd == command::Gets) return true;
+  if (r.cmd != command::MetaGet) return false;
+  for (const char f : {'N', 'T', 'R', 'h', 'l', 'E'}) {
+    if (r.meta.has(f)) return false;
+  }
+  return true;
+}
+
+void request_slot::account_reply() {
+  if (orphaned()) return;
+  const std::size_t now = result.bytes_held();
+  queue_->held_ = queue_->held_ - accounted_ + now;
+  accounted_ = now;
+  if (queue_->held_ <= inflight_queue::kHeldLimit || &queue_->head() == this || !can_fetch_again(req)) return;
+  release_reply();
+  refetch_ = true;
+}
+
+void request_slot::release_reply() {
+  if (queue_ != nullptr) queue_->held_ -= accounted_;
+  accounted_ = 0;
+  refetch_ = false;
+  result.release_values();
+}
+
 void request_slot::call_done() {
   if (calls_pending_ == 0 || --calls_pending_ > 0) return;
   if (orphaned()) {
@@ -43,6 +71,8 @@ inflight_queue::~inflight_queue() {
   for (std::size_t i = 0; i < count_; i++) {
     std::unique_ptr<request_slot>& s = ring_[index(i)];
     if (s->st == request_slot::state::Pending && s->calls_pending_ > 0) {
+      held_ -= s->accounted_;
+      s->accounted_ = 0;
       s->queue_ = nullptr;
       s->keep_keys();
       s.release();  // freed by its last call_done()

@@ -13,6 +13,15 @@
 // call is failed or answered). An orphan keeps a copy of its keys (a get
 // line may be shared with other clients' calls, whose values are told apart
 // by key); nothing else of its request may be read any more.
+//
+// Bound: the reply bytes a client's answered requests hold until their turn
+// (held()) are counted as the backend reader stores them. Past
+// kHeldLimit the request loop stops parsing that client's input (so it stops
+// reading it), and a retrieval that is not first in line and can be fetched
+// again harmlessly (plain get/gets, an mg that changes nothing) drops its
+// bytes at once: it is sent again when it reaches the head. So a client that
+// never reads its replies holds about kHeldLimit plus its first request's
+// reply, not everything it asked for.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +33,7 @@
 #include "exec_action.h"
 #include "machinarium.h"
 #include "out_buffer.h"
+#include "reply_drain.h"
 #include "request.h"
 #include "routed_result.h"
 
@@ -75,7 +85,21 @@ class request_slot {
   void call_done();
   bool orphaned() const { return queue_ == nullptr; }
 
+  // [the backend reader] A piece of the reply was stored in `result`: counts
+  // its bytes against the client's bound and, past it, drops them from a
+  // request that will be fetched again (see the bound above).
+  void account_reply();
+  // The reply's bytes were dropped: the request must be sent again.
+  bool must_refetch() const { return refetch_; }
+  // [the client] Uncounts and frees the reply's bytes (rendered, or about to
+  // be fetched again); clears must_refetch().
+  void release_reply();
+
  private:
+  // Whether `r` may be sent to its server twice with one reply: it changes
+  // nothing there (no touch, no vivify, no lease, no recache win, no hit or
+  // last-access flags whose second answer would differ).
+  static bool can_fetch_again(const protocol::request& r);
   // Copies the keys out of the client's input, which is about to go.
   void keep_keys();
   std::string kept_keys_;
@@ -84,6 +108,8 @@ class request_slot {
   void reset();
   inflight_queue* queue_ = nullptr;
   std::uint32_t calls_pending_ = 0;
+  std::size_t accounted_ = 0;  // result bytes counted in queue_->held_
+  bool refetch_ = false;
 };
 
 class inflight_queue {
@@ -93,6 +119,10 @@ class inflight_queue {
   static constexpr std::size_t kMaxInflight = 1024;
   // Slots kept allocated between batches: an idle connection holds one.
   static constexpr std::size_t kKeepSlots = 1;
+  // Reply bytes a client's requests may hold before it stops being read and
+  // its later retrievals drop theirs (request_slot's bound): the cache
+  // role's high-water mark for a batch's replies.
+  static constexpr std::size_t kHeldLimit = kReplyHighWater;
 
   inflight_queue();
   ~inflight_queue();  // orphans the slots still pending
@@ -105,6 +135,8 @@ class inflight_queue {
   void push_tail();
   bool empty() const { return count_ == 0; }
   bool full() const { return count_ >= kMaxInflight; }
+  // Reply bytes its requests hold (answered, not yet rendered).
+  std::size_t held() const { return held_; }
   std::size_t size() const { return count_; }
   request_slot& head() { return *ring_[head_]; }
   // Recycles the head slot once its reply is out.
@@ -124,6 +156,7 @@ class inflight_queue {
   std::uint64_t id() const { return id_; }
 
  private:
+  friend class request_slot;  // keeps held_ (account_reply, release_reply)
   std::size_t index(std::size_t i) const { return (head_ + i) % ring_.size(); }
   void grow();
 
@@ -131,6 +164,7 @@ class inflight_queue {
   std::size_t head_ = 0;
   std::size_t count_ = 0;
   std::uint64_t id_;
+  std::size_t held_ = 0;  // sum of the slots' accounted_
   mm::call waiter_;
 };
 

@@ -10,7 +10,8 @@ route_tree::route_tree(std::vector<std::unique_ptr<const route>> routes, const r
     : routes_(std::move(routes)),
       root_(root),
       pools_(std::move(pools)),
-      root_is_local_(is_local(root)) {}
+      root_is_local_(is_local(root)),
+      root_may_wait_(!root_is_local_ || dynamic_cast<const ack_route*>(root) != nullptr) {}
 
 // The local route, or the local route behind the ack gate (its writes wait
 // for a slave, but every request runs on this store, with its side effects).

@@ -30,6 +30,9 @@ class route_tree {
   // The whole tree is the local store: every request runs on it (at once,
   // but for writes that wait for a slave's confirmation: ack_route).
   bool root_is_local() const { return root_is_local_; }
+  // A request may wait before its reply: the tree reaches servers, or its
+  // writes wait for a slave (ack_route). Not for a plain local store.
+  bool root_may_wait() const { return root_may_wait_; }
 
  private:
   static bool is_local(const route* r);
@@ -37,6 +40,7 @@ class route_tree {
   const route* root_;
   std::vector<std::shared_ptr<const proxy::pool>> pools_;
   bool root_is_local_;
+  bool root_may_wait_;
 };
 
 }  // namespace ithaca::route

@@ -103,14 +103,19 @@ bool udp_bind_listeners(const std::vector<std::string>& addresses, unsigned work
   return true;
 }
 
+udp_server::batch::batch(const worker_shared& shared, cache::command_counters& counters)
+    : live(*shared.live), ctx{*shared.store, counters, *shared.stats, {}, false, std::string(cache::kVersion), {}} {
+  ctx.drain = this;
+}
+
 udp_server::udp_server(const worker_shared& shared, cache::command_counters& counters)
     : shared_(shared),
-      live_(*shared.live),
       counters_(counters),
-      ctx_{*shared.store, counters, *shared.stats, {}, false, std::string(cache::kVersion), {}},
-      datagram_(kDatagramBuffer) {
-  ctx_.drain = this;
-}
+      inline_(shared, counters),
+      datagram_(kDatagramBuffer) {}
+
+// run() finished every concurrent batch before it returned.
+udp_server::~udp_server() = default;
 
 void udp_server::run(const udp_socket& s) {
   auto sock = mm::io::attach(s.fd);
@@ -145,59 +150,131 @@ void udp_server::run(const udp_socket& s) {
       continue;
     }
     counters_.udp_requests.add();
-    ctx_.now = shared_.clock->now();
-    cache::exec_action action = process(payload);
-    send_reply(*sock, peer, msg.msg_namelen, frame.request_id);
+    if (may_wait()) {
+      if (!start_concurrent(*sock, payload, peer, msg.msg_namelen, frame.request_id)) counters_.udp_dropped.add();
+      continue;
+    }
+    inline_.peer = peer;
+    inline_.peer_len = msg.msg_namelen;
+    inline_.request_id = frame.request_id;
+    cache::exec_action action = process(inline_, payload);
+    send_reply(*sock, inline_);
     if (action == cache::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
+  }
+  // The batches use this object and the socket: end them first (cancelled,
+  // each ends at its next wait; its calls in flight are orphaned).
+  std::vector<mm::coroutine_id> ids;
+  for (const auto& b : running_) ids.push_back(b->coroutine);
+  for (mm::coroutine_id id : ids) {
+    if (!mm::coroutine_finish(id, 5000)) spdlog::error("udp {}: a datagram's coroutine did not end", s.local);
   }
   udp_drops_unwatch(s.fd);
   sock->close();
 }
 
+bool udp_server::may_wait() {
+  inline_.live.refresh();
+  const route::route_tree* tree = inline_.live->routes.get();
+  return tree != nullptr && tree->root_may_wait();
+}
+
+bool udp_server::start_concurrent(mm::io& sock, std::string_view payload, const sockaddr_storage& peer,
+                                  socklen_t peer_len, uint16_t request_id) {
+  if (running_.size() >= kUdpMaxConcurrent) return false;
+  std::unique_ptr<batch> b;
+  if (spare_.empty()) {
+    b = std::make_unique<batch>(shared_, counters_);
+  } else {
+    b = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  b->payload.assign(payload);
+  b->peer = peer;
+  b->peer_len = peer_len;
+  b->request_id = request_id;
+  batch* raw = b.get();
+  running_.push_back(std::move(b));
+  raw->coroutine = mm::coroutine_create("udp datagram", [this, &sock, raw] { serve_concurrent(sock, *raw); });
+  return true;
+}
+
+// [a concurrent batch's own coroutine] Runs the datagram on the snapshot
+// current when it started, sends its replies, and gives the batch back.
+void udp_server::serve_concurrent(mm::io& sock, batch& b) {
+  const cache::exec_action action = process(b, b.payload);
+  if (!mm::coroutine_cancelled()) send_reply(sock, b);
+  b.out.consume(b.out.size());
+  if (action == cache::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
+  // A few spare batches are kept; a burst's others are freed.
+  constexpr size_t kKeepSpare = 8;
+  for (size_t i = 0; i < running_.size(); i++) {
+    if (running_[i].get() != &b) continue;
+    std::unique_ptr<batch> mine = std::move(running_[i]);
+    running_[i] = std::move(running_.back());
+    running_.pop_back();
+    mine->coroutine = 0;
+    if (spare_.size() < kKeepSpare && mine->inflight.empty()) {
+      std::string().swap(mine->payload);
+      spare_.push_back(std::move(mine));
+    }
+    break;
+  }
+}
+
 // A fresh parser per datagram: a request never continues in the next one, and
 // datagrams from different senders share this socket. An incomplete request at
 // the end is dropped without a reply (memcached sends none either).
-cache::exec_action udp_server::process(std::string_view payload) {
-  live_.refresh();  // one snapshot for the whole datagram
+cache::exec_action udp_server::process(batch& b, std::string_view payload) {
+  b.live.refresh();  // one snapshot for the whole datagram
   protocol::parser parser(shared_.parser);
-  parser.set_item_size_max(live_->item_size_max);
-  ctx_.enable_shutdown = live_->enable_shutdown;
+  parser.set_item_size_max(b.live->item_size_max);
+  b.ctx.enable_shutdown = b.live->enable_shutdown;
+  b.ctx.now = shared_.clock->now();
   cache::exec_action action = cache::exec_action::Continue;
-  route::loop_context loop{ctx_, live_->routes.get(), inflight_, out_, shared_.backends, shared_.acks};
+  route::loop_context loop{b.ctx, b.live->routes.get(), b.inflight, b.out, shared_.backends, shared_.acks};
   route::execute_input(parser, payload, loop, action);
-  // No trim: one queue per UDP socket, its slots reused datagram after datagram.
+  // No trim: the queue is reused datagram after datagram.
   return action;
 }
 
 // Copies each datagram's slice of the reply behind its header: at most 1392
 // bytes per datagram, and one memcpy is cheap next to the sendmsg.
-void udp_server::send_reply(mm::io& sock, const sockaddr_storage& peer, socklen_t peer_len,
-                            uint16_t request_id) {
-  const size_t total = udp_datagram_count(out_.size());
-  if (out_.size() > kUdpMaxReply) {
+void udp_server::send_reply(mm::io& sock, batch& b) {
+  protocol::out_buffer& out = b.out;
+  const size_t total = udp_datagram_count(out.size());
+  if (out.size() > kUdpMaxReply) {
     counters_.udp_dropped.add();
-    out_.consume(out_.size());
+    out.consume(out.size());
     return;
   }
+  // One sender at a time on the socket (its single write waiter); a send
+  // waits kSendTimeoutMs at most per datagram, so this wait is bounded too.
+  while (sending_) {
+    if (send_free_.wait(kSendTimeoutMs) == mm::wait_status::Cancelled) {
+      out.consume(out.size());
+      return;
+    }
+  }
+  sending_ = true;
   char dgram[kUdpMaxDatagram];
   for (size_t seq = 0; seq < total; seq++) {
-    udp_write_header(dgram, request_id, static_cast<uint16_t>(seq), static_cast<uint16_t>(total));
+    udp_write_header(dgram, b.request_id, static_cast<uint16_t>(seq), static_cast<uint16_t>(total));
     size_t len = 0;
-    while (len < kUdpMaxPayload && !out_.empty()) {
+    while (len < kUdpMaxPayload && !out.empty()) {
       size_t copied = 0;
-      for (const iovec& part : out_.iovecs(64)) {
+      for (const iovec& part : out.iovecs(64)) {
         size_t take = std::min(part.iov_len, kUdpMaxPayload - len);
         std::memcpy(dgram + kUdpHeaderSize + len, part.iov_base, take);
         len += take;
         copied += take;
         if (len == kUdpMaxPayload) break;
       }
-      out_.consume(copied);
+      out.consume(copied);
     }
     iovec v{dgram, kUdpHeaderSize + len};
     msghdr msg{};
-    msg.msg_name = const_cast<sockaddr_storage*>(&peer);
-    msg.msg_namelen = peer_len;
+    msg.msg_name = &b.peer;
+    msg.msg_namelen = b.peer_len;
     msg.msg_iov = &v;
     msg.msg_iovlen = 1;
     ssize_t w = sock.sendmsg(&msg, kSendTimeoutMs);
@@ -208,7 +285,9 @@ void udp_server::send_reply(mm::io& sock, const sockaddr_storage& peer, socklen_
     }
     counters_.bytes_written.add(static_cast<uint64_t>(w));
   }
-  if (!out_.empty()) out_.consume(out_.size());
+  if (!out.empty()) out.consume(out.size());
+  sending_ = false;
+  send_free_.signal();
 }
 
 }  // namespace ithaca::server

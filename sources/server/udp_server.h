@@ -10,12 +10,22 @@
 // SO_REUSEPORT on the same address:port (the kernel spreads datagrams over
 // them); each worker runs one `udp` coroutine per socket it got. The coroutine
 // loops recvmsg -> execute the whole datagram with a fresh parser -> send the
-// framed replies to the sender. Its state is its own: only that coroutine, on
-// its worker machine, touches it.
+// framed replies to the sender. A datagram whose requests may wait on backend
+// servers (a routed tree, or writes that wait for a slave's ack) is served by
+// a coroutine of its own instead, so one slow server does not hold up the
+// datagrams behind it; at most kUdpMaxConcurrent of those run per socket, and
+// a datagram over that is dropped and counted (`udp_dropped`), as memcached
+// drops what it cannot take. Each datagram's replies go back with its own
+// request id. All of this state is the udp_server's own: only its coroutines,
+// on its worker machine, touch it; the socket's sends are taken one at a time
+// (an fd has one write waiter).
 #pragma once
+
+#include <sys/socket.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,29 +71,59 @@ size_t udp_datagram_count(size_t bytes);
 bool udp_bind_listeners(const std::vector<std::string>& addresses, unsigned workers,
                         std::vector<std::vector<udp_socket>>& out);
 
-class udp_server final : private cache::reply_drain {
+// Datagrams served concurrently per UDP socket (per worker), each holding
+// its payload copy and its replies.
+inline constexpr size_t kUdpMaxConcurrent = 128;
+
+class udp_server {
  public:
   udp_server(const worker_shared& shared, cache::command_counters& counters);
+  ~udp_server();
+  udp_server(const udp_server&) = delete;
+  udp_server& operator=(const udp_server&) = delete;
   // Serves the socket until the coroutine is cancelled (machine stop). Takes
   // ownership of s.fd. [machine: the worker's]
   void run(const udp_socket& s);
 
  private:
-  // Executes every request in `payload`; the replies land in out_.
-  cache::exec_action process(std::string_view payload);
-  // Sends out_ as framed datagrams to `peer`, then empties out_.
-  void send_reply(mm::io& sock, const sockaddr_storage& peer, socklen_t peer_len, uint16_t request_id);
-  // cache::reply_drain: a reply cannot be sent before it is complete (the
-  // frame carries the datagram count), so this only refuses, once the reply
-  // is past what the frame can number: the batch stops and is dropped.
-  bool drain(protocol::out_buffer& out) override { return out.size() <= kUdpMaxReply; }
+  // One datagram's requests and replies (and its own in-flight queue).
+  struct batch final : cache::reply_drain {
+    explicit batch(const worker_shared& shared, cache::command_counters& counters);
+    // cache::reply_drain: a reply cannot be sent before it is complete (the
+    // frame carries the datagram count), so this only refuses, once the
+    // reply is past what the frame can number: the batch stops and is dropped.
+    bool drain(protocol::out_buffer& out) override { return out.size() <= kUdpMaxReply; }
+
+    live_reader live;  // the snapshot this batch's datagram runs on
+    protocol::out_buffer out;
+    cache::exec_context ctx;
+    route::inflight_queue inflight;
+    std::string payload;  // a concurrent batch's copy of its datagram's payload
+    sockaddr_storage peer{};
+    socklen_t peer_len = 0;
+    uint16_t request_id = 0;
+    mm::coroutine_id coroutine = 0;  // a concurrent batch's, while it runs
+  };
+
+  // Executes every request in `payload`; the replies land in b.out.
+  cache::exec_action process(batch& b, std::string_view payload);
+  // Sends b.out as framed datagrams to b.peer, then empties b.out.
+  void send_reply(mm::io& sock, batch& b);
+  // Whether datagrams on the current snapshot may wait for a server.
+  bool may_wait();
+  // Starts a concurrent batch for the datagram in datagram_; false (dropped)
+  // when kUdpMaxConcurrent already run.
+  bool start_concurrent(mm::io& sock, std::string_view payload, const sockaddr_storage& peer,
+                        socklen_t peer_len, uint16_t request_id);
+  void serve_concurrent(mm::io& sock, batch& b);
 
   const worker_shared& shared_;
-  live_reader live_;  // refreshed per datagram
   cache::command_counters& counters_;
-  protocol::out_buffer out_;
-  cache::exec_context ctx_;
-  route::inflight_queue inflight_;
+  batch inline_;  // the receive loop's own batch, for datagrams that never wait
+  std::vector<std::unique_ptr<batch>> running_;  // concurrent batches in flight
+  std::vector<std::unique_ptr<batch>> spare_;    // finished ones kept for reuse
+  bool sending_ = false;  // a batch is inside send_reply (one write waiter per fd)
+  mm::cond send_free_;
   std::vector<char> datagram_;  // one receive buffer per socket, sized for the largest datagram
 };
 

@@ -17,6 +17,7 @@ worker::worker(int index, worker_shared shared, cache::command_counters& counter
       counters_(counters),
       backends_(std::make_unique<proxy::worker_backends>(static_cast<unsigned>(index))) {
   shared_.backends = backends_.get();
+  if (store::store* st = shared_.store) backends_->set_max_value_source([st] { return st->item_size_max(); });
   if (shared_.ack_state) {
     acks_ = std::make_unique<route::ack_waiters>(*shared_.ack_state, static_cast<unsigned>(index));
     shared_.acks = acks_.get();

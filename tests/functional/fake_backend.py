@@ -3,7 +3,15 @@ free loopback port that accepts connections and, by mode,
   hang     reads requests and never answers;
   garbage  answers every read with a line no memcached sends;
   reset    reads a request, then resets the connection (RST);
-  forward  relays to a real server, each reply `delay` seconds late.
+  forward  relays to a real server, each reply `delay` seconds late;
+  huge     answers a read with `VALUE k 0 1073741824` (far above any
+           item_size_max) and streams zeros after it until the peer closes;
+  drip     answers a read with a VALUE header (1,000,000 bytes) and then its
+           data 100 bytes every `delay` seconds (bytes keep coming, the reply
+           takes 10,000 delays to complete);
+  slow     answers every `get`/`gets` line with END (a miss) and any other
+           line with ERROR, `delay` seconds after it arrived, in order, but
+           without waiting for one answer before reading the next request.
 The mode can change while it runs (e.g. a hung server that recovers)."""
 
 import socket
@@ -27,6 +35,8 @@ class FakeBackend:
         self.port = self._listener.getsockname()[1]
         self._threads = []
         self._conns = []
+        self._slow = {}  # slow mode: per connection, the answers not yet due
+        self._slow_lock = threading.Lock()
         self._accept_thread = threading.Thread(target=self._accept_loop, daemon=True)
         self._accept_thread.start()
 
@@ -72,6 +82,15 @@ class FakeBackend:
                 mode = self.mode
                 if mode == "hang":
                     continue
+                if mode == "huge":
+                    self._stream_huge(conn)
+                    return
+                if mode == "drip":
+                    self._drip(conn)
+                    return
+                if mode == "slow":
+                    self._answer_slowly(conn, data)
+                    continue
                 if mode == "garbage":
                     conn.sendall(b"HELLO THIS IS NOT MEMCACHED\r\n")
                 elif mode == "reset":
@@ -100,3 +119,50 @@ class FakeBackend:
         finally:
             if upstream is not None:
                 upstream.close()
+
+    def _stream_huge(self, conn):
+        conn.settimeout(2)
+        conn.sendall(b"VALUE k 0 1073741824\r\n")
+        chunk = bytes(65536)
+        while not self._stop.is_set():
+            conn.sendall(chunk)  # raises once the peer closed (or stops reading for 2 s)
+
+    def _drip(self, conn):
+        conn.sendall(b"VALUE k 0 1000000\r\n")
+        while not self._stop.is_set():
+            time.sleep(self.delay)
+            conn.sendall(b"x" * 100)  # raises once the peer closed
+
+    def _answer_slowly(self, conn, data):
+        # One sender thread per connection sends each answer when it is due.
+        state = self._slow.setdefault(conn, {"pending": b"", "thread": None, "due": []})
+        buf = state["pending"] + data
+        lines = buf.split(b"\r\n")
+        state["pending"] = lines.pop()
+        due = time.monotonic() + self.delay
+        for line in lines:
+            word = line.split(b" ", 1)[0]
+            answer = b"END\r\n" if word in (b"get", b"gets") else b"ERROR\r\n"
+            with self._slow_lock:
+                state["due"].append((due, answer))
+        if state["thread"] is None:
+            state["thread"] = threading.Thread(target=self._slow_sender, args=(conn, state), daemon=True)
+            state["thread"].start()
+
+    def _slow_sender(self, conn, state):
+        try:
+            while not self._stop.is_set():
+                with self._slow_lock:
+                    head = state["due"][0] if state["due"] else None
+                if head is None:
+                    time.sleep(0.005)
+                    continue
+                wait = head[0] - time.monotonic()
+                if wait > 0:
+                    time.sleep(min(wait, 0.05))
+                    continue
+                conn.sendall(head[1])
+                with self._slow_lock:
+                    state["due"].pop(0)
+        except OSError:
+            return

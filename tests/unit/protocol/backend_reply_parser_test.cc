@@ -193,4 +193,22 @@ TEST_CASE("reset forgets a half-read piece") {
     CHECK(piece.kind == piece_kind::End);
 }
 
+TEST_CASE("a header announcing more than the value bound is an error before any data") {
+    backend_reply_parser p;
+    p.set_max_value(1 << 20);  // the router's live item_size_max
+    reply_piece piece;
+    std::size_t used = 0;
+    // Only the header has arrived: refused at once, not NeedMore for a GiB.
+    CHECK(p.next("VALUE k 0 1073741824\r\n", reply_shape::Values, piece, used) == parse_status::Error);
+    CHECK(p.next("VA 1048577 v\r\n", reply_shape::Meta, piece, used) == parse_status::Error);
+    // The bound itself is a value memcached can hold.
+    const std::string at_bound = "VALUE k 0 1048576\r\n" + std::string(1 << 20, 'x') + "\r\n";
+    CHECK(p.next(at_bound, reply_shape::Values, piece, used) == parse_status::Ok);
+    CHECK(piece.data.size() == (1u << 20));
+    // A reload lowers it: the next header sees the new bound.
+    p.set_max_value(1000);
+    CHECK(p.next("VALUE k 0 1001\r\n", reply_shape::Values, piece, used) == parse_status::Error);
+    CHECK(p.next("VALUE k 0 1000\r\n", reply_shape::Values, piece, used) == parse_status::NeedMore);
+}
+
 }  // namespace ithaca::protocol
