@@ -94,15 +94,31 @@ bool must_wait(const loop_context& lc) {
   return lc.inflight.full() || lc.inflight.held() > inflight_queue::kHeldLimit;
 }
 
-// Waits until the head is done and pops what is ready, until another request
-// may start (must_wait); `until_empty` waits for every request in flight.
-// False: cancelled, a drain failed, or the limit was reached; the connection
-// must close.
-bool settle(loop_context& lc, bool until_empty) {
+// What settle() waits for.
+enum class settle_until {
+  Room,    // another request may start (must_wait is false)
+  Resent,  // ... and every dropped retrieval has been sent again
+  Empty,   // every request in flight has been answered
+};
+
+bool settled(const loop_context& lc, settle_until until) {
+  switch (until) {
+    case settle_until::Room: return !must_wait(lc);
+    case settle_until::Resent: return !must_wait(lc) && lc.inflight.dropped() == 0;
+    case settle_until::Empty: break;
+  }
+  return false;
+}
+
+// Waits until the head is done and pops what is ready (sending the dropped
+// retrievals that reach the head again), until `until` holds. False:
+// cancelled, a drain failed, or the limit was reached; the connection must
+// close.
+bool settle(loop_context& lc, settle_until until) {
   const int64_t deadline = mm::deadline_after(kInflightWaitLimitMs);
   for (;;) {
     if (!pop_ready(lc)) return false;
-    if (lc.inflight.empty() || (!until_empty && !must_wait(lc))) return true;
+    if (lc.inflight.empty() || settled(lc, until)) return true;
     mm::wait_status w = lc.inflight.wait(deadline);
     if (w == mm::wait_status::Cancelled) return false;
     if (w == mm::wait_status::TimedOut && lc.inflight.head().st == request_slot::state::Pending) {
@@ -168,7 +184,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
   const bool all_local = lc.tree->root_is_local();
   const bool routes_to_servers = !lc.tree->pools().empty() && !all_local;
   while (action == exec_action::Continue && off < input.size()) {
-    if (must_wait(lc) && !settle(lc, false)) {
+    if (must_wait(lc) && !settle(lc, settle_until::Room)) {
       action = exec_action::Close;
       break;
     }
@@ -178,6 +194,14 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     off += r.consumed;
     // The rest is an incomplete request (or a value being swallowed).
     if (r.status == protocol::parse_status::NeedMore) break;
+    // A request that must not reach its server twice (a write...) waits until
+    // every retrieval before it whose reply was dropped has been sent again:
+    // sent after it, that retrieval would see it (request_slot.h: Order).
+    if (r.status == protocol::parse_status::Ok && lc.inflight.dropped() > 0 &&
+        !request_slot::can_fetch_again(slot.req) && !settle(lc, settle_until::Resent)) {
+      action = exec_action::Close;
+      break;
+    }
     // Nothing earlier pending: answer straight into the reply stream.
     const bool direct = lc.inflight.empty();
     dispatch_env env{lc.exec, direct ? lc.out : slot.deferred, lc.backends, lc.acks};
@@ -185,7 +209,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {
       // The parser refused it, but memcached's side effect happens on the
       // server that holds the key, in this request's place in the order.
-      if (!settle(lc, true)) {
+      if (!settle(lc, settle_until::Empty)) {
         action = exec_action::Close;
         break;
       }
@@ -197,6 +221,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
       } else {
         as_silent_delete(slot.req);
         slot.silent = true;  // its set was counted with the error
+        slot.note_dispatch();
         slot.begin_dispatch();
         st = root.dispatch(slot, env);
       }
@@ -209,6 +234,9 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
       if (r.close) slot.action = exec_action::Close;
     } else {
       const route& target = all_local || !is_server_command(slot.req) ? root : kServerCommands;
+      // Only what reaches a server takes a place in the order that a
+      // retrieval sent again must keep (request_slot.h: Order).
+      if (&target == &root) slot.note_dispatch();
       slot.begin_dispatch();
       st = target.dispatch(slot, env);
     }
@@ -226,7 +254,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     }
     if (!direct && !pop_ready(lc)) action = exec_action::Close;
   }
-  if (!lc.inflight.empty() && !settle(lc, true)) action = exec_action::Close;
+  if (!lc.inflight.empty() && !settle(lc, settle_until::Empty)) action = exec_action::Close;
   return off;
 }
 

@@ -45,16 +45,27 @@ void request_slot::account_reply() {
   const std::size_t now = result.bytes_held();
   queue_->held_ = queue_->held_ - accounted_ + now;
   accounted_ = now;
-  if (queue_->held_ <= inflight_queue::kHeldLimit || &queue_->head() == this || !can_fetch_again(req)) return;
+  if (queue_->held_ <= inflight_queue::kHeldLimit || &queue_->head() == this || !can_fetch_again(req) ||
+      queue_->last_unrepeatable_ > seq_)
+    return;
   release_reply();
   refetch_ = true;
+  ++queue_->dropped_;
 }
 
 void request_slot::release_reply() {
-  if (queue_ != nullptr) queue_->held_ -= accounted_;
+  if (queue_ != nullptr) {
+    queue_->held_ -= accounted_;
+    if (refetch_) --queue_->dropped_;
+  }
   accounted_ = 0;
   refetch_ = false;
   result.release_values();
+}
+
+void request_slot::note_dispatch() {
+  seq_ = ++queue_->dispatched_;
+  if (!can_fetch_again(req)) queue_->last_unrepeatable_ = seq_;
 }
 
 void request_slot::call_done() {
@@ -73,6 +84,8 @@ inflight_queue::~inflight_queue() {
     if (s->st == request_slot::state::Pending && s->calls_pending_ > 0) {
       held_ -= s->accounted_;
       s->accounted_ = 0;
+      if (s->refetch_) --dropped_;
+      s->refetch_ = false;
       s->queue_ = nullptr;
       s->keep_keys();
       s.release();  // freed by its last call_done()

@@ -22,6 +22,13 @@
 // bytes at once: it is sent again when it reaches the head. So a client that
 // never reads its replies holds about kHeldLimit plus its first request's
 // reply, not everything it asked for.
+//
+// Order: a retrieval sent again must not see a later request of its own
+// client (memcached runs one connection's requests in order). So a reply is
+// kept, whatever the bound, once a later request that cannot be sent twice
+// (a write, a touch...) has gone out; and such a request waits to go out
+// until every dropped retrieval before it has been sent again (the two share
+// the key's server connection, so the backend runs them in order).
 #pragma once
 
 #include <cstddef>
@@ -94,12 +101,15 @@ class request_slot {
   // [the client] Uncounts and frees the reply's bytes (rendered, or about to
   // be fetched again); clears must_refetch().
   void release_reply();
-
- private:
+  // [the client] This request goes out for the first time: numbers it in its
+  // client's order (see Order above).
+  void note_dispatch();
   // Whether `r` may be sent to its server twice with one reply: it changes
   // nothing there (no touch, no vivify, no lease, no recache win, no hit or
   // last-access flags whose second answer would differ).
   static bool can_fetch_again(const protocol::request& r);
+
+ private:
   // Copies the keys out of the client's input, which is about to go.
   void keep_keys();
   std::string kept_keys_;
@@ -109,6 +119,7 @@ class request_slot {
   inflight_queue* queue_ = nullptr;
   std::uint32_t calls_pending_ = 0;
   std::size_t accounted_ = 0;  // result bytes counted in queue_->held_
+  std::uint64_t seq_ = 0;      // its place in its client's order (note_dispatch)
   bool refetch_ = false;
 };
 
@@ -137,6 +148,8 @@ class inflight_queue {
   bool full() const { return count_ >= kMaxInflight; }
   // Reply bytes its requests hold (answered, not yet rendered).
   std::size_t held() const { return held_; }
+  // Retrievals whose replies were dropped and that are not sent again yet.
+  std::size_t dropped() const { return dropped_; }
   std::size_t size() const { return count_; }
   request_slot& head() { return *ring_[head_]; }
   // Recycles the head slot once its reply is out.
@@ -165,6 +178,9 @@ class inflight_queue {
   std::size_t count_ = 0;
   std::uint64_t id_;
   std::size_t held_ = 0;  // sum of the slots' accounted_
+  std::size_t dropped_ = 0;             // slots with refetch_ set
+  std::uint64_t dispatched_ = 0;        // requests sent so far (the last seq_)
+  std::uint64_t last_unrepeatable_ = 0;  // seq_ of the last one not to be sent twice
   mm::call waiter_;
 };
 

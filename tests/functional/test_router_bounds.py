@@ -233,3 +233,50 @@ def test_a_slow_reader_still_gets_every_reply_in_order(ithaca_factory, memcached
             buf = buf[len(want):]
     finally:
         c.close()
+
+
+def test_a_get_fetched_again_never_sees_its_own_clients_later_write(ithaca_factory, memcached_factory):
+    """A client with a small receive buffer pipelines gets of large values,
+    then `get k` (a large value too), `set k` and `get k`, and reads nothing
+    until the set has reached memcached. The replies before `get k` put it
+    over its bound while it waits; fetched again later, it would read the
+    client's own later `set` (memcached answers in order: the old value, then
+    the new one). A retrieval with a later write of its client already sent
+    keeps its reply."""
+    backend = memcached_factory()
+    router = ithaca_factory(args=["-I", "1m"], config_text=router_yaml([addr(backend)]))
+    values = store_big_values(router, 4)
+    old, new = b"o" * BIG, b"new"  # a small set: it arrives in the same read as the gets
+    order = [i % 4 for i in range(12)]  # 6 MiB: more than the sockets' buffers hold
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"set k 0 0 %d\r\n%s\r\n" % (BIG, old)) == b"STORED\r\n"
+    sets_before = int(stats_of(backend)["cmd_set"])
+    c = socket.socket()
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    c.connect((router.host, router.port))
+    c.settimeout(20)
+    try:
+        c.sendall(b"".join(b"get big%d\r\n" % i for i in order) +
+                  b"get k\r\nset k 0 0 %d\r\n%s\r\nget k\r\n" % (len(new), new))
+        # The set reaches memcached while the replies before it wait.
+        wait_for(lambda: int(stats_of(backend)["cmd_set"]) > sets_before, timeout=10, what="the set")
+        want = b"".join(b"VALUE big%d 0 %d\r\n%s\r\nEND\r\n" % (i, BIG, values[i]) for i in order)
+        want += b"VALUE k 0 %d\r\n%s\r\nEND\r\nSTORED\r\nVALUE k 0 %d\r\n%s\r\nEND\r\n" % (BIG, old, len(new), new)
+        buf = b""
+        while len(buf) < len(want):
+            try:
+                chunk = c.recv(1 << 20)
+            except socket.timeout:
+                raise AssertionError(f"stalled after {len(buf)} of {len(want)} bytes: ...{buf[-80:]!r}")
+            assert chunk, "connection closed"
+            buf += chunk
+        first_k = buf.find(b"VALUE k ")
+        assert buf[first_k:first_k + 20 + 3] == want[first_k:first_k + 20 + 3], "the first get k saw the later set"
+        assert buf == want
+    finally:
+        c.close()
+
+
+def stats_of(server):
+    with mcwire.Conn(server.host, server.port) as c:
+        return stats(c)
