@@ -15,12 +15,16 @@ KEYS = [b"k%d" % i for i in range(200)]
 
 
 def sample_with(servers, drop_hash=False):
-    """config/router.yaml with its two servers replaced by `servers`."""
+    """config/router.yaml with its two servers replaced by `servers`. Each
+    keeps the sample's address as its ketama name (twemproxy's "host:port:weight
+    name"; without a name the address is what ketama hashes), so the keys land
+    exactly where they do for a user who runs the sample on its own ports,
+    while the test's memcacheds use free ports."""
     text = (ROOT / "config" / "router.yaml").read_text()
     ports = re.findall(r"^\s+- 127\.0\.0\.1:(\d+):1$", text, re.M)
     assert len(ports) == 2, "config/router.yaml no longer lists two 127.0.0.1 servers"
     for port, s in zip(ports, servers):
-        text = text.replace(f"127.0.0.1:{port}:1", f"127.0.0.1:{s.port}:1")
+        text = text.replace(f"127.0.0.1:{port}:1", f"127.0.0.1:{s.port}:1 127.0.0.1:{port}")
     if drop_hash:
         text, n = re.subn(r"^\s+hash: .*\n", "", text, flags=re.M)
         assert n == 1
@@ -44,6 +48,12 @@ def test_the_sample_router_config_spreads_k0_to_k199(ithaca_factory, memcached_f
     router = ithaca_factory(config_text=sample_with(servers))
     counts, _ = split_of(servers, router)
     assert min(counts) >= 70, f"k0..k199 split {counts} over the sample's two servers"
+    flush(servers)
+    users = [b"user:%d:profile" % i for i in range(5000)]
+    set_through(router, users)
+    holder = holder_of(users, list(enumerate(servers)))
+    counts = [sum(1 for k in users if holder[k] == i) for i in range(2)]
+    assert min(counts) >= 2000, f"user:N:profile split {counts}"
 
 
 def test_omitted_hash_is_md5(ithaca_factory, memcached_factory, tmp_path):
