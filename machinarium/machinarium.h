@@ -498,6 +498,8 @@ struct address {
 };
 
 // Creates a listening socket (SO_REUSEADDR; reuse_port sets SO_REUSEPORT).
+// A unix path that exists is not removed: bind fails with EADDRINUSE (what
+// is there, and whether it may go, is the caller's to decide).
 // Returns nullptr and sets *error on failure. [machine]
 std::unique_ptr<io> listen(const address& addr, int backlog, bool reuse_port, std::string* error);
 // Binds a datagram socket. [machine]

@@ -134,8 +134,6 @@ std::unique_ptr<io> listen(const address& addr, int backlog, bool reuse_port, st
   if (addr.storage.ss_family != AF_UNIX) {
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (reuse_port) set_reuseport(fd, true);
-  } else {
-    ::unlink(reinterpret_cast<const sockaddr_un*>(&addr.storage)->sun_path);
   }
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr.storage), addr.length) < 0) {
     if (error) *error = sys_error(("bind " + addr.to_string()).c_str());

@@ -119,6 +119,16 @@ bool on_unix_socket(cli_options& o, std::string_view v, const std::string& n, st
   return true;
 }
 
+// memcached's -a: octal, e.g. 700 or 0660.
+bool on_unix_mask(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  unsigned mode = 0;
+  if (!parse_octal_mode(v, mode)) {
+    return fail(e, n + ": expected an octal mode from 0 to 777 (such as 700), got '" + std::string(v) + "'");
+  }
+  o.unix_mode = mode;
+  return true;
+}
+
 bool on_verbose(cli_options& o, std::string_view, const std::string&, std::string*) {
   ++o.verbose;
   return true;
@@ -155,6 +165,7 @@ const option_spec kOptions[] = {
     {'p', "port", true, on_port, nullptr},
     {'l', "listen", true, on_listen, nullptr},
     {'s', "unix-socket", true, on_unix_socket, nullptr},
+    {'a', "unix-mask", true, on_unix_mask, nullptr},
     {'U', "udp-port", true, on_udp_port, nullptr},
     {'m', "memory-limit", true, on_memory_limit, nullptr},
     {'t', "threads", true, on_threads, nullptr},
@@ -170,7 +181,6 @@ const option_spec kOptions[] = {
     {'u', "user", true, nullptr,
      "ithaca does not switch users: start it as the user it should run as"},
     {'P', "pidfile", true, nullptr, "ithaca writes no pid file (it does not daemonize)"},
-    {'a', "unix-mask", true, nullptr, kUnsupported},
     {'r', "enable-coredumps", false, nullptr, kUnsupported},
     {'M', "disable-evictions", false, nullptr, kUnsupported},
     {'k', "lock-memory", false, nullptr, kUnsupported},
@@ -303,6 +313,7 @@ void apply_overrides(const cli_options& cli, config& c) {
     for (tcp_address& a : l.tcp) a.port = *cli.port;
   }
   if (cli.udp_port) l.udp_port = *cli.udp_port;
+  if (cli.unix_mode) l.unix_mode = *cli.unix_mode;
   if (cli.backlog) l.backlog = *cli.backlog;
 
   if (cli.threads) c.server.workers = *cli.threads;
@@ -369,7 +380,11 @@ memcached's flags (they override the file):
                             0 = a free port)
   -l, --listen=ADDR[,ADDR]  listen on these addresses (ADDR or ADDR:PORT,
                             [v6]:PORT; repeatable); default all interfaces
-  -s, --unix-socket=PATH    listen on this unix socket only (no TCP, no UDP)
+  -s, --unix-socket=PATH    listen on this unix socket only (no TCP, no UDP);
+                            an existing path is replaced only if it is a
+                            stale socket
+  -a, --unix-mask=MODE      permissions of the unix socket, in octal
+                            (default 700, whatever the umask)
   -U, --udp-port=PORT       UDP port on the listen addresses (default 0, off)
   -m, --memory-limit=MB     item memory in megabytes (default 64; 2g also works)
   -t, --threads=N           worker threads (default 4)

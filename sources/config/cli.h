@@ -27,6 +27,7 @@ struct cli_options {
   std::optional<uint16_t> port;                  // -p, --port
   std::optional<std::vector<cli_listen>> listen;  // -l, --listen (comma-separated, repeatable)
   std::optional<std::string> unix_socket;        // -s, --unix-socket
+  std::optional<unsigned> unix_mode;             // -a, --unix-mask (octal permission bits)
   std::optional<uint16_t> udp_port;              // -U, --udp-port
   std::optional<uint64_t> memory_limit;          // -m, --memory-limit (bytes)
   std::optional<unsigned> threads;               // -t, --threads
@@ -47,6 +48,7 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
 //     port of the config's first tcp listener, else 11211;
 //  -p without -l sets the port of every tcp listener;
 //  -s replaces every listener with that one unix socket (no tcp, no udp);
+//  -a sets the mode of every unix socket (listen.unix_mode);
 //  -I also lowers large_value_threshold to item_size_max if it was above.
 // Does not validate; see make_config().
 void apply_overrides(const cli_options& cli, config& c);

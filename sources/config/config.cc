@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 namespace ithaca::config {
 
@@ -138,6 +139,9 @@ bool validate_listen(const listen_config& l, checker& c) {
                                        std::to_string(kMaxUnixPath) + " bytes");
     }
   }
+  if (l.unix_mode > 0777) {
+    return c.fail({"listen.unix_mode"}, "unix_mode: expected an octal mode from 0 to 777");
+  }
   if (l.udp_port != 0 && l.tcp.empty()) {
     return c.fail({"listen.udp", "listen.tcp"}, "udp: needs a tcp host to bind to (udp uses the tcp hosts)");
   }
@@ -234,8 +238,6 @@ bool validate_replication(const replication_config& r, const cache_config& k, ch
   if (r.ack == replication_ack::Slave && r.role != replication_role::Master && r.role != replication_role::Auto)
     return c.fail({"replication.ack", "replication.role"},
                   "ack: slave needs role: master or auto (a write waits for a slave)");
-  if ((r.role == replication_role::Master || r.role == replication_role::Auto) && r.listen_host.empty())
-    return c.fail({"replication.listen"}, "listen: empty host");
   if (!validate_virtual_ip(r, c)) return false;
   const uint64_t inline_max = std::min(k.item_size_max, k.large_value_threshold) + 4 * kKiB;
   if (r.queue_size < 4 * inline_max) {
@@ -256,6 +258,22 @@ const char* to_string(replication_role r) {
     case replication_role::None: break;
   }
   return "none";
+}
+
+std::string replication_listen_host(const config& c) {
+  const replication_config& r = c.replication;
+  if (!r.listen_host.empty()) return r.listen_host;
+  if (r.role == replication_role::Auto && !r.virtual_ip.empty()) return r.virtual_ip;
+  if (c.listen.tcp.empty()) return "127.0.0.1";
+  for (const tcp_address& a : c.listen.tcp) {
+    // Every interface, as the listeners spell it ("*" is mm::address's 0.0.0.0).
+    unsigned char any[sizeof(in6_addr)] = {};
+    unsigned char bytes[sizeof(in6_addr)] = {};
+    if (a.host == "*") return "0.0.0.0";
+    if (::inet_pton(AF_INET, a.host.c_str(), bytes) == 1 && std::memcmp(bytes, any, 4) == 0) return "0.0.0.0";
+    if (::inet_pton(AF_INET6, a.host.c_str(), bytes) == 1 && std::memcmp(bytes, any, 16) == 0) return "::";
+  }
+  return c.listen.tcp.front().host;
 }
 
 const char* to_string(replication_ack a) { return a == replication_ack::Slave ? "slave" : "none"; }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cidr.h"
 #include "log_config.h"
 #include "router_config.h"
 #include "units.h"
@@ -25,6 +26,8 @@ inline constexpr uint64_t kGiB = 1024 * kMiB;
 
 // memcached's default TCP port.
 inline constexpr uint16_t kDefaultPort = 11211;
+// memcached's default -a: only the server's user may connect.
+inline constexpr unsigned kDefaultUnixMode = 0700;
 
 // A TCP listener. `host` is an IPv4/IPv6 literal or a name; IPv6 is stored
 // without brackets. Port 0 asks the kernel for a free port.
@@ -45,6 +48,9 @@ struct listen_config {
   // to 127.0.0.1; see config/ithaca.yaml.)
   std::vector<tcp_address> tcp{tcp_address{"0.0.0.0", kDefaultPort}};
   std::vector<std::string> unix_paths;  // unix-domain stream sockets
+  // Permission bits of each unix socket, whatever the umask (memcached -a,
+  // "access mask for UNIX socket, in octal (default: 700)").
+  unsigned unix_mode = kDefaultUnixMode;
   uint16_t udp_port = 0;                // on every tcp host; 0 = off (memcached >= 1.5.6)
   unsigned backlog = 1024;              // listen(2) backlog, memcached -b
 };
@@ -93,7 +99,13 @@ const char* to_string(replication_ack a);
 inline constexpr uint16_t kDefaultReplicationPort = 11213;  // yrmcds repl_port
 struct replication_config {
   replication_role role = replication_role::None;
-  std::string listen_host = "0.0.0.0";  // master: where slaves connect (port below)
+  // master: where slaves connect (port below); "" = follow the clients'
+  // listeners (replication_listen_host below).
+  std::string listen_host;
+  // master: the peers that may be slaves; another is closed before anything
+  // is sent (counted in repl_peers_refused). Empty = any peer that reaches
+  // listen_host:port (yrmcds's behaviour).
+  std::vector<cidr> allow;
   uint16_t port = kDefaultReplicationPort;
   std::string master;                   // slave: the master's host (connects to master:port)
   uint64_t slave_timeout_ms = 10000;    // master: drop a slave silent this long (yrmcds)
@@ -124,6 +136,14 @@ struct config {
   router_config router;  // `pools:` and `route:`
   replication_config replication;
 };
+
+// The host the master accepts slaves on: replication.listen if set; else
+// the virtual IP with role: auto (slaves connect to nothing else); else the
+// clients' listen address: a wildcard if any listen.tcp host is one
+// (0.0.0.0, ::), otherwise the first listen.tcp host; 127.0.0.1 with no tcp
+// listener (clients on unix sockets only are local). So a master whose clients
+// listen on 127.0.0.1 does not offer its whole store on every interface.
+std::string replication_listen_host(const config& c);
 
 // Allowed ranges, shared by the YAML loader, the flags and validate().
 inline constexpr range kPortRange{0, 65535};

@@ -1,11 +1,8 @@
 #include "load.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "config_file.h"
 #include "load_router.h"
 #include "yaml_section.h"
 
@@ -35,6 +32,11 @@ void parse_listen(section& s, config& c) {
     l.tcp = std::move(addresses);
   }
   s.string_list("unix", l.unix_paths);
+  std::string mode;
+  s.string("unix_mode", mode);
+  if (const YAML::Mark* m = s.context().mark_of("listen.unix_mode"); m != nullptr && !parse_octal_mode(mode, l.unix_mode)) {
+    s.fail_value("unix_mode", *m, "expected an octal mode from 0 to 777 (such as 0700), got '" + mode + "'");
+  }
   s.integer("udp", l.udp_port, kPortRange);
   s.integer("backlog", l.backlog, kBacklogRange);
 }
@@ -79,6 +81,24 @@ void parse_replication(section& s, config& c) {
            {{"none", replication_role::None}, {"master", replication_role::Master},
             {"slave", replication_role::Slave}, {"auto", replication_role::Auto}});
   s.string("listen", v.listen_host);
+  std::vector<std::string> allow;
+  std::vector<YAML::Mark> allow_marks;
+  if (s.string_list("allow", allow, &allow_marks)) {
+    if (allow.empty()) {
+      s.fail_value("allow", *s.context().mark_of("replication.allow"),
+                   "an empty list; leave allow out to accept any peer, or name the slaves' addresses");
+    }
+    v.allow.clear();
+    for (size_t i = 0; i < allow.size(); ++i) {
+      cidr block;
+      std::string why;
+      if (!parse_cidr(allow[i], block, &why)) {
+        s.fail_value("allow", allow_marks[i], why);
+        break;
+      }
+      v.allow.push_back(block);
+    }
+  }
   s.integer("port", v.port, kPortRange);
   s.string("master", v.master);
   s.duration("slave_timeout", v.slave_timeout_ms, kSlaveTimeoutRange);
@@ -189,18 +209,9 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
 }
 
 bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (error) *error = path + ": cannot open: " + std::strerror(errno);
-    return false;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    if (error) *error = path + ": cannot read: " + std::strerror(errno);
-    return false;
-  }
-  return load_config_text(text.str(), path, out, error, allow_empty);
+  std::string text;
+  if (!read_config_file(path, text, error)) return false;
+  return load_config_text(text, path, out, error, allow_empty);
 }
 
 }  // namespace ithaca::config

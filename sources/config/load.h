@@ -16,6 +16,8 @@ namespace ithaca::config {
 // or only whitespace and comments) means the defaults at start-up; with
 // allow_empty false (a reload) it is an error instead, because it is what a
 // truncated write leaves and it would silently reset every running setting.
+// Only a regular file of at most 1 MiB is read (config_file.h): a FIFO, a
+// device or a larger file is refused without blocking or growing.
 // [any thread; blocking I/O]
 bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty = true);
 

@@ -11,6 +11,7 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   const listen_config& b = fresh.listen;
   check("listen.tcp", a.tcp != b.tcp);
   check("listen.unix", a.unix_paths != b.unix_paths);
+  check("listen.unix_mode", a.unix_mode != b.unix_mode);
   check("listen.udp", a.udp_port != b.udp_port);
   check("listen.backlog", a.backlog != b.backlog);
   check("server.workers", running.server.workers != fresh.server.workers);
@@ -30,7 +31,7 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
                            ra.heartbeat_interval_ms != rb.heartbeat_interval_ms ||
                            ra.master_timeout_ms != rb.master_timeout_ms ||
                            ra.send_buffer != rb.send_buffer || ra.queue_size != rb.queue_size ||
-                           ra.serve_reads != rb.serve_reads);
+                           ra.serve_reads != rb.serve_reads || ra.allow != rb.allow);
   // Roles by virtual IP: the role monitor is set up at start-up too.
   check("replication.virtual_ip", ra.virtual_ip != rb.virtual_ip);
   check("replication.check_interval", ra.check_interval_ms != rb.check_interval_ms);

@@ -39,7 +39,11 @@ bool parse_backend_server(std::string_view text, backend_server& out, std::strin
 struct pool_config {
   std::string name;
   std::vector<backend_server> servers;
-  hash_function hash = hash_function::Fnv1a_64;  // twemproxy's default
+  // md5 when `hash:` is omitted: with ketama, libmemcached's and most
+  // clients' placement, which spreads short similar keys (k0..k199) evenly;
+  // twemproxy's default fnv1a_64 puts all of those on one of two servers.
+  // A pool that must place keys as nutcracker did says `hash: fnv1a_64`.
+  hash_function hash = hash_function::Md5;
   distribution dist = distribution::Ketama;
   std::string hash_tag;        // twemproxy: two characters, e.g. "{}"; "" = off
   bool hash_stop = false;      // mcrouter: a key with "|#|" hashes only the part before it

@@ -33,6 +33,16 @@ std::string interfaces(const listen_config& l) {
   return out;
 }
 
+// memcached prints its -a mask with "%o": "700", "0" for 0.
+std::string octal(unsigned mode) {
+  std::string out;
+  do {
+    out.insert(out.begin(), static_cast<char>('0' + (mode & 7)));
+    mode >>= 3;
+  } while (mode != 0);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> settings_stats(const config& c) {
@@ -49,6 +59,7 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
       {"verbosity", n(static_cast<uint64_t>(verbosity(c.logging.level)))},
       {"evictions", "on"},
       {"domain_socket", l.unix_paths.empty() ? "NULL" : l.unix_paths.front()},
+      {"umask", octal(l.unix_mode)},
       {"shutdown_command", yes_no(c.server.enable_shutdown)},
       {"num_threads", n(c.server.workers)},
       {"cas_enabled", "yes"},

@@ -40,6 +40,18 @@ bool parse_unsigned(std::string_view text, uint64_t& out) {
   return true;
 }
 
+bool parse_octal_mode(std::string_view text, unsigned& mode) {
+  if (text.empty() || text.size() > 4) return false;
+  unsigned v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '7') return false;
+    v = v * 8 + static_cast<unsigned>(c - '0');
+  }
+  if (v > 0777) return false;
+  mode = v;
+  return true;
+}
+
 bool parse_size(std::string_view text, uint64_t& bytes) {
   uint64_t n = 0;
   std::string suffix;

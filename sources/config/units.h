@@ -36,6 +36,10 @@ bool parse_duration(std::string_view text, uint64_t& ms);
 // Unsigned decimal only: no sign, no spaces, no hex. False on overflow.
 bool parse_unsigned(std::string_view text, uint64_t& out);
 
+// A permission mode in octal, as memcached's -a reads it: "700", "0700",
+// "0". Digits 0-7 only, at most 0777. False on anything else.
+bool parse_octal_mode(std::string_view text, unsigned& mode);
+
 // For messages: "64 MiB", "1536 KiB", "1000 bytes".
 std::string format_size(uint64_t bytes);
 // For messages: "2s", "1500ms".

@@ -20,6 +20,7 @@ struct repl_counters {
     std::atomic<uint64_t> bytes_sent{0};       // bytes written to slave sockets
     std::atomic<uint64_t> lag_bytes{0};        // bytes waiting in slave buffers now (all slaves)
     std::atomic<uint64_t> queue_overflows{0};  // ring refusals seen (each dropped every slave)
+    std::atomic<uint64_t> peers_refused{0};    // connections closed at accept: not in allow, or no slot left
     // Slave (yrmcds's repl_created/updated/removed, merged: a set is a set).
     std::atomic<uint64_t> master_connects{0};
     std::atomic<uint64_t> master_timeouts{0};  // connections the kernel gave up: the master's host was silent

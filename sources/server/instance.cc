@@ -50,7 +50,8 @@ std::vector<std::string> udp_addresses(const config::config& cfg) {
 
 router_settings router_settings_of(const config::config& cfg) {
   router_settings r;
-  r.listen = config::to_string(config::tcp_address{cfg.replication.listen_host, cfg.replication.port});
+  r.listen = config::to_string(config::tcp_address{config::replication_listen_host(cfg), cfg.replication.port});
+  r.allow = cfg.replication.allow;
   r.slave_timeout_ms = cfg.replication.slave_timeout_ms;
   r.send_buffer = cfg.replication.send_buffer;
   r.queue_size = cfg.replication.queue_size;
@@ -230,6 +231,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     pooler_settings ps;
     ps.listen = listen_addresses(cfg);
     ps.backlog = static_cast<int>(cfg.listen.backlog);
+    ps.unix_mode = cfg.listen.unix_mode;
     ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers, &role};
     ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
     pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);

@@ -10,6 +10,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "unix_listener.h"
+
 namespace ithaca::server {
 
 namespace {
@@ -62,18 +64,20 @@ void pooler::main() {
       failed_ = true;
       break;
     }
-    auto l = mm::listen(addr, settings_.backlog, false, &error);
+    const bool is_unix = addr.storage.ss_family == AF_UNIX;
+    auto l = is_unix ? listen_unix(text.substr(5), settings_.backlog, settings_.unix_mode, &error)
+                     : mm::listen(addr, settings_.backlog, false, &error);
     if (!l) {
       spdlog::error("listen {}: {}", text, error);
       failed_ = true;
       break;
     }
-    const mm::address bound = addr.storage.ss_family == AF_UNIX ? addr : mm::local_address(l->fd());
-    std::string local = addr.storage.ss_family == AF_UNIX ? text : bound.to_string();
+    const mm::address bound = is_unix ? addr : mm::local_address(l->fd());
+    std::string local = is_unix ? text : bound.to_string();
     // The functional tests read this line to learn the port bound for port 0,
     // so it must pass the default threshold (warn, like memcached without -v).
-    spdlog::warn("listening on {} {}", addr.storage.ss_family == AF_UNIX ? "unix" : "tcp", local);
-    if (addr.storage.ss_family != AF_UNIX && !reported_port && settings_.on_tcp_port) {
+    spdlog::warn("listening on {} {}", is_unix ? "unix" : "tcp", local);
+    if (!is_unix && !reported_port && settings_.on_tcp_port) {
       const auto& sa = addr.storage.ss_family == AF_INET6
                            ? reinterpret_cast<const sockaddr_in6&>(bound.storage).sin6_port
                            : reinterpret_cast<const sockaddr_in&>(bound.storage).sin_port;
@@ -100,6 +104,7 @@ void pooler::main() {
   // let the children end before the listeners they use go away.
   mm::sleep(mm::kForever);
   for (auto id : children) mm::coroutine_finish(id, 5000);
+  if (reloading_) mm::coroutine_finish(reload_, 5000);
 }
 
 void pooler::accept_loop(mm::io& listener, std::string local) {
@@ -171,13 +176,30 @@ void pooler::signal_loop() {
       return;
     }
     if (sig == SIGHUP) {
-      if (reload_config(settings_.reload)) cron_reloaded_.signal();
+      // The reload runs in a coroutine of its own (it waits for the file on
+      // the blocking pool), so this loop keeps taking signals: a SIGTERM
+      // during a slow read is acted on at once. SIGHUPs that come during a
+      // reload make one more reload after it.
+      if (reloading_) {
+        reload_again_ = true;
+        continue;
+      }
+      reloading_ = true;
+      reload_ = mm::coroutine_create("reload", [this] { reload_loop(); });
       continue;
     }
     spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     shutdown();
     return;
   }
+}
+
+void pooler::reload_loop() {
+  do {
+    reload_again_ = false;
+    if (reload_config(settings_.reload)) cron_reloaded_.signal();
+  } while (reload_again_ && !mm::coroutine_cancelled());
+  reloading_ = false;
 }
 
 // Stops accepting, stops every worker (their client coroutines are cancelled:

@@ -1,7 +1,7 @@
 // The pooler machine: one listen coroutine per address (TCP and unix), each
 // accepting and feeding sockets round-robin to the workers over their
-// channels; the signal coroutine (SIGHUP reload, SIGTERM/SIGINT shutdown);
-// and the cron coroutine.
+// channels; the signal coroutine (SIGTERM/SIGINT shutdown; SIGHUP starts
+// the reload coroutine); and the cron coroutine.
 #pragma once
 
 #include <atomic>
@@ -24,6 +24,7 @@ namespace ithaca::server {
 struct pooler_settings {
   std::vector<std::string> listen;  // "127.0.0.1:11211", "unix:/path"
   int backlog = 1024;
+  unsigned unix_mode = 0700;  // permission bits of each unix socket (listen.unix_mode, -a)
   cron_settings cron;
   // SIGHUP: what to re-read and where to apply it. max_connections and the
   // cron's period are read from reload.live, which the reload publishes.
@@ -46,6 +47,7 @@ class pooler {
   void main();
   void accept_loop(mm::io& listener, std::string local);
   void signal_loop();
+  void reload_loop();
   void feed(int fd, std::string peer, const std::string& local);
   void shutdown();
 
@@ -62,6 +64,10 @@ class pooler {
   mm::cond cron_reloaded_;   // [pooler machine] the cron's period may have changed
   std::atomic<bool> failed_{false};
   bool shutting_down_ = false;
+  // [pooler machine] the "reload" coroutine (SIGHUP) and a SIGHUP that came while it ran
+  bool reloading_ = false;
+  bool reload_again_ = false;
+  mm::coroutine_id reload_ = 0;
 };
 
 }  // namespace ithaca::server

@@ -28,6 +28,47 @@ void apply_to_store(const live_settings& l, store::store& st) {
   st.set_large_value_disk_limit(l.large_value_disk_limit);
   st.set_lease_interval_ms(l.lease_interval_ms);
 }
+
+// Builds the new config (read, parse, validate) on the blocking pool: a
+// read that hangs (a stuck network file system) must not stop the pooler
+// accepting. The pool thread may outlive a timed-out wait, so it owns what
+// it touches (a copy of the flags, the shared result).
+bool read_and_validate(const reload_target& t, config::config& out, std::string* error) {
+  const std::string& path = t.cli->config_path;
+  if (t.reads_running->load() > 0) {
+    *error = path + ": the previous reload's read of it has not returned (a hung file system?)";
+    return false;
+  }
+  struct result {
+    config::config cfg;
+    std::string error;
+    bool ok = false;
+  };
+  auto r = std::make_shared<result>();
+  auto running = t.reads_running;
+  mm::wait_status w = mm::blocking_call(
+      [r, running, cli = *t.cli] {
+        running->fetch_add(1);
+        r->ok = config::make_config(cli, r->cfg, &r->error, /*allow_empty_file=*/false);
+        running->fetch_sub(1);
+      },
+      kReloadReadTimeout);
+  if (w == mm::wait_status::Cancelled) {
+    *error = path + ": shutting down";
+    return false;
+  }
+  if (w != mm::wait_status::Ok) {
+    *error = path + ": not read within " + std::to_string(kReloadReadTimeout / 1000) +
+             " s (a hung file system, or the blocking pool is full)";
+    return false;
+  }
+  if (!r->ok) {
+    *error = r->error;
+    return false;
+  }
+  out = std::move(r->cfg);
+  return true;
+}
 }  // namespace
 
 bool reload_config(const reload_target& t) {
@@ -38,7 +79,7 @@ bool reload_config(const reload_target& t) {
   }
   config::config fresh;
   std::string error;
-  if (!config::make_config(*t.cli, fresh, &error, /*allow_empty_file=*/false)) {
+  if (!read_and_validate(t, fresh, &error)) {
     spdlog::error("SIGHUP: reload refused, keeping the running configuration: {}", error);
     return false;
   }

@@ -1,9 +1,13 @@
 // SIGHUP: re-read the configuration file and apply what can change live.
 #pragma once
 
+#include <atomic>
+#include <memory>
+
 #include "cli.h"
 #include "config.h"
 #include "live_settings.h"
+#include "machinarium.h"
 #include "served_role.h"
 #include "store.h"
 
@@ -20,7 +24,14 @@ struct reload_target {
   store::store* store = nullptr;
   proxy::server_directory* servers = nullptr;  // the route trees' backend servers
   served_role* role = nullptr;  // the access the tree is built for; its mutex orders the publishes
+  // Reads of the file running on the blocking pool (one that timed out may
+  // still be running there); while one is, a new reload is refused.
+  std::shared_ptr<std::atomic<int>> reads_running = std::make_shared<std::atomic<int>>(0);
 };
+
+// How long a reload waits for the file to be read and parsed (on the
+// blocking pool) before it gives up, keeping the running configuration.
+inline constexpr mm::millis kReloadReadTimeout = 5000;
 
 // Builds a new configuration as at start-up (defaults < file < the same
 // command-line flags, so a flag still wins) and validates it. An error is
@@ -31,7 +42,11 @@ struct reload_target {
 // old -> new. The memory limit is compared with, and replaces, the store's
 // current one, which `cache_memlimit` may have set: after a reload the file
 // is what runs. Returns true if the file was applied.
-// [pooler machine; reads the small config file synchronously]
+// The file is read and parsed on the blocking pool (mm::blocking_call), so a
+// slow or hung file system suspends only the calling coroutine, for at most
+// kReloadReadTimeout; a FIFO, a device or a file over 1 MiB is refused
+// without a read (config/config_file.h).
+// [pooler machine, the "reload" coroutine; suspends]
 bool reload_config(const reload_target& t);
 
 }  // namespace ithaca::server

@@ -19,6 +19,7 @@ void repl_stat_lines(const replication::repl_counters& c, cache::stat_lines& out
   add("repl_bytes_sent", c.bytes_sent);
   add("repl_lag_bytes", c.lag_bytes);
   add("repl_queue_overflows", c.queue_overflows);
+  add("repl_peers_refused", c.peers_refused);
   add("repl_master_connects", c.master_connects);
   add("repl_master_timeouts", c.master_timeouts);
   // yrmcds's names for what a slave applied (created and updated are one count here).

@@ -1,6 +1,7 @@
 #include "router.h"
 
 #include <netinet/in.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -21,6 +22,7 @@ constexpr size_t kDrainBatch = 4 << 20;          // bytes drained before the wri
 constexpr uint64_t kScanStep = 1024;             // buckets per scan call (one lock at a time)
 constexpr mm::millis kIdleWait = 1000;           // drain and writer waits (then look again)
 constexpr mm::millis kLinger = 1;                // the drain's poll period while records keep coming
+constexpr int64_t kRefusalLogPeriodNs = 10'000'000'000;  // at most one "peer refused" line per 10 s
 }  // namespace
 
 // One attached slave. Router machine only.
@@ -104,20 +106,25 @@ void router::main(std::promise<bool>* bound) {
       if (mm::sleep(10) == mm::wait_status::Cancelled) break;
       continue;
     }
+    mm::address pa;
+    pa.storage = peer;
+    pa.length = peer_len;
+    // Before anything is sent: a stranger gets no item, no slot, no buffer.
+    if (!allowed(peer)) {
+      refuse(fd, pa.to_string(), "not in replication.allow");
+      continue;
+    }
+    if (slaves_.size() >= kMaxSlaves) {
+      refuse(fd, pa.to_string(), "already " + std::to_string(kMaxSlaves) + " slaves");
+      continue;
+    }
     auto s = std::make_shared<slave>();
     s->io = mm::io::attach(fd);
     if (!s->io) {
       ::close(fd);
       continue;
     }
-    mm::address pa;
-    pa.storage = peer;
-    pa.length = peer_len;
     s->peer = pa.to_string();
-    if (slaves_.size() >= kMaxSlaves) {
-      spdlog::warn("replication: slave {} refused: already {} slaves", s->peer, kMaxSlaves);
-      continue;  // s->io closes it
-    }
     mm::set_nodelay(s->io->fd(), true);
     s->id = ++next_id_;
     s->joined_ns = mm::now_ns();
@@ -137,6 +144,35 @@ void router::main(std::promise<bool>* bound) {
   mm::coroutine_finish(drainer, 5000);
   for (const slave_ptr& s : std::vector<slave_ptr>(slaves_)) drop(s, "shutting down");
   discard_stale();
+}
+
+bool router::allowed(const sockaddr_storage& peer) const {
+  if (settings_.allow.empty()) return true;
+  for (const config::cidr& block : settings_.allow) {
+    if (config::cidr_contains(block, peer)) return true;
+  }
+  return false;
+}
+
+// Closes a peer the accept loop will not serve and counts it. One log line
+// per 10 s at most (with the count of those not logged since), so a peer
+// that reconnects in a loop cannot flood the log.
+void router::refuse(int fd, const std::string& peer, const std::string& why) {
+  ::close(fd);
+  counters_.peers_refused.fetch_add(1, std::memory_order_relaxed);
+  const int64_t now = mm::now_ns();
+  if (refusal_logged_ns_ != 0 && now - refusal_logged_ns_ < kRefusalLogPeriodNs) {
+    refusals_unlogged_++;
+    return;
+  }
+  if (refusals_unlogged_ > 0) {
+    spdlog::warn("replication: peer {} refused: {} ({} more refused since the last such line)", peer, why,
+                 refusals_unlogged_);
+  } else {
+    spdlog::warn("replication: peer {} refused: {}", peer, why);
+  }
+  refusal_logged_ns_ = now;
+  refusals_unlogged_ = 0;
 }
 
 // Between two terms of a master (roles by virtual IP) nobody drains the ring;

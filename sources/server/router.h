@@ -6,7 +6,10 @@
 // the ring into one send buffer per slave and writes each in large writes.
 //
 // Coroutines, all on this machine (so the slave list needs no lock):
-//   main     binds replication.listen:port, accepts slaves
+//   main     binds replication.listen:port, accepts slaves (a peer outside
+//            replication.allow, or past the slot limit, is closed at once
+//            and counted in repl_peers_refused: it is sent nothing and holds
+//            no slot and no buffer)
 //   drain    ring -> per-slave buffers (stream records to every slave, sync
 //            records to the slave being synced), wakes the writers
 //   per slave: writer (buffer -> socket), heartbeat reader (drops a slave
@@ -33,6 +36,7 @@
 
 #include "machinarium.h"
 #include "ack_state.h"
+#include "cidr.h"
 #include "observer.h"
 #include "repl_counters.h"
 #include "server_clock.h"
@@ -42,6 +46,9 @@ namespace ithaca::server {
 
 struct router_settings {
   std::string listen;  // "host:port" (port 0: any free port, logged)
+  // The peers that may be slaves (replication.allow); empty: any peer.
+  // Another is closed at accept, before a byte is sent, and counted.
+  std::vector<config::cidr> allow;
   uint64_t slave_timeout_ms = 10000;
   uint64_t send_buffer = 32 << 20;
   uint64_t queue_size = 64 << 20;
@@ -75,6 +82,8 @@ class router {
   using slave_ptr = std::shared_ptr<slave>;
 
   void main(std::promise<bool>* bound);
+  bool allowed(const sockaddr_storage& peer) const;
+  void refuse(int fd, const std::string& peer, const std::string& why);
   void discard_stale();
   void drain();
   void deliver(std::string_view record);
@@ -98,6 +107,8 @@ class router {
   std::vector<slave_ptr> slaves_;
   std::vector<slave_ptr> targets_;  // deliver's, kept to spare an allocation per record
   uint32_t next_id_ = 0;
+  int64_t refusal_logged_ns_ = 0;  // the last "peer refused" line (one per 10 s)
+  uint64_t refusals_unlogged_ = 0;  // refused since that line
 };
 
 }  // namespace ithaca::server

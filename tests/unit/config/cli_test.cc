@@ -136,6 +136,18 @@ TEST_CASE("-s: one unix socket instead of the network") {
   CHECK(parse({"-s", "/tmp/a.sock", "-p", "1"}).rfind("-s: ", 0) == 0);
 }
 
+TEST_CASE("-a: the unix sockets' mode in octal, memcached's default 700") {
+  CHECK(with_flags({}).listen.unix_mode == 0700);
+  CHECK(with_flags({"-s", "/tmp/a.sock", "-a", "600"}).listen.unix_mode == 0600);
+  CHECK(with_flags({"--unix-mask=0660"}).listen.unix_mode == 0660);
+  CHECK(with_flags({"-a0"}).listen.unix_mode == 0);
+  CHECK(with_flags({"-a", "777"}).listen.unix_mode == 0777);
+  for (const char* bad : {"800", "1777", "07777", "rwx", "", "-1", "0x1ff", " 700"}) {
+    CAPTURE(bad);
+    CHECK(parse({"-a", bad}) == std::string("-a: expected an octal mode from 0 to 777 (such as 700), got '") + bad + "'");
+  }
+}
+
 TEST_CASE("-v, -vv, -vvv") {
   CHECK(with_flags({}).logging.level == log_level::Warn);
   CHECK(with_flags({"-v"}).logging.level == log_level::Info);

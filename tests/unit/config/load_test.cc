@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <fstream>
 
+#include <sys/stat.h>
+
+#include "config_file.h"
 #include "load.h"
 
 using namespace ithaca::config;
@@ -267,6 +270,47 @@ TEST_CASE("files: missing file, real file") {
   CHECK(load_config(path, c, &error));
   CHECK(c.server.workers == 2);
   unlink(path);
+}
+
+TEST_CASE("files: only a regular file of at most 1 MiB is read, and nothing blocks") {
+  config c;
+  std::string error;
+  char dir[] = "/tmp/ithaca_config_test_XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string base(dir);
+  const std::string fifo = base + "/fifo.yaml";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);  // no writer: a blocking open would never return
+  CHECK_FALSE(load_config(fifo, c, &error));
+  CHECK(error == fifo + " is a FIFO, not a regular file; refusing to read it");
+  const std::string zero = base + "/zero.yaml";
+  REQUIRE(symlink("/dev/zero", zero.c_str()) == 0);  // a read would never end
+  CHECK_FALSE(load_config(zero, c, &error));
+  CHECK(error == zero + " is a character device, not a regular file; refusing to read it");
+  CHECK_FALSE(load_config(base, c, &error));
+  CHECK(error == base + " is a directory, not a regular file; refusing to read it");
+  const std::string big = base + "/big.yaml";
+  std::string text = "server:\n  workers: 3\n";
+  text.resize(kMaxConfigFileSize, '\n');  // exactly the cap: read
+  std::ofstream(big) << text;
+  CHECK(load_config(big, c, &error));
+  CHECK(c.server.workers == 3);
+  std::ofstream(big, std::ios::app) << "\n";  // one byte over
+  CHECK_FALSE(load_config(big, c, &error));
+  CHECK(error == big + " is larger than 1 MiB, the most a config file may hold; refusing to read it");
+  for (const std::string& p : {fifo, zero, big}) unlink(p.c_str());
+  rmdir(dir);
+}
+
+TEST_CASE("listen.unix_mode: octal, at most 777") {
+  config c;
+  CHECK(c.listen.unix_mode == 0700);
+  REQUIRE(load("listen:\n  unix: [/tmp/a.sock]\n  unix_mode: 0660\n", &c) == "");
+  CHECK(c.listen.unix_mode == 0660);
+  REQUIRE(load("listen:\n  unix_mode: 755\n", &c) == "");
+  CHECK(c.listen.unix_mode == 0755);
+  CHECK(load("listen:\n  unix_mode: 0800\n") ==
+        "ithaca.yaml:2: unix_mode: expected an octal mode from 0 to 777 (such as 0700), got '0800'");
+  CHECK(load("listen:\n  unix_mode: [7]\n") == "ithaca.yaml:2: unix_mode: expected a string, got a list");
 }
 
 TEST_CASE("tcp addresses") {

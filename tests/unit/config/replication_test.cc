@@ -161,3 +161,43 @@ TEST_CASE("roles by virtual IP: the settings need a restart") {
   b.replication.virtual_ip = "10.0.0.1";
   CHECK(restart_only_changes(a, b) == std::vector<std::string>{"replication.virtual_ip"});
 }
+
+TEST_CASE("replication: the default listen host follows the clients' listeners") {
+  config c;
+  CHECK(replication_listen_host(c) == "0.0.0.0");  // listen.tcp's default: every interface
+  c.listen.tcp = {{"127.0.0.1", 11211}};
+  CHECK(replication_listen_host(c) == "127.0.0.1");
+  c.listen.tcp = {{"10.0.0.5", 11211}, {"127.0.0.1", 11211}};
+  CHECK(replication_listen_host(c) == "10.0.0.5");  // the first
+  c.listen.tcp = {{"127.0.0.1", 11211}, {"::", 11211}};
+  CHECK(replication_listen_host(c) == "::");  // any wildcard wins: slaves could reach clients' port there
+  c.listen.tcp = {{"127.0.0.1", 11211}, {"*", 11212}};
+  CHECK(replication_listen_host(c) == "0.0.0.0");
+  c.listen.tcp.clear();  // unix sockets only: local clients
+  CHECK(replication_listen_host(c) == "127.0.0.1");
+  c.replication.role = replication_role::Auto;
+  c.replication.virtual_ip = "192.0.2.10";
+  CHECK(replication_listen_host(c) == "192.0.2.10");  // slaves connect to nothing else
+  c.replication.listen_host = "10.1.1.1";
+  CHECK(replication_listen_host(c) == "10.1.1.1");  // set: as written
+}
+
+TEST_CASE("replication.allow: CIDRs, each error on its line") {
+  config c;
+  REQUIRE(load_repl("replication:\n  role: master\n  allow: [10.0.0.0/8, '::1', 192.0.2.7]\n", &c) == "");
+  REQUIRE(c.replication.allow.size() == 3);
+  CHECK(to_string(c.replication.allow[0]) == "10.0.0.0/8");
+  CHECK(to_string(c.replication.allow[1]) == "::1/128");
+  CHECK(to_string(c.replication.allow[2]) == "192.0.2.7/32");
+  REQUIRE(load_repl("replication:\n  allow: 127.0.0.2\n", &c) == "");
+  CHECK(c.replication.allow.size() == 1);
+  CHECK(load_repl("replication:\n  allow:\n    - 10.0.0.0/8\n    - 10.0.0.1/8\n") ==
+        "replica.yaml:4: allow: '10.0.0.1/8': host bits are set (did you mean 10.0.0.0/8?)");
+  CHECK(load_repl("replication:\n  allow: [nowhere]\n") ==
+        "replica.yaml:2: allow: 'nowhere': not an IPv4 or IPv6 address (optionally with /prefix length)");
+  CHECK(load_repl("replication:\n  allow: []\n") ==
+        "replica.yaml:2: allow: an empty list; leave allow out to accept any peer, or name the slaves' addresses");
+  config a, b;
+  b.replication.allow = c.replication.allow;
+  CHECK(restart_only_changes(a, b) == std::vector<std::string>{"replication"});
+}

@@ -67,10 +67,10 @@ TEST_CASE("a pool and a pool route") {
   CHECK(c.router.route.name == "front");
 }
 
-TEST_CASE("twemproxy's defaults: fnv1a_64 over ketama, ascii to the servers") {
+TEST_CASE("defaults: md5 over ketama (not twemproxy's fnv1a_64), ascii to the servers") {
   config c;
   REQUIRE(load("pools:\n  p:\n    servers: [127.0.0.1:1]\nroute: {type: pool, pool: p}\n", &c) == "");
-  CHECK(c.router.pools[0].hash == hash_function::Fnv1a_64);
+  CHECK(c.router.pools[0].hash == hash_function::Md5);
   CHECK(c.router.pools[0].dist == distribution::Ketama);
   CHECK(c.router.pools[0].protocol == backend_protocol::Ascii);
 }

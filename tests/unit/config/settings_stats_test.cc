@@ -64,6 +64,7 @@ TEST_CASE("stats settings follow the config") {
   CHECK(m["udpport"] == "11311");
   CHECK(m["inter"] == "127.0.0.1,[::1],10.0.0.1:5");
   CHECK(m["domain_socket"] == "/run/ithaca.sock");
+  CHECK(m["umask"] == "700");  // memcached's name and "%o" form for -a
   CHECK(m["shutdown_command"] == "yes");
   CHECK(m["idle_timeout"] == "2");
   CHECK(m["verbosity"] == "2");
