@@ -113,6 +113,11 @@ void backend_conn::admit_waiting() {
     entry e = waiting_.front();
     waiting_.pop_front();
     if (!e.started) {
+      // An orphan's request may not be read any more (only its keys).
+      if (e.slot->orphaned()) {
+        finish(e, false);
+        continue;
+      }
       if (!start_call(e)) continue;
     } else if (e.proto != proto_) {
       // Started for what the server spoke before a reconnect taught
