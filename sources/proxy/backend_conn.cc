@@ -256,6 +256,7 @@ void backend_conn::writer_main() {
             }
             proto_ = probe.learned;
             proto_known_ = true;
+            server_->learned_protocol(proto_ == protocol::backend_protocol::Meta);
           } else {
             io->close();
             io.reset();

@@ -29,6 +29,12 @@ def backend_stats(server):
     return {k: int(s[k]) for k in ("cmd_get", "cmd_set", "cmd_touch")}
 
 
+def server_protocol(router, address):
+    with mcwire.Conn(router.host, router.port) as c:
+        c.send(b"stats servers\r\n")
+        return mcwire.parse_stats(c.read_reply())[f"main/{address}:protocol"]
+
+
 def binary_call(conn, packet):
     conn.send(packet)
     return conn.read_binary_response()
@@ -102,6 +108,7 @@ def test_default_speaks_meta_one_round_trip_per_binary_set(ithaca_factory, memca
         assert binary_call(c, S(b"a b", b"spaced"))["status"] == mcwire.ST_OK
         got = binary_call(c, G(b"a b", OP_GETK))
         assert got["status"] == mcwire.ST_OK and got["key"] == b"a b" and got["value"] == b"spaced"
+    assert server_protocol(router, f"{memcached.host}:{memcached.port}") == "meta"
 
 
 def test_auto_falls_back_to_ascii_for_a_server_without_meta(ithaca_factory, memcached):
@@ -121,6 +128,7 @@ def test_auto_falls_back_to_ascii_for_a_server_without_meta(ithaca_factory, memc
             assert b"needs a meta backend" in bad["value"]
         with mcwire.Conn(router.host, router.port) as t:
             assert t.call(b"get k\r\n") == b"VALUE k 5 5\r\nvalue\r\nEND\r\n"
+        assert server_protocol(router, old.address) == "ascii"
         assert old.probes >= 1
         sent = bytes(old.sent)
         assert b"gets k\r\n" in sent
