@@ -57,7 +57,8 @@ void parse_pool(section& s, const YAML::Node& node, pool_config& p) {
             {"libmemcached_ketama", distribution::LibmemcachedKetama}});
   s.string("hash_tag", p.hash_tag);
   s.boolean("hash_stop", p.hash_stop);
-  s.choice("protocol", p.protocol, {{"ascii", backend_protocol::Ascii}, {"meta", backend_protocol::Meta}});
+  s.choice("protocol", p.protocol,
+           {{"auto", backend_protocol::Auto}, {"ascii", backend_protocol::Ascii}, {"meta", backend_protocol::Meta}});
   s.duration("connect_timeout", p.connect_timeout_ms, kTimeoutRange);
   s.duration("timeout", p.timeout_ms, kTimeoutRange);
   s.integer("connections", p.connections, kConnectionsRange);

@@ -35,7 +35,14 @@ const char* to_string(distribution d) {
   return "?";
 }
 
-const char* to_string(backend_protocol p) { return p == backend_protocol::Meta ? "meta" : "ascii"; }
+const char* to_string(backend_protocol p) {
+  switch (p) {
+    case backend_protocol::Ascii: return "ascii";
+    case backend_protocol::Meta: return "meta";
+    case backend_protocol::Auto: return "auto";
+  }
+  return "?";
+}
 
 const char* to_string(route_kind k) { return k == route_kind::Pool ? "pool" : "local"; }
 

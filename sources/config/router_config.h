@@ -18,8 +18,9 @@ enum class hash_function {
 // twemproxy's `distribution:` names plus jump, rendezvous and libmemcached's
 // weighted ketama.
 enum class distribution { Ketama, Modula, Random, Jump, Rendezvous, LibmemcachedKetama };
-// What ithaca speaks to a pool's servers.
-enum class backend_protocol { Ascii, Meta };
+// What ithaca speaks to a pool's servers. Auto: each new connection asks the
+// server (`mn`) and speaks meta if it answers MN, ascii if it answers ERROR.
+enum class backend_protocol { Ascii, Meta, Auto };
 
 const char* to_string(hash_function h);
 const char* to_string(distribution d);
@@ -47,7 +48,7 @@ struct pool_config {
   distribution dist = distribution::Ketama;
   std::string hash_tag;        // twemproxy: two characters, e.g. "{}"; "" = off
   bool hash_stop = false;      // mcrouter: a key with "|#|" hashes only the part before it
-  backend_protocol protocol = backend_protocol::Ascii;
+  backend_protocol protocol = backend_protocol::Auto;
   uint64_t connect_timeout_ms = 1000;
   uint64_t timeout_ms = 1000;  // one request, from send to reply
   unsigned connections = 1;    // per worker per server

@@ -79,6 +79,22 @@ bool parse_digits(std::string_view t, std::uint64_t& out) {
     return true;
 }
 
+// An exptime (or flush delay) in the form the backend's text and meta
+// parsers give the client's meaning. memcached 1.6 reads a binary exptime as
+// an unsigned 32-bit number: 0, up to 30 days relative, else an absolute
+// unix time, so 2^31 and above is a time between 2038 and 2106 (the item
+// lives; Dalli's absolute times in the past expire it, as in text). Text and
+// meta read theirs as a signed 32-bit number, where 2^31 and above wraps
+// negative: expired on arrival. No text or meta form reaches past 2038, so a
+// binary time from 2^31 on becomes the latest one they can say, 2^31-1 (the
+// item lives for years either way). Below 2^31 all three mean the same, and
+// text and meta TTLs were already read as memcached reads them (parse_i32).
+std::int64_t backend_exptime(const request& req, std::int64_t exptime) {
+    constexpr std::int64_t kLatestText = 0x7fffffff;
+    if (req.proto == protocol_kind::Binary && exptime > kLatestText) return kLatestText;
+    return exptime;
+}
+
 std::uint64_t meta_number(const reply_piece& piece, char letter) {
     std::string_view token;
     std::uint64_t v = 0;
@@ -244,7 +260,7 @@ reply_shape backend_call::encode(std::string& out) {
             // initial value in decimal.
             std::string digits;
             append_decimal(digits, req.initial);
-            append_ascii_store(out, "add", req.key(), 0, req.exptime, digits);
+            append_ascii_store(out, "add", req.key(), 0, backend_exptime(req, req.exptime), digits);
             return reply_shape::Line;
         }
         case step::FetchCas:
@@ -272,7 +288,7 @@ void backend_call::encode_get_lines(std::string& out) {
         out.append(verb);
         if (touch) {
             out += ' ';
-            append_signed(out, req.exptime);
+            append_signed(out, backend_exptime(req, req.exptime));
         }
         std::size_t in_line = 0;
         while (i < key_count()) {
@@ -341,7 +357,7 @@ void backend_call::encode_mg_lines(std::string& out) {
         if (cas) out += " c";
         if (touch) {
             out += " T";
-            append_signed(out, req.exptime);
+            append_signed(out, backend_exptime(req, req.exptime));
         }
         if (op_ == op::LeaseGet) {
             out += " N";
@@ -358,7 +374,7 @@ reply_shape backend_call::encode_single(std::string& out) {
         out += "flush_all";
         if (req.has_flush_delay) {
             out += ' ';
-            append_signed(out, req.flush_delay);
+            append_signed(out, backend_exptime(req, req.flush_delay));
         }
         out += "\r\n";
         return reply_shape::Line;
@@ -379,7 +395,7 @@ void backend_call::encode_ascii_single(std::string& out) {
             std::string_view verb = "set";
             bool with_cas = req.cmd == command::Cas;
             std::uint32_t flags = req.flags;
-            std::int64_t exptime = req.exptime;
+            std::int64_t exptime = backend_exptime(req, req.exptime);
             std::uint64_t cas = req.cas;
             if (meta) {
                 const meta_flags& m = req.meta;
@@ -427,7 +443,7 @@ void backend_call::encode_ascii_single(std::string& out) {
             out += "touch ";
             out.append(req.key());
             out += ' ';
-            append_signed(out, req.exptime);
+            append_signed(out, backend_exptime(req, req.exptime));
             out += "\r\n";
             return;
         default:
@@ -451,7 +467,7 @@ void backend_call::encode_meta_single(std::string& out) {
                 out += " F";
                 append_decimal(out, req.flags);
                 out += " T";
-                append_signed(out, req.exptime);
+                append_signed(out, backend_exptime(req, req.exptime));
             }
             // A binary Set/Add/Replace with a CAS is a cas (set + compare),
             // as in memcached; append/prepend compare and keep their mode.
@@ -485,7 +501,7 @@ void backend_call::encode_meta_single(std::string& out) {
                 out += " c";
                 if (static_cast<std::uint32_t>(req.exptime) != kNoVivify) {
                     out += " N";
-                    append_signed(out, req.exptime);
+                    append_signed(out, backend_exptime(req, req.exptime));
                     out += " J";
                     append_decimal(out, req.initial);
                 }
@@ -510,7 +526,7 @@ void backend_call::encode_meta_single(std::string& out) {
             out += "mg";
             if (append_meta_key(out, req.key())) out += " b";
             out += " T";
-            append_signed(out, req.exptime);
+            append_signed(out, backend_exptime(req, req.exptime));
             out += "\r\n";
             return;
         default:

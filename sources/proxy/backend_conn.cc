@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "prober.h"
+#include "protocol_probe.h"
 #include "worker_backends.h"
 
 namespace ithaca::proxy {
@@ -22,10 +23,6 @@ constexpr std::size_t kKeepReadBuffer = 64 * 1024;
 // How long an idle coroutine sleeps before it looks at its state again (a
 // close_when_idle or a stop also wakes it at once).
 constexpr mm::millis kIdleWaitMs = 1000;
-
-protocol::backend_protocol wire_protocol(config::backend_protocol p) {
-  return p == config::backend_protocol::Meta ? protocol::backend_protocol::Meta : protocol::backend_protocol::Ascii;
-}
 
 protocol::call_failure call_failure_of(failure_kind f) {
   switch (f) {
@@ -42,7 +39,11 @@ protocol::call_failure call_failure_of(failure_kind f) {
 }  // namespace
 
 backend_conn::backend_conn(std::shared_ptr<backend_server> server, unsigned worker, worker_backends& owner)
-    : server_(std::move(server)), worker_(worker), owner_(owner) {}
+    : server_(std::move(server)), worker_(worker), owner_(owner) {
+  const config::backend_protocol p = server_->settings().protocol;
+  proto_known_ = p != config::backend_protocol::Auto;
+  proto_ = p == config::backend_protocol::Meta ? protocol::backend_protocol::Meta : protocol::backend_protocol::Ascii;
+}
 
 backend_conn::~backend_conn() {
   // The coroutines ended (the machine stopped or the connection closed);
@@ -62,12 +63,9 @@ void backend_conn::submit(route::request_slot& slot, std::span<const uint32_t> k
   counters().requests.add();
   protocol::backend_call* call = acquire_call();
   slot.add_call();
-  entry e{call, &slot, protocol::reply_shape::Line, 0, mm::now_ns()};
-  if (call->start(slot.req, wire_protocol(server_->settings().protocol), slot.result, keys) ==
-      protocol::backend_call::progress::Done) {
-    finish(e, false);  // the codec answered (refused) without the server
-    return;
-  }
+  entry e{call, &slot, protocol::reply_shape::Line, 0, mm::now_ns(), keys};
+  // Not known yet (auto, never connected): started once the probe tells.
+  if (proto_known_ && !start_call(e)) return;
   if (!server_->up()) return fail_entry(e, failure_kind::Down);
   const server_settings& st = server_->settings();
   if (inflight_.size() >= st.max_inflight && waiting_.size() >= st.max_queued) {
@@ -84,6 +82,14 @@ void backend_conn::submit(route::request_slot& slot, std::span<const uint32_t> k
     writer_wake_.signal();
   }
   if (!coroutines_started_) start_coroutines();
+}
+
+bool backend_conn::start_call(entry& e) {
+  e.started = true;
+  e.proto = proto_;
+  if (e.call->start(e.slot->req, proto_, e.slot->result, e.keys) != protocol::backend_call::progress::Done) return true;
+  finish(e, false);  // the codec answered (refused) without the server
+  return false;
 }
 
 void backend_conn::encode(entry& e) {
@@ -107,6 +113,19 @@ void backend_conn::admit_waiting() {
   while (!waiting_.empty() && inflight_.size() < cap) {
     entry e = waiting_.front();
     waiting_.pop_front();
+    if (!e.started) {
+      // An orphan's request may not be read any more (only its keys).
+      if (e.slot->orphaned()) {
+        finish(e, false);
+        continue;
+      }
+      if (!start_call(e)) continue;
+    } else if (e.proto != proto_) {
+      // Started for what the server spoke before a reconnect taught
+      // otherwise (it was replaced by another version): cannot be sent.
+      fail_entry(e, failure_kind::Connection);
+      continue;
+    }
     encode(e);
     inflight_.push_back(e);
     any = true;
@@ -135,7 +154,12 @@ void backend_conn::fail_entry(entry& e, failure_kind why) {
 }
 
 void backend_conn::fail_call(entry& e, failure_kind why) {
-  if (!e.slot->orphaned()) e.call->fail(call_failure_of(why));
+  if (!e.slot->orphaned()) {
+    // Never started (auto, nothing learned yet): started as for meta, which
+    // refuses no key, so the client gets this failure.
+    if (!e.started) e.call->start(e.slot->req, protocol::backend_protocol::Meta, e.slot->result, e.keys);
+    e.call->fail(call_failure_of(why));
+  }
   finish(e, false);
 }
 
@@ -214,16 +238,39 @@ void backend_conn::writer_main() {
         break;
       case state::Connecting: {
         int err = 0;
+        const int64_t deadline = mm::deadline_after(static_cast<mm::millis>(st.connect_timeout_ms));
         auto io = server_->address_ok() ? mm::connect(server_->sockaddr(), static_cast<mm::millis>(st.connect_timeout_ms), &err)
                                         : nullptr;
         if (err == -ECANCELED) {
           cancelled = true;
           break;
         }
+        failure_kind why = err == -ETIMEDOUT ? failure_kind::Timeout : failure_kind::Connect;
+        std::string error = err ? std::strerror(-err) : "bad address";
+        if (io && st.protocol == config::backend_protocol::Auto) {
+          // Ask what it speaks, within the connect's deadline.
+          const protocol_probe probe = probe_protocol(*io, deadline);
+          if (probe.ok) {
+            if (!proto_known_ || proto_ != probe.learned) {
+              spdlog::info("pool {}: {} speaks {}", server_->pool(), server_->address(),
+                           probe.learned == protocol::backend_protocol::Meta ? "meta" : "ascii (no meta)");
+            }
+            proto_ = probe.learned;
+            proto_known_ = true;
+            server_->learned_protocol(proto_ == protocol::backend_protocol::Meta);
+          } else {
+            io->close();
+            io.reset();
+            if (probe.cancelled) {
+              cancelled = true;
+              break;
+            }
+            why = probe.why;
+            error = probe.error;
+          }
+        }
         if (!io) {
-          const failure_kind why = err == -ETIMEDOUT ? failure_kind::Timeout : failure_kind::Connect;
-          spdlog::warn("pool {}: connect to {}: {}", server_->pool(), server_->address(),
-                       err ? std::strerror(-err) : "bad address");
+          spdlog::warn("pool {}: connect to {}: {}", server_->pool(), server_->address(), error);
           if (server_->record_failure(why)) start_prober(server_);
           counters().failures[static_cast<int>(why)].add();
           // Requests that never left fail with the connect's reason (counted

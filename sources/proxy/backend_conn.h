@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,12 @@ class backend_conn {
     protocol::reply_shape shape = protocol::reply_shape::Line;
     int64_t deadline_ns = 0;  // submitted + timeout
     int64_t started_ns = 0;
+    std::span<const uint32_t> keys;  // this server's keys of the request (empty: all)
+    // The call was started (backend_call::start) for `proto`. With
+    // `protocol: auto` a call submitted before the connection learned what
+    // the server speaks waits unstarted.
+    bool started = false;
+    protocol::backend_protocol proto = protocol::backend_protocol::Ascii;
   };
 
   void start_coroutines();
@@ -74,6 +81,9 @@ class backend_conn {
   // Encodes as many waiting calls as the in-flight cap allows.
   void admit_waiting();
   void encode(entry& e);
+  // Starts e's call in what the server speaks (proto_); false if the codec
+  // answered it without the server (then it is finished).
+  bool start_call(entry& e);
   // Appends e's (next) request to out_, on the open get line if it can join it.
   void encode_step(entry& e);
   // Parses what has been read; false if the backend sent garbage.
@@ -97,6 +107,10 @@ class backend_conn {
   unsigned worker_;
   worker_backends& owner_;
   state state_ = state::Idle;
+  // What this connection speaks to the server: the pool's protocol, or with
+  // `protocol: auto` what the last connect's probe learned (proto_known_).
+  protocol::backend_protocol proto_ = protocol::backend_protocol::Ascii;
+  bool proto_known_ = false;
   std::unique_ptr<mm::io> io_;
   bool coroutines_started_ = false;
   bool writer_done_ = true;

@@ -56,6 +56,15 @@ void backend_server::mark_up() {
   }
 }
 
+const char* backend_server::protocol_name() const {
+  if (settings_.protocol != config::backend_protocol::Auto) return config::to_string(settings_.protocol);
+  switch (learned_.load(std::memory_order_relaxed)) {
+    case 1: return "ascii";
+    case 2: return "meta";
+    default: return "auto";
+  }
+}
+
 server_totals backend_server::sum_counters() const {
   server_totals out;
   for (const auto& c : counters_) {

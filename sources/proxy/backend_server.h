@@ -23,7 +23,7 @@ namespace ithaca::proxy {
 
 // What a pool says about talking to its servers (copied from config::pool_config).
 struct server_settings {
-  config::backend_protocol protocol = config::backend_protocol::Ascii;
+  config::backend_protocol protocol = config::backend_protocol::Auto;
   uint64_t connect_timeout_ms = 1000;
   uint64_t timeout_ms = 1000;
   unsigned connections = 1;
@@ -87,6 +87,11 @@ class backend_server {
   // The prober got an answer.
   void mark_up();
   uint64_t transitions() const { return transitions_.load(std::memory_order_relaxed); }
+  // What the server speaks, for `stats servers`: the pool's protocol, or with
+  // `protocol: auto` what the latest connection's probe learned ("auto"
+  // until one has). [any worker writes, stats reads]
+  void learned_protocol(bool meta) { learned_.store(meta ? 2 : 1, std::memory_order_relaxed); }
+  const char* protocol_name() const;
 
   // ---- counters ----
   server_counters& counters(unsigned worker) { return *counters_[worker]; }
@@ -112,6 +117,7 @@ class backend_server {
   std::atomic<unsigned> streak_{0};
   std::atomic<uint64_t> transitions_{0};
   std::atomic<bool> retired_{false};
+  std::atomic<uint8_t> learned_{0};  // protocol: auto; 0 not yet, 1 ascii, 2 meta
   std::vector<std::unique_ptr<server_counters>> counters_;  // one per worker
   server_totals sum_counters() const;
   server_totals baseline_;  // [under server_stats's reset mutex]

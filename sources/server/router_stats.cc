@@ -61,6 +61,7 @@ void router_stats_servers(const route::route_tree& tree, route::stat_lines& out)
         }
       };
       add("state", s->up() ? "up" : "down");
+      add("protocol", s->protocol_name());
       add("transitions", n.transitions);
       add("requests", n.requests);
       add("replies", n.replies);

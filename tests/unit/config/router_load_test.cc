@@ -67,12 +67,23 @@ TEST_CASE("a pool and a pool route") {
   CHECK(c.router.route.name == "front");
 }
 
-TEST_CASE("defaults: md5 over ketama (not twemproxy's fnv1a_64), ascii to the servers") {
+TEST_CASE("defaults: md5 over ketama (not twemproxy's fnv1a_64); the protocol learned per connection") {
   config c;
   REQUIRE(load("pools:\n  p:\n    servers: [127.0.0.1:1]\nroute: {type: pool, pool: p}\n", &c) == "");
   CHECK(c.router.pools[0].hash == hash_function::Md5);
   CHECK(c.router.pools[0].dist == distribution::Ketama);
-  CHECK(c.router.pools[0].protocol == backend_protocol::Ascii);
+  CHECK(c.router.pools[0].protocol == backend_protocol::Auto);
+}
+
+TEST_CASE("protocol: auto, ascii or meta") {
+  for (const auto& [text, want] : {std::pair{"auto", backend_protocol::Auto}, std::pair{"ascii", backend_protocol::Ascii},
+                                   std::pair{"meta", backend_protocol::Meta}}) {
+    config c;
+    REQUIRE(load(std::string("pools:\n  p:\n    servers: [127.0.0.1:1]\n    protocol: ") + text +
+                     "\nroute: {type: pool, pool: p}\n",
+                 &c) == "");
+    CHECK(c.router.pools[0].protocol == want);
+  }
 }
 
 TEST_CASE("router mistakes point at their line") {

@@ -429,3 +429,39 @@ TEST_CASE("a kept ascii VALUE piece is sent as is only when the client asked the
 }
 
 }  // namespace ithaca::protocol
+
+namespace ithaca::protocol {
+namespace {
+
+TEST_CASE("binary exptime from 2^31 on: the latest time text and meta can say") {
+    // memcached reads a binary exptime as unsigned (from 2^31: an absolute
+    // time after 2038, the item lives) and a text or meta one as signed
+    // (2^31 and above: negative, expired at once).
+    for (const std::uint32_t exptime : {0x80000000u, 0xffffffffu}) {
+        std::string extras(8, '\0');
+        store_be32(extras.data() + 4, exptime);
+        client_request set(binary_packet(0x11, "k", extras, "v"));  // SetQ: no gets behind
+        routed_result r;
+        r.prepare(set.req);
+        converse(set.req, backend_protocol::Ascii, {{"set k 0 2147483647 1\r\nv\r\n", "STORED\r\n"}}, r);
+        r.prepare(set.req);
+        converse(set.req, backend_protocol::Meta, {{"ms k 1 F0 T2147483647 c\r\nv\r\n", "HD c5\r\n"}}, r);
+        std::string touch_extras(4, '\0');
+        store_be32(touch_extras.data(), exptime);
+        client_request touch(binary_packet(0x1c, "k", touch_extras));
+        r.prepare(touch.req);
+        converse(touch.req, backend_protocol::Ascii, {{"gats 2147483647 k\r\n", "END\r\n"}}, r);
+        r.prepare(touch.req);
+        converse(touch.req, backend_protocol::Meta, {{"mg k f c T2147483647\r\n", "EN\r\n"}}, r);
+    }
+    // Below 2^31 (an absolute time in the past, too) it goes as it came.
+    std::string extras(8, '\0');
+    store_be32(extras.data() + 4, 1000000000u);
+    client_request past(binary_packet(0x11, "k", extras, "v"));
+    routed_result r;
+    r.prepare(past.req);
+    converse(past.req, backend_protocol::Ascii, {{"set k 0 1000000000 1\r\nv\r\n", "STORED\r\n"}}, r);
+}
+
+}  // namespace
+}  // namespace ithaca::protocol

@@ -1,0 +1,62 @@
+#include "protocol_probe.h"
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+namespace ithaca::proxy {
+
+namespace {
+
+// The longest first line taken as an answer (memcached's longest error line
+// is far shorter).
+constexpr std::size_t kMaxAnswer = 512;
+
+protocol_probe failed(failure_kind why, std::string error) {
+  protocol_probe p;
+  p.why = why;
+  p.error = std::move(error);
+  return p;
+}
+
+protocol_probe io_failed(ssize_t n, const char* doing) {
+  if (n == -ETIMEDOUT) return failed(failure_kind::Timeout, std::string("no answer to mn while ") + doing);
+  return failed(failure_kind::Connection,
+                std::string(doing) + ": " + (n == 0 ? "closed by the server" : std::strerror(static_cast<int>(-n))));
+}
+
+}  // namespace
+
+protocol_probe probe_protocol(mm::io& io, int64_t deadline_ns) {
+  static constexpr std::string_view kNoop = "mn\r\n";
+  const ssize_t w = io.write(kNoop.data(), kNoop.size(), mm::millis_until(deadline_ns));
+  if (w == -ECANCELED) return protocol_probe{.cancelled = true};
+  if (w < 0) return io_failed(w, "sending mn");
+  // Only the one line may come back: nothing else was asked.
+  std::string answer;
+  char buf[kMaxAnswer];
+  while (answer.find('\n') == std::string::npos) {
+    if (answer.size() >= kMaxAnswer) return failed(failure_kind::BadReply, "answered mn with an over-long line");
+    const ssize_t n = io.read(buf, kMaxAnswer - answer.size(), mm::millis_until(deadline_ns));
+    if (n == -ECANCELED) return protocol_probe{.cancelled = true};
+    if (n <= 0) return io_failed(n, "reading the answer to mn");
+    answer.append(buf, static_cast<std::size_t>(n));
+  }
+  protocol_probe p;
+  p.ok = true;
+  if (answer == "MN\r\n") {
+    p.learned = protocol::backend_protocol::Meta;
+  } else if (answer == "ERROR\r\n" || (answer.ends_with("\r\n") && answer.find('\n') == answer.size() - 1 &&
+                                       (answer.starts_with("CLIENT_ERROR ") || answer.starts_with("SERVER_ERROR ")))) {
+    p.learned = protocol::backend_protocol::Ascii;
+  } else {
+    std::string shown = answer.substr(0, 80);
+    for (char& c : shown) {
+      if (c == '\r' || c == '\n') c = ' ';
+    }
+    return failed(failure_kind::BadReply, "answered mn with '" + shown + "'");
+  }
+  return p;
+}
+
+}  // namespace ithaca::proxy
