@@ -30,6 +30,8 @@ def sanitized():
 
 @pytest.fixture
 def fakes():
+    """Fake backends speak ascii only and answer every line their own way, so
+    the routers in front of them say `protocol: ascii` (no `mn` probe)."""
     made = []
 
     def make(mode, **kw):
@@ -50,7 +52,7 @@ def test_reply_announcing_more_than_item_size_max_is_a_bad_reply_at_once(ithaca_
     connection is recycled, and the router does not read on (it grew by up
     to the announced gigabyte before)."""
     fb = fakes("huge")
-    router = ithaca_factory(args=["-I", "1m"], config_text=router_yaml([fb.address], timeout="3s"))
+    router = ithaca_factory(args=["-I", "1m"], config_text=router_yaml([fb.address], timeout="3s", protocol="ascii"))
     before = rss_kib(router)
     with mcwire.Conn(router.host, router.port) as c:
         start = time.monotonic()
@@ -71,7 +73,7 @@ def test_request_deadline_holds_while_a_backend_drips_bytes(ithaca_factory, fake
     read time out; the request still fails at its deadline (1 s), not when the
     value would be complete (10 s)."""
     fb = fakes("drip", delay=0.001)
-    router = ithaca_factory(config_text=router_yaml([fb.address], timeout="1s"))
+    router = ithaca_factory(config_text=router_yaml([fb.address], timeout="1s", protocol="ascii"))
     with mcwire.Conn(router.host, router.port) as c:
         start = time.monotonic()
         got = c.call(b"get k\r\n")
@@ -88,7 +90,7 @@ def test_routed_udp_datagrams_are_served_concurrently(ithaca_factory, fakes):
     answered at once; each reply carries its own datagram's request id."""
     fb = fakes("slow", delay=1.0)
     port = free_udp_port()
-    router = ithaca_factory(args=["-U", str(port), "-t", "1"], config_text=router_yaml([fb.address], timeout="5s"))
+    router = ithaca_factory(args=["-U", str(port), "-t", "1"], config_text=router_yaml([fb.address], timeout="5s", protocol="ascii"))
     u = Udp(port)
     try:
         start = time.monotonic()
@@ -120,7 +122,7 @@ def test_routed_udp_concurrency_is_bounded_and_drops_are_counted(ithaca_factory,
     out."""
     fb = fakes("hang")
     port = free_udp_port()
-    router = ithaca_factory(args=["-U", str(port), "-t", "1"], config_text=router_yaml([fb.address], timeout="1s"))
+    router = ithaca_factory(args=["-U", str(port), "-t", "1"], config_text=router_yaml([fb.address], timeout="1s", protocol="ascii"))
     u = Udp(port)
     try:
         for i in range(200):
