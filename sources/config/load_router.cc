@@ -54,7 +54,8 @@ void parse_pool(section& s, const YAML::Node& node, pool_config& p) {
            {{"ketama", distribution::Ketama}, {"modula", distribution::Modula},
             {"random", distribution::Random}, {"jump", distribution::Jump},
             {"rendezvous", distribution::Rendezvous},
-            {"libmemcached_ketama", distribution::LibmemcachedKetama}});
+            {"libmemcached_ketama", distribution::LibmemcachedKetama}, {"ch3", distribution::Ch3},
+            {"weighted_ch3", distribution::WeightedCh3}, {"mcrouter_crc32", distribution::McrouterCrc32}});
   s.string("hash_tag", p.hash_tag);
   s.boolean("hash_stop", p.hash_stop);
   s.choice("protocol", p.protocol,

@@ -31,6 +31,9 @@ const char* to_string(distribution d) {
     case distribution::Jump: return "jump";
     case distribution::Rendezvous: return "rendezvous";
     case distribution::LibmemcachedKetama: return "libmemcached_ketama";
+    case distribution::Ch3: return "ch3";
+    case distribution::WeightedCh3: return "weighted_ch3";
+    case distribution::McrouterCrc32: return "mcrouter_crc32";
   }
   return "?";
 }

@@ -17,7 +17,7 @@ enum class hash_function {
 };
 // twemproxy's `distribution:` names plus jump, rendezvous and libmemcached's
 // weighted ketama.
-enum class distribution { Ketama, Modula, Random, Jump, Rendezvous, LibmemcachedKetama };
+enum class distribution { Ketama, Modula, Random, Jump, Rendezvous, LibmemcachedKetama, Ch3, WeightedCh3, McrouterCrc32 };
 // What ithaca speaks to a pool's servers. Auto: each new connection asks the
 // server (`mn`) and speaks meta if it answers MN, ascii if it answers ERROR.
 enum class backend_protocol { Ascii, Meta, Auto };

@@ -32,6 +32,9 @@ distribution_kind distribution_of(config::distribution d) {
     case config::distribution::Jump: return distribution_kind::Jump;
     case config::distribution::Rendezvous: return distribution_kind::Rendezvous;
     case config::distribution::LibmemcachedKetama: return distribution_kind::LibmemcachedKetama;
+    case config::distribution::Ch3: return distribution_kind::Ch3;
+    case config::distribution::WeightedCh3: return distribution_kind::WeightedCh3;
+    case config::distribution::McrouterCrc32: return distribution_kind::McrouterCrc32;
   }
   return distribution_kind::Ketama;
 }
