@@ -22,7 +22,7 @@ struct parser_settings {
     // A line starting with "get " or "gets " (a multiget) may be longer:
     // memcached grows its buffer for it without bound. We bound it, and
     // close beyond (a deviation, to survive hostile clients).
-    std::size_t max_get_line_length = 1024 * 1024;
+    std::size_t max_get_line_length = 1024 * 1024;  // at least max_line_length
     // memcached decides the protocol from the first byte of a connection and
     // keeps it: a binary connection whose next packet has another magic is
     // closed; on a text connection 0x80 is just a byte of a bad command.

@@ -138,8 +138,10 @@ parse_result text_parser::parse(std::string_view input, request& out) {
     // `limit` bytes. Whether it is a multiget is known from the line's first
     // bytes, long before the limit matters, and once known stays so as more
     // bytes arrive; so the answer does not depend on how the line was cut.
-    const std::size_t limit =
-        starts_multiget(input) ? settings_.max_get_line_length : settings_.max_line_length;
+    // (Asked only once the short limit is reached: a line trickling in byte
+    // by byte costs no rescan of its start per byte.)
+    std::size_t limit = settings_.max_line_length;
+    if (input.size() >= limit && starts_multiget(input)) limit = settings_.max_get_line_length;
     const std::size_t window = std::min(input.size(), limit);
     const void* nl = scanned_ < window
                          ? std::memchr(input.data() + scanned_, '\n', window - scanned_)
