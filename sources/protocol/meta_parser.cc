@@ -176,7 +176,7 @@ meta_outcome parse_meta(std::string_view cmd, const meta_line& line, request& ou
 
     if (c == 's') {
         if (line.total == 2) return meta_error(error_kind::BadFormat, kReplyBadFormat);
-        if (line.total > kMetaMaxWords) return meta_error(error_kind::BadFormat, kReplyMsFlagsTooLong);
+        if (line.total > kMetaMaxWords) return meta_error(error_kind::BadFormat, kReplyFlagsTooLong);
         auto vlen = parse_i32(line.word[2]);  // memcached: safe_strtol
         if (!vlen || *vlen < 0 || *vlen > INT_MAX - 2) {
             return meta_error(error_kind::BadFormat, kReplyBadFormat);
@@ -203,7 +203,9 @@ meta_outcome parse_meta(std::string_view cmd, const meta_line& line, request& ou
         return m;
     }
 
-    if (line.total > kMetaMaxWords) return meta_error(error_kind::BadFormat, kReplyFlagsTooLong);
+    if (line.total > kMetaMaxWords) {
+        return meta_error(error_kind::BadFormat, c == 'g' ? kReplyMgFlagsTooLong : kReplyFlagsTooLong);
+    }
     flag_pass p = parse_flags_into(line, 2, out);
     if (!p.ok) {
         // md and ma report every flag problem with one message.

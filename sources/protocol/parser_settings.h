@@ -10,13 +10,19 @@ struct parser_settings {
     // counts the item header and key against this limit too; the store applies
     // the precise limit, the parser only refuses what can never fit.
     std::size_t item_size_max = 1024 * 1024;
-    // A text connection whose buffer holds more than this without a newline is
-    // closed without a reply, unless the line starts with "get " or "gets "
-    // (memcached 1.6.18: 2048 bytes; 2047 waits, 2049 closes).
-    std::size_t max_line_length = 2048;
-    // Multiget lines may be longer; memcached grows its buffer without bound.
-    // We bound it, and close beyond (a deviation, to survive hostile clients).
-    std::size_t max_get_line_length = 1024 * 1024;
+    // The longest text command line, its newline included: a line whose
+    // newline is not among its first max_line_length bytes closes the
+    // connection without a reply. memcached 1.6.18 reads into a 16 KiB buffer
+    // (READ_BUFFER_SIZE) and serves any line that arrives whole in it, up to
+    // 16384 bytes; a 16385-byte line closes. (It also closes a line of which
+    // more than 2048 bytes arrived in one read without the newline: that
+    // depends on how the network cut the line, so we do not copy it; a line
+    // closes here the same way however it arrives.)
+    std::size_t max_line_length = 16 * 1024;
+    // A line starting with "get " or "gets " (a multiget) may be longer:
+    // memcached grows its buffer for it without bound. We bound it, and
+    // close beyond (a deviation, to survive hostile clients).
+    std::size_t max_get_line_length = 1024 * 1024;  // at least max_line_length
     // memcached decides the protocol from the first byte of a connection and
     // keeps it: a binary connection whose next packet has another magic is
     // closed; on a text connection 0x80 is just a byte of a bad command.

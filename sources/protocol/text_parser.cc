@@ -133,14 +133,22 @@ parse_result text_parser::parse(std::string_view input, request& out) {
     if (need_ > input.size()) return parse_result::need_more();
     if (scanned_ > input.size()) scanned_ = 0;
 
-    const void* nl = std::memchr(input.data() + scanned_, '\n', input.size() - scanned_);
+    // A line, newline included, may be max_line_length bytes long (a
+    // multiget max_get_line_length): its newline must be among the first
+    // `limit` bytes. Whether it is a multiget is known from the line's first
+    // bytes, long before the limit matters, and once known stays so as more
+    // bytes arrive; so the answer does not depend on how the line was cut.
+    // (Asked only once the short limit is reached: a line trickling in byte
+    // by byte costs no rescan of its start per byte.)
+    std::size_t limit = settings_.max_line_length;
+    if (input.size() >= limit && starts_multiget(input)) limit = settings_.max_get_line_length;
+    const std::size_t window = std::min(input.size(), limit);
+    const void* nl = scanned_ < window
+                         ? std::memchr(input.data() + scanned_, '\n', window - scanned_)
+                         : nullptr;
     if (nl == nullptr) {
-        scanned_ = input.size();
-        // memcached 1.6.18 closes a connection that sent more than 2048 bytes
-        // without a newline, unless it is a (possibly huge) multiget.
-        const bool multiget = starts_multiget(input);
-        if ((input.size() > settings_.max_line_length && !multiget) ||
-            input.size() > settings_.max_get_line_length) {
+        scanned_ = window;
+        if (input.size() >= limit) {
             scanned_ = 0;
             parse_result r = fail(error_kind::LineTooLong, input.size(), {});
             r.close = true;

@@ -38,8 +38,9 @@ inline constexpr std::string_view kReplyInvalidOrDuplicateFlag = "CLIENT_ERROR i
 inline constexpr std::string_view kReplyBadToken = "CLIENT_ERROR bad token in command line format";
 inline constexpr std::string_view kReplyBadKeyEncoding = "CLIENT_ERROR error decoding key";
 inline constexpr std::string_view kReplyOpaqueTooLong = "CLIENT_ERROR opaque token too long";
-inline constexpr std::string_view kReplyFlagsTooLong = "CLIENT_ERROR options flags are too long";
-inline constexpr std::string_view kReplyMsFlagsTooLong = "CLIENT_ERROR options flags too long";
+// mg says "are too long"; ms, md and ma say "too long" (memcached 1.6.18).
+inline constexpr std::string_view kReplyMgFlagsTooLong = "CLIENT_ERROR options flags are too long";
+inline constexpr std::string_view kReplyFlagsTooLong = "CLIENT_ERROR options flags too long";
 inline constexpr std::string_view kReplyMLength = "CLIENT_ERROR incorrect length for M token";
 inline constexpr std::string_view kReplyMsMode = "CLIENT_ERROR invalid mode for ms M token";
 inline constexpr std::string_view kReplyMaMode = "CLIENT_ERROR invalid mode for ma M token";

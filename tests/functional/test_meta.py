@@ -234,6 +234,70 @@ def test_meta_bad_input_differential(ithaca_factory, memcached):
     check_differential(ithaca_factory, memcached, BAD_INPUT)
 
 
+# Long lines. memcached 1.6.18 reads into a 16 KiB buffer (READ_BUFFER_SIZE):
+# a line of up to 16384 bytes, newline included, is served when it arrives
+# whole; a meta line of 20 words or more is answered "options flags (are) too
+# long" and the connection goes on.
+LINE_MAX = 16384
+FLAGS_1000 = b"".join(b" O%d" % i for i in range(1000))  # 4,890 bytes
+
+
+def _padded(head, tail, total):
+    """head + spaces + tail, `total` bytes long (runs of spaces are one separator)."""
+    line = head + b" " * (total - len(head) - len(tail)) + tail
+    assert len(line) == total
+    return line
+
+
+LONG_LINES = [
+    b"mg foo" + FLAGS_1000 + b"\r\n",              # 1,000 flags
+    b"mg foo" + FLAGS_1000 * 3 + b"\r\n",          # 3,000 flags, 14,678 bytes
+    b"md foo" + FLAGS_1000 + b"\r\n",
+    b"ma foo" + FLAGS_1000 + b"\r\n",
+    b"ms foo 1" + FLAGS_1000 + b"\r\nx\r\n",        # refused before its value: "x" is a command
+    b"mg foo k v c t s f h l q u T1 N1 R1 P L O1\r\n",   # 19 words
+    b"mg foo k v c t s f h l q u T1 N1 R1 P L O1 I\r\n",  # 20 words: too long
+    b"md foo q k k k k k k k k k k k k k k k k\r\n",        # 19 words (duplicate flag)
+    b"md foo q k k k k k k k k k k k k k k k k k\r\n",      # 20 words: too long
+    b"ms foo 1 T0" + FLAGS_1000[:12] + b"\r\nx\r\n",
+    _padded(b"ms foo 3", b"T0 c\r\n", 2048) + b"abc\r\n",
+    _padded(b"mg foo", b"v\r\n", 2047),
+    _padded(b"mg foo", b"v\r\n", 2048),
+    _padded(b"mg foo", b"v\r\n", 2049),
+    _padded(b"mg foo", b"v\r\n", 8192),
+    _padded(b"mg foo", b"v\r\n", LINE_MAX - 1),
+    _padded(b"mg foo", b"v\r\n", LINE_MAX),
+    _padded(b"mg foo", b"v\n", LINE_MAX),           # a bare newline counts one byte
+    _padded(b"ms foo 3", b"T0\r\n", LINE_MAX) + b"xyz\r\n",
+    _padded(b"set foo 0 0 3", b"\r\n", LINE_MAX) + b"abc\r\n",
+    _padded(b"mg foo", b"O1 k v s f t" + FLAGS_1000[:40] + b"\r\n", LINE_MAX),
+    b"get" + b" foo" * 5000 + b"\r\n",             # a multiget may be longer (20 KB)
+    b"mn\r\n",
+]
+
+
+def test_meta_long_lines_differential(ithaca_factory, memcached):
+    check_differential(ithaca_factory, memcached, LONG_LINES)
+
+
+@pytest.mark.parametrize("line", [
+    _padded(b"mg foo", b"v\r\n", LINE_MAX + 1),
+    _padded(b"mg foo", b"v\n", LINE_MAX + 1),
+    b"mg foo" + FLAGS_1000 * 4 + b"\r\n",
+], ids=["crlf", "lf", "4000-flags"])
+def test_meta_line_over_the_limit_closes_like_memcached(ithaca_factory, memcached, line):
+    """A line over 16384 bytes: both servers close without a reply (memcached:
+    its read buffer filled without a newline), and a new connection is served."""
+    ithaca = ithaca_factory(args=ITHACA_ARGS)
+    for server in (ithaca, memcached):
+        with mcwire.Conn(*server.address) as c:
+            c.send(line + b"mn\r\n")
+            assert c.is_closed(wait=5.0), f"{server.name} kept the connection open"
+            assert bytes(c.buf) == b"", f"{server.name} answered {bytes(c.buf[:200])!r}"
+        with mcwire.Conn(*server.address) as c:
+            assert c.call(b"mn\r\n") == b"MN\r\n"
+
+
 # --- deliberate differences: ithaca alone ------------------------------------
 
 

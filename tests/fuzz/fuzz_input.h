@@ -30,6 +30,19 @@ inline fuzz_input read_fuzz_input(const std::uint8_t* data, std::size_t size) {
   return in;
 }
 
+// Whether an input is also fed byte by byte. That pass costs two parse calls
+// per byte, so its cost grows with the input: it always runs on streams of
+// up to kBytewiseAlways bytes (where nearly every parser state is reached),
+// and on a longer stream only when bits 3-5 of the split seed are 0 (one
+// seed in eight; the fuzzer mutates the seed like any byte, so any long
+// input can have its byte by byte pass). The seeded pieces run on every
+// input. Deterministic, so a reproducer replays the same passes.
+inline constexpr std::size_t kBytewiseAlways = 512;
+
+inline bool bytewise_due(std::size_t stream_size, std::uint8_t split_seed) {
+  return stream_size <= kBytewiseAlways || ((split_seed >> 3) & 7) == 0;
+}
+
 // Chunk sizes of one way of cutting a stream into reads. Whole: one read;
 // ByteByByte: 1 byte each; Seeded: sizes from a splitmix64 generator whose
 // seed and largest chunk come from the split seed.

@@ -163,3 +163,38 @@ TEST_CASE("base64 keys decode into the request's scratch") {
     CHECK(r.key() == "f");
     CHECK(r.meta_key_binary);
 }
+
+TEST_CASE("a long meta line is answered, not closed, and the connection goes on") {
+    // memcached 1.6.18: "mg foo" with 1,000 flags (about 8 KB) ->
+    // CLIENT_ERROR options flags are too long; the next command is served.
+    // parse_all feeds it whole, byte by byte and in 7-byte reads.
+    std::string flags;
+    for (int i = 0; i < 1000; ++i) flags += " O" + std::to_string(i);
+    auto answered_then_mn = [](const std::string& input, std::string_view reply) {
+        auto ev = parse_all(input + "mn\r\n");
+        CHECK(replies(ev) == reply);
+        REQUIRE(!ev.empty());
+        CHECK(ev.back().cmd == command::MetaNoop);  // the connection goes on
+    };
+    answered_then_mn("mg foo" + flags + "\r\n", "CLIENT_ERROR options flags are too long\r\n");
+    // md and ma word it as ms does (and so for 20 words, as for 1,000).
+    answered_then_mn("md foo" + flags + "\r\n", "CLIENT_ERROR options flags too long\r\n");
+    answered_then_mn("ma foo" + flags + "\r\n", "CLIENT_ERROR options flags too long\r\n");
+    std::string twenty = "md foo q";  // 20 words
+    for (int i = 0; i < 17; ++i) twenty += " k";
+    CHECK(replies(parse_all(twenty + "\r\n")) == "CLIENT_ERROR options flags too long\r\n");
+    // ms: refused before its value is known to be one, so the value is a bad command.
+    answered_then_mn("ms foo 1" + flags + "\r\nx\r\n", "CLIENT_ERROR options flags too long\r\nERROR\r\n");
+    // A long line with few words is fine: spaces up to the 16384-byte limit.
+    const std::string pad(16384 - std::string_view("mg foo v\r\n").size(), ' ');
+    auto ev = parse_all("mg foo" + pad + " v\r\nmn\r\n");
+    REQUIRE(ev.size() == 2);
+    CHECK(ev[0].status == parse_status::Ok);
+    CHECK(ev[0].cmd == command::MetaGet);
+    CHECK(ev[1].cmd == command::MetaNoop);
+    // One byte more closes without a reply.
+    ev = parse_all("mg foo " + pad + " v\r\nmn\r\n");
+    REQUIRE(ev.size() == 1);
+    CHECK(ev[0].error == error_kind::LineTooLong);
+    CHECK(ev[0].close);
+}

@@ -322,24 +322,42 @@ TEST_CASE("key length limit is 250") {
           "CLIENT_ERROR bad command line format\r\n");
 }
 
-TEST_CASE("a line without a newline: wait up to 2048 bytes, then close") {
-    // memcached 1.6.18: 2047 'x' wait; 2049 close silently; a multiget waits.
-    CHECK(run(std::string(2048, 'x')).empty());
-    auto ev = run(std::string(2049, 'x'));
+TEST_CASE("a line may be 16384 bytes with its newline; longer closes, however it arrives") {
+    // memcached 1.6.18 (READ_BUFFER_SIZE 16384), a line sent whole:
+    // 16384 bytes with "\r\n" -> ERROR; 16385 -> closed without a reply.
+    // `parse_all` checks the same events whole, byte by byte and in 7-byte reads.
+    auto line = [](std::size_t n) { return std::string(n - 2, 'x') + "\r\n"; };
+    CHECK(replies(parse_all(line(2049))) == "ERROR\r\n");
+    auto ev = parse_all(line(16384) + "mn\r\n");
+    CHECK(replies(ev) == "ERROR\r\n");
+    CHECK(ev.back().cmd == command::MetaNoop);
+    ev = parse_all(line(16385) + "mn\r\n");
     REQUIRE(ev.size() == 1);
     CHECK(ev[0].error == error_kind::LineTooLong);
     CHECK(ev[0].close);
     CHECK(ev[0].reply.empty());
-    // Fed byte by byte, the limit is found as soon as it is crossed.
-    ev = run(std::string(3000, 'x'), 1);
+    // A bare "\n" counts one byte: 16383 'x' + "\n" is 16384 bytes.
+    CHECK(parse_all(std::string(16383, 'x') + "\nmn\r\n").size() == 2);
+    CHECK(parse_all(std::string(16384, 'x') + "\n").at(0).error == error_kind::LineTooLong);
+    // Without its newline: 16383 bytes wait; 16384 close (the line cannot fit).
+    CHECK(run(std::string(16383, 'x')).empty());
+    CHECK(run(std::string(16383, 'x'), 1).empty());
+    ev = run(std::string(16384, 'x'));
     REQUIRE(ev.size() == 1);
     CHECK(ev[0].close);
+    // Fed byte by byte, the limit is found as soon as it is reached.
+    ev = run(std::string(20000, 'x'), 1);
+    REQUIRE(ev.size() == 1);
+    CHECK(ev[0].close);
+    // A multiget may be longer (memcached grows its buffer for it).
     std::string get = "get";
-    while (get.size() < 5000) get += " a";
+    while (get.size() < 40000) get += " a";
     CHECK(run(get).empty());
-    CHECK(run(get + "\r\n").size() == 1);
-    // With its newline, a long line is just parsed ("x"*3000 + "\r\n" -> ERROR).
-    CHECK(replies(run(std::string(3000, 'x') + "\r\n")) == "ERROR\r\n");
+    CHECK(run(get, 1).empty());
+    CHECK(parse_all(get + "\r\n").size() == 1);
+    // Leading spaces count toward the limit like any byte.
+    CHECK(parse_all(std::string(16375, ' ') + "version\r\n").at(0).cmd == command::Version);
+    CHECK(parse_all(std::string(16376, ' ') + "version\r\n").at(0).error == error_kind::LineTooLong);
 }
 
 TEST_CASE("pipelined requests in one buffer") {
