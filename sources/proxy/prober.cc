@@ -6,9 +6,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include "line_exchange.h"
+
 namespace ithaca::proxy {
 
 namespace {
+
+constexpr std::size_t kMaxVersionLine = 1024;  // memcached's is some 20 bytes
 
 enum class probe_outcome : uint8_t {
   Answered,  // VERSION came back: the server is up
@@ -24,19 +28,9 @@ probe_outcome probe(const backend_server& s) {
   int err = 0;
   auto io = mm::connect(s.sockaddr(), static_cast<mm::millis>(st.connect_timeout_ms), &err);
   if (!io) return err == -ECONNREFUSED || err == -ENOENT ? probe_outcome::Refused : probe_outcome::Failed;
-  static constexpr std::string_view kVersion = "version\r\n";
-  bool ok = io->write(kVersion.data(), kVersion.size(), static_cast<mm::millis>(st.timeout_ms)) > 0;
   std::string line;
-  const int64_t deadline = mm::deadline_after(static_cast<mm::millis>(st.timeout_ms));
-  char buf[256];
-  while (ok && line.find('\n') == std::string::npos && line.size() < 1024) {
-    ssize_t n = io->read(buf, sizeof(buf), mm::millis_until(deadline));
-    if (n <= 0) {
-      ok = false;
-      break;
-    }
-    line.append(buf, static_cast<size_t>(n));
-  }
+  const bool ok = exchange_line(*io, "version\r\n", mm::deadline_after(static_cast<mm::millis>(st.timeout_ms)),
+                                kMaxVersionLine, line) == 1;
   io->close();
   return ok && line.starts_with("VERSION ") ? probe_outcome::Answered : probe_outcome::Failed;
 }

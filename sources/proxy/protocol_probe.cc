@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "line_exchange.h"
+
 namespace ithaca::proxy {
 
 namespace {
@@ -28,20 +30,12 @@ protocol_probe io_failed(ssize_t n, const char* doing) {
 }  // namespace
 
 protocol_probe probe_protocol(mm::io& io, int64_t deadline_ns) {
-  static constexpr std::string_view kNoop = "mn\r\n";
-  const ssize_t w = io.write(kNoop.data(), kNoop.size(), mm::millis_until(deadline_ns));
-  if (w == -ECANCELED) return protocol_probe{.cancelled = true};
-  if (w < 0) return io_failed(w, "sending mn");
   // Only the one line may come back: nothing else was asked.
   std::string answer;
-  char buf[kMaxAnswer];
-  while (answer.find('\n') == std::string::npos) {
-    if (answer.size() >= kMaxAnswer) return failed(failure_kind::BadReply, "answered mn with an over-long line");
-    const ssize_t n = io.read(buf, kMaxAnswer - answer.size(), mm::millis_until(deadline_ns));
-    if (n == -ECANCELED) return protocol_probe{.cancelled = true};
-    if (n <= 0) return io_failed(n, "reading the answer to mn");
-    answer.append(buf, static_cast<std::size_t>(n));
-  }
+  const ssize_t r = exchange_line(io, "mn\r\n", deadline_ns, kMaxAnswer, answer);
+  if (r == -ECANCELED) return protocol_probe{.cancelled = true};
+  if (r == -E2BIG) return failed(failure_kind::BadReply, "answered mn with an over-long line");
+  if (r <= 0) return io_failed(r, "asking mn");
   protocol_probe p;
   p.ok = true;
   if (answer == "MN\r\n") {
