@@ -47,7 +47,77 @@ const char* to_string(backend_protocol p) {
   return "?";
 }
 
-const char* to_string(route_kind k) { return k == route_kind::Pool ? "pool" : "local"; }
+namespace {
+
+struct kind_name {
+  route_kind kind;
+  const char* name;
+};
+constexpr kind_name kKindNames[] = {
+    {route_kind::Local, "local"},
+    {route_kind::Pool, "pool"},
+    {route_kind::Ref, "ref"},
+    {route_kind::Prefix, "prefix"},
+    {route_kind::Operation, "operation"},
+    {route_kind::Failover, "failover"},
+    {route_kind::FailoverExptime, "failover_exptime"},
+    {route_kind::MissFailover, "miss_failover"},
+    {route_kind::AllSync, "all_sync"},
+    {route_kind::AllAsync, "all_async"},
+    {route_kind::AllInitial, "all_initial"},
+    {route_kind::AllMajority, "all_majority"},
+    {route_kind::AllFastest, "all_fastest"},
+    {route_kind::Shadow, "shadow"},
+    {route_kind::WarmUp, "warm_up"},
+    {route_kind::L1L2, "l1l2"},
+    {route_kind::Hash, "hash"},
+    {route_kind::Random, "random"},
+    {route_kind::ModifyExptime, "modify_exptime"},
+    {route_kind::RateLimit, "rate_limit"},
+    {route_kind::Error, "error"},
+    {route_kind::Null, "null"},
+};
+
+constexpr const char* kOpClassNames[kOpClasses] = {"get", "set", "delete", "arithmetic", "touch"};
+
+}  // namespace
+
+const char* to_string(route_kind k) {
+  for (const kind_name& n : kKindNames) {
+    if (n.kind == k) return n.name;
+  }
+  return "?";
+}
+
+bool route_kind_from_string(std::string_view name, route_kind& out) {
+  for (const kind_name& n : kKindNames) {
+    if (name == n.name) {
+      out = n.kind;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* to_string(op_class c) { return kOpClassNames[static_cast<std::size_t>(c)]; }
+
+bool op_class_from_string(std::string_view name, op_class& out) {
+  for (std::size_t i = 0; i < kOpClasses; ++i) {
+    if (name == kOpClassNames[i]) {
+      out = static_cast<op_class>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<const route_config*> route_config::with_role(std::string_view r) const {
+  std::vector<const route_config*> out;
+  for (const route_config& c : children) {
+    if (c.role == r) out.push_back(&c);
+  }
+  return out;
+}
 
 // "host:port[:weight][ name]", "[v6]:port[:weight][ name]", "unix:/path[ name]".
 bool parse_backend_server(std::string_view text, backend_server& out, std::string* error) {

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ithaca::config {
@@ -62,16 +64,107 @@ struct pool_config {
   int line = 0;
 };
 
-enum class route_kind { Local, Pool };
+// The route kinds (issue 15; README "Routes"). mcrouter's names in comments.
+enum class route_kind {
+  Local,           // the local store
+  Pool,            // a pool's servers by key hash (PoolRoute)
+  Ref,             // a named route under `routes:`, by name (mcrouter's named handles)
+  Prefix,          // longest matching key prefix picks the child (PrefixSelectorRoute)
+  Operation,       // per operation class, with a default (OperationSelectorRoute)
+  Failover,        // children in order until a reply that is not an error (FailoverRoute)
+  FailoverExptime, // gutter: normal child, failover children whose writes get a TTL cap
+                   // (FailoverWithExptimeRoute)
+  MissFailover,    // get-like requests try the next child on a miss (MissFailoverRoute)
+  AllSync,         // every child, wait for all, the worst reply (AllSyncRoute)
+  AllAsync,        // every child, reply at once (AllAsyncRoute)
+  AllInitial,      // every child, reply from the first (AllInitialRoute)
+  AllMajority,     // every child, the reply of a majority (AllMajorityRoute)
+  AllFastest,      // every child, the first non-error reply (AllFastestRoute)
+  Shadow,          // the normal child, and a copy of a fraction to shadow routes (ShadowRoute)
+  WarmUp,          // cold child, filled from the warm one on a miss (WarmUpRoute)
+  L1L2,            // the local store as L1 in front of an L2 route (L1L2RouteFactory)
+  Hash,            // a child by key hash (HashRoute)
+  Random,          // a child at random (RandomRoute)
+  ModifyExptime,   // set or cap the exptime of writes (ModifyExptimeRoute)
+  RateLimit,       // token buckets per operation class, over the limit to a fallback
+  Error,           // answers an error (ErrorRoute)
+  Null,            // answers as if nothing were there (NullRoute)
+};
 const char* to_string(route_kind k);
+// The YAML spelling ("all_sync") back to the kind; false if there is none.
+bool route_kind_from_string(std::string_view name, route_kind& out);
 
-// One node of the route tree. Kinds with children (failover, all-sync, ...)
-// come with the next routes; the format already has `children`.
+// Operation classes, as routes select and limit by them. mcrouter's
+// operation names map onto them: get/gets/lease-get/metaget -> Get;
+// set/add/replace/append/prepend/cas/lease-set -> Set; delete -> Delete;
+// incr/decr -> Arithmetic; touch/gat/gats -> Touch.
+enum class op_class : std::uint8_t { Get, Set, Delete, Arithmetic, Touch };
+inline constexpr std::size_t kOpClasses = 5;
+const char* to_string(op_class c);
+bool op_class_from_string(std::string_view name, op_class& out);
+
+enum class exptime_action : std::uint8_t { Set, Min };  // ModifyExptime: replace, or cap
+
+// One node of the route tree, as any of the three readers (ithaca's YAML, an
+// mcrouter JSON file, a nutcracker.yml) writes it. Plain values; the route
+// builder (route/route_builder.cc) checks what each kind needs and builds it.
+//
+// Children: every child route is in `children`, each naming its place in its
+// parent by `role` (so one shape serves every kind):
+//   ""          one of a list (failover, miss_failover, all_*, hash, random)
+//   "default"   prefix/operation: the fallback (mcrouter's wildcard / default_policy)
+//   "prefix"    prefix: the child for keys starting with `match`
+//   an op class operation: the child for that class ("get", "set", ...)
+//   "normal"    failover_exptime, shadow: where requests go
+//   "failover"  failover_exptime: the failover children, in order
+//   "shadow"    shadow: a shadow route (with key_fraction_* and request_fraction)
+//   "cold", "warm"   warm_up
+//   "l2"        l1l2: the route behind the local store
+//   "fallback"  rate_limit: where requests over the limit go (none: an error)
 struct route_config {
   route_kind kind = route_kind::Local;
-  std::string name;  // optional, for logs and stats
-  std::string pool;  // kind Pool
+  std::string name;   // optional, for logs and `stats routes`; for Ref, the named route
+  std::string pool;   // Pool
+  std::string role;   // its place in its parent (above)
+  std::string match;  // role "prefix": the key prefix ("" matches every key)
   std::vector<route_config> children;
+
+  // FailoverExptime: TTL cap of writes sent to a failover child (the gutter;
+  // mcrouter's default 10 s). WarmUp: TTL of a fill (0: what the warm child
+  // says is left). L1L2: longest TTL the local store keeps. ModifyExptime: the
+  // exptime set, or the cap.
+  uint32_t exptime = 0;
+  exptime_action action = exptime_action::Set;  // ModifyExptime
+  // Failover, FailoverExptime: which results fail over, per class. Empty:
+  // every error (connect error, timeout, server down, SERVER_ERROR).
+  std::vector<std::string> failover_errors;
+  // Failover: a token bucket on failovers (mcrouter's failover_limit); rate 0 = none.
+  double failover_rate = 0;
+  double failover_burst = 0;
+  bool return_best_on_error = true;  // MissFailover: on all errors, the best reply seen
+  // Shadow (on a role "shadow" child): the keys whose hash falls in
+  // [key_fraction_lo, key_fraction_hi) and this fraction of their requests.
+  double key_fraction_lo = 0;
+  double key_fraction_hi = 1;
+  double request_fraction = 1;
+  // RateLimit: per class, requests per second (0 = unlimited) and burst.
+  double rate[kOpClasses] = {};
+  double burst[kOpClasses] = {};
+  std::string message;  // Error: the error text ("SERVER_ERROR ...")
+  bool reliable_deletes = false;  // Pool: spool deletes a server could not take (asynclog)
+  hash_function hash = hash_function::Md5;       // Hash
+  distribution dist = distribution::Ch3;         // Hash
+
+  int line = 0;  // where it was written (1-based), for errors
+  // Children with role `r`, in order.
+  std::vector<const route_config*> with_role(std::string_view r) const;
+};
+
+// A listener with a tree of its own (a nutcracker.yml's pool, each on its
+// own `listen:`); the others serve `route`.
+struct listener_route {
+  std::string address;  // "host:port" or "unix:/path", as under listen:
+  route_config route;
   int line = 0;
 };
 
@@ -79,6 +172,11 @@ struct router_config {
   std::vector<pool_config> pools;
   bool has_route = false;  // no `route:`: the local store serves everything
   route_config route;
+  // `routes:`: named routes, each used by name (kind Ref) anywhere in a tree.
+  std::vector<route_config> named_routes;  // name = its key under routes:
+  std::vector<listener_route> listeners;
+  // Where the config came from: "yaml", "mcrouter", "nutcracker" (stats, logs).
+  std::string format = "yaml";
 };
 
 }  // namespace ithaca::config
