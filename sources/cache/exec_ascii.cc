@@ -1,9 +1,10 @@
 // Classic text commands: get gets gat gats, the storage commands, incr decr,
-// delete, touch, flush_all, version, verbosity, cache_memlimit, quit, shutdown. Replies and
+// delete, touch, flush_all. Replies and
 // counters follow memcached 1.6.18 (checked against it, see
 // tests/functional/test_ascii_commands.py and test_ascii_diff.py).
 #include <string_view>
 
+#include "command_class.h"
 #include "exec_internal.h"
 #include "exec_store.h"
 #include "exec_value.h"
@@ -17,10 +18,7 @@ namespace {
 
 using protocol::ascii_status;
 using protocol::command;
-
-// memcached's bounds for cache_memlimit, in megabytes.
-constexpr uint32_t kMemlimitMinMb = 8;
-constexpr uint32_t kMemlimitMaxMb = 1000000000;
+using protocol::command_class;
 
 // get gets gat gats: one VALUE per hit, in request order, then END. False if
 // the replies outgrew the high-water mark and could not be drained (close).
@@ -37,7 +35,7 @@ bool retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
     (touch ? ctx.counters.cmd_touch : ctx.counters.cmd_get).add();
     store::get_result& res = scratch_get_result();
     ctx.store.get(key, ctx.now, opts, res);
-    prefix_stats::instance().record_get(key, res.status == store::get_status::Hit);
+    flow::prefix_stats::instance().record_get(key, res.status == store::get_status::Hit);
     if (res.status != store::get_status::Hit) continue;
     const uint32_t flags = res.flags;
     const uint64_t cas = res.cas;
@@ -56,7 +54,7 @@ bool retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
 
 void store_value(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   ctx.counters.cmd_set.add();
-  prefix_stats::instance().record_set(req.key());
+  flow::prefix_stats::instance().record_set(req.key());
   store::store_options opts;
   if (req.cmd == command::Cas) opts.compare_cas = req.cas;
   store::store_result res;
@@ -91,7 +89,7 @@ void arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_co
 }
 
 void remove(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
-  prefix_stats::instance().record_delete(req.key());
+  flow::prefix_stats::instance().record_delete(req.key());
   const store::remove_status st = ctx.store.remove(req.key(), ctx.now);
   if (req.noreply) return;
   switch (st) {
@@ -113,80 +111,32 @@ void touch(const protocol::request& req, protocol::out_buffer& out, exec_context
   }
 }
 
-// cache_memlimit <megabytes>: sets the store's live memory limit (what a
-// SIGHUP with a new cache.memory_limit also sets; the later of the two wins).
-// Lowering it evicts through the next stores and GC sweeps, as memcached does.
-void cache_memlimit(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
-  std::string_view reply;
-  if (req.memlimit_mb < kMemlimitMinMb) {
-    reply = protocol::kReplyMemlimitTooSmall;
-  } else if (req.memlimit_mb > kMemlimitMaxMb) {
-    reply = protocol::kReplyMemlimitNotBytes;
-  } else {
-    ctx.store.set_memory_limit(uint64_t{req.memlimit_mb} << 20);
-  }
-  if (req.noreply) return;
-  if (reply.empty()) return encode_ascii_status(out, ascii_status::Ok);
-  encode_ascii_line(out, reply);
-}
-
 }  // namespace
 
 exec_action execute_ascii(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
-  switch (req.cmd) {
-    case command::Get:
-    case command::Gets:
-    case command::Gat:
-    case command::Gats:
+  switch (protocol::classify(req)) {
+    case command_class::Retrieve:
       if (!retrieve(req, out, ctx)) return exec_action::Close;
       break;
-    case command::Set:
-    case command::Add:
-    case command::Replace:
-    case command::Append:
-    case command::Prepend:
-    case command::Cas:
+    case command_class::Store:
       store_value(req, out, ctx);
       break;
-    case command::Incr:
-    case command::Decr:
+    case command_class::Arithmetic:
       arithmetic(req, out, ctx);
       break;
-    case command::Delete:
+    case command_class::Delete:
       remove(req, out, ctx);
       break;
-    case command::Touch:
+    case command_class::Touch:
       touch(req, out, ctx);
       break;
-    case command::FlushAll:
+    case command_class::Flush:
       flush(req.has_flush_delay ? req.flush_delay : 0, ctx);
       if (!req.noreply) encode_ascii_status(out, ascii_status::Ok);
       break;
-    case command::Version:
-      encode_ascii_version(out, ctx.version);
-      break;
-    case command::Verbosity:
-      ctx.stats.set_verbosity(req.verbosity);
-      if (!req.noreply) encode_ascii_status(out, ascii_status::Ok);
-      break;
-    case command::CacheMemlimit:
-      cache_memlimit(req, out, ctx);
-      break;
-    case command::Watch:
-    case command::Slabs:
-    case command::Lru:
-    case command::LruCrawler:
-      return execute_admin(req, out, ctx);
-    case command::Quit:
-      return exec_action::Close;
-    case command::Shutdown:
-      if (ctx.enable_shutdown) return exec_action::Shutdown;
-      // memcached without -A, whatever the arguments.
-      encode_ascii_line(out, protocol::kReplyShutdownDisabled);
-      break;
     default:
-      // A command the dispatcher should have sent elsewhere: say what
-      // memcached says to a command it does not know.
+      // A command the request loop sends elsewhere (flow/server_commands.h):
+      // say what memcached says to a command it does not know.
       encode_ascii_status(out, ascii_status::Error);
       break;
   }

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "binary_format.h"
+#include "command_class.h"
 #include "exec_internal.h"
 #include "exec_store.h"
 #include "exec_value.h"
@@ -42,7 +43,7 @@ void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
   ctx.store.get(req.key(), ctx.now, opts, res);
   value_bytes v;
   const bool hit = res.status == store::get_status::Hit;
-  prefix_stats::instance().record_get(req.key(), hit);
+  flow::prefix_stats::instance().record_get(req.key(), hit);
   const uint32_t flags = res.flags;
   const uint64_t cas = res.cas;
   if (hit && !touch_only && !take_value(res, v)) {
@@ -67,7 +68,7 @@ void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
 // Prepend compare the CAS but keep their mode.
 void store_value(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   ctx.counters.cmd_set.add();
-  prefix_stats::instance().record_set(req.key());
+  flow::prefix_stats::instance().record_set(req.key());
   store::store_mode mode = store_mode_of(req.cmd);
   store::store_options opts;
   opts.compare_cas = req.cas;
@@ -98,7 +99,7 @@ void store_value(const protocol::request& req, protocol::out_buffer& out, exec_c
 }
 
 void remove(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
-  prefix_stats::instance().record_delete(req.key());
+  flow::prefix_stats::instance().record_delete(req.key());
   store::remove_options opts;
   opts.compare_cas = req.cas;
   binary_status st = binary_status::NoError;
@@ -141,49 +142,25 @@ void arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_co
 }  // namespace
 
 exec_action execute_binary(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
-  switch (req.cmd) {
-    case command::Get:
-    case command::Gat:
-    case command::Touch:
+  switch (protocol::classify(req)) {
+    case protocol::command_class::Retrieve:  // Get, GAT and Touch
       retrieve(req, out, ctx);
       break;
-    case command::Set:
-    case command::Add:
-    case command::Replace:
-    case command::Append:
-    case command::Prepend:
+    case protocol::command_class::Store:
       store_value(req, out, ctx);
       break;
-    case command::Delete:
+    case protocol::command_class::Delete:
       remove(req, out, ctx);
       break;
-    case command::Incr:
-    case command::Decr:
+    case protocol::command_class::Arithmetic:
       arithmetic(req, out, ctx);
       break;
-    case command::Quit:
-      if (!req.noreply) reply_ok(out, req);
-      return exec_action::Close;
-    case command::FlushAll:
+    case protocol::command_class::Flush:
       flush(req.has_flush_delay ? req.flush_delay : 0, ctx);
       if (!req.noreply) reply_ok(out, req);
       break;
-    case command::Noop:
-      reply_ok(out, req);
-      break;
-    case command::Version:
-      reply_ok(out, req, 0, ctx.version);
-      break;
-    case command::Stat:
-      return execute_stats(req, out, ctx);
-    case command::Verbosity:
-      // memcached 1.6.18 answers even a well-formed Verbosity packet with
-      // "Unknown command" and leaves its verbosity alone; so do we.
-    case command::SaslListMechs:
-    case command::SaslAuth:
-    case command::SaslStep:
-      // SASL is off: memcached treats its opcodes as unknown.
     default:
+      // Server commands go elsewhere (flow/server_commands.h).
       protocol::encode_binary_error(out, req, binary_status::UnknownCommand);
       break;
   }

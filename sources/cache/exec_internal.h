@@ -5,7 +5,7 @@
 
 namespace ithaca::cache {
 
-// Classic text commands (get..shutdown) — exec_ascii.cc.
+// Classic text commands (get..flush_all) — exec_ascii.cc.
 exec_action execute_ascii(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
 // Binary protocol opcodes — exec_binary.cc.
 exec_action execute_binary(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
@@ -13,10 +13,6 @@ exec_action execute_binary(const protocol::request& req, protocol::out_buffer& o
 exec_action execute_meta(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
 // mcrouter's lease-get / lease-set — exec_lease.cc.
 exec_action execute_lease(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
-// watch, slabs, lru, lru_crawler: memcached's answers with the feature off — exec_admin.cc.
-exec_action execute_admin(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
-// `stats [group]` for text and binary — exec_stats.cc.
-exec_action execute_stats(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);
 
 // Reads a value kept in a temp file into `into` (through mm::blocking_call so
 // the worker never blocks on file I/O). False on an I/O error. — exec_value.cc

@@ -367,9 +367,6 @@ exec_action execute_meta(const request& req, out_buffer& out, exec_context& ctx)
     case protocol::command::MetaDelete: return meta_delete(req, out, ctx);
     case protocol::command::MetaArithmetic: return meta_arithmetic(req, out, ctx);
     case protocol::command::MetaDebug: return meta_debug(req, out, ctx);
-    case protocol::command::MetaNoop:
-      encode_meta(out, meta_code::MN, req, nullptr);
-      return exec_action::Continue;
     default:
       encode_ascii_line(out, "ERROR");
       return exec_action::Continue;

@@ -12,17 +12,23 @@ exec_action execute(const protocol::request& req, protocol::out_buffer& out, exe
     case command::MetaSet:
     case command::MetaDelete:
     case command::MetaArithmetic:
-    case command::MetaNoop:
     case command::MetaDebug:
       return execute_meta(req, out, ctx);
     case command::LeaseGet:
     case command::LeaseSet:
       return execute_lease(req, out, ctx);
-    case command::Stats:
-      return execute_stats(req, out, ctx);
     default:
       return execute_ascii(req, out, ctx);
   }
+}
+
+exec_action exec_context::execute(const protocol::request& req, protocol::out_buffer& out) {
+  return cache::execute(req, out, *this);
+}
+
+exec_action exec_context::execute_parse_error(const protocol::parse_result& result, const protocol::request& req,
+                                              protocol::out_buffer& out) {
+  return cache::execute_parse_error(result, req, out, *this);
 }
 
 }  // namespace ithaca::cache

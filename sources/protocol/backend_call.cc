@@ -7,6 +7,8 @@
 #include "text_replies.h"
 #include "backend_call.h"
 
+#include "command_class.h"
+
 #include "backend_encode.h"
 #include "number.h"
 
@@ -128,42 +130,27 @@ backend_call::progress backend_call::start(const request& req, backend_protocol 
     }
     if (req.proto == protocol_kind::Meta) return start_meta_client();
 
-    switch (req.cmd) {
-        case command::Get:
-        case command::Gets:
-        case command::Gat:
-        case command::Gats:
-            op_ = op::Retrieve;
+    switch (classify(req)) {
+        case command_class::Retrieve:  // binary Touch too: it answers with flags and CAS
+            op_ = req.cmd == command::LeaseGet ? op::LeaseGet : op::Retrieve;
             break;
-        case command::Touch:
-            op_ = binary_ ? op::Retrieve : op::Touch;  // binary Touch answers with flags and CAS
+        case command_class::Touch:
+            op_ = op::Touch;
             break;
-        case command::Set:
-        case command::Add:
-        case command::Replace:
-        case command::Append:
-        case command::Prepend:
-        case command::Cas:
-            op_ = op::Store;
+        case command_class::Store:
+            op_ = req.cmd == command::LeaseSet ? op::LeaseSet : op::Store;
             break;
-        case command::Incr:
-        case command::Decr:
+        case command_class::Arithmetic:
             op_ = op::Arith;
             break;
-        case command::Delete:
+        case command_class::Delete:
             op_ = op::Delete;
             break;
-        case command::FlushAll:
+        case command_class::Flush:
             op_ = op::Flush;
             break;
-        case command::LeaseGet:
-            op_ = op::LeaseGet;
-            break;
-        case command::LeaseSet:
-            op_ = op::LeaseSet;
-            break;
         default:
-            // Commands the integrator answers itself never come here.
+            // Commands the server answers itself never come here.
             return refuse("ERROR", binary_status::UnknownCommand);
     }
 

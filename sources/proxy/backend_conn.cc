@@ -59,7 +59,7 @@ protocol::backend_call* backend_conn::acquire_call() {
   return c;
 }
 
-void backend_conn::submit(route::request_slot& slot, std::span<const uint32_t> keys) {
+void backend_conn::submit(flow::request_slot& slot, std::span<const uint32_t> keys) {
   counters().requests.add();
   protocol::backend_call* call = acquire_call();
   slot.add_call();

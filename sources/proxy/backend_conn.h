@@ -52,7 +52,7 @@ class backend_conn {
   // Starts `req`'s call for the keys `keys` (indexes into req.keys; empty =
   // all) on this server; the slot's call_done() runs when it is answered or
   // failed. Never suspends. A full queue or a down server fails it at once.
-  void submit(route::request_slot& slot, std::span<const uint32_t> keys);
+  void submit(flow::request_slot& slot, std::span<const uint32_t> keys);
 
   // The server left the configuration: finish what is queued, then end.
   void close_when_idle();
@@ -63,7 +63,7 @@ class backend_conn {
  private:
   struct entry {
     protocol::backend_call* call = nullptr;
-    route::request_slot* slot = nullptr;
+    flow::request_slot* slot = nullptr;
     protocol::reply_shape shape = protocol::reply_shape::Line;
     int64_t deadline_ns = 0;  // submitted + timeout
     int64_t started_ns = 0;

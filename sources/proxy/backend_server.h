@@ -53,12 +53,12 @@ const char* to_string(failure_kind f);
 
 // One worker's counters for one server. [single writer: that worker]
 struct server_counters {
-  cache::counter requests;      // backend calls started
-  cache::counter replies;       // calls answered
-  cache::counter failures[kFailureKindCount];  // by failure_kind
-  cache::counter connects;      // connections opened
-  cache::counter joined;        // gets that joined another's get line (one reply for both)
-  cache::counter idle_closes;   // idle connections the server closed (recycled, not failures)
+  flow::counter requests;      // backend calls started
+  flow::counter replies;       // calls answered
+  flow::counter failures[kFailureKindCount];  // by failure_kind
+  flow::counter connects;      // connections opened
+  flow::counter joined;        // gets that joined another's get line (one reply for both)
+  flow::counter idle_closes;   // idle connections the server closed (recycled, not failures)
   std::atomic<int64_t> inflight{0};     // calls sent and unanswered (gauge)
   std::atomic<int64_t> connections{0};  // open connections (gauge)
   latency_histogram latency;

@@ -31,6 +31,8 @@
 
 namespace ithaca::route {
 
+using flow::request_slot;
+
 // The error a write gets when no slave confirmed it: it WAS applied on the
 // master (a later read there sees it) but may be lost by a failover.
 inline constexpr std::string_view kUnconfirmed =

@@ -3,7 +3,7 @@
 namespace ithaca::route {
 
 dispatch_status local_route::dispatch(request_slot& slot, dispatch_env& env) const {
-  slot.action = cache::execute(slot.req, env.out, env.exec);
+  slot.action = env.local->execute(slot.req, env.out);
   return dispatch_status::Done;
 }
 

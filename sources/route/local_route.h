@@ -1,5 +1,6 @@
 // The `local` route: the request runs on this process's own store, at once,
-// with the cache executor (sources/cache/). The cache role's whole tree.
+// through the connection's local executor (the cache executor,
+// sources/cache/). The cache role's whole tree.
 #pragma once
 
 #include "route.h"

@@ -2,7 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "local_route.h"
+#include "command_class.h"
+#include "parse_error_reply.h"
 #include "prefix_stats.h"
 #include "reply_drain.h"
 
@@ -10,37 +11,26 @@ namespace ithaca::route {
 
 namespace {
 
-const local_route kServerCommands;
-
 // `stats detail` for a request a server answered: the same commands the
 // local store counts (exec_ascii.cc, exec_binary.cc): classic retrievals
 // per key with their hit (binary touch too), stores, deletes; never meta.
 void record_prefix_stats(const protocol::request& req, const protocol::routed_result& result) {
   using protocol::command;
-  cache::prefix_stats& ps = cache::prefix_stats::instance();
-  if (!ps.enabled() || req.proto == protocol::protocol_kind::Meta) return;
-  switch (req.cmd) {
-    case command::Touch:
-      if (req.proto != protocol::protocol_kind::Binary) return;
-      [[fallthrough]];
-    case command::Get:
-    case command::Gets:
-    case command::Gat:
-    case command::Gats:
+  flow::prefix_stats& ps = flow::prefix_stats::instance();
+  if (!ps.enabled() || req.proto == protocol::protocol_kind::Meta || req.cmd == command::LeaseGet ||
+      req.cmd == command::LeaseSet)
+    return;
+  switch (protocol::classify(req)) {
+    case protocol::command_class::Retrieve:  // get gets gat gats, binary get/gat/touch
       if (result.outcome != protocol::routed_outcome::Hits) return;  // failed: nothing was looked up
       for (std::size_t i = 0; i < req.keys.size() && i < result.key_count(); ++i) {
         ps.record_get(req.keys[i], result.hit(i).found);
       }
       return;
-    case command::Set:
-    case command::Add:
-    case command::Replace:
-    case command::Append:
-    case command::Prepend:
-    case command::Cas:
+    case protocol::command_class::Store:
       ps.record_set(req.key());
       return;
-    case command::Delete:
+    case protocol::command_class::Delete:
       ps.record_delete(req.key());
       return;
     default:
@@ -53,7 +43,7 @@ void record_prefix_stats(const protocol::request& req, const protocol::routed_re
 // the tree its batch runs on.
 void fetch_again(loop_context& lc, request_slot& s) {
   s.release_reply();
-  dispatch_env env{lc.exec, s.deferred, lc.backends, lc.acks};
+  dispatch_env env{lc.local, lc.server, s.deferred, lc.backends, lc.acks};
   s.begin_dispatch();
   if (lc.tree->root().dispatch(s, env) == dispatch_status::Done) {
     s.abandon_dispatch();
@@ -82,7 +72,7 @@ bool pop_ready(loop_context& lc) {
       return true;  // the head is still pending
     }
     lc.inflight.pop_head();
-    if (!drain_if_full(lc.out, lc.exec.drain)) return false;
+    if (!flow::drain_if_full(lc.out, lc.drain)) return false;
   }
   return true;
 }
@@ -155,28 +145,6 @@ void as_silent_delete(protocol::request& req) {
 
 }  // namespace
 
-bool is_server_command(const protocol::request& req) {
-  using protocol::command;
-  switch (req.cmd) {
-    case command::Version:
-    case command::Verbosity:
-    case command::Stats:
-    case command::Stat:
-    case command::Quit:
-    case command::Shutdown:
-    case command::CacheMemlimit:
-    case command::MetaNoop:
-    case command::Noop:
-    case command::SaslListMechs:
-    case command::SaslAuth:
-    case command::SaslStep:
-    case command::Unknown:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::size_t execute_input(protocol::parser& parser, std::string_view input, loop_context& lc,
                           exec_action& action) {
   std::size_t off = 0;
@@ -198,13 +166,13 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     // every retrieval before it whose reply was dropped has been sent again:
     // sent after it, that retrieval would see it (request_slot.h: Order).
     if (r.status == protocol::parse_status::Ok && lc.inflight.dropped() > 0 &&
-        !request_slot::can_fetch_again(slot.req) && !settle(lc, settle_until::Resent)) {
+        !protocol::can_fetch_again(slot.req) && !settle(lc, settle_until::Resent)) {
       action = exec_action::Close;
       break;
     }
     // Nothing earlier pending: answer straight into the reply stream.
     const bool direct = lc.inflight.empty();
-    dispatch_env env{lc.exec, direct ? lc.out : slot.deferred, lc.backends, lc.acks};
+    dispatch_env env{lc.local, lc.server, direct ? lc.out : slot.deferred, lc.backends, lc.acks};
     dispatch_status st = dispatch_status::Done;
     if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {
       // The parser refused it, but memcached's side effect happens on the
@@ -213,8 +181,8 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
         action = exec_action::Close;
         break;
       }
-      lc.exec.counters.parse_errors.add();
-      slot.action = cache::execute_parse_error_reply(r, slot.req, lc.out);
+      lc.server.counters.parse_errors.add();
+      slot.action = flow::execute_parse_error_reply(r, slot.req, lc.out);
       if (r.close) slot.action = exec_action::Close;
       if (r.error == protocol::error_kind::KeyTooLong) {
         st = dispatch_status::Done;  // the cull was all; nothing goes to a server
@@ -226,14 +194,15 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
         st = root.dispatch(slot, env);
       }
     } else if (r.status == protocol::parse_status::Error) {
-      lc.exec.counters.parse_errors.add();
+      lc.server.counters.parse_errors.add();
       // The local store's side effects only where it is the whole tree (a
       // read-only replica's store changes only by its master's stream).
-      slot.action = all_local ? cache::execute_parse_error(r, slot.req, env.out, lc.exec)
-                              : cache::execute_parse_error_reply(r, slot.req, env.out);
+      slot.action = all_local ? lc.local->execute_parse_error(r, slot.req, env.out)
+                              : flow::execute_parse_error_reply(r, slot.req, env.out);
       if (r.close) slot.action = exec_action::Close;
     } else {
-      const route& target = all_local || !is_server_command(slot.req) ? root : kServerCommands;
+      const bool server_command = protocol::classify(slot.req) == protocol::command_class::Server;
+      const route& target = server_command ? lc.tree->server() : root;
       // Only what reaches a server takes a place in the order that a
       // retrieval sent again must keep (request_slot.h: Order).
       if (&target == &root) slot.note_dispatch();
@@ -249,7 +218,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     } else if (!direct) {
       slot.st = request_slot::state::Deferred;
       lc.inflight.push_tail();
-    } else if (!drain_if_full(lc.out, lc.exec.drain)) {
+    } else if (!flow::drain_if_full(lc.out, lc.drain)) {
       action = exec_action::Close;
     }
     if (!direct && !pop_ready(lc)) action = exec_action::Close;

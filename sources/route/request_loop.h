@@ -22,7 +22,9 @@ namespace ithaca::route {
 
 // A connection's loop state, owned by its coroutine.
 struct loop_context {
-  cache::exec_context& exec;  // the local executor's context (its `drain` drains `out`)
+  flow::local_executor* local;   // the local store; null when the tree uses none
+  flow::server_context& server;  // the server commands' context (stats, counters, ...)
+  flow::reply_drain* drain;      // drains `out` past the high-water mark; null: never early
   const route_tree* tree;     // the snapshot this batch runs on
   inflight_queue& inflight;
   protocol::out_buffer& out;  // the reply stream
@@ -43,9 +45,5 @@ inline constexpr mm::millis kInflightWaitLimitMs = 10 * 60 * 1000;
 // request (the rest is not consumed).
 std::size_t execute_input(protocol::parser& parser, std::string_view input, loop_context& lc,
                           exec_action& action);
-
-// Commands the server answers itself whatever the route tree says (version,
-// stats, verbosity, quit, shutdown, noops, ...): run by the local executor.
-bool is_server_command(const protocol::request& req);
 
 }  // namespace ithaca::route

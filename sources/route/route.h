@@ -14,9 +14,11 @@
 #include <string>
 #include <string_view>
 
-#include "executor.h"
+#include "exec_action.h"
+#include "local_executor.h"
 #include "out_buffer.h"
 #include "request_slot.h"
+#include "server_commands.h"
 
 namespace ithaca::proxy {
 class worker_backends;
@@ -24,12 +26,18 @@ class worker_backends;
 
 namespace ithaca::route {
 
+// The request layer's pieces every route uses (sources/flow/).
+using flow::exec_action;
+using flow::inflight_queue;
+using flow::request_slot;
+
 class ack_waiters;
 
 // What a route may use while it dispatches, all of it owned by the calling
 // worker machine. [one client coroutine]
 struct dispatch_env {
-  cache::exec_context& exec;  // the local store, this worker's counters, the time
+  flow::local_executor* local;     // the local store; null when no route of the tree uses it
+  flow::server_context& server;    // what the server commands need (stats, version, ...)
   // Where a reply given at once goes: the client's reply stream when nothing
   // before this request is still pending, else the slot's `deferred` buffer.
   protocol::out_buffer& out;

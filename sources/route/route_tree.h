@@ -9,6 +9,7 @@
 
 #include "pool.h"
 #include "route.h"
+#include "server_route.h"
 
 namespace ithaca::route {
 
@@ -27,6 +28,8 @@ class route_tree {
   std::vector<std::shared_ptr<proxy::backend_server>> servers() const;
 
   const route& root() const { return *root_; }
+  // Where the commands the server answers itself go (server_route.h).
+  const route& server() const { return server_; }
   // The whole tree is the local store: every request runs on it (at once,
   // but for writes that wait for a slave's confirmation: ack_route).
   bool root_is_local() const { return root_is_local_; }
@@ -37,6 +40,7 @@ class route_tree {
  private:
   static bool is_local(const route* r);
   std::vector<std::unique_ptr<const route>> routes_;
+  server_route server_;
   const route* root_;
   std::vector<std::shared_ptr<const proxy::pool>> pools_;
   bool root_is_local_;

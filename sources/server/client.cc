@@ -19,13 +19,14 @@ constexpr size_t kStackReadSize = 4096;
 constexpr mm::millis kTrimAfterMs = 200;
 }  // namespace
 
-client::client(const worker_shared& shared, cache::command_counters& counters)
+client::client(const worker_shared& shared, flow::command_counters& counters)
     : shared_(shared),
       live_(*shared.live),
       counters_(counters),
       parser_(shared.parser),
-      ctx_{*shared.store, counters, *shared.stats, {}, live_->enable_shutdown, std::string(cache::kVersion), {}},
-      loop_{ctx_, live_->routes.get(), inflight_, out_, shared.backends, shared.acks} {
+      ctx_(*shared.store, counters),
+      server_{*shared.stats, counters, live_->enable_shutdown},
+      loop_{&ctx_, server_, this, live_->routes.get(), inflight_, out_, shared.backends, shared.acks} {
   parser_.set_item_size_max(live_->item_size_max);
 }
 
@@ -33,7 +34,7 @@ client::client(const worker_shared& shared, cache::command_counters& counters)
 void client::refresh_live() {
   if (!live_.refresh()) return;
   parser_.set_item_size_max(live_->item_size_max);
-  ctx_.enable_shutdown = live_->enable_shutdown;
+  server_.enable_shutdown = live_->enable_shutdown;
   loop_.tree = live_->routes.get();
 }
 
@@ -48,9 +49,9 @@ void client::run(const accepted_socket& s) {
   conn_ = conn.get();
   ctx_.drain = this;
   uint64_t id = shared_.conns->add(conn_info{s.peer, s.listener, shared_.clock->uptime_s()});
-  cache::exec_action action = cache::exec_action::Continue;
+  flow::exec_action action = flow::exec_action::Continue;
   char stack_buf[kStackReadSize];
-  while (action == cache::exec_action::Continue) {
+  while (action == flow::exec_action::Continue) {
     // The idle timeout of the snapshot the last batch ran on: a reload
     // reaches an idle connection at its next wait, not during this one.
     const mm::millis idle =
@@ -85,12 +86,12 @@ void client::run(const accepted_socket& s) {
     // parser::awaiting_data): a multi-get with a bad key culls those not sent.
     if (!parser_.awaiting_data() && !flush(*conn)) break;
   }
-  if (action != cache::exec_action::Continue) flush(*conn);
+  if (action != flow::exec_action::Continue) flush(*conn);
   ctx_.drain = nullptr;
   conn_ = nullptr;
   conn->close();
   shared_.conns->remove(id);
-  if (action == cache::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
+  if (action == flow::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
 }
 
 // A busy client keeps the request slots of its last batches (a pipeline of
@@ -98,7 +99,7 @@ void client::run(const accepted_socket& s) {
 // it has been quiet for kTrimAfterMs it gives all but one back, so an idle
 // connection holds little.
 ssize_t client::read_some(mm::io& conn, char* buf, size_t len, mm::millis idle) {
-  if (inflight_.allocated() > route::inflight_queue::kKeepSlots &&
+  if (inflight_.allocated() > flow::inflight_queue::kKeepSlots &&
       (idle == mm::kForever || idle > kTrimAfterMs)) {
     ssize_t n = conn.read(buf, len, kTrimAfterMs);
     if (n != -ETIMEDOUT) return n;

@@ -15,16 +15,16 @@
 
 namespace ithaca::server {
 
-class client final : private cache::reply_drain {
+class client final : private flow::reply_drain {
  public:
-  client(const worker_shared& shared, cache::command_counters& counters);
+  client(const worker_shared& shared, flow::command_counters& counters);
   void run(const accepted_socket& s);
 
  private:
   bool flush(mm::io& conn);
   // Reads, freeing spare request slots if the client stays quiet.
   ssize_t read_some(mm::io& conn, char* buf, size_t len, mm::millis idle);
-  // cache::reply_drain: a batch's replies passed the high-water mark; write
+  // flow::reply_drain: a batch's replies passed the high-water mark; write
   // them now (the batch waits for a slow reader, within the write timeout).
   bool drain(protocol::out_buffer& out) override;
   // Picks up a newer live snapshot, if any, for the batch about to run.
@@ -32,11 +32,12 @@ class client final : private cache::reply_drain {
 
   const worker_shared& shared_;
   live_reader live_;
-  cache::command_counters& counters_;
+  flow::command_counters& counters_;
   protocol::parser parser_;
   protocol::out_buffer out_;
   cache::exec_context ctx_;
-  route::inflight_queue inflight_;  // requests of the batch, in order
+  flow::server_context server_;
+  flow::inflight_queue inflight_;  // requests of the batch, in order
   route::loop_context loop_;
   std::string pending_;  // an incomplete request carried over to the next read
   mm::io* conn_ = nullptr;  // while run() serves it

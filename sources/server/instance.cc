@@ -14,7 +14,7 @@
 #include "pooler.h"
 #include "role_monitor.h"
 #include "route_builder.h"
-#include "router.h"
+#include "fanout.h"
 #include "served_role.h"
 #include "server_directory.h"
 #include "server_clock.h"
@@ -48,8 +48,8 @@ std::vector<std::string> udp_addresses(const config::config& cfg) {
   return out;
 }
 
-router_settings router_settings_of(const config::config& cfg) {
-  router_settings r;
+replication::fanout_settings fanout_settings_of(const config::config& cfg) {
+  replication::fanout_settings r;
   r.listen = config::to_string(config::tcp_address{config::replication_listen_host(cfg), cfg.replication.port});
   r.allow = cfg.replication.allow;
   r.slave_timeout_ms = cfg.replication.slave_timeout_ms;
@@ -111,7 +111,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   mm::machine_config mc;
   mc.backend = backend_of(cfg.server.backend);
   mc.stack_size = cfg.server.stack_size;
-  // Replication: the router machine and its observer, installed before any
+  // Replication: the fan-out machine and its observer, installed before any
   // worker can touch the store, on every node that is or may become a master
   // (a slave's store pays one relaxed load per change: nothing streams).
   const config::replication_role repl_role = cfg.replication.role;
@@ -119,17 +119,18 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   replication::repl_counters repl;
   // Every node that is or may become a master has the ack state (idle with
   // `ack: none`), so a SIGHUP can turn `ack: slave` on. It outlives the
-  // router (which a role change stops and starts again) and the workers.
+  // fan-out (which a role change stops and starts again) and the workers.
   std::unique_ptr<replication::ack_state> repl_ack;
-  std::unique_ptr<router> repl_router;
+  std::unique_ptr<replication::fanout> repl_fanout;
   if (repl_role == config::replication_role::Master || auto_role) {
     repl_ack = std::make_unique<replication::ack_state>(cfg.server.workers, repl);
-    repl_router = std::make_unique<router>(router_settings_of(cfg), *st, clock, repl, repl_ack.get());
-    st->set_observer(repl_router->observer());
+    repl_fanout = std::make_unique<replication::fanout>(fanout_settings_of(cfg), *st, [&clock] { return clock.now(); },
+                                                        clock.wall_base(), repl, repl_ack.get());
+    st->set_observer(repl_fanout->observer());
   }
   // Roles by virtual IP: the first role is decided here, before the first
   // snapshot, so clients meet the right one from the start.
-  bool start_router = repl_role == config::replication_role::Master;
+  bool start_fanout = repl_role == config::replication_role::Master;
   route::store_access access = repl_role == config::replication_role::Slave
                                    ? route::slave_access(cfg.replication.serve_reads)
                                    : route::store_access::ReadWrite;
@@ -138,8 +139,8 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   if (auto_role) {
     auto_settings = role_settings_of(cfg, mc);
     first_role = first_role_of(auto_settings, repl);
-    start_router = first_role == role_state::Master;
-    if (!start_router) access = auto_settings.slave_access;
+    start_fanout = first_role == role_state::Master;
+    if (!start_fanout) access = auto_settings.slave_access;
   }
   // What a SIGHUP may change; the pooler publishes the next one (reload.h),
   // and so does a role change (served_role.h).
@@ -156,7 +157,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   served_role role(access);
   std::unique_ptr<role_monitor> monitor;
   if (auto_role) {
-    monitor = std::make_unique<role_monitor>(std::move(auto_settings), first_role, *repl_router, *st, clock, repl,
+    monitor = std::make_unique<role_monitor>(std::move(auto_settings), first_role, *repl_fanout, *st, clock, repl,
                                              role, live);
   }
 
@@ -204,8 +205,8 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     }
     started.push_back(w.get());
   }
-  if (rc == 0 && start_router && !repl_router->start(mc)) {
-    spdlog::critical("router machine did not start (see the log above)");
+  if (rc == 0 && start_fanout && !repl_fanout->start(mc)) {
+    spdlog::critical("fan-out machine did not start (see the log above)");
     rc = 1;
   }
   if (rc == 0 && monitor && !monitor->start(mc)) {
@@ -247,14 +248,14 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   }
   for (worker* w : started) w->stop();
   for (worker* w : started) w->join();
-  // The monitor first: it may be starting or stopping the router machine.
+  // The monitor first: it may be starting or stopping the fan-out machine.
   if (monitor) {
     monitor->stop();
     monitor->join();
   }
-  if (repl_router) {
-    repl_router->stop();
-    repl_router->join();
+  if (repl_fanout) {
+    repl_fanout->stop();
+    repl_fanout->join();
   }
   if (repl_slave) {
     mm::machine_stop(repl_slave);

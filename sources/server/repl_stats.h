@@ -1,11 +1,11 @@
 // The replication lines of `stats` (yrmcds's counters and ours).
 #pragma once
 
-#include "executor.h"
+#include "stats_provider.h"
 #include "repl_counters.h"
 
 namespace ithaca::server {
 
-void repl_stat_lines(const replication::repl_counters& c, cache::stat_lines& out);
+void repl_stat_lines(const replication::repl_counters& c, flow::stat_lines& out);
 
 }  // namespace ithaca::server

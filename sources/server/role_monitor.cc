@@ -33,11 +33,11 @@ role_state first_role_of(const role_settings& s, replication::repl_counters& cou
   return first;
 }
 
-role_monitor::role_monitor(role_settings settings, role_state first, router& r, store::store& st,
+role_monitor::role_monitor(role_settings settings, role_state first, replication::fanout& r, store::store& st,
                            const server_clock& clock, replication::repl_counters& counters, served_role& role,
                            live_cell& live)
     : settings_(std::move(settings)),
-      router_(r),
+      fanout_(r),
       store_(st),
       clock_(clock),
       counters_(counters),
@@ -120,10 +120,10 @@ void role_monitor::main() {
 // streamed (yrmcds keeps it too).
 void role_monitor::promote() {
   end_session();
-  if (!router_.start(settings_.machine)) {
+  if (!fanout_.start(settings_.machine)) {
     // The address is here but slaves cannot be accepted (the port is taken?):
     // stay a slave and try again at the next check.
-    spdlog::error("replication: virtual_ip {} is here but the router machine did not start (see above); "
+    spdlog::error("replication: virtual_ip {} is here but the fan-out machine did not start (see above); "
                   "trying again in {} ms", settings_.virtual_ip.text, settings_.check_interval_ms);
     if (state_ == role_state::Slave) start_session();
     return;
@@ -141,8 +141,8 @@ void role_monitor::promote() {
 // address), then the data, as yrmcds's restart would drop it.
 void role_monitor::demote() {
   role_.change(settings_.slave_access, live_);
-  router_.stop();
-  router_.join();
+  fanout_.stop();
+  fanout_.join();
   store_.flush_all(clock_.now(), 0);
   changed(role_state::Slave, "demoted to slave: local data dropped");
   start_session();

@@ -5,21 +5,21 @@
 //
 // The monitor is the main coroutine of the "role" machine, which it shares
 // with the slave session it runs while a slave (replication::slave_session).
-// It alone starts and stops the router machine after start-up, and it alone
+// It alone starts and stops the fan-out machine after start-up, and it alone
 // changes what clients may do (served_role::change, a new live snapshot).
-// Starting and joining the router machine block the role machine's thread
-// (router::start waits for the bind, router::join for its slaves to be
+// Starting and joining the fan-out machine block the role machine's thread
+// (fanout::start waits for the bind, fanout::join for its slaves to be
 // dropped, within 5 s): nothing else runs there at those moments, since the
 // slave session has ended before a promotion and starts after a demotion.
 //
 // State machine (one switch in main()):
 //
 //   Master --- address gone (check every check_interval) ---> Slave
-//            demote: clients read-only or closed, router machine stopped
+//            demote: clients read-only or closed, fan-out machine stopped
 //            (its slaves drop and fail over), local data dropped (flush),
 //            slave session started
 //   Slave --- address here (every check_interval) -----------> Master
-//            promote: session ended, router machine started (listener,
+//            promote: session ended, fan-out machine started (listener,
 //            streaming), clients read and write; data kept
 //   Slave --- session ended (it followed a master, now gone) -> MasterLost
 //            (a session that cannot connect does not end: it tries again
@@ -38,7 +38,7 @@
 #include "machinarium.h"
 #include "repl_counters.h"
 #include "route_builder.h"
-#include "router.h"
+#include "fanout.h"
 #include "served_role.h"
 #include "server_clock.h"
 #include "slave.h"
@@ -53,11 +53,11 @@ struct role_settings {
   uint64_t failover_delay_ms = 5000;
   route::store_access slave_access = route::store_access::Closed;  // clients of a slave
   replication::slave_settings slave;  // master_host is virtual_ip
-  mm::machine_config machine;         // the router machine's, at each promotion
+  mm::machine_config machine;         // the fan-out machine's, at each promotion
 };
 
 enum class role_state : std::uint8_t {
-  Master,      // holds virtual_ip: the router machine runs; clients read and write
+  Master,      // holds virtual_ip: the fan-out machine runs; clients read and write
   Slave,       // does not: a slave session follows virtual_ip:port; clients as slave_access says
   MasterLost,  // a slave whose session ended: looks for the address until failover_delay passes
 };
@@ -65,15 +65,15 @@ const char* to_string(role_state s);
 
 // The first role: Master if this node holds the address now, else Slave
 // (logged, and set in the counters). Called before any machine starts, so the
-// first snapshot is right and the caller starts the router machine for a
+// first snapshot is right and the caller starts the fan-out machine for a
 // Master (a bind failure then fails the start, as with a static master). [main]
 role_state first_role_of(const role_settings& s, replication::repl_counters& counters);
 
 class role_monitor {
  public:
   // `first` is first_role_of()'s answer; for a Master the caller has started
-  // the router machine.
-  role_monitor(role_settings settings, role_state first, router& r, store::store& st, const server_clock& clock,
+  // the fan-out machine.
+  role_monitor(role_settings settings, role_state first, replication::fanout& r, store::store& st, const server_clock& clock,
                replication::repl_counters& counters, served_role& role, live_cell& live);
   role_monitor(const role_monitor&) = delete;
   role_monitor& operator=(const role_monitor&) = delete;
@@ -92,7 +92,7 @@ class role_monitor {
   void changed(role_state to, const char* what);
 
   role_settings settings_;
-  router& router_;
+  replication::fanout& fanout_;
   store::store& store_;
   const server_clock& clock_;
   replication::repl_counters& counters_;

@@ -29,7 +29,7 @@ server_gauges gauges(const proxy::backend_server& s) {
 
 }  // namespace
 
-void router_stats_pools(const route::route_tree& tree, route::stat_lines& out) {
+void router_stats_pools(const route::route_tree& tree, flow::stat_lines& out) {
   for (const auto& p : tree.pools()) {
     uint64_t up = 0, requests = 0, replies = 0, failures = 0;
     for (const auto& s : p->servers()) {
@@ -48,7 +48,7 @@ void router_stats_pools(const route::route_tree& tree, route::stat_lines& out) {
   }
 }
 
-void router_stats_servers(const route::route_tree& tree, route::stat_lines& out) {
+void router_stats_servers(const route::route_tree& tree, flow::stat_lines& out) {
   for (const auto& p : tree.pools()) {
     for (const auto& s : p->servers()) {
       const proxy::server_totals n = s->totals();
@@ -81,7 +81,7 @@ void router_stats_servers(const route::route_tree& tree, route::stat_lines& out)
   }
 }
 
-void router_stats_summary(const route::route_tree& tree, route::stat_lines& out) {
+void router_stats_summary(const route::route_tree& tree, flow::stat_lines& out) {
   uint64_t servers = 0, down = 0, requests = 0, failures = 0;
   for (const auto& p : tree.pools()) {
     for (const auto& s : p->servers()) {

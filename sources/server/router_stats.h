@@ -18,9 +18,9 @@
 
 namespace ithaca::server {
 
-void router_stats_pools(const route::route_tree& tree, route::stat_lines& out);
-void router_stats_servers(const route::route_tree& tree, route::stat_lines& out);
-void router_stats_summary(const route::route_tree& tree, route::stat_lines& out);
+void router_stats_pools(const route::route_tree& tree, flow::stat_lines& out);
+void router_stats_servers(const route::route_tree& tree, flow::stat_lines& out);
+void router_stats_summary(const route::route_tree& tree, flow::stat_lines& out);
 void router_stats_reset(const route::route_tree& tree);
 
 }  // namespace ithaca::server

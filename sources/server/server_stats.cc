@@ -16,7 +16,7 @@
 namespace ithaca::server {
 
 namespace {
-constexpr size_t kCounters = cache::command_counters::kCount;
+constexpr size_t kCounters = flow::command_counters::kCount;
 
 std::string timeval_text(const timeval& tv) {
   char buf[48];
@@ -30,13 +30,13 @@ server_stats::server_stats(const config::config& cfg, const live_cell& live, sto
                            std::string io_backend)
     : cfg_(cfg), live_(live), store_(st), conns_(conns), clock_(clock), gc_(gc), io_backend_(std::move(io_backend)) {}
 
-cache::command_counters& server_stats::add_worker() {
-  workers_.push_back(std::make_unique<cache::command_counters>());
+flow::command_counters& server_stats::add_worker() {
+  workers_.push_back(std::make_unique<flow::command_counters>());
   worker_base_.resize(workers_.size() * kCounters, 0);
   return *workers_.back();
 }
 
-bool server_stats::collect(std::string_view arg, cache::stat_lines& out) {
+bool server_stats::collect(std::string_view arg, flow::stat_lines& out) {
   // Taken before reset_mutex_, so the two locks are never held together.
   const std::shared_ptr<const live_settings> live = live_.load();
   std::lock_guard lock(reset_mutex_);
@@ -70,7 +70,7 @@ void server_stats::reset() {
   size_t w = 0;
   for (auto& c : workers_) {
     size_t i = 0;
-    c->for_each([&](cache::counter& k) { worker_base_[w * kCounters + i++] = k.get(); });
+    c->for_each([&](flow::counter& k) { worker_base_[w * kCounters + i++] = k.get(); });
     w++;
   }
   total_conns_base_ = conns_.total();
@@ -79,7 +79,7 @@ void server_stats::reset() {
 
 // The running configuration: the start-up one with the live settings over it,
 // and the store's memory limit (which `cache_memlimit` may have set since).
-void server_stats::settings(const live_settings& live, cache::stat_lines& out) {
+void server_stats::settings(const live_settings& live, flow::stat_lines& out) {
   config::config running = cfg_;
   overlay(live, running);
   running.cache.memory_limit = store_.memory_limit();
@@ -92,7 +92,7 @@ void server_stats::settings(const live_settings& live, cache::stat_lines& out) {
   out.emplace_back("io_backend", io_backend_);
 }
 
-void server_stats::general(const live_settings& live, cache::stat_lines& out) {
+void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   auto add = [&](const char* name, auto value) {
     if constexpr (std::is_convertible_v<decltype(value), std::string>) {
       out.emplace_back(name, std::string(value));
@@ -105,7 +105,7 @@ void server_stats::general(const live_settings& live, cache::stat_lines& out) {
   size_t w = 0;
   for (auto& c : workers_) {
     size_t i = 0;
-    c->for_each([&](cache::counter& k) {
+    c->for_each([&](flow::counter& k) {
       sums[i] += k.get() - worker_base_[w * kCounters + i];
       i++;
     });
@@ -122,7 +122,7 @@ void server_stats::general(const live_settings& live, cache::stat_lines& out) {
   add("pid", static_cast<int64_t>(getpid()));
   add("uptime", clock_.uptime_s());
   add("time", static_cast<int64_t>(std::time(nullptr)));
-  add("version", std::string(cache::kVersion));
+  add("version", std::string(flow::kVersion));
   add("pointer_size", static_cast<int>(sizeof(void*) * 8));
   add("rusage_user", timeval_text(ru.ru_utime));
   add("rusage_system", timeval_text(ru.ru_stime));
@@ -193,7 +193,7 @@ void server_stats::general(const live_settings& live, cache::stat_lines& out) {
 
 // memcached reports per slab class; ithaca has one item pool, reported as
 // class 1 with the same field names so tools that parse them keep working.
-void server_stats::items(cache::stat_lines& out) {
+void server_stats::items(flow::stat_lines& out) {
   store::store_stats_snapshot s = store_.stats();
   if (s.curr_items == 0) return;
   out.emplace_back("items:1:number", std::to_string(s.curr_items));
@@ -204,13 +204,13 @@ void server_stats::items(cache::stat_lines& out) {
   out.emplace_back("items:1:outofmemory", std::to_string(s.out_of_memory));
 }
 
-void server_stats::slabs(cache::stat_lines& out) {
+void server_stats::slabs(flow::stat_lines& out) {
   store::store_stats_snapshot s = store_.stats();
   out.emplace_back("active_slabs", s.curr_items ? "1" : "0");
   out.emplace_back("total_malloced", std::to_string(store_.mem_used()));
 }
 
-void server_stats::conns(cache::stat_lines& out) {
+void server_stats::conns(flow::stat_lines& out) {
   int64_t now = clock_.uptime_s();
   conns_.for_each([&](uint64_t id, const conn_info& c) {
     std::string prefix = std::to_string(id) + ":";

@@ -31,18 +31,19 @@ struct gc_counters {
   std::atomic<uint64_t> evicted_unfetched{0};
 };
 
-class server_stats final : public cache::stats_provider {
+class server_stats final : public flow::stats_provider {
  public:
   // `cfg` is the start-up config; `live` overrides what a reload changed.
   server_stats(const config::config& cfg, const live_cell& live, store::store& st, conn_registry& conns,
                const server_clock& clock, gc_counters& gc, std::string io_backend);
 
   // One per worker, created before the workers start; never removed.
-  cache::command_counters& add_worker();
+  flow::command_counters& add_worker();
 
-  bool collect(std::string_view arg, cache::stat_lines& out) override;
+  bool collect(std::string_view arg, flow::stat_lines& out) override;
   void reset() override;
   void set_verbosity(uint32_t level) override { verbosity_.store(level); }
+  void set_memory_limit(uint64_t bytes) override { store_.set_memory_limit(bytes); }
   // Called once, before the pooler starts accepting.
   void set_io_backend(std::string name) { io_backend_ = std::move(name); }
   // The port really bound (the config may say 0); any thread.
@@ -51,11 +52,11 @@ class server_stats final : public cache::stats_provider {
   void set_replication(const replication::repl_counters* c) { repl_ = c; }
 
  private:
-  void general(const live_settings& live, cache::stat_lines& out);
-  void settings(const live_settings& live, cache::stat_lines& out);
-  void items(cache::stat_lines& out);
-  void slabs(cache::stat_lines& out);
-  void conns(cache::stat_lines& out);
+  void general(const live_settings& live, flow::stat_lines& out);
+  void settings(const live_settings& live, flow::stat_lines& out);
+  void items(flow::stat_lines& out);
+  void slabs(flow::stat_lines& out);
+  void conns(flow::stat_lines& out);
 
   const config::config& cfg_;
   const live_cell& live_;
@@ -64,7 +65,7 @@ class server_stats final : public cache::stats_provider {
   const server_clock& clock_;
   gc_counters& gc_;
   std::string io_backend_;
-  std::vector<std::unique_ptr<cache::command_counters>> workers_;  // fixed after start
+  std::vector<std::unique_ptr<flow::command_counters>> workers_;  // fixed after start
   std::atomic<uint32_t> verbosity_{0};
   const replication::repl_counters* repl_ = nullptr;
   std::atomic<uint16_t> tcp_port_{0};  // 0: not bound yet, report the config's

@@ -103,12 +103,12 @@ bool udp_bind_listeners(const std::vector<std::string>& addresses, unsigned work
   return true;
 }
 
-udp_server::batch::batch(const worker_shared& shared, cache::command_counters& counters)
-    : live(*shared.live), ctx{*shared.store, counters, *shared.stats, {}, false, std::string(cache::kVersion), {}} {
+udp_server::batch::batch(const worker_shared& shared, flow::command_counters& counters)
+    : live(*shared.live), ctx(*shared.store, counters), server{*shared.stats, counters} {
   ctx.drain = this;
 }
 
-udp_server::udp_server(const worker_shared& shared, cache::command_counters& counters)
+udp_server::udp_server(const worker_shared& shared, flow::command_counters& counters)
     : shared_(shared),
       counters_(counters),
       inline_(shared, counters),
@@ -157,9 +157,9 @@ void udp_server::run(const udp_socket& s) {
     inline_.peer = peer;
     inline_.peer_len = msg.msg_namelen;
     inline_.request_id = frame.request_id;
-    cache::exec_action action = process(inline_, payload);
+    flow::exec_action action = process(inline_, payload);
     send_reply(*sock, inline_);
-    if (action == cache::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
+    if (action == flow::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
   }
   // The batches use this object and the socket: end them first (cancelled,
   // each ends at its next wait; its calls in flight are orphaned).
@@ -201,10 +201,10 @@ bool udp_server::start_concurrent(mm::io& sock, std::string_view payload, const 
 // [a concurrent batch's own coroutine] Runs the datagram on the snapshot
 // current when it started, sends its replies, and gives the batch back.
 void udp_server::serve_concurrent(mm::io& sock, batch& b) {
-  const cache::exec_action action = process(b, b.payload);
+  const flow::exec_action action = process(b, b.payload);
   if (!mm::coroutine_cancelled()) send_reply(sock, b);
   b.out.consume(b.out.size());
-  if (action == cache::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
+  if (action == flow::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
   // A few spare batches are kept; a burst's others are freed.
   constexpr size_t kKeepSpare = 8;
   for (size_t i = 0; i < running_.size(); i++) {
@@ -224,14 +224,14 @@ void udp_server::serve_concurrent(mm::io& sock, batch& b) {
 // A fresh parser per datagram: a request never continues in the next one, and
 // datagrams from different senders share this socket. An incomplete request at
 // the end is dropped without a reply (memcached sends none either).
-cache::exec_action udp_server::process(batch& b, std::string_view payload) {
+flow::exec_action udp_server::process(batch& b, std::string_view payload) {
   b.live.refresh();  // one snapshot for the whole datagram
   protocol::parser parser(shared_.parser);
   parser.set_item_size_max(b.live->item_size_max);
-  b.ctx.enable_shutdown = b.live->enable_shutdown;
+  b.server.enable_shutdown = b.live->enable_shutdown;
   b.ctx.now = shared_.clock->now();
-  cache::exec_action action = cache::exec_action::Continue;
-  route::loop_context loop{b.ctx, b.live->routes.get(), b.inflight, b.out, shared_.backends, shared_.acks};
+  flow::exec_action action = flow::exec_action::Continue;
+  route::loop_context loop{&b.ctx, b.server, &b, b.live->routes.get(), b.inflight, b.out, shared_.backends, shared_.acks};
   route::execute_input(parser, payload, loop, action);
   // No trim: the queue is reused datagram after datagram.
   return action;

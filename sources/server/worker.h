@@ -48,7 +48,7 @@ struct udp_socket {
 // enable_shutdown.
 struct worker_shared {
   store::store* store = nullptr;
-  cache::stats_provider* stats = nullptr;
+  flow::stats_provider* stats = nullptr;
   conn_registry* conns = nullptr;
   const server_clock* clock = nullptr;
   const live_cell* live = nullptr;
@@ -68,7 +68,7 @@ struct worker_shared {
 
 class worker {
  public:
-  worker(int index, worker_shared shared, cache::command_counters& counters);
+  worker(int index, worker_shared shared, flow::command_counters& counters);
   ~worker();  // closes UDP sockets never handed to a coroutine (the worker did not start)
   worker(const worker&) = delete;
   worker& operator=(const worker&) = delete;
@@ -88,7 +88,7 @@ class worker {
 
   int index_;
   worker_shared shared_;
-  cache::command_counters& counters_;
+  flow::command_counters& counters_;
   mm::channel<accepted_socket> inbox_{4096};
   // This worker's backend connections (router role). Outlives the machine:
   // its connections' coroutines run on it until it stops.

@@ -218,7 +218,9 @@ def test_keys_kept_alive_by_touches_are_never_lost_on_the_slave(ithaca_factory):
                 time.sleep(0.004)
         held = [k for k in keys if c.call(b"touch %s 0\r\n" % k) == b"TOUCHED\r\n"]
     catch_up(master.address, slave.address, b"done")
-    assert len(held) > 200
+    # (A loaded machine touches slower and lets more keys lapse on the master;
+    # the check below needs enough kept keys to mean something.)
+    assert len(held) >= 100, f"only {len(held)} keys kept alive: too few to check"
     with Conn(*slave.address) as c:
         missing = [k for k in held if c.call(b"get %s\r\n" % k) == b"END\r\n"]
     assert not missing, f"the slave lost {len(missing)} of {len(held)} keys its master keeps: {missing[:5]}"

@@ -48,10 +48,10 @@ using fuzz::split_plan;
 
 // Answers `stats` from the store alone (the server's provider needs the
 // whole process: connections, workers, cron).
-class store_stats_provider final : public route::stats_provider {
+class store_stats_provider final : public flow::stats_provider {
  public:
   explicit store_stats_provider(store::store& s) : store_(s) {}
-  bool collect(std::string_view arg, route::stat_lines& out) override {
+  bool collect(std::string_view arg, flow::stat_lines& out) override {
     if (!arg.empty() && arg != "settings") return false;
     const store::store_stats_snapshot st = store_.stats();
     out.emplace_back("curr_items", std::to_string(st.curr_items));
@@ -61,13 +61,14 @@ class store_stats_provider final : public route::stats_provider {
   }
   void reset() override {}
   void set_verbosity(uint32_t) override {}
+  void set_memory_limit(uint64_t bytes) override { store_.set_memory_limit(bytes); }
 
  private:
   store::store& store_;
 };
 
 // What a client does with a batch's replies: writes them all (here: drops them).
-class writer final : public route::reply_drain {
+class writer final : public flow::reply_drain {
  public:
   bool drain(protocol::out_buffer& out) override {
     write_all(out);
@@ -132,9 +133,10 @@ void run_input(const fuzz::fuzz_input& in) {
   FUZZ_CHECK(arena.used() == 0 && arena.file_end() == 0, "an earlier input left extents in the arena");
   store::store st(sc, arena_ref);
   store_stats_provider stats(st);
-  cache::command_counters counters;
+  flow::command_counters counters;
   writer out_writer;
-  cache::exec_context ctx{st, counters, stats, {}, (in.options & 32) != 0, std::string(cache::kVersion), {}};
+  cache::exec_context ctx(st, counters);
+  flow::server_context server{stats, counters, (in.options & 32) != 0};
   ctx.drain = &out_writer;
   store::store_now now{kSecond, 1700000000};
   ctx.now = now;
@@ -144,15 +146,15 @@ void run_input(const fuzz::fuzz_input& in) {
   ps.lock_protocol = (in.options & 16) == 0;
   protocol::parser parser(ps);
   const auto tree = route::route_tree::local_only();
-  route::inflight_queue inflight;
+  flow::inflight_queue inflight;
   protocol::out_buffer out;
-  route::loop_context loop{ctx, tree.get(), inflight, out, nullptr};
+  route::loop_context loop{&ctx, server, &out_writer, tree.get(), inflight, out, nullptr};
 
   split_plan reads(split_plan::kind::Seeded, in.split_seed);
   split_plan clock(split_plan::kind::Seeded, static_cast<std::uint8_t>(in.split_seed ^ 0x5a));
   fuzz::stream_window w(in.stream);
-  route::exec_action action = route::exec_action::Continue;
-  while (action == route::exec_action::Continue && !w.all_received()) {
+  flow::exec_action action = flow::exec_action::Continue;
+  while (action == flow::exec_action::Continue && !w.all_received()) {
     w.receive(reads.next());
     // Between reads: up to 3 s pass, sometimes 40 days (absolute exptimes).
     const std::uint64_t step = clock.mix();

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "command_class.h"
 #include "event_record.h"
 #include "fuzz_check.h"
 #include "fuzz_input.h"
@@ -36,22 +37,6 @@ bool within(std::string_view inner, std::string_view outer) {
   const auto in0 = reinterpret_cast<std::uintptr_t>(inner.data());
   const auto out0 = reinterpret_cast<std::uintptr_t>(outer.data());
   return in0 >= out0 && in0 + inner.size() <= out0 + outer.size();
-}
-
-bool is_storage(command c) {
-  switch (c) {
-    case command::Set:
-    case command::Add:
-    case command::Replace:
-    case command::Append:
-    case command::Prepend:
-    case command::Cas:
-    case command::LeaseSet:
-    case command::MetaSet:
-      return true;
-    default:
-      return false;
-  }
 }
 
 // Views must point into the bytes given to parse() (or the scratch of a
@@ -152,7 +137,7 @@ feed_outcome feed(std::string_view stream, const parser_settings& settings, spli
       }
       if (r.status == parse_status::Ok) {
         FUZZ_CHECK(r.consumed > 0, "Ok without progress");
-        if (is_storage(req.cmd)) {
+        if (classify(req) == command_class::Store) {
           FUZZ_CHECK(req.value.size() <= settings.item_size_max, "value over item_size_max accepted");
         }
       } else if (!r.close) {

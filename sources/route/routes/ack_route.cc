@@ -1,22 +1,21 @@
 #include "ack_route.h"
 
 #include "ack_waiters.h"
+#include "command_class.h"
 #include "observer.h"
-#include "read_only_route.h"
-#include "request_loop.h"
 
 namespace ithaca::route {
 
 dispatch_status ack_route::dispatch(request_slot& slot, dispatch_env& env) const {
-  if (!env.acks || !read_only_route::is_write(slot.req) || is_server_command(slot.req))
+  if (!env.acks || !protocol::modifies(slot.req))
     return child_.dispatch(slot, env);
   replication::ack_state& state = env.acks->state();
-  // Before the store call: the router drain that pops this write's record
+  // Before the store call: the fan-out drain that pops this write's record
   // then sees a write waiting and asks the slaves (ack_state.h).
   state.waiting.fetch_add(1, std::memory_order_seq_cst);
   const replication::change_mark before = replication::thread_change_mark();
   // The reply is rendered into the slot (empty between uses): it may have to wait.
-  dispatch_env inner{env.exec, slot.deferred, env.backends, env.acks};
+  dispatch_env inner{env.local, env.server, slot.deferred, env.backends, env.acks};
   child_.dispatch(slot, inner);  // the local route: always Done
   const replication::change_mark after = replication::thread_change_mark();
   const bool changed = after.changes != before.changes;

@@ -17,9 +17,6 @@ class read_only_route final : public route {
   explicit read_only_route(const route& child) : route("read_only"), child_(child) {}
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
 
-  // Whether `req` would change what the store holds.
-  static bool is_write(const protocol::request& req);
-
  private:
   const route& child_;
 };

@@ -1,6 +1,8 @@
 #include "request_slot.h"
 
-namespace ithaca::route {
+#include "command_class.h"
+
+namespace ithaca::flow {
 
 std::uint64_t request_slot::client_tag() const { return queue_ ? queue_->id() : 0; }
 
@@ -30,22 +32,12 @@ void request_slot::keep_keys() {
   }
 }
 
-bool request_slot::can_fetch_again(const protocol::request& r) {
-  using protocol::command;
-  if (r.cmd == command::Get || r.cmd == command::Gets) return true;
-  if (r.cmd != command::MetaGet) return false;
-  for (const char f : {'N', 'T', 'R', 'h', 'l', 'E'}) {
-    if (r.meta.has(f)) return false;
-  }
-  return true;
-}
-
 void request_slot::account_reply() {
   if (orphaned()) return;
   const std::size_t now = result.bytes_held();
   queue_->held_ = queue_->held_ - accounted_ + now;
   accounted_ = now;
-  if (queue_->held_ <= inflight_queue::kHeldLimit || &queue_->head() == this || !can_fetch_again(req) ||
+  if (queue_->held_ <= inflight_queue::kHeldLimit || &queue_->head() == this || !protocol::can_fetch_again(req) ||
       queue_->last_unrepeatable_ > seq_)
     return;
   release_reply();
@@ -65,7 +57,7 @@ void request_slot::release_reply() {
 
 void request_slot::note_dispatch() {
   seq_ = ++queue_->dispatched_;
-  if (!can_fetch_again(req)) queue_->last_unrepeatable_ = seq_;
+  if (!protocol::can_fetch_again(req)) queue_->last_unrepeatable_ = seq_;
 }
 
 void request_slot::call_done() {
@@ -124,4 +116,4 @@ void inflight_queue::trim() {
   head_ = 0;
 }
 
-}  // namespace ithaca::route
+}  // namespace ithaca::flow

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-namespace ithaca::cache {
+namespace ithaca::flow {
 
 namespace {
 constexpr char kDelimiter = ':';  // memcached's default (-D)
@@ -71,4 +71,4 @@ void prefix_stats::clear() {
   table_.clear();
 }
 
-}  // namespace ithaca::cache
+}  // namespace ithaca::flow

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace ithaca::cache {
+namespace ithaca::flow {
 
 class prefix_stats {
  public:
@@ -55,4 +55,4 @@ class prefix_stats {
   std::unordered_map<std::string, counts> table_;  // [mutex_]
 };
 
-}  // namespace ithaca::cache
+}  // namespace ithaca::flow

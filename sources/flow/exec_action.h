@@ -2,7 +2,7 @@
 // two request loops (the TCP/unix client coroutine, the UDP datagram loop).
 #pragma once
 
-namespace ithaca::route {
+namespace ithaca::flow {
 
 enum class exec_action {
   Continue,  // go on with the next request
@@ -10,4 +10,4 @@ enum class exec_action {
   Shutdown   // shutdown (when enabled): flush, close, stop the server
 };
 
-}  // namespace ithaca::route
+}  // namespace ithaca::flow

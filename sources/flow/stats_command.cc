@@ -2,12 +2,12 @@
 // server's stats_provider; this file only words the replies as memcached does.
 #include <string_view>
 
-#include "exec_internal.h"
+#include "server_commands.h"
 #include "prefix_stats.h"
 #include "reply.h"
 #include "text_replies.h"
 
-namespace ithaca::cache {
+namespace ithaca::flow {
 
 namespace {
 
@@ -60,7 +60,7 @@ void binary_stats_detail(const protocol::request& req, std::string_view rest, pr
 // memcached's process_bin_stat takes "reset", "settings" and "detail" as
 // prefixes of the key (strncmp with the word's length: "resetx" resets,
 // "settingsx" lists the settings); every other group must match whole.
-exec_action binary_stats(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+exec_action binary_stats(const protocol::request& req, protocol::out_buffer& out, server_context& ctx) {
   const std::string_view key = req.args;
   if (key.starts_with(kReset)) {
     ctx.stats.reset();
@@ -85,7 +85,7 @@ exec_action binary_stats(const protocol::request& req, protocol::out_buffer& out
 
 }  // namespace
 
-exec_action execute_stats(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+exec_action execute_stats(const protocol::request& req, protocol::out_buffer& out, server_context& ctx) {
   if (req.proto == protocol::protocol_kind::Binary) return binary_stats(req, out, ctx);
   if (req.args == kReset) {
     ctx.stats.reset();
@@ -108,4 +108,4 @@ exec_action execute_stats(const protocol::request& req, protocol::out_buffer& ou
   return exec_action::Continue;
 }
 
-}  // namespace ithaca::cache
+}  // namespace ithaca::flow

@@ -18,12 +18,12 @@
 #include <string_view>
 #include <vector>
 
-#include "exec_internal.h"
+#include "server_commands.h"
 #include "number.h"
 #include "reply.h"
 #include "text_replies.h"
 
-namespace ithaca::cache {
+namespace ithaca::flow {
 
 namespace {
 
@@ -89,7 +89,7 @@ std::string_view lru_crawler(const std::vector<std::string_view>& w) {
 
 }  // namespace
 
-exec_action execute_admin(const protocol::request& req, protocol::out_buffer& out, exec_context&) {
+exec_action execute_admin(const protocol::request& req, protocol::out_buffer& out) {
   const std::vector<std::string_view> w = words_of(req.args);
   bool noreply = false;
   std::string_view reply = protocol::kReplyError;
@@ -107,4 +107,4 @@ exec_action execute_admin(const protocol::request& req, protocol::out_buffer& ou
   return exec_action::Continue;
 }
 
-}  // namespace ithaca::cache
+}  // namespace ithaca::flow

@@ -9,7 +9,7 @@
 
 #include "out_buffer.h"
 
-namespace ithaca::route {
+namespace ithaca::flow {
 
 // A batch's replies are held to about this much before they are drained: a
 // client cannot make the server copy "get k k k ..." (one value, a million
@@ -32,4 +32,4 @@ inline bool drain_if_full(protocol::out_buffer& out, reply_drain* drain) {
   return drain->drain(out);
 }
 
-}  // namespace ithaca::route
+}  // namespace ithaca::flow

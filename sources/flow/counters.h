@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace ithaca::cache {
+namespace ithaca::flow {
 
 class counter {
  public:
@@ -50,4 +50,4 @@ struct command_counters {
 // A counter added to the struct must be added to for_each and kCount too.
 static_assert(sizeof(command_counters) == command_counters::kCount * sizeof(counter));
 
-}  // namespace ithaca::cache
+}  // namespace ithaca::flow

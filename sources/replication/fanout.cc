@@ -1,4 +1,4 @@
-#include "router.h"
+#include "fanout.h"
 
 #include <netinet/in.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "record.h"
 #include "ring_record.h"
 
-namespace ithaca::server {
+namespace ithaca::replication {
 
 namespace {
 constexpr size_t kMaxSlaves = 16;                // yrmcds allows 5
@@ -25,8 +25,8 @@ constexpr mm::millis kLinger = 1;                // the drain's poll period whil
 constexpr int64_t kRefusalLogPeriodNs = 10'000'000'000;  // at most one "peer refused" line per 10 s
 }  // namespace
 
-// One attached slave. Router machine only.
-struct router::slave {
+// One attached slave. Fan-out machine only.
+struct fanout::slave {
   uint32_t id = 0;
   std::string peer;
   std::unique_ptr<mm::io> io;
@@ -43,23 +43,23 @@ struct router::slave {
   size_t buffered() const { return pending.size() + sending.size(); }
 };
 
-router::router(router_settings settings, store::store& st, const server_clock& clock,
-               replication::repl_counters& counters, replication::ack_state* ack)
+fanout::fanout(fanout_settings settings, store::store& st, std::function<store::store_now()> now, int64_t wall_base,
+               repl_counters& counters, ack_state* ack)
     : settings_(std::move(settings)),
       store_(st),
-      clock_(clock),
+      now_(std::move(now)),
       counters_(counters),
       ack_(ack),
       queue_(settings_.queue_size),
-      observer_(queue_, clock.wall_base(), ack ? ack->confirmed() : 0) {
+      observer_(queue_, wall_base, ack ? ack->confirmed() : 0) {
   counters_.role.store("master");
 }
 
-router::~router() = default;
+fanout::~fanout() = default;
 
-bool router::start(const mm::machine_config& base) {
+bool fanout::start(const mm::machine_config& base) {
   mm::machine_config cfg = base;
-  cfg.name = "router";
+  cfg.name = "repl_fanout";
   std::promise<bool> bound;
   auto result = bound.get_future();
   machine_ = mm::machine_create(cfg, [this, &bound] { main(&bound); });
@@ -71,16 +71,16 @@ bool router::start(const mm::machine_config& base) {
   return true;
 }
 
-void router::stop() {
+void fanout::stop() {
   if (machine_) mm::machine_stop(machine_);
 }
 
-void router::join() {
+void fanout::join() {
   if (machine_) mm::machine_join(machine_);
   machine_ = nullptr;
 }
 
-void router::main(std::promise<bool>* bound) {
+void fanout::main(std::promise<bool>* bound) {
   discard_stale();
   mm::address addr;
   std::string error;
@@ -146,7 +146,7 @@ void router::main(std::promise<bool>* bound) {
   discard_stale();
 }
 
-bool router::allowed(const sockaddr_storage& peer) const {
+bool fanout::allowed(const sockaddr_storage& peer) const {
   if (settings_.allow.empty()) return true;
   for (const config::cidr& block : settings_.allow) {
     if (config::cidr_contains(block, peer)) return true;
@@ -157,7 +157,7 @@ bool router::allowed(const sockaddr_storage& peer) const {
 // Closes a peer the accept loop will not serve and counts it. One log line
 // per 10 s at most (with the count of those not logged since), so a peer
 // that reconnects in a loop cannot flood the log.
-void router::refuse(int fd, const std::string& peer, const std::string& why) {
+void fanout::refuse(int fd, const std::string& peer, const std::string& why) {
   ::close(fd);
   counters_.peers_refused.fetch_add(1, std::memory_order_relaxed);
   const int64_t now = mm::now_ns();
@@ -180,8 +180,8 @@ void router::refuse(int fd, const std::string& peer, const std::string& why) {
 // the last slave was dropped) is discarded at the end of a term and again at
 // the start of the next, before any slave can join: a new slave must not
 // apply stale records after its scan. With no slave attached, deliver() only
-// releases a large value's reference. [router machine; the only consumer]
-void router::discard_stale() {
+// releases a large value's reference. [fan-out machine; the only consumer]
+void fanout::discard_stale() {
   std::string_view record;
   while (queue_.try_peek(record)) {
     deliver(record);
@@ -191,7 +191,7 @@ void router::discard_stale() {
 
 // The ring's only consumer. A record that names a large value holds one
 // reference on it, released here whether or not a slave takes it.
-void router::drain() {
+void fanout::drain() {
   mm::byte_queue::reader reader(queue_);
   uint64_t lost_seen = observer_.lost();
   for (;;) {
@@ -224,7 +224,7 @@ void router::drain() {
     // Linger while records keep coming. Waiting on the eventfd at once would
     // have the next commit wake this thread for the few records written
     // since: a thread switch, a write and a slave read per handful of
-    // changes, on the workers' cores (measured: the router thread cost more
+    // changes, on the workers' cores (measured: the fan-out thread cost more
     // than a third of the worker's time per set). Sleeping a tick instead
     // ships a tick's records in one write per slave; an empty ring still goes
     // back to the eventfd wait, so a lone change leaves at once.
@@ -235,14 +235,14 @@ void router::drain() {
   }
 }
 
-void router::deliver(std::string_view record) {
-  const replication::ring_tag tag = replication::read_tag(record);
-  const std::string_view packet = replication::packet_of(record);
+void fanout::deliver(std::string_view record) {
+  const ring_tag tag = read_tag(record);
+  const std::string_view packet = packet_of(record);
   store::large_value_ref large(tag.large ? tag.value : nullptr);  // adopts the record's reference
   std::vector<slave_ptr>& targets = targets_;  // a copy of the list: append may drop a slave
   targets.clear();
   switch (tag.kind) {
-    case replication::ring_kind::Stream:
+    case ring_kind::Stream:
       counters_.records_sent.fetch_add(slaves_.size(), std::memory_order_relaxed);
       if (!large) {
         // The common record: straight to every slave, no copy of the list
@@ -257,7 +257,7 @@ void router::deliver(std::string_view record) {
       }
       for (const slave_ptr& s : slaves_) targets.push_back(s);
       break;
-    case replication::ring_kind::Sync:
+    case ring_kind::Sync:
       for (const slave_ptr& s : slaves_) {
         if (s->id == tag.sync_id) {
           targets.push_back(s);
@@ -266,7 +266,7 @@ void router::deliver(std::string_view record) {
       }
       counters_.sync_items.fetch_add(targets.size(), std::memory_order_relaxed);
       break;
-    case replication::ring_kind::SyncDone:
+    case ring_kind::SyncDone:
       for (const slave_ptr& s : slaves_) {
         if (s->id != tag.sync_id) continue;
         s->syncing = false;
@@ -294,7 +294,7 @@ void router::deliver(std::string_view record) {
   for (const slave_ptr& s : targets) append(s, packet, *value);
 }
 
-void router::append(const slave_ptr& s, std::string_view a, std::string_view b) {
+void fanout::append(const slave_ptr& s, std::string_view a, std::string_view b) {
   if (s->closed) return;
   if (s->buffered() > 0 && s->buffered() + a.size() + b.size() > settings_.send_buffer) {
     drop(s, "fell behind by more than send_buffer (" + std::to_string(settings_.send_buffer) + " bytes)");
@@ -304,7 +304,7 @@ void router::append(const slave_ptr& s, std::string_view a, std::string_view b) 
   s->pending.append(b);
 }
 
-void router::writer(slave_ptr s) {
+void fanout::writer(slave_ptr s) {
   for (;;) {
     if (s->pending.empty()) {
       if (s->ready.wait(kIdleWait) == mm::wait_status::Cancelled) return;
@@ -326,11 +326,11 @@ void router::writer(slave_ptr s) {
 // While client writes wait for a confirmation (ack: slave), asks every
 // synced slave to confirm the position the drain has reached: every record
 // before it is in the slave's buffer, ahead of the request.
-void router::ask_confirmations() {
+void fanout::ask_confirmations() {
   if (!ack_ || ack_->waiting.load(std::memory_order_seq_cst) == 0) return;
   const uint64_t position = observer_.read_position();
-  char request[replication::kAckSize];
-  replication::encode_ack_request(request, position);
+  char request[kAckSize];
+  encode_ack_request(request, position);
   for (const slave_ptr& s : std::vector<slave_ptr>(slaves_)) {
     if (s->syncing || s->asked >= position) continue;
     append(s, {request, sizeof request});  // may drop it (behind by send_buffer)
@@ -343,14 +343,14 @@ void router::ask_confirmations() {
 // means nothing else, and (ack: slave) its confirmations. Silence for
 // slave_timeout, the end of the stream, or a packet that is not a
 // confirmation drops it.
-void router::heartbeats(slave_ptr s) {
+void fanout::heartbeats(slave_ptr s) {
   char buf[512];
-  replication::ack_reader reader;
+  ack_reader reader;
   for (;;) {
     ssize_t n = s->io->read(buf, sizeof buf, static_cast<mm::millis>(settings_.slave_timeout_ms));
     if (n > 0) {
       uint64_t confirmed = s->confirmed;
-      if (reader.feed({buf, static_cast<size_t>(n)}, confirmed) != replication::ack_reader::status::Ok) {
+      if (reader.feed({buf, static_cast<size_t>(n)}, confirmed) != ack_reader::status::Ok) {
         drop(s, reader.error());
         return;
       }
@@ -378,7 +378,7 @@ void router::heartbeats(slave_ptr s) {
 // ring holds counts as the slave's (it may all be its sync records, moved to
 // its buffer at the drain's next pass), so buffer + ring stay under half of
 // send_buffer before each step, whatever the ring's size.
-void router::initial_sync(slave_ptr s) {
+void fanout::initial_sync(slave_ptr s) {
   uint64_t next = 0;
   bool refused = false;
   auto visit = [this, &s, &refused](const store::item_view& v) {
@@ -389,7 +389,7 @@ void router::initial_sync(slave_ptr s) {
     while (queue_.used() > queue_.capacity() / 4 || s->buffered() + queue_.used() > settings_.send_buffer / 2) {
       if (mm::sleep(1) == mm::wait_status::Cancelled || s->closed) return;
     }
-    next = store_.scan(next, kScanStep, clock_.now(), visitor);
+    next = store_.scan(next, kScanStep, now_(), visitor);
     if (refused) {
       drop(s, "the replication queue was full during the initial sync");
       return;
@@ -403,7 +403,7 @@ void router::initial_sync(slave_ptr s) {
 }
 
 // `s` by value: a caller may pass the very element of slaves_ erased here.
-void router::drop(slave_ptr s, const std::string& why) {
+void fanout::drop(slave_ptr s, const std::string& why) {
   if (s->closed) return;
   s->closed = true;
   std::erase(slaves_, s);
@@ -419,10 +419,10 @@ void router::drop(slave_ptr s, const std::string& why) {
   update_lag();
 }
 
-void router::update_lag() {
+void fanout::update_lag() {
   uint64_t lag = 0;
   for (const slave_ptr& s : slaves_) lag += s->buffered();
   counters_.lag_bytes.store(lag, std::memory_order_relaxed);
 }
 
-}  // namespace ithaca::server
+}  // namespace ithaca::replication

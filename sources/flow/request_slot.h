@@ -44,7 +44,7 @@
 #include "request.h"
 #include "routed_result.h"
 
-namespace ithaca::route {
+namespace ithaca::flow {
 
 class inflight_queue;
 
@@ -104,10 +104,6 @@ class request_slot {
   // [the client] This request goes out for the first time: numbers it in its
   // client's order (see Order above).
   void note_dispatch();
-  // Whether `r` may be sent to its server twice with one reply: it changes
-  // nothing there (no touch, no vivify, no lease, no recache win, no hit or
-  // last-access flags whose second answer would differ).
-  static bool can_fetch_again(const protocol::request& r);
 
  private:
   // Copies the keys out of the client's input, which is about to go.
@@ -184,4 +180,4 @@ class inflight_queue {
   mm::call waiter_;
 };
 
-}  // namespace ithaca::route
+}  // namespace ithaca::flow

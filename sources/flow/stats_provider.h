@@ -1,7 +1,7 @@
-// Server-wide statistics for the `stats` commands, implemented by the server
-// (server_stats.cc) and asked by whichever route answers `stats`: the local
-// executor in the cache role, the router's own answer in the router role.
-// Called from a worker coroutine; implementations only read counters.
+// Server-wide statistics and the few settings a client may change, for the
+// server commands (server_commands.h): `stats`, `verbosity`, `cache_memlimit`.
+// Implemented by the server (server/server_stats.cc). Called from a worker
+// coroutine; implementations only read counters and store atomics.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace ithaca::route {
+namespace ithaca::flow {
 
 using stat_lines = std::vector<std::pair<std::string, std::string>>;
 
@@ -22,6 +22,9 @@ class stats_provider {
   virtual bool collect(std::string_view arg, stat_lines& out) = 0;
   virtual void reset() = 0;  // `stats reset`
   virtual void set_verbosity(uint32_t level) = 0;
+  // `cache_memlimit`: the local store's live memory limit (no effect
+  // without a store).
+  virtual void set_memory_limit(uint64_t bytes) = 0;
 };
 
-}  // namespace ithaca::route
+}  // namespace ithaca::flow

@@ -1,6 +1,7 @@
-// The router machine (DESIGN.md's "router thread", not the router role): a
-// machine of its own, started only on a replication master, that owns the
-// slave list and the slave sockets. Workers never touch a slave: their store
+// The replication fan-out machine (DESIGN.md's "router thread"; named for
+// what it does, so "router" means only the router role): a machine of its
+// own, started only on a replication master, that owns the slave list and
+// the slave sockets. Workers never touch a slave: their store
 // changes reach it through the hand-off ring (mm::byte_queue), filled by the
 // store's change observer under each key's bucket lock; this machine drains
 // the ring into one send buffer per slave and writes each in large writes.
@@ -29,6 +30,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -39,12 +41,11 @@
 #include "cidr.h"
 #include "observer.h"
 #include "repl_counters.h"
-#include "server_clock.h"
 #include "store.h"
 
-namespace ithaca::server {
+namespace ithaca::replication {
 
-struct router_settings {
+struct fanout_settings {
   std::string listen;  // "host:port" (port 0: any free port, logged)
   // The peers that may be slaves (replication.allow); empty: any peer.
   // Another is closed at accept, before a byte is sent, and counted.
@@ -54,17 +55,17 @@ struct router_settings {
   uint64_t queue_size = 64 << 20;
 };
 
-class router {
+class fanout {
  public:
   // `ack`: the semi-synchronous state shared with the workers (every master
   // has one, so a reload can turn `ack: slave` on); null: never asks. Stream
-  // positions start above ack->confirmed(), so a later router (a role
+  // positions start above ack->confirmed(), so a later fan-out (a role
   // change) never counts an old confirmation for a new write.
-  router(router_settings settings, store::store& st, const server_clock& clock,
-         replication::repl_counters& counters, replication::ack_state* ack = nullptr);
-  ~router();
-  router(const router&) = delete;
-  router& operator=(const router&) = delete;
+  fanout(fanout_settings settings, store::store& st, std::function<store::store_now()> now, int64_t wall_base,
+         repl_counters& counters, ack_state* ack = nullptr);
+  ~fanout();
+  fanout(const fanout&) = delete;
+  fanout& operator=(const fanout&) = delete;
 
   // Install before the store is shared (store::set_observer).
   store::change_observer* observer() { return &observer_; }
@@ -75,7 +76,7 @@ class router {
   // observer stay, installed in the store once.
   bool start(const mm::machine_config& base);
   void stop();  // any thread
-  void join();  // not from the router machine
+  void join();  // not from the fan-out machine
 
  private:
   struct slave;
@@ -95,15 +96,15 @@ class router {
   void update_lag();
   void ask_confirmations();
 
-  router_settings settings_;
+  fanout_settings settings_;
   store::store& store_;
-  const server_clock& clock_;
-  replication::repl_counters& counters_;
-  replication::ack_state* ack_;
+  std::function<store::store_now()> now_;  // the server clock's now()
+  repl_counters& counters_;
+  ack_state* ack_;
   mm::byte_queue queue_;
-  replication::stream_observer observer_;
+  stream_observer observer_;
   mm::machine* machine_ = nullptr;
-  // Router machine only.
+  // Fan-out machine only.
   std::vector<slave_ptr> slaves_;
   std::vector<slave_ptr> targets_;  // deliver's, kept to spare an allocation per record
   uint32_t next_id_ = 0;
@@ -111,4 +112,4 @@ class router {
   uint64_t refusals_unlogged_ = 0;  // refused since that line
 };
 
-}  // namespace ithaca::server
+}  // namespace ithaca::replication

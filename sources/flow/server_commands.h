@@ -1,0 +1,41 @@
+// Commands the server answers itself, whatever the route tree says and
+// whichever role it plays: version, verbosity, stats, quit, shutdown,
+// cache_memlimit, the operator commands (watch, slabs, lru, lru_crawler), mn,
+// binary Noop/Version/Stat/SASL, and a command nobody knows
+// (protocol::command_class::Server). The route tree supplies them as its
+// server route (route/routes/server_route.h); the local store never sees them.
+//
+// Thread: a client coroutine (or the UDP loop) on a worker machine. Nothing
+// here waits; the stats provider only reads counters.
+#pragma once
+
+#include <string_view>
+
+#include "counters.h"
+#include "exec_action.h"
+#include "out_buffer.h"
+#include "request.h"
+#include "stats_provider.h"
+
+namespace ithaca::flow {
+
+// What `version` and `stats` report: memcached's version (clients parse it to
+// pick features) with ithaca's name after it.
+inline constexpr std::string_view kVersion = "1.6.18-ithaca";
+
+struct server_context {
+  stats_provider& stats;
+  command_counters& counters;  // this worker's (mn counts as a meta command)
+  bool enable_shutdown = false;
+  std::string_view version = kVersion;
+};
+
+exec_action execute_server_command(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
+
+// `stats [group]` for text and binary (stats_command.cc).
+exec_action execute_stats(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
+// watch, slabs, lru, lru_crawler: memcached's answers with the feature off
+// (admin_command.cc).
+exec_action execute_admin(const protocol::request& req, protocol::out_buffer& out);
+
+}  // namespace ithaca::flow
