@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 #include <sched.h>
 
@@ -19,10 +20,10 @@ public:
     void lock() noexcept
     {
         for (;;) {
-            if (!word_.exchange(1, std::memory_order_acquire))
+            if (!word().exchange(1, std::memory_order_acquire))
                 return;
             // Test-and-test-and-set: spin on a plain load so waiters do not bounce the line.
-            for (int spins = 0; word_.load(std::memory_order_relaxed); ++spins) {
+            for (int spins = 0; word().load(std::memory_order_relaxed); ++spins) {
                 if (spins < kSpinsBeforeYield)
                     cpu_relax();
                 else
@@ -31,9 +32,9 @@ public:
         }
     }
 
-    bool try_lock() noexcept { return !word_.exchange(1, std::memory_order_acquire); }
+    bool try_lock() noexcept { return !word().exchange(1, std::memory_order_acquire); }
 
-    void unlock() noexcept { word_.store(0, std::memory_order_release); }
+    void unlock() noexcept { word().store(0, std::memory_order_release); }
 
 private:
     static constexpr int kSpinsBeforeYield = 128;
@@ -47,10 +48,16 @@ private:
 #endif
     }
 
-    std::atomic<uint8_t> word_{0};
+    std::atomic_ref<uint8_t> word() noexcept { return std::atomic_ref<uint8_t>(word_); }
+
+    // A plain byte, only ever reached through atomic_ref: so the lock is a
+    // trivial type, and a table of them may come zeroed (unlocked) from
+    // calloc without being written (store.cc: untouched pages cost nothing).
+    uint8_t word_;
 };
 
 static_assert(sizeof(bucket_lock) == 1);
+static_assert(std::is_trivial_v<bucket_lock>);
 
 // Scoped holder; unlocks on destruction. Declare any reclaim_list *before* the guard so that
 // deferred frees run after the unlock.

@@ -2,6 +2,9 @@
 // Read-modify-write operations are in rmw.cc; the GC, inline eviction and scan in gc.cc.
 #include "store.h"
 
+#include <new>
+#include <type_traits>
+
 #include <algorithm>
 #include <cerrno>
 #include <random>
@@ -43,8 +46,11 @@ store::store(const store_config& cfg, std::shared_ptr<large_arena> arena)
     const uint64_t n = round_up_pow2(std::max<uint64_t>(cfg.bucket_count, 1));
     cfg_.bucket_count = n;
     mask_ = n - 1;
-    heads_ = std::make_unique<item*[]>(n);  // value-initialised: all chains empty
-    locks_ = std::make_unique<bucket_lock[]>(n);
+    static_assert(std::is_trivially_destructible_v<bucket_lock> && sizeof(bucket_lock) == 1);
+    heads_.reset(static_cast<item**>(std::calloc(n, sizeof(item*))));  // all chains empty
+    locks_.reset(static_cast<bucket_lock*>(std::calloc(n, sizeof(bucket_lock))));  // all unlocked
+    if (!heads_ || !locks_)
+        throw std::bad_alloc();
     std::random_device rd;
     seed_ = (uint64_t{rd()} << 32) ^ rd();
     lease_counter_.store((uint64_t{rd()} << 32) ^ rd());

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -193,8 +194,14 @@ private:
     std::atomic<uint64_t> lease_interval_ms_;
     uint64_t mask_;
     uint64_t seed_;
-    std::unique_ptr<item*[]> heads_;        // chain heads      [locks_[b]]
-    std::unique_ptr<bucket_lock[]> locks_;  // one per bucket
+    // Both tables come zeroed from calloc, so the kernel's untouched zero
+    // pages back them: a bucket costs memory once an item lands in it (a
+    // router that stores nothing keeps its 2^hash_power table free).
+    struct free_deleter {
+        void operator()(void* p) const noexcept { std::free(p); }
+    };
+    std::unique_ptr<item*[], free_deleter> heads_;        // chain heads      [locks_[b]]
+    std::unique_ptr<bucket_lock[], free_deleter> locks_;  // one per bucket (all-zero: unlocked)
     change_observer* observer_ = nullptr;   // set before sharing; immutable afterwards
     // Where large values live; null if its file could not be created (large stores then
     // fail). Shared only with the caller that handed it in (see the constructor); ~store
