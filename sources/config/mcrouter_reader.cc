@@ -1,0 +1,1323 @@
+#include "mcrouter_reader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "route_check.h"
+
+namespace ithaca::config {
+
+// ------------------------------------------------------------ text
+
+bool looks_like_mcrouter_json(std::string_view text, std::string_view path) {
+  if (path.ends_with(".json")) return true;
+  std::string blanked;
+  int line = 0;
+  std::string why;
+  if (!blank_json_comments(text, blanked, &line, &why)) {
+    // Unreadable as JSON; it is JSON if it starts like JSON.
+    blanked = std::string(text);
+  }
+  const size_t brace = blanked.find_first_not_of(" \t\r\n");
+  if (brace == std::string::npos || blanked[brace] != '{') return false;
+  const size_t key = blanked.find_first_not_of(" \t\r\n", brace + 1);
+  return key != std::string::npos && blanked[key] == '"';
+}
+
+bool blank_json_comments(std::string_view text, std::string& out, int* line, std::string* why) {
+  out.assign(text.begin(), text.end());
+  int at = 1;
+  auto fail = [&](int l, std::string w) {
+    if (line) *line = l;
+    if (why) *why = std::move(w);
+    return false;
+  };
+  for (size_t i = 0; i < out.size(); ++i) {
+    const char ch = out[i];
+    if (ch == '\n') {
+      ++at;
+    } else if (ch == '"') {  // a string: skip to its closing quote, escapes included
+      for (++i; i < out.size() && out[i] != '"'; ++i) {
+        if (out[i] == '\\' && i + 1 < out.size()) ++i;
+        if (out[i] == '\n') ++at;  // (an error for the parser; keep counting)
+      }
+    } else if (ch == '\t') {
+      out[i] = ' ';
+    } else if (ch == '#') {
+      return fail(at, "'#' outside a string (an #include?): JSON has no such thing, and mcrouter's "
+                      "preprocessor features are not supported");
+    } else if (ch == '/' && i + 1 < out.size() && out[i + 1] == '/') {
+      for (; i < out.size() && out[i] != '\n'; ++i) out[i] = ' ';
+      if (i < out.size()) ++at;
+    } else if (ch == '/' && i + 1 < out.size() && out[i + 1] == '*') {
+      const int opened = at;
+      out[i] = out[i + 1] = ' ';
+      for (i += 2; i < out.size() && !(out[i] == '*' && i + 1 < out.size() && out[i + 1] == '/'); ++i) {
+        if (out[i] == '\n') {
+          ++at;
+        } else {
+          out[i] = ' ';
+        }
+      }
+      if (i >= out.size()) return fail(opened, "a /* comment is never closed");
+      out[i] = out[i + 1] = ' ';
+      ++i;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// ------------------------------------------------------------ helpers
+
+// mcrouter's route types ithaca has no equivalent for (refused by name).
+const std::set<std::string> kUnsupportedTypes = {
+    "AsynclogRoute", "BigValueRoute", "BlackholeRoute", "CarbonLookasideRoute", "DevNullRoute",
+    "DistributionRoute", "HashStopAllowListRoute", "HostIdRoute", "KeyParseRoute", "KeySplitRoute",
+    "L1L2CacheRoute", "L1L2SizeSplitRoute", "LatencyInjectionRoute", "LatestRoute", "LoadBalancerRoute",
+    "LoggingRoute", "MigrateRoute", "ModifyKeyRoute", "OriginalClientHashRoute", "PrefixPolicyRoute",
+    "RoutingGroupRoute", "SaltedFailoverRoute", "SetDistributionTargetRoute", "SRRoute", "StagingRoute",
+    "AxonLogRoute", "DestinationRoute", "OutstandingLimitRoute", "SlowWarmUpRoute", "ShardSplitRoute",
+};
+
+const std::vector<std::string> kSupportedTypes = {
+    "PoolRoute", "Pool", "AllSyncRoute", "AllAsyncRoute", "AllInitialRoute", "AllMajorityRoute",
+    "AllFastestRoute", "FailoverRoute", "FailoverWithExptimeRoute", "MissFailoverRoute", "HashRoute",
+    "RandomRoute", "OperationSelectorRoute", "PrefixSelectorRoute", "WarmUpRoute", "ShadowRoute",
+    "ModifyExptimeRoute", "RateLimitRoute", "ErrorRoute", "NullRoute",
+};
+
+// mcrouter's operation names (carbon's request names) -> ithaca's classes.
+bool op_class_of(const std::string& op, op_class& out) {
+  static const std::map<std::string, op_class> ops = {
+      {"get", op_class::Get},         {"gets", op_class::Get},        {"lease-get", op_class::Get},
+      {"metaget", op_class::Get},     {"set", op_class::Set},         {"add", op_class::Set},
+      {"replace", op_class::Set},     {"append", op_class::Set},      {"prepend", op_class::Set},
+      {"cas", op_class::Set},         {"lease-set", op_class::Set},   {"delete", op_class::Delete},
+      {"incr", op_class::Arithmetic}, {"decr", op_class::Arithmetic}, {"touch", op_class::Touch},
+      {"gat", op_class::Touch},       {"gats", op_class::Touch},
+  };
+  auto it = ops.find(op);
+  if (it == ops.end()) return false;
+  out = it->second;
+  return true;
+}
+
+bool is_string(const YAML::Node& n) { return n.IsScalar() && n.Tag() == "!"; }
+
+bool as_number(const YAML::Node& n, double& out) {
+  if (!n.IsScalar() || is_string(n) || n.Scalar().empty()) return false;
+  const std::string& t = n.Scalar();
+  char* end = nullptr;
+  out = std::strtod(t.c_str(), &end);
+  return end == t.c_str() + t.size() && std::isfinite(out);
+}
+
+bool as_int(const YAML::Node& n, int64_t& out) {
+  double d = 0;
+  if (!as_number(n, d) || d != std::floor(d) || std::fabs(d) > 9e15) return false;
+  out = static_cast<int64_t>(d);
+  return true;
+}
+
+bool as_bool(const YAML::Node& n, bool& out) {
+  if (!n.IsScalar() || is_string(n)) return false;
+  if (n.Scalar() == "true") {
+    out = true;
+  } else if (n.Scalar() == "false") {
+    out = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The route a list stands for, as one route (mcrouter's makeNullOrSingletonRoute).
+route_config null_route(int line) {
+  route_config r;
+  r.kind = route_kind::Null;
+  r.line = line;
+  return r;
+}
+
+// ------------------------------------------------------------ reader
+
+class reader {
+ public:
+  reader(load_context& ctx, router_config& out) : ctx_(ctx), out_(out) {}
+
+  void read(const YAML::Node& root) {
+    if (!root.IsMap()) {
+      fail(root, "an mcrouter config is a JSON object with `pools` and `route` or `routes`, got " + describe_node(root));
+      return;
+    }
+    no_jsonm(root);
+    if (ctx_.failed()) return;
+    section keys(ctx_, "", root);  // refuses a key given twice
+    for (const auto kv : root) {
+      const std::string key = kv.first.Scalar();
+      if (key == "pools" || key == "route" || key == "routes" || key == "named_handles") continue;
+      if (key == "macros" || key == "constants") {
+        fail(kv.first, "`" + key + "`: JSONM macros are not supported; expand the config first (mcrouter's "
+                       "preprocessed config, e.g. from its __mcrouter__.config admin request)");
+      } else {
+        fail(kv.first, "`" + key + "` is not supported by ithaca (it reads pools, route, routes and named_handles)");
+      }
+    }
+    if (const YAML::Node pools = root["pools"]) {
+      if (!pools.IsMap()) {
+        fail(pools, "pools: expected an object of pool names to pools, got " + describe_node(pools));
+      } else {
+        for (const auto kv : pools) pool_json_[kv.first.Scalar()] = kv.second;
+      }
+    }
+    if (const YAML::Node handles = root["named_handles"]) register_handles(handles);
+    const YAML::Node route = root["route"];
+    const YAML::Node routes = root["routes"];
+    if (route && routes) {
+      fail(routes, "both `route` and `routes` are given; mcrouter takes one of them");
+    } else if (route) {
+      out_.route = top(route);
+      out_.has_route = true;
+    } else if (routes) {
+      top_of_routes(routes);
+    } else {
+      fail(root, "an mcrouter config needs `route` or `routes`");
+    }
+    // Named handles nobody used are still checked, as mcrouter builds them.
+    while (!registered_.empty()) {
+      auto it = registered_.begin();
+      const std::string name = it->first;
+      const YAML::Node json = it->second;
+      named(name, json, json);
+    }
+    out_.format = "mcrouter";
+  }
+
+ private:
+  // ---------------------------------------------------------- errors
+
+  void fail(const YAML::Node& at, const std::string& message) { fail(mark(at), message); }
+  void fail(const YAML::Mark& m, const std::string& message) { ctx_.fail(m, message); }
+  // Short forms make nodes with no position; they report at their string's.
+  YAML::Mark mark(const YAML::Node& n) const {
+    const YAML::Mark m = n.Mark();
+    return m.is_null() ? here_ : m;
+  }
+  int line(const YAML::Node& n) const { return mark(n).line + 1; }
+
+  // JSONM: "@macro(...)" calls and "%var%" substitutions, anywhere.
+  void no_jsonm(const YAML::Node& n) {
+    if (n.IsScalar()) {
+      const std::string& t = n.Scalar();
+      if (t.starts_with("@")) {
+        fail(n, "'" + t.substr(0, 40) + "': JSONM macros (@...) are not supported; expand the config first");
+      }
+      const size_t pct = t.find('%');
+      if (pct != std::string::npos) {
+        const size_t end = t.find('%', pct + 1);
+        const std::string name = end == std::string::npos ? "" : t.substr(pct + 1, end - pct - 1);
+        if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
+          fail(n, "'" + t.substr(0, 40) + "': JSONM variables (%" + name + "%) are not supported; expand the config first");
+        }
+      }
+    } else if (n.IsMap()) {
+      for (const auto kv : n) {
+        no_jsonm(kv.first);
+        no_jsonm(kv.second);
+      }
+    } else if (n.IsSequence()) {
+      for (const YAML::Node& item : n) no_jsonm(item);
+    }
+  }
+
+  // Refuses keys of a route or pool object that ithaca does not read.
+  void allow(const YAML::Node& json, const std::string& what, std::initializer_list<const char*> keys) {
+    if (!json.IsMap()) return;
+    std::set<std::string> seen;
+    for (const auto kv : json) {
+      const std::string key = kv.first.Scalar();
+      if (!seen.insert(key).second) {
+        fail(kv.first, what + ": '" + key + "' is given twice");
+        continue;
+      }
+      if (key == "type" || key == "name") continue;
+      if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
+        std::vector<std::string> known(keys.begin(), keys.end());
+        const std::string close = closest_key(key, known);
+        fail(kv.first, what + ": option '" + key + "' is not supported by ithaca" +
+                           (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));
+      }
+    }
+  }
+
+  // ---------------------------------------------------------- top
+
+  route_config top(const YAML::Node& json) {
+    if (json.IsMap() && json["type"] && json["type"].Scalar() == "PrefixSelectorRoute") return prefix_selector(json);
+    return one(json, "route");
+  }
+
+  // `routes`: mcrouter picks one of these by the key's routing prefix
+  // (/region/cluster/); ithaca serves one route, so one entry only.
+  void top_of_routes(const YAML::Node& routes) {
+    std::vector<std::pair<std::string, YAML::Node>> entries;  // aliases, route
+    if (routes.IsSequence()) {
+      for (const YAML::Node& item : routes) {
+        if (!item.IsMap() || !item["route"] || !item["aliases"] || !item["aliases"].IsSequence()) {
+          fail(item, "routes: each entry is an object with `aliases` (a list of routing prefixes) and `route`");
+          return;
+        }
+        allow(item, "routes", {"aliases", "route"});
+        std::string aliases;
+        for (const YAML::Node& a : item["aliases"]) aliases += (aliases.empty() ? "" : ", ") + a.Scalar();
+        entries.emplace_back(aliases, item["route"]);
+      }
+    } else if (routes.IsMap()) {
+      for (const auto kv : routes) entries.emplace_back(kv.first.Scalar(), kv.second);
+    } else {
+      fail(routes, "routes: expected a list of {aliases, route} or an object of prefixes to routes, got " +
+                       describe_node(routes));
+      return;
+    }
+    if (entries.size() != 1) {
+      std::string all;
+      for (const auto& e : entries) all += (all.empty() ? "" : "; ") + e.first;
+      fail(routes, "routes: " + std::to_string(entries.size()) +
+                       " routes chosen by routing prefix (" + all +
+                       "); ithaca serves one route for all keys: keep the entry of your default prefix (-R)");
+      return;
+    }
+    out_.route = top(entries[0].second);
+    out_.has_route = true;
+  }
+
+  route_config prefix_selector(const YAML::Node& json) {
+    route_config r;
+    r.kind = route_kind::Prefix;
+    r.line = line(json);
+    allow(json, "PrefixSelectorRoute", {"policies", "wildcard"});
+    const YAML::Node policies = json["policies"];
+    const YAML::Node wildcard = json["wildcard"];
+    if (!policies && !wildcard) fail(json, "PrefixSelectorRoute: no policies/wildcard");
+    if (policies) {
+      if (!policies.IsMap()) {
+        fail(policies, "PrefixSelectorRoute: policies is not an object");
+      } else {
+        for (const auto kv : policies) {
+          route_config child = one(kv.second, "policies");
+          child.role = "prefix";
+          child.match = kv.first.Scalar();
+          r.children.push_back(std::move(child));
+        }
+      }
+    }
+    if (wildcard) {
+      route_config child = one(wildcard, "wildcard");
+      child.role = "default";
+      r.children.push_back(std::move(child));
+    }
+    return r;
+  }
+
+  // ---------------------------------------------------------- route lists
+
+  // Exactly one route where mcrouter's factory.create() wants one.
+  route_config one(const YAML::Node& json, const std::string& what) {
+    std::vector<route_config> l = list(json);
+    if (l.size() != 1) {
+      if (!ctx_.failed()) {
+        fail(json, what + ": " + std::to_string(l.size()) + " routes where one is expected");
+      }
+      return null_route(line(json));
+    }
+    return std::move(l[0]);
+  }
+
+  // mcrouter's createList(): a list flattens, a string is a named handle or a
+  // short form, an object is a route (named if it has a `name`).
+  std::vector<route_config> list(const YAML::Node& json) {
+    if (!json.Mark().is_null()) here_ = json.Mark();
+    std::vector<route_config> out;
+    if (json.IsSequence()) {
+      for (const YAML::Node& item : json) {
+        for (route_config& r : list(item)) out.push_back(std::move(r));
+      }
+      return out;
+    }
+    if (json.IsMap()) {
+      const YAML::Node name = json["name"];
+      if (name && name.IsScalar() && !json["type"]) {
+        fail(json, "a route object needs `type`");
+        return out;
+      }
+      if (name && name.IsScalar()) return named(name.Scalar(), json, json);
+      const YAML::Node type = json["type"];
+      if (!type || !type.IsScalar()) {
+        fail(json, "a route object needs `type` (a string such as \"PoolRoute\")");
+        return out;
+      }
+      return create(type.Scalar(), json, json);
+    }
+    if (json.IsScalar()) {
+      const std::string text = json.Scalar();
+      if (text.empty()) return out;  // an optional child left out
+      if (built_.count(text) != 0 || registered_.count(text) != 0 || building_.count(text) != 0) {
+        return named(text, YAML::Node(), json);
+      }
+      const size_t pipe = text.find('|');
+      if (pipe != std::string::npos) {
+        return create(text.substr(0, pipe), YAML::Node(text.substr(pipe + 1)), json);
+      }
+      return create(text, YAML::Node(YAML::NodeType::Null), json);
+    }
+    fail(json, "a route is an object, a string or a list, got " + describe_node(json));
+    return out;
+  }
+
+  // ---------------------------------------------------------- named handles
+
+  void register_handles(const YAML::Node& handles) {
+    if (handles.IsSequence()) {
+      for (const YAML::Node& h : handles) {
+        if (!h.IsMap() || !h["name"] || !h["name"].IsScalar()) {
+          fail(h, "named_handles: each entry of the list is a route object with a `name`");
+          continue;
+        }
+        add_handle(h["name"].Scalar(), h);
+      }
+    } else if (handles.IsMap()) {
+      for (const auto kv : handles) {
+        const YAML::Node h = kv.second;
+        if (h.IsMap() && h["name"] && h["name"].Scalar() != kv.first.Scalar()) {
+          fail(h["name"], "Ambiguous RouteHandle name in object for " + kv.first.Scalar());
+          continue;
+        }
+        add_handle(kv.first.Scalar(), h);
+      }
+    } else {
+      fail(handles, "named_handles is " + describe_node(handles) + ", expected a list or an object");
+    }
+  }
+
+  void add_handle(const std::string& name, const YAML::Node& json) {
+    if (registered_.count(name) != 0) {
+      fail(json, "Route handle '" + name + "' was already registered");
+      return;
+    }
+    registered_.emplace(name, json);
+  }
+
+  // A named handle, built once: an object becomes a route under `routes:`
+  // (ithaca's named routes) used through refs; a list is copied where used.
+  std::vector<route_config> named(const std::string& name, YAML::Node json, const YAML::Node& at) {
+    if (building_.count(name) != 0) {
+      fail(at, "named handle '" + name + "' refers to itself");
+      return {};
+    }
+    if (auto it = built_.find(name); it != built_.end()) {
+      std::vector<route_config> copy = it->second;
+      for (route_config& r : copy) {
+        if (r.kind == route_kind::Ref) r.line = line(at);
+      }
+      return copy;
+    }
+    if (auto it = registered_.find(name); it != registered_.end()) {
+      json.reset(it->second);
+      registered_.erase(it);
+    }
+    building_.insert(name);
+    std::vector<route_config> made;
+    if (json.IsMap()) {
+      const YAML::Node type = json["type"];
+      if (!type || !type.IsScalar()) {
+        fail(json, "named handle '" + name + "': No type field in RouteHandle json object");
+      } else {
+        made = create(type.Scalar(), json, json);
+      }
+    } else {
+      made = list(json);
+    }
+    building_.erase(name);
+    if (json.IsMap() && made.size() == 1 && made[0].kind != route_kind::Ref) {
+      route_config body = std::move(made[0]);
+      body.name = name;
+      body.role.clear();
+      out_.named_routes.push_back(std::move(body));
+      route_config ref;
+      ref.kind = route_kind::Ref;
+      ref.name = name;
+      ref.line = line(at);
+      made = {ref};
+    }
+    built_[name] = made;
+    return made;
+  }
+
+  // ---------------------------------------------------------- route types
+
+  std::vector<route_config> create(const std::string& type, const YAML::Node& json, const YAML::Node& at) {
+    const int ln = line(at);
+    if (type == "Pool") return pool_servers(json, at);
+    if (type == "PoolRoute") return {pool_route(json, at)};
+    if (type == "AllSyncRoute") return {collection(route_kind::AllSync, type, json, ln)};
+    if (type == "AllAsyncRoute") return {collection(route_kind::AllAsync, type, json, ln)};
+    if (type == "AllInitialRoute") return {collection(route_kind::AllInitial, type, json, ln)};
+    if (type == "AllMajorityRoute") return {collection(route_kind::AllMajority, type, json, ln)};
+    if (type == "AllFastestRoute") return {collection(route_kind::AllFastest, type, json, ln)};
+    if (type == "RandomRoute") return {collection(route_kind::Random, type, json, ln)};
+    if (type == "HashRoute") return {hash_route(json, at)};
+    if (type == "FailoverRoute") return {failover(json, ln)};
+    if (type == "FailoverWithExptimeRoute") return {failover_exptime(json, at)};
+    if (type == "MissFailoverRoute") return {miss_failover(json, ln)};
+    if (type == "OperationSelectorRoute") return {operation_selector(json, at)};
+    if (type == "WarmUpRoute") return {warm_up(json, at)};
+    if (type == "ShadowRoute") return {shadow(json, at)};
+    if (type == "ModifyExptimeRoute") return {modify_exptime(json, at)};
+    if (type == "RateLimitRoute") return {rate_limit(json, at)};
+    if (type == "ErrorRoute") return {error_route(json, at)};
+    if (type == "NullRoute") {
+      allow(json, type, {});
+      return {null_route(ln)};
+    }
+    if (type == "PrefixSelectorRoute") {
+      fail(at, "PrefixSelectorRoute is only read at the top of `route` or `routes` (as mcrouter reads it)");
+      return {};
+    }
+    if (type == "L1L2CacheRoute") {
+      fail(at, "mcrouter's L1L2CacheRoute (an L1 route in front of an L2 route) is not supported by ithaca; "
+               "ithaca's l1l2 route keeps L1 in its own store (see README \"Routes\")");
+      return {};
+    }
+    if (kUnsupportedTypes.count(type) != 0) {
+      fail(at, "mcrouter's " + type + " is not supported by ithaca");
+      return {};
+    }
+    const std::string close = closest_key(type, kSupportedTypes);
+    fail(at, "unknown route type '" + type + "'" + (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));
+    return {};
+  }
+
+  // Children of a list route: `children` of an object, or the json itself
+  // ("AllSyncRoute|Pool|A", or a list).
+  std::vector<route_config> children_of(const YAML::Node& json) {
+    if (json.IsMap()) {
+      const YAML::Node c = json["children"];
+      return c ? list(c) : std::vector<route_config>{};
+    }
+    return list(json);
+  }
+
+  route_config collection(route_kind kind, const std::string& type, const YAML::Node& json, int ln) {
+    allow(json, type, {"children"});
+    route_config r;
+    r.kind = kind;
+    r.line = ln;
+    r.children = children_of(json);
+    if (r.children.empty()) return null_route(ln);  // mcrouter: a NullRoute
+    return r;
+  }
+
+  route_config hash_route(const YAML::Node& json, const YAML::Node& at) {
+    allow(json, "HashRoute", {"children", "hash_func", "salt", "error_on_empty"});
+    route_config r;
+    r.kind = route_kind::Hash;
+    r.line = line(at);
+    r.dist = distribution::Ch3;
+    if (json.IsMap()) {
+      if (const YAML::Node f = json["hash_func"]) {
+        const std::string fn = f.Scalar();
+        if (fn == "Crc32") {
+          r.dist = distribution::McrouterCrc32;
+        } else if (fn != "Ch3") {
+          fail(f, "HashRoute: hash_func '" + fn + "' is not supported by ithaca (Ch3 or Crc32)");
+        }
+      }
+      salt(json, "HashRoute");
+    }
+    r.children = children_of(json);
+    if (r.children.size() == 1) return std::move(r.children[0]);
+    if (r.children.empty()) {
+      bool error_on_empty = true;
+      if (json.IsMap() && json["error_on_empty"] && !as_bool(json["error_on_empty"], error_on_empty)) {
+        fail(json["error_on_empty"], "HashRoute: error_on_empty is not a boolean");
+      }
+      if (!error_on_empty) return null_route(r.line);
+      route_config e;
+      e.kind = route_kind::Error;
+      e.line = r.line;
+      e.message = "HashRoute with empty children";
+      return e;
+    }
+    return r;
+  }
+
+  void salt(const YAML::Node& json, const std::string& what) {
+    if (const YAML::Node s = json["salt"]; s && !s.Scalar().empty()) {
+      fail(s, what + ": a salt changes placement and is not supported by ithaca");
+    }
+  }
+
+  void failover_settings(const YAML::Node& json, route_config& r, const std::string& what) {
+    if (const YAML::Node errors = json["failover_errors"]) {
+      if (errors.IsSequence()) {
+        error_names(errors, r.failover_errors, what);
+      } else if (errors.IsMap()) {
+        allow(errors, what + " failover_errors", {"gets", "updates", "deletes"});
+        if (errors["gets"]) error_names(errors["gets"], r.failover_errors_by_class[0], what);
+        if (errors["updates"]) error_names(errors["updates"], r.failover_errors_by_class[1], what);
+        if (errors["deletes"]) error_names(errors["deletes"], r.failover_errors_by_class[2], what);
+      } else {
+        fail(errors, "Failover errors must be either an array or an object.");
+      }
+    }
+    if (const YAML::Node limit = json["failover_limit"]) {
+      double rate = 0, burst = 1000;
+      if (!limit.IsMap() || !limit["rate"] || !as_number(limit["rate"], rate)) {
+        fail(limit, "FailoverRateLimiter: failover_limit needs a numeric `rate`");
+        return;
+      }
+      allow(limit, "failover_limit", {"rate", "burst"});
+      if (limit["burst"] && !as_number(limit["burst"], burst)) {
+        fail(limit["burst"], "FailoverRateLimiter: burst is not a number");
+      }
+      rate = std::min(std::max(rate, 0.0), 1.0);  // mcrouter clamps both
+      burst = std::max(burst, 1.0);
+      if (rate == 0) {
+        fail(limit["rate"], "failover_limit: a rate of 0 (no failover after the first burst) is not supported by "
+                            "ithaca; leave failover_limit out or give a rate above 0");
+      }
+      r.failover_rate = rate;
+      r.failover_burst = burst;
+    }
+    if (const YAML::Node p = json["failover_policy"]) {
+      fail(p, what + ": failover_policy is not supported by ithaca (children are tried in order)");
+    }
+    for (const char* flag : {"failover_tag", "enable_lease_pairing"}) {
+      bool on = false;
+      if (const YAML::Node f = json[flag]; f && (!as_bool(f, on) || on)) {
+        fail(f, what + ": " + flag + " is not supported by ithaca");
+      }
+    }
+  }
+
+  void error_names(const YAML::Node& list, std::vector<std::string>& out, const std::string& what) {
+    if (!list.IsSequence()) {
+      fail(list, "List of failover errors is not an array.");
+      return;
+    }
+    const std::vector<std::string>& known = known_failover_errors();
+    for (const YAML::Node& e : list) {
+      std::string name = e.Scalar();
+      if (name.starts_with("mc_res_")) name = name.substr(7);
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        fail(e, what + ": Failover error '" + e.Scalar() + "' is not a valid error type.");
+        continue;
+      }
+      out.push_back(name);
+    }
+  }
+
+  route_config failover(const YAML::Node& json, int ln) {
+    allow(json, "FailoverRoute", {"children", "failover_errors", "failover_limit", "failover_policy", "failover_tag",
+                                  "enable_lease_pairing"});
+    route_config r;
+    r.kind = route_kind::Failover;
+    r.line = ln;
+    r.children = children_of(json);
+    if (json.IsMap()) failover_settings(json, r, "FailoverRoute");
+    if (r.children.empty()) return null_route(ln);
+    if (r.children.size() == 1) return std::move(r.children[0]);
+    return r;
+  }
+
+  route_config failover_exptime(const YAML::Node& json, const YAML::Node& at) {
+    route_config r;
+    r.kind = route_kind::FailoverExptime;
+    r.line = line(at);
+    if (!json.IsMap()) {
+      fail(at, "FailoverWithExptimeRoute is not an object");
+      return r;
+    }
+    allow(json, "FailoverWithExptimeRoute", {"normal", "failover", "failover_exptime", "failover_errors",
+                                             "failover_limit", "failover_policy", "failover_tag",
+                                             "enable_lease_pairing"});
+    if (!json["normal"]) {
+      fail(json, "FailoverWithExptimeRoute: normal not found");
+      return r;
+    }
+    route_config normal = one(json["normal"], "normal");
+    normal.role = "normal";
+    r.children.push_back(std::move(normal));
+    r.exptime = 60;  // mcrouter's default failover_exptime
+    if (const YAML::Node e = json["failover_exptime"]) {
+      int64_t v = 0;
+      if (!as_int(e, v) || v < 0 || v > 30 * 24 * 3600) {
+        fail(e, "FailoverWithExptimeRoute: failover_exptime is not an integer from 0 to 2592000");
+      } else {
+        r.exptime = static_cast<uint32_t>(v);
+      }
+    }
+    if (const YAML::Node f = json["failover"]) {
+      for (route_config& c : list(f)) {
+        c.role = "failover";
+        r.children.push_back(std::move(c));
+      }
+    }
+    failover_settings(json, r, "FailoverWithExptimeRoute");
+    if (r.children.size() == 1) {  // no failover: the normal route alone
+      route_config only = std::move(r.children[0]);
+      only.role.clear();
+      return only;
+    }
+    return r;
+  }
+
+  route_config miss_failover(const YAML::Node& json, int ln) {
+    allow(json, "MissFailoverRoute", {"children", "return_best_on_error"});
+    route_config r;
+    r.kind = route_kind::MissFailover;
+    r.line = ln;
+    r.return_best_on_error = false;  // mcrouter's default
+    if (json.IsMap() && json["return_best_on_error"] &&
+        !as_bool(json["return_best_on_error"], r.return_best_on_error)) {
+      fail(json["return_best_on_error"], "MissFailoverRoute: return_best_on_error is not a bool");
+    }
+    r.children = children_of(json);
+    if (r.children.empty()) return null_route(ln);
+    if (r.children.size() == 1) return std::move(r.children[0]);
+    return r;
+  }
+
+  route_config operation_selector(const YAML::Node& json, const YAML::Node& at) {
+    if (!json.IsMap()) return one(json, "OperationSelectorRoute");
+    allow(json, "OperationSelectorRoute", {"default_policy", "operation_policies"});
+    route_config r;
+    r.kind = route_kind::Operation;
+    r.line = line(at);
+    const YAML::Node def = json["default_policy"];
+    const YAML::Node ops = json["operation_policies"];
+    if (!def && !ops) {
+      fail(at, "OperationSelectorRoute needs either 'default_policy' or 'operation_policies'");
+      return r;
+    }
+    if (!ops) return one(def, "default_policy");
+    if (!ops.IsMap()) {
+      fail(ops, "OperationSelectorRoute: operation_policies is not an object");
+      return r;
+    }
+    // ithaca selects by class: every operation mcrouter names maps onto one,
+    // and two operations of a class must share a route.
+    std::map<op_class, std::pair<std::string, std::string>> by_class;  // op, route as text
+    for (const auto kv : ops) {
+      const std::string op = kv.first.Scalar();
+      op_class cls{};
+      if (!op_class_of(op, cls)) {
+        fail(kv.first, "OperationSelectorRoute: operation '" + op + "' cannot be selected by ithaca (get, gets, "
+                       "lease-get, metaget, set, add, replace, append, prepend, cas, lease-set, delete, incr, decr, "
+                       "touch, gat, gats)");
+        continue;
+      }
+      const std::string text = YAML::Dump(kv.second);
+      if (auto it = by_class.find(cls); it != by_class.end()) {
+        if (it->second.second != text) {
+          fail(kv.first, "OperationSelectorRoute: '" + it->second.first + "' and '" + op + "' are one class for "
+                         "ithaca (" + to_string(cls) + ") and must have the same route");
+        }
+        continue;
+      }
+      by_class[cls] = {op, text};
+      route_config child = one(kv.second, "operation_policies");
+      child.role = to_string(cls);
+      r.children.push_back(std::move(child));
+    }
+    if (def) {
+      route_config d = one(def, "default_policy");
+      d.role = "default";
+      r.children.push_back(std::move(d));
+    } else {
+      for (size_t i = 0; i < kOpClasses; ++i) {
+        if (by_class.count(static_cast<op_class>(i)) != 0) continue;
+        route_config e;  // mcrouter answers an error where no policy applies
+        e.kind = route_kind::Error;
+        e.line = r.line;
+        e.role = to_string(static_cast<op_class>(i));
+        e.message = "no route for this operation";
+        r.children.push_back(std::move(e));
+      }
+    }
+    return r;
+  }
+
+  route_config warm_up(const YAML::Node& json, const YAML::Node& at) {
+    route_config r;
+    r.kind = route_kind::WarmUp;
+    r.line = line(at);
+    if (!json.IsMap()) {
+      fail(at, "WarmUpRoute should be object");
+      return r;
+    }
+    allow(json, "WarmUpRoute", {"cold", "warm", "exptime", "enable_metaget"});
+    if (!json["cold"]) fail(json, "WarmUpRoute: no cold route");
+    if (!json["warm"]) fail(json, "WarmUpRoute: no warm route");
+    if (!json["cold"] || !json["warm"]) return r;
+    route_config cold = one(json["cold"], "cold");
+    cold.role = "cold";
+    route_config warm = one(json["warm"], "warm");
+    warm.role = "warm";
+    r.children.push_back(std::move(cold));
+    r.children.push_back(std::move(warm));
+    if (const YAML::Node e = json["exptime"]) {
+      int64_t v = 0;
+      if (!as_int(e, v) || v < 0 || v > 30 * 24 * 3600) {
+        fail(e, "WarmUpRoute: exptime is not an integer from 0 to 2592000");
+      } else {
+        r.exptime = static_cast<uint32_t>(v);
+      }
+    }
+    bool metaget = true;
+    if (const YAML::Node m = json["enable_metaget"]; m && !as_bool(m, metaget)) {
+      fail(m, "WarmUpRoute: enable_metaget is not a boolean");
+    }
+    return r;
+  }
+
+  route_config shadow(const YAML::Node& json, const YAML::Node& at) {
+    route_config r;
+    r.kind = route_kind::Shadow;
+    r.line = line(at);
+    if (!json.IsMap()) {
+      fail(at, "ShadowRoute should be an object");
+      return r;
+    }
+    allow(json, "ShadowRoute", {"children", "shadows", "shadow_policy"});
+    if (const YAML::Node p = json["shadow_policy"]; p && p.Scalar() != "default") {
+      fail(p, "ShadowRoute: shadow_policy '" + p.Scalar() + "' is not supported by ithaca (only \"default\")");
+    }
+    if (!json["children"]) {
+      fail(json, "ShadowRoute: children not found");
+      return r;
+    }
+    std::vector<route_config> normal = list(json["children"]);
+    if (normal.size() != 1) {
+      fail(json["children"], "ShadowRoute: " + std::to_string(normal.size()) +
+                                 " children; ithaca shadows one route (give each child its own ShadowRoute)");
+      return r;
+    }
+    if (!json["shadows"]) return std::move(normal[0]);  // mcrouter: the children as they are
+    normal[0].role = "normal";
+    r.children.push_back(std::move(normal[0]));
+    const YAML::Node shadows = json["shadows"];
+    if (!shadows.IsSequence()) {
+      fail(shadows, "ShadowRoute: shadows specified in route is not an array");
+      return r;
+    }
+    for (const YAML::Node& s : shadows) {
+      if (!s.IsMap() || !s["target"]) {
+        fail(s, "ShadowRoute shadows: each shadow is an object with a `target`");
+        continue;
+      }
+      allow(s, "ShadowRoute shadow", {"target", "key_fraction_range", "requests_fraction", "index_range"});
+      route_config t = one(s["target"], "target");
+      t.role = "shadow";
+      if (const YAML::Node kf = s["key_fraction_range"]) {
+        double lo = 0, hi = 0;
+        if (!kf.IsSequence() || kf.size() != 2 || !as_number(kf[0], lo) || !as_number(kf[1], hi) || lo < 0 ||
+            lo > hi || hi > 1) {
+          fail(kf, "ShadowRoute: invalid key_fraction_range (two numbers, 0 <= start <= end <= 1)");
+        } else {
+          t.key_fraction_lo = lo;
+          t.key_fraction_hi = hi;
+        }
+      }
+      if (const YAML::Node rf = s["requests_fraction"]) {
+        double f = 0;
+        if (!as_number(rf, f) || f < 0 || f > 1) {
+          fail(rf, "ShadowRoute: requests_fraction is not a number from 0 to 1");
+        } else {
+          t.request_fraction = f;
+        }
+      }
+      if (const YAML::Node ir = s["index_range"]) {
+        int64_t a = -1, b = -1;
+        if (!ir.IsSequence() || ir.size() != 2 || !as_int(ir[0], a) || !as_int(ir[1], b) || a != 0 || b < 1) {
+          fail(ir, "ShadowRoute: index_range other than [0, 1] (shadowing some of several children) is not "
+                   "supported by ithaca");
+        }
+      }
+      r.children.push_back(std::move(t));
+    }
+    return r;
+  }
+
+  route_config modify_exptime(const YAML::Node& json, const YAML::Node& at) {
+    route_config r;
+    r.kind = route_kind::ModifyExptime;
+    r.line = line(at);
+    if (!json.IsMap()) {
+      fail(at, "ModifyExptimeRoute: should be an object");
+      return r;
+    }
+    allow(json, "ModifyExptimeRoute", {"target", "exptime", "action"});
+    if (!json["target"]) {
+      fail(json, "ModifyExptimeRoute: no target");
+      return r;
+    }
+    route_config target = one(json["target"], "target");
+    int64_t v = 0;
+    if (!json["exptime"]) {
+      fail(json, "ModifyExptimeRoute: no exptime");
+    } else if (!as_int(json["exptime"], v) || v < 0 || v > 30 * 24 * 3600) {
+      fail(json["exptime"], "ModifyExptimeRoute: exptime is not an integer from 0 to 2592000");
+    }
+    r.exptime = static_cast<uint32_t>(std::max<int64_t>(v, 0));
+    if (const YAML::Node a = json["action"]) {
+      if (a.Scalar() == "min") {
+        r.action = exptime_action::Min;
+      } else if (a.Scalar() != "set") {
+        fail(a, "ModifyExptimeRoute: action is 'set' or 'min', got '" + a.Scalar() + "'");
+      }
+    }
+    if (r.action == exptime_action::Min && r.exptime == 0) return target;  // 0 is no cap (mcrouter)
+    target.role = "target";
+    r.children.push_back(std::move(target));
+    return r;
+  }
+
+  route_config rate_limit(const YAML::Node& json, const YAML::Node& at) {
+    route_config r;
+    r.kind = route_kind::RateLimit;
+    r.line = line(at);
+    if (!json.IsMap()) {
+      fail(at, "RateLimitRoute is not an object");
+      return r;
+    }
+    allow(json, "RateLimitRoute", {"target", "rates", "fallback"});
+    if (!json["target"]) fail(json, "RateLimitRoute: target not found");
+    if (!json["rates"]) fail(json, "RateLimitRoute: rates not found");
+    if (!json["target"] || !json["rates"]) return r;
+    route_config target = one(json["target"], "target");
+    target.role = "target";
+    r.children.push_back(std::move(target));
+    rates(json["rates"], r);
+    if (const YAML::Node f = json["fallback"]) {
+      route_config fb = one(f, "fallback");
+      fb.role = "fallback";
+      r.children.push_back(std::move(fb));
+    }
+    return r;
+  }
+
+  // mcrouter's RateLimiter: {gets,sets,deletes}_{rate,burst}; burst defaults
+  // to the rate.
+  void rates(const YAML::Node& json, route_config& r) {
+    if (!json.IsMap()) {
+      fail(json, "RateLimiter settings json is not an object");
+      return;
+    }
+    allow(json, "rates", {"gets_rate", "gets_burst", "sets_rate", "sets_burst", "deletes_rate", "deletes_burst"});
+    const std::pair<const char*, op_class> classes[] = {
+        {"gets", op_class::Get}, {"sets", op_class::Set}, {"deletes", op_class::Delete}};
+    for (const auto& [name, cls] : classes) {
+      const std::string rate_key = std::string(name) + "_rate";
+      const std::string burst_key = std::string(name) + "_burst";
+      const size_t i = static_cast<size_t>(cls);
+      if (!json[rate_key]) {
+        if (json[burst_key]) fail(json[burst_key], burst_key + " without " + rate_key);
+        continue;
+      }
+      if (!as_number(json[rate_key], r.rate[i]) || r.rate[i] <= 0) {
+        fail(json[rate_key], rate_key + " is not a positive number");
+        continue;
+      }
+      r.burst[i] = r.rate[i];
+      if (json[burst_key] && (!as_number(json[burst_key], r.burst[i]) || r.burst[i] <= 0)) {
+        fail(json[burst_key], burst_key + " is not a positive number");
+      }
+    }
+  }
+
+  route_config error_route(const YAML::Node& json, const YAML::Node& at) {
+    route_config r;
+    r.kind = route_kind::Error;
+    r.line = line(at);
+    if (json.IsScalar()) {
+      r.message = json.Scalar();
+    } else if (json.IsMap()) {
+      allow(json, "ErrorRoute", {"response", "enable_logging", "result"});
+      if (const YAML::Node m = json["response"]) r.message = m.Scalar();
+      if (const YAML::Node res = json["result"]; res && res.Scalar() != "mc_res_local_error") {
+        fail(res, "ErrorRoute: result '" + res.Scalar() + "' is not supported by ithaca (it answers SERVER_ERROR, "
+                  "mc_res_local_error)");
+      }
+    } else if (!json.IsNull()) {
+      fail(at, "ErrorRoute: should be string or object");
+    }
+    if (r.message.find_first_of("\r\n") != std::string::npos) fail(at, "ErrorRoute: response has a line break");
+    return r;
+  }
+
+  // ---------------------------------------------------------- pools
+
+  struct pool_def {
+    pool_config base;  // servers and settings, dist not yet chosen
+    std::vector<double> weights;
+    bool ok = false;
+  };
+
+  // The pool `json` names ("A") or defines ({"name": "A", "servers": ...}).
+  const pool_def* pool_of(const YAML::Node& json, const YAML::Node& at) {
+    std::string name;
+    YAML::Node body;
+    if (json.IsScalar()) {
+      name = json.Scalar();
+      auto it = pool_json_.find(name);
+      if (it == pool_json_.end()) {
+        std::vector<std::string> names;
+        for (const auto& p : pool_json_) names.push_back(p.first);
+        const std::string close = closest_key(name, names);
+        fail(at, "Can not read pool: " + name + " (it is not under `pools`" +
+                     (close.empty() ? std::string(")") : "; did you mean '" + close + "'?)"));
+        return nullptr;
+      }
+      body = it->second;
+    } else if (json.IsMap() && json["name"] && json["name"].IsScalar()) {
+      name = json["name"].Scalar();
+      if (pool_json_.count(name) == 0) pool_json_[name] = json;
+      body = pool_json_[name];
+    } else {
+      fail(at, "Pool should be a string (name of pool) or an object with a string 'name'");
+      return nullptr;
+    }
+    if (auto it = pools_.find(name); it != pools_.end()) return it->second.ok ? &it->second : nullptr;
+    pool_def& d = pools_[name];
+    d.base.name = name;
+    d.base.line = line(body);
+    std::set<std::string> seen{name};
+    d.ok = read_pool(body, d, seen);
+    return d.ok ? &d : nullptr;
+  }
+
+  bool read_pool(const YAML::Node& json, pool_def& d, std::set<std::string>& seen) {
+    const std::string what = "pool '" + d.base.name + "'";
+    if (!json.IsMap()) {
+      fail(json, what + " is not an object");
+      return false;
+    }
+    allow(json, what, {"servers", "protocol", "server_timeout", "connect_timeout", "weights", "inherit", "region",
+                       "cluster", "keep_routing_prefix", "hostnames", "failure_domains", "security_mech", "use_ssl"});
+    if (const YAML::Node inherit = json["inherit"]) {  // the parent's keys where this pool has none
+      const std::string parent = inherit.Scalar();
+      if (seen.count(parent) != 0) {
+        fail(inherit, "Cycle in pool inheritance");
+        return false;
+      }
+      auto it = pool_json_.find(parent);
+      if (it == pool_json_.end()) {
+        fail(inherit, "Can not read pool: " + parent);
+        return false;
+      }
+      seen.insert(parent);
+      YAML::Node merged(YAML::NodeType::Map);
+      for (const auto kv : json) {
+        if (kv.first.Scalar() != "inherit") merged[kv.first.Scalar()] = kv.second;
+      }
+      for (const auto kv : it->second) {
+        if (!merged[kv.first.Scalar()]) merged[kv.first.Scalar()] = kv.second;
+      }
+      here_ = json.Mark();
+      return read_pool(merged, d, seen);
+    }
+    pool_config& p = d.base;
+    p.protocol = backend_protocol::Ascii;  // mcrouter speaks ascii unless told
+    p.hash_stop = true;                     // mcrouter hashes a key up to "|#|"
+    p.hash = hash_function::Md5;            // unused by ch3 and crc32
+    p.timeout_ms = 1000;                    // mcrouter's server_timeout_ms default
+    if (const YAML::Node proto = json["protocol"]; proto && proto.Scalar() != "ascii") {
+      fail(proto, what + ": protocol '" + proto.Scalar() + "' is not supported by ithaca (ascii)");
+    }
+    for (const char* key : {"security_mech", "use_ssl"}) {
+      bool on = false;
+      if (const YAML::Node s = json[key]; s && !(s.Scalar() == "plain" || (as_bool(s, on) && !on))) {
+        fail(s, what + ": " + key + " (TLS to servers) is not supported by ithaca");
+      }
+    }
+    if (const YAML::Node k = json["keep_routing_prefix"]) {
+      bool on = false;
+      if (!as_bool(k, on) || on) fail(k, what + ": keep_routing_prefix is not supported by ithaca");
+    }
+    uint64_t timeout = p.timeout_ms;
+    if (const YAML::Node t = json["server_timeout"]) timeout = timeout_of(t, what + ": server_timeout");
+    p.timeout_ms = timeout;
+    p.connect_timeout_ms = timeout;
+    if (const YAML::Node t = json["connect_timeout"]) p.connect_timeout_ms = timeout_of(t, what + ": connect_timeout");
+    const YAML::Node servers = json["servers"];
+    if (!servers) {
+      fail(json, what + ": servers not found");
+      return false;
+    }
+    if (!servers.IsSequence()) {
+      fail(servers, what + ": servers is not an array");
+      return false;
+    }
+    if (servers.size() == 0) {
+      fail(servers, what + " has no servers");
+      return false;
+    }
+    for (const YAML::Node& s : servers) {
+      backend_server b;
+      if (!server(s, b, what)) return false;
+      for (const backend_server& other : p.servers) {
+        if (other.address == b.address) {
+          fail(s, what + ": server " + b.address + " is listed twice");
+          return false;
+        }
+      }
+      p.servers.push_back(std::move(b));
+    }
+    if (const YAML::Node w = json["weights"]) {
+      // mcrouter ignores weights whose count differs from the servers'
+      // (and then warns); ithaca refuses them.
+      if (!w.IsSequence() || w.size() != servers.size()) {
+        fail(w, what + ": weights must be a list of one number per server");
+        return false;
+      }
+      for (const YAML::Node& x : w) {
+        double f = 0;
+        if (!as_number(x, f) || f < 0 || f > 1) {
+          fail(x, what + ": a weight is a number from 0 to 1");
+          return false;
+        }
+        d.weights.push_back(f);
+      }
+    }
+    return true;
+  }
+
+  uint64_t timeout_of(const YAML::Node& t, const std::string& what) {
+    int64_t ms = 0;
+    if (!as_int(t, ms) || ms < 1 || ms > 3600 * 1000) {
+      fail(t, what + " is not a number of milliseconds from 1 to 3600000");
+      return 1000;
+    }
+    return static_cast<uint64_t>(ms);
+  }
+
+  // "host:port", "[v6]:port", "host:port:ascii", "host:port:ascii:plain".
+  bool server(const YAML::Node& s, backend_server& b, const std::string& what) {
+    if (!s.IsScalar()) {
+      fail(s, what + ": a server is a \"host:port\" string (server objects are not supported by ithaca)");
+      return false;
+    }
+    std::string text = s.Scalar();
+    const size_t close = text.find(']');
+    const size_t port_colon = text.find(':', close == std::string::npos ? 0 : close);
+    size_t extra = port_colon == std::string::npos ? std::string::npos : text.find(':', port_colon + 1);
+    if (close == std::string::npos && port_colon != std::string::npos && text.find(':') != port_colon) {
+      extra = std::string::npos;  // a bare IPv6 address; parse_backend_server says what is wrong
+    }
+    if (extra != std::string::npos) {
+      const std::string rest = text.substr(extra + 1);
+      text = text.substr(0, extra);
+      const size_t colon = rest.find(':');
+      const std::string protocol = rest.substr(0, colon);
+      const std::string security = colon == std::string::npos ? "plain" : rest.substr(colon + 1);
+      if (protocol != "ascii" || (security != "plain" && !security.starts_with("plain:"))) {
+        fail(s, what + ": server '" + s.Scalar() + "': only ascii without TLS is supported by ithaca");
+        return false;
+      }
+    }
+    std::string why;
+    if (!parse_backend_server(text, b, &why)) {
+      fail(s, what + ": " + why);
+      return false;
+    }
+    if (!b.name.empty()) {
+      fail(s, what + ": bad server '" + s.Scalar() + "'");
+      return false;
+    }
+    b.line = line(s);
+    return true;
+  }
+
+  // A pool placed by `dist` (with the weights when WeightedCh3): the pool
+  // itself the first time, a copy named "NAME~dist" when another PoolRoute
+  // places the same pool differently.
+  std::string pool_placed(const pool_def& d, distribution dist, const std::vector<double>& weights) {
+    pool_config p = d.base;
+    p.dist = dist;
+    if (dist == distribution::WeightedCh3) {
+      for (size_t i = 0; i < p.servers.size(); ++i) p.servers[i].fraction = weights[i];
+    }
+    for (const pool_config& have : out_.pools) {
+      if (have.name == p.name || have.name.starts_with(p.name + "~")) {
+        bool same = have.dist == p.dist && have.servers.size() == p.servers.size();
+        for (size_t i = 0; same && i < p.servers.size(); ++i) same = have.servers[i].fraction == p.servers[i].fraction;
+        if (same) return have.name;
+      }
+    }
+    if (std::any_of(out_.pools.begin(), out_.pools.end(), [&](const pool_config& q) { return q.name == p.name; })) {
+      p.name += std::string("~") + to_string(dist);
+      for (int n = 2; std::any_of(out_.pools.begin(), out_.pools.end(), [&](const pool_config& q) { return q.name == p.name; }); ++n) {
+        p.name = d.base.name + "~" + to_string(dist) + std::to_string(n);
+      }
+    }
+    out_.pools.push_back(p);
+    return p.name;
+  }
+
+  route_config pool_route(const YAML::Node& json, const YAML::Node& at) {
+    route_config r;
+    r.kind = route_kind::Pool;
+    r.line = line(at);
+    r.reliable_deletes = true;  // mcrouter wraps a PoolRoute in its asynclog
+    // reset(), not =: assigning to a YAML::Node writes through to the node
+    // it refers to.
+    YAML::Node pool_json;
+    pool_json.reset(json);
+    if (json.IsMap()) {
+      allow(json, "PoolRoute", {"pool", "hash", "asynclog", "asynclog_name", "rates"});
+      if (!json["pool"]) {
+        fail(at, "PoolRoute: pool not found");
+        return r;
+      }
+      pool_json.reset(json["pool"]);
+      if (const YAML::Node a = json["asynclog"]; a && !as_bool(a, r.reliable_deletes)) {
+        fail(a, "PoolRoute: asynclog is not a boolean");
+      }
+    } else if (!json.IsScalar()) {
+      fail(at, "PoolRoute should be object or string");
+      return r;
+    }
+    const pool_def* d = pool_of(pool_json, at);
+    if (d == nullptr) return r;
+    std::vector<double> weights = d->weights;
+    distribution dist = weights.empty() ? distribution::Ch3 : distribution::WeightedCh3;
+    if (json.IsMap()) {
+      if (const YAML::Node h = json["hash"]) {
+        std::string fn;
+        if (h.IsScalar()) {
+          fn = h.Scalar();
+        } else if (h.IsMap()) {
+          allow(h, "PoolRoute hash", {"hash_func", "salt", "weights"});
+          salt(h, "PoolRoute hash");
+          fn = h["hash_func"] ? h["hash_func"].Scalar() : "";
+          if (const YAML::Node w = h["weights"]) {
+            weights.clear();
+            double f = 0;
+            for (const YAML::Node& x : w) weights.push_back(as_number(x, f) ? f : -1);
+          }
+        } else {
+          fail(h, "PoolRoute: hash is not object/string");
+        }
+        if (fn == "Ch3") {
+          dist = distribution::Ch3;
+        } else if (fn == "Crc32") {
+          dist = distribution::McrouterCrc32;
+        } else if (fn == "WeightedCh3") {
+          dist = distribution::WeightedCh3;
+        } else if (!fn.empty()) {
+          fail(h, "PoolRoute: hash_func '" + fn + "' is not supported by ithaca (Ch3, WeightedCh3 or Crc32)");
+        }
+      }
+    }
+    if (dist == distribution::WeightedCh3 &&
+        (weights.size() != d->base.servers.size() ||
+         std::any_of(weights.begin(), weights.end(), [](double w) { return w < 0 || w > 1; }))) {
+      fail(at, "PoolRoute: WeightedCh3 needs one weight from 0 to 1 per server of pool '" + d->base.name + "'");
+      return r;
+    }
+    r.pool = pool_placed(*d, dist, weights);
+    if (json.IsMap() && json["rates"]) {  // PoolRoute's own rate limit
+      route_config limited;
+      limited.kind = route_kind::RateLimit;
+      limited.line = r.line;
+      rates(json["rates"], limited);
+      r.role = "target";
+      limited.children.push_back(std::move(r));
+      return limited;
+    }
+    return r;
+  }
+
+  // "Pool|A": each server of A on its own (mcrouter's destinations, which
+  // AllSyncRoute and the like take as children).
+  std::vector<route_config> pool_servers(const YAML::Node& json, const YAML::Node& at) {
+    const pool_def* d = pool_of(json, at);
+    if (d == nullptr) return {};
+    std::vector<route_config> out;
+    for (const backend_server& s : d->base.servers) {
+      pool_config one = d->base;
+      one.name = d->base.name + "/" + s.address;
+      one.servers = {s};
+      one.dist = distribution::Ch3;
+      if (std::none_of(out_.pools.begin(), out_.pools.end(), [&](const pool_config& q) { return q.name == one.name; })) {
+        out_.pools.push_back(one);
+      }
+      route_config r;
+      r.kind = route_kind::Pool;
+      r.pool = one.name;
+      r.line = line(at);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  load_context& ctx_;
+  router_config& out_;
+  YAML::Mark here_;  // the last positioned node, for short forms
+  std::map<std::string, YAML::Node> pool_json_;
+  std::map<std::string, pool_def> pools_;
+  std::map<std::string, YAML::Node> registered_;  // named handles not yet built
+  std::set<std::string> building_;
+  std::map<std::string, std::vector<route_config>> built_;
+};
+
+}  // namespace
+
+void read_mcrouter_config(const std::string& text, load_context& ctx, config& c) {
+  std::string json;
+  int line = 0;
+  std::string why;
+  if (!blank_json_comments(text, json, &line, &why)) {
+    YAML::Mark m;
+    m.line = line - 1;
+    ctx.fail(m, why);
+    return;
+  }
+  YAML::Node root;
+  try {
+    root.reset(YAML::Load(json));
+  } catch (const YAML::Exception& e) {
+    if (e.mark.is_null()) {
+      ctx.fail(e.msg);
+    } else {
+      ctx.fail(e.mark, e.msg);
+    }
+    return;
+  }
+  try {
+    reader(ctx, c.router).read(root);
+  } catch (const YAML::Exception& e) {  // a subscript of a node of the wrong shape
+    if (e.mark.is_null()) {
+      ctx.fail(e.msg);
+    } else {
+      ctx.fail(e.mark, e.msg);
+    }
+  }
+  if (ctx.failed()) return;
+  for (const route_problem& p : check_route_tree(c.router)) {
+    YAML::Mark m;
+    m.line = p.line - 1;
+    ctx.fail(m, p.message);
+  }
+}
+
+}  // namespace ithaca::config
