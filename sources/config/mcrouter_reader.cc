@@ -16,7 +16,6 @@ namespace ithaca::config {
 // ------------------------------------------------------------ text
 
 bool looks_like_mcrouter_json(std::string_view text, std::string_view path) {
-  if (path.ends_with(".json")) return true;
   std::string blanked;
   int line = 0;
   std::string why;
@@ -25,9 +24,22 @@ bool looks_like_mcrouter_json(std::string_view text, std::string_view path) {
     blanked = std::string(text);
   }
   const size_t brace = blanked.find_first_not_of(" \t\r\n");
-  if (brace == std::string::npos || blanked[brace] != '{') return false;
-  const size_t key = blanked.find_first_not_of(" \t\r\n", brace + 1);
-  return key != std::string::npos && blanked[key] == '"';
+  const size_t key = brace == std::string::npos ? brace : blanked.find_first_not_of(" \t\r\n", brace + 1);
+  const bool json_like = brace != std::string::npos && blanked[brace] == '{' && key != std::string::npos &&
+                         blanked[key] == '"';
+  if (!path.ends_with(".json") && !json_like) return false;
+  // ithaca's own config written as JSON (JSON is YAML) names its sections.
+  try {
+    const YAML::Node root = YAML::Load(blanked);
+    if (root.IsMap()) {
+      for (const char* ithaca_only : {"listen", "server", "cache", "logging", "replication"}) {
+        if (root[ithaca_only]) return false;
+      }
+    }
+  } catch (const YAML::Exception&) {
+    // The mcrouter reader reports it, at its line.
+  }
+  return true;
 }
 
 bool blank_json_comments(std::string_view text, std::string& out, int* line, std::string* why) {

@@ -19,7 +19,9 @@ namespace ithaca::config {
 
 // True for a file named *.json, or text whose first thing (after blanks and
 // comments) is `{` followed by a double-quoted key: an mcrouter config, not
-// ithaca's YAML (which starts with a bare key or a # comment).
+// ithaca's YAML (which starts with a bare key or a # comment) -- unless the
+// object has one of ithaca's own sections (listen, server, cache, logging,
+// replication): that is ithaca's config written as JSON.
 bool looks_like_mcrouter_json(std::string_view text, std::string_view path);
 
 // mcrouter's JSON allows `//` and `/* */` comments; yaml-cpp reads JSON once

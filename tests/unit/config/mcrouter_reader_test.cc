@@ -81,6 +81,9 @@ TEST_CASE("the format is told by the name or by the text") {
   CHECK_FALSE(looks_like_mcrouter_json("pools:\n  a: {servers: [x]}\n", "conf.yaml"));
   CHECK_FALSE(looks_like_mcrouter_json("{pools: {a: {servers: [\"127.0.0.1:1\"]}}, route: pool:a}", "conf"));
   CHECK_FALSE(looks_like_mcrouter_json("# ithaca\nroute: local\n", "conf"));
+  // ithaca's own config written as JSON names one of its sections.
+  CHECK_FALSE(looks_like_mcrouter_json("{\"listen\": {\"tcp\": \"127.0.0.1:1\"}, \"route\": \"local\"}", "ithaca.json"));
+  CHECK(looks_like_mcrouter_json("{\"route\": \"NullRoute\"", "conf"));  // broken JSON: the mcrouter reader says where
   // Read through the same entry point as ithaca's YAML.
   config c;
   REQUIRE(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"]}}, \"route\": \"PoolRoute|A\"}", &c, "noext") ==
