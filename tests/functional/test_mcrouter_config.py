@@ -211,3 +211,28 @@ def test_pool_route_over_three_memcacheds_places_keys_as_mcrouter(tmp_path, itha
     assert not wrong, f"hash-stopped keys not placed by their part before |#|: {wrong[:5]}"
     counts = [sum(1 for k in keys if holder[k] == i) for i in range(3)]
     assert min(counts) > 80, counts
+
+
+def test_sighup_reloads_an_mcrouter_config(tmp_path, ithaca_factory, memcached_factory):
+    """SIGHUP reads the JSON file again: the new pool serves at once; a file
+    with a mistake is refused at its line and the running tree stays."""
+    if ithaca_binary()[1]:
+        pytest.skip("an ithaca config file")
+    from test_reload import refuse_reload_with, reload_with
+
+    first, second = memcached_factory(), memcached_factory()
+    conf = '{{\n  "pools": {{"A": {{"servers": ["{}:{}"]}}}},\n  "route": "PoolRoute|A"\n}}\n'
+    path = tmp_path / "mcrouter.json"
+    path.write_text(conf.format(HOST, first.port))
+    router = ithaca_factory(args=["-v", "--config", str(path)])  # -v: the reload's log line (info)
+    with Conn(router.host, router.port) as c:
+        assert c.call(b"set k1 0 0 1\r\na\r\n") == b"STORED\r\n"
+        reload_with(router, conf.format(HOST, second.port))
+        assert c.call(b"set k2 0 0 1\r\nb\r\n") == b"STORED\r\n"
+        line = refuse_reload_with(router, conf.format(HOST, second.port).replace("PoolRoute|A", "LatestRoute|Pool|A"))
+        assert f"{path}:3: mcrouter's LatestRoute is not supported by ithaca" in line, line
+        assert c.call(b"set k3 0 0 1\r\nc\r\n") == b"STORED\r\n"
+    with Conn(first.host, first.port) as c:
+        assert c.call(b"get k1 k2 k3\r\n") == b"VALUE k1 0 1\r\na\r\nEND\r\n"
+    with Conn(second.host, second.port) as c:
+        assert c.call(b"get k1 k2 k3\r\n") == b"VALUE k2 0 1\r\nb\r\nVALUE k3 0 1\r\nc\r\nEND\r\n"
