@@ -3,89 +3,18 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <map>
-#include <optional>
 #include <set>
 
+#include "mcrouter_json.h"
+#include "mcrouter_pools.h"
 #include "route_check.h"
 
 namespace ithaca::config {
 
-// ------------------------------------------------------------ text
-
-bool looks_like_mcrouter_json(std::string_view text, std::string_view path) {
-  std::string blanked;
-  int line = 0;
-  std::string why;
-  if (!blank_json_comments(text, blanked, &line, &why)) {
-    // Unreadable as JSON; it is JSON if it starts like JSON.
-    blanked = std::string(text);
-  }
-  const size_t brace = blanked.find_first_not_of(" \t\r\n");
-  const size_t key = brace == std::string::npos ? brace : blanked.find_first_not_of(" \t\r\n", brace + 1);
-  const bool json_like = brace != std::string::npos && blanked[brace] == '{' && key != std::string::npos &&
-                         blanked[key] == '"';
-  if (!path.ends_with(".json") && !json_like) return false;
-  // ithaca's own config written as JSON (JSON is YAML) names its sections.
-  try {
-    const YAML::Node root = YAML::Load(blanked);
-    if (root.IsMap()) {
-      for (const char* ithaca_only : {"listen", "server", "cache", "logging", "replication"}) {
-        if (root[ithaca_only]) return false;
-      }
-    }
-  } catch (const YAML::Exception&) {
-    // The mcrouter reader reports it, at its line.
-  }
-  return true;
-}
-
-bool blank_json_comments(std::string_view text, std::string& out, int* line, std::string* why) {
-  out.assign(text.begin(), text.end());
-  int at = 1;
-  auto fail = [&](int l, std::string w) {
-    if (line) *line = l;
-    if (why) *why = std::move(w);
-    return false;
-  };
-  for (size_t i = 0; i < out.size(); ++i) {
-    const char ch = out[i];
-    if (ch == '\n') {
-      ++at;
-    } else if (ch == '"') {  // a string: skip to its closing quote, escapes included
-      for (++i; i < out.size() && out[i] != '"'; ++i) {
-        if (out[i] == '\\' && i + 1 < out.size()) ++i;
-        if (out[i] == '\n') ++at;  // (an error for the parser; keep counting)
-      }
-    } else if (ch == '\t') {
-      out[i] = ' ';
-    } else if (ch == '#') {
-      return fail(at, "'#' outside a string (an #include?): JSON has no such thing, and mcrouter's "
-                      "preprocessor features are not supported");
-    } else if (ch == '/' && i + 1 < out.size() && out[i + 1] == '/') {
-      for (; i < out.size() && out[i] != '\n'; ++i) out[i] = ' ';
-      if (i < out.size()) ++at;
-    } else if (ch == '/' && i + 1 < out.size() && out[i + 1] == '*') {
-      const int opened = at;
-      out[i] = out[i + 1] = ' ';
-      for (i += 2; i < out.size() && !(out[i] == '*' && i + 1 < out.size() && out[i + 1] == '/'); ++i) {
-        if (out[i] == '\n') {
-          ++at;
-        } else {
-          out[i] = ' ';
-        }
-      }
-      if (i >= out.size()) return fail(opened, "a /* comment is never closed");
-      out[i] = out[i + 1] = ' ';
-      ++i;
-    }
-  }
-  return true;
-}
-
 namespace {
+
+using namespace mcrouter;
 
 // ------------------------------------------------------------ helpers
 
@@ -122,35 +51,6 @@ bool op_class_of(const std::string& op, op_class& out) {
   return true;
 }
 
-bool is_string(const YAML::Node& n) { return n.IsScalar() && n.Tag() == "!"; }
-
-bool as_number(const YAML::Node& n, double& out) {
-  if (!n.IsScalar() || is_string(n) || n.Scalar().empty()) return false;
-  const std::string& t = n.Scalar();
-  char* end = nullptr;
-  out = std::strtod(t.c_str(), &end);
-  return end == t.c_str() + t.size() && std::isfinite(out);
-}
-
-bool as_int(const YAML::Node& n, int64_t& out) {
-  double d = 0;
-  if (!as_number(n, d) || d != std::floor(d) || std::fabs(d) > 9e15) return false;
-  out = static_cast<int64_t>(d);
-  return true;
-}
-
-bool as_bool(const YAML::Node& n, bool& out) {
-  if (!n.IsScalar() || is_string(n)) return false;
-  if (n.Scalar() == "true") {
-    out = true;
-  } else if (n.Scalar() == "false") {
-    out = false;
-  } else {
-    return false;
-  }
-  return true;
-}
-
 // The route a list stands for, as one route (mcrouter's makeNullOrSingletonRoute).
 route_config null_route(int line) {
   route_config r;
@@ -163,7 +63,7 @@ route_config null_route(int line) {
 
 class reader {
  public:
-  reader(load_context& ctx, router_config& out) : ctx_(ctx), out_(out) {}
+  reader(load_context& ctx, router_config& out) : ctx_(ctx), out_(out), err_(ctx), pools_(err_, out.pools) {}
 
   void read(const YAML::Node& root) {
     if (!root.IsMap()) {
@@ -187,7 +87,7 @@ class reader {
       if (!pools.IsMap()) {
         fail(pools, "pools: expected an object of pool names to pools, got " + describe_node(pools));
       } else {
-        for (const auto kv : pools) pool_json_[kv.first.Scalar()] = kv.second;
+        for (const auto kv : pools) pools_.add(kv.first.Scalar(), kv.second);
       }
     }
     if (const YAML::Node handles = root["named_handles"]) register_handles(handles);
@@ -216,14 +116,11 @@ class reader {
  private:
   // ---------------------------------------------------------- errors
 
-  void fail(const YAML::Node& at, const std::string& message) { fail(mark(at), message); }
-  void fail(const YAML::Mark& m, const std::string& message) { ctx_.fail(m, message); }
-  // Short forms make nodes with no position; they report at their string's.
-  YAML::Mark mark(const YAML::Node& n) const {
-    const YAML::Mark m = n.Mark();
-    return m.is_null() ? here_ : m;
+  void fail(const YAML::Node& at, const std::string& message) { err_.fail(at, message); }
+  int line(const YAML::Node& n) const { return err_.line(n); }
+  void allow(const YAML::Node& json, const std::string& what, std::initializer_list<const char*> keys) {
+    err_.allow(json, what, keys);
   }
-  int line(const YAML::Node& n) const { return mark(n).line + 1; }
 
   // JSONM: "@macro(...)" calls and "%var%" substitutions, anywhere.
   void no_jsonm(const YAML::Node& n) {
@@ -247,26 +144,6 @@ class reader {
       }
     } else if (n.IsSequence()) {
       for (const YAML::Node& item : n) no_jsonm(item);
-    }
-  }
-
-  // Refuses keys of a route or pool object that ithaca does not read.
-  void allow(const YAML::Node& json, const std::string& what, std::initializer_list<const char*> keys) {
-    if (!json.IsMap()) return;
-    std::set<std::string> seen;
-    for (const auto kv : json) {
-      const std::string key = kv.first.Scalar();
-      if (!seen.insert(key).second) {
-        fail(kv.first, what + ": '" + key + "' is given twice");
-        continue;
-      }
-      if (key == "type" || key == "name") continue;
-      if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
-        std::vector<std::string> known(keys.begin(), keys.end());
-        const std::string close = closest_key(key, known);
-        fail(kv.first, what + ": option '" + key + "' is not supported by ithaca" +
-                           (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));
-      }
     }
   }
 
@@ -356,7 +233,7 @@ class reader {
   // mcrouter's createList(): a list flattens, a string is a named handle or a
   // short form, an object is a route (named if it has a `name`).
   std::vector<route_config> list(const YAML::Node& json) {
-    if (!json.Mark().is_null()) here_ = json.Mark();
+    err_.at(json);
     std::vector<route_config> out;
     if (json.IsSequence()) {
       for (const YAML::Node& item : json) {
@@ -976,214 +853,6 @@ class reader {
     return r;
   }
 
-  // ---------------------------------------------------------- pools
-
-  struct pool_def {
-    pool_config base;  // servers and settings, dist not yet chosen
-    std::vector<double> weights;
-    bool ok = false;
-  };
-
-  // The pool `json` names ("A") or defines ({"name": "A", "servers": ...}).
-  const pool_def* pool_of(const YAML::Node& json, const YAML::Node& at) {
-    std::string name;
-    YAML::Node body;
-    if (json.IsScalar()) {
-      name = json.Scalar();
-      auto it = pool_json_.find(name);
-      if (it == pool_json_.end()) {
-        std::vector<std::string> names;
-        for (const auto& p : pool_json_) names.push_back(p.first);
-        const std::string close = closest_key(name, names);
-        fail(at, "Can not read pool: " + name + " (it is not under `pools`" +
-                     (close.empty() ? std::string(")") : "; did you mean '" + close + "'?)"));
-        return nullptr;
-      }
-      body = it->second;
-    } else if (json.IsMap() && json["name"] && json["name"].IsScalar()) {
-      name = json["name"].Scalar();
-      if (pool_json_.count(name) == 0) pool_json_[name] = json;
-      body = pool_json_[name];
-    } else {
-      fail(at, "Pool should be a string (name of pool) or an object with a string 'name'");
-      return nullptr;
-    }
-    if (auto it = pools_.find(name); it != pools_.end()) return it->second.ok ? &it->second : nullptr;
-    pool_def& d = pools_[name];
-    d.base.name = name;
-    d.base.line = line(body);
-    std::set<std::string> seen{name};
-    d.ok = read_pool(body, d, seen);
-    return d.ok ? &d : nullptr;
-  }
-
-  bool read_pool(const YAML::Node& json, pool_def& d, std::set<std::string>& seen) {
-    const std::string what = "pool '" + d.base.name + "'";
-    if (!json.IsMap()) {
-      fail(json, what + " is not an object");
-      return false;
-    }
-    allow(json, what, {"servers", "protocol", "server_timeout", "connect_timeout", "weights", "inherit", "region",
-                       "cluster", "keep_routing_prefix", "hostnames", "failure_domains", "security_mech", "use_ssl"});
-    if (const YAML::Node inherit = json["inherit"]) {  // the parent's keys where this pool has none
-      const std::string parent = inherit.Scalar();
-      if (seen.count(parent) != 0) {
-        fail(inherit, "Cycle in pool inheritance");
-        return false;
-      }
-      auto it = pool_json_.find(parent);
-      if (it == pool_json_.end()) {
-        fail(inherit, "Can not read pool: " + parent);
-        return false;
-      }
-      seen.insert(parent);
-      YAML::Node merged(YAML::NodeType::Map);
-      for (const auto kv : json) {
-        if (kv.first.Scalar() != "inherit") merged[kv.first.Scalar()] = kv.second;
-      }
-      for (const auto kv : it->second) {
-        if (!merged[kv.first.Scalar()]) merged[kv.first.Scalar()] = kv.second;
-      }
-      here_ = json.Mark();
-      return read_pool(merged, d, seen);
-    }
-    pool_config& p = d.base;
-    p.protocol = backend_protocol::Ascii;  // mcrouter speaks ascii unless told
-    p.hash_stop = true;                     // mcrouter hashes a key up to "|#|"
-    p.hash = hash_function::Md5;            // unused by ch3 and crc32
-    p.timeout_ms = 1000;                    // mcrouter's server_timeout_ms default
-    if (const YAML::Node proto = json["protocol"]; proto && proto.Scalar() != "ascii") {
-      fail(proto, what + ": protocol '" + proto.Scalar() + "' is not supported by ithaca (ascii)");
-    }
-    for (const char* key : {"security_mech", "use_ssl"}) {
-      bool on = false;
-      if (const YAML::Node s = json[key]; s && !(s.Scalar() == "plain" || (as_bool(s, on) && !on))) {
-        fail(s, what + ": " + key + " (TLS to servers) is not supported by ithaca");
-      }
-    }
-    if (const YAML::Node k = json["keep_routing_prefix"]) {
-      bool on = false;
-      if (!as_bool(k, on) || on) fail(k, what + ": keep_routing_prefix is not supported by ithaca");
-    }
-    uint64_t timeout = p.timeout_ms;
-    if (const YAML::Node t = json["server_timeout"]) timeout = timeout_of(t, what + ": server_timeout");
-    p.timeout_ms = timeout;
-    p.connect_timeout_ms = timeout;
-    if (const YAML::Node t = json["connect_timeout"]) p.connect_timeout_ms = timeout_of(t, what + ": connect_timeout");
-    const YAML::Node servers = json["servers"];
-    if (!servers) {
-      fail(json, what + ": servers not found");
-      return false;
-    }
-    if (!servers.IsSequence()) {
-      fail(servers, what + ": servers is not an array");
-      return false;
-    }
-    if (servers.size() == 0) {
-      fail(servers, what + " has no servers");
-      return false;
-    }
-    for (const YAML::Node& s : servers) {
-      backend_server b;
-      if (!server(s, b, what)) return false;
-      for (const backend_server& other : p.servers) {
-        if (other.address == b.address) {
-          fail(s, what + ": server " + b.address + " is listed twice");
-          return false;
-        }
-      }
-      p.servers.push_back(std::move(b));
-    }
-    if (const YAML::Node w = json["weights"]) {
-      // mcrouter ignores weights whose count differs from the servers'
-      // (and then warns); ithaca refuses them.
-      if (!w.IsSequence() || w.size() != servers.size()) {
-        fail(w, what + ": weights must be a list of one number per server");
-        return false;
-      }
-      for (const YAML::Node& x : w) {
-        double f = 0;
-        if (!as_number(x, f) || f < 0 || f > 1) {
-          fail(x, what + ": a weight is a number from 0 to 1");
-          return false;
-        }
-        d.weights.push_back(f);
-      }
-    }
-    return true;
-  }
-
-  uint64_t timeout_of(const YAML::Node& t, const std::string& what) {
-    int64_t ms = 0;
-    if (!as_int(t, ms) || ms < 1 || ms > 3600 * 1000) {
-      fail(t, what + " is not a number of milliseconds from 1 to 3600000");
-      return 1000;
-    }
-    return static_cast<uint64_t>(ms);
-  }
-
-  // "host:port", "[v6]:port", "host:port:ascii", "host:port:ascii:plain".
-  bool server(const YAML::Node& s, backend_server& b, const std::string& what) {
-    if (!s.IsScalar()) {
-      fail(s, what + ": a server is a \"host:port\" string (server objects are not supported by ithaca)");
-      return false;
-    }
-    std::string text = s.Scalar();
-    const size_t close = text.find(']');
-    const size_t port_colon = text.find(':', close == std::string::npos ? 0 : close);
-    size_t extra = port_colon == std::string::npos ? std::string::npos : text.find(':', port_colon + 1);
-    if (close == std::string::npos && port_colon != std::string::npos && text.find(':') != port_colon) {
-      extra = std::string::npos;  // a bare IPv6 address; parse_backend_server says what is wrong
-    }
-    if (extra != std::string::npos) {
-      const std::string rest = text.substr(extra + 1);
-      text = text.substr(0, extra);
-      const size_t colon = rest.find(':');
-      const std::string protocol = rest.substr(0, colon);
-      const std::string security = colon == std::string::npos ? "plain" : rest.substr(colon + 1);
-      if (protocol != "ascii" || (security != "plain" && !security.starts_with("plain:"))) {
-        fail(s, what + ": server '" + s.Scalar() + "': only ascii without TLS is supported by ithaca");
-        return false;
-      }
-    }
-    std::string why;
-    if (!parse_backend_server(text, b, &why)) {
-      fail(s, what + ": " + why);
-      return false;
-    }
-    if (!b.name.empty()) {
-      fail(s, what + ": bad server '" + s.Scalar() + "'");
-      return false;
-    }
-    b.line = line(s);
-    return true;
-  }
-
-  // A pool placed by `dist` (with the weights when WeightedCh3): the pool
-  // itself the first time, a copy named "NAME~dist" when another PoolRoute
-  // places the same pool differently.
-  std::string pool_placed(const pool_def& d, distribution dist, const std::vector<double>& weights) {
-    pool_config p = d.base;
-    p.dist = dist;
-    if (dist == distribution::WeightedCh3) {
-      for (size_t i = 0; i < p.servers.size(); ++i) p.servers[i].fraction = weights[i];
-    }
-    for (const pool_config& have : out_.pools) {
-      if (have.name == p.name || have.name.starts_with(p.name + "~")) {
-        bool same = have.dist == p.dist && have.servers.size() == p.servers.size();
-        for (size_t i = 0; same && i < p.servers.size(); ++i) same = have.servers[i].fraction == p.servers[i].fraction;
-        if (same) return have.name;
-      }
-    }
-    if (std::any_of(out_.pools.begin(), out_.pools.end(), [&](const pool_config& q) { return q.name == p.name; })) {
-      p.name += std::string("~") + to_string(dist);
-      for (int n = 2; std::any_of(out_.pools.begin(), out_.pools.end(), [&](const pool_config& q) { return q.name == p.name; }); ++n) {
-        p.name = d.base.name + "~" + to_string(dist) + std::to_string(n);
-      }
-    }
-    out_.pools.push_back(p);
-    return p.name;
-  }
 
   route_config pool_route(const YAML::Node& json, const YAML::Node& at) {
     route_config r;
@@ -1208,7 +877,7 @@ class reader {
       fail(at, "PoolRoute should be object or string");
       return r;
     }
-    const pool_def* d = pool_of(pool_json, at);
+    const pools::pool_def* d = pools_.find(pool_json, at);
     if (d == nullptr) return r;
     std::vector<double> weights = d->weights;
     distribution dist = weights.empty() ? distribution::Ch3 : distribution::WeightedCh3;
@@ -1246,7 +915,7 @@ class reader {
       fail(at, "PoolRoute: WeightedCh3 needs one weight from 0 to 1 per server of pool '" + d->base.name + "'");
       return r;
     }
-    r.pool = pool_placed(*d, dist, weights);
+    r.pool = pools_.placed(*d, dist, weights);
     if (json.IsMap() && json["rates"]) {  // PoolRoute's own rate limit
       route_config limited;
       limited.kind = route_kind::RateLimit;
@@ -1262,20 +931,13 @@ class reader {
   // "Pool|A": each server of A on its own (mcrouter's destinations, which
   // AllSyncRoute and the like take as children).
   std::vector<route_config> pool_servers(const YAML::Node& json, const YAML::Node& at) {
-    const pool_def* d = pool_of(json, at);
+    const pools::pool_def* d = pools_.find(json, at);
     if (d == nullptr) return {};
     std::vector<route_config> out;
-    for (const backend_server& s : d->base.servers) {
-      pool_config one = d->base;
-      one.name = d->base.name + "/" + s.address;
-      one.servers = {s};
-      one.dist = distribution::Ch3;
-      if (std::none_of(out_.pools.begin(), out_.pools.end(), [&](const pool_config& q) { return q.name == one.name; })) {
-        out_.pools.push_back(one);
-      }
+    for (const std::string& name : pools_.each_server(*d)) {
       route_config r;
       r.kind = route_kind::Pool;
-      r.pool = one.name;
+      r.pool = name;
       r.line = line(at);
       out.push_back(std::move(r));
     }
@@ -1284,9 +946,8 @@ class reader {
 
   load_context& ctx_;
   router_config& out_;
-  YAML::Mark here_;  // the last positioned node, for short forms
-  std::map<std::string, YAML::Node> pool_json_;
-  std::map<std::string, pool_def> pools_;
+  json_errors err_;
+  pools pools_;
   std::map<std::string, YAML::Node> registered_;  // named handles not yet built
   std::set<std::string> building_;
   std::map<std::string, std::vector<route_config>> built_;
