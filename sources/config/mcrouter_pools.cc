@@ -211,9 +211,10 @@ std::string pools::placed(const pool_def& d, distribution dist, const std::vecto
 
 std::vector<std::string> pools::each_server(const pool_def& d) {
   std::vector<std::string> names;
-  for (const backend_server& s : d.base.servers) {
+  for (size_t i = 0; i < d.base.servers.size(); ++i) {
+    const backend_server& s = d.base.servers[i];
     pool_config one = d.base;
-    one.name = d.base.name + "/" + s.address;
+    one.name = d.base.name + "#" + std::to_string(i + 1);
     one.servers = {s};
     one.dist = distribution::Ch3;
     if (!have(one.name)) out_.push_back(one);

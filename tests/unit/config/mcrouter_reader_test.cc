@@ -154,8 +154,9 @@ TEST_CASE("short forms: Pool|name is each server, Type|... nests") {
   CHECK(r.kind == route_kind::AllSync);
   REQUIRE(r.children.size() == 3);
   CHECK(r.children[2].kind == route_kind::Pool);
-  CHECK(r.children[2].pool == "A/127.0.0.1:5003");
-  CHECK(pool_named(c, "A/127.0.0.1:5003").servers.size() == 1);
+  CHECK(r.children[2].pool == "A#3");
+  REQUIRE(pool_named(c, "A#3").servers.size() == 1);
+  CHECK(pool_named(c, "A#3").servers[0].address == "127.0.0.1:5003");
   CHECK(route_of("\"HashRoute|Pool|A\"").kind == route_kind::Hash);
   CHECK(route_of("\"FailoverRoute|Pool|A\"").kind == route_kind::Failover);
   CHECK(route_of("\"MissFailoverRoute|Pool|A\"").kind == route_kind::MissFailover);
