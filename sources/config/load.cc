@@ -4,6 +4,7 @@
 
 #include "config_file.h"
 #include "load_router.h"
+#include "mcrouter_reader.h"
 #include "yaml_section.h"
 
 namespace ithaca::config {
@@ -134,7 +135,7 @@ constexpr section_entry kSections[] = {
 void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
   if (root.IsNull()) return;  // an empty file: the defaults
   if (!root.IsMap()) {
-    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging, pools, route), got " +
+    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging, pools, routes, route), got " +
                               describe_node(root));
     return;
   }
@@ -147,19 +148,17 @@ void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
     s.finish();
   }
   if (const YAML::Node* pools = top.mapping("pools")) parse_pools(*pools, ctx, c.router);
-  if (const YAML::Node* route = top.mapping("route")) {
+  if (const YAML::Node* routes = top.mapping("routes")) parse_named_routes(*routes, ctx, c.router);
+  // `route:` with nothing under it is no route, as an empty section is none.
+  if (const YAML::Node* route = top.any("route"); route != nullptr && !route->IsNull()) {
     parse_route(*route, ctx, c.router);
-    check_router(*route, ctx, c.router);
   }
+  if (!ctx.failed()) check_router(root, ctx, c.router);  // on a whole tree only
   top.finish();
 }
 
-}  // namespace
-
-bool load_config_text(const std::string& text, const std::string& name, config& out,
-                      std::string* error, bool allow_empty) {
-  load_context ctx(name);
-  config c;
+// ithaca's YAML (or the YAML syntax error, as file:line: message).
+void read_yaml(const std::string& text, load_context& ctx, config& c, bool allow_empty) {
   try {
     const YAML::Node root = YAML::Load(text);
     if (root.IsNull() && !allow_empty) {
@@ -176,6 +175,21 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
     } else {
       ctx.fail(e.mark, e.msg);
     }
+  }
+}
+
+}  // namespace
+
+bool load_config_text(const std::string& text, const std::string& name, config& out,
+                      std::string* error, bool allow_empty) {
+  load_context ctx(name);
+  config c;
+  // The format is told by the text (or a .json name): an mcrouter config,
+  // else ithaca's YAML.
+  if (looks_like_mcrouter_json(text, name)) {
+    read_mcrouter_config(text, ctx, c);
+  } else {
+    read_yaml(text, ctx, c, allow_empty);
   }
   if (!ctx.failed() && ctx.mark_of("cache.large_value_threshold") == nullptr) {
     // The default threshold follows a lowered item_size_max; one set in the

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "load_route_tree.h"
+#include "route_check.h"
+
 namespace ithaca::config {
 
 namespace {
@@ -78,53 +81,6 @@ void parse_pool(section& s, const YAML::Node& node, pool_config& p) {
   }
 }
 
-route_config parse_route_node(const YAML::Node& node, load_context& ctx) {
-  route_config r;
-  r.line = node.Mark().line + 1;
-  if (!node.IsMap()) {
-    ctx.fail(node.Mark(), "a route is a mapping with `type:` (local or pool), got " + describe_node(node));
-    return r;
-  }
-  section s(ctx, "route", node);
-  bool typed = false;
-  if (node["type"]) typed = true;
-  s.choice("type", r.kind, {{"local", route_kind::Local}, {"pool", route_kind::Pool}});
-  s.string("name", r.name);
-  s.string("pool", r.pool);
-  // The format is a tree: a route's children are routes. The kinds that take
-  // children (failover, all-sync, shadow, ...) come with the next routes.
-  if (const YAML::Node* children = s.sequence("children")) {
-    for (const YAML::Node& child : *children) r.children.push_back(parse_route_node(child, ctx));
-    if (typed && !r.children.empty()) {
-      ctx.fail(node.Mark(), std::string("a ") + to_string(r.kind) + " route takes no `children:`");
-    }
-  }
-  if (!typed) ctx.fail(node.Mark(), "a route needs `type:` (local or pool)");
-  if (typed && r.kind == route_kind::Pool && r.pool.empty()) {
-    ctx.fail(node.Mark(), "a pool route needs `pool:` (the name of a pool under `pools:`)");
-  }
-  if (typed && r.kind == route_kind::Local && !r.pool.empty()) {
-    ctx.fail(node.Mark(), "a local route takes no `pool:`");
-  }
-  s.finish();
-  return r;
-}
-
-void check_route_node(const route_config& r, load_context& ctx, const router_config& rc, const YAML::Mark& mark) {
-  if (r.kind == route_kind::Pool) {
-    auto found = std::find_if(rc.pools.begin(), rc.pools.end(), [&](const pool_config& p) { return p.name == r.pool; });
-    if (found == rc.pools.end()) {
-      std::string known;
-      for (const pool_config& p : rc.pools) known += (known.empty() ? "" : ", ") + p.name;
-      YAML::Mark m = mark;
-      m.line = r.line - 1;
-      ctx.fail(m, "route names pool '" + r.pool + "', which is not under `pools:`" +
-                      (known.empty() ? std::string(" (there are none)") : " (pools: " + known + ")"));
-    }
-  }
-  for (const route_config& c : r.children) check_route_node(c, ctx, rc, mark);
-}
-
 }  // namespace
 
 void parse_pools(const YAML::Node& node, load_context& ctx, router_config& out) {
@@ -147,13 +103,43 @@ void parse_pools(const YAML::Node& node, load_context& ctx, router_config& out) 
   }
 }
 
+void parse_named_routes(const YAML::Node& node, load_context& ctx, router_config& out) {
+  if (!node.IsMap()) {
+    ctx.fail(node.Mark(), "`routes:` is a mapping of route names to routes, got " + describe_node(node));
+    return;
+  }
+  section names(ctx, "routes", node);  // refuses a name given twice
+  for (const auto kv : node) {
+    const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    names.any(name);
+    if (name.empty() || name == "local" || name.starts_with("pool:")) {
+      ctx.fail(kv.first.Mark(), "routes: '" + name + "' cannot name a route (\"local\" and \"pool:NAME\" "
+                                "already mean the local store and a pool)");
+      continue;
+    }
+    route_config r = read_route_node(kv.second, ctx);
+    if (r.kind == route_kind::Ref) {
+      ctx.fail(kv.second.Mark(), "routes: '" + name + "' is only another name for '" + r.name +
+                                     "'; use '" + r.name + "' where '" + name + "' is used");
+      continue;
+    }
+    r.name = name;
+    out.named_routes.push_back(std::move(r));
+  }
+}
+
 void parse_route(const YAML::Node& node, load_context& ctx, router_config& out) {
-  out.route = parse_route_node(node, ctx);
+  out.route = read_route_node(node, ctx);
   out.has_route = true;
 }
 
-void check_router(const YAML::Node& route_node, load_context& ctx, const router_config& rc) {
-  if (rc.has_route) check_route_node(rc.route, ctx, rc, route_node.Mark());
+void check_router(const YAML::Node& root, load_context& ctx, const router_config& rc) {
+  for (const route_problem& p : check_route_tree(rc)) {
+    YAML::Mark m = root.Mark();
+    m.line = p.line - 1;
+    m.column = 0;
+    ctx.fail(m, p.message);
+  }
 }
 
 }  // namespace ithaca::config

@@ -11,9 +11,13 @@ namespace ithaca::config {
 
 // `pools:` is a mapping of pool name -> pool settings.
 void parse_pools(const YAML::Node& node, load_context& ctx, router_config& out);
-// `route:` is one route node (a mapping with `type:`), children nested.
+// `routes:` is a mapping of names to routes, each usable by name anywhere.
+void parse_named_routes(const YAML::Node& node, load_context& ctx, router_config& out);
+// `route:` is one route node (a mapping with `type:`, or a shorthand
+// string), children nested (load_route_tree.h).
 void parse_route(const YAML::Node& node, load_context& ctx, router_config& out);
-// Cross-checks once both are read: every `pool:` a route names exists.
-void check_router(const YAML::Node& route_node, load_context& ctx, const router_config& rc);
+// Cross-checks once all are read (route_check.h): every pool a route names
+// exists, every ref names a route under `routes:`, no cycle among those.
+void check_router(const YAML::Node& root, load_context& ctx, const router_config& rc);
 
 }  // namespace ithaca::config

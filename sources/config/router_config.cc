@@ -52,30 +52,31 @@ namespace {
 struct kind_name {
   route_kind kind;
   const char* name;
+  const char* mcrouter;  // mcrouter's type name ("" = none)
 };
 constexpr kind_name kKindNames[] = {
-    {route_kind::Local, "local"},
-    {route_kind::Pool, "pool"},
-    {route_kind::Ref, "ref"},
-    {route_kind::Prefix, "prefix"},
-    {route_kind::Operation, "operation"},
-    {route_kind::Failover, "failover"},
-    {route_kind::FailoverExptime, "failover_exptime"},
-    {route_kind::MissFailover, "miss_failover"},
-    {route_kind::AllSync, "all_sync"},
-    {route_kind::AllAsync, "all_async"},
-    {route_kind::AllInitial, "all_initial"},
-    {route_kind::AllMajority, "all_majority"},
-    {route_kind::AllFastest, "all_fastest"},
-    {route_kind::Shadow, "shadow"},
-    {route_kind::WarmUp, "warm_up"},
-    {route_kind::L1L2, "l1l2"},
-    {route_kind::Hash, "hash"},
-    {route_kind::Random, "random"},
-    {route_kind::ModifyExptime, "modify_exptime"},
-    {route_kind::RateLimit, "rate_limit"},
-    {route_kind::Error, "error"},
-    {route_kind::Null, "null"},
+    {route_kind::Local, "local", ""},
+    {route_kind::Pool, "pool", "PoolRoute"},
+    {route_kind::Ref, "ref", ""},
+    {route_kind::Prefix, "prefix", "PrefixSelectorRoute"},
+    {route_kind::Operation, "operation", "OperationSelectorRoute"},
+    {route_kind::Failover, "failover", "FailoverRoute"},
+    {route_kind::FailoverExptime, "failover_exptime", "FailoverWithExptimeRoute"},
+    {route_kind::MissFailover, "miss_failover", "MissFailoverRoute"},
+    {route_kind::AllSync, "all_sync", "AllSyncRoute"},
+    {route_kind::AllAsync, "all_async", "AllAsyncRoute"},
+    {route_kind::AllInitial, "all_initial", "AllInitialRoute"},
+    {route_kind::AllMajority, "all_majority", "AllMajorityRoute"},
+    {route_kind::AllFastest, "all_fastest", "AllFastestRoute"},
+    {route_kind::Shadow, "shadow", "ShadowRoute"},
+    {route_kind::WarmUp, "warm_up", "WarmUpRoute"},
+    {route_kind::L1L2, "l1l2", ""},
+    {route_kind::Hash, "hash", "HashRoute"},
+    {route_kind::Random, "random", "RandomRoute"},
+    {route_kind::ModifyExptime, "modify_exptime", "ModifyExptimeRoute"},
+    {route_kind::RateLimit, "rate_limit", "RateLimitRoute"},
+    {route_kind::Error, "error", "ErrorRoute"},
+    {route_kind::Null, "null", "NullRoute"},
 };
 
 constexpr const char* kOpClassNames[kOpClasses] = {"get", "set", "delete", "arithmetic", "touch"};
@@ -97,6 +98,24 @@ bool route_kind_from_string(std::string_view name, route_kind& out) {
     }
   }
   return false;
+}
+
+const char* mcrouter_name(route_kind k) {
+  for (const kind_name& n : kKindNames) {
+    if (n.kind == k) return n.mcrouter;
+  }
+  return "";
+}
+
+const std::vector<std::string>& known_failover_errors() {
+  // carbon's error results (isErrorResult), mc_res_ dropped.
+  static const std::vector<std::string> names = {
+      "ooo",         "timeout",   "connect_timeout", "connect_error", "busy",         "try_again",
+      "shutdown",    "tko",       "bad_command",     "bad_key",       "bad_flags",    "bad_exptime",
+      "bad_lease_id", "bad_cas_id", "bad_value",     "aborted",       "client_error", "local_error",
+      "remote_error", "unknown",  "deadline_exceeded", "permission_denied", "overloaded",
+  };
+  return names;
 }
 
 const char* to_string(op_class c) { return kOpClassNames[static_cast<std::size_t>(c)]; }

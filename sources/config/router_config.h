@@ -34,6 +34,9 @@ struct backend_server {
   std::string address;  // normalised: "127.0.0.1:11211", "[::1]:11211", "unix:/run/mc.sock"
   uint32_t weight = 1;
   std::string name;     // what ketama hashes; "" = the address (twemproxy)
+  // weighted_ch3 only: the share of its ch3 keys the server keeps, in [0, 1]
+  // (mcrouter's pool `weights`); negative: weight over the largest weight.
+  double fraction = -1.0;
   int line = 0;         // where it was written (1-based), for errors
 };
 // Parses one server entry; false and *error ("bad server '...': why").
@@ -103,6 +106,12 @@ inline constexpr std::size_t kOpClasses = 5;
 const char* to_string(op_class c);
 bool op_class_from_string(std::string_view name, op_class& out);
 
+// The result names `failover_errors` may hold: mcrouter's error results
+// (carbon's mc_res_* without the prefix).
+const std::vector<std::string>& known_failover_errors();
+// mcrouter's type name for a kind ("FailoverRoute"), for hints in messages.
+const char* mcrouter_name(route_kind k);
+
 enum class exptime_action : std::uint8_t { Set, Min };  // ModifyExptime: replace, or cap
 
 // One node of the route tree, as any of the three readers (ithaca's YAML, an
@@ -121,6 +130,7 @@ enum class exptime_action : std::uint8_t { Set, Min };  // ModifyExptime: replac
 //   "cold", "warm"   warm_up
 //   "l2"        l1l2: the route behind the local store
 //   "fallback"  rate_limit: where requests over the limit go (none: an error)
+//   "target"    modify_exptime, rate_limit: the route the requests go on to
 struct route_config {
   route_kind kind = route_kind::Local;
   std::string name;   // optional, for logs and `stats routes`; for Ref, the named route
@@ -130,15 +140,25 @@ struct route_config {
   std::vector<route_config> children;
 
   // FailoverExptime: TTL cap of writes sent to a failover child (the gutter;
-  // mcrouter's default 10 s). WarmUp: TTL of a fill (0: what the warm child
+  // 10 s from ithaca's YAML, as the paper's gutter pool; 60 s from an mcrouter
+  // file, mcrouter's own default). WarmUp: TTL of a fill (0: what the warm child
   // says is left). L1L2: longest TTL the local store keeps. ModifyExptime: the
   // exptime set, or the cap.
   uint32_t exptime = 0;
   exptime_action action = exptime_action::Set;  // ModifyExptime
-  // Failover, FailoverExptime: which results fail over, per class. Empty:
-  // every error (connect error, timeout, server down, SERVER_ERROR).
+  // Failover, FailoverExptime: which results fail over, by mcrouter's result
+  // names (known_failover_errors()). `failover_errors` holds for every class;
+  // a non-empty `failover_errors_by_class[c]` replaces it for class c (mcrouter's
+  // {"gets": [...], "updates": [...], "deletes": [...]}). All empty: mcrouter's
+  // default set (connect_error, connect_timeout, timeout, tko, remote_error,
+  // local_error, busy, try_again, shutdown, deadline_exceeded).
   std::vector<std::string> failover_errors;
-  // Failover: a token bucket on failovers (mcrouter's failover_limit); rate 0 = none.
+  std::vector<std::string> failover_errors_by_class[kOpClasses];
+  // Failover, FailoverExptime: mcrouter's failover_limit, a token bucket fed
+  // `failover_rate` tokens per request (a fraction in (0, 1]: the share of
+  // requests that may fail over in the long run) holding at most
+  // `failover_burst` (default 1000); a failover takes one token, and without
+  // one the error is returned instead. rate 0 = no limit.
   double failover_rate = 0;
   double failover_burst = 0;
   bool return_best_on_error = true;  // MissFailover: on all errors, the best reply seen
@@ -150,7 +170,9 @@ struct route_config {
   // RateLimit: per class, requests per second (0 = unlimited) and burst.
   double rate[kOpClasses] = {};
   double burst[kOpClasses] = {};
-  std::string message;  // Error: the error text ("SERVER_ERROR ...")
+  // Error: the text after "SERVER_ERROR " in the reply (one line, no CR/LF);
+  // "" = the route builder's default text.
+  std::string message;
   bool reliable_deletes = false;  // Pool: spool deletes a server could not take (asynclog)
   hash_function hash = hash_function::Md5;       // Hash
   distribution dist = distribution::Ch3;         // Hash

@@ -221,6 +221,18 @@ const YAML::Node* section::sequence(std::string_view key) {
   return &e->value;
 }
 
+const YAML::Node* section::any(std::string_view key) {
+  entry* e = find(key);
+  return e == nullptr ? nullptr : &e->value;
+}
+
+const YAML::Mark* section::key_mark(std::string_view key) const {
+  for (const entry& e : entries_) {
+    if (e.key == key) return &e.key_mark;
+  }
+  return nullptr;
+}
+
 bool section::string_list(std::string_view key, std::vector<std::string>& out,
                           std::vector<YAML::Mark>* marks) {
   entry* e = find(key);

@@ -89,6 +89,12 @@ class section {
   // is not a list (then an error is recorded).
   const YAML::Node* sequence(std::string_view key);
 
+  // The value of `key` whatever it is (a route may be a mapping or a
+  // shorthand string); nullptr if absent. The caller checks its shape.
+  const YAML::Node* any(std::string_view key);
+  // Where `key` was written; nullptr if absent (does not mark it known).
+  const YAML::Mark* key_mark(std::string_view key) const;
+
   // Refuses the keys no accessor asked for, suggesting the closest known one.
   void finish();
 

@@ -78,7 +78,7 @@ std::shared_ptr<const pool> pool::build(const config::pool_config& cfg, server_d
   const server_settings settings = settings_of(cfg);
   for (const config::backend_server& b : cfg.servers) {
     p->servers_.push_back(dir.acquire(cfg.name, b, settings));
-    specs.push_back(server_spec{point_name(kind, b), b.weight});
+    specs.push_back(server_spec{point_name(kind, b), b.weight, b.fraction});
   }
   std::string why;
   p->dist_ = make_distribution(kind, specs, hash_of(cfg.hash), &why);

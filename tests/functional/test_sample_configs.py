@@ -7,7 +7,11 @@ and most clients' placement)."""
 import pathlib
 import re
 
+import pytest
+
+from conftest import ithaca_binary
 from mcwire import Conn
+from test_config_file import run_bounded
 from test_placement import holder_of, set_through
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -69,3 +73,29 @@ def test_omitted_hash_is_md5(ithaca_factory, memcached_factory, tmp_path):
     counts, by_default = split_of(servers, second)
     assert by_default == by_sample
     assert min(counts) >= 70, counts
+
+
+def test_the_sample_route_tree_passes_check_config():
+    """config/routes.yaml (every route kind, README's "Routes") is what
+    `ithaca --check-config` accepts as it is; a typo in its tree is refused at
+    its line."""
+    binary, is_memcached = ithaca_binary()
+    if is_memcached:
+        pytest.skip("an ithaca option (--check-config)")
+    sample = ROOT / "config" / "routes.yaml"
+    rc, out, why = run_bounded([binary, "--check-config", "--config", str(sample)])
+    assert why is None and (rc, out.strip()) == (0, "configuration OK"), out
+
+
+def test_a_mistake_in_the_sample_route_tree_is_refused_at_its_line(tmp_path):
+    binary, is_memcached = ithaca_binary()
+    if is_memcached:
+        pytest.skip("an ithaca option (--check-config)")
+    lines = (ROOT / "config" / "routes.yaml").read_text().split("\n")
+    at = next(i for i, l in enumerate(lines) if l.strip() == "type: all_sync")
+    lines[at] = lines[at].replace("all_sync", "all_synk")
+    broken = tmp_path / "routes.yaml"
+    broken.write_text("\n".join(lines))
+    rc, out, why = run_bounded([binary, "--check-config", "--config", str(broken)])
+    assert why is None and rc == 1, out
+    assert f"{broken}:{at + 1}: unknown route type 'all_synk' (did you mean 'all_sync'?)" in out, out

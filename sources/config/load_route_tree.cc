@@ -1,0 +1,526 @@
+#include "load_route_tree.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace ithaca::config {
+
+namespace {
+
+// The keys each kind takes besides `type:` and `name:`.
+std::vector<std::string> keys_of(route_kind k) {
+  switch (k) {
+    case route_kind::Local: return {};
+    case route_kind::Pool: return {"pool", "reliable_deletes"};
+    case route_kind::Ref: return {};
+    case route_kind::Prefix: return {"prefixes", "default"};
+    case route_kind::Operation: return {"get", "set", "delete", "arithmetic", "touch", "default"};
+    case route_kind::Failover: return {"children", "failover_errors", "failover_limit"};
+    case route_kind::FailoverExptime:
+      return {"normal", "failover", "exptime", "failover_errors", "failover_limit"};
+    case route_kind::MissFailover: return {"children", "return_best_on_error"};
+    case route_kind::AllSync:
+    case route_kind::AllAsync:
+    case route_kind::AllInitial:
+    case route_kind::AllMajority:
+    case route_kind::AllFastest:
+    case route_kind::Random: return {"children"};
+    case route_kind::Shadow: return {"normal", "shadows"};
+    case route_kind::WarmUp: return {"cold", "warm", "exptime"};
+    case route_kind::L1L2: return {"l2", "exptime"};
+    case route_kind::Hash: return {"children", "hash", "distribution"};
+    case route_kind::ModifyExptime: return {"target", "action", "exptime"};
+    case route_kind::RateLimit: return {"target", "fallback", "rates", "burst"};
+    case route_kind::Error: return {"message"};
+    case route_kind::Null: return {};
+  }
+  return {};
+}
+
+constexpr route_kind kAllKinds[] = {
+    route_kind::Local,        route_kind::Pool,      route_kind::Ref,        route_kind::Prefix,
+    route_kind::Operation,    route_kind::Failover,  route_kind::FailoverExptime, route_kind::MissFailover,
+    route_kind::AllSync,      route_kind::AllAsync,  route_kind::AllInitial, route_kind::AllMajority,
+    route_kind::AllFastest,   route_kind::Shadow,    route_kind::WarmUp,     route_kind::L1L2,
+    route_kind::Hash,         route_kind::Random,    route_kind::ModifyExptime, route_kind::RateLimit,
+    route_kind::Error,        route_kind::Null,
+};
+
+std::string kind_list() {
+  std::string out;
+  for (route_kind k : kAllKinds) out += (out.empty() ? "" : ", ") + std::string(to_string(k));
+  return out;
+}
+
+std::string backquoted(const std::vector<std::string>& keys) {
+  std::string out;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i != 0) out += i + 1 == keys.size() ? " and " : ", ";
+    out += "`" + keys[i] + ":`";
+  }
+  return out;
+}
+
+// "a failover route", "an operation route"
+std::string a_kind(route_kind k) {
+  const std::string n = to_string(k);
+  const bool vowel = n[0] == 'a' || n[0] == 'e' || n[0] == 'i' || n[0] == 'o' || n[0] == 'u';
+  return std::string(vowel ? "an " : "a ") + n + " route";
+}
+
+// The longest exptime a route takes: memcached reads a larger one as a
+// point in time, not a TTL.
+constexpr uint64_t kMaxExptimeSeconds = 30 * 24 * 3600;
+
+class tree_reader {
+ public:
+  explicit tree_reader(load_context& ctx) : ctx_(ctx) {}
+
+  route_config read(const YAML::Node& node, std::string role) {
+    route_config r;
+    r.role = std::move(role);
+    r.line = node.Mark().line + 1;
+    if (node.IsScalar()) {
+      shorthand(node, r);
+      return r;
+    }
+    if (!node.IsMap()) {
+      ctx_.fail(node.Mark(), "a route is a mapping with `type:`, \"local\", \"pool:NAME\" or the name of a route "
+                             "under `routes:`, got " + describe_node(node));
+      return r;
+    }
+    if (!kind_of(node, r)) return r;
+    if (!keys_fit(node, r.kind)) return r;
+    section s(ctx_, "route", node);
+    s.any("type");
+    s.string("name", r.name);
+    body(s, node, r);
+    return r;
+  }
+
+ private:
+  // "local", "pool:NAME", or a named route's name.
+  void shorthand(const YAML::Node& node, route_config& r) {
+    const std::string& text = node.Scalar();
+    if (text == "local") {
+      r.kind = route_kind::Local;
+    } else if (text.starts_with("pool:")) {
+      r.kind = route_kind::Pool;
+      r.pool = text.substr(5);
+      if (r.pool.empty()) ctx_.fail(node.Mark(), "\"pool:\" needs a pool's name after it (\"pool:main\")");
+    } else if (text.empty()) {
+      ctx_.fail(node.Mark(), "an empty route; write \"local\", \"pool:NAME\", a named route or a mapping with `type:`");
+    } else {
+      r.kind = route_kind::Ref;
+      r.name = text;
+    }
+  }
+
+  bool kind_of(const YAML::Node& node, route_config& r) {
+    const YAML::Node t = node["type"];
+    if (!t) {
+      ctx_.fail(node.Mark(), "a route needs `type:` (" + kind_list() + ")");
+      return false;
+    }
+    if (t.IsNull()) {  // `type: null` is YAML's null, and our null route
+      r.kind = route_kind::Null;
+      return true;
+    }
+    if (!t.IsScalar()) {
+      ctx_.fail(t.Mark(), "type: expected a route type, got " + describe_node(t));
+      return false;
+    }
+    if (route_kind_from_string(t.Scalar(), r.kind)) return true;
+    std::vector<std::string> names;
+    std::string hint;
+    for (route_kind k : kAllKinds) {
+      names.emplace_back(to_string(k));
+      if (t.Scalar() == mcrouter_name(k)) hint = " (mcrouter's " + t.Scalar() + " is `type: " + to_string(k) + "` here)";
+    }
+    if (hint.empty()) {
+      const std::string close = closest_key(t.Scalar(), names);
+      hint = close.empty() ? " (types: " + kind_list() + ")" : " (did you mean '" + close + "'?)";
+    }
+    ctx_.fail(t.Mark(), "unknown route type '" + t.Scalar() + "'" + hint);
+    return false;
+  }
+
+  // A key another kind takes is a child or option this kind does not have;
+  // any other key is a typo.
+  bool keys_fit(const YAML::Node& node, route_kind kind) {
+    std::vector<std::string> own = keys_of(kind);
+    own.insert(own.end(), {"type", "name"});
+    bool ok = true;
+    for (const auto kv : node) {
+      if (!kv.first.IsScalar()) continue;  // section reports it
+      const std::string& key = kv.first.Scalar();
+      if (std::find(own.begin(), own.end(), key) != own.end()) continue;
+      bool elsewhere = false;
+      for (route_kind k : kAllKinds) {
+        const std::vector<std::string> other = keys_of(k);
+        elsewhere = elsewhere || std::find(other.begin(), other.end(), key) != other.end();
+      }
+      const std::vector<std::string> takes = keys_of(kind);
+      std::string message;
+      if (elsewhere) {
+        message = a_kind(kind) + " takes no `" + key + ":`" +
+                  (takes.empty() ? std::string(" (it takes nothing but `type:` and `name:`)")
+                                 : " (it takes " + backquoted(takes) + ")");
+      } else {
+        const std::string close = closest_key(key, own);
+        message = "unknown key '" + key + "' in " + a_kind(kind) +
+                  (close.empty() ? std::string() : " (did you mean '" + close + "'?)");
+      }
+      ctx_.fail(kv.first.Mark(), message);
+      ok = false;
+    }
+    return ok;
+  }
+
+  void body(section& s, const YAML::Node& node, route_config& r) {
+    switch (r.kind) {
+      case route_kind::Local:
+      case route_kind::Null: break;
+      case route_kind::Pool:
+        s.string("pool", r.pool);
+        s.boolean("reliable_deletes", r.reliable_deletes);
+        if (r.pool.empty()) ctx_.fail(node.Mark(), "a pool route needs `pool:` (the name of a pool under `pools:`)");
+        break;
+      case route_kind::Ref:
+        if (r.name.empty()) ctx_.fail(node.Mark(), "a ref route needs `name:` (a route under `routes:`)");
+        break;
+      case route_kind::Prefix: prefix(s, node, r); break;
+      case route_kind::Operation: operation(s, node, r); break;
+      case route_kind::Failover:
+        list(s, node, r, "children", "", 2);
+        failover_options(s, r);
+        break;
+      case route_kind::FailoverExptime:
+        one(s, node, r, "normal", "normal", true);
+        list(s, node, r, "failover", "failover", 1, true);
+        r.exptime = 10;
+        exptime(s, r);
+        failover_options(s, r);
+        break;
+      case route_kind::MissFailover:
+        list(s, node, r, "children", "", 2);
+        s.boolean("return_best_on_error", r.return_best_on_error);
+        break;
+      case route_kind::AllSync:
+      case route_kind::AllAsync:
+      case route_kind::AllInitial:
+      case route_kind::AllMajority:
+      case route_kind::AllFastest:
+      case route_kind::Random: list(s, node, r, "children", "", 1); break;
+      case route_kind::Hash:
+        list(s, node, r, "children", "", 1);
+        s.choice("hash", r.hash,
+                 {{"one_at_a_time", hash_function::OneAtATime}, {"md5", hash_function::Md5},
+                  {"crc16", hash_function::Crc16}, {"crc32", hash_function::Crc32},
+                  {"crc32a", hash_function::Crc32a}, {"fnv1_64", hash_function::Fnv1_64},
+                  {"fnv1a_64", hash_function::Fnv1a_64}, {"fnv1_32", hash_function::Fnv1_32},
+                  {"fnv1a_32", hash_function::Fnv1a_32}, {"hsieh", hash_function::Hsieh},
+                  {"murmur", hash_function::Murmur}, {"jenkins", hash_function::Jenkins}});
+        // Only distributions that need nothing but the number of children.
+        s.choice("distribution", r.dist,
+                 {{"ch3", distribution::Ch3}, {"mcrouter_crc32", distribution::McrouterCrc32},
+                  {"modula", distribution::Modula}, {"jump", distribution::Jump}});
+        break;
+      case route_kind::Shadow:
+        one(s, node, r, "normal", "normal", true);
+        shadows(s, node, r);
+        break;
+      case route_kind::WarmUp:
+        one(s, node, r, "cold", "cold", true);
+        one(s, node, r, "warm", "warm", true);
+        exptime(s, r);
+        break;
+      case route_kind::L1L2:
+        one(s, node, r, "l2", "l2", true);
+        if (!exptime(s, r) && s.key_mark("exptime") == nullptr) {
+          ctx_.fail(node.Mark(), "an l1l2 route needs `exptime:` (the longest the local store keeps a value, e.g. 60s)");
+        } else if (r.exptime == 0 && s.key_mark("exptime") != nullptr) {
+          ctx_.fail(*s.key_mark("exptime"), "exptime: an l1l2 route's cap must be above 0 (the local store is "
+                                            "not invalidated by other routers, so what it keeps must expire)");
+        }
+        break;
+      case route_kind::ModifyExptime:
+        one(s, node, r, "target", "target", true);
+        s.choice("action", r.action, {{"set", exptime_action::Set}, {"min", exptime_action::Min}});
+        if (s.key_mark("exptime") == nullptr) {
+          ctx_.fail(node.Mark(), "a modify_exptime route needs `exptime:` (what to set, or the cap with action: min)");
+        }
+        exptime(s, r);
+        break;
+      case route_kind::RateLimit: rate_limit(s, node, r); break;
+      case route_kind::Error:
+        s.string("message", r.message);
+        if (r.message.find_first_of("\r\n") != std::string::npos) {
+          ctx_.fail(*s.key_mark("message"), "message: one line, without CR or LF");
+        }
+        break;
+    }
+  }
+
+  // One child route under `key`; `required` records an error when absent.
+  void one(section& s, const YAML::Node& node, route_config& r, const char* key, const char* role, bool required) {
+    const YAML::Node* child = s.any(key);
+    if (child == nullptr) {
+      if (required) ctx_.fail(node.Mark(), a_kind(r.kind) + " needs `" + key + ":` (a route)");
+      return;
+    }
+    r.children.push_back(read(*child, role));
+  }
+
+  // A list of child routes under `key`, at least `min` of them. With
+  // `single_ok`, one route without a list is a list of one.
+  void list(section& s, const YAML::Node& node, route_config& r, const char* key, const char* role, size_t min,
+            bool single_ok = false) {
+    const YAML::Node* children = s.any(key);
+    const std::string need = std::string(min == 1 ? "at least one route" : "at least two routes");
+    if (children == nullptr) {
+      ctx_.fail(node.Mark(), a_kind(r.kind) + " needs `" + key + ":` (a list of routes, " + need + ")");
+      return;
+    }
+    if (single_ok && (children->IsMap() || children->IsScalar())) {
+      r.children.push_back(read(*children, role));
+      if (min > 1) ctx_.fail(children->Mark(), std::string(key) + ": " + a_kind(r.kind) + " needs " + need);
+      return;
+    }
+    if (!children->IsSequence()) {
+      ctx_.fail(*s.key_mark(key), std::string(key) + ": expected a list of routes, got " + describe_node(*children));
+      return;
+    }
+    size_t n = 0;
+    for (const YAML::Node& child : *children) {
+      r.children.push_back(read(child, role));
+      ++n;
+    }
+    if (n < min) {
+      ctx_.fail(*s.key_mark(key), std::string(key) + ": " + a_kind(r.kind) + " needs " + need + ", got " +
+                                      std::to_string(n));
+    }
+  }
+
+  void prefix(section& s, const YAML::Node& node, route_config& r) {
+    const YAML::Node* prefixes = s.any("prefixes");
+    if (prefixes != nullptr) {
+      if (!prefixes->IsMap()) {
+        ctx_.fail(*s.key_mark("prefixes"),
+                  "prefixes: expected a mapping of key prefixes to routes, got " + describe_node(*prefixes));
+      } else {
+        std::vector<std::string> seen;
+        for (const auto kv : *prefixes) {
+          const std::string match = kv.first.IsScalar() ? kv.first.Scalar() : "";
+          if (std::find(seen.begin(), seen.end(), match) != seen.end()) {
+            ctx_.fail(kv.first.Mark(), "prefixes: the prefix '" + match + "' is listed twice");
+            continue;
+          }
+          seen.push_back(match);
+          route_config child = read(kv.second, "prefix");
+          child.match = match;
+          r.children.push_back(std::move(child));
+        }
+      }
+    }
+    one(s, node, r, "default", "default", false);
+    if (prefixes == nullptr && s.key_mark("default") == nullptr) {
+      ctx_.fail(node.Mark(), "a prefix route needs `prefixes:` (key prefix: route) and usually `default:` "
+                             "(the route of keys no prefix matches)");
+    }
+  }
+
+  void operation(section& s, const YAML::Node& node, route_config& r) {
+    std::vector<std::string> missing;
+    for (size_t i = 0; i < kOpClasses; ++i) {
+      const char* cls = to_string(static_cast<op_class>(i));
+      if (s.key_mark(cls) == nullptr) missing.emplace_back(cls);
+      one(s, node, r, cls, cls, false);
+    }
+    one(s, node, r, "default", "default", false);
+    if (!missing.empty() && s.key_mark("default") == nullptr) {
+      ctx_.fail(node.Mark(), "an operation route needs `default:` or a route for every class (get, set, delete, "
+                             "arithmetic, touch); none for " + backquoted(missing));
+    }
+  }
+
+  void failover_options(section& s, route_config& r) {
+    if (const YAML::Node* errors = s.any("failover_errors")) {
+      if (errors->IsMap()) {
+        section per(ctx_, "failover_errors", *errors);
+        for (size_t i = 0; i < kOpClasses; ++i) {
+          const char* cls = to_string(static_cast<op_class>(i));
+          if (const YAML::Node* l = per.any(cls)) error_names(*l, cls, r.failover_errors_by_class[i]);
+        }
+        per.finish();
+      } else {
+        error_names(*errors, "failover_errors", r.failover_errors);
+      }
+    }
+    if (const YAML::Node* limit = s.any("failover_limit")) {
+      if (!limit->IsMap()) {
+        ctx_.fail(*s.key_mark("failover_limit"),
+                  "failover_limit: expected {rate: R, burst: B}, got " + describe_node(*limit));
+        return;
+      }
+      section l(ctx_, "failover_limit", *limit);
+      r.failover_burst = 1000;
+      if (!number(l, "rate", r.failover_rate, 0, 1, "a fraction of requests above 0, at most 1", true)) {
+        if (l.key_mark("rate") == nullptr) {
+          ctx_.fail(limit->Mark(), "failover_limit needs `rate:` (the share of requests that may fail over, 0 to 1)");
+        }
+      }
+      number(l, "burst", r.failover_burst, 1, 1e12, "a number of failovers, at least 1", false);
+      l.finish();
+    }
+  }
+
+  void error_names(const YAML::Node& node, const std::string& where, std::vector<std::string>& out) {
+    if (!node.IsSequence()) {
+      ctx_.fail(node.Mark(), where + ": expected a list of error names (connect_error, timeout, tko, ...), got " +
+                                 describe_node(node));
+      return;
+    }
+    const std::vector<std::string>& known = known_failover_errors();
+    for (const YAML::Node& e : node) {
+      const std::string name = e.IsScalar() ? e.Scalar() : "";
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        const std::string close = closest_key(name, known);
+        ctx_.fail(e.Mark(), where + ": unknown error '" + name + "'" +
+                                (close.empty() ? " (mcrouter's result names: connect_error, connect_timeout, "
+                                                 "timeout, tko, remote_error, busy, try_again, ...)"
+                                               : " (did you mean '" + close + "'?)"));
+        continue;
+      }
+      out.push_back(name);
+    }
+    if (out.empty() && node.size() == 0) ctx_.fail(node.Mark(), where + ": an empty list would never fail over");
+  }
+
+  // A number in [lo, hi] (above lo when `open_lo`). True if present and valid.
+  bool number(section& s, const char* key, double& out, double lo, double hi, const char* what, bool open_lo) {
+    const YAML::Node* v = s.any(key);
+    if (v == nullptr) return false;
+    double d = 0;
+    if (!as_number(*v, d) || d < lo || d > hi || (open_lo && d == lo)) {
+      ctx_.fail(v->Mark(), std::string(key) + ": expected " + what + ", got " + describe_node(*v));
+      return false;
+    }
+    out = d;
+    return true;
+  }
+
+  static bool as_number(const YAML::Node& v, double& out) {
+    if (!v.IsScalar() || v.Scalar().empty()) return false;
+    const std::string& t = v.Scalar();
+    char* end = nullptr;
+    out = std::strtod(t.c_str(), &end);
+    return end == t.c_str() + t.size() && std::isfinite(out);
+  }
+
+  // `exptime:` as a duration in whole seconds (10s, 5m, 0). True if present
+  // and valid (then r.exptime is set).
+  bool exptime(section& s, route_config& r) {
+    const YAML::Node* v = s.any("exptime");
+    if (v == nullptr) return false;
+    uint64_t ms = 0;
+    const std::string text = v->IsScalar() ? v->Scalar() : "";
+    if (!v->IsScalar() || !parse_duration(text, ms) || ms % 1000 != 0 || ms / 1000 > kMaxExptimeSeconds) {
+      uint64_t bare = 0;
+      const std::string hint = parse_unsigned(text, bare) ? " (a unit is required: " + text + "s?)" : "";
+      ctx_.fail(v->Mark(), "exptime: expected a duration in whole seconds (10s, 5m, 1h, or 0) up to 30 days, got " +
+                               describe_node(*v) + hint);
+      return false;
+    }
+    r.exptime = static_cast<uint32_t>(ms / 1000);
+    return true;
+  }
+
+  void shadows(section& s, const YAML::Node& node, route_config& r) {
+    const YAML::Node* list = s.any("shadows");
+    if (list == nullptr) {
+      ctx_.fail(node.Mark(), "a shadow route needs `shadows:` (a list of {route: ROUTE, key_fraction: [A, B], "
+                             "request_fraction: F})");
+      return;
+    }
+    if (!list->IsSequence() || list->size() == 0) {
+      ctx_.fail(*s.key_mark("shadows"), "shadows: expected a list of at least one {route: ROUTE, key_fraction: "
+                                        "[A, B], request_fraction: F}, got " + describe_node(*list));
+      return;
+    }
+    for (const YAML::Node& item : *list) {
+      if (!item.IsMap()) {
+        ctx_.fail(item.Mark(), "shadows: each shadow is a mapping with `route:`, got " + describe_node(item));
+        continue;
+      }
+      section sh(ctx_, "shadows", item);
+      const YAML::Node* target = sh.any("route");
+      if (target == nullptr) {
+        ctx_.fail(item.Mark(), "a shadow needs `route:` (where the copies go)");
+        sh.any("key_fraction");
+        sh.any("request_fraction");
+        sh.finish();
+        continue;
+      }
+      route_config child = read(*target, "shadow");
+      if (const YAML::Node* kf = sh.any("key_fraction")) {
+        double lo = 0, hi = 0;
+        if (!kf->IsSequence() || kf->size() != 2 || !as_number((*kf)[0], lo) || !as_number((*kf)[1], hi) ||
+            lo < 0 || hi > 1 || lo > hi) {
+          ctx_.fail(kf->Mark(), "key_fraction: expected [A, B] with 0 <= A <= B <= 1 (the share of the key hash "
+                                "space whose keys are shadowed), got " + describe_node(*kf));
+        } else {
+          child.key_fraction_lo = lo;
+          child.key_fraction_hi = hi;
+        }
+      }
+      number(sh, "request_fraction", child.request_fraction, 0, 1, "a fraction from 0 to 1", false);
+      sh.finish();
+      r.children.push_back(std::move(child));
+    }
+  }
+
+  void rate_limit(section& s, const YAML::Node& node, route_config& r) {
+    one(s, node, r, "target", "target", true);
+    one(s, node, r, "fallback", "fallback", false);
+    const YAML::Node* rates = s.any("rates");
+    if (rates == nullptr || !rates->IsMap() || rates->size() == 0) {
+      ctx_.fail(rates ? rates->Mark() : node.Mark(),
+                "a rate_limit route needs `rates:` (requests per second by class: get, set, delete, arithmetic, "
+                "touch), got " + (rates ? describe_node(*rates) : std::string("nothing")));
+      return;
+    }
+    section rs(ctx_, "rates", *rates);
+    for (size_t i = 0; i < kOpClasses; ++i) {
+      if (number(rs, to_string(static_cast<op_class>(i)), r.rate[i], 0, 1e12, "requests per second above 0", true)) {
+        r.burst[i] = r.rate[i];  // mcrouter's default burst: one second's worth
+      }
+    }
+    rs.finish();
+    const YAML::Node* burst = s.any("burst");
+    if (burst == nullptr) return;
+    if (!burst->IsMap()) {
+      ctx_.fail(*s.key_mark("burst"), "burst: expected a mapping of classes to burst sizes, got " + describe_node(*burst));
+      return;
+    }
+    section bs(ctx_, "burst", *burst);
+    for (size_t i = 0; i < kOpClasses; ++i) {
+      const char* cls = to_string(static_cast<op_class>(i));
+      if (number(bs, cls, r.burst[i], 1, 1e12, "a number of requests, at least 1", false) && r.rate[i] == 0) {
+        ctx_.fail(*bs.key_mark(cls), std::string("burst: ") + cls + " has a burst but no rate under `rates:`");
+      }
+    }
+    bs.finish();
+  }
+
+  load_context& ctx_;
+};
+
+}  // namespace
+
+route_config read_route_node(const YAML::Node& node, load_context& ctx, std::string role) {
+  return tree_reader(ctx).read(node, std::move(role));
+}
+
+}  // namespace ithaca::config

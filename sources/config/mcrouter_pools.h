@@ -1,0 +1,57 @@
+// mcrouter's `pools`, read on demand as PoolRoutes name them (as mcrouter's
+// PoolFactory does): servers, server_timeout, connect_timeout, weights,
+// inherit; mcrouter's defaults (ascii, 1 s, the hash stop "|#|"). mcrouter
+// places keys by the PoolRoute's hash, ithaca by the pool's distribution, so
+// a pool placed two ways becomes two pool configs. Internal to the mcrouter
+// reader.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "mcrouter_json.h"
+#include "router_config.h"
+
+namespace ithaca::config::mcrouter {
+
+class pools {
+ public:
+  // Pool configs are appended to `out` as routes use them.
+  pools(json_errors& err, std::vector<pool_config>& out) : err_(err), out_(out) {}
+
+  // One pool of the config's `pools` object.
+  void add(const std::string& name, const YAML::Node& json) { json_[name] = json; }
+
+  struct pool_def {
+    pool_config base;  // servers and settings; the distribution not yet chosen
+    std::vector<double> weights;  // the pool's `weights` (WeightedCh3), or none
+    bool ok = false;
+  };
+  // The pool `json` names ("A") or defines ({"name": "A", "servers": ...});
+  // nullptr (and an error at `at`) if it cannot be read.
+  const pool_def* find(const YAML::Node& json, const YAML::Node& at);
+  // The name of a pool config over d's servers placed by `dist` (with
+  // `weights` for WeightedCh3): d's own name the first time, "NAME~dist"
+  // when another PoolRoute places the same pool differently.
+  std::string placed(const pool_def& d, distribution dist, const std::vector<double>& weights);
+  // "Pool|A": one single-server pool config per server ("A#1", "A#2", ...;
+  // not "A/host:port", which `stats servers` would print as POOL/ADDRESS twice).
+  std::vector<std::string> each_server(const pool_def& d);
+
+ private:
+  bool read(const YAML::Node& json, pool_def& d, std::set<std::string>& seen);
+  uint64_t timeout_of(const YAML::Node& t, const std::string& what);
+  bool server(const YAML::Node& s, backend_server& b, const std::string& what);
+  bool have(const std::string& name) const;
+
+  json_errors& err_;
+  std::vector<pool_config>& out_;
+  std::map<std::string, YAML::Node> json_;  // by name, as written
+  std::map<std::string, pool_def> defs_;    // by name, once read
+};
+
+}  // namespace ithaca::config::mcrouter

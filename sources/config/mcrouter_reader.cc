@@ -1,0 +1,368 @@
+#include "mcrouter_reader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "mcrouter_json.h"
+#include "mcrouter_pools.h"
+#include "mcrouter_routes.h"
+#include "route_check.h"
+
+namespace ithaca::config {
+
+namespace {
+
+using namespace mcrouter;
+
+// ------------------------------------------------------------ reader
+
+// mcrouter's RouteHandleFactory: lists, short forms and named handles; each
+// route type is made by the provider (mcrouter_routes.h).
+class reader final : public route_factory {
+ public:
+  reader(load_context& ctx, router_config& out)
+      : ctx_(ctx), out_(out), err_(ctx), pools_(err_, out.pools), provider_(*this, err_, pools_) {}
+
+  void read(const YAML::Node& root) {
+    if (!root.IsMap()) {
+      fail(root, "an mcrouter config is a JSON object with `pools` and `route` or `routes`, got " + describe_node(root));
+      return;
+    }
+    no_jsonm(root);
+    if (ctx_.failed()) return;
+    section keys(ctx_, "", root);  // refuses a key given twice
+    for (const auto kv : root) {
+      const std::string key = kv.first.Scalar();
+      if (key == "pools" || key == "route" || key == "routes" || key == "named_handles") continue;
+      if (key == "macros" || key == "constants") {
+        fail(kv.first, "`" + key + "`: JSONM macros are not supported; expand the config first (mcrouter's "
+                       "preprocessed config, e.g. from its __mcrouter__.config admin request)");
+      } else {
+        fail(kv.first, "`" + key + "` is not supported by ithaca (it reads pools, route, routes and named_handles)");
+      }
+    }
+    if (const YAML::Node pools = root["pools"]) {
+      if (!pools.IsMap()) {
+        fail(pools, "pools: expected an object of pool names to pools, got " + describe_node(pools));
+      } else {
+        for (const auto kv : pools) pools_.add(kv.first.Scalar(), kv.second);
+      }
+    }
+    if (const YAML::Node handles = root["named_handles"]) register_handles(handles);
+    const YAML::Node route = root["route"];
+    const YAML::Node routes = root["routes"];
+    if (route && routes) {
+      fail(routes, "both `route` and `routes` are given; mcrouter takes one of them");
+    } else if (route) {
+      out_.route = top(route);
+      out_.has_route = true;
+    } else if (routes) {
+      top_of_routes(routes);
+    } else {
+      fail(root, "an mcrouter config needs `route` or `routes`");
+    }
+    // Named handles nobody used are still checked, as mcrouter builds them.
+    while (!registered_.empty()) {
+      auto it = registered_.begin();
+      const std::string name = it->first;
+      const YAML::Node json = it->second;
+      named(name, json, json);
+    }
+    out_.format = "mcrouter";
+  }
+
+ private:
+  // ---------------------------------------------------------- errors
+
+  void fail(const YAML::Node& at, const std::string& message) { err_.fail(at, message); }
+  int line(const YAML::Node& n) const { return err_.line(n); }
+  void allow(const YAML::Node& json, const std::string& what, std::initializer_list<const char*> keys) {
+    err_.allow(json, what, keys);
+  }
+
+  // JSONM: "@macro(...)" calls and "%var%" substitutions, anywhere.
+  void no_jsonm(const YAML::Node& n) {
+    if (n.IsScalar()) {
+      const std::string& t = n.Scalar();
+      if (t.starts_with("@")) {
+        fail(n, "'" + t.substr(0, 40) + "': JSONM macros (@...) are not supported; expand the config first");
+      }
+      const size_t pct = t.find('%');
+      if (pct != std::string::npos) {
+        const size_t end = t.find('%', pct + 1);
+        const std::string name = end == std::string::npos ? "" : t.substr(pct + 1, end - pct - 1);
+        if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
+          fail(n, "'" + t.substr(0, 40) + "': JSONM variables (%" + name + "%) are not supported; expand the config first");
+        }
+      }
+    } else if (n.IsMap()) {
+      for (const auto kv : n) {
+        no_jsonm(kv.first);
+        no_jsonm(kv.second);
+      }
+    } else if (n.IsSequence()) {
+      for (const YAML::Node& item : n) no_jsonm(item);
+    }
+  }
+
+  // ---------------------------------------------------------- top
+
+  route_config top(const YAML::Node& json) {
+    if (json.IsMap() && json["type"] && json["type"].Scalar() == "PrefixSelectorRoute") return prefix_selector(json);
+    return one(json, "route");
+  }
+
+  // `routes`: mcrouter picks one of these by the key's routing prefix
+  // (/region/cluster/); ithaca serves one route, so one entry only.
+  void top_of_routes(const YAML::Node& routes) {
+    std::vector<std::pair<std::string, YAML::Node>> entries;  // aliases, route
+    if (routes.IsSequence()) {
+      for (const YAML::Node& item : routes) {
+        if (!item.IsMap() || !item["route"] || !item["aliases"] || !item["aliases"].IsSequence()) {
+          fail(item, "routes: each entry is an object with `aliases` (a list of routing prefixes) and `route`");
+          return;
+        }
+        allow(item, "routes", {"aliases", "route"});
+        std::string aliases;
+        for (const YAML::Node& a : item["aliases"]) aliases += (aliases.empty() ? "" : ", ") + a.Scalar();
+        entries.emplace_back(aliases, item["route"]);
+      }
+    } else if (routes.IsMap()) {
+      for (const auto kv : routes) entries.emplace_back(kv.first.Scalar(), kv.second);
+    } else {
+      fail(routes, "routes: expected a list of {aliases, route} or an object of prefixes to routes, got " +
+                       describe_node(routes));
+      return;
+    }
+    if (entries.size() != 1) {
+      std::string all;
+      for (const auto& e : entries) all += (all.empty() ? "" : "; ") + e.first;
+      fail(routes, "routes: " + std::to_string(entries.size()) +
+                       " routes chosen by routing prefix (" + all +
+                       "); ithaca serves one route for all keys: keep the entry of your default prefix (-R)");
+      return;
+    }
+    out_.route = top(entries[0].second);
+    out_.has_route = true;
+  }
+
+  route_config prefix_selector(const YAML::Node& json) {
+    route_config r;
+    r.kind = route_kind::Prefix;
+    r.line = line(json);
+    allow(json, "PrefixSelectorRoute", {"policies", "wildcard"});
+    const YAML::Node policies = json["policies"];
+    const YAML::Node wildcard = json["wildcard"];
+    if (!policies && !wildcard) fail(json, "PrefixSelectorRoute: no policies/wildcard");
+    if (policies) {
+      if (!policies.IsMap()) {
+        fail(policies, "PrefixSelectorRoute: policies is not an object");
+      } else {
+        for (const auto kv : policies) {
+          route_config child = one(kv.second, "policies");
+          child.role = "prefix";
+          child.match = kv.first.Scalar();
+          r.children.push_back(std::move(child));
+        }
+      }
+    }
+    if (wildcard) {
+      route_config child = one(wildcard, "wildcard");
+      child.role = "default";
+      r.children.push_back(std::move(child));
+    }
+    return r;
+  }
+
+  // ---------------------------------------------------------- route lists
+
+  // Exactly one route where mcrouter's factory.create() wants one.
+  route_config one(const YAML::Node& json, const std::string& what) override {
+    std::vector<route_config> l = list(json);
+    if (l.size() != 1) {
+      if (!ctx_.failed()) {
+        fail(json, what + ": " + std::to_string(l.size()) + " routes where one is expected");
+      }
+      return null_route(line(json));
+    }
+    return std::move(l[0]);
+  }
+
+  // mcrouter's createList(): a list flattens, a string is a named handle or a
+  // short form, an object is a route (named if it has a `name`).
+  std::vector<route_config> list(const YAML::Node& json) override {
+    err_.at(json);
+    std::vector<route_config> out;
+    if (json.IsSequence()) {
+      for (const YAML::Node& item : json) {
+        for (route_config& r : list(item)) out.push_back(std::move(r));
+      }
+      return out;
+    }
+    if (json.IsMap()) {
+      const YAML::Node name = json["name"];
+      if (name && name.IsScalar() && !json["type"]) {
+        fail(json, "a route object needs `type`");
+        return out;
+      }
+      if (name && name.IsScalar()) return named(name.Scalar(), json, json);
+      const YAML::Node type = json["type"];
+      if (!type || !type.IsScalar()) {
+        fail(json, "a route object needs `type` (a string such as \"PoolRoute\")");
+        return out;
+      }
+      return create(type.Scalar(), json, json);
+    }
+    if (json.IsScalar()) {
+      const std::string text = json.Scalar();
+      if (text.empty()) return out;  // an optional child left out
+      if (built_.count(text) != 0 || registered_.count(text) != 0 || building_.count(text) != 0) {
+        return named(text, YAML::Node(), json);
+      }
+      const size_t pipe = text.find('|');
+      if (pipe != std::string::npos) {
+        return create(text.substr(0, pipe), YAML::Node(text.substr(pipe + 1)), json);
+      }
+      return create(text, YAML::Node(YAML::NodeType::Null), json);
+    }
+    fail(json, "a route is an object, a string or a list, got " + describe_node(json));
+    return out;
+  }
+
+  // ---------------------------------------------------------- named handles
+
+  void register_handles(const YAML::Node& handles) {
+    if (handles.IsSequence()) {
+      for (const YAML::Node& h : handles) {
+        if (!h.IsMap() || !h["name"] || !h["name"].IsScalar()) {
+          fail(h, "named_handles: each entry of the list is a route object with a `name`");
+          continue;
+        }
+        add_handle(h["name"].Scalar(), h);
+      }
+    } else if (handles.IsMap()) {
+      for (const auto kv : handles) {
+        const YAML::Node h = kv.second;
+        if (h.IsMap() && h["name"] && h["name"].Scalar() != kv.first.Scalar()) {
+          fail(h["name"], "Ambiguous RouteHandle name in object for " + kv.first.Scalar());
+          continue;
+        }
+        add_handle(kv.first.Scalar(), h);
+      }
+    } else {
+      fail(handles, "named_handles is " + describe_node(handles) + ", expected a list or an object");
+    }
+  }
+
+  void add_handle(const std::string& name, const YAML::Node& json) {
+    if (registered_.count(name) != 0) {
+      fail(json, "Route handle '" + name + "' was already registered");
+      return;
+    }
+    registered_.emplace(name, json);
+  }
+
+  // A named handle, built once: an object becomes a route under `routes:`
+  // (ithaca's named routes) used through refs; a list is copied where used.
+  std::vector<route_config> named(const std::string& name, YAML::Node json, const YAML::Node& at) {
+    if (building_.count(name) != 0) {
+      fail(at, "named handle '" + name + "' refers to itself");
+      return {};
+    }
+    if (auto it = built_.find(name); it != built_.end()) {
+      std::vector<route_config> copy = it->second;
+      for (route_config& r : copy) {
+        if (r.kind == route_kind::Ref) r.line = line(at);
+      }
+      return copy;
+    }
+    if (auto it = registered_.find(name); it != registered_.end()) {
+      json.reset(it->second);
+      registered_.erase(it);
+    }
+    building_.insert(name);
+    std::vector<route_config> made;
+    if (json.IsMap()) {
+      const YAML::Node type = json["type"];
+      if (!type || !type.IsScalar()) {
+        fail(json, "named handle '" + name + "': No type field in RouteHandle json object");
+      } else {
+        made = create(type.Scalar(), json, json);
+      }
+    } else {
+      made = list(json);
+    }
+    building_.erase(name);
+    if (json.IsMap() && made.size() == 1 && made[0].kind != route_kind::Ref) {
+      route_config body = std::move(made[0]);
+      body.name = name;
+      body.role.clear();
+      out_.named_routes.push_back(std::move(body));
+      route_config ref;
+      ref.kind = route_kind::Ref;
+      ref.name = name;
+      ref.line = line(at);
+      made = {ref};
+    }
+    built_[name] = made;
+    return made;
+  }
+
+  std::vector<route_config> create(const std::string& type, const YAML::Node& json, const YAML::Node& at) {
+    return provider_.create(type, json, at);
+  }
+
+  load_context& ctx_;
+  router_config& out_;
+  json_errors err_;
+  pools pools_;
+  provider provider_;
+  std::map<std::string, YAML::Node> registered_;  // named handles not yet built
+  std::set<std::string> building_;
+  std::map<std::string, std::vector<route_config>> built_;
+};
+
+}  // namespace
+
+void read_mcrouter_config(const std::string& text, load_context& ctx, config& c) {
+  std::string json;
+  int line = 0;
+  std::string why;
+  if (!blank_json_comments(text, json, &line, &why)) {
+    YAML::Mark m;
+    m.line = line - 1;
+    ctx.fail(m, why);
+    return;
+  }
+  YAML::Node root;
+  try {
+    root.reset(YAML::Load(json));
+  } catch (const YAML::Exception& e) {
+    if (e.mark.is_null()) {
+      ctx.fail(e.msg);
+    } else {
+      ctx.fail(e.mark, e.msg);
+    }
+    return;
+  }
+  try {
+    reader(ctx, c.router).read(root);
+  } catch (const YAML::Exception& e) {  // a subscript of a node of the wrong shape
+    if (e.mark.is_null()) {
+      ctx.fail(e.msg);
+    } else {
+      ctx.fail(e.mark, e.msg);
+    }
+  }
+  if (ctx.failed()) return;
+  for (const route_problem& p : check_route_tree(c.router)) {
+    YAML::Mark m;
+    m.line = p.line - 1;
+    ctx.fail(m, p.message);
+  }
+}
+
+}  // namespace ithaca::config

@@ -1,0 +1,73 @@
+// mcrouter's route types, one function each, mapped onto route_config: the
+// part of the mcrouter reader that McRouteHandleProvider is to mcrouter (a
+// type's name and its JSON -> the route), while the reader itself
+// (mcrouter_reader.cc) is its RouteHandleFactory (lists, short forms, named
+// handles). Every option a type takes is read or refused, never ignored.
+// Internal to the mcrouter reader.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "mcrouter_json.h"
+#include "mcrouter_pools.h"
+#include "router_config.h"
+
+namespace ithaca::config::mcrouter {
+
+// What a route type needs from the reader: its children, read as mcrouter's
+// factory reads them.
+class route_factory {
+ public:
+  // mcrouter's createList(): a list flattens, a string is a named handle or
+  // a short form, an object a route.
+  virtual std::vector<route_config> list(const YAML::Node& json) = 0;
+  // Exactly one route where mcrouter's create() wants one (`what` names the
+  // place in messages).
+  virtual route_config one(const YAML::Node& json, const std::string& what) = 0;
+
+ protected:
+  ~route_factory() = default;
+};
+
+// A list of no route, as one route (mcrouter's makeNullOrSingletonRoute).
+route_config null_route(int line);
+
+class provider {
+ public:
+  provider(route_factory& f, json_errors& err, pools& p) : f_(f), err_(err), pools_(p) {}
+
+  // The routes of mcrouter type `type` made from `json` (an object, or the
+  // rest of a short form "Type|rest", or null), written at `at`. Most types
+  // make one route; "Pool" makes one per server. An unknown or unsupported
+  // type is an error (and no route).
+  std::vector<route_config> create(const std::string& type, const YAML::Node& json, const YAML::Node& at);
+
+ private:
+  std::vector<route_config> children_of(const YAML::Node& json);
+  route_config collection(route_kind kind, const std::string& type, const YAML::Node& json, int ln);
+  route_config hash_route(const YAML::Node& json, const YAML::Node& at);
+  void salt(const YAML::Node& json, const std::string& what);
+  void failover_settings(const YAML::Node& json, route_config& r, const std::string& what);
+  void error_names(const YAML::Node& list, std::vector<std::string>& out, const std::string& what);
+  route_config failover(const YAML::Node& json, int ln);
+  route_config failover_exptime(const YAML::Node& json, const YAML::Node& at);
+  route_config miss_failover(const YAML::Node& json, int ln);
+  route_config operation_selector(const YAML::Node& json, const YAML::Node& at);
+  route_config warm_up(const YAML::Node& json, const YAML::Node& at);
+  route_config shadow(const YAML::Node& json, const YAML::Node& at);
+  route_config modify_exptime(const YAML::Node& json, const YAML::Node& at);
+  route_config rate_limit(const YAML::Node& json, const YAML::Node& at);
+  void rates(const YAML::Node& json, route_config& r);
+  route_config error_route(const YAML::Node& json, const YAML::Node& at);
+  route_config pool_route(const YAML::Node& json, const YAML::Node& at);
+  std::vector<route_config> pool_servers(const YAML::Node& json, const YAML::Node& at);
+
+  route_factory& f_;
+  json_errors& err_;
+  pools& pools_;
+};
+
+}  // namespace ithaca::config::mcrouter

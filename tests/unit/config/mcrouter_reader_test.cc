@@ -1,0 +1,354 @@
+// An mcrouter JSON config read as it is: comment blanking, the format's
+// detection, pools, every short form and route type, and every refusal as
+// file:line: message.
+#include <doctest/doctest.h>
+
+#include "load.h"
+#include "mcrouter_reader.h"
+
+using namespace ithaca::config;
+
+namespace {
+
+const char* kPools = R"({
+  "pools": {
+    "A": {"servers": ["127.0.0.1:5001", "127.0.0.1:5002", "127.0.0.1:5003"]},
+    "B": {"servers": ["127.0.0.1:6001"], "server_timeout": 250}
+  },
+)";  // lines 1-5
+
+std::string load_json(const std::string& text, config* out = nullptr, const std::string& name = "m.json") {
+  config c;
+  std::string error;
+  bool ok = load_config_text(text, name, c, &error);
+  CHECK(ok == error.empty());
+  if (out) *out = c;
+  return error;
+}
+
+// kPools, then `"route": ROUTE` (line 6) and the closing brace.
+std::string with_route(const std::string& route, config* out = nullptr) {
+  return load_json(std::string(kPools) + "  \"route\": " + route + "\n}\n", out);
+}
+
+route_config route_of(const std::string& route, config* out = nullptr) {
+  config c;
+  const std::string error = with_route(route, &c);
+  INFO(error);
+  REQUIRE(error.empty());
+  CHECK(c.router.format == "mcrouter");
+  if (out) *out = c;
+  return c.router.route;
+}
+
+const pool_config& pool_named(const config& c, const std::string& name) {
+  for (const pool_config& p : c.router.pools) {
+    if (p.name == name) return p;
+  }
+  FAIL("no pool " << name);
+  return c.router.pools.front();
+}
+
+const route_config& child(const route_config& r, std::string_view role, size_t i = 0) {
+  auto l = r.with_role(role);
+  REQUIRE(l.size() > i);
+  return *l[i];
+}
+
+}  // namespace
+
+TEST_CASE("comments are blanked outside strings; lines and newlines stay") {
+  std::string out;
+  int line = 0;
+  std::string why;
+  REQUIRE(blank_json_comments("{\"a\": 1, // one\n\t\"b\": \"x//y /*z*/\" /* two\nlines */}\n", out, &line, &why));
+  CHECK(out == "{\"a\": 1,       \n \"b\": \"x//y /*z*/\"       \n        }\n");
+  REQUIRE(blank_json_comments("{\"q\": \"say \\\"//\\\" here\"} // tail", out, &line, &why));
+  CHECK(out == "{\"q\": \"say \\\"//\\\" here\"}        ");
+  CHECK_FALSE(blank_json_comments("{\n\n /* never closed\n}", out, &line, &why));
+  CHECK(line == 3);
+  CHECK(why == "a /* comment is never closed");
+  CHECK_FALSE(blank_json_comments("{\n#include \"pools.json\"\n}", out, &line, &why));
+  CHECK(line == 2);
+  CHECK(why.starts_with("'#' outside a string"));
+  REQUIRE(blank_json_comments("{\"k\": \"a#b\"}", out, &line, &why));  // inside a string: kept
+}
+
+TEST_CASE("the format is told by the name or by the text") {
+  CHECK(looks_like_mcrouter_json("anything", "/etc/mcrouter/config.json"));
+  CHECK(looks_like_mcrouter_json("// mcrouter\n{\n  \"pools\": {}}", "conf"));
+  CHECK(looks_like_mcrouter_json("  {\"route\": \"NullRoute\"}", "conf"));
+  CHECK_FALSE(looks_like_mcrouter_json("pools:\n  a: {servers: [x]}\n", "conf.yaml"));
+  CHECK_FALSE(looks_like_mcrouter_json("{pools: {a: {servers: [\"127.0.0.1:1\"]}}, route: pool:a}", "conf"));
+  CHECK_FALSE(looks_like_mcrouter_json("# ithaca\nroute: local\n", "conf"));
+  // ithaca's own config written as JSON names one of its sections.
+  CHECK_FALSE(looks_like_mcrouter_json("{\"listen\": {\"tcp\": \"127.0.0.1:1\"}, \"route\": \"local\"}", "ithaca.json"));
+  CHECK(looks_like_mcrouter_json("{\"route\": \"NullRoute\"", "conf"));  // broken JSON: the mcrouter reader says where
+  // Read through the same entry point as ithaca's YAML.
+  config c;
+  REQUIRE(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"]}}, \"route\": \"PoolRoute|A\"}", &c, "noext") ==
+          "");
+  CHECK(c.router.format == "mcrouter");
+}
+
+TEST_CASE("a pool: mcrouter's defaults (Ch3, ascii, 1 s, the hash stop) and its options") {
+  config c;
+  route_config r = route_of("\"PoolRoute|A\"", &c);
+  CHECK(r.kind == route_kind::Pool);
+  CHECK(r.pool == "A");
+  CHECK(r.reliable_deletes);  // mcrouter's asynclog
+  CHECK(r.line == 6);
+  const pool_config& a = pool_named(c, "A");
+  REQUIRE(a.servers.size() == 3);
+  CHECK(a.servers[1].address == "127.0.0.1:5002");
+  CHECK(a.servers[1].line == 3);
+  CHECK(a.dist == distribution::Ch3);
+  CHECK(a.protocol == backend_protocol::Ascii);
+  CHECK(a.hash_stop);
+  CHECK(a.timeout_ms == 1000);
+  CHECK(a.connect_timeout_ms == 1000);
+  route_of("\"PoolRoute|B\"", &c);
+  CHECK(pool_named(c, "B").timeout_ms == 250);
+  CHECK(pool_named(c, "B").connect_timeout_ms == 250);
+  // Only the pools routes use are built.
+  CHECK(c.router.pools.size() == 1);
+}
+
+TEST_CASE("PoolRoute objects: hash Crc32, WeightedCh3 from pool weights, asynclog, inline pools, inherit") {
+  config c;
+  route_config r = route_of(R"({"type": "PoolRoute", "pool": "A", "hash": "Crc32", "asynclog": false})", &c);
+  CHECK(pool_named(c, r.pool).dist == distribution::McrouterCrc32);
+  CHECK_FALSE(r.reliable_deletes);
+  r = route_of(R"({"type": "PoolRoute", "pool": "A", "hash": {"hash_func": "WeightedCh3", "weights": [1, 0.5, 0]}})", &c);
+  const pool_config& w = pool_named(c, r.pool);
+  CHECK(w.dist == distribution::WeightedCh3);
+  CHECK(w.servers[1].fraction == 0.5);
+  CHECK(w.servers[2].fraction == 0);
+  r = route_of(R"({"type": "PoolRoute", "pool": {"name": "C", "servers": ["[::1]:7001"], "weights": [0.25]}})", &c);
+  CHECK(r.pool == "C");
+  CHECK(pool_named(c, "C").dist == distribution::WeightedCh3);
+  CHECK(pool_named(c, "C").servers[0].fraction == 0.25);
+  CHECK(pool_named(c, "C").servers[0].address == "[::1]:7001");
+  // One pool placed two ways: two pool configs over the same servers.
+  r = route_of(R"({"type": "AllSyncRoute", "children": ["PoolRoute|A", {"type": "PoolRoute", "pool": "A", "hash": "Crc32"}]})", &c);
+  CHECK(child(r, "", 0).pool == "A");
+  CHECK(child(r, "", 1).pool == "A~mcrouter_crc32");
+  CHECK(pool_named(c, "A~mcrouter_crc32").dist == distribution::McrouterCrc32);
+  // inherit: the parent's keys where the pool has none.
+  REQUIRE(load_json(R"({"pools": {"base": {"servers": ["127.0.0.1:1"], "server_timeout": 300},
+                        "child": {"inherit": "base", "connect_timeout": 50}},
+                        "route": "PoolRoute|child"})", &c) == "");
+  CHECK(pool_named(c, "child").timeout_ms == 300);
+  CHECK(pool_named(c, "child").connect_timeout_ms == 50);
+  CHECK(pool_named(c, "child").servers.size() == 1);
+  // A PoolRoute's rates: a rate_limit in front of it.
+  r = route_of(R"({"type": "PoolRoute", "pool": "B", "rates": {"gets_rate": 10}})", &c);
+  CHECK(r.kind == route_kind::RateLimit);
+  CHECK(child(r, "target").pool == "B");
+  CHECK(r.rate[0] == 10);
+}
+
+TEST_CASE("short forms: Pool|name is each server, Type|... nests") {
+  config c;
+  route_config r = route_of("\"AllSyncRoute|Pool|A\"", &c);
+  CHECK(r.kind == route_kind::AllSync);
+  REQUIRE(r.children.size() == 3);
+  CHECK(r.children[2].kind == route_kind::Pool);
+  CHECK(r.children[2].pool == "A#3");
+  REQUIRE(pool_named(c, "A#3").servers.size() == 1);
+  CHECK(pool_named(c, "A#3").servers[0].address == "127.0.0.1:5003");
+  CHECK(route_of("\"HashRoute|Pool|A\"").kind == route_kind::Hash);
+  CHECK(route_of("\"FailoverRoute|Pool|A\"").kind == route_kind::Failover);
+  CHECK(route_of("\"MissFailoverRoute|Pool|A\"").kind == route_kind::MissFailover);
+  CHECK(route_of("\"RandomRoute|Pool|A\"").kind == route_kind::Random);
+  CHECK(route_of("\"AllAsyncRoute|PoolRoute|B\"").kind == route_kind::AllAsync);
+  CHECK(route_of("\"AllInitialRoute|Pool|A\"").kind == route_kind::AllInitial);
+  CHECK(route_of("\"AllMajorityRoute|Pool|A\"").kind == route_kind::AllMajority);
+  CHECK(route_of("\"AllFastestRoute|Pool|A\"").kind == route_kind::AllFastest);
+  CHECK(route_of("\"NullRoute\"").kind == route_kind::Null);
+  route_config e = route_of("\"ErrorRoute|try later\"");
+  CHECK(e.kind == route_kind::Error);
+  CHECK(e.message == "try later");
+  // A list of one server, or of one route, is that route (mcrouter's singleton rule).
+  CHECK(route_of("\"FailoverRoute|PoolRoute|B\"").kind == route_kind::Pool);
+  CHECK(route_of("\"HashRoute|Pool|B\"").kind == route_kind::Pool);
+  CHECK(route_of("[\"PoolRoute|B\"]").kind == route_kind::Pool);
+}
+
+TEST_CASE("route objects and their mcrouter option names") {
+  route_config p = route_of(R"({"type": "PrefixSelectorRoute", "policies": {"a:": "PoolRoute|A", "b:": "PoolRoute|B"},
+                                 "wildcard": "PoolRoute|A"})");
+  CHECK(p.kind == route_kind::Prefix);
+  CHECK(child(p, "prefix", 1).match == "b:");
+  CHECK(child(p, "prefix", 1).pool == "B");
+  CHECK(child(p, "default").pool == "A");
+
+  route_config o = route_of(R"({"type": "OperationSelectorRoute", "default_policy": "PoolRoute|A",
+                                 "operation_policies": {"get": "PoolRoute|B", "gets": "PoolRoute|B", "delete": "NullRoute"}})");
+  CHECK(o.kind == route_kind::Operation);
+  CHECK(child(o, "get").pool == "B");
+  CHECK(child(o, "delete").kind == route_kind::Null);
+  CHECK(child(o, "default").pool == "A");
+  CHECK(o.with_role("get").size() == 1);
+  route_config nodef = route_of(R"({"type": "OperationSelectorRoute", "operation_policies": {"set": "PoolRoute|A"}})");
+  CHECK(child(nodef, "get").kind == route_kind::Error);  // mcrouter answers an error
+  CHECK(child(nodef, "set").pool == "A");
+
+  route_config f = route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
+                                 "failover_errors": {"gets": ["timeout"], "updates": ["mc_res_tko"]},
+                                 "failover_limit": {"rate": 0.2, "burst": 9.8}})");
+  CHECK(f.kind == route_kind::Failover);
+  CHECK(f.failover_errors_by_class[0] == std::vector<std::string>{"timeout"});
+  CHECK(f.failover_errors_by_class[1] == std::vector<std::string>{"tko"});
+  CHECK(f.failover_rate == doctest::Approx(0.2));
+  CHECK(f.failover_burst == doctest::Approx(9.8));
+  CHECK(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "failover_errors": ["remote_error"]})")
+            .failover_errors == std::vector<std::string>{"remote_error"});
+
+  route_config g = route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A", "failover": "PoolRoute|B"})");
+  CHECK(g.kind == route_kind::FailoverExptime);
+  CHECK(g.exptime == 60);  // mcrouter's default
+  CHECK(child(g, "normal").pool == "A");
+  CHECK(child(g, "failover").pool == "B");
+  CHECK(route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A", "failover": ["PoolRoute|B", "NullRoute"],
+                     "failover_exptime": 5})").exptime == 5);
+  CHECK(route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A"})").kind == route_kind::Pool);
+
+  route_config m = route_of(R"({"type": "MissFailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})");
+  CHECK_FALSE(m.return_best_on_error);  // mcrouter's default
+  CHECK(route_of(R"({"type": "MissFailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "return_best_on_error": true})")
+            .return_best_on_error);
+
+  route_config w = route_of(R"({"type": "WarmUpRoute", "cold": "PoolRoute|A", "warm": "PoolRoute|B", "exptime": 30})");
+  CHECK(w.kind == route_kind::WarmUp);
+  CHECK(child(w, "cold").pool == "A");
+  CHECK(child(w, "warm").pool == "B");
+  CHECK(w.exptime == 30);
+
+  route_config s = route_of(R"({"type": "ShadowRoute", "children": "PoolRoute|A",
+                                 "shadows": [{"target": "PoolRoute|B", "key_fraction_range": [0, 0.1], "requests_fraction": 0.5}]})");
+  CHECK(s.kind == route_kind::Shadow);
+  CHECK(child(s, "normal").pool == "A");
+  CHECK(child(s, "shadow").pool == "B");
+  CHECK(child(s, "shadow").key_fraction_hi == doctest::Approx(0.1));
+  CHECK(child(s, "shadow").request_fraction == 0.5);
+
+  route_config h = route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "hash_func": "Crc32"})");
+  CHECK(h.kind == route_kind::Hash);
+  CHECK(h.dist == distribution::McrouterCrc32);
+  CHECK(route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})").dist == distribution::Ch3);
+  CHECK(route_of(R"({"type": "HashRoute", "children": []})").kind == route_kind::Error);
+
+  route_config x = route_of(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 10, "action": "min"})");
+  CHECK(x.kind == route_kind::ModifyExptime);
+  CHECK(x.action == exptime_action::Min);
+  CHECK(child(x, "target").pool == "A");
+  CHECK(route_of(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 0, "action": "min"})").kind ==
+        route_kind::Pool);
+
+  route_config rl = route_of(R"({"type": "RateLimitRoute", "target": "PoolRoute|A", "fallback": "ErrorRoute",
+                                  "rates": {"gets_rate": 100, "sets_rate": 5, "sets_burst": 20}})");
+  CHECK(rl.kind == route_kind::RateLimit);
+  CHECK(rl.rate[0] == 100);
+  CHECK(rl.burst[0] == 100);
+  CHECK(rl.burst[1] == 20);
+  CHECK(rl.rate[2] == 0);
+  CHECK(child(rl, "fallback").kind == route_kind::Error);
+
+  CHECK(route_of(R"({"type": "ErrorRoute", "response": "nope", "enable_logging": false})").message == "nope");
+  CHECK(route_of(R"({"type": "AllSyncRoute", "children": []})").kind == route_kind::Null);
+}
+
+TEST_CASE("named handles become named routes; routes with one entry") {
+  config c;
+  REQUIRE(load_json(R"({
+    "pools": {"A": {"servers": ["127.0.0.1:1"]}, "B": {"servers": ["127.0.0.1:2"]}},
+    "named_handles": [
+      {"type": "PoolRoute", "name": "route:A", "pool": "A"},
+      {"type": "AllSyncRoute", "name": "route:all", "children": ["route:A", "PoolRoute|B", {"type": "NullRoute", "name": "nil"}]}
+    ],
+    "route": "route:all"
+  })", &c) == "");
+  CHECK(c.router.route.kind == route_kind::Ref);
+  CHECK(c.router.route.name == "route:all");
+  CHECK(c.router.route.line == 7);
+  REQUIRE(c.router.named_routes.size() == 3);
+  const route_config* all = nullptr;
+  for (const route_config& r : c.router.named_routes) {
+    if (r.name == "route:all") all = &r;
+  }
+  REQUIRE(all != nullptr);
+  CHECK(all->kind == route_kind::AllSync);
+  CHECK(all->children[0].kind == route_kind::Ref);
+  CHECK(all->children[2].kind == route_kind::Ref);
+  CHECK(all->children[2].name == "nil");
+  // The object form, and `routes` with one entry of aliases.
+  REQUIRE(load_json(R"({
+    "pools": {"A": {"servers": ["127.0.0.1:1"]}},
+    "named_handles": {"main": {"type": "PoolRoute", "pool": "A"}},
+    "routes": [{"aliases": ["/a/b/", "/a/c/"], "route": "main"}]
+  })", &c) == "");
+  CHECK(c.router.route.kind == route_kind::Ref);
+  CHECK(c.router.named_routes[0].kind == route_kind::Pool);
+  REQUIRE(load_json(R"({"pools": {"A": {"servers": ["127.0.0.1:1"]}}, "routes": {"/x/y/": "PoolRoute|A"}})", &c) == "");
+  CHECK(c.router.route.kind == route_kind::Pool);
+}
+
+TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
+  CHECK(with_route("\"PoolRoute|Zebra\"") == "m.json:6: Can not read pool: Zebra (it is not under `pools`)");
+  CHECK(with_route("\"PoolRoute|AA\"") == "m.json:6: Can not read pool: AA (it is not under `pools`; did you mean 'A'?)");
+  CHECK(with_route("\"LatestRoute|Pool|A\"") == "m.json:6: mcrouter's LatestRoute is not supported by ithaca");
+  CHECK(with_route("{\"type\": \"FailoverRoutes\", \"children\": []}") ==
+        "m.json:6: unknown route type 'FailoverRoutes' (did you mean 'FailoverRoute'?)");
+  CHECK(with_route("{\"type\": \"L1L2CacheRoute\", \"l1\": \"PoolRoute|A\", \"l2\": \"PoolRoute|B\"}")
+            .starts_with("m.json:6: mcrouter's L1L2CacheRoute (an L1 route in front of an L2 route) is not supported"));
+  CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n \"failover_policy\": {\"type\": \"LeastFailuresPolicy\"}}") ==
+        "m.json:8: FailoverRoute: failover_policy is not supported by ithaca (children are tried in order)");
+  CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\",\n  \"shadows\": []}") ==
+        "m.json:7: PoolRoute: option 'shadows' is not supported by ithaca");
+  CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\", \"hash\": {\"hash_func\": \"Ch3\", \"salt\": \"x\"}}") ==
+        "m.json:6: PoolRoute hash: a salt changes placement and is not supported by ithaca");
+  CHECK(with_route("{\"type\": \"ErrorRoute\", \"result\": \"mc_res_busy\"}")
+            .starts_with("m.json:6: ErrorRoute: result 'mc_res_busy' is not supported by ithaca"));
+  CHECK(with_route("{\"type\": \"ModifyExptimeRoute\", \"target\": \"PoolRoute|A\", \"exptime\": -1}") ==
+        "m.json:6: ModifyExptimeRoute: exptime is not an integer from 0 to 2592000");
+  CHECK(with_route("{\"type\": \"OperationSelectorRoute\", \"operation_policies\": {\"get\": \"PoolRoute|A\", \"gets\": \"PoolRoute|B\"}}") ==
+        "m.json:6: OperationSelectorRoute: 'get' and 'gets' are one class for ithaca (get) and must have the same route");
+  CHECK(with_route("{\"type\": \"OperationSelectorRoute\", \"operation_policies\": {\"flushall\": \"PoolRoute|A\"}}")
+            .starts_with("m.json:6: OperationSelectorRoute: operation 'flushall' cannot be selected by ithaca"));
+  CHECK(with_route("{\"type\": \"ShadowRoute\", \"children\": \"Pool|A\", \"shadows\": []}")
+            .starts_with("m.json:6: ShadowRoute: 3 children; ithaca shadows one route"));
+  CHECK(with_route("{\"type\": \"ShadowRoute\", \"children\": \"PoolRoute|A\", \"shadows\": [{\"target\": \"PoolRoute|B\", \"key_fraction_range\": [0.5, 0.1]}]}") ==
+        "m.json:6: ShadowRoute: invalid key_fraction_range (two numbers, 0 <= start <= end <= 1)");
+  CHECK(with_route("{\"type\": \"WarmUpRoute\", \"cold\": \"PoolRoute|A\"}") == "m.json:6: WarmUpRoute: no warm route");
+  CHECK(with_route("\"PrefixSelectorRoute\"").starts_with("m.json:6: PrefixSelectorRoute is only read at the top"));
+  CHECK(with_route("[\"PoolRoute|A\", \"PoolRoute|B\"]") == "m.json:6: route: 2 routes where one is expected");
+  // JSONM and other things mcrouter's preprocessor would have done.
+  CHECK(with_route("\"@int(5)\"").starts_with("m.json:6: '@int(5)': JSONM macros (@...) are not supported"));
+  CHECK(with_route("\"PoolRoute|%pool%\"").starts_with("m.json:6: 'PoolRoute|%pool%': JSONM variables (%pool%)"));
+  CHECK(load_json("{\n\"macros\": {},\n\"route\": \"NullRoute\"}").starts_with("m.json:2: `macros`: JSONM macros are not supported"));
+  CHECK(load_json("{\n\"route\": \"NullRoute\",\n\"routing_options\": {}}") ==
+        "m.json:3: `routing_options` is not supported by ithaca (it reads pools, route, routes and named_handles)");
+  CHECK(load_json("{\n  #include \"x.json\"\n}") .starts_with("m.json:2: '#' outside a string"));
+  CHECK(load_json("{\n  /* open\n\n") == "m.json:2: a /* comment is never closed");
+  // Pools.
+  CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"],\n \"protocol\": \"caret\"}}, \"route\": \"PoolRoute|A\"}") ==
+        "m.json:2: pool 'A': protocol 'caret' is not supported by ithaca (ascii)");
+  CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\n\"127.0.0.1:1:caret\"]}}, \"route\": \"PoolRoute|A\"}") ==
+        "m.json:2: pool 'A': server '127.0.0.1:1:caret': only ascii without TLS is supported by ithaca");
+  CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1:ascii:plain\"]}}, \"route\": \"PoolRoute|A\"}") == "");
+  CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"],\n \"tko_tracker\": {}}}, \"route\": \"PoolRoute|A\"}") ==
+        "m.json:2: pool 'A': option 'tko_tracker' is not supported by ithaca");
+  CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"], \"weights\": [1, 2]}}, \"route\": \"PoolRoute|A\"}") ==
+        "m.json:1: pool 'A': weights must be a list of one number per server");
+  CHECK(load_json("{\"pools\": {\"A\": {\"inherit\": \"B\"}, \"B\": {\"inherit\": \"A\"}}, \"route\": \"PoolRoute|A\"}") ==
+        "m.json:1: Cycle in pool inheritance");
+  // Named handles.
+  CHECK(load_json("{\"pools\": {},\n \"named_handles\": {\"x\": {\"type\": \"AllSyncRoute\", \"children\": [\"x\"]}},\n \"route\": \"x\"}") ==
+        "m.json:2: named handle 'x' refers to itself");
+  CHECK(load_json("{\"route\": \"NullRoute\", \"route\": \"NullRoute\"}").starts_with("m.json:1: duplicate key 'route'"));
+  CHECK(load_json("{\"pools\": {}}") == "m.json:1: an mcrouter config needs `route` or `routes`");
+  CHECK(load_json("{\"routes\": [{\"aliases\": [\"/a/a/\"], \"route\": \"NullRoute\"},\n {\"aliases\": [\"/b/b/\"], \"route\": \"NullRoute\"}]}")
+            .starts_with("m.json:1: routes: 2 routes chosen by routing prefix (/a/a/; /b/b/); ithaca serves one route"));
+  CHECK(load_json("{\"route\": \"NullRoute\"").starts_with("m.json:1: "));  // a syntax error, with its line
+}
