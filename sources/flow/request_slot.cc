@@ -1,5 +1,7 @@
 #include "request_slot.h"
 
+#include <algorithm>
+
 #include "command_class.h"
 
 namespace ithaca::flow {
@@ -18,6 +20,93 @@ void request_slot::reset() {
   silent = false;
   reply_in_deferred = false;
   calls_pending_ = 0;
+  frames_.clear();
+  for (std::size_t i = 0; i < children_used_; ++i) children_[i]->reset();
+  children_used_ = 0;
+  some_ = some::Off;
+}
+
+bool frame_owner::child_answered(request_slot&, request_slot&) const { return true; }
+
+std::unique_ptr<request_slot> request_slot::release_child(std::size_t i) {
+  std::unique_ptr<request_slot> c = std::move(children_[i]);
+  children_[i] = std::make_unique<request_slot>();
+  children_[i]->own_ = ownership::Child;
+  children_[i]->parent_ = this;
+  c->parent_ = nullptr;
+  c->held_release();
+  return c;
+}
+
+void request_slot::copy_request() {
+  // The views point into the parent's request or the client's input, never
+  // into owned_ itself (each slot copies once).
+  std::size_t bytes = req.value.size();
+  for (std::size_t i = 0; i < req.keys.size(); i++) bytes += req.keys[i].size();
+  owned_.clear();
+  owned_.reserve(bytes);  // no reallocation below: the views stay valid
+  for (std::size_t i = 0; i < req.keys.size(); i++) {
+    const std::size_t at = owned_.size();
+    owned_.append(req.keys[i]);
+    req.keys.set(i, std::string_view(owned_.data() + at, req.keys[i].size()));
+  }
+  const std::size_t at = owned_.size();
+  owned_.append(req.value);
+  req.value = std::string_view(owned_.data() + at, req.value.size());
+  // Nothing else of a data command is read by a route or a backend call.
+  req.args = {};
+  req.meta.opaque = {};
+}
+
+bool request_slot::detach_to(slot_home& home) {
+  if (calls_pending_ == 0) {
+    // Its calls are done; it waits only to be resumed: not sent on.
+    if (home_ != nullptr) home_->cancel_resume(*this);
+    for (std::size_t i = 0; i < children_used_; ++i) {
+      if (!children_[i]->reported_ && children_[i]->calls_pending_ == 0 && children_[i]->home_ != nullptr) {
+        children_[i]->home_->cancel_resume(*children_[i]);
+      }
+    }
+    return false;
+  }
+  copy_request();
+  own_ = ownership::Detached;
+  queue_ = nullptr;
+  home_ = &home;
+  for (std::size_t i = 0; i < children_used_; ++i) {
+    // Its own children read its request: they follow it.
+    children_[i]->req = req;
+    children_[i]->queue_ = nullptr;
+    children_[i]->home_ = &home;
+  }
+  return true;
+}
+
+request_slot& request_slot::child(std::size_t i) {
+  while (children_.size() <= i) {
+    auto c = std::make_unique<request_slot>();
+    c->own_ = ownership::Child;
+    c->parent_ = this;
+    children_.push_back(std::move(c));
+  }
+  request_slot& c = *children_[i];
+  c.queue_ = queue_;
+  c.home_ = home_;
+  c.req = req;
+  c.calls_pending_ = 0;
+  c.reported_ = false;
+  c.frames_.clear();
+  children_used_ = std::max(children_used_, i + 1);
+  return c;
+}
+
+std::unique_ptr<request_slot> request_slot::detached(const protocol::request& r, slot_home& home) {
+  auto s = std::make_unique<request_slot>();
+  s->own_ = ownership::Detached;
+  s->home_ = &home;
+  s->req = r;
+  s->copy_request();
+  return s;
 }
 
 void request_slot::keep_keys() {
@@ -33,7 +122,15 @@ void request_slot::keep_keys() {
 }
 
 void request_slot::account_reply() {
-  if (orphaned()) return;
+  if (queue_ == nullptr) return;  // orphaned or detached: nobody waits for it
+  if (own_ == ownership::Child) {
+    // Counted (a composite's children hold replies too), never dropped: only
+    // a client's own slot can be fetched again at the head.
+    const std::size_t now = result.bytes_held();
+    queue_->held_ = queue_->held_ - accounted_ + now;
+    accounted_ = now;
+    return;
+  }
   const std::size_t now = result.bytes_held();
   queue_->held_ = queue_->held_ - accounted_ + now;
   accounted_ = now;
@@ -62,27 +159,105 @@ void request_slot::note_dispatch() {
 
 void request_slot::call_done() {
   if (calls_pending_ == 0 || --calls_pending_ > 0) return;
-  if (orphaned()) {
+  if (own_ == ownership::Orphan) {
     delete this;  // its client is gone (see inflight_queue::~inflight_queue)
     return;
   }
-  st = state::Ready;
-  queue_->wake();
+  if (!frames_.empty()) {
+    home_->resume_later(*this);
+    return;
+  }
+  finish();
+}
+
+void request_slot::finish() {
+  if (own_ == ownership::Child) {
+    reported_ = true;
+    request_slot& p = *parent_;
+    switch (p.some_) {
+      case some::Off:
+        p.call_done();
+        return;
+      case some::Waiting:
+        if (p.frames_.back().owner->child_answered(p, *this)) {
+          p.some_ = some::Enough;
+          p.call_done();
+        }
+        return;
+      case some::Enough:
+        return;  // a straggler: the parent answered without it
+    }
+  } else {
+    home_->finished(*this);  // may free a detached slot: nothing after this
+  }
+}
+
+bool request_slot::orphan() {
+  std::size_t pending_children = 0;
+  for (std::size_t i = 0; i < children_used_; ++i) {
+    std::unique_ptr<request_slot>& c = children_[i];
+    if (c->reported_) continue;
+    ++pending_children;  // counted in this slot's calls until it reports
+    if (c->calls_pending_ > 0 && c->orphan()) {
+      c->parent_ = nullptr;
+      c.release();  // freed by its last call_done()
+    }
+    // (A child waiting only to be resumed goes with this slot.)
+  }
+  children_.erase(std::remove(children_.begin(), children_.end(), nullptr), children_.end());
+  children_used_ = 0;
+  frames_.clear();  // nothing resumes for a client that is gone
+  held_release();
+  own_ = ownership::Orphan;
+  queue_ = nullptr;
+  home_ = nullptr;
+  calls_pending_ -= static_cast<std::uint32_t>(std::min<std::size_t>(pending_children, calls_pending_));
+  if (calls_pending_ == 0) return false;
+  keep_keys();
+  return true;
+}
+
+void request_slot::held_release() {
+  if (queue_ != nullptr) {
+    queue_->held_ -= accounted_;
+    if (refetch_) --queue_->dropped_;
+  }
+  accounted_ = 0;
+  refetch_ = false;
 }
 
 inflight_queue::~inflight_queue() {
   for (std::size_t i = 0; i < count_; i++) {
     std::unique_ptr<request_slot>& s = ring_[index(i)];
-    if (s->st == request_slot::state::Pending && s->calls_pending_ > 0) {
-      held_ -= s->accounted_;
-      s->accounted_ = 0;
-      if (s->refetch_) --dropped_;
-      s->refetch_ = false;
-      s->queue_ = nullptr;
-      s->keep_keys();
+    if (s->st == request_slot::state::Pending && s->calls_pending_ > 0 && s->orphan()) {
       s.release();  // freed by its last call_done()
     }
   }
+}
+
+void inflight_queue::resume_later(request_slot& s) {
+  resumes_.push_back(&s);
+  wake();
+}
+
+void inflight_queue::cancel_resume(request_slot& s) {
+  for (std::size_t i = resume_next_; i < resumes_.size(); ++i) {
+    if (resumes_[i] == &s) resumes_[i] = nullptr;
+  }
+}
+
+void inflight_queue::finished(request_slot& s) {
+  s.st = request_slot::state::Ready;
+  wake();
+}
+
+request_slot* inflight_queue::next_resume() {
+  while (resume_next_ < resumes_.size()) {
+    if (request_slot* s = resumes_[resume_next_++]) return s;  // (null: cancelled)
+  }
+  resumes_.clear();
+  resume_next_ = 0;
+  return nullptr;
 }
 
 void inflight_queue::grow() {
@@ -94,6 +269,7 @@ void inflight_queue::grow() {
   head_ = 0;
   auto s = std::make_unique<request_slot>();
   s->queue_ = this;
+  s->home_ = this;
   ring_.push_back(std::move(s));
 }
 

@@ -29,6 +29,17 @@
 // (a write, a touch...) has gone out; and such a request waits to go out
 // until every dropped retrieval before it has been sent again (the two share
 // the key's server connection, so the backend runs them in order).
+//
+// Composition (the route tree's composite kinds, route/routes/): a route that
+// must see what its child gathered before it answers (failover, warm-up, ...)
+// pushes a frame; when every call is done, the slot goes back to its home
+// (the client's queue, or the worker's async runner) instead of being Ready,
+// and the home's coroutine resumes the frame's route (route::resume_slot).
+// Routes that send one request to several children at once (all_sync, ...)
+// give each child a child slot of its own (child()): its result is its own,
+// its completion counts as one call of its parent. A detached slot (all_async,
+// shadow, warm-up fills) owns a copy of its request and outlives the client
+// reply; it frees itself once done (slot_home::finished).
 #pragma once
 
 #include <cstddef>
@@ -47,9 +58,55 @@
 namespace ithaca::flow {
 
 class inflight_queue;
+class request_slot;
+
+// Where a slot goes back when a composite route must see its calls' results
+// (a frame is on it), and where a slot with no queue reports that it is done.
+// Implemented by inflight_queue (a client's) and route::async_runner (a
+// worker's detached requests). [the slot's worker]
+class slot_home {
+ public:
+  virtual void resume_later(request_slot& s) = 0;
+  // A slot of this home with no frame left has its result (or, detached, is
+  // done): the queue marks it Ready; the async runner frees it.
+  virtual void finished(request_slot& s) = 0;
+  // `s` (queued by resume_later) will not be resumed after all: its parent
+  // answered without it.
+  virtual void cancel_resume(request_slot& s) = 0;
+
+ protected:
+  ~slot_home() = default;
+};
+
+// Whatever pushes frames (every route::route is one).
+class frame_owner {
+ public:
+  virtual ~frame_owner() = default;
+  // [a parent slot waiting for some of its children: request_slot::
+  // wait_for_some] `child` has answered: true when the parent has enough
+  // (it is then resumed; the children still out are its stragglers).
+  // Called where the child finishes (a backend reader, or the home's
+  // coroutine); it may only look at results, not dispatch.
+  virtual bool child_answered(request_slot& parent, request_slot& child) const;
+};
+
+// One composite route's place in a request, on the slot's frame stack.
+struct slot_frame {
+  const frame_owner* owner = nullptr;
+  std::uint32_t state = 0;  // the route's own step (the child tried, the phase)
+  std::uint32_t count = 0;  // the route's own count (children sent, ...)
+  std::int64_t saved = 0;   // a request field the route changed, to restore
+};
 
 class request_slot {
  public:
+  // Who owns the slot and what it may read.
+  enum class ownership : std::uint8_t {
+    Queue,     // a client's in-flight queue (its request points into the client's input)
+    Child,     // a composite's child slot, owned by its parent
+    Orphan,    // its client is gone: only its keys may be read; frees itself when done
+    Detached,  // owns a copy of its request (async work); frees itself when done
+  };
   enum class state : std::uint8_t {
     Parsing,   // the parse target; not in flight
     Deferred,  // answered at once while an earlier request was pending: reply in `deferred`
@@ -88,9 +145,48 @@ class request_slot {
   // are chosen by it, so one client's requests to a server stay in order.
   std::uint64_t client_tag() const;
   // A backend call of this request is done (answered or failed). The last one
-  // makes the slot Ready and wakes its client; an orphaned slot is freed.
+  // makes the slot Ready and wakes its client, sends it back to its home when
+  // a frame waits for it, counts as a call of its parent (a child), or frees
+  // an orphaned or detached slot.
   void call_done();
-  bool orphaned() const { return queue_ == nullptr; }
+  // The request may not be read any more (only its keys): its client is gone.
+  bool orphaned() const { return own_ == ownership::Orphan; }
+  ownership owner() const { return own_; }
+
+  // [composite routes] The frame stack (see Composition above).
+  void push_frame(const slot_frame& f) { frames_.push_back(f); }
+  bool has_frames() const { return !frames_.empty(); }
+  slot_frame& top_frame() { return frames_.back(); }
+  void pop_frame() { frames_.pop_back(); }
+  // The last frame finished at once: the slot has its result (a client's is
+  // Ready, a child counts as done for its parent, a detached one is done).
+  void finish();
+  // Child slot i (allocated on first use, kept with its capacity): a copy of
+  // this request with an empty result, its completion one call of this slot.
+  // The caller add_call()s for it before it dispatches it.
+  request_slot& child(std::size_t i);
+  // Child slot i as it is (i < children_in_use()).
+  request_slot& child_at(std::size_t i) { return *children_[i]; }
+  // Children in use by the current request (child() raises it; reset clears).
+  std::size_t children_in_use() const { return children_used_; }
+  // The children answer to the top frame's owner one by one
+  // (frame_owner::child_answered) instead of each counting as a call: the
+  // caller add_call()s once for the whole group, released when the owner
+  // says it has enough.
+  void wait_for_some() { some_ = some::Waiting; }
+  // Whether child i has answered (finished).
+  bool child_answered(std::size_t i) const { return children_[i]->reported_; }
+  // Takes child i out of this slot, still in flight: it no longer reports
+  // here (the caller adopts it as a detached request, async_runner::adopt).
+  std::unique_ptr<request_slot> release_child(std::size_t i);
+  // Makes this slot own a copy of its request and free itself when done,
+  // homed at `home` (a straggler adopted by the async runner). A slot whose
+  // calls are already done and that only waited to be resumed is not sent
+  // on: false, and the caller frees it.
+  bool detach_to(slot_home& home);
+  // A detached copy of `r` (its keys and value copied into the slot), homed
+  // at `home`: it frees itself once its last call is done.
+  static std::unique_ptr<request_slot> detached(const protocol::request& r, slot_home& home);
 
   // [the backend reader] A piece of the reply was stored in `result`: counts
   // its bytes against the client's bound and, past it, drops them from a
@@ -112,14 +208,29 @@ class request_slot {
 
   friend class inflight_queue;
   void reset();
-  inflight_queue* queue_ = nullptr;
+  // The client is gone: this slot and its pending children become orphans.
+  // True if something is still pending (the slot frees itself later).
+  bool orphan();
+  void held_release();  // uncounts this slot's bytes from its client's bound
+  inflight_queue* queue_ = nullptr;  // the root client's (Queue, Child); null otherwise
+  slot_home* home_ = nullptr;
+  request_slot* parent_ = nullptr;   // Child
+  ownership own_ = ownership::Queue;
+  std::vector<slot_frame> frames_;
+  std::vector<std::unique_ptr<request_slot>> children_;
+  std::size_t children_used_ = 0;
+  bool reported_ = false;  // Child: its completion was counted by its parent
+  enum class some : std::uint8_t { Off, Waiting, Enough };
+  some some_ = some::Off;  // wait_for_some()
+  void copy_request();     // req's keys and value into owned_
+  std::string owned_;  // Detached: the request's keys and value
   std::uint32_t calls_pending_ = 0;
   std::size_t accounted_ = 0;  // result bytes counted in queue_->held_
   std::uint64_t seq_ = 0;      // its place in its client's order (note_dispatch)
   bool refetch_ = false;
 };
 
-class inflight_queue {
+class inflight_queue final : public slot_home {
  public:
   // More requests than this in flight make the client wait for the oldest
   // before it parses the next one (a bound on what one client can pin).
@@ -156,6 +267,13 @@ class inflight_queue {
   mm::wait_status wait(int64_t deadline_ns) { return waiter_.wait_until(deadline_ns); }
   void wake() { waiter_.wake(); }
 
+  // slot_home: a slot (or a child slot) of this client whose frame waits.
+  void resume_later(request_slot& s) override;
+  void finished(request_slot& s) override;
+  void cancel_resume(request_slot& s) override;
+  // Takes the next slot to resume, or null. [the owning coroutine]
+  request_slot* next_resume();
+
   // Frees the slots beyond kKeepSlots (between batches, nothing in flight).
   void trim();
   std::size_t allocated() const { return ring_.size(); }
@@ -177,6 +295,8 @@ class inflight_queue {
   std::size_t dropped_ = 0;             // slots with refetch_ set
   std::uint64_t dispatched_ = 0;        // requests sent so far (the last seq_)
   std::uint64_t last_unrepeatable_ = 0;  // seq_ of the last one not to be sent twice
+  std::vector<request_slot*> resumes_;   // slots whose frames wait to run
+  std::size_t resume_next_ = 0;          // resumes_[resume_next_..] are still to run
   mm::call waiter_;
 };
 

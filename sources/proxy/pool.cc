@@ -4,8 +4,6 @@
 
 namespace ithaca::proxy {
 
-namespace {
-
 hash_kind hash_of(config::hash_function h) {
   switch (h) {
     case config::hash_function::OneAtATime: return hash_kind::OneAtATime;
@@ -38,6 +36,8 @@ distribution_kind distribution_of(config::distribution d) {
   }
   return distribution_kind::Ketama;
 }
+
+namespace {
 
 server_settings settings_of(const config::pool_config& c) {
   server_settings s;

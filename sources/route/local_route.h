@@ -11,6 +11,8 @@ class local_route final : public route {
  public:
   local_route() : route("local") {}
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
+  const char* kind() const override { return "local"; }
+  bool answers_in_result() const override { return false; }
 };
 
 }  // namespace ithaca::route

@@ -43,7 +43,7 @@ void record_prefix_stats(const protocol::request& req, const protocol::routed_re
 // the tree its batch runs on.
 void fetch_again(loop_context& lc, request_slot& s) {
   s.release_reply();
-  dispatch_env env{lc.local, lc.server, s.deferred, lc.backends, lc.acks};
+  dispatch_env env{lc.local, &lc.server, s.deferred, lc.backends, lc.acks, lc.async};
   s.begin_dispatch();
   if (lc.tree->root().dispatch(s, env) == dispatch_status::Done) {
     s.abandon_dispatch();
@@ -54,9 +54,20 @@ void fetch_again(loop_context& lc, request_slot& s) {
   }
 }
 
+// Resumes the composites whose children have answered (route.h), in any
+// slot of the queue: a failover retries as soon as its first try failed,
+// not once the request reaches the head.
+void run_resumes(loop_context& lc) {
+  while (request_slot* s = lc.inflight.next_resume()) {
+    dispatch_env env{lc.local, &lc.server, s->deferred, lc.backends, lc.acks, lc.async};
+    resume_slot(*s, env);
+  }
+}
+
 // Moves every finished request at the head of the queue into the reply
 // stream, in order. False if a drain failed (stop and close).
 bool pop_ready(loop_context& lc) {
+  run_resumes(lc);
   while (!lc.inflight.empty()) {
     request_slot& s = lc.inflight.head();
     if (s.st == request_slot::state::Ready && s.must_refetch()) {
@@ -172,7 +183,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     }
     // Nothing earlier pending: answer straight into the reply stream.
     const bool direct = lc.inflight.empty();
-    dispatch_env env{lc.local, lc.server, direct ? lc.out : slot.deferred, lc.backends, lc.acks};
+    dispatch_env env{lc.local, &lc.server, direct ? lc.out : slot.deferred, lc.backends, lc.acks, lc.async};
     dispatch_status st = dispatch_status::Done;
     if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {
       // The parser refused it, but memcached's side effect happens on the

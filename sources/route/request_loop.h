@@ -30,6 +30,7 @@ struct loop_context {
   protocol::out_buffer& out;  // the reply stream
   proxy::worker_backends* backends = nullptr;  // this worker's, when the tree has pools
   ack_waiters* acks = nullptr;  // this worker's, on a replication master
+  async_runner* async = nullptr;  // this worker's detached requests (route.h)
 };
 
 // Longest a connection waits for a request in flight. Backend calls end

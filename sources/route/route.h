@@ -10,9 +10,11 @@
 // in the dispatch_env it is given.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "exec_action.h"
 #include "local_executor.h"
@@ -30,19 +32,38 @@ namespace ithaca::route {
 using flow::exec_action;
 using flow::inflight_queue;
 using flow::request_slot;
+using flow::slot_frame;
 
 class ack_waiters;
+class async_runner;
 
 // What a route may use while it dispatches, all of it owned by the calling
 // worker machine. [one client coroutine]
 struct dispatch_env {
   flow::local_executor* local;     // the local store; null when no route of the tree uses it
-  flow::server_context& server;    // what the server commands need (stats, version, ...)
+  flow::server_context* server;    // what the server commands need (stats, version, ...); null off a client
   // Where a reply given at once goes: the client's reply stream when nothing
   // before this request is still pending, else the slot's `deferred` buffer.
   protocol::out_buffer& out;
   proxy::worker_backends* backends;  // this worker's backend connections; null without pools
   ack_waiters* acks = nullptr;       // this worker's writes awaiting a slave (a master only)
+  async_runner* async = nullptr;     // this worker's detached requests (all_async, shadow, fills)
+};
+
+// What a route node counts, for `stats routes` (relaxed atomics: the
+// workers add, `stats` reads; each kind uses the ones it has).
+struct route_counters {
+  std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> failovers{0};         // failover: a next child tried
+  std::atomic<std::uint64_t> failover_limited{0};  // failover: not tried, over failover_limit
+  std::atomic<std::uint64_t> gutter_writes{0};     // failover_exptime: writes with a capped TTL
+  std::atomic<std::uint64_t> shadow_sent{0};
+  std::atomic<std::uint64_t> async_sent{0};        // all_async / all_initial / stragglers
+  std::atomic<std::uint64_t> async_dropped{0};     // over the worker's bound (async_runner.h)
+  std::atomic<std::uint64_t> warm_fills{0};        // warm_up: values added to the cold child
+  std::atomic<std::uint64_t> rate_limited{0};
+  std::atomic<std::uint64_t> l1_hits{0};
+  static void add(std::atomic<std::uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
 };
 
 enum class dispatch_status : std::uint8_t {
@@ -50,10 +71,10 @@ enum class dispatch_status : std::uint8_t {
   Pending,  // backend calls are under way; the last one's call_done() readies the slot
 };
 
-class route {
+class route : public flow::frame_owner {
  public:
   explicit route(std::string name) : name_(std::move(name)) {}
-  virtual ~route() = default;
+  ~route() override = default;
   route(const route&) = delete;
   route& operator=(const route&) = delete;
 
@@ -62,11 +83,39 @@ class route {
   // pipelined batch is dispatched without waiting for each request in turn).
   virtual dispatch_status dispatch(request_slot& slot, dispatch_env& env) const = 0;
 
+  // A composite route that pushed a frame (slot.push_frame) gets the slot
+  // back here once every call it started is done, with the frame on top
+  // (resume_slot below). Done: slot.result is its answer (the frame is then
+  // popped and the route below it resumes); Pending: it started more calls.
+  virtual dispatch_status resume(request_slot& slot, dispatch_env& env) const;
+
+  // Whether the route answers into slot.result (as a backend call does), so
+  // a composite can look at its answer: every kind but those that render
+  // their reply straight into env.out (local, server, the replication gates),
+  // which can therefore only be a tree's root or under selectors.
+  virtual bool answers_in_result() const { return true; }
+
   // "pool:main", "local": for logs and `stats`.
   const std::string& name() const { return name_; }
+  // The kind's name ("failover", ...), for `stats routes` and introspection.
+  virtual const char* kind() const = 0;
+  // The routes this one sends to, in order (for stats and introspection).
+  virtual std::vector<const route*> children() const { return {}; }
+  route_counters& counters() const { return counters_; }
 
  private:
   std::string name_;
+  mutable route_counters counters_;
 };
+
+// Runs the frames of a slot whose calls are done, from the top, while they
+// finish at once; then the slot is finished (flow::request_slot::finish).
+// [the slot's home coroutine: its client, or the async runner]
+void resume_slot(request_slot& slot, dispatch_env& env);
+
+// Dispatches `r` for `slot` as a child step of a composite: brackets the
+// calls (a call failing at once cannot finish the slot before every call is
+// started) and returns once they are under way.
+void dispatch_child(const route& r, request_slot& slot, dispatch_env& env);
 
 }  // namespace ithaca::route

@@ -2,11 +2,25 @@
 
 #include <map>
 
+#include <array>
+
+#include "distribution/distribution.h"
 #include "local_route.h"
 #include "routes/ack_route.h"
+#include "routes/all_route.h"
 #include "routes/closed_route.h"
+#include "routes/failover_route.h"
+#include "routes/fixed_reply_route.h"
+#include "routes/hash_route.h"
+#include "routes/miss_failover_route.h"
+#include "routes/modify_exptime_route.h"
+#include "routes/operation_route.h"
 #include "routes/pool_route.h"
+#include "routes/prefix_route.h"
+#include "routes/rate_limit_route.h"
 #include "routes/read_only_route.h"
+#include "routes/route_util.h"
+#include "routes/shadow_route.h"
 
 namespace ithaca::route {
 
@@ -17,33 +31,228 @@ struct builder {
   std::map<std::string, std::shared_ptr<const proxy::pool>> pools;
   std::vector<std::unique_ptr<const route>> routes;
   std::string error;
+  std::map<std::string, const route*> named;  // named routes built so far
+  std::vector<std::string> building;          // named routes being built (cycles)
+
+  template <class R, class... Args>
+  const route* add(Args&&... args) {
+    routes.push_back(std::make_unique<R>(std::forward<Args>(args)...));
+    return routes.back().get();
+  }
+
+  const route* fail(const config::route_config& r, std::string why) {
+    if (error.empty()) error = "line " + std::to_string(r.line) + ": " + std::string(to_string(r.kind)) + " route: " + why;
+    return nullptr;
+  }
 
   // The local store; on a master with `ack: slave`, behind the ack gate.
   const route* local() {
-    routes.push_back(std::make_unique<local_route>());
-    const route* r = routes.back().get();
-    if (const uint64_t ack_ms = ack_timeout_of(cfg); ack_ms > 0) {
-      routes.push_back(std::make_unique<ack_route>(*r, ack_ms));
-      r = routes.back().get();
+    const route* r = add<local_route>();
+    if (const uint64_t ack_ms = ack_timeout_of(cfg); ack_ms > 0) r = add<ack_route>(*r, ack_ms);
+    return r;
+  }
+
+  std::string name_of(const config::route_config& r, const std::string& fallback) {
+    return r.name.empty() ? fallback : r.name;
+  }
+
+  // A child whose answer its parent looks at: not the local store's, which
+  // renders its reply itself.
+  const route* result_child(const config::route_config& parent, const config::route_config& c) {
+    const route* r = node(c);
+    if (r != nullptr && !r->answers_in_result()) {
+      return fail(parent, std::string("its child '") + r->name() +
+                              "' answers straight to the client (the local store): it can be a tree's root or a "
+                              "prefix/operation choice, not a child whose reply a composite route looks at");
     }
     return r;
   }
 
+  bool list(const config::route_config& r, std::vector<const route*>& out, std::size_t min) {
+    for (const config::route_config* c : r.with_role("")) {
+      const route* built = result_child(r, *c);
+      if (built == nullptr) return false;
+      out.push_back(built);
+    }
+    if (out.size() < min) {
+      fail(r, "needs at least " + std::to_string(min) + " child route" + (min == 1 ? "" : "s"));
+      return false;
+    }
+    return true;
+  }
+
+  const route* one(const config::route_config& r, std::string_view role, bool result) {
+    const auto found = r.with_role(role);
+    if (found.size() != 1) return fail(r, "needs exactly one `" + std::string(role) + "` route");
+    return result ? result_child(r, *found.front()) : node(*found.front());
+  }
+
   const route* node(const config::route_config& r) {
+    using config::route_kind;
     switch (r.kind) {
-      case config::route_kind::Local:
+      case route_kind::Local:
         return local();
-      case config::route_kind::Pool: {
+      case route_kind::Pool: {
         auto it = pools.find(r.pool);
-        if (it == pools.end()) {
-          error = "route names pool '" + r.pool + "', which is not under `pools:`";
+        if (it == pools.end()) return fail(r, "names pool '" + r.pool + "', which is not under `pools:`");
+        return add<pool_route>(name_of(r, "pool:" + r.pool), it->second);
+      }
+      case route_kind::Ref:
+        return ref(r);
+      case route_kind::Null:
+        return add<null_route>(name_of(r, "null"));
+      case route_kind::Error:
+        return add<error_route>(name_of(r, "error"), r.message.empty() ? std::string("error route") : r.message);
+      case route_kind::Prefix: {
+        std::vector<std::pair<std::string, const route*>> by_prefix;
+        for (const config::route_config* c : r.with_role("prefix")) {
+          const route* built = node(*c);
+          if (built == nullptr) return nullptr;
+          by_prefix.emplace_back(c->match, built);
+        }
+        const route* fallback = r.with_role("default").empty()
+                                    ? add<error_route>("no_prefix", "no route for this key (no prefix matches)")
+                                    : one(r, "default", false);
+        if (fallback == nullptr) return nullptr;
+        return add<prefix_route>(name_of(r, "prefix"), std::move(by_prefix), *fallback);
+      }
+      case route_kind::Operation: {
+        std::array<const route*, operation_route::kClasses> by_class{};
+        for (std::size_t c = 0; c < operation_route::kClasses; ++c) {
+          const auto found = r.with_role(config::to_string(static_cast<config::op_class>(c)));
+          if (found.empty()) continue;
+          by_class[c] = node(*found.front());
+          if (by_class[c] == nullptr) return nullptr;
+        }
+        const route* fallback = r.with_role("default").empty() ? add<null_route>("null") : one(r, "default", false);
+        if (fallback == nullptr) return nullptr;
+        return add<operation_route>(name_of(r, "operation"), by_class, *fallback);
+      }
+      case route_kind::Failover:
+      case route_kind::FailoverExptime: {
+        failover_route::options o;
+        std::string bad;
+        failover_mask all = kFailoverAll;
+        if (!parse_failover_errors(r.failover_errors, all, &bad)) return fail(r, "unknown failover error '" + bad + "'");
+        o.errors.fill(all);
+        for (std::size_t c = 0; c < config::kOpClasses; ++c) {
+          if (r.failover_errors_by_class[c].empty()) continue;
+          if (!parse_failover_errors(r.failover_errors_by_class[c], o.errors[c], &bad)) {
+            return fail(r, "unknown failover error '" + bad + "'");
+          }
+        }
+        o.limit_rate = r.failover_rate;
+        o.limit_burst = r.failover_burst > 0 ? r.failover_burst : 1000;
+        std::vector<const route*> children;
+        if (r.kind == route_kind::FailoverExptime) {
+          o.gutter = true;
+          o.exptime = r.exptime == 0 ? 10 : r.exptime;
+          const route* normal = one(r, "normal", true);
+          if (normal == nullptr) return nullptr;
+          children.push_back(normal);
+          for (const config::route_config* c : r.with_role("failover")) {
+            const route* built = result_child(r, *c);
+            if (built == nullptr) return nullptr;
+            children.push_back(built);
+          }
+          if (children.size() < 2) return fail(r, "needs at least one `failover` route");
+        } else if (!list(r, children, 1)) {
           return nullptr;
         }
-        routes.push_back(std::make_unique<pool_route>(r.name.empty() ? "pool:" + r.pool : r.name, it->second));
-        return routes.back().get();
+        return add<failover_route>(name_of(r, config::to_string(r.kind)), std::move(children), o);
       }
+      case route_kind::MissFailover: {
+        std::vector<const route*> children;
+        if (!list(r, children, 1)) return nullptr;
+        return add<miss_failover_route>(name_of(r, "miss_failover"), std::move(children), r.return_best_on_error);
+      }
+      case route_kind::AllSync:
+      case route_kind::AllAsync:
+      case route_kind::AllInitial:
+      case route_kind::AllMajority:
+      case route_kind::AllFastest: {
+        std::vector<const route*> children;
+        if (!list(r, children, 1)) return nullptr;
+        const all_policy p = r.kind == route_kind::AllSync      ? all_policy::Sync
+                             : r.kind == route_kind::AllAsync   ? all_policy::Async
+                             : r.kind == route_kind::AllInitial ? all_policy::Initial
+                             : r.kind == route_kind::AllMajority ? all_policy::Majority
+                                                                 : all_policy::Fastest;
+        return add<all_route>(name_of(r, config::to_string(r.kind)), std::move(children), p);
+      }
+      case route_kind::Shadow: {
+        const route* normal = one(r, "normal", false);
+        if (normal == nullptr) return nullptr;
+        std::vector<shadow_target> shadows;
+        for (const config::route_config* c : r.with_role("shadow")) {
+          const route* built = result_child(r, *c);
+          if (built == nullptr) return nullptr;
+          shadows.push_back(shadow_target{built, c->key_fraction_lo, c->key_fraction_hi, c->request_fraction});
+        }
+        if (shadows.empty()) return fail(r, "needs at least one `shadow` route");
+        return add<shadow_route>(name_of(r, "shadow"), *normal, std::move(shadows));
+      }
+      case route_kind::Hash:
+      case route_kind::Random: {
+        std::vector<const route*> children;
+        for (const config::route_config* c : r.with_role("")) {
+          const route* built = node(*c);
+          if (built == nullptr) return nullptr;
+          children.push_back(built);
+        }
+        if (children.empty()) return fail(r, "needs at least one child route");
+        if (r.kind == route_kind::Random) return add<random_route>(name_of(r, "random"), std::move(children));
+        std::vector<proxy::server_spec> specs;
+        for (std::size_t i = 0; i < children.size(); ++i) specs.push_back(proxy::server_spec{"child:" + std::to_string(i), 1});
+        std::string why;
+        auto dist = proxy::make_distribution(proxy::distribution_of(r.dist), specs, proxy::hash_of(r.hash), &why);
+        if (!dist) return fail(r, why);
+        return add<hash_route>(name_of(r, "hash"), std::move(children), std::move(dist));
+      }
+      case route_kind::ModifyExptime: {
+        const route* child = one(r, "target", false);
+        if (child == nullptr) return nullptr;
+        return add<modify_exptime_route>(name_of(r, "modify_exptime"), *child, r.exptime,
+                                         r.action == config::exptime_action::Min);
+      }
+      case route_kind::RateLimit: {
+        const route* child = one(r, "target", false);
+        if (child == nullptr) return nullptr;
+        const route* fallback = nullptr;
+        if (!r.with_role("fallback").empty()) {
+          fallback = one(r, "fallback", false);
+          if (fallback == nullptr) return nullptr;
+        }
+        std::array<double, rate_limit_route::kClasses> rate{}, burst{};
+        for (std::size_t c = 0; c < rate.size(); ++c) {
+          rate[c] = r.rate[c];
+          burst[c] = r.burst[c] > 0 ? r.burst[c] : r.rate[c];
+        }
+        return add<rate_limit_route>(name_of(r, "rate_limit"), *child, fallback, rate, burst);
+      }
+      case route_kind::WarmUp:
+      case route_kind::L1L2:
+        return fail(r, "this kind is not available in this version of ithaca");
     }
-    return nullptr;
+    return fail(r, "unknown kind");
+  }
+
+  // A named route under `routes:`, built once and shared wherever it is used.
+  const route* ref(const config::route_config& r) {
+    if (auto it = named.find(r.name); it != named.end()) return it->second;
+    for (const std::string& b : building) {
+      if (b == r.name) return fail(r, "named route '" + r.name + "' uses itself");
+    }
+    const config::route_config* def = nullptr;
+    for (const config::route_config& n : cfg.router.named_routes) {
+      if (n.name == r.name) def = &n;
+    }
+    if (def == nullptr) return fail(r, "names route '" + r.name + "', which is not under `routes:`");
+    building.push_back(r.name);
+    const route* built = node(*def);
+    building.pop_back();
+    if (built != nullptr) named[r.name] = built;
+    return built;
   }
 };
 
@@ -87,7 +296,7 @@ std::shared_ptr<const route_tree> store_tree(store_access access,
 
 std::shared_ptr<const route_tree> build_route_tree(const config::config& cfg, proxy::server_directory& dir,
                                                    store_access access, std::string* error) {
-  builder b{cfg, {}, {}, {}};
+  builder b{cfg, {}, {}, {}, {}, {}};
   std::vector<std::shared_ptr<const proxy::pool>> pools;
   // Every pool is built (connections open only when a route sends to one).
   for (const config::pool_config& p : cfg.router.pools) {

@@ -20,6 +20,12 @@ bool route_tree::is_local(const route* r) {
   return dynamic_cast<const local_route*>(r) != nullptr;
 }
 
+std::vector<const route*> route_tree::nodes() const {
+  std::vector<const route*> out;
+  for (const auto& r : routes_) out.push_back(r.get());
+  return out;
+}
+
 std::vector<std::shared_ptr<proxy::backend_server>> route_tree::servers() const {
   std::vector<std::shared_ptr<proxy::backend_server>> out;
   for (const auto& p : pools_) out.insert(out.end(), p->servers().begin(), p->servers().end());

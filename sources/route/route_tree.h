@@ -28,6 +28,8 @@ class route_tree {
   std::vector<std::shared_ptr<proxy::backend_server>> servers() const;
 
   const route& root() const { return *root_; }
+  // Every node of the tree, in the order it was built (stats routes).
+  std::vector<const route*> nodes() const;
   // Where the commands the server answers itself go (server_route.h).
   const route& server() const { return server_; }
   // The whole tree is the local store: every request runs on it (at once,

@@ -26,7 +26,7 @@ client::client(const worker_shared& shared, flow::command_counters& counters)
       parser_(shared.parser),
       ctx_(*shared.store, counters),
       server_{*shared.stats, counters, live_->enable_shutdown},
-      loop_{&ctx_, server_, this, live_->routes.get(), inflight_, out_, shared.backends, shared.acks} {
+      loop_{&ctx_, server_, this, live_->routes.get(), inflight_, out_, shared.backends, shared.acks, shared.async} {
   parser_.set_item_size_max(live_->item_size_max);
 }
 

@@ -1,5 +1,7 @@
 #include "router_stats.h"
 
+#include "async_runner.h"
+
 #include <array>
 #include <string>
 
@@ -79,6 +81,35 @@ void router_stats_servers(const route::route_tree& tree, flow::stat_lines& out) 
       add("latency_p999_us", proxy::latency_histogram::quantile(n.latency, 0.999));
     }
   }
+}
+
+void router_stats_routes(const route::route_tree& tree, flow::stat_lines& out) {
+  std::size_t i = 0;
+  for (const route::route* r : tree.nodes()) {
+    const std::string prefix = "route:" + std::to_string(i++);
+    out.emplace_back(prefix, std::string(r->kind()) + " " + r->name());
+    const route::route_counters& c = r->counters();
+    auto add = [&](const char* name, const std::atomic<std::uint64_t>& v, bool always = false) {
+      const std::uint64_t n = v.load(std::memory_order_relaxed);
+      if (always || n != 0) out.emplace_back(prefix + ":" + name, std::to_string(n));
+    };
+    add("requests", c.requests, true);
+    add("failovers", c.failovers);
+    add("failover_limited", c.failover_limited);
+    add("gutter_writes", c.gutter_writes);
+    add("shadow_sent", c.shadow_sent);
+    add("async_sent", c.async_sent);
+    add("async_dropped", c.async_dropped);
+    add("warm_fills", c.warm_fills);
+    add("rate_limited", c.rate_limited);
+    add("l1_hits", c.l1_hits);
+  }
+  const route::async_totals& a = route::async_counters();
+  const std::uint64_t sent = a.sent.load(std::memory_order_relaxed);
+  const std::uint64_t done = a.done.load(std::memory_order_relaxed);
+  out.emplace_back("async_sent", std::to_string(sent));
+  out.emplace_back("async_dropped", std::to_string(a.dropped.load(std::memory_order_relaxed)));
+  out.emplace_back("async_in_flight", std::to_string(sent >= done ? sent - done : 0));
 }
 
 void router_stats_summary(const route::route_tree& tree, flow::stat_lines& out) {

@@ -5,6 +5,11 @@
 //   stats servers  per server: state, transitions, requests, replies,
 //                  failures by kind, in flight, connections, connects,
 //                  joined gets, latency p50/p99/p999 in microseconds
+//   stats routes   per route node of the tree, in build order: its kind and
+//                  name, requests, and the counters of its kind (failovers,
+//                  failover_limited, gutter_writes, shadow_sent, async_sent,
+//                  async_dropped, warm_fills, rate_limited, l1_hits), and the
+//                  workers' detached requests (async_sent/dropped/in flight)
 // `stats` itself gets the router's summary (router_pools, router_servers,
 // router_servers_down, router_requests, router_failures).
 // `stats reset` zeroes every counter (not the gauges: state, in flight,
@@ -20,6 +25,7 @@ namespace ithaca::server {
 
 void router_stats_pools(const route::route_tree& tree, flow::stat_lines& out);
 void router_stats_servers(const route::route_tree& tree, flow::stat_lines& out);
+void router_stats_routes(const route::route_tree& tree, flow::stat_lines& out);
 void router_stats_summary(const route::route_tree& tree, flow::stat_lines& out);
 void router_stats_reset(const route::route_tree& tree);
 

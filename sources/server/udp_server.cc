@@ -231,7 +231,7 @@ flow::exec_action udp_server::process(batch& b, std::string_view payload) {
   b.server.enable_shutdown = b.live->enable_shutdown;
   b.ctx.now = shared_.clock->now();
   flow::exec_action action = flow::exec_action::Continue;
-  route::loop_context loop{&b.ctx, b.server, &b, b.live->routes.get(), b.inflight, b.out, shared_.backends, shared_.acks};
+  route::loop_context loop{&b.ctx, b.server, &b, b.live->routes.get(), b.inflight, b.out, shared_.backends, shared_.acks, shared_.async};
   route::execute_input(parser, payload, loop, action);
   // No trim: the queue is reused datagram after datagram.
   return action;

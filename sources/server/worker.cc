@@ -7,6 +7,7 @@
 #include "ack_waiters.h"
 #include "client.h"
 #include "udp_server.h"
+#include "async_runner.h"
 #include "worker_backends.h"
 
 namespace ithaca::server {
@@ -17,6 +18,8 @@ worker::worker(int index, worker_shared shared, flow::command_counters& counters
       counters_(counters),
       backends_(std::make_unique<proxy::worker_backends>(static_cast<unsigned>(index))) {
   shared_.backends = backends_.get();
+  async_ = std::make_unique<route::async_runner>(backends_.get());
+  shared_.async = async_.get();
   if (store::store* st = shared_.store) backends_->set_max_value_source([st] { return st->item_size_max(); });
   if (shared_.ack_state) {
     acks_ = std::make_unique<route::ack_waiters>(*shared_.ack_state, static_cast<unsigned>(index));
@@ -60,6 +63,7 @@ void worker::main() {
   }
   udp_.clear();  // the coroutines own the fds now
   if (acks_) mm::coroutine_create("ack waiters", [this] { acks_->run(); });
+  mm::coroutine_create("async", [this] { async_->run(); });
   // Closes the connections to servers a reload removed, once idle.
   mm::coroutine_create("backend sweeper", [this] {
     while (mm::sleep(1000) != mm::wait_status::Cancelled) backends_->sweep();

@@ -24,6 +24,7 @@ class ack_state;
 }
 namespace ithaca::route {
 class ack_waiters;
+class async_runner;
 }
 
 namespace ithaca::server {
@@ -64,6 +65,8 @@ struct worker_shared {
   // its machine before any client runs.
   replication::ack_state* ack_state = nullptr;
   route::ack_waiters* acks = nullptr;
+  // This worker's detached requests (route/async_runner.h); set by the worker.
+  route::async_runner* async = nullptr;
 };
 
 class worker {
@@ -92,6 +95,9 @@ class worker {
   mm::channel<accepted_socket> inbox_{4096};
   // This worker's backend connections (router role). Outlives the machine:
   // its connections' coroutines run on it until it stops.
+  // Before backends_: the backend connections, destroyed first, fail the
+  // detached requests still in flight, which report to the runner.
+  std::unique_ptr<route::async_runner> async_;
   std::unique_ptr<proxy::worker_backends> backends_;
   // This worker's writes awaiting a slave (a master only); its coroutine
   // runs on the machine, which it outlives.

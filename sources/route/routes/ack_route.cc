@@ -15,7 +15,7 @@ dispatch_status ack_route::dispatch(request_slot& slot, dispatch_env& env) const
   state.waiting.fetch_add(1, std::memory_order_seq_cst);
   const replication::change_mark before = replication::thread_change_mark();
   // The reply is rendered into the slot (empty between uses): it may have to wait.
-  dispatch_env inner{env.local, env.server, slot.deferred, env.backends, env.acks};
+  dispatch_env inner{env.local, env.server, slot.deferred, env.backends, env.acks, env.async};
   child_.dispatch(slot, inner);  // the local route: always Done
   const replication::change_mark after = replication::thread_change_mark();
   const bool changed = after.changes != before.changes;

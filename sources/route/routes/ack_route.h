@@ -21,6 +21,8 @@ class ack_route final : public route {
   ack_route(const route& child, std::uint64_t timeout_ms)
       : route("ack"), child_(child), timeout_ms_(timeout_ms) {}
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
+  const char* kind() const override { return "ack"; }
+  bool answers_in_result() const override { return false; }
   const route& child() const { return child_; }
 
  private:

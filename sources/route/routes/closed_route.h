@@ -14,6 +14,8 @@ class closed_route final : public route {
  public:
   closed_route() : route("closed") {}
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
+  const char* kind() const override { return "closed"; }
+  bool answers_in_result() const override { return false; }
 };
 
 }  // namespace ithaca::route

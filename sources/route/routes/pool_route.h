@@ -15,6 +15,7 @@ class pool_route final : public route {
  public:
   pool_route(std::string name, std::shared_ptr<const proxy::pool> pool);
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
+  const char* kind() const override { return "pool"; }
   const proxy::pool& pool() const { return *pool_; }
 
  private:

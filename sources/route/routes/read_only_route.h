@@ -16,6 +16,8 @@ class read_only_route final : public route {
  public:
   explicit read_only_route(const route& child) : route("read_only"), child_(child) {}
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
+  const char* kind() const override { return "read_only"; }
+  bool answers_in_result() const override { return false; }
 
  private:
   const route& child_;

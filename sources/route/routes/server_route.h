@@ -12,6 +12,8 @@ class server_route final : public route {
  public:
   server_route() : route("server") {}
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
+  const char* kind() const override { return "server"; }
+  bool answers_in_result() const override { return false; }
 };
 
 }  // namespace ithaca::route

@@ -1,0 +1,57 @@
+// The `failover` route (mcrouter's FailoverRoute) and the gutter, its
+// `failover_exptime` form (FailoverWithExptimeRoute): the children in order
+// until a reply that is not one of the errors that fail over
+// (route_util.h: failover_errors; by default every error and no reply).
+// mcrouter's failover_limit caps how much of the traffic may fail over, so a
+// dead pool does not move its whole load onto a small failover pool: a
+// bucket gains `rate` tokens with every request (up to `burst`), and a
+// failover takes one; without one the error is the answer.
+//
+// The gutter (Facebook's memcache paper, section 3.3): writes that reach a
+// failover child get their TTL capped (exptime, 10 s by default), so values
+// in the gutter pool expire quickly and need no invalidation; deletes never
+// fail over there.
+//
+// A multi-key get whose server failed for some of its keys is sent whole to
+// the next child (its keys are not split per server here).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "route.h"
+#include "route_util.h"
+
+namespace ithaca::route {
+
+class failover_route final : public route {
+ public:
+  struct options {
+    // By protocol::op_class (get, set, delete, arithmetic, touch, other).
+    std::array<failover_mask, 6> errors{kFailoverAll, kFailoverAll, kFailoverAll,
+                                        kFailoverAll, kFailoverAll, kFailoverAll};
+    double limit_rate = 0;  // tokens per request, (0, 1]; 0: unlimited
+    double limit_burst = 1000;
+    bool gutter = false;     // failover_exptime
+    std::uint32_t exptime = 10;  // gutter: the TTL cap of failover writes
+  };
+  failover_route(std::string name, std::vector<const route*> children, options opts);
+  dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
+  dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
+  const char* kind() const override { return gutter_ ? "failover_exptime" : "failover"; }
+  std::vector<const route*> children() const override { return children_; }
+
+ private:
+  std::vector<const route*> children_;
+  std::array<failover_mask, 6> errors_;
+  // failover_limit, in thousandths of a token (any worker; relaxed CAS).
+  std::int64_t feed_ = 0;   // per request; 0: unlimited
+  std::int64_t cap_ = 0;
+  mutable std::atomic<std::int64_t> tokens_{0};
+  bool gutter_;
+  std::uint32_t exptime_;
+};
+
+}  // namespace ithaca::route

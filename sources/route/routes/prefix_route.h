@@ -1,0 +1,32 @@
+// The `prefix` route (mcrouter's PrefixSelectorRoute): the longest of its
+// prefixes that starts the key picks the child; a key no prefix starts goes
+// to the default (mcrouter's wildcard). A multi-key get whose keys pick
+// different children is split (selector_route.h).
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "selector_route.h"
+
+namespace ithaca::route {
+
+class prefix_route final : public selector_route {
+ public:
+  // `by_prefix`: (prefix, child) pairs; `fallback`: keys no prefix starts.
+  prefix_route(std::string name, std::vector<std::pair<std::string, const route*>> by_prefix, const route& fallback);
+  const char* kind() const override { return "prefix"; }
+
+ protected:
+  std::size_t pick(const protocol::request& req, std::string_view key) const override;
+
+ private:
+  // Looked up longest length first: one hash lookup per distinct length.
+  std::vector<std::size_t> lengths_;  // distinct prefix lengths, longest first
+  std::unordered_map<std::string, std::size_t> index_;  // prefix -> target
+  std::size_t fallback_;
+};
+
+}  // namespace ithaca::route
