@@ -8,6 +8,7 @@ pool_route::pool_route(std::string name, std::shared_ptr<const proxy::pool> pool
     : route(std::move(name)), pool_(std::move(pool)) {}
 
 dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) const {
+  route_counters::add(counters().requests);
   const protocol::request& req = slot.req;
   slot.result.prepare(req);
   const auto& servers = pool_->servers();
