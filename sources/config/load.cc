@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "config_file.h"
+#include "load_listeners.h"
 #include "load_router.h"
+#include "nutcracker_reader.h"
 #include "yaml_section.h"
 
 namespace ithaca::config {
@@ -151,6 +153,7 @@ void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
     parse_route(*route, ctx, c.router);
     check_router(*route, ctx, c.router);
   }
+  if (const YAML::Node* listeners = top.sequence("listeners")) parse_listeners(*listeners, ctx, c.router);
   top.finish();
 }
 
@@ -166,7 +169,7 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
       ctx.fail("the file is empty (no settings, only whitespace or comments); refusing to reset "
                "every setting to its default");
     } else {
-      parse_document(root, ctx, c);
+      if (!read_nutcracker(root, ctx, c)) parse_document(root, ctx, c);
     }
   } catch (const YAML::Exception& e) {
     // Syntax errors: yaml-cpp's message without its own "yaml-cpp: error at

@@ -28,6 +28,9 @@ struct loop_context {
   protocol::out_buffer& out;  // the reply stream
   proxy::worker_backends* backends = nullptr;  // this worker's, when the tree has pools
   ack_waiters* acks = nullptr;  // this worker's, on a replication master
+  // Which of the tree's roots this connection dispatches on: its listener's
+  // (route_tree.h; 0 = the default root, also UDP's).
+  std::size_t root = 0;
 };
 
 // Longest a connection waits for a request in flight. Backend calls end
