@@ -196,8 +196,16 @@ bool read_nutcracker(const YAML::Node& root, load_context& ctx, config& out) {
   out.router.format = "nutcracker";
   std::optional<unsigned> unix_mode;
   std::vector<std::pair<std::string, int>> seen;  // listen address, line
+  std::vector<std::pair<std::string, int>> names;  // pool name, line
   for (const auto kv : root) {
     const std::string name = kv.first.Scalar();
+    auto twice = std::find_if(names.begin(), names.end(), [&](const auto& e) { return e.first == name; });
+    if (twice != names.end()) {
+      ctx.fail(kv.first.Mark(), "pool '" + name + "' is defined twice (first on line " +
+                                    std::to_string(twice->second) + ")");
+      continue;
+    }
+    names.emplace_back(name, kv.first.Mark().line + 1);
     if (!kv.second.IsMap()) {
       ctx.fail(kv.second.Mark(), "pool '" + name + "' is a mapping with `listen:` and `servers:`, got " +
                                      describe_node(kv.second));

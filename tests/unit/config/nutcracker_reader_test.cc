@@ -156,6 +156,8 @@ TEST_CASE("nutcracker.yml: refusals point at their line") {
         "999'");
   CHECK(load(ok_pool + "b:\n  listen: 127.0.0.1:22122\n  timeout: 2s\n  servers: [\"127.0.0.1:1:1\"]\n")
             .starts_with("nutcracker.yml:6: timeout: expected"));
+  CHECK(load(ok_pool + "a:\n  listen: 127.0.0.1:22122\n  servers: [\"127.0.0.1:1:1\"]\n") ==
+        "nutcracker.yml:4: pool 'a' is defined twice (first on line 1)");
   CHECK(load(ok_pool + "b: 3\n") == "nutcracker.yml:4: pool 'b' is a mapping with `listen:` and `servers:`, got '3'");
 }
 
