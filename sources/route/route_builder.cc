@@ -67,7 +67,8 @@ const char* to_string(store_access a) {
 namespace {
 // The local store behind the gate `access` asks for, appended to `routes`;
 // returns the root of it.
-const route* store_root(store_access access, uint64_t ack_timeout_ms, std::vector<std::unique_ptr<const route>>& routes) {
+const route* store_root(store_access access, uint64_t ack_timeout_ms,
+                        std::vector<std::unique_ptr<const route>>& routes) {
   switch (access) {
     case store_access::ReadWrite:
       routes.push_back(std::make_unique<local_route>());

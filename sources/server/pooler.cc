@@ -102,7 +102,8 @@ void pooler::main() {
   std::vector<mm::coroutine_id> children;
   for (size_t i = 0; i < listeners.size(); i++) {
     mm::io* l = listeners[i].get();
-    children.push_back(mm::coroutine_create("listen " + settings_.listen[i].address, [this, l, i] { accept_loop(*l, i); }));
+    children.push_back(
+        mm::coroutine_create("listen " + settings_.listen[i].address, [this, l, i] { accept_loop(*l, i); }));
   }
   children.push_back(mm::coroutine_create("signals", [this] { signal_loop(); }));
   children.push_back(mm::coroutine_create("cron", [this] {

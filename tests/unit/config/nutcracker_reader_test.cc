@@ -197,7 +197,8 @@ TEST_CASE("listeners: mistakes point at their line") {
         "nutcracker.yml:9: unknown key 'colour' in section 'listeners[0]'");
   CHECK(load(pools + "listeners:\n  - listen: unix:relative\n    route: {type: local}\n") ==
         "nutcracker.yml:7: listen: a unix listener is unix:/absolute/path, got 'unix:relative'");
-  CHECK(load(pools + "listeners: {listen: 127.0.0.1:5}\n") == "nutcracker.yml:6: listeners: expected a list, got a mapping");
+  CHECK(load(pools + "listeners: {listen: 127.0.0.1:5}\n") ==
+        "nutcracker.yml:6: listeners: expected a list, got a mapping");
   CHECK(load(pools + "listeners:\n  - listen: 127.0.0.1:5\n    route: {type: local}\n"
                      "  - listen: 127.0.0.1:5\n    route: {type: local}\n") ==
         "nutcracker.yml:6: listeners: 127.0.0.1:5 is listened on twice (each listener has one address of its own)");
