@@ -59,7 +59,9 @@ std::string listener_changes(const config& running, const config& fresh) {
   for (const listener_route& l : fresh.router.listeners) b.push_back(l.address);
   if (a == b) return "";
   std::string out;
-  auto add = [&out](const std::string& what) { out += (out.empty() ? "" : ", ") + what; };
+  auto add = [&out](const std::string& what) {
+    if (out.find(what) == std::string::npos) out += (out.empty() ? "" : ", ") + what;  // once each
+  };
   for (const std::string& x : b) {
     if (std::count(b.begin(), b.end(), x) > std::count(a.begin(), a.end(), x)) add("listener " + x + " added");
   }

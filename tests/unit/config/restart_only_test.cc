@@ -30,6 +30,8 @@ TEST_CASE("listener_changes: a listener added, removed or moved refuses the relo
   CHECK(listener_changes(a, b) == "");
   b.router.listeners.push_back(listener_route{"127.0.0.1:3", {}, 3});
   CHECK(listener_changes(a, b) == "listener 127.0.0.1:3 added");
+  b.router.listeners.push_back(listener_route{"127.0.0.1:3", {}, 4});
+  CHECK(listener_changes(a, b) == "listener 127.0.0.1:3 added");  // said once
   b = a;
   b.router.listeners.erase(b.router.listeners.begin());
   CHECK(listener_changes(a, b) == "listener 127.0.0.1:1 removed");
