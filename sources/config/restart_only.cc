@@ -59,8 +59,11 @@ std::string listener_changes(const config& running, const config& fresh) {
   for (const listener_route& l : fresh.router.listeners) b.push_back(l.address);
   if (a == b) return "";
   std::string out;
-  auto add = [&out](const std::string& what) {
-    if (out.find(what) == std::string::npos) out += (out.empty() ? "" : ", ") + what;  // once each
+  std::vector<std::string> said;
+  auto add = [&out, &said](const std::string& what) {
+    if (std::find(said.begin(), said.end(), what) != said.end()) return;  // once each
+    said.push_back(what);
+    out += (out.empty() ? "" : ", ") + what;
   };
   for (const std::string& x : b) {
     if (std::count(b.begin(), b.end(), x) > std::count(a.begin(), a.end(), x)) add("listener " + x + " added");
