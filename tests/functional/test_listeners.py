@@ -244,3 +244,23 @@ def test_preconnect_opens_server_connections_before_any_request(ithaca_factory, 
             # This connection, and one per worker (-t 2) from ithaca.
             return int(stats(c)["total_connections"]) - before - 1 >= 2
     wait_for(connected, what="ithaca's workers connected to the backend without a request")
+
+
+def test_nutcracker_unix_listener_with_its_mode(ithaca_factory, memcached_factory, tmp_path):
+    """twemproxy's `listen: /path MODE`: a unix listener with that mode, served by its pool."""
+    import socket
+    import stat
+    backend = memcached_factory()
+    path = tmp_path / "pool.sock"
+    ithaca = ithaca_factory(config_text=(
+        f"alpha:\n  listen: {path} 0660\n  servers:\n   - {addr(backend)}:1\n"))
+    wait_for(lambda: f"listening on unix unix:{path} (its own route: listeners[0])" in ithaca.log,
+             what="the unix listener")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o660
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(10)
+        s.connect(str(path))
+        s.sendall(b"set viaunix 0 0 2\r\nok\r\n")
+        assert s.recv(64) == b"STORED\r\n"
+    with mcwire.Conn(*backend.address) as c:
+        assert c.call(b"get viaunix\r\n") == b"VALUE viaunix 0 2\r\nok\r\nEND\r\n"
