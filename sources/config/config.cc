@@ -124,8 +124,29 @@ class checker {
   validation_error* error_;
 };
 
-bool validate_listen(const listen_config& l, checker& c) {
-  if (l.tcp.empty() && l.unix_paths.empty()) {
+// The listeners with trees of their own (`listeners:`, a nutcracker.yml's
+// pools): each address once, and none also under `listen:` (port 0 binds a
+// fresh port each time, so it may repeat).
+bool validate_listeners(const config& cfg, checker& c) {
+  std::vector<std::string> seen;
+  for (const tcp_address& a : cfg.listen.tcp) seen.push_back(to_string(a));
+  for (const std::string& p : cfg.listen.unix_paths) seen.push_back("unix:" + p);
+  for (const listener_route& l : cfg.router.listeners) {
+    if (l.address.starts_with("unix:") && l.address.size() - 5 > kMaxUnixPath) {
+      return c.fail({"listeners"}, "listeners: path '" + l.address.substr(5) + "' is longer than " +
+                                       std::to_string(kMaxUnixPath) + " bytes");
+    }
+    if (!l.address.ends_with(":0") && std::find(seen.begin(), seen.end(), l.address) != seen.end()) {
+      return c.fail({"listeners"}, "listeners: " + l.address +
+                                       " is listened on twice (each listener has one address of its own)");
+    }
+    seen.push_back(l.address);
+  }
+  return true;
+}
+
+bool validate_listen(const listen_config& l, bool has_listeners, checker& c) {
+  if (l.tcp.empty() && l.unix_paths.empty() && !has_listeners) {
     return c.fail({"listen.tcp", "listen.unix", "listen"},
                   "listen: no listeners (set listen.tcp or listen.unix)");
   }
@@ -280,7 +301,8 @@ const char* to_string(replication_ack a) { return a == replication_ack::Slave ? 
 
 bool validate(const config& cfg, validation_error* error) {
   checker c(error);
-  return validate_listen(cfg.listen, c) && validate_server(cfg.server, c) &&
+  return validate_listen(cfg.listen, !cfg.router.listeners.empty(), c) && validate_listeners(cfg, c) &&
+         validate_server(cfg.server, c) &&
          validate_cache(cfg.cache, c) && validate_logging(cfg.logging, c) &&
          validate_replication(cfg.replication, cfg.cache, c);
 }

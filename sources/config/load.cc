@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include "config_file.h"
+#include "load_listeners.h"
 #include "load_router.h"
 #include "mcrouter_reader.h"
+#include "nutcracker_reader.h"
 #include "yaml_section.h"
 
 namespace ithaca::config {
@@ -153,6 +155,7 @@ void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
   if (const YAML::Node* route = top.any("route"); route != nullptr && !route->IsNull()) {
     parse_route(*route, ctx, c.router);
   }
+  if (const YAML::Node* listeners = top.sequence("listeners")) parse_listeners(*listeners, ctx, c.router);
   if (!ctx.failed()) check_router(root, ctx, c.router);  // on a whole tree only
   top.finish();
 }
@@ -165,7 +168,7 @@ void read_yaml(const std::string& text, load_context& ctx, config& c, bool allow
       ctx.fail("the file is empty (no settings, only whitespace or comments); refusing to reset "
                "every setting to its default");
     } else {
-      parse_document(root, ctx, c);
+      if (!read_nutcracker(root, ctx, c)) parse_document(root, ctx, c);
     }
   } catch (const YAML::Exception& e) {
     // Syntax errors: yaml-cpp's message without its own "yaml-cpp: error at

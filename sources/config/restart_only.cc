@@ -1,5 +1,7 @@
 #include "restart_only.h"
 
+#include <algorithm>
+
 namespace ithaca::config {
 
 std::vector<std::string> restart_only_changes(const config& running, const config& fresh) {
@@ -36,6 +38,40 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("replication.virtual_ip", ra.virtual_ip != rb.virtual_ip);
   check("replication.check_interval", ra.check_interval_ms != rb.check_interval_ms);
   check("replication.failover_delay", ra.failover_delay_ms != rb.failover_delay_ms);
+  // Per listener of its own (same addresses: listener_changes() refuses others).
+  const auto& la = running.router.listeners;
+  const auto& lb = fresh.router.listeners;
+  bool backlog = false;
+  bool clients = false;
+  for (size_t i = 0; i < std::min(la.size(), lb.size()); i++) {
+    backlog = backlog || la[i].backlog != lb[i].backlog;
+    clients = clients || la[i].max_clients != lb[i].max_clients;
+  }
+  check("listeners.backlog", backlog);
+  check("listeners.client_connections", clients);
+  return out;
+}
+
+std::string listener_changes(const config& running, const config& fresh) {
+  std::vector<std::string> a;
+  std::vector<std::string> b;
+  for (const listener_route& l : running.router.listeners) a.push_back(l.address);
+  for (const listener_route& l : fresh.router.listeners) b.push_back(l.address);
+  if (a == b) return "";
+  std::string out;
+  std::vector<std::string> said;
+  auto add = [&out, &said](const std::string& what) {
+    if (std::find(said.begin(), said.end(), what) != said.end()) return;  // once each
+    said.push_back(what);
+    out += (out.empty() ? "" : ", ") + what;
+  };
+  for (const std::string& x : b) {
+    if (std::count(b.begin(), b.end(), x) > std::count(a.begin(), a.end(), x)) add("listener " + x + " added");
+  }
+  for (const std::string& x : a) {
+    if (std::count(a.begin(), a.end(), x) > std::count(b.begin(), b.end(), x)) add("listener " + x + " removed");
+  }
+  if (out.empty()) out = "the listeners are in another order";
   return out;
 }
 

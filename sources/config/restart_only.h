@@ -18,4 +18,13 @@ namespace ithaca::config {
 // queue (the logger is built once). [any thread; pure]
 std::vector<std::string> restart_only_changes(const config& running, const config& fresh);
 
+// The listeners with trees of their own (`listeners:`, a nutcracker.yml's
+// pools) are bound once, and a client keeps the index of its listener's root
+// (route/route_tree.h): a reload whose file adds, removes or reorders one is
+// refused as a whole. "" when they are the same addresses in the same order;
+// else what changed ("listener 127.0.0.1:22122 added"), for the refusal.
+// Their backlog and client limit are restart-only (restart_only_changes:
+// "listeners.backlog", "listeners.client_connections"). [any thread; pure]
+std::string listener_changes(const config& running, const config& fresh);
+
 }  // namespace ithaca::config

@@ -64,6 +64,7 @@ struct pool_config {
   uint64_t retry_interval_max_ms = 10000;   // ... up to this
   bool auto_eject_hosts = false;  // twemproxy: a down server leaves the ring instead of failing fast
   bool allow_flush = false;       // flush_all reaches every server of the pool
+  bool preconnect = false;        // twemproxy: every worker connects to every server at start-up
   int line = 0;
 };
 
@@ -188,6 +189,9 @@ struct listener_route {
   std::string address;  // "host:port" or "unix:/path", as under listen:
   route_config route;
   int line = 0;
+  // Restart-only, read by the pooler when it binds (twemproxy's pool keys):
+  unsigned backlog = 0;      // listen(2) backlog; 0: listen.backlog
+  uint64_t max_clients = 0;  // open clients at most (client_connections); 0: no limit of its own
 };
 
 struct router_config {

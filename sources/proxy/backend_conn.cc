@@ -205,6 +205,13 @@ void backend_conn::close_when_idle() {
   reader_wake_.signal();
 }
 
+void backend_conn::connect_now() {
+  if (state_ != state::Idle) return;
+  connect_idle_ = true;
+  writer_wake_.signal();
+  if (!coroutines_started_) start_coroutines();
+}
+
 void backend_conn::start_coroutines() {
   coroutines_started_ = true;
   writer_done_ = false;
@@ -222,7 +229,7 @@ void backend_conn::writer_main() {
   while (!cancelled && state_ != state::Closed) {
     switch (state_) {
       case state::Idle:
-        if (waiting_.empty()) {
+        if (waiting_.empty() && !connect_idle_) {
           if (closing_) {
             state_ = state::Closed;
             break;
@@ -230,6 +237,7 @@ void backend_conn::writer_main() {
           cancelled = writer_wake_.wait(kIdleWaitMs) == mm::wait_status::Cancelled;
           break;
         }
+        connect_idle_ = false;
         if (!server_->up()) {
           fail_waiting(failure_kind::Down);
           break;

@@ -54,6 +54,11 @@ class backend_conn {
   // failed. Never suspends. A full queue or a down server fails it at once.
   void submit(flow::request_slot& slot, std::span<const uint32_t> keys);
 
+  // Connects now, with nothing to send (twemproxy's preconnect). Once: a
+  // failed connect is logged and counted as any, and the next one waits for
+  // a request. Never suspends.
+  void connect_now();
+
   // The server left the configuration: finish what is queued, then end.
   void close_when_idle();
   bool finished() const { return state_ == state::Closed && writer_done_ && reader_done_; }
@@ -117,6 +122,7 @@ class backend_conn {
   bool reader_done_ = true;
   bool reader_parked_ = true;  // the reader is not inside a socket read
   bool closing_ = false;       // close_when_idle() was called
+  bool connect_idle_ = false;  // connect_now(): leave Idle with nothing queued
 
   std::deque<entry> inflight_;  // encoded (maybe not yet written), in wire order
   std::deque<entry> waiting_;   // over the in-flight cap: not encoded yet

@@ -32,6 +32,7 @@ struct server_settings {
   unsigned failure_limit = 3;
   uint64_t retry_interval_ms = 500;
   uint64_t retry_interval_max_ms = 10000;
+  bool preconnect = false;  // twemproxy's preconnect: each worker connects at start-up
   bool operator==(const server_settings&) const = default;
 };
 

@@ -50,6 +50,7 @@ server_settings settings_of(const config::pool_config& c) {
   s.failure_limit = c.failure_limit;
   s.retry_interval_ms = c.retry_interval_ms;
   s.retry_interval_max_ms = c.retry_interval_max_ms;
+  s.preconnect = c.preconnect;
   return s;
 }
 

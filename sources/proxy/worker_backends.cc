@@ -22,6 +22,13 @@ const distribution* worker_backends::placement(const std::shared_ptr<const pool>
   return lp.live.get();
 }
 
+void worker_backends::preconnect(const pool& p) {
+  for (const std::shared_ptr<backend_server>& s : p.servers()) {
+    if (!s->settings().preconnect) continue;
+    for (unsigned i = 0; i < s->settings().connections; i++) conn(s, i).connect_now();
+  }
+}
+
 void worker_backends::sweep() {
   for (auto it = placements_.begin(); it != placements_.end();) {
     it = it->second.owner.expired() ? placements_.erase(it) : std::next(it);

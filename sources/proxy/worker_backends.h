@@ -41,6 +41,10 @@ class worker_backends {
                              : protocol::backend_reply_parser::kDefaultMaxValue;
   }
 
+  // Opens this worker's connections to every server of `p` whose pool says
+  // `preconnect` (all `connections` of each). [at the worker's start]
+  void preconnect(const pool& p);
+
   // Closes the connections of retired servers once idle, frees ended ones.
   // [the worker's sweeper coroutine, every second]
   void sweep();

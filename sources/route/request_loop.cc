@@ -45,7 +45,7 @@ void fetch_again(loop_context& lc, request_slot& s) {
   s.release_reply();
   dispatch_env env{lc.local, &lc.server, s.deferred, lc.backends, lc.acks, lc.async};
   s.begin_dispatch();
-  if (lc.tree->root().dispatch(s, env) == dispatch_status::Done) {
+  if (lc.tree->root(lc.root).dispatch(s, env) == dispatch_status::Done) {
     s.abandon_dispatch();
     s.st = request_slot::state::Deferred;
   } else {
@@ -159,8 +159,8 @@ void as_silent_delete(protocol::request& req) {
 std::size_t execute_input(protocol::parser& parser, std::string_view input, loop_context& lc,
                           exec_action& action) {
   std::size_t off = 0;
-  const route& root = lc.tree->root();
-  const bool all_local = lc.tree->root_is_local();
+  const route& root = lc.tree->root(lc.root);
+  const bool all_local = lc.tree->root_is_local(lc.root);
   const bool routes_to_servers = !lc.tree->pools().empty() && !all_local;
   while (action == exec_action::Continue && off < input.size()) {
     if (must_wait(lc) && !settle(lc, settle_until::Room)) {

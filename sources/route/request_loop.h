@@ -31,6 +31,9 @@ struct loop_context {
   proxy::worker_backends* backends = nullptr;  // this worker's, when the tree has pools
   ack_waiters* acks = nullptr;  // this worker's, on a replication master
   async_runner* async = nullptr;  // this worker's detached requests (route.h)
+  // Which of the tree's roots this connection dispatches on: its listener's
+  // (route_tree.h; 0 = the default root, also UDP's).
+  std::size_t root = 0;
 };
 
 // Longest a connection waits for a request in flight. Backend calls end

@@ -41,7 +41,9 @@ struct builder {
   }
 
   const route* fail(const config::route_config& r, std::string why) {
-    if (error.empty()) error = "line " + std::to_string(r.line) + ": " + std::string(to_string(r.kind)) + " route: " + why;
+    if (error.empty()) {
+      error = (r.line > 0 ? "line " + std::to_string(r.line) + ": " : std::string()) + to_string(r.kind) + " route: " + why;
+    }
     return nullptr;
   }
 
@@ -273,10 +275,11 @@ const char* to_string(store_access a) {
   return "read-write";
 }
 
-std::shared_ptr<const route_tree> store_tree(store_access access,
-                                             std::vector<std::shared_ptr<const proxy::pool>> pools,
-                                             uint64_t ack_timeout_ms) {
-  std::vector<std::unique_ptr<const route>> routes;
+namespace {
+// The local store behind the gate `access` asks for, appended to `routes`;
+// returns the root of it.
+const route* store_root(store_access access, uint64_t ack_timeout_ms,
+                        std::vector<std::unique_ptr<const route>>& routes) {
   switch (access) {
     case store_access::ReadWrite:
       routes.push_back(std::make_unique<local_route>());
@@ -290,7 +293,15 @@ std::shared_ptr<const route_tree> store_tree(store_access access,
       routes.push_back(std::make_unique<closed_route>());
       break;
   }
-  const route* root = routes.back().get();
+  return routes.back().get();
+}
+}  // namespace
+
+std::shared_ptr<const route_tree> store_tree(store_access access,
+                                             std::vector<std::shared_ptr<const proxy::pool>> pools,
+                                             uint64_t ack_timeout_ms) {
+  std::vector<std::unique_ptr<const route>> routes;
+  const route* root = store_root(access, ack_timeout_ms, routes);
   return std::make_shared<const route_tree>(std::move(routes), root, std::move(pools));
 }
 
@@ -309,14 +320,25 @@ std::shared_ptr<const route_tree> build_route_tree(const config::config& cfg, pr
     b.pools[p.name] = built;
     pools.push_back(built);
   }
-  // The local store, as the role allows (pools without a route serve nothing).
-  if (!cfg.router.has_route) return store_tree(access, std::move(pools), ack_timeout_of(cfg));
-  const route* root = b.node(cfg.router.route);
+  // The default root: with no `route:`, the local store as the role allows
+  // (pools without a route serve nothing).
+  const route* root = cfg.router.has_route ? b.node(cfg.router.route)
+                                           : store_root(access, ack_timeout_of(cfg), b.routes);
   if (!root) {
     if (error) *error = b.error;
     return nullptr;
   }
-  return std::make_shared<const route_tree>(std::move(b.routes), root, std::move(pools));
+  // One root per listener with a tree of its own (route_tree.h), in order.
+  std::vector<const route*> listener_roots;
+  for (const config::listener_route& l : cfg.router.listeners) {
+    const route* r = b.node(l.route);
+    if (!r) {
+      if (error) *error = "listener " + l.address + ": " + b.error;
+      return nullptr;
+    }
+    listener_roots.push_back(r);
+  }
+  return std::make_shared<const route_tree>(std::move(b.routes), root, std::move(pools), std::move(listener_roots));
 }
 
 }  // namespace ithaca::route

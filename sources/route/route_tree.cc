@@ -2,16 +2,39 @@
 
 #include "local_route.h"
 #include "routes/ack_route.h"
+#include "routes/closed_route.h"
 
 namespace ithaca::route {
 
 route_tree::route_tree(std::vector<std::unique_ptr<const route>> routes, const route* root,
-                       std::vector<std::shared_ptr<const proxy::pool>> pools)
-    : routes_(std::move(routes)),
-      root_(root),
-      pools_(std::move(pools)),
-      root_is_local_(is_local(root)),
-      root_may_wait_(!root_is_local_ || dynamic_cast<const ack_route*>(root) != nullptr) {}
+                       std::vector<std::shared_ptr<const proxy::pool>> pools,
+                       std::vector<const route*> listener_roots)
+    : routes_(std::move(routes)), pools_(std::move(pools)) {
+  roots_.push_back(entry_of(root));
+  for (const route* r : listener_roots) roots_.push_back(entry_of(r));
+}
+
+route_tree::root_entry route_tree::entry_of(const route* r) {
+  const bool local = is_local(r);
+  return root_entry{r, local, !local || dynamic_cast<const ack_route*>(r) != nullptr};
+}
+
+std::shared_ptr<const route_tree> route_tree::rebase(std::shared_ptr<const route_tree> fresh,
+                                                     std::shared_ptr<const route_tree> previous) {
+  std::shared_ptr<route_tree> t(new route_tree());
+  t->roots_.push_back(fresh->roots_.front());
+  t->roots_.insert(t->roots_.end(), previous->roots_.begin() + 1, previous->roots_.end());
+  t->pools_ = fresh->pools_;
+  t->listener_owner_ = previous->listener_owner_ ? previous->listener_owner_ : previous;
+  t->default_owner_ = std::move(fresh);
+  return t;
+}
+
+const route& route_tree::root(std::size_t i) const {
+  if (i < roots_.size()) return *roots_[i].root;
+  static const closed_route kClosed;
+  return kClosed;
+}
 
 // The local route, or the local route behind the ack gate (its writes wait
 // for a slave, but every request runs on this store, with its side effects).

@@ -43,9 +43,11 @@ void client::run(const accepted_socket& s) {
   if (!conn) {
     spdlog::warn("client {}: attach failed: {}", s.peer, std::strerror(errno));
     ::close(s.fd);
+    if (s.listener_clients) s.listener_clients->fetch_sub(1);
     return;
   }
   if (s.peer.starts_with("tcp:")) mm::set_nodelay(s.fd, true);
+  loop_.root = s.root;
   conn_ = conn.get();
   ctx_.drain = this;
   uint64_t id = shared_.conns->add(conn_info{s.peer, s.listener, shared_.clock->uptime_s()});
@@ -91,6 +93,7 @@ void client::run(const accepted_socket& s) {
   conn_ = nullptr;
   conn->close();
   shared_.conns->remove(id);
+  if (s.listener_clients) s.listener_clients->fetch_sub(1);
   if (action == flow::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
 }
 

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -34,12 +35,20 @@ class conn_registry {
   // limit holds even while sockets are in flight on the channel.
   std::atomic<uint64_t> reserved{0};
 
+  // A counter of the open clients of one listener with a client limit of its
+  // own (twemproxy's client_connections): the pooler adds one before it hands
+  // a socket over, whoever ends that socket (its client, or the worker
+  // draining its queue) takes it back. Stable for the registry's life, which
+  // outlives the pooler and every worker. [pooler machine, at start-up]
+  std::atomic<uint64_t>* new_listener_counter() { return &listener_counts_.emplace_back(0); }
+
  private:
   mutable std::mutex mutex_;  // leaf lock: guards conns_; held for a map insert/erase only
   std::map<uint64_t, conn_info> conns_;
   uint64_t next_id_ = 1;  // [mutex_]
   std::atomic<uint64_t> current_{0};
   std::atomic<uint64_t> total_{0};
+  std::deque<std::atomic<uint64_t>> listener_counts_;  // grown at start-up only; elements never move
 };
 
 }  // namespace ithaca::server

@@ -80,10 +80,16 @@ role_settings role_settings_of(const config::config& cfg, const mm::machine_conf
   return r;
 }
 
-std::vector<std::string> listen_addresses(const config::config& cfg) {
-  std::vector<std::string> out;
-  for (const auto& a : cfg.listen.tcp) out.push_back(config::to_string(a));
-  for (const auto& p : cfg.listen.unix_paths) out.push_back("unix:" + p);
+// `listen:`'s addresses serve the default root; then each listener with a
+// tree of its own, root 1 + i (route_tree.h).
+std::vector<listen_entry> listen_addresses(const config::config& cfg) {
+  std::vector<listen_entry> out;
+  for (const auto& a : cfg.listen.tcp) out.push_back(listen_entry{config::to_string(a)});
+  for (const auto& p : cfg.listen.unix_paths) out.push_back(listen_entry{"unix:" + p});
+  for (std::size_t i = 0; i < cfg.router.listeners.size(); i++) {
+    const config::listener_route& l = cfg.router.listeners[i];
+    out.push_back(listen_entry{l.address, i + 1, static_cast<int>(l.backlog), l.max_clients});
+  }
   return out;
 }
 }  // namespace

@@ -56,7 +56,8 @@ void pooler::request_shutdown() {
 void pooler::main() {
   std::vector<std::unique_ptr<mm::io>> listeners;
   bool reported_port = false;
-  for (const std::string& text : settings_.listen) {
+  for (const listen_entry& entry : settings_.listen) {
+    const std::string& text = entry.address;
     mm::address addr;
     std::string error;
     if (!mm::address::parse(text, addr, &error)) {
@@ -65,8 +66,9 @@ void pooler::main() {
       break;
     }
     const bool is_unix = addr.storage.ss_family == AF_UNIX;
-    auto l = is_unix ? listen_unix(text.substr(5), settings_.backlog, settings_.unix_mode, &error)
-                     : mm::listen(addr, settings_.backlog, false, &error);
+    const int backlog = entry.backlog > 0 ? entry.backlog : settings_.backlog;
+    auto l = is_unix ? listen_unix(text.substr(5), backlog, settings_.unix_mode, &error)
+                     : mm::listen(addr, backlog, false, &error);
     if (!l) {
       spdlog::error("listen {}: {}", text, error);
       failed_ = true;
@@ -76,7 +78,13 @@ void pooler::main() {
     std::string local = is_unix ? text : bound.to_string();
     // The functional tests read this line to learn the port bound for port 0,
     // so it must pass the default threshold (warn, like memcached without -v).
-    spdlog::warn("listening on {} {}", is_unix ? "unix" : "tcp", local);
+    // A listener with a tree of its own says which (route_tree.h).
+    if (entry.root == 0) {
+      spdlog::warn("listening on {} {}", is_unix ? "unix" : "tcp", local);
+    } else {
+      spdlog::warn("listening on {} {} (its own route: listeners[{}])", is_unix ? "unix" : "tcp", local,
+                   entry.root - 1);
+    }
     if (!is_unix && !reported_port && settings_.on_tcp_port) {
       const auto& sa = addr.storage.ss_family == AF_INET6
                            ? reinterpret_cast<const sockaddr_in6&>(bound.storage).sin6_port
@@ -85,6 +93,7 @@ void pooler::main() {
       reported_port = true;
     }
     listeners.push_back(std::move(l));
+    clients_.push_back(entry.max_clients > 0 ? conns_.new_listener_counter() : nullptr);
   }
   if (failed_) {
     shutdown();
@@ -93,8 +102,8 @@ void pooler::main() {
   std::vector<mm::coroutine_id> children;
   for (size_t i = 0; i < listeners.size(); i++) {
     mm::io* l = listeners[i].get();
-    std::string local = settings_.listen[i];
-    children.push_back(mm::coroutine_create("listen " + local, [this, l, local] { accept_loop(*l, local); }));
+    children.push_back(
+        mm::coroutine_create("listen " + settings_.listen[i].address, [this, l, i] { accept_loop(*l, i); }));
   }
   children.push_back(mm::coroutine_create("signals", [this] { signal_loop(); }));
   children.push_back(mm::coroutine_create("cron", [this] {
@@ -107,7 +116,8 @@ void pooler::main() {
   if (reloading_) mm::coroutine_finish(reload_, 5000);
 }
 
-void pooler::accept_loop(mm::io& listener, std::string local) {
+void pooler::accept_loop(mm::io& listener, std::size_t index) {
+  const std::string& local = settings_.listen[index].address;
   bool is_unix = local.starts_with("unix:");
   for (;;) {
     sockaddr_storage peer{};
@@ -138,17 +148,20 @@ void pooler::accept_loop(mm::io& listener, std::string local) {
       ::close(fd);
       continue;
     }
-    feed(fd, peer_text(peer, is_unix), local);
+    feed(fd, peer_text(peer, is_unix), index);
   }
 }
 
 // Hands the socket to the next worker; refuses it (memcached's words) when
-// the server is at max_connections or every worker's queue is full.
-void pooler::feed(int fd, std::string peer, const std::string& local) {
+// the server is at max_connections, its listener at its own client limit
+// (a nutcracker pool's client_connections), or every worker's queue is full.
+void pooler::feed(int fd, std::string peer, std::size_t index) {
+  const listen_entry& entry = settings_.listen[index];
+  std::atomic<uint64_t>* clients = clients_[index];
   live_.refresh();
   uint64_t in_use = conns_.current() + conns_.reserved.load();
   // A lowered limit refuses new sockets only; those already open stay.
-  if (in_use >= live_->max_connections) {
+  if (in_use >= live_->max_connections || (clients && clients->load() >= entry.max_clients)) {
     conns_.rejected.fetch_add(1);
     ssize_t r = ::send(fd, kTooManyConnections.data(), kTooManyConnections.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     (void)r;
@@ -156,12 +169,14 @@ void pooler::feed(int fd, std::string peer, const std::string& local) {
     return;
   }
   conns_.reserved.fetch_add(1);
+  if (clients) clients->fetch_add(1);
   for (size_t tries = 0; tries < workers_.size(); tries++) {
     worker* w = workers_[next_worker_];
     next_worker_ = (next_worker_ + 1) % workers_.size();
-    if (w->inbox().try_write(accepted_socket{fd, peer, local})) return;
+    if (w->inbox().try_write(accepted_socket{fd, peer, entry.address, entry.root, clients})) return;
   }
   conns_.reserved.fetch_sub(1);
+  if (clients) clients->fetch_sub(1);
   conns_.rejected.fetch_add(1);
   spdlog::warn("every worker's queue is full; refusing {}", peer);
   ::close(fd);

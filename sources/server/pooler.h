@@ -21,8 +21,16 @@
 
 namespace ithaca::server {
 
+// One address to listen on.
+struct listen_entry {
+  std::string address;       // "127.0.0.1:11211", "unix:/path"
+  std::size_t root = 0;      // the route tree's root its clients use (route_tree.h; 0: `listen:`'s)
+  int backlog = 0;           // 0: pooler_settings::backlog
+  uint64_t max_clients = 0;  // open clients at most (a nutcracker pool's client_connections); 0: none
+};
+
 struct pooler_settings {
-  std::vector<std::string> listen;  // "127.0.0.1:11211", "unix:/path"
+  std::vector<listen_entry> listen;
   int backlog = 1024;
   unsigned unix_mode = 0700;  // permission bits of each unix socket (listen.unix_mode, -a)
   cron_settings cron;
@@ -45,10 +53,10 @@ class pooler {
 
  private:
   void main();
-  void accept_loop(mm::io& listener, std::string local);
+  void accept_loop(mm::io& listener, std::size_t index);
   void signal_loop();
   void reload_loop();
-  void feed(int fd, std::string peer, const std::string& local);
+  void feed(int fd, std::string peer, std::size_t index);
   void shutdown();
 
   pooler_settings settings_;
@@ -59,6 +67,9 @@ class pooler {
   gc_counters& gc_;
   mm::machine* machine_ = nullptr;
   size_t next_worker_ = 0;
+  // [pooler machine] per listen entry: its client count when it has a limit
+  // of its own (conn_registry.h), else null.
+  std::vector<std::atomic<uint64_t>*> clients_;
   live_reader live_;         // [pooler machine] max_connections at each accept
   fd_reserve fd_reserve_;    // [pooler machine] the spare descriptor for a full table
   mm::cond cron_reloaded_;   // [pooler machine] the cron's period may have changed

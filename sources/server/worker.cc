@@ -68,6 +68,10 @@ void worker::main() {
   mm::coroutine_create("backend sweeper", [this] {
     while (mm::sleep(1000) != mm::wait_status::Cancelled) backends_->sweep();
   });
+  // twemproxy's preconnect: the pools that ask for it, at start-up only.
+  if (const auto tree = shared_.live->load()->routes) {
+    for (const auto& p : tree->pools()) backends_->preconnect(*p);
+  }
   for (;;) {
     accepted_socket s;
     if (inbox_.read(s, mm::kForever) != mm::wait_status::Ok) break;
@@ -79,6 +83,7 @@ void worker::main() {
   while (inbox_.try_read(s)) {
     ::close(s.fd);
     shared_.conns->reserved.fetch_sub(1);
+    if (s.listener_clients) s.listener_clients->fetch_sub(1);
   }
 }
 

@@ -34,6 +34,10 @@ struct accepted_socket {
   int fd = -1;
   std::string peer;      // "tcp:1.2.3.4:5" / "unix:"
   std::string listener;  // local listen address
+  std::size_t root = 0;  // the route tree's root its listener serves (route_tree.h)
+  // Its listener's client count when that listener has a limit (conn_registry.h);
+  // the socket's last owner takes its one back.
+  std::atomic<uint64_t>* listener_clients = nullptr;
 };
 
 // A bound UDP socket handed to a worker before it starts (udp_server.h). The

@@ -19,3 +19,32 @@ TEST_CASE("restart_only_changes names the settings a running server keeps") {
   CHECK(restart_only_changes(a, b) ==
         std::vector<std::string>{"listen.tcp", "server.workers", "cache.hash_power"});
 }
+
+TEST_CASE("listener_changes: a listener added, removed or moved refuses the reload") {
+  config a;
+  a.router.listeners.push_back(listener_route{"127.0.0.1:1", {}, 1});
+  a.router.listeners.push_back(listener_route{"unix:/tmp/s", {}, 2});
+  config b = a;
+  CHECK(listener_changes(a, b) == "");
+  b.router.listeners[0].route.kind = route_kind::Pool;  // a new tree on the same listener: live
+  CHECK(listener_changes(a, b) == "");
+  b.router.listeners.push_back(listener_route{"127.0.0.1:3", {}, 3});
+  CHECK(listener_changes(a, b) == "listener 127.0.0.1:3 added");
+  b.router.listeners.push_back(listener_route{"127.0.0.1:3", {}, 4});
+  CHECK(listener_changes(a, b) == "listener 127.0.0.1:3 added");  // said once
+  b = a;
+  b.router.listeners.erase(b.router.listeners.begin());
+  CHECK(listener_changes(a, b) == "listener 127.0.0.1:1 removed");
+  b = a;
+  std::swap(b.router.listeners[0], b.router.listeners[1]);
+  CHECK(listener_changes(a, b) == "the listeners are in another order");
+}
+
+TEST_CASE("a listener's backlog and client limit are restart-only") {
+  config a;
+  a.router.listeners.push_back(listener_route{"127.0.0.1:1", {}, 1});
+  config b = a;
+  b.router.listeners[0].backlog = 5;
+  b.router.listeners[0].max_clients = 7;
+  CHECK(restart_only_changes(a, b) == std::vector<std::string>{"listeners.backlog", "listeners.client_connections"});
+}
