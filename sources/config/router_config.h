@@ -142,9 +142,9 @@ struct route_config {
 
   // FailoverExptime: TTL cap of writes sent to a failover child (the gutter;
   // 10 s from ithaca's YAML, as the paper's gutter pool; 60 s from an mcrouter
-  // file, mcrouter's own default). WarmUp: TTL of a fill (0: what the warm child
-  // says is left). L1L2: longest TTL the local store keeps. ModifyExptime: the
-  // exptime set, or the cap.
+  // file, mcrouter's own default; 0: no cap, as in mcrouter). WarmUp: TTL of
+  // a fill (0: what the warm child says is left). L1L2: longest TTL the local
+  // store keeps (> 0). ModifyExptime: the exptime set, or the cap.
   uint32_t exptime = 0;
   exptime_action action = exptime_action::Set;  // ModifyExptime
   // Failover, FailoverExptime: which results fail over, by mcrouter's result
