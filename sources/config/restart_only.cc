@@ -36,6 +36,8 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("replication.virtual_ip", ra.virtual_ip != rb.virtual_ip);
   check("replication.check_interval", ra.check_interval_ms != rb.check_interval_ms);
   check("replication.failover_delay", ra.failover_delay_ms != rb.failover_delay_ms);
+  // The metrics listener is bound once, at start-up.
+  check("metrics.listen", running.metrics != fresh.metrics);
   return out;
 }
 

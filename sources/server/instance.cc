@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "conn_registry.h"
+#include "metrics_listener.h"
 #include "pooler.h"
 #include "role_monitor.h"
 #include "route_builder.h"
@@ -226,8 +227,21 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
       rc = 1;
     }
   }
+  // The Prometheus page: bound before the client listeners, so a port in use
+  // fails the start; stopped before the workers whose counters it reads.
+  std::unique_ptr<metrics_listener> metrics;
+  if (rc == 0) stats.set_io_backend(started.front()->backend_name());  // before any reader starts
+  if (rc == 0 && cfg.metrics.enabled) {
+    metrics_listener_settings ms;
+    ms.listen = config::to_string(cfg.metrics.listen);
+    metrics = std::make_unique<metrics_listener>(ms, stats, started);
+    if (!metrics->start(mc)) {
+      spdlog::critical("metrics listener did not start (see the log above)");
+      metrics.reset();
+      rc = 1;
+    }
+  }
   if (rc == 0) {
-    stats.set_io_backend(started.front()->backend_name());
     pooler_settings ps;
     ps.listen = listen_addresses(cfg);
     ps.backlog = static_cast<int>(cfg.listen.backlog);
@@ -244,6 +258,10 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
       pool->join();  // returns after shutdown (signal, `shutdown` command, or a listen failure)
       if (pool->failed()) rc = 1;
     }
+  }
+  if (metrics) {
+    metrics->stop();
+    metrics->join();
   }
   for (worker* w : started) w->stop();
   for (worker* w : started) w->join();

@@ -5,6 +5,10 @@
 //   stats servers  per server: state, transitions, requests, replies,
 //                  failures by kind, in flight, connections, connects,
 //                  joined gets, latency p50/p99/p999 in microseconds
+//   stats latency  per server: the latency histogram, cumulative counts below
+//                  each bound of latency_histogram::kExportBoundsUs
+//                  (latency_le_US), latency_sum_us and latency_count (what
+//                  the Prometheus page's histograms are made of)
 // `stats` itself gets the router's summary (router_pools, router_servers,
 // router_servers_down, router_requests, router_failures).
 // `stats reset` zeroes every counter (not the gauges: state, in flight,
@@ -20,6 +24,7 @@ namespace ithaca::server {
 
 void router_stats_pools(const route::route_tree& tree, route::stat_lines& out);
 void router_stats_servers(const route::route_tree& tree, route::stat_lines& out);
+void router_stats_latency(const route::route_tree& tree, route::stat_lines& out);
 void router_stats_summary(const route::route_tree& tree, route::stat_lines& out);
 void router_stats_reset(const route::route_tree& tree);
 

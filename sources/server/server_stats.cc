@@ -55,6 +55,8 @@ bool server_stats::collect(std::string_view arg, cache::stat_lines& out) {
     router_stats_pools(*live->routes, out);
   } else if (arg == "servers") {
     router_stats_servers(*live->routes, out);
+  } else if (arg == "latency") {
+    router_stats_latency(*live->routes, out);
   } else {
     return false;
   }
