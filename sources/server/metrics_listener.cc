@@ -100,9 +100,16 @@ void metrics_listener::accept_loop(mm::io& listener) {
     }
     if (active_ >= settings_.max_connections) {
       refused.fetch_add(1, std::memory_order_relaxed);
+      // Best effort, without waiting: what the client sent so far is read
+      // off (unread bytes would turn the close into a reset that may eat the
+      // 503), the answer goes out if the socket takes it, then FIN.
+      char sink[1024];
+      while (::recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {
+      }
       const std::string busy = error_response("503 Service Unavailable");
       ssize_t r = ::send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       (void)r;
+      ::shutdown(fd, SHUT_WR);
       ::close(fd);
       continue;
     }
