@@ -13,6 +13,7 @@
 #include "conn_registry.h"
 #include "metrics_listener.h"
 #include "pooler.h"
+#include "ready_notify.h"
 #include "role_monitor.h"
 #include "route_builder.h"
 #include "router.h"
@@ -248,6 +249,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     ps.unix_mode = cfg.listen.unix_mode;
     ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers, &role};
     ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
+    ps.on_ready = [] { notify_ready(); };  // the metrics listener, if any, is bound already
     pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);
     spdlog::info("ithaca starting: {} workers, memory limit {} bytes, io backend {}", started.size(),
                  cfg.cache.memory_limit, started.front()->backend_name());
