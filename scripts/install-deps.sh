@@ -9,7 +9,7 @@ packages=(
   memcached python3 python3-pytest
   nutcracker python3-pylibmc yrmcds iproute2
   clang libclang-rt-14-dev
-  prometheus
+  prometheus libsystemd-dev
 )
 
 missing=()
