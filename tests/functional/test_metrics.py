@@ -282,3 +282,50 @@ route:
     # The histogram answers a quantile query.
     result = prometheus_query(prom.port, 'histogram_quantile(0.5, ithaca_pool_latency_seconds_bucket{job="router"})')
     assert len(result) == 1
+
+
+def test_a_taken_metrics_port_fails_the_start():
+    from conftest import ithaca_binary
+    taken = socket.socket()
+    taken.bind((HOST, 0))
+    taken.listen()
+    try:
+        path, _ = ithaca_binary()
+        server = Server("ithaca", [path, "-l", HOST, "-p", "0", "-U", "0", "-t", "1",
+                                   "--metrics-listen", f"{HOST}:{taken.getsockname()[1]}"])
+        try:
+            assert server.proc.wait(10) == 1, server.describe()
+            assert "metrics listen" in server.log and "listening on tcp" not in server.log, server.log
+        finally:
+            server.stop()
+    finally:
+        taken.close()
+
+
+def test_stats_latency_over_the_wire_matches_the_page(ithaca_factory, memcached_factory):
+    backend = memcached_factory()
+    server = start(ithaca_factory, f"""
+pools:
+  main:
+    servers: [{HOST}:{backend.port}]
+route:
+  type: pool
+  pool: main
+""")
+    with Conn(*server.address) as c:
+        for i in range(5):
+            c.send(f"get k{i}\r\n".encode())
+            assert c.read_until() == b"END\r\n"
+        c.send(b"stats latency\r\n")
+        lines = c.read_until(b"END\r\n").decode().splitlines()
+    stats = dict(line.split(" ", 2)[1:] for line in lines if line.startswith("STAT "))
+    prefix = f"main/{HOST}:{backend.port}:"
+    assert stats[prefix + "latency_count"] == "5"
+    assert int(stats[prefix + "latency_le_5242880"]) == 5
+    assert int(stats[prefix + "latency_sum_us"]) > 0
+    text = page(server.metrics_port)
+    labels = f'pool="main",server="{HOST}:{backend.port}"'
+    assert sample(text, f"ithaca_server_latency_seconds_count{{{labels}}}") == 5
+    assert sample(text, f"ithaca_server_latency_seconds_sum{{{labels}}}") == int(stats[prefix + "latency_sum_us"]) / 1e6
+    assert sample(text, f'ithaca_server_latency_seconds_bucket{{{labels},le="0.000256"}}') == \
+        int(stats[prefix + "latency_le_256"])
