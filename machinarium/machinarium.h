@@ -76,6 +76,12 @@ struct machine_counters {
   uint64_t loop_iterations = 0;
   uint64_t context_switches = 0;
   uint64_t timers_pending = 0;
+  // Coroutines still ready when the loop last went to the backend (what the
+  // turn's budget left over; 0 on an idle machine).
+  uint64_t ready_queue = 0;
+  // io_uring only (0 with epoll): SQEs handed to the kernel, CQEs reaped.
+  uint64_t uring_submissions = 0;
+  uint64_t uring_completions = 0;
 };
 
 class machine;

@@ -9,6 +9,7 @@ packages=(
   memcached python3 python3-pytest
   nutcracker python3-pylibmc yrmcds iproute2
   clang libclang-rt-14-dev
+  prometheus libsystemd-dev
 )
 
 missing=()
@@ -25,10 +26,10 @@ if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-# The memcached, yrmcds and nutcracker packages may start system services (the
-# first two on port 11211, which ithaca's default config wants); the tests
-# start their own.
-for svc in memcached yrmcds nutcracker; do
+# The memcached, yrmcds, nutcracker and prometheus packages may start system
+# services (the first two on port 11211, which ithaca's default config wants);
+# the tests start their own.
+for svc in memcached yrmcds nutcracker prometheus; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     "${sudo_cmd[@]}" systemctl disable --now "$svc" || true
   elif command -v service >/dev/null 2>&1; then

@@ -53,6 +53,15 @@ class backend {
   virtual int wait(int64_t timeout_ns) = 0;
   // Interrupts wait() from any thread. Coalescing is the caller's business.
   virtual void notify() = 0;
+
+  // io_uring: SQEs handed to the kernel and CQEs reaped (0 for epoll). The
+  // machine copies them into its counters after each wait(). [machine thread]
+  uint64_t submitted() const { return submitted_; }
+  uint64_t completed() const { return completed_; }
+
+ protected:
+  uint64_t submitted_ = 0;
+  uint64_t completed_ = 0;
 };
 
 std::unique_ptr<backend> backend_epoll_create(std::string* error);

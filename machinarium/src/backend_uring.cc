@@ -364,6 +364,7 @@ backend_uring::~backend_uring() {
 io_uring_sqe* backend_uring::get_sqe() {
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
   if (sqe) return sqe;
+  submitted_ += io_uring_sq_ready(&ring_);
   io_uring_submit(&ring_);
   return io_uring_get_sqe(&ring_);
 }
@@ -622,6 +623,7 @@ int backend_uring::wait(int64_t timeout_ns) {
   // -EINTR) or submitted; what arrived is read off the CQ below either way.
   // submit_and_get_events enters with GETEVENTS, which DEFER_TASKRUN needs to
   // run completions even when we do not block.
+  submitted_ += io_uring_sq_ready(&ring_);
   if (timeout_ns == 0) {
     io_uring_submit_and_get_events(&ring_);
   } else if (timeout_ns < 0) {
@@ -651,6 +653,7 @@ int backend_uring::wait(int64_t timeout_ns) {
     if (dispatch(cqe)) dispatched++;
   }
   io_uring_cq_advance(&ring_, seen);
+  completed_ += seen;
   return dispatched;
 }
 

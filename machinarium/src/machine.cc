@@ -241,9 +241,12 @@ void machine::run() {
       int64_t now = detail::monotonic_ns();
       timeout_ns = t->deadline_ns > now ? t->deadline_ns - now : 0;
     }
+    ready_length_.store(ready_.size(), std::memory_order_relaxed);
     backend_->wait(timeout_ns);
     last_poll_ns_ = now_ns_;
     loop_iterations_.fetch_add(1, std::memory_order_relaxed);
+    uring_submitted_.store(backend_->submitted(), std::memory_order_relaxed);
+    uring_completed_.store(backend_->completed(), std::memory_order_relaxed);
   }
 }
 
@@ -314,6 +317,9 @@ machine_counters machine_counters_get(const machine* m) {
   c.loop_iterations = m->loop_iterations_.load(std::memory_order_relaxed);
   c.context_switches = m->context_switches_.load(std::memory_order_relaxed);
   c.timers_pending = m->timers_pending_.load(std::memory_order_relaxed);
+  c.ready_queue = m->ready_length_.load(std::memory_order_relaxed);
+  c.uring_submissions = m->uring_submitted_.load(std::memory_order_relaxed);
+  c.uring_completions = m->uring_completed_.load(std::memory_order_relaxed);
   return c;
 }
 

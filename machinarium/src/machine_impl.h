@@ -67,6 +67,9 @@ class machine {
   std::atomic<uint64_t> loop_iterations_{0};
   std::atomic<uint64_t> context_switches_{0};
   std::atomic<uint64_t> timers_pending_{0};
+  std::atomic<uint64_t> ready_length_{0};     // after the last turn's run_ready()
+  std::atomic<uint64_t> uring_submitted_{0};  // the backend's, copied after each wait()
+  std::atomic<uint64_t> uring_completed_{0};
 
  private:
   void run_ready();

@@ -181,3 +181,29 @@ TEST_CASE("stacks_are_cached_and_reused") {
     CHECK(c.coroutines_created >= 301);
   });
 }
+
+TEST_CASE("the_ready_queue_length_is_seen_while_coroutines_keep_yielding") {
+  run([] {
+    constexpr int kCount = 200;
+    bool stop = false;
+    std::vector<mm::coroutine_id> ids;
+    for (int i = 0; i < kCount; i++) {
+      ids.push_back(mm::coroutine_create("spinner", [&stop] {
+        while (!stop) mm::yield();
+      }));
+    }
+    uint64_t seen = 0;
+    for (int i = 0; i < 10000 && seen == 0; i++) {
+      mm::yield();
+      seen = mm::machine_counters_get(mm::machine_self()).ready_queue;
+    }
+    CHECK(seen > 0);
+    CHECK(seen <= kCount + 1);
+    stop = true;
+    for (auto id : ids) mm::coroutine_join(id, 1000);
+    mm::sleep(1);
+    mm::sleep(1);
+    // Idle again: nothing left ready when the loop last went to the backend.
+    CHECK(mm::machine_counters_get(mm::machine_self()).ready_queue == 0);
+  });
+}

@@ -155,11 +155,20 @@ bool on_config(cli_options& o, std::string_view v, const std::string& n, std::st
   return true;
 }
 
+bool on_metrics_listen(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  tcp_address a;
+  std::string why;
+  if (!parse_tcp_address(v, kDefaultMetricsPort, a, &why)) return fail(e, n + ": " + why);
+  o.metrics_listen = a;
+  return true;
+}
+
 constexpr const char* kUnsupported = "is a memcached option ithaca does not support";
 
 const option_spec kOptions[] = {
     {0, "config", true, on_config, nullptr},
     {0, "check-config", false, on_check_config, nullptr},
+    {0, "metrics-listen", true, on_metrics_listen, nullptr},
     {'h', "help", false, on_help, nullptr},
     {'V', "version", false, on_version, nullptr},
     {'p', "port", true, on_port, nullptr},
@@ -327,6 +336,11 @@ void apply_overrides(const cli_options& cli, config& c) {
     c.cache.large_value_threshold = std::min(c.cache.large_value_threshold, *cli.item_size_max);
   }
 
+  if (cli.metrics_listen) {
+    c.metrics.enabled = true;
+    c.metrics.listen = *cli.metrics_listen;
+  }
+
   switch (std::min(cli.verbose, 3u)) {
     case 0: break;
     case 1: c.logging.level = log_level::Info; break;
@@ -374,6 +388,9 @@ Settings come from built-in defaults, then the YAML file, then these flags.
                             the error, exit 0 or 1
   -h, --help                print this help and exit
   -V, --version             print the version and exit
+  --metrics-listen=HOST[:PORT]
+                            serve Prometheus metrics (GET /metrics) over HTTP
+                            on this address (default port 9150; default off)
 
 memcached's flags (they override the file):
   -p, --port=PORT           TCP port of every listen address (default 11211;

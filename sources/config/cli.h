@@ -22,6 +22,8 @@ struct cli_options {
   bool check_config = false;
   bool help = false;
   bool version = false;
+  // --metrics-listen HOST[:PORT]: the Prometheus page (overrides metrics.listen).
+  std::optional<tcp_address> metrics_listen;
 
   // memcached's flags; empty = not given.
   std::optional<uint16_t> port;                  // -p, --port

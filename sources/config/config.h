@@ -123,6 +123,15 @@ struct replication_config {
 };
 
 // Section `logging` (defined by the log library, which is built first).
+// Section `metrics`: the Prometheus page (GET /metrics) on a small HTTP
+// listener of its own; off unless `listen` is set (or --metrics-listen).
+inline constexpr uint16_t kDefaultMetricsPort = 9150;  // memcached_exporter's port
+struct metrics_config {
+  bool enabled = false;
+  tcp_address listen{"127.0.0.1", kDefaultMetricsPort};
+  bool operator==(const metrics_config&) const = default;
+};
+
 using log::log_level;
 using log::logging_config;
 const char* to_string(log_level l);
@@ -135,6 +144,7 @@ struct config {
   logging_config logging;
   router_config router;  // `pools:` and `route:`
   replication_config replication;
+  metrics_config metrics;
 };
 
 // The host the master accepts slaves on: replication.listen if set; else

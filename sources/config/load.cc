@@ -119,6 +119,24 @@ void parse_replication(section& s, config& c) {
   if (!v.virtual_ip.empty() && s.context().mark_of("replication.role") == nullptr) v.role = replication_role::Auto;
 }
 
+void parse_metrics(section& s, config& c) {
+  metrics_config& m = c.metrics;
+  std::string text;
+  s.string("listen", text);
+  const YAML::Mark* mark = s.context().mark_of("metrics.listen");
+  if (mark == nullptr) return;
+  if (text.empty()) {  // spelled out: off
+    m.enabled = false;
+    return;
+  }
+  std::string why;
+  if (!parse_tcp_address(text, kDefaultMetricsPort, m.listen, &why)) {
+    s.fail_value("listen", *mark, why);
+    return;
+  }
+  m.enabled = true;
+}
+
 struct section_entry {
   const char* name;
   void (*parse)(section&, config&);
@@ -130,6 +148,7 @@ constexpr section_entry kSections[] = {
     {"cache", parse_cache},
     {"logging", parse_logging},
     {"replication", parse_replication},
+    {"metrics", parse_metrics},
 };
 
 // ---------------------------------------------------------------- document
@@ -137,7 +156,7 @@ constexpr section_entry kSections[] = {
 void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
   if (root.IsNull()) return;  // an empty file: the defaults
   if (!root.IsMap()) {
-    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging, pools, routes, route), got " +
+    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging, replication, metrics, pools, routes, route, listeners), got " +
                               describe_node(root));
     return;
   }

@@ -49,6 +49,8 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   }
   check("listeners.backlog", backlog);
   check("listeners.client_connections", clients);
+  // The metrics listener is bound once, at start-up.
+  check("metrics.listen", running.metrics != fresh.metrics);
   return out;
 }
 

@@ -22,6 +22,7 @@ struct server_totals {
   uint64_t transitions = 0;
   std::array<uint64_t, kFailureKindCount> failures{};
   std::array<uint64_t, latency_histogram::kBuckets> latency{};
+  uint64_t latency_sum_us = 0;
 
   uint64_t failures_total() const {
     uint64_t n = 0;
@@ -39,6 +40,7 @@ struct server_totals {
     transitions -= base.transitions;
     for (std::size_t i = 0; i < failures.size(); ++i) failures[i] -= base.failures[i];
     for (std::size_t i = 0; i < latency.size(); ++i) latency[i] -= base.latency[i];
+    latency_sum_us -= base.latency_sum_us;
     return *this;
   }
 };

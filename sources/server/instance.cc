@@ -11,7 +11,9 @@
 #include <spdlog/spdlog.h>
 
 #include "conn_registry.h"
+#include "metrics_listener.h"
 #include "pooler.h"
+#include "ready_notify.h"
 #include "role_monitor.h"
 #include "route_builder.h"
 #include "fanout.h"
@@ -233,14 +235,28 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
       rc = 1;
     }
   }
+  // The Prometheus page: bound before the client listeners, so a port in use
+  // fails the start; stopped before the workers whose counters it reads.
+  std::unique_ptr<metrics_listener> metrics;
+  if (rc == 0) stats.set_io_backend(started.front()->backend_name());  // before any reader starts
+  if (rc == 0 && cfg.metrics.enabled) {
+    metrics_listener_settings ms;
+    ms.listen = config::to_string(cfg.metrics.listen);
+    metrics = std::make_unique<metrics_listener>(ms, stats, started);
+    if (!metrics->start(mc)) {
+      spdlog::critical("metrics listener did not start (see the log above)");
+      metrics.reset();
+      rc = 1;
+    }
+  }
   if (rc == 0) {
-    stats.set_io_backend(started.front()->backend_name());
     pooler_settings ps;
     ps.listen = listen_addresses(cfg);
     ps.backlog = static_cast<int>(cfg.listen.backlog);
     ps.unix_mode = cfg.listen.unix_mode;
     ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers, &role};
     ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
+    ps.on_ready = [] { notify_ready(); };  // the metrics listener, if any, is bound already
     pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);
     spdlog::info("ithaca starting: {} workers, memory limit {} bytes, io backend {}", started.size(),
                  cfg.cache.memory_limit, started.front()->backend_name());
@@ -251,6 +267,10 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
       pool->join();  // returns after shutdown (signal, `shutdown` command, or a listen failure)
       if (pool->failed()) rc = 1;
     }
+  }
+  if (metrics) {
+    metrics->stop();
+    metrics->join();
   }
   for (worker* w : started) w->stop();
   for (worker* w : started) w->join();

@@ -99,6 +99,7 @@ void pooler::main() {
     shutdown();
     return;
   }
+  if (settings_.on_ready) settings_.on_ready();
   std::vector<mm::coroutine_id> children;
   for (size_t i = 0; i < listeners.size(); i++) {
     mm::io* l = listeners[i].get();

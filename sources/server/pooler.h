@@ -40,6 +40,9 @@ struct pooler_settings {
   // Called on the pooler thread with the port the first TCP listener bound
   // (the real one when the config says port 0), for `stats settings`.
   std::function<void(uint16_t)> on_tcp_port;
+  // Called on the pooler thread once every listener is bound (not if one
+  // failed): the server is ready (systemd's READY=1).
+  std::function<void()> on_ready;
 };
 
 class pooler {

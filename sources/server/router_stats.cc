@@ -83,6 +83,24 @@ void router_stats_servers(const route::route_tree& tree, flow::stat_lines& out) 
   }
 }
 
+void router_stats_latency(const route::route_tree& tree, flow::stat_lines& out) {
+  using proxy::latency_histogram;
+  for (const auto& p : tree.pools()) {
+    for (const auto& s : p->servers()) {
+      const proxy::server_totals n = s->totals();
+      const std::string prefix = p->name() + "/" + s->address() + ":";
+      for (uint64_t bound : latency_histogram::kExportBoundsUs) {
+        out.emplace_back(prefix + "latency_le_" + std::to_string(bound),
+                         std::to_string(latency_histogram::count_below(n.latency, bound)));
+      }
+      uint64_t count = 0;
+      for (uint64_t c : n.latency) count += c;
+      out.emplace_back(prefix + "latency_sum_us", std::to_string(n.latency_sum_us));
+      out.emplace_back(prefix + "latency_count", std::to_string(count));
+    }
+  }
+}
+
 void router_stats_routes(const route::route_tree& tree, flow::stat_lines& out) {
   std::size_t i = 0;
   for (const route::route* r : tree.nodes()) {

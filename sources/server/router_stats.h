@@ -10,6 +10,10 @@
 //                  failover_limited, gutter_writes, shadow_sent, async_sent,
 //                  async_dropped, warm_fills, rate_limited, l1_hits), and the
 //                  workers' detached requests (async_sent/dropped/in flight)
+//   stats latency  per server: the latency histogram, cumulative counts below
+//                  each bound of latency_histogram::kExportBoundsUs
+//                  (latency_le_US), latency_sum_us and latency_count (what
+//                  the Prometheus page's histograms are made of)
 // `stats` itself gets the router's summary (router_pools, router_servers,
 // router_servers_down, router_requests, router_failures).
 // `stats reset` zeroes every counter (not the gauges: state, in flight,
@@ -25,6 +29,7 @@ namespace ithaca::server {
 
 void router_stats_pools(const route::route_tree& tree, flow::stat_lines& out);
 void router_stats_servers(const route::route_tree& tree, flow::stat_lines& out);
+void router_stats_latency(const route::route_tree& tree, flow::stat_lines& out);
 void router_stats_routes(const route::route_tree& tree, flow::stat_lines& out);
 void router_stats_summary(const route::route_tree& tree, flow::stat_lines& out);
 void router_stats_reset(const route::route_tree& tree);

@@ -57,6 +57,8 @@ bool server_stats::collect(std::string_view arg, flow::stat_lines& out) {
     router_stats_servers(*live->routes, out);
   } else if (arg == "routes") {
     router_stats_routes(*live->routes, out);
+  } else if (arg == "latency") {
+    router_stats_latency(*live->routes, out);
   } else {
     return false;
   }

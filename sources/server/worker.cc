@@ -50,6 +50,10 @@ void worker::join() {
   machine_ = nullptr;
 }
 
+mm::machine_counters worker::runtime() const {
+  return machine_ ? mm::machine_counters_get(machine_) : mm::machine_counters{};
+}
+
 const char* worker::backend_name() const { return machine_ ? mm::machine_backend_name(machine_) : "none"; }
 
 // Runs on the worker machine: waits for sockets until the machine is stopped

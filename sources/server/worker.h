@@ -88,6 +88,9 @@ class worker {
   // Pooler side: hand over a socket; the channel bound is the back-pressure.
   mm::channel<accepted_socket>& inbox() { return inbox_; }
   const char* backend_name() const;
+  // The machine's runtime counters (zeros before start and after join). Any
+  // thread, until join(): the metrics listener, stopped before the workers.
+  mm::machine_counters runtime() const;
 
  private:
   void main();

@@ -1,0 +1,41 @@
+// Helpers shared by the page's parts (page_memcached.cc, page_ithaca.cc,
+// page_router.cc): stat lines as a map, numbers out of them, and the
+// one-stat-one-family table. Pure. [any thread]
+#pragma once
+
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "metrics_page.h"
+#include "prom_writer.h"
+
+namespace ithaca::metrics {
+
+using lookup = std::map<std::string, std::string, std::less<>>;
+
+lookup to_map(const stat_lines& lines);
+// A stat's value as a number: false if absent or not a number.
+bool number(const lookup& m, std::string_view key, double& out);
+bool to_number(const std::string& text, double& out);
+
+// A one-to-one figure: stat `key` as family `name`, if present.
+struct simple_figure {
+  const char* key;
+  const char* name;
+  metric_type type;
+  const char* help;
+};
+void add_figures(prom_writer& w, const lookup& m, std::initializer_list<simple_figure> figures,
+                 const labels& l = {});
+
+inline constexpr auto C = metric_type::Counter;
+inline constexpr auto G = metric_type::Gauge;
+
+// The parts, in page order.
+void memcached_families(prom_writer& w, const page_input& in);  // page_memcached.cc
+void ithaca_families(prom_writer& w, const page_input& in);     // page_ithaca.cc
+void router_families(prom_writer& w, const page_input& in);     // page_router.cc
+
+}  // namespace ithaca::metrics

@@ -1,0 +1,331 @@
+"""The Prometheus page (--metrics-listen): the figures it shows after a known
+workload, what a real Prometheus scrapes from it, promtool's verdict, and the
+HTTP listener's bounds against hostile clients."""
+
+import json
+import re
+import shutil
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from conftest import HOST, Server, free_port, memcached_binary, start_memcached_like
+from mcwire import Conn
+
+METRICS_RE = re.compile(r"metrics: serving http://127\.0\.0\.1:(\d+)/metrics")
+READ_TIMEOUT = 3.0  # metrics_listener_settings::read_timeout
+MAX_CONNECTIONS = 16  # metrics_listener_settings::max_connections
+
+
+def start(factory, config_text=None):
+    server = factory(["--metrics-listen", f"{HOST}:0"], config_text=config_text)
+    m = server.wait_for_log(METRICS_RE, 5)
+    assert m, server.log
+    server.metrics_port = int(m.group(1))
+    return server
+
+
+def http(port, raw, timeout=5.0):
+    """Sends raw bytes, returns everything the server sent until it closed."""
+    with socket.create_connection((HOST, port), timeout=timeout) as s:
+        s.sendall(raw)
+        out = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                return out
+            out += chunk
+
+
+def status(reply):
+    return int(reply.split(b" ", 2)[1])
+
+
+def page(port):
+    reply = http(port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert status(reply) == 200, reply[:200]
+    head, body = reply.split(b"\r\n\r\n", 1)
+    assert b"Content-Type: text/plain; version=0.0.4" in head
+    assert int(re.search(rb"Content-Length: (\d+)", head).group(1)) == len(body)
+    return body.decode()
+
+
+def sample(text, name_and_labels):
+    """The value of one sample line, e.g. 'memcached_up' or 'x{a="b"}'."""
+    for line in text.splitlines():
+        if line.startswith(name_and_labels + " "):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"{name_and_labels} not on the page")
+
+
+def workload(server):
+    """3 sets, 2 get hits, 4 get misses, 1 delete hit, 1 delete miss."""
+    with Conn(*server.address) as c:
+        for k in (b"a", b"b", b"c"):
+            c.send(b"set " + k + b" 0 0 1\r\nx\r\n")
+            assert c.read_until() == b"STORED\r\n"
+        c.send(b"get a b x y\r\n")
+        c.read_until(b"END\r\n")
+        c.send(b"get z w\r\n")
+        assert c.read_until(b"END\r\n") == b"END\r\n"
+        c.send(b"delete c\r\ndelete nope\r\n")
+        assert c.read_until() == b"DELETED\r\n"
+        assert c.read_until() == b"NOT_FOUND\r\n"
+
+
+def test_page_shows_memcached_exporter_figures_after_a_known_workload(ithaca_factory):
+    server = start(ithaca_factory)
+    workload(server)
+    text = page(server.metrics_port)
+    assert sample(text, "memcached_up") == 1
+    assert sample(text, 'memcached_commands_total{command="get",status="hit"}') == 2
+    assert sample(text, 'memcached_commands_total{command="get",status="miss"}') == 4
+    assert sample(text, 'memcached_commands_total{command="set",status="hit"}') == 3
+    assert sample(text, 'memcached_commands_total{command="delete",status="hit"}') == 1
+    assert sample(text, 'memcached_commands_total{command="delete",status="miss"}') == 1
+    assert sample(text, "memcached_current_items") == 2
+    assert sample(text, "memcached_items_total") == 3
+    assert sample(text, "memcached_limit_bytes") == 64 * 1024 * 1024
+    assert sample(text, "memcached_max_connections") == 1024
+    assert sample(text, 'memcached_slab_current_items{slab="1"}') == 2
+    assert "# TYPE memcached_commands_total counter" in text
+    assert "# TYPE memcached_current_connections gauge" in text
+    # Two workers (conftest's -t 2), each with its runtime figures.
+    assert sample(text, 'ithaca_worker_coroutines{worker="0"}') >= 1
+    assert sample(text, 'ithaca_worker_coroutines{worker="1"}') >= 1
+
+
+def test_promtool_accepts_the_page(ithaca_factory, memcached_factory):
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is missing (apt-get install prometheus; scripts/install-deps.sh)"
+    backend = memcached_factory()
+    server = start(ithaca_factory, f"""
+pools:
+  main:
+    servers: [{HOST}:{backend.port}]
+route:
+  type: pool
+  pool: main
+""")
+    with Conn(*server.address) as c:
+        c.send(b"set k 0 0 1\r\nv\r\nget k\r\n")
+        assert c.read_until(b"END\r\n") == b"STORED\r\nVALUE k 0 1\r\nv\r\nEND\r\n"
+    text = page(server.metrics_port)
+    assert "# TYPE ithaca_server_latency_seconds histogram" in text
+    assert sample(text, f'ithaca_server_latency_seconds_count{{pool="main",server="{HOST}:{backend.port}"}}') == 2
+    r = subprocess.run([promtool, "check", "metrics"], input=text.encode(), capture_output=True, timeout=20)
+    problems = (r.stdout + r.stderr).decode().strip().splitlines()
+    # Exit 1 is a parse error; 3 is lint advice. The one piece of advice is on
+    # memcached_exporter's own name, kept for its dashboards.
+    assert r.returncode in (0, 3), problems
+    assert all(p.startswith("memcached_uptime_seconds ") for p in problems), problems
+
+
+def test_wrong_path_method_and_malformed_requests(ithaca_factory):
+    server = start(ithaca_factory)
+    port = server.metrics_port
+    assert status(http(port, b"GET / HTTP/1.1\r\n\r\n")) == 404
+    assert status(http(port, b"GET /metricsx HTTP/1.1\r\n\r\n")) == 404
+    reply = http(port, b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+    assert status(reply) == 405 and b"Allow: GET, HEAD" in reply
+    assert status(http(port, b"garbage\r\n\r\n")) == 400
+    assert status(http(port, b"GET /metrics HTTP/1.1\r\nbad header\r\n\r\n")) == 400
+    head = http(port, b"HEAD /metrics HTTP/1.1\r\n\r\n")
+    assert status(head) == 200 and head.endswith(b"\r\n\r\n")
+    assert status(http(port, b"GET /metrics?x=1 HTTP/1.0\r\n\r\n")) == 200
+
+
+def test_huge_header_is_refused(ithaca_factory):
+    server = start(ithaca_factory)
+    reply = http(server.metrics_port, b"GET /metrics HTTP/1.1\r\nX-Pad: " + b"a" * 100000 + b"\r\n\r\n")
+    assert status(reply) == 431
+
+
+def test_slowloris_is_cut_off_and_the_limit_refuses_the_rest(ithaca_factory):
+    server = start(ithaca_factory)
+    port = server.metrics_port
+    slow = []
+    try:
+        for _ in range(MAX_CONNECTIONS):
+            s = socket.create_connection((HOST, port), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.1\r\n")  # and never the rest
+            slow.append(s)
+        # Every slot taken: the next client is refused at once (503, or a
+        # reset when its request came after the refusal read the socket).
+        answered = 0
+        for _ in range(5):
+            try:
+                reply = http(port, b"GET /metrics HTTP/1.1\r\n\r\n")
+            except ConnectionResetError:
+                continue
+            assert status(reply) == 503
+            answered += 1
+        assert answered > 0
+        # The workers are not concerned: the cache still answers.
+        with Conn(*server.address) as c:
+            c.send(b"version\r\n")
+            assert c.read_until().startswith(b"VERSION ")
+        # Each slow client is answered 408 and closed within the read timeout.
+        started = time.monotonic()
+        for s in slow:
+            s.settimeout(READ_TIMEOUT + 3)
+            data = b""
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            assert status(data) == 408
+        assert time.monotonic() - started < READ_TIMEOUT + 2
+    finally:
+        for s in slow:
+            s.close()
+    # The slots are free again.
+    deadline = time.monotonic() + 2
+    while status(http(port, b"GET /metrics HTTP/1.1\r\n\r\n")) != 200:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+# ---------------------------------------------------------------- a real Prometheus
+
+def prometheus_query(port, query):
+    url = f"http://{HOST}:{port}/api/v1/query?" + urllib.parse.urlencode({"query": query})
+    with urllib.request.urlopen(url, timeout=2) as r:
+        body = json.load(r)
+    assert body["status"] == "success", body
+    return [(s["metric"], float(s["value"][1])) for s in body["data"]["result"]]
+
+
+def wait_for_query(port, query, expected, timeout):
+    """Polls until `query` has exactly one result equal to `expected`."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = prometheus_query(port, query)
+            if len(last) == 1 and last[0][1] == expected:
+                return
+        except OSError as e:  # Prometheus still starting
+            last = e
+        time.sleep(0.2)
+    raise AssertionError(f"{query}: wanted {expected}, last answer {last}")
+
+
+@pytest.fixture
+def prometheus(tmp_path):
+    binary = shutil.which("prometheus")
+    assert binary, "prometheus is missing (apt-get install prometheus; scripts/install-deps.sh)"
+    started = []
+
+    def make(targets):
+        jobs = "\n".join(f"""  - job_name: {name}
+    static_configs:
+      - targets: ['{HOST}:{port}']""" for name, port in targets.items())
+        config = tmp_path / "prometheus.yml"
+        config.write_text(f"global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n{jobs}\n")
+        port = free_port()
+        server = Server("prometheus", [binary, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                                       f"--web.listen-address={HOST}:{port}"])
+        server.port = port
+        started.append(server)
+        assert server.wait_accepting(10), server.describe()
+        return server
+
+    yield make
+    for server in started:
+        server.stop()
+
+
+def test_prometheus_scrapes_ithaca(ithaca_factory, memcached_factory, prometheus):
+    cache = start(ithaca_factory)
+    up = memcached_factory()
+    # Killed on purpose below, so not the factory's (it fails a test whose
+    # memcached died by a signal).
+    doomed = start_memcached_like("memcached", memcached_binary(), [])
+    try:
+        run_prometheus_test(ithaca_factory, prometheus, cache, up, doomed)
+    finally:
+        doomed.stop()
+
+
+def run_prometheus_test(ithaca_factory, prometheus, cache, up, doomed):
+    router = start(ithaca_factory, f"""
+pools:
+  main:
+    servers: [{HOST}:{up.port}, {HOST}:{doomed.port}]
+    retry_interval: 10s
+route:
+  type: pool
+  pool: main
+""")
+    workload(cache)
+    prom = prometheus({"cache": cache.metrics_port, "router": router.metrics_port})
+    wait_for_query(prom.port, 'memcached_up{job="cache"}', 1, 10)
+    wait_for_query(prom.port, 'memcached_commands_total{job="cache",command="get",status="hit"}', 2, 5)
+    wait_for_query(prom.port, 'memcached_commands_total{job="cache",command="get",status="miss"}', 4, 5)
+    doomed_label = f'{{job="router",server="{HOST}:{doomed.port}"}}'
+    wait_for_query(prom.port, "ithaca_server_up" + doomed_label, 1, 5)
+    # Kill one backend; requests for its keys fail (a refused connect marks
+    # it down at once) and the next scrapes show it.
+    doomed.stop()
+    with Conn(*router.address) as c:
+        for i in range(40):
+            c.send(f"get key{i}\r\n".encode())
+            c.read_until(b"\r\n")  # END, or SERVER_ERROR for the dead server's keys
+    wait_for_query(prom.port, "ithaca_server_up" + doomed_label, 0, 5)
+    wait_for_query(prom.port, f'ithaca_server_up{{job="router",server="{HOST}:{up.port}"}}', 1, 5)
+    # The histogram answers a quantile query.
+    result = prometheus_query(prom.port, 'histogram_quantile(0.5, ithaca_pool_latency_seconds_bucket{job="router"})')
+    assert len(result) == 1
+
+
+def test_a_taken_metrics_port_fails_the_start():
+    from conftest import ithaca_binary
+    taken = socket.socket()
+    taken.bind((HOST, 0))
+    taken.listen()
+    try:
+        path, _ = ithaca_binary()
+        server = Server("ithaca", [path, "-l", HOST, "-p", "0", "-U", "0", "-t", "1",
+                                   "--metrics-listen", f"{HOST}:{taken.getsockname()[1]}"])
+        try:
+            assert server.proc.wait(10) == 1, server.describe()
+            assert "metrics listen" in server.log and "listening on tcp" not in server.log, server.log
+        finally:
+            server.stop()
+    finally:
+        taken.close()
+
+
+def test_stats_latency_over_the_wire_matches_the_page(ithaca_factory, memcached_factory):
+    backend = memcached_factory()
+    server = start(ithaca_factory, f"""
+pools:
+  main:
+    servers: [{HOST}:{backend.port}]
+route:
+  type: pool
+  pool: main
+""")
+    with Conn(*server.address) as c:
+        for i in range(5):
+            c.send(f"get k{i}\r\n".encode())
+            assert c.read_until() == b"END\r\n"
+        c.send(b"stats latency\r\n")
+        lines = c.read_until(b"END\r\n").decode().splitlines()
+    stats = dict(line.split(" ", 2)[1:] for line in lines if line.startswith("STAT "))
+    prefix = f"main/{HOST}:{backend.port}:"
+    assert stats[prefix + "latency_count"] == "5"
+    assert int(stats[prefix + "latency_le_5242880"]) == 5
+    assert int(stats[prefix + "latency_sum_us"]) > 0
+    text = page(server.metrics_port)
+    labels = f'pool="main",server="{HOST}:{backend.port}"'
+    assert sample(text, f"ithaca_server_latency_seconds_count{{{labels}}}") == 5
+    assert sample(text, f"ithaca_server_latency_seconds_sum{{{labels}}}") == int(stats[prefix + "latency_sum_us"]) / 1e6
+    assert sample(text, f'ithaca_server_latency_seconds_bucket{{{labels},le="0.000256"}}') == \
+        int(stats[prefix + "latency_le_256"])

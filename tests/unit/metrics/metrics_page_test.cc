@@ -1,0 +1,105 @@
+// The stats groups as Prometheus families under memcached_exporter's names.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "metrics_page.h"
+
+using namespace ithaca::metrics;
+
+namespace {
+bool has(const std::string& page, const std::string& line) {
+  return page.find("\n" + line + "\n") != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("the cache figures carry memcached_exporter's names, types and labels") {
+  page_input in;
+  in.general = {{"uptime", "12"}, {"version", "1.6.21-ithaca"}, {"rusage_user", "1.500000"},
+                {"curr_connections", "3"}, {"total_connections", "9"}, {"rejected_connections", "1"},
+                {"cmd_get", "10"}, {"cmd_set", "7"}, {"cmd_flush", "1"}, {"get_hits", "4"}, {"get_misses", "6"},
+                {"cas_hits", "1"}, {"cas_misses", "2"}, {"cas_badval", "1"}, {"bytes", "100"},
+                {"limit_maxbytes", "67108864"}, {"curr_items", "2"}, {"total_items", "5"},
+                {"evictions", "0"}, {"reclaimed", "0"}, {"bytes_read", "55"}, {"bytes_written", "66"}};
+  in.settings = {{"maxconns", "1024"}};
+  in.items = {{"items:1:number", "2"}, {"items:1:evicted", "0"}};
+  in.slabs = {{"active_slabs", "1"}, {"total_malloced", "4096"}};
+  const std::string page = render_page(in);
+  CHECK(has(page, "memcached_up 1"));
+  CHECK(has(page, "# TYPE memcached_uptime_seconds counter"));
+  CHECK(has(page, "memcached_uptime_seconds 12"));
+  CHECK(has(page, "memcached_version{version=\"1.6.21-ithaca\"} 1"));
+  CHECK(has(page, "memcached_process_user_cpu_seconds_total 1.5"));
+  CHECK(has(page, "memcached_commands_total{command=\"get\",status=\"hit\"} 4"));
+  CHECK(has(page, "memcached_commands_total{command=\"get\",status=\"miss\"} 6"));
+  CHECK(has(page, "memcached_commands_total{command=\"cas\",status=\"badval\"} 1"));
+  CHECK(has(page, "memcached_commands_total{command=\"flush\",status=\"hit\"} 1"));
+  // cmd_set minus the cas commands it also counts.
+  CHECK(has(page, "memcached_commands_total{command=\"set\",status=\"hit\"} 3"));
+  CHECK(has(page, "# TYPE memcached_current_connections gauge"));
+  CHECK(has(page, "memcached_connections_total 9"));
+  CHECK(has(page, "memcached_connections_rejected_total 1"));
+  CHECK(has(page, "memcached_max_connections 1024"));
+  CHECK(has(page, "memcached_limit_bytes 67108864"));
+  CHECK(has(page, "memcached_current_items 2"));
+  CHECK(has(page, "memcached_items_total 5"));
+  CHECK(has(page, "memcached_read_bytes_total 55"));
+  CHECK(has(page, "memcached_written_bytes_total 66"));
+  CHECK(has(page, "memcached_slab_current_items{slab=\"1\"} 2"));
+  CHECK(has(page, "memcached_slab_items_evicted_total{slab=\"1\"} 0"));
+  CHECK(has(page, "memcached_malloced_bytes 4096"));
+  // No replication configured: no replication families.
+  CHECK(page.find("ithaca_replication") == std::string::npos);
+}
+
+TEST_CASE("pools and servers: labels from the pool names, even with '/' and ':' in them") {
+  page_input in;
+  in.pools = {{"main:servers", "1"}, {"main:servers_up", "0"}, {"a/b:servers", "1"}, {"a/b:requests", "3"}};
+  in.servers = {{"main/127.0.0.1:11211:state", "down"}, {"main/127.0.0.1:11211:requests", "5"},
+                {"main/127.0.0.1:11211:failures_timeout", "2"}, {"main/127.0.0.1:11211:inflight", "1"},
+                {"a/b/unix:/tmp/s:state", "up"}};
+  in.latency = {{"main/127.0.0.1:11211:latency_le_48", "1"}, {"main/127.0.0.1:11211:latency_le_96", "3"},
+                {"main/127.0.0.1:11211:latency_sum_us", "250"}, {"main/127.0.0.1:11211:latency_count", "4"}};
+  const std::string page = render_page(in);
+  CHECK(has(page, "ithaca_pool_servers_up{pool=\"main\"} 0"));
+  CHECK(has(page, "ithaca_pool_requests_total{pool=\"a/b\"} 3"));
+  CHECK(has(page, "ithaca_server_up{pool=\"main\",server=\"127.0.0.1:11211\"} 0"));
+  CHECK(has(page, "ithaca_server_up{pool=\"a/b\",server=\"unix:/tmp/s\"} 1"));
+  CHECK(has(page, "ithaca_server_requests_total{pool=\"main\",server=\"127.0.0.1:11211\"} 5"));
+  CHECK(has(page, "ithaca_server_failures_total{pool=\"main\",server=\"127.0.0.1:11211\",kind=\"timeout\"} 2"));
+  CHECK(has(page, "ithaca_server_inflight{pool=\"main\",server=\"127.0.0.1:11211\"} 1"));
+  CHECK(has(page, "# TYPE ithaca_server_latency_seconds histogram"));
+  CHECK(has(page, "ithaca_server_latency_seconds_bucket{pool=\"main\",server=\"127.0.0.1:11211\",le=\"4.8e-05\"} 1"));
+  CHECK(has(page, "ithaca_server_latency_seconds_bucket{pool=\"main\",server=\"127.0.0.1:11211\",le=\"9.6e-05\"} 3"));
+  CHECK(has(page, "ithaca_server_latency_seconds_bucket{pool=\"main\",server=\"127.0.0.1:11211\",le=\"+Inf\"} 4"));
+  CHECK(has(page, "ithaca_server_latency_seconds_sum{pool=\"main\",server=\"127.0.0.1:11211\"} 0.00025"));
+  CHECK(has(page, "ithaca_pool_latency_seconds_count{pool=\"main\"} 4"));
+}
+
+TEST_CASE("replication and the workers' runtime") {
+  page_input in;
+  in.general = {{"repl_role", "master"}, {"repl_slaves", "2"}, {"repl_bytes_sent", "1000"}, {"repl_lag_bytes", "10"},
+                {"repl_queue_overflows", "0"}, {"repl_ack_waits", "4"}, {"repl_ack_timeouts", "1"},
+                {"repl_updated", "7"}};
+  worker_runtime r;
+  r.coroutines = 5;
+  r.ready = 2;
+  r.uring = true;
+  r.uring_submissions = 11;
+  r.uring_completions = 10;
+  in.workers = {r, worker_runtime{}};
+  const std::string page = render_page(in);
+  CHECK(has(page, "ithaca_replication_role{role=\"master\"} 1"));
+  CHECK(has(page, "ithaca_replication_slaves 2"));
+  CHECK(has(page, "ithaca_replication_sent_bytes_total 1000"));
+  CHECK(has(page, "ithaca_replication_lag_bytes 10"));
+  CHECK(has(page, "ithaca_replication_ack_waits_total 4"));
+  CHECK(has(page, "ithaca_replication_ack_timeouts_total 1"));
+  CHECK(has(page, "ithaca_replication_applied_total{op=\"set\"} 7"));
+  CHECK(has(page, "ithaca_worker_coroutines{worker=\"0\"} 5"));
+  CHECK(has(page, "ithaca_worker_ready_coroutines{worker=\"0\"} 2"));
+  CHECK(has(page, "ithaca_worker_uring_submissions_total{worker=\"0\"} 11"));
+  CHECK(has(page, "ithaca_worker_coroutines{worker=\"1\"} 0"));
+  // epoll workers have no io_uring figures.
+  CHECK(page.find("ithaca_worker_uring_completions_total{worker=\"1\"}") == std::string::npos);
+}
