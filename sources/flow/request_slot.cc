@@ -28,6 +28,8 @@ void request_slot::reset() {
 
 bool frame_owner::child_answered(request_slot&, request_slot&) const { return true; }
 
+bool frame_owner::wants_resume(const request_slot&, const slot_frame&) const { return true; }
+
 std::unique_ptr<request_slot> request_slot::release_child(std::size_t i) {
   std::unique_ptr<request_slot> c = std::move(children_[i]);
   children_[i] = std::make_unique<request_slot>();
@@ -163,6 +165,7 @@ void request_slot::call_done() {
     delete this;  // its client is gone (see inflight_queue::~inflight_queue)
     return;
   }
+  while (!frames_.empty() && !frames_.back().owner->wants_resume(*this, frames_.back())) frames_.pop_back();
   if (!frames_.empty()) {
     home_->resume_later(*this);
     return;

@@ -59,6 +59,7 @@ namespace ithaca::flow {
 
 class inflight_queue;
 class request_slot;
+struct slot_frame;
 
 // Where a slot goes back when a composite route must see its calls' results
 // (a frame is on it), and where a slot with no queue reports that it is done.
@@ -88,6 +89,11 @@ class frame_owner {
   // Called where the child finishes (a backend reader, or the home's
   // coroutine); it may only look at results, not dispatch.
   virtual bool child_answered(request_slot& parent, request_slot& child) const;
+  // [where the slot's last call finishes] Whether the frame's route must run
+  // (resume) for what the slot now holds; false: the frame is popped there
+  // and then, so a failover whose first child answered costs no trip through
+  // the home's coroutine. Looks at results only.
+  virtual bool wants_resume(const request_slot& slot, const slot_frame& frame) const;
 };
 
 // One composite route's place in a request, on the slot's frame stack.

@@ -29,13 +29,18 @@ dispatch_status failover_route::dispatch(request_slot& slot, dispatch_env& env) 
   return dispatch_status::Pending;
 }
 
+// A reply that does not fail over ends the route where it arrives.
+bool failover_route::wants_resume(const request_slot& slot, const slot_frame& f) const {
+  const auto cls = static_cast<std::size_t>(protocol::operation_of(slot.req));
+  if (f.state + 1 >= children_.size() || !fails_over(slot.result, errors_[cls])) return false;
+  // The gutter takes no deletes: its values expire instead.
+  return !(gutter_ && protocol::classify(slot.req) == protocol::command_class::Delete);
+}
+
 dispatch_status failover_route::resume(request_slot& slot, dispatch_env& env) const {
   slot_frame& f = slot.top_frame();
   const std::size_t next = f.state + 1;
-  const auto cls = static_cast<std::size_t>(protocol::operation_of(slot.req));
-  if (next >= children_.size() || !fails_over(slot.result, errors_[cls])) return dispatch_status::Done;
-  // The gutter takes no deletes: its values expire instead.
-  if (gutter_ && protocol::classify(slot.req) == protocol::command_class::Delete) return dispatch_status::Done;
+  if (!wants_resume(slot, f)) return dispatch_status::Done;
   if (feed_ > 0) {
     std::int64_t t = tokens_.load(std::memory_order_relaxed);
     do {

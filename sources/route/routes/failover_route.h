@@ -40,6 +40,7 @@ class failover_route final : public route {
   failover_route(std::string name, std::vector<const route*> children, options opts);
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
+  bool wants_resume(const request_slot& slot, const slot_frame& frame) const override;
   const char* kind() const override { return gutter_ ? "failover_exptime" : "failover"; }
   std::vector<const route*> children() const override { return children_; }
 
