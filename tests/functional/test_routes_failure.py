@@ -1,0 +1,117 @@
+"""Route trees under failure and change: one of three servers killed under a
+get/set load with and without a gutter pool (the Facebook memcache paper's
+gutter removed 99% of client-visible errors), and SIGHUP swapping route trees
+under load with no wrong reply."""
+
+import random
+import signal
+import threading
+import time
+
+import mcwire
+from test_ascii_diff import SERVER_ARGS
+from test_reload import config_path_of
+from test_router import addr, stats, wait_for
+from test_routes import routes_yaml
+
+
+def load(address, keys, seconds):
+    """Sets and gets over `keys` for `seconds`; counts replies by kind. Each
+    key's value is derived from the key, so any VALUE must be that value."""
+    counts = {"ok": 0, "errors": 0, "wrong": 0}
+    end = time.monotonic() + seconds
+    rng = random.Random(7)
+    with mcwire.Conn(*address) as conn:
+        while time.monotonic() < end:
+            k = rng.choice(keys)
+            v = b"v-" + k
+            if rng.random() < 0.3:
+                r = conn.call(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(v), v))
+                kind = "ok" if r == b"STORED\r\n" else "errors" if r.startswith(b"SERVER_ERROR") else "wrong"
+            else:
+                r = conn.call(b"get %s\r\n" % k)
+                good = (b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(v), v), b"END\r\n")
+                kind = "ok" if r in good else "errors" if r.startswith(b"SERVER_ERROR") else "wrong"
+            counts[kind] += 1
+    return counts
+
+
+def test_a_gutter_pool_hides_a_dead_server_from_clients(ithaca_factory, memcached_factory):
+    servers = [memcached_factory(args=SERVER_ARGS) for _ in range(3)]
+    gutter = memcached_factory(args=SERVER_ARGS)
+    pools = {"main": [addr(s) for s in servers], "gutter": [addr(gutter)]}
+    plain = ithaca_factory(config_text=routes_yaml(pools, "pool:main"))
+    guarded = ithaca_factory(config_text=routes_yaml(
+        pools, "{type: failover_exptime, normal: pool:main, failover: [pool:gutter], exptime: 10s}"))
+    keys = [b"user:%d" % i for i in range(300)]
+    for server in (plain, guarded):
+        assert load(server.address, keys, 0.3)["errors"] == 0
+    # memcached exits at SIGTERM (status 0: not a crash at teardown); its
+    # keys then fail fast in the main pool, as a killed server's do.
+    servers[1].proc.send_signal(signal.SIGTERM)
+    servers[1].proc.wait(10)
+    without = load(plain.address, keys, 1.5)
+    with_gutter = load(guarded.address, keys, 1.5)
+    assert without["wrong"] == 0 and with_gutter["wrong"] == 0, (without, with_gutter)
+    # About a third of the keys live on the dead server.
+    total = without["ok"] + without["errors"]
+    assert without["errors"] > total * 0.15, without
+    # The gutter takes them: at most 1% of the errors the plain pool shows.
+    assert with_gutter["errors"] <= without["errors"] * 0.01, (without, with_gutter)
+    # What went to the gutter expires there (10 s at most).
+    with mcwire.Conn(gutter.host, gutter.port) as c:
+        items = int(mcwire.parse_stats(c.call(b"stats\r\n"))["curr_items"])
+    assert items > 0
+
+
+def test_sighup_swaps_route_trees_under_load_with_no_wrong_reply(ithaca_factory, memcached_factory):
+    a, b = (memcached_factory(args=SERVER_ARGS) for _ in range(2))
+    pools = {"a": [addr(a)], "b": [addr(b)]}
+    # Every tree sends keys k... to pool a for reads and writes.
+    info = "logging:\n  level: info\n"
+    trees = [
+        info + routes_yaml(pools, "{type: failover, children: [pool:a, pool:b]}"),
+        info + routes_yaml(pools, '{type: prefix, prefixes: {"k": pool:a}, default: pool:b}'),
+        info + routes_yaml(pools, "{type: operation, get: {type: miss_failover, children: [pool:a, pool:b]},"
+                           " set: {type: all_sync, children: [pool:a, pool:b]}, default: pool:a}"),
+    ]
+    server = ithaca_factory(config_text=trees[0])
+    results = []
+    failures = []
+
+    def client(seed):
+        rng = random.Random(seed)
+        try:
+            with mcwire.Conn(*server.address) as conn:
+                end = time.monotonic() + 2.5
+                n = 0
+                while time.monotonic() < end:
+                    k = b"k%d-%d" % (seed, rng.randrange(50))
+                    v = b"%d" % rng.randrange(10**9)
+                    assert conn.call(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(v), v)) == b"STORED\r\n"
+                    got = conn.call(b"get %s\r\n" % k)
+                    assert got == b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(v), v), (k, v, got)
+                    n += 1
+                results.append(n)
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            failures.append(repr(e))
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    reloads = 0
+    end = time.monotonic() + 2.2
+    while time.monotonic() < end:
+        reloads += 1
+        with open(config_path_of(server), "w") as f:
+            f.write(trees[reloads % len(trees)])
+        server.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.05)
+    for t in threads:
+        t.join(10)
+    assert not failures, failures
+    assert len(results) == 4 and min(results) > 20, results
+    applied = server.log.count("is valid; applied")
+    assert applied >= 5, server.log[-2000:]
+    with mcwire.Conn(*server.address) as conn:
+        assert stats(conn)["curr_connections"]
