@@ -6,6 +6,29 @@
 
 namespace ithaca::flow {
 
+namespace {
+
+// Copies the request's keys (and its value, `with_value`) into `into` and
+// points the request at the copies. The views point elsewhere (the client's
+// input, a parent's request), never into `into` itself.
+void copy_views(protocol::request& req, std::string& into, bool with_value) {
+  std::size_t bytes = with_value ? req.value.size() : 0;
+  for (std::size_t i = 0; i < req.keys.size(); i++) bytes += req.keys[i].size();
+  into.clear();
+  into.reserve(bytes);  // no reallocation below: the views stay valid
+  for (std::size_t i = 0; i < req.keys.size(); i++) {
+    const std::size_t at = into.size();
+    into.append(req.keys[i]);
+    req.keys.set(i, std::string_view(into.data() + at, req.keys[i].size()));
+  }
+  if (!with_value) return;
+  const std::size_t at = into.size();
+  into.append(req.value);
+  req.value = std::string_view(into.data() + at, req.value.size());
+}
+
+}  // namespace
+
 std::uint64_t request_slot::client_tag() const { return queue_ ? queue_->id() : 0; }
 
 inflight_queue::inflight_queue() {
@@ -41,20 +64,7 @@ std::unique_ptr<request_slot> request_slot::release_child(std::size_t i) {
 }
 
 void request_slot::copy_request() {
-  // The views point into the parent's request or the client's input, never
-  // into owned_ itself (each slot copies once).
-  std::size_t bytes = req.value.size();
-  for (std::size_t i = 0; i < req.keys.size(); i++) bytes += req.keys[i].size();
-  owned_.clear();
-  owned_.reserve(bytes);  // no reallocation below: the views stay valid
-  for (std::size_t i = 0; i < req.keys.size(); i++) {
-    const std::size_t at = owned_.size();
-    owned_.append(req.keys[i]);
-    req.keys.set(i, std::string_view(owned_.data() + at, req.keys[i].size()));
-  }
-  const std::size_t at = owned_.size();
-  owned_.append(req.value);
-  req.value = std::string_view(owned_.data() + at, req.value.size());
+  copy_views(req, owned_, true);
   // Nothing else of a data command is read by a route or a backend call.
   req.args = {};
   req.meta.opaque = {};
@@ -111,17 +121,7 @@ std::unique_ptr<request_slot> request_slot::detached(const protocol::request& r,
   return s;
 }
 
-void request_slot::keep_keys() {
-  std::size_t bytes = 0;
-  for (std::size_t i = 0; i < req.keys.size(); i++) bytes += req.keys[i].size();
-  kept_keys_.clear();
-  kept_keys_.reserve(bytes);  // no reallocation below: the views stay valid
-  for (std::size_t i = 0; i < req.keys.size(); i++) {
-    const std::size_t at = kept_keys_.size();
-    kept_keys_.append(req.keys[i]);
-    req.keys.set(i, std::string_view(kept_keys_).substr(at, req.keys[i].size()));
-  }
-}
+void request_slot::keep_keys() { copy_views(req, kept_keys_, false); }
 
 void request_slot::account_reply() {
   if (queue_ == nullptr) return;  // orphaned or detached: nobody waits for it
@@ -145,12 +145,7 @@ void request_slot::account_reply() {
 }
 
 void request_slot::release_reply() {
-  if (queue_ != nullptr) {
-    queue_->held_ -= accounted_;
-    if (refetch_) --queue_->dropped_;
-  }
-  accounted_ = 0;
-  refetch_ = false;
+  held_release();
   result.release_values();
 }
 

@@ -17,10 +17,7 @@ error_route::error_route(std::string name, std::string message) : route(std::mov
 
 dispatch_status error_route::dispatch(request_slot& slot, dispatch_env&) const {
   counters().requests.fetch_add(1, std::memory_order_relaxed);
-  slot.result.prepare(slot.req);
-  slot.result.outcome = protocol::routed_outcome::Refused;
-  slot.result.text = line_;
-  slot.result.bstatus = protocol::binary_status::InternalError;
+  refuse(slot.req, slot.result, line_, protocol::binary_status::InternalError);
   return dispatch_status::Pending;  // no calls: ready at once, in order
 }
 

@@ -1,6 +1,7 @@
 #include "rate_limit_route.h"
 
 #include "command_class.h"
+#include "route_util.h"
 
 namespace ithaca::route {
 
@@ -31,10 +32,7 @@ dispatch_status rate_limit_route::dispatch(request_slot& slot, dispatch_env& env
   }
   route_counters::add(counters().rate_limited);
   if (fallback_ != nullptr) return fallback_->dispatch(slot, env);
-  slot.result.prepare(slot.req);
-  slot.result.outcome = protocol::routed_outcome::Refused;
-  slot.result.text = kLimited;
-  slot.result.bstatus = protocol::binary_status::TemporaryFailure;
+  refuse(slot.req, slot.result, kLimited, protocol::binary_status::TemporaryFailure);
   return dispatch_status::Pending;  // no calls: ready at once, in order
 }
 

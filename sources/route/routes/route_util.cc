@@ -193,6 +193,14 @@ void default_reply(const protocol::request& req, protocol::routed_result& result
   }
 }
 
+void refuse(const protocol::request& req, protocol::routed_result& result, std::string_view text,
+            protocol::binary_status bstatus) {
+  result.prepare(req);
+  result.outcome = routed_outcome::Refused;
+  result.text.assign(text);
+  result.bstatus = bstatus;
+}
+
 void merge_hits(protocol::routed_result& into, const protocol::routed_result& from,
                 std::span<const std::uint32_t> map) {
   if (into.outcome == routed_outcome::Pending) into.outcome = routed_outcome::Hits;

@@ -56,6 +56,12 @@ double key_fraction(std::string_view key);
 // (mcrouter's NullRoute and AllAsyncRoute's immediate reply).
 void default_reply(const protocol::request& req, protocol::routed_result& result);
 
+// Answers `req` with an error line in `result` (`text`: the whole line,
+// "SERVER_ERROR ..."; `bstatus` for binary clients), as a route that sends
+// nowhere does (error, rate_limit without a fallback).
+void refuse(const protocol::request& req, protocol::routed_result& result, std::string_view text,
+            protocol::binary_status bstatus);
+
 // Copies the hits `from` gathered for a child request whose key i was the
 // parent's key map[i], into `into` (prepared for the parent's request). A
 // child that failed or was refused counts its keys as failed misses.
