@@ -115,3 +115,58 @@ def test_sighup_swaps_route_trees_under_load_with_no_wrong_reply(ithaca_factory,
     assert applied >= 5, server.log[-2000:]
     with mcwire.Conn(*server.address) as conn:
         assert stats(conn)["curr_connections"]
+
+
+def test_clients_leaving_mid_flight_through_composite_routes(ithaca_factory, memcached_factory):
+    """Clients that close with requests still out through every composite
+    (children, stragglers, detached copies and failovers in flight): the
+    server frees what they left (checked under the sanitizers) and keeps
+    serving; the writes still reach every replica."""
+    from fake_backend import FakeBackend
+    fast = memcached_factory(args=SERVER_ARGS)
+    slow = FakeBackend("forward", target=(fast.host, fast.port), delay=0.3)
+    hung = FakeBackend("hang")
+    try:
+        pools = {"fast": [addr(fast)], "slow": [slow.address], "hung": [hung.address]}
+        text = routes_yaml(pools, '{type: prefix, prefixes: {'
+                                  '"s:": {type: all_sync, children: [pool:fast, pool:slow]},'
+                                  ' "f:": {type: all_fastest, children: [pool:slow, pool:fast]},'
+                                  ' "m:": {type: all_majority, children: [pool:fast, pool:fast, pool:slow]},'
+                                  ' "a:": {type: all_async, children: [pool:slow, pool:fast]},'
+                                  ' "o:": {type: failover, children: [pool:hung, pool:slow]},'
+                                  ' "n:": {type: miss_failover, children: [pool:slow, pool:fast]}},'
+                                  ' default: pool:fast}')
+        server = ithaca_factory(config_text=text.replace("timeout: 5s", "timeout: 500ms"))
+        for round_ in range(3):
+            conns = []
+            for i in range(6):
+                c = mcwire.Conn(*server.address)
+                c.send(b"".join(b"set %s:%d-%d 0 0 1\r\nv\r\nget %s:%d-%d %s:x\r\n" % (p, round_, i, p, round_, i, p)
+                                for p in (b"s", b"f", b"m", b"a", b"o", b"n")))
+                conns.append(c)
+            time.sleep(0.05)
+            for c in conns:
+                c.close()  # with most replies still to come
+        with mcwire.Conn(*server.address) as conn:
+            # (The slow pool, 0.3 s a reply in turn, is timing out by now.)
+            assert conn.call(b"set after 0 0 1\r\nv\r\n") == b"STORED\r\n"
+            assert conn.call(b"get f:after\r\n") == b"END\r\n"
+            st = route_stats_all(conn)
+            wait_for(lambda: int(route_stats_all(conn)["async_in_flight"]) == 0, what="background requests to end")
+        # A straggler's or a detached write reached the fast replica.
+        wait_for(lambda: direct_value(fast, b"f:2-5") == b"v" and direct_value(fast, b"a:2-5") == b"v",
+                 what="the writes of the clients that left")
+        assert int(st["async_dropped"]) == 0
+    finally:
+        slow.close()
+        hung.close()
+
+
+def route_stats_all(conn):
+    return stats(conn, "routes")
+
+
+def direct_value(server, key):
+    with mcwire.Conn(server.host, server.port) as c:
+        values = mcwire.parse_values(c.call(b"get " + key + b"\r\n"))
+    return values[0][2] if values else None
