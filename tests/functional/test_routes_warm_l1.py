@@ -200,3 +200,21 @@ def test_l1l2_binary_get_is_served_from_l1(ithaca_factory, two):
             assert body.endswith(b"val")
     with mcwire.Conn(*server.address) as conn:  # (a connection speaks one protocol)
         assert node_stat(conn, "l1l2 l1", "l1_hits") == 1
+
+
+@pytest.mark.parametrize("warm_protocol", ["ascii", "meta"])
+def test_warm_up_reads_a_meta_clients_mg_from_warm_and_fills(ithaca_factory, two, warm_protocol):
+    cold, warm = two
+    direct_set(warm, b"m", b"warm!", exptime=300)
+    server = warm_up(ithaca_factory, cold, warm, "0", warm_protocol)
+    with mcwire.Conn(*server.address) as conn:
+        assert conn.call(b"mg m v\r\n") == b"VA 5\r\nwarm!\r\n"
+        assert conn.call(b"mg none v\r\n") == b"EN\r\n"
+        wait_for(lambda: direct_get(cold, b"m") == b"warm!", what="the fill")
+        # meta warm: the TTL it had left; ascii warm: none can be asked.
+        ttl = direct_ttl(cold, b"m")
+        assert (290 < ttl <= 300) if warm_protocol == "meta" else ttl == -1
+        hits = server_stat(cold, "get_hits")
+        assert conn.call(b"mg m v\r\n") == b"VA 5\r\nwarm!\r\n"
+        assert server_stat(cold, "get_hits") == hits + 1
+        assert node_stat(conn, "warm_up w", "warm_fills") == 1

@@ -1,6 +1,8 @@
 #include "warm_up_route.h"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "async_runner.h"
 #include "backend_encode.h"
@@ -16,7 +18,18 @@ enum phase : std::uint32_t {
   kCold = 0,  // child 0: the client's get on the cold child
   kMeta = 1,  // children 1..count: `mg KEY t v f` on warm, one per key missed
   kGet = 2,   // child `saved`: a get of the keys still to read on warm
+  kMetaClient = 3,  // a meta client's mg: child 1 its own mg on warm, child 2 `mg KEY t v f`
 };
+
+// A meta client's mg that only reads (no touch, vivify, recache or quiet
+// mode): it is read from warm on a miss, as a get is.
+bool plain_mg(const protocol::request& r) {
+  if (r.proto != protocol::protocol_kind::Meta || r.cmd != protocol::command::MetaGet) return false;
+  for (const char f : {'T', 'N', 'R', 'E', 'q'}) {
+    if (r.meta.has(f)) return false;
+  }
+  return true;
+}
 
 // A meta `mg KEY t v f` for `key` (the parent's key view, valid while the
 // parent is), base64 with 'b' when the key cannot travel as text.
@@ -98,6 +111,13 @@ dispatch_status warm_up_route::dispatch(request_slot& slot, dispatch_env& env) c
   // Only a plain get: a CAS (gets, gats) or a touch (gat) belongs to the
   // server that answers it, and a meta client's reply is the cold server's
   // own (passthrough); those read the cold child only.
+  if (plain_mg(slot.req)) {
+    slot.push_frame(slot_frame{this, kCold, 0, 0});
+    request_slot& c = slot.child(0);
+    slot.add_call();
+    dispatch_child(cold_, c, env);
+    return dispatch_status::Pending;
+  }
   if (slot.req.cmd != protocol::command::Get || slot.req.proto == protocol::protocol_kind::Meta) {
     return cold_.dispatch(slot, env);
   }
@@ -113,7 +133,8 @@ dispatch_status warm_up_route::dispatch(request_slot& slot, dispatch_env& env) c
 
 dispatch_status warm_up_route::resume(request_slot& slot, dispatch_env& env) const {
   switch (slot.top_frame().state) {
-    case kCold: return after_cold(slot, env);
+    case kCold: return plain_mg(slot.req) ? after_cold_mg(slot, env) : after_cold(slot, env);
+    case kMetaClient: return after_warm_mg(slot, env);
     case kMeta: return after_meta(slot, env);
     default: return after_get(slot, env);
   }
@@ -172,6 +193,47 @@ dispatch_status warm_up_route::after_meta(request_slot& slot, dispatch_env& env)
   return dispatch_status::Pending;
 }
 
+// A meta client's mg: cold's reply unless it is a miss or an error; then
+// warm is asked both the client's mg (its reply is the client's) and
+// `mg KEY t v f` (the fill's value and TTL), at once.
+dispatch_status warm_up_route::after_cold_mg(request_slot& slot, dispatch_env& env) const {
+  request_slot& cold = slot.child_at(0);
+  if (severity_of(cold.result, cold.req) == severity::Success) {
+    std::swap(slot.result, cold.result);
+    return dispatch_status::Done;
+  }
+  slot.top_frame().state = kMetaClient;
+  request_slot& asked = slot.child(1);
+  slot.add_call();
+  dispatch_child(warm_, asked, env);
+  request_slot& fill_read = slot.child(2);
+  make_meta_get(fill_read.req, slot.req.key());
+  slot.add_call();
+  dispatch_child(warm_, fill_read, env);
+  return dispatch_status::Pending;
+}
+
+dispatch_status warm_up_route::after_warm_mg(request_slot& slot, dispatch_env& env) const {
+  request_slot& asked = slot.child_at(1);
+  request_slot& fill_read = slot.child_at(2);
+  std::swap(slot.result, asked.result);
+  std::string_view value;
+  std::uint32_t flags = 0;
+  std::int64_t ttl = -1;
+  if (fill_read.result.outcome == protocol::routed_outcome::Raw &&
+      parse_meta_value(fill_read.result.raw, value, flags, ttl)) {
+    if (ttl != 0) send_add(slot.req.key(), value, flags, exptime_ != 0 ? exptime_ : std::max<std::int64_t>(ttl, 0), env);
+  } else if (fill_read.result.outcome == protocol::routed_outcome::Refused && slot.req.meta.has('v') &&
+             slot.result.outcome == protocol::routed_outcome::Hits && slot.result.key_count() == 1 &&
+             slot.result.hit(0).found) {
+    // An ascii warm backend (the TTL cannot be asked): the client's own
+    // reply holds the value; filled with exptime, or no expiry.
+    const protocol::routed_result::key_hit& h = slot.result.hit(0);
+    send_add(slot.req.key(), slot.result.data(h), h.flags, exptime_, env);
+  }
+  return dispatch_status::Done;
+}
+
 void warm_up_route::send_get(request_slot& slot, dispatch_env& env, const std::vector<std::uint32_t>& keys) const {
   slot_frame& f = slot.top_frame();
   const std::size_t at = f.state == kMeta ? 1 + f.count : 1;
@@ -200,12 +262,17 @@ dispatch_status warm_up_route::after_get(request_slot& slot, dispatch_env& env) 
 
 void warm_up_route::fill(request_slot& slot, dispatch_env& env, std::size_t i, std::int64_t ttl) const {
   const protocol::routed_result::key_hit& h = slot.result.hit(i);
+  send_add(slot.req.keys[i], slot.result.data(h), h.flags, ttl, env);
+}
+
+void warm_up_route::send_add(std::string_view key, std::string_view value, std::uint32_t flags, std::int64_t ttl,
+                             dispatch_env& env) const {
   protocol::request add;
   add.cmd = protocol::command::Add;
   add.proto = protocol::protocol_kind::Ascii;
-  add.keys.push_back(slot.req.keys[i]);
-  add.value = slot.result.data(h);
-  add.flags = h.flags;
+  add.keys.push_back(key);
+  add.value = value;
+  add.flags = flags;
   add.exptime = ttl;
   // send() copies the key and value before it returns.
   if (env.async != nullptr && env.async->send(cold_, add)) {

@@ -14,9 +14,15 @@
 // with no expiry (mcrouter's fill without metaget), the documented fallback.
 // An item whose TTL runs out as it is read is answered but not filled.
 //
+// A meta client's `mg` that only reads (no T, N, R, E or q) is read from
+// warm the same way on a miss or an error on cold: warm is sent the client's
+// mg (its reply is the client's, as warm gives it) and `mg KEY t v f` for
+// the fill (with an ascii warm backend, the client's own reply holds the
+// value when it asked for it: v).
+//
 // Everything else (sets, deletes, arithmetic, touches, gets/gats/gat whose
-// CAS or TTL belongs to the cold server, meta commands, lease-get) goes to
-// the cold child only: the client keeps the warm pool consistent itself.
+// CAS or TTL belongs to the cold server, other meta commands, lease-get)
+// goes to the cold child only: the client keeps the warm pool consistent.
 #pragma once
 
 #include <cstdint>
@@ -38,9 +44,13 @@ class warm_up_route final : public route {
   dispatch_status after_cold(request_slot& slot, dispatch_env& env) const;
   dispatch_status after_meta(request_slot& slot, dispatch_env& env) const;
   dispatch_status after_get(request_slot& slot, dispatch_env& env) const;
+  dispatch_status after_cold_mg(request_slot& slot, dispatch_env& env) const;
+  dispatch_status after_warm_mg(request_slot& slot, dispatch_env& env) const;
   void send_get(request_slot& slot, dispatch_env& env, const std::vector<std::uint32_t>& keys) const;
   // An `add` of key `i`'s value (in slot.result) to the cold child.
   void fill(request_slot& slot, dispatch_env& env, std::size_t i, std::int64_t ttl) const;
+  void send_add(std::string_view key, std::string_view value, std::uint32_t flags, std::int64_t ttl,
+                dispatch_env& env) const;
   const route& cold_;
   const route& warm_;
   std::uint32_t exptime_;  // 0: the TTL the warm item has left
