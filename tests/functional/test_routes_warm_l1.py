@@ -218,3 +218,46 @@ def test_warm_up_reads_a_meta_clients_mg_from_warm_and_fills(ithaca_factory, two
         assert conn.call(b"mg m v\r\n") == b"VA 5\r\nwarm!\r\n"
         assert server_stat(cold, "get_hits") == hits + 1
         assert node_stat(conn, "warm_up w", "warm_fills") == 1
+
+
+def test_multi_key_gets_over_pools_of_several_servers(ithaca_factory, memcached_factory):
+    """A child's keys spread over several servers: the routes' key maps stay
+    theirs (the pool's per-server grouping is its own)."""
+    cold = [memcached_factory(args=SERVER_ARGS) for _ in range(2)]
+    warm = [memcached_factory(args=SERVER_ARGS) for _ in range(2)]
+    keys = [b"key%d" % i for i in range(12)]
+    server = ithaca_factory(config_text=pools_yaml(
+        {"cold": ("ascii", [addr(s) for s in cold]), "warm": ("ascii", [addr(s) for s in warm])},
+        "{type: warm_up, name: w, cold: {type: l1l2, name: l1, l2: pool:cold, exptime: 60s}, "
+        "warm: pool:warm, exptime: 100s}"))
+    with mcwire.Conn(*server.address) as conn:
+        # Via ithaca's warm pool (a direct set would need the placement).
+        warm_only = ithaca_factory(config_text=pools_yaml(
+            {"warm": ("ascii", [addr(s) for s in warm])}, "pool:warm"))
+        with mcwire.Conn(*warm_only.address) as w:
+            for k in keys[::2]:
+                assert w.call(b"set %s 0 0 %d\r\nw-%s\r\n" % (k, len(k) + 2, k)) == b"STORED\r\n"
+        expect = b"".join(b"VALUE %s 0 %d\r\nw-%s\r\n" % (k, len(k) + 2, k) for k in keys[::2]) + b"END\r\n"
+        line = b"get " + b" ".join(keys) + b"\r\n"
+        assert conn.call(line) == expect  # from warm
+        wait_for(lambda: node_stat(conn, "warm_up w", "warm_fills") == 6, what="fills sent")
+        wait_for(lambda: conn.call(line) == expect and node_stat(conn, "l1l2 l1", "l1_hits") >= 6,
+                 what="cold (then L1) answering")
+
+
+@pytest.mark.parametrize("route", [
+    "{type: miss_failover, children: [pool:a, pool:b]}",
+    '{type: prefix, prefixes: {"p": pool:a}, default: pool:b}',
+])
+def test_split_multi_key_gets_keep_key_order_over_several_servers(ithaca_factory, memcached_factory, route):
+    a = [memcached_factory(args=SERVER_ARGS) for _ in range(2)]
+    b = [memcached_factory(args=SERVER_ARGS) for _ in range(2)]
+    server = ithaca_factory(config_text=pools_yaml(
+        {"a": ("ascii", [addr(s) for s in a]), "b": ("ascii", [addr(s) for s in b])}, route))
+    keys = [b"p%d" % i for i in range(8)] + [b"q%d" % i for i in range(8)]
+    with mcwire.Conn(*server.address) as conn:
+        for k in keys:
+            assert conn.call(b"set %s 0 0 %d\r\nv-%s\r\n" % (k, len(k) + 2, k)) == b"STORED\r\n"
+        mixed = [k for pair in zip(keys[:8], keys[8:]) for k in pair]
+        expect = b"".join(b"VALUE %s 0 %d\r\nv-%s\r\n" % (k, len(k) + 2, k) for k in mixed) + b"END\r\n"
+        assert conn.call(b"get " + b" ".join(mixed) + b"\r\n") == expect

@@ -30,10 +30,10 @@ dispatch_status l1l2_route::dispatch(request_slot& slot, dispatch_env& env) cons
     if (c == nullptr) {
       c = &slot.child(0);
       c->req.keys.clear();
-      c->key_order.clear();
+      c->key_map.clear();
     }
     c->req.keys.push_back(req.keys[i]);
-    c->key_order.push_back(static_cast<std::uint32_t>(i));
+    c->key_map.push_back(static_cast<std::uint32_t>(i));
   }
   // Every key from L1: answered, with no calls (ready at once, in order).
   if (c == nullptr) return dispatch_status::Pending;
@@ -45,9 +45,9 @@ dispatch_status l1l2_route::dispatch(request_slot& slot, dispatch_env& env) cons
 
 dispatch_status l1l2_route::resume(request_slot& slot, dispatch_env& env) const {
   request_slot& c = slot.child_at(0);
-  merge_hits(slot.result, c.result, c.key_order);
+  merge_hits(slot.result, c.result, c.key_map);
   if (env.local == nullptr) return dispatch_status::Done;  // resumed detached: nothing to keep
-  for (const std::uint32_t i : c.key_order) {
+  for (const std::uint32_t i : c.key_map) {
     const protocol::routed_result::key_hit& h = slot.result.hit(i);
     if (h.found) env.local->fill(slot.req.keys[i], h.flags, slot.result.data(h), exptime_);
   }

@@ -124,8 +124,8 @@ dispatch_status warm_up_route::dispatch(request_slot& slot, dispatch_env& env) c
   slot.push_frame(slot_frame{this, kCold, 0, 0});
   slot.result.prepare(slot.req);
   request_slot& c = slot.child(0);
-  c.key_order.clear();
-  for (std::size_t i = 0; i < slot.req.keys.size(); ++i) c.key_order.push_back(static_cast<std::uint32_t>(i));
+  c.key_map.clear();
+  for (std::size_t i = 0; i < slot.req.keys.size(); ++i) c.key_map.push_back(static_cast<std::uint32_t>(i));
   slot.add_call();
   dispatch_child(cold_, c, env);
   return dispatch_status::Pending;
@@ -142,7 +142,7 @@ dispatch_status warm_up_route::resume(request_slot& slot, dispatch_env& env) con
 
 dispatch_status warm_up_route::after_cold(request_slot& slot, dispatch_env& env) const {
   request_slot& cold = slot.child_at(0);
-  merge_hits(slot.result, cold.result, cold.key_order);
+  merge_hits(slot.result, cold.result, cold.key_map);
   const std::vector<std::uint32_t> missing = misses_of(slot.result);
   if (missing.empty()) return dispatch_status::Done;
   // The keys cold failed are asked of warm: only warm's failures count.
@@ -157,7 +157,7 @@ dispatch_status warm_up_route::after_cold(request_slot& slot, dispatch_env& env)
   for (std::size_t j = 0; j < missing.size(); ++j) {
     request_slot& c = slot.child(1 + j);
     make_meta_get(c.req, slot.req.keys[missing[j]]);
-    c.key_order.assign(1, missing[j]);
+    c.key_map.assign(1, missing[j]);
     slot.add_call();
     dispatch_child(warm_, c, env);
   }
@@ -169,7 +169,7 @@ dispatch_status warm_up_route::after_meta(request_slot& slot, dispatch_env& env)
   std::vector<std::uint32_t> unknown;  // keys whose TTL warm cannot tell (an ascii backend)
   for (std::uint32_t j = 0; j < sent; ++j) {
     request_slot& c = slot.child_at(1 + j);
-    const std::uint32_t i = c.key_order[0];
+    const std::uint32_t i = c.key_map[0];
     const protocol::routed_result& r = c.result;
     if (r.outcome == protocol::routed_outcome::Refused) {
       unknown.push_back(i);
@@ -241,10 +241,10 @@ void warm_up_route::send_get(request_slot& slot, dispatch_env& env, const std::v
   f.saved = static_cast<std::int64_t>(at);
   request_slot& c = slot.child(at);
   c.req.keys.clear();
-  c.key_order.clear();
+  c.key_map.clear();
   for (const std::uint32_t i : keys) {
     c.req.keys.push_back(slot.req.keys[i]);
-    c.key_order.push_back(i);
+    c.key_map.push_back(i);
   }
   slot.add_call();
   dispatch_child(warm_, c, env);
@@ -252,9 +252,9 @@ void warm_up_route::send_get(request_slot& slot, dispatch_env& env, const std::v
 
 dispatch_status warm_up_route::after_get(request_slot& slot, dispatch_env& env) const {
   request_slot& c = slot.child_at(static_cast<std::size_t>(slot.top_frame().saved));
-  merge_hits(slot.result, c.result, c.key_order);
+  merge_hits(slot.result, c.result, c.key_map);
   // exptime 0 here: warm speaks ascii and cannot tell the TTL left: no expiry.
-  for (const std::uint32_t i : c.key_order) {
+  for (const std::uint32_t i : c.key_map) {
     if (slot.result.hit(i).found) fill(slot, env, i, exptime_);
   }
   return dispatch_status::Done;
