@@ -188,6 +188,21 @@ def test_l1l2_writes_and_deletes_through_it_invalidate_l1(ithaca_factory, two):
         assert node_stat(conn, "l1l2 l1", "l1_hits") == 0
 
 
+def test_l1l2_a_get_racing_a_write_keeps_nothing_in_l1(ithaca_factory, two):
+    l2 = two[0]
+    direct_set(l2, b"k", b"old")
+    server = l1l2(ithaca_factory, l2, "60s")
+    with mcwire.Conn(*server.address) as conn:
+        # The get reads L2 while the set behind it removes k from L1: its
+        # reply (the old value) must not be kept in L1 after the set.
+        conn.send(b"get k\r\nset k 0 0 3\r\nnew\r\n")
+        assert conn.read_reply() == b"VALUE k 0 3\r\nold\r\nEND\r\n"
+        assert conn.read_reply() == b"STORED\r\n"
+        assert conn.call(b"get k\r\n") == b"VALUE k 0 3\r\nnew\r\nEND\r\n"
+        assert conn.call(b"get k\r\n") == b"VALUE k 0 3\r\nnew\r\nEND\r\n"
+        assert node_stat(conn, "l1l2 l1", "l1_hits") == 1
+
+
 def test_l1l2_binary_get_is_served_from_l1(ithaca_factory, two):
     l2 = two[0]
     direct_set(l2, b"bk", b"val")
