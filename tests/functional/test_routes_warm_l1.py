@@ -4,6 +4,8 @@ fill's TTL, a set not overwritten by a fill), and this ithaca's store as an
 L1 in front of a pool (served from L1, invalidated by writes through it, its
 TTL cap)."""
 
+import time
+
 import pytest
 
 import mcwire
@@ -98,6 +100,8 @@ def test_warm_up_fill_ttl_is_the_exptime_or_what_warm_has_left(ithaca_factory, t
     cold, warm = two
     direct_set(warm, b"long", b"x", exptime=500)
     direct_set(warm, b"forever", b"x")
+    far = 40 * 24 * 3600  # past 30 days: an absolute time on the wire
+    direct_set(warm, b"far", b"x", exptime=int(time.time()) + far)
     # exptime set: every fill gets it.
     server = warm_up(ithaca_factory, cold, warm, "100s")
     with mcwire.Conn(*server.address) as conn:
@@ -111,8 +115,11 @@ def test_warm_up_fill_ttl_is_the_exptime_or_what_warm_has_left(ithaca_factory, t
     with mcwire.Conn(*server.address) as conn:
         assert conn.call(b"get long\r\n") == b"VALUE long 0 1\r\nx\r\nEND\r\n"
         assert conn.call(b"get forever\r\n") == b"VALUE forever 0 1\r\nx\r\nEND\r\n"
-    wait_for(lambda: direct_get(cold2, b"long") and direct_get(cold2, b"forever"), what="fills")
+        assert conn.call(b"get far\r\n") == b"VALUE far 0 1\r\nx\r\nEND\r\n"
+    wait_for(lambda: direct_get(cold2, b"long") and direct_get(cold2, b"forever") and direct_get(cold2, b"far"),
+             what="fills")
     assert 490 < direct_ttl(cold2, b"long") <= 500
+    assert far - 20 < direct_ttl(cold2, b"far") <= far
     assert direct_ttl(cold2, b"forever") == -1
     # exptime 0 over an ascii warm pool: the TTL cannot be asked: no expiry.
     cold3 = memcached_factory(args=SERVER_ARGS)

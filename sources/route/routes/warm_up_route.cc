@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <utility>
 
 #include "async_runner.h"
@@ -30,6 +31,8 @@ bool plain_mg(const protocol::request& r) {
   }
   return true;
 }
+
+constexpr std::int64_t kRelativeMax = 60 * 60 * 24 * 30;
 
 // A meta `mg KEY t v f` for `key` (the parent's key view, valid while the
 // parent is), base64 with 'b' when the key cannot travel as text.
@@ -273,7 +276,8 @@ void warm_up_route::send_add(std::string_view key, std::string_view value, std::
   add.keys.push_back(key);
   add.value = value;
   add.flags = flags;
-  add.exptime = ttl;
+  // memcached reads an exptime past 30 days as a unix time.
+  add.exptime = ttl > kRelativeMax ? static_cast<std::int64_t>(std::time(nullptr)) + ttl : ttl;
   // send() copies the key and value before it returns.
   if (env.async != nullptr && env.async->send(cold_, add)) {
     route_counters::add(counters().warm_fills);
