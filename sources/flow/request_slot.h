@@ -137,6 +137,11 @@ class request_slot {
   std::vector<std::uint32_t> key_order;
   std::vector<std::uint32_t> server_of;
   std::vector<std::uint32_t> group_start;
+  // [a composite's child slot] The parent's index of each of this child's
+  // keys (merge_hits' map), set by the composite that made the child. Apart
+  // from the scratch above, which the route the child is sent to uses for
+  // its own split (a pool groups the child's keys by server in key_order).
+  std::vector<std::uint32_t> key_map;
 
   // The request loop brackets a dispatch with these, so a call answered
   // during the dispatch (a down server fails at once) cannot ready the slot

@@ -12,6 +12,7 @@
 #include "routes/failover_route.h"
 #include "routes/fixed_reply_route.h"
 #include "routes/hash_route.h"
+#include "routes/l1l2_route.h"
 #include "routes/miss_failover_route.h"
 #include "routes/modify_exptime_route.h"
 #include "routes/operation_route.h"
@@ -21,6 +22,7 @@
 #include "routes/read_only_route.h"
 #include "routes/route_util.h"
 #include "routes/shadow_route.h"
+#include "routes/warm_up_route.h"
 
 namespace ithaca::route {
 
@@ -232,9 +234,19 @@ struct builder {
         }
         return add<rate_limit_route>(name_of(r, "rate_limit"), *child, fallback, rate, burst);
       }
-      case route_kind::WarmUp:
-      case route_kind::L1L2:
-        return fail(r, "this kind is not available in this version of ithaca");
+      case route_kind::WarmUp: {
+        const route* cold = one(r, "cold", true);
+        if (cold == nullptr) return nullptr;
+        const route* warm = one(r, "warm", true);
+        if (warm == nullptr) return nullptr;
+        return add<warm_up_route>(name_of(r, "warm_up"), *cold, *warm, r.exptime);
+      }
+      case route_kind::L1L2: {
+        const route* l2 = one(r, "l2", true);
+        if (l2 == nullptr) return nullptr;
+        if (r.exptime == 0) return fail(r, "needs an `exptime` above 0 (the longest the local store keeps a value)");
+        return add<l1l2_route>(name_of(r, "l1l2"), *l2, r.exptime);
+      }
     }
     return fail(r, "unknown kind");
   }

@@ -28,8 +28,8 @@ dispatch_status miss_failover_route::dispatch(request_slot& slot, dispatch_env& 
   if (protocol::is_multikey_retrieval(slot.req) && slot.req.keys.size() > 1) {
     slot.result.prepare(slot.req);
     request_slot& c = slot.child(0);
-    c.key_order.clear();
-    for (std::size_t i = 0; i < slot.req.keys.size(); ++i) c.key_order.push_back(static_cast<std::uint32_t>(i));
+    c.key_map.clear();
+    for (std::size_t i = 0; i < slot.req.keys.size(); ++i) c.key_map.push_back(static_cast<std::uint32_t>(i));
     slot.add_call();
     dispatch_child(*children_[0], c, env);
   } else {
@@ -72,7 +72,7 @@ dispatch_status miss_failover_route::resume_single(request_slot& slot, dispatch_
 dispatch_status miss_failover_route::resume_multi(request_slot& slot, dispatch_env& env) const {
   slot_frame& f = slot.top_frame();
   request_slot& last = slot.child_at(f.state);
-  merge_hits(slot.result, last.result, last.key_order);
+  merge_hits(slot.result, last.result, last.key_map);
   const bool last_child = f.state + 1 >= children_.size();
   // The keys still missing go to the next child.
   std::vector<std::uint32_t> missing;
@@ -89,10 +89,10 @@ dispatch_status miss_failover_route::resume_multi(request_slot& slot, dispatch_e
   f.state += 1;
   request_slot& c = slot.child(f.state);
   c.req.keys.clear();
-  c.key_order.clear();
+  c.key_map.clear();
   for (const std::uint32_t i : missing) {
     c.req.keys.push_back(slot.req.keys[i]);
-    c.key_order.push_back(i);
+    c.key_map.push_back(i);
   }
   slot.add_call();
   dispatch_child(*children_[f.state], c, env);

@@ -42,10 +42,10 @@ dispatch_status selector_route::dispatch(request_slot& slot, dispatch_env& env) 
       if (c == nullptr) {
         c = &slot.child(used++);
         c->req.keys.clear();
-        c->key_order.clear();
+        c->key_map.clear();
       }
       c->req.keys.push_back(req.keys[i]);
-      c->key_order.push_back(static_cast<std::uint32_t>(i));
+      c->key_map.push_back(static_cast<std::uint32_t>(i));
     }
     if (c == nullptr) continue;
     slot.add_call();  // the child's answer, as one call of this slot
@@ -57,7 +57,7 @@ dispatch_status selector_route::dispatch(request_slot& slot, dispatch_env& env) 
 dispatch_status selector_route::resume(request_slot& slot, dispatch_env&) const {
   for (std::size_t i = 0; i < slot.children_in_use(); ++i) {
     request_slot& c = slot.child_at(i);
-    merge_hits(slot.result, c.result, c.key_order);
+    merge_hits(slot.result, c.result, c.key_map);
   }
   return dispatch_status::Done;
 }

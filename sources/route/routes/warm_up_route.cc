@@ -1,0 +1,289 @@
+#include "warm_up_route.h"
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <utility>
+
+#include "async_runner.h"
+#include "backend_encode.h"
+#include "number.h"
+#include "route_util.h"
+
+namespace ithaca::route {
+
+namespace {
+
+// frame.state: the phase whose calls are out.
+enum phase : std::uint32_t {
+  kCold = 0,  // child 0: the client's get on the cold child
+  kMeta = 1,  // children 1..count: `mg KEY t v f` on warm, one per key missed
+  kGet = 2,   // child `saved`: a get of the keys still to read on warm
+  kMetaClient = 3,  // a meta client's mg: child 1 its own mg on warm, child 2 `mg KEY t v f`
+};
+
+// A meta client's mg that only reads (no touch, vivify, recache or quiet
+// mode): it is read from warm on a miss, as a get is.
+bool plain_mg(const protocol::request& r) {
+  if (r.proto != protocol::protocol_kind::Meta || r.cmd != protocol::command::MetaGet) return false;
+  for (const char f : {'T', 'N', 'R', 'E', 'q'}) {
+    if (r.meta.has(f)) return false;
+  }
+  return true;
+}
+
+constexpr std::int64_t kRelativeMax = 60 * 60 * 24 * 30;
+
+// A meta `mg KEY t v f` for `key` (the parent's key view, valid while the
+// parent is), base64 with 'b' when the key cannot travel as text.
+void make_meta_get(protocol::request& m, std::string_view key) {
+  m.clear();
+  m.cmd = protocol::command::MetaGet;
+  m.proto = protocol::protocol_kind::Meta;
+  m.meta.clear();
+  for (const char f : {'t', 'v', 'f'}) {
+    m.meta.set(f);
+    m.meta.order[m.meta.order_size++] = f;
+  }
+  if (protocol::text_safe_key(key) || key.size() > m.scratch.size()) {
+    m.keys.push_back(key);
+    return;
+  }
+  std::memcpy(m.scratch.data(), key.data(), key.size());
+  m.keys.push_back(std::string_view(m.scratch.data(), key.size()));
+  m.meta_key_binary = true;
+  m.meta.set('b');
+  m.meta.order[m.meta.order_size++] = 'b';
+}
+
+// The keys of `result` that are not hits.
+std::vector<std::uint32_t> misses_of(const protocol::routed_result& result) {
+  std::vector<std::uint32_t> out;
+  for (std::size_t i = 0; i < result.key_count(); ++i) {
+    if (!result.hit(i).found) out.push_back(static_cast<std::uint32_t>(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool parse_meta_value(std::string_view raw, std::string_view& value, std::uint32_t& flags, std::int64_t& ttl) {
+  if (!raw.starts_with("VA ")) return false;
+  const std::size_t eol = raw.find("\r\n");
+  if (eol == std::string_view::npos) return false;
+  std::string_view line = raw.substr(3, eol - 3);
+  std::uint64_t size = 0;
+  bool have_size = false;
+  flags = 0;
+  ttl = -1;
+  while (!line.empty()) {
+    const std::size_t sp = line.find(' ');
+    const std::string_view tok = line.substr(0, sp);
+    line = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
+    if (tok.empty()) continue;
+    if (!have_size) {
+      const auto v = protocol::parse_u64(tok);
+      if (!v) return false;
+      size = *v;
+      have_size = true;
+    } else if (tok[0] == 'f') {
+      const auto v = protocol::parse_u64(tok.substr(1));
+      if (!v || *v > UINT32_MAX) return false;
+      flags = static_cast<std::uint32_t>(*v);
+    } else if (tok[0] == 't') {
+      const std::string_view n = tok.substr(1);
+      if (n == "-1") {
+        ttl = -1;
+      } else {
+        const auto v = protocol::parse_u64(n);
+        if (!v) return false;
+        ttl = static_cast<std::int64_t>(*v);
+      }
+    }
+  }
+  if (!have_size || raw.size() < eol + 2 + size + 2) return false;
+  value = raw.substr(eol + 2, size);
+  return true;
+}
+
+warm_up_route::warm_up_route(std::string name, const route& cold, const route& warm, std::uint32_t exptime)
+    : route(std::move(name)), cold_(cold), warm_(warm), exptime_(exptime) {}
+
+dispatch_status warm_up_route::dispatch(request_slot& slot, dispatch_env& env) const {
+  route_counters::add(counters().requests);
+  // Only a plain get: a CAS (gets, gats) or a touch (gat) belongs to the
+  // server that answers it, and a meta client's reply is the cold server's
+  // own (passthrough); those read the cold child only.
+  if (plain_mg(slot.req)) {
+    slot.push_frame(slot_frame{this, kCold, 0, 0});
+    request_slot& c = slot.child(0);
+    slot.add_call();
+    dispatch_child(cold_, c, env);
+    return dispatch_status::Pending;
+  }
+  if (slot.req.cmd != protocol::command::Get || slot.req.proto == protocol::protocol_kind::Meta) {
+    return cold_.dispatch(slot, env);
+  }
+  slot.push_frame(slot_frame{this, kCold, 0, 0});
+  slot.result.prepare(slot.req);
+  request_slot& c = slot.child(0);
+  c.key_map.clear();
+  for (std::size_t i = 0; i < slot.req.keys.size(); ++i) c.key_map.push_back(static_cast<std::uint32_t>(i));
+  slot.add_call();
+  dispatch_child(cold_, c, env);
+  return dispatch_status::Pending;
+}
+
+dispatch_status warm_up_route::resume(request_slot& slot, dispatch_env& env) const {
+  switch (slot.top_frame().state) {
+    case kCold: return plain_mg(slot.req) ? after_cold_mg(slot, env) : after_cold(slot, env);
+    case kMetaClient: return after_warm_mg(slot, env);
+    case kMeta: return after_meta(slot, env);
+    default: return after_get(slot, env);
+  }
+}
+
+dispatch_status warm_up_route::after_cold(request_slot& slot, dispatch_env& env) const {
+  request_slot& cold = slot.child_at(0);
+  merge_hits(slot.result, cold.result, cold.key_map);
+  const std::vector<std::uint32_t> missing = misses_of(slot.result);
+  if (missing.empty()) return dispatch_status::Done;
+  // The keys cold failed are asked of warm: only warm's failures count.
+  slot.result.failed_keys = 0;
+  slot_frame& f = slot.top_frame();
+  if (exptime_ != 0) {
+    send_get(slot, env, missing);
+    return dispatch_status::Pending;
+  }
+  f.state = kMeta;
+  f.count = static_cast<std::uint32_t>(missing.size());
+  for (std::size_t j = 0; j < missing.size(); ++j) {
+    request_slot& c = slot.child(1 + j);
+    make_meta_get(c.req, slot.req.keys[missing[j]]);
+    c.key_map.assign(1, missing[j]);
+    slot.add_call();
+    dispatch_child(warm_, c, env);
+  }
+  return dispatch_status::Pending;
+}
+
+dispatch_status warm_up_route::after_meta(request_slot& slot, dispatch_env& env) const {
+  const std::uint32_t sent = slot.top_frame().count;
+  std::vector<std::uint32_t> unknown;  // keys whose TTL warm cannot tell (an ascii backend)
+  for (std::uint32_t j = 0; j < sent; ++j) {
+    request_slot& c = slot.child_at(1 + j);
+    const std::uint32_t i = c.key_map[0];
+    const protocol::routed_result& r = c.result;
+    if (r.outcome == protocol::routed_outcome::Refused) {
+      unknown.push_back(i);
+      continue;
+    }
+    if (r.outcome == protocol::routed_outcome::Failed) {
+      ++slot.result.failed_keys;
+      continue;
+    }
+    if (r.outcome != protocol::routed_outcome::Raw) continue;  // a miss or an error: a miss
+    std::string_view value;
+    std::uint32_t flags = 0;
+    std::int64_t ttl = -1;
+    if (!parse_meta_value(r.raw, value, flags, ttl)) continue;
+    slot.result.set_hit(i, flags, 0, value);
+    if (ttl == 0) continue;  // runs out now: answered, not filled
+    fill(slot, env, i, ttl < 0 ? 0 : ttl);
+  }
+  if (unknown.empty()) return dispatch_status::Done;
+  send_get(slot, env, unknown);
+  return dispatch_status::Pending;
+}
+
+// A meta client's mg: cold's reply unless it is a miss or an error; then
+// warm is asked both the client's mg (its reply is the client's) and
+// `mg KEY t v f` (the fill's value and TTL), at once.
+dispatch_status warm_up_route::after_cold_mg(request_slot& slot, dispatch_env& env) const {
+  request_slot& cold = slot.child_at(0);
+  if (severity_of(cold.result, cold.req) == severity::Success) {
+    std::swap(slot.result, cold.result);
+    return dispatch_status::Done;
+  }
+  slot.top_frame().state = kMetaClient;
+  request_slot& asked = slot.child(1);
+  slot.add_call();
+  dispatch_child(warm_, asked, env);
+  request_slot& fill_read = slot.child(2);
+  make_meta_get(fill_read.req, slot.req.key());
+  slot.add_call();
+  dispatch_child(warm_, fill_read, env);
+  return dispatch_status::Pending;
+}
+
+dispatch_status warm_up_route::after_warm_mg(request_slot& slot, dispatch_env& env) const {
+  request_slot& asked = slot.child_at(1);
+  request_slot& fill_read = slot.child_at(2);
+  std::swap(slot.result, asked.result);
+  std::string_view value;
+  std::uint32_t flags = 0;
+  std::int64_t ttl = -1;
+  if (fill_read.result.outcome == protocol::routed_outcome::Raw &&
+      parse_meta_value(fill_read.result.raw, value, flags, ttl)) {
+    if (ttl != 0) send_add(slot.req.key(), value, flags, exptime_ != 0 ? exptime_ : std::max<std::int64_t>(ttl, 0), env);
+  } else if (fill_read.result.outcome == protocol::routed_outcome::Refused && slot.req.meta.has('v') &&
+             slot.result.outcome == protocol::routed_outcome::Hits && slot.result.key_count() == 1 &&
+             slot.result.hit(0).found) {
+    // An ascii warm backend (the TTL cannot be asked): the client's own
+    // reply holds the value; filled with exptime, or no expiry.
+    const protocol::routed_result::key_hit& h = slot.result.hit(0);
+    send_add(slot.req.key(), slot.result.data(h), h.flags, exptime_, env);
+  }
+  return dispatch_status::Done;
+}
+
+void warm_up_route::send_get(request_slot& slot, dispatch_env& env, const std::vector<std::uint32_t>& keys) const {
+  slot_frame& f = slot.top_frame();
+  const std::size_t at = f.state == kMeta ? 1 + f.count : 1;
+  f.state = kGet;
+  f.saved = static_cast<std::int64_t>(at);
+  request_slot& c = slot.child(at);
+  c.req.keys.clear();
+  c.key_map.clear();
+  for (const std::uint32_t i : keys) {
+    c.req.keys.push_back(slot.req.keys[i]);
+    c.key_map.push_back(i);
+  }
+  slot.add_call();
+  dispatch_child(warm_, c, env);
+}
+
+dispatch_status warm_up_route::after_get(request_slot& slot, dispatch_env& env) const {
+  request_slot& c = slot.child_at(static_cast<std::size_t>(slot.top_frame().saved));
+  merge_hits(slot.result, c.result, c.key_map);
+  // exptime 0 here: warm speaks ascii and cannot tell the TTL left: no expiry.
+  for (const std::uint32_t i : c.key_map) {
+    if (slot.result.hit(i).found) fill(slot, env, i, exptime_);
+  }
+  return dispatch_status::Done;
+}
+
+void warm_up_route::fill(request_slot& slot, dispatch_env& env, std::size_t i, std::int64_t ttl) const {
+  const protocol::routed_result::key_hit& h = slot.result.hit(i);
+  send_add(slot.req.keys[i], slot.result.data(h), h.flags, ttl, env);
+}
+
+void warm_up_route::send_add(std::string_view key, std::string_view value, std::uint32_t flags, std::int64_t ttl,
+                             dispatch_env& env) const {
+  protocol::request add;
+  add.cmd = protocol::command::Add;
+  add.proto = protocol::protocol_kind::Ascii;
+  add.keys.push_back(key);
+  add.value = value;
+  add.flags = flags;
+  // memcached reads an exptime past 30 days as a unix time.
+  add.exptime = ttl > kRelativeMax ? static_cast<std::int64_t>(std::time(nullptr)) + ttl : ttl;
+  // send() copies the key and value before it returns.
+  if (env.async != nullptr && env.async->send(cold_, add)) {
+    route_counters::add(counters().warm_fills);
+  } else {
+    route_counters::add(counters().async_dropped);
+  }
+}
+
+}  // namespace ithaca::route
