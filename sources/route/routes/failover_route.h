@@ -42,6 +42,7 @@ class failover_route final : public route {
   dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return gutter_ ? "failover_exptime" : "failover"; }
   std::vector<const route*> children() const override { return children_; }
+  bool tries_in_turn(const protocol::request&) const override { return true; }
 
  private:
   std::vector<const route*> children_;
