@@ -9,6 +9,7 @@
 // here waits; the stats provider only reads counters.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "counters.h"
@@ -28,6 +29,11 @@ struct server_context {
   command_counters& counters;  // this worker's (mn counts as a meta command)
   bool enable_shutdown = false;
   std::string_view version = kVersion;
+  // The configuration file and when it was last loaded (unix seconds), for
+  // `__mcrouter__.config_file` / `config_age` (route/introspect.h). They
+  // point into the live-settings snapshot the caller holds.
+  std::string_view config_file;
+  std::int64_t config_loaded_at = 0;
 };
 
 exec_action execute_server_command(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "command_class.h"
+#include "introspect.h"
 #include "parse_error_reply.h"
 #include "prefix_stats.h"
 #include "reply_drain.h"
@@ -211,6 +212,10 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
       slot.action = all_local ? lc.local->execute_parse_error(r, slot.req, env.out)
                               : flow::execute_parse_error_reply(r, slot.req, env.out);
       if (r.close) slot.action = exec_action::Close;
+    } else if (is_introspection(slot.req)) {
+      // `get __mcrouter__.route(get,k)` ...: answered here, on this
+      // connection's root, in whichever protocol the get came (introspect.h).
+      answer_introspection(slot.req, root, lc.server, lc.backends, slot.result, env.out);
     } else {
       const bool server_command = protocol::classify(slot.req) == protocol::command_class::Server;
       const route& target = server_command ? lc.tree->server() : root;

@@ -101,6 +101,15 @@ class route : public flow::frame_owner {
   virtual const char* kind() const = 0;
   // The routes this one sends to, in order (for stats and introspection).
   virtual std::vector<const route*> children() const { return {}; }
+  // Introspection (introspect.h: `__mcrouter__.route_handles(OP,KEY)` and
+  // `route(OP,KEY)`): the routes `req` goes to from here, in order. Every
+  // child by default; a selector gives the one it picks, so the walk shows
+  // the path a request takes rather than every branch. [any thread; pure]
+  virtual std::vector<const route*> targets_for(const protocol::request&) const { return children(); }
+  // Whether those targets are tried in turn, the next one only when the one
+  // before failed (failover): `route(OP,KEY)` then names the first that
+  // reaches a server that is up, as a request would.
+  virtual bool tries_in_turn(const protocol::request&) const { return false; }
   route_counters& counters() const { return counters_; }
 
  private:

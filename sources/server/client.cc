@@ -28,6 +28,8 @@ client::client(const worker_shared& shared, flow::command_counters& counters)
       server_{*shared.stats, counters, live_->enable_shutdown},
       loop_{&ctx_, server_, this, live_->routes.get(), inflight_, out_, shared.backends, shared.acks, shared.async} {
   parser_.set_item_size_max(live_->item_size_max);
+  server_.config_file = live_->config_file;
+  server_.config_loaded_at = live_->config_loaded_at;
 }
 
 // One acquire load per batch; the rest only after a reload (snapshot.h).
@@ -35,6 +37,8 @@ void client::refresh_live() {
   if (!live_.refresh()) return;
   parser_.set_item_size_max(live_->item_size_max);
   server_.enable_shutdown = live_->enable_shutdown;
+  server_.config_file = live_->config_file;
+  server_.config_loaded_at = live_->config_loaded_at;
   loop_.tree = live_->routes.get();
 }
 

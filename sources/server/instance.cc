@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <vector>
 
@@ -157,6 +158,8 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   live_settings first = live_settings_of(cfg);
   first.routes = route::build_route_tree(cfg, servers, access, &route_error);
   first.close_clients = access == route::store_access::Closed;
+  first.config_file = cli.config_path;
+  first.config_loaded_at = static_cast<int64_t>(std::time(nullptr));
   if (!first.routes) {
     spdlog::critical("{}", route_error);
     return 1;

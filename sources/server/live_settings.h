@@ -46,6 +46,11 @@ struct live_settings {
   // A replication slave that does not serve reads: the pooler closes every
   // new connection at accept (yrmcds does). Follows the role (served_role.h).
   bool close_clients = false;
+  // --config's path ("" without one) and when that file was last loaded
+  // (unix seconds: start-up, then each SIGHUP that applied it), for
+  // `__mcrouter__.config_file` and `config_age`.
+  std::string config_file;
+  int64_t config_loaded_at = 0;
 };
 
 using live_cell = snapshot_cell<live_settings>;

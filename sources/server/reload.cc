@@ -1,6 +1,7 @@
 #include "reload.h"
 
 #include <algorithm>
+#include <ctime>
 
 #include <spdlog/spdlog.h>
 
@@ -107,6 +108,8 @@ bool reload_config(const reload_target& t) {
   live_settings next = live_settings_of(fresh);
   next.routes = routes;
   next.close_clients = access == route::store_access::Closed;
+  next.config_file = path;
+  next.config_loaded_at = static_cast<int64_t>(std::time(nullptr));
   auto after = std::make_shared<const live_settings>(std::move(next));
   // The store first: a client that sees the new snapshot (its parser's
   // item_size_max) finds the store's limits already moved.

@@ -23,6 +23,7 @@ class ack_route final : public route {
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return "ack"; }
   bool answers_in_result() const override { return false; }
+  std::vector<const route*> children() const override { return {&child_}; }
   const route& child() const { return child_; }
 
  private:

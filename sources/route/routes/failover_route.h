@@ -43,6 +43,7 @@ class failover_route final : public route {
   bool wants_resume(const request_slot& slot, const slot_frame& frame) const override;
   const char* kind() const override { return gutter_ ? "failover_exptime" : "failover"; }
   std::vector<const route*> children() const override { return children_; }
+  bool tries_in_turn(const protocol::request&) const override { return true; }
 
  private:
   std::vector<const route*> children_;

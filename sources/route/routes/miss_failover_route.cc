@@ -19,6 +19,11 @@ miss_failover_route::miss_failover_route(std::string name, std::vector<const rou
                                          bool return_best_on_error)
     : route(std::move(name)), children_(std::move(children)), best_on_error_(return_best_on_error) {}
 
+std::vector<const route*> miss_failover_route::targets_for(const protocol::request& req) const {
+  if (get_like(req)) return children_;
+  return {children_[0]};
+}
+
 // frame.state: the child asked last; frame.count: the child slot holding the
 // best single-key reply so far (multi-key: unused).
 dispatch_status miss_failover_route::dispatch(request_slot& slot, dispatch_env& env) const {

@@ -20,6 +20,8 @@ class miss_failover_route final : public route {
   dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return "miss_failover"; }
   std::vector<const route*> children() const override { return children_; }
+  // A get tries every child while they miss; anything else the first.
+  std::vector<const route*> targets_for(const protocol::request& req) const override;
 
  private:
   dispatch_status resume_single(request_slot& slot, dispatch_env& env) const;

@@ -17,6 +17,7 @@ class pool_route final : public route {
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return "pool"; }
   const proxy::pool& pool() const { return *pool_; }
+  const std::shared_ptr<const proxy::pool>& shared_pool() const { return pool_; }
 
  private:
   std::shared_ptr<const proxy::pool> pool_;

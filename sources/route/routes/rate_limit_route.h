@@ -22,6 +22,8 @@ class rate_limit_route final : public route {
   bool answers_in_result() const override;
   const char* kind() const override { return "rate_limit"; }
   std::vector<const route*> children() const override;
+  // The child (the fallback only takes what is over the rate).
+  std::vector<const route*> targets_for(const protocol::request&) const override { return {&child_}; }
 
  private:
   const route& child_;

@@ -18,6 +18,7 @@ class read_only_route final : public route {
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return "read_only"; }
   bool answers_in_result() const override { return false; }
+  std::vector<const route*> children() const override { return {&child_}; }
 
  private:
   const route& child_;

@@ -15,6 +15,10 @@ bool selector_route::answers_in_result() const {
   return true;
 }
 
+std::vector<const route*> selector_route::targets_for(const protocol::request& req) const {
+  return {targets_[pick(req, req.key())]};
+}
+
 dispatch_status selector_route::dispatch(request_slot& slot, dispatch_env& env) const {
   counters().requests.fetch_add(1, std::memory_order_relaxed);
   const protocol::request& req = slot.req;

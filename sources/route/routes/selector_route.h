@@ -18,6 +18,8 @@ class selector_route : public route {
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
   std::vector<const route*> children() const override { return targets_; }
+  // The target pick() chooses for the request's (first) key.
+  std::vector<const route*> targets_for(const protocol::request& req) const override;
   // A selector answers as its targets do: into the result only if all do.
   bool answers_in_result() const override;
 

@@ -17,6 +17,17 @@ std::vector<const route*> shadow_route::children() const {
   return out;
 }
 
+std::vector<const route*> shadow_route::targets_for(const protocol::request& req) const {
+  std::vector<const route*> out{&normal_};
+  const protocol::command_class c = protocol::classify(req);
+  if (c == protocol::command_class::Flush || c == protocol::command_class::Debug || req.keys.empty()) return out;
+  const double where = key_fraction(req.key());
+  for (const shadow_target& s : shadows_) {
+    if (where >= s.key_lo && where < s.key_hi && s.request_fraction > 0) out.push_back(s.target);
+  }
+  return out;
+}
+
 dispatch_status shadow_route::dispatch(request_slot& slot, dispatch_env& env) const {
   route_counters::add(counters().requests);
   const protocol::request& req = slot.req;

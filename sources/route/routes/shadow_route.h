@@ -26,6 +26,8 @@ class shadow_route final : public route {
   bool answers_in_result() const override { return normal_.answers_in_result(); }
   const char* kind() const override { return "shadow"; }
   std::vector<const route*> children() const override;
+  // The normal child, then each shadow whose key range holds the key.
+  std::vector<const route*> targets_for(const protocol::request& req) const override;
 
  private:
   const route& normal_;
