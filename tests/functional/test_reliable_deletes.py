@@ -45,6 +45,11 @@ def server_stat(router, server, name):
         return stats(c, "servers")[f"main/{addr(server)}:{name}"]
 
 
+def server_stat_pool(router, pool, server, name):
+    with mcwire.Conn(router.host, router.port) as c:
+        return stats(c, "servers")[f"{pool}/{addr(server)}:{name}"]
+
+
 def router_stat(router, name):
     with mcwire.Conn(router.host, router.port) as c:
         return int(stats(c)[name])
@@ -183,3 +188,34 @@ def test_a_restarted_router_replays_its_spool(ithaca_factory, tmp_path):
         assert not os.listdir(spool_dir)
     finally:
         back.stop()
+
+
+def test_an_mcrouter_pool_route_spools_by_default(ithaca_factory, tmp_path):
+    """mcrouter wraps a PoolRoute in its asynclog unless "asynclog": false;
+    an mcrouter JSON file has no `router:` section, so the default directory
+    (by the process id: the router listens on port 0) holds the spool."""
+    import json
+    import shutil
+    backend = start_memcached_on(free_port())
+    path = tmp_path / "mcrouter.json"
+    path.write_text(json.dumps({"pools": {"A": {"servers": [addr(backend)]}},
+                                "route": {"type": "PoolRoute", "pool": "A"}}))
+    router = ithaca_factory(args=["--config", str(path)])
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get mc:0\r\n") == b"END\r\n"
+        pid = int(stats(c)["pid"])
+    spool_dir = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"ithaca-spool-pid-{pid}")
+    port = backend.port
+    backend.stop()
+    try:
+        with mcwire.Conn(router.host, router.port) as c:
+            assert c.call(b"delete mc:0\r\n") == b"NOT_FOUND\r\n"
+        assert router_stat(router, "router_deletes_spooled") == 1
+        back = start_memcached_on(port)  # (the values it kept: the first test)
+        try:
+            wait_for(lambda: router_stat(router, "router_deletes_replayed") == 1, 10, "the replay")
+            assert server_stat_pool(router, "A", back, "state") == "up"
+        finally:
+            back.stop()
+    finally:
+        shutil.rmtree(spool_dir, ignore_errors=True)
