@@ -13,7 +13,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "line_exchange.h"
 
 namespace ithaca::proxy {
 
@@ -25,6 +24,7 @@ std::atomic<delete_spool*> g_current{nullptr};
 constexpr mm::millis kTick = 100;              // the machine looks for servers to replay this often
 constexpr std::size_t kReadChunk = 64 * 1024;  // a replay reads its file this much at a time
 constexpr std::size_t kMaxReplyLine = 1024;
+constexpr std::size_t kBatch = 64;  // deletes a replay pipelines before it reads their replies
 
 bool replayable_key(std::string_view key) {
   if (key.empty() || key.size() > 250) return false;
@@ -215,8 +215,12 @@ class delete_spool::machine_side {
     if (t.waiter) t.waiter->wake();
   }
 
-  // Sends the file's deletes from `done` on, one at a time, each reply
-  // checked; true once the file is empty (it is then removed). Appends made
+  // Sends the file's deletes from `done` on, in order, on one connection of
+  // its own: batches of up to kBatch pipelined `delete`s, each reply checked
+  // in turn (DELETED or NOT_FOUND). True once the file is empty (it is then
+  // removed). A reply that is neither, or none within the pool's timeout,
+  // ends the replay: the deletes answered so far are done, the rest are kept
+  // (sent again next time: a delete twice is harmless). Appends made
   // meanwhile (this machine, between its waits) are sent too.
   bool replay(file_state& f) {
     backend_server& s = *f.server;
@@ -232,7 +236,9 @@ class delete_spool::machine_side {
     }
     bool ok = true;
     std::string chunk(kReadChunk, '\0');
-    std::string request, reply;
+    std::string request, replies;
+    std::vector<uint32_t> lengths;  // the batch's records, with their newline
+    char buf[4096];
     while (ok && f.done < f.size) {
       const ssize_t n = ::pread(rfd, chunk.data(), chunk.size(), static_cast<off_t>(f.done));
       if (n <= 0) {
@@ -240,31 +246,59 @@ class delete_spool::machine_side {
         break;
       }
       std::string_view data(chunk.data(), static_cast<std::size_t>(n));
-      std::size_t eol = data.find('\n');
-      if (eol == std::string_view::npos) {
+      if (data.find('\n') == std::string_view::npos) {
         // A torn last record (the process died mid-write): nothing to send.
         spdlog::warn("spool: {} ends with a torn record of {} bytes; skipped", f.path, data.size());
         s.spool().bytes.fetch_sub(std::min<uint64_t>(data.size(), s.spool().bytes.load()), std::memory_order_relaxed);
         f.done += data.size();
         break;
       }
-      while (eol != std::string_view::npos) {
-        const std::string_view key = data.substr(0, eol);
-        request.assign("delete ").append(key).append("\r\n");
-        const ssize_t r =
-            exchange_line(*io, request, mm::deadline_after(static_cast<mm::millis>(st.timeout_ms)), kMaxReplyLine, reply);
-        if (r != 1 || !(reply.starts_with("DELETED\r\n") || reply.starts_with("NOT_FOUND\r\n"))) {
-          spdlog::warn("spool: replay to {}/{} stopped ({}); {} bytes kept", s.pool(), s.address(),
-                       r == 1 ? "answered " + reply.substr(0, reply.find('\r')) : "no reply", f.size - f.done);
-          ok = false;
-          break;
+      while (ok) {
+        request.clear();
+        lengths.clear();
+        for (std::size_t eol = data.find('\n'); eol != std::string_view::npos && lengths.size() < kBatch;
+             eol = data.find('\n')) {
+          request.append("delete ").append(data.substr(0, eol)).append("\r\n");
+          lengths.push_back(static_cast<uint32_t>(eol + 1));
+          data.remove_prefix(eol + 1);
         }
-        f.done += eol + 1;
-        s.spool().bytes.fetch_sub(eol + 1, std::memory_order_relaxed);
-        s.spool().replayed.fetch_add(1, std::memory_order_relaxed);
-        g_totals.replayed.fetch_add(1, std::memory_order_relaxed);
-        data.remove_prefix(eol + 1);
-        eol = data.find('\n');
+        if (lengths.empty()) break;  // the chunk's complete records are done: read on
+        const int64_t deadline = mm::deadline_after(static_cast<mm::millis>(st.timeout_ms));
+        std::string why;
+        if (io->write(request.data(), request.size(), mm::millis_until(deadline)) <= 0) why = "write failed";
+        replies.clear();
+        for (std::size_t answered = 0; why.empty() && answered < lengths.size();) {
+          const std::size_t nl = replies.find('\n');
+          if (nl == std::string::npos) {
+            if (replies.size() > kMaxReplyLine) {
+              why = "a reply line too long";
+              continue;
+            }
+            const ssize_t r = io->read(buf, sizeof buf, mm::millis_until(deadline));
+            if (r <= 0) {
+              why = r == 0 ? "closed" : "no reply";
+            } else {
+              replies.append(buf, static_cast<std::size_t>(r));
+            }
+            continue;
+          }
+          const std::string_view line(replies.data(), nl + 1);
+          if (line != "DELETED\r\n" && line != "NOT_FOUND\r\n") {
+            why = "answered " + std::string(line.substr(0, line.find_first_of("\r\n")));
+            break;
+          }
+          replies.erase(0, nl + 1);
+          f.done += lengths[answered];
+          s.spool().bytes.fetch_sub(lengths[answered], std::memory_order_relaxed);
+          s.spool().replayed.fetch_add(1, std::memory_order_relaxed);
+          g_totals.replayed.fetch_add(1, std::memory_order_relaxed);
+          ++answered;
+        }
+        if (!why.empty()) {
+          spdlog::warn("spool: replay to {}/{} stopped ({}); {} bytes kept", s.pool(), s.address(), why,
+                       f.size - f.done);
+          ok = false;
+        }
       }
     }
     ::close(rfd);

@@ -219,3 +219,121 @@ def test_an_mcrouter_pool_route_spools_by_default(ithaca_factory, tmp_path):
             back.stop()
     finally:
         shutil.rmtree(spool_dir, ignore_errors=True)
+
+
+class DeleteBackend:
+    """A text-protocol backend whose answer to `delete` is scripted: "hang"
+    (no answer), "ok" (DELETED), or DELETED for the next `budget` deletes and
+    then `SERVER_ERROR out of memory`. It records the deletes it answered
+    DELETED, in order."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.mode = "ok"
+        self.budget = None
+        self.deleted = []
+        self.lock = threading.Lock()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.listener.settimeout(0.2)
+        self.port = self.listener.getsockname()[1]
+        self.stop = threading.Event()
+        threading.Thread(target=self.accept_loop, daemon=True).start()
+
+    def accept_loop(self):
+        import socket
+        import threading
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+
+    def answer(self, line):
+        words = line.split()
+        if not words:
+            return b""
+        if words[0] == b"version":
+            return b"VERSION 1.6.0-fake\r\n"
+        if words[0] == b"get":
+            return b"END\r\n"
+        if words[0] != b"delete":
+            return b"ERROR\r\n"
+        with self.lock:
+            if self.mode == "hang":
+                return None
+            if self.budget is not None:
+                if self.budget == 0:
+                    return b"SERVER_ERROR out of memory\r\n"
+                self.budget -= 1
+            self.deleted.append(words[1])
+            return b"DELETED\r\n"
+
+    def serve(self, conn):
+        import socket
+        conn.settimeout(0.2)
+        buf = b""
+        with conn:
+            while not self.stop.is_set():
+                try:
+                    data = conn.recv(65536)
+                except socket.timeout:
+                    continue
+                except OSError:
+                    return
+                if not data:
+                    return
+                buf += data
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    reply = self.answer(line.strip())
+                    if reply:
+                        conn.sendall(reply)
+
+    def close(self):
+        self.stop.set()
+        self.listener.close()
+
+
+def test_a_timed_out_delete_is_replayed_while_the_server_serves(ithaca_factory, tmp_path):
+    fake = DeleteBackend()
+    try:
+        text = "\n".join([
+            "router:", f"  spool_dir: {tmp_path / 'spool'}",
+            "pools:", "  main:", f'    servers: ["127.0.0.1:{fake.port}"]', "    protocol: ascii",
+            "    timeout: 300ms", "    failure_limit: 10", "    retry_interval: 200ms",
+            "    retry_interval_max: 200ms",
+            "route:", "  type: pool", "  pool: main", "  reliable_deletes: true", ""])
+        router = ithaca_factory(config_text=text)
+        host = f"main/127.0.0.1:{fake.port}"
+
+        def stat(name):
+            with mcwire.Conn(router.host, router.port) as c:
+                return stats(c, "servers")[f"{host}:{name}"]
+
+        fake.mode = "hang"
+        with mcwire.Conn(router.host, router.port) as c:
+            for k in (b"t:0", b"t:1", b"t:2"):
+                assert c.call(b"delete %s\r\n" % k) == b"NOT_FOUND\r\n"  # after the timeout: spooled
+        assert stat("state") == "up"  # a timeout below failure_limit
+        assert stat("deletes_spooled") == "3"
+        # The replay starts while it still hangs: it times out and keeps all.
+        wait_for(lambda: "replay to main" in router.log, 5, "a replay that timed out")
+        assert stat("deletes_replayed") == "0"
+        # One delete taken, then an error: the rest are kept, in order.
+        with fake.lock:
+            fake.mode, fake.budget = "ok", 1
+        wait_for(lambda: stat("deletes_replayed") == "1", 5, "the first replayed delete")
+        assert int(stat("spool_bytes")) == 2 * len(b"t:1\n")
+        with fake.lock:
+            fake.budget = None
+        wait_for(lambda: stat("deletes_replayed") == "3", 5, "the rest replayed")
+        assert fake.deleted == [b"t:0", b"t:1", b"t:2"]
+        assert stat("spool_bytes") == "0"
+    finally:
+        fake.close()
