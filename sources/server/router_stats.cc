@@ -127,6 +127,8 @@ void router_stats_routes(const route::route_tree& tree, flow::stat_lines& out) {
     add("warm_fills", c.warm_fills);
     add("rate_limited", c.rate_limited);
     add("l1_hits", c.l1_hits);
+    add("deletes_spooled", c.deletes_spooled);
+    add("deletes_dropped", c.deletes_dropped);
   }
   const route::async_totals& a = route::async_counters();
   const std::uint64_t sent = a.sent.load(std::memory_order_relaxed);

@@ -145,6 +145,11 @@ def test_the_bound_drops_and_counts(ithaca_factory, tmp_path):
     assert router_stat(router, "router_deletes_spooled") == fit
     assert router_stat(router, "router_deletes_dropped") == 10 - fit
     assert server_stat(router, backend, "deletes_dropped") == str(10 - fit)
+    with mcwire.Conn(router.host, router.port) as c:
+        routes = stats(c, "routes")
+    assert routes["route:0"] == "pool pool:main"
+    assert routes["route:0:deletes_spooled"] == str(fit)
+    assert routes["route:0:deletes_dropped"] == str(10 - fit)
 
 
 def test_without_reliable_deletes_nothing_is_spooled(ithaca_factory, tmp_path):

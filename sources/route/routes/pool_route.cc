@@ -74,13 +74,13 @@ dispatch_status pool_route::resume(request_slot& slot, dispatch_env&) const {
   if (slot.result.outcome != protocol::routed_outcome::Failed) return dispatch_status::Done;
   proxy::delete_spool* spool = proxy::delete_spool::current();
   const auto& server = pool_->servers()[slot.top_frame().state];
-  if (spool == nullptr) {
-    proxy::count_spool_drop(*server);
+  if (spool != nullptr && spool->spool(server, slot.req.key())) {
+    route_counters::add(counters().deletes_spooled);
+    slot.result.outcome = protocol::routed_outcome::NotFound;  // mcrouter's answer to a spooled delete
     return dispatch_status::Done;
   }
-  if (spool->spool(server, slot.req.key())) {
-    slot.result.outcome = protocol::routed_outcome::NotFound;  // mcrouter's answer to a spooled delete
-  }
+  if (spool == nullptr) proxy::count_spool_drop(*server);  // else spool() counted it
+  route_counters::add(counters().deletes_dropped);
   return dispatch_status::Done;
 }
 
