@@ -137,6 +137,11 @@ void parse_metrics(section& s, config& c) {
   m.enabled = true;
 }
 
+void parse_router(section& s, config& c) {
+  s.string("spool_dir", c.router.spool_dir);
+  s.size("spool_max_size", c.router.spool_max_size, kSpoolMaxSizeRange);
+}
+
 struct section_entry {
   const char* name;
   void (*parse)(section&, config&);
@@ -149,6 +154,7 @@ constexpr section_entry kSections[] = {
     {"logging", parse_logging},
     {"replication", parse_replication},
     {"metrics", parse_metrics},
+    {"router", parse_router},
 };
 
 // ---------------------------------------------------------------- document
@@ -156,7 +162,7 @@ constexpr section_entry kSections[] = {
 void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
   if (root.IsNull()) return;  // an empty file: the defaults
   if (!root.IsMap()) {
-    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging, replication, metrics, pools, routes, route, listeners), got " +
+    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging, replication, metrics, router, pools, routes, route, listeners), got " +
                               describe_node(root));
     return;
   }

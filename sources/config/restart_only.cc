@@ -24,6 +24,8 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("cache.hash_power", running.cache.hash_power != fresh.cache.hash_power);
   check("logging.file", running.logging.file != fresh.logging.file);
   check("logging.async_queue", running.logging.async_queue != fresh.logging.async_queue);
+  check("router.spool_dir", running.router.spool_dir != fresh.router.spool_dir);
+  check("router.spool_max_size", running.router.spool_max_size != fresh.router.spool_max_size);
   // Replication: the role, its listener or connection and its buffers are set
   // up once at start-up.
   const replication_config& ra = running.replication;

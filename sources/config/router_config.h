@@ -195,6 +195,13 @@ struct listener_route {
 };
 
 struct router_config {
+  // Section `router:` (restart only). Reliable deletes' spool
+  // (proxy/delete_spool.h): the directory of its files ("": the default,
+  // $TMPDIR or /tmp, in "ithaca-spool-PORT" by the first tcp listen port, or
+  // "ithaca-spool-pid-PID" without a fixed one) and the bytes of unreplayed
+  // deletes kept per server (past them a delete is dropped and counted).
+  std::string spool_dir;
+  uint64_t spool_max_size = 16ull * 1024 * 1024;
   std::vector<pool_config> pools;
   bool has_route = false;  // no `route:`: the local store serves everything
   route_config route;

@@ -65,6 +65,18 @@ struct server_counters {
   latency_histogram latency;
 };
 
+// A server's reliable deletes (delete_spool.h): deletes it could not take,
+// kept on disk and replayed when it is back. Relaxed atomics: workers add
+// spooled/dropped and reserve bytes, the spool machine adds replayed and
+// gives bytes back, `stats` reads. Never reset (a reset would break the
+// bytes' bound).
+struct spool_counts {
+  std::atomic<uint64_t> spooled{0};   // deletes appended to the spool
+  std::atomic<uint64_t> replayed{0};  // deletes the server took on replay
+  std::atomic<uint64_t> dropped{0};   // deletes not spooled: over the bound (or no spool)
+  std::atomic<uint64_t> bytes{0};     // spooled and not yet replayed (the bound's measure)
+};
+
 class backend_server {
  public:
   backend_server(std::string pool, config::backend_server spec, server_settings settings, unsigned workers);
@@ -94,6 +106,9 @@ class backend_server {
   void learned_protocol(bool meta) { learned_.store(meta ? 2 : 1, std::memory_order_relaxed); }
   const char* protocol_name() const;
 
+  // ---- reliable deletes [any thread] ----
+  spool_counts& spool() const { return spool_; }
+
   // ---- counters ----
   server_counters& counters(unsigned worker) { return *counters_[worker]; }
   const std::vector<std::unique_ptr<server_counters>>& all_counters() const { return counters_; }
@@ -120,6 +135,7 @@ class backend_server {
   std::atomic<bool> retired_{false};
   std::atomic<uint8_t> learned_{0};  // protocol: auto; 0 not yet, 1 ascii, 2 meta
   std::vector<std::unique_ptr<server_counters>> counters_;  // one per worker
+  mutable spool_counts spool_;
   server_totals sum_counters() const;
   server_totals baseline_;  // [under server_stats's reset mutex]
 };

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "delete_spool.h"
 #include "line_exchange.h"
 
 namespace ithaca::proxy {
@@ -13,6 +14,10 @@ namespace ithaca::proxy {
 namespace {
 
 constexpr std::size_t kMaxVersionLine = 1024;  // memcached's is some 20 bytes
+// How long one probe round waits for the server's spooled deletes to be
+// replayed before it gives up for this round (the replay goes on; the next
+// round waits for it again).
+constexpr mm::millis kReplayWait = 5000;
 
 enum class probe_outcome : uint8_t {
   Answered,  // VERSION came back: the server is up
@@ -49,6 +54,13 @@ void start_prober(std::shared_ptr<backend_server> server) {
       if (mm::sleep(wait) == mm::wait_status::Cancelled) return;
       switch (probe(*server)) {
         case probe_outcome::Answered:
+          // Reliable deletes: the deletes spooled while it was away reach
+          // it before any later request does (delete_spool.h, Order).
+          if (delete_spool* spool = delete_spool::current();
+              spool != nullptr && !spool->replay_before_up(server, mm::deadline_after(kReplayWait))) {
+            interval = st.retry_interval_ms;
+            break;
+          }
           server->mark_up();
           return;
         case probe_outcome::Refused:

@@ -63,6 +63,8 @@ struct route_counters {
   std::atomic<std::uint64_t> warm_fills{0};        // warm_up: values added to the cold child
   std::atomic<std::uint64_t> rate_limited{0};
   std::atomic<std::uint64_t> l1_hits{0};
+  std::atomic<std::uint64_t> deletes_spooled{0};  // pool, reliable_deletes: failed deletes spooled
+  std::atomic<std::uint64_t> deletes_dropped{0};  // ... and those the spool could not take
   static void add(std::atomic<std::uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
 };
 

@@ -99,7 +99,7 @@ struct builder {
       case route_kind::Pool: {
         auto it = pools.find(r.pool);
         if (it == pools.end()) return fail(r, "names pool '" + r.pool + "', which is not under `pools:`");
-        return add<pool_route>(name_of(r, "pool:" + r.pool), it->second);
+        return add<pool_route>(name_of(r, "pool:" + r.pool), it->second, r.reliable_deletes);
       }
       case route_kind::Ref:
         return ref(r);

@@ -11,7 +11,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include "conn_registry.h"
+#include "delete_spool.h"
 #include "metrics_listener.h"
 #include "pooler.h"
 #include "ready_notify.h"
@@ -30,6 +33,19 @@
 namespace ithaca::server {
 
 namespace {
+
+// router.spool_dir, or its default: beside the cache's large values ($TMPDIR
+// or /tmp), named by the first tcp port so that a restart on the same port
+// finds its spool and two routers on one host do not share one; without a
+// fixed port, by the process id (nothing to find again after a restart).
+std::string spool_dir_of(const config::config& cfg) {
+  if (!cfg.router.spool_dir.empty()) return cfg.router.spool_dir;
+  const std::string base = config::cache_config::default_large_value_dir();
+  if (!cfg.listen.tcp.empty() && cfg.listen.tcp.front().port != 0) {
+    return base + "/ithaca-spool-" + std::to_string(cfg.listen.tcp.front().port);
+  }
+  return base + "/ithaca-spool-pid-" + std::to_string(::getpid());
+}
 mm::backend_kind backend_of(config::io_backend b) {
   switch (b) {
     case config::io_backend::IoUring: return mm::backend_kind::IoUring;
@@ -165,6 +181,19 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     return 1;
   }
   live_cell live(std::make_shared<const live_settings>(std::move(first)));
+  // Reliable deletes' spool (proxy/delete_spool.h): its machine runs in the
+  // router role, before the workers (they spool) and after them (it writes
+  // what they queued); a spool an earlier run left is replayed.
+  std::unique_ptr<proxy::delete_spool> spool;
+  if (!cfg.router.pools.empty()) {
+    spool = std::make_unique<proxy::delete_spool>(
+        proxy::spool_settings{spool_dir_of(cfg), cfg.router.spool_max_size});
+    if (!spool->start(mc)) {
+      spdlog::critical("spool machine did not start (see the log above)");
+      return 1;
+    }
+    for (const auto& s : servers.list()) spool->adopt(s);
+  }
   served_role role(access);
   std::unique_ptr<role_monitor> monitor;
   if (auto_role) {
@@ -277,6 +306,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   }
   for (worker* w : started) w->stop();
   for (worker* w : started) w->join();
+  if (spool) spool->stop();
   // The monitor first: it may be starting or stopping the fan-out machine.
   if (monitor) {
     monitor->stop();

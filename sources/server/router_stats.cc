@@ -1,6 +1,7 @@
 #include "router_stats.h"
 
 #include "async_runner.h"
+#include "delete_spool.h"
 
 #include <array>
 #include <string>
@@ -76,6 +77,11 @@ void router_stats_servers(const route::route_tree& tree, flow::stat_lines& out) 
       add("connects", n.connects);
       add("joined_gets", n.joined);
       add("idle_closes", n.idle_closes);
+      const proxy::spool_counts& sp = s->spool();
+      add("deletes_spooled", sp.spooled.load(std::memory_order_relaxed));
+      add("deletes_replayed", sp.replayed.load(std::memory_order_relaxed));
+      add("deletes_dropped", sp.dropped.load(std::memory_order_relaxed));
+      add("spool_bytes", sp.bytes.load(std::memory_order_relaxed));
       add("latency_p50_us", proxy::latency_histogram::quantile(n.latency, 0.50));
       add("latency_p99_us", proxy::latency_histogram::quantile(n.latency, 0.99));
       add("latency_p999_us", proxy::latency_histogram::quantile(n.latency, 0.999));
@@ -121,6 +127,8 @@ void router_stats_routes(const route::route_tree& tree, flow::stat_lines& out) {
     add("warm_fills", c.warm_fills);
     add("rate_limited", c.rate_limited);
     add("l1_hits", c.l1_hits);
+    add("deletes_spooled", c.deletes_spooled);
+    add("deletes_dropped", c.deletes_dropped);
   }
   const route::async_totals& a = route::async_counters();
   const std::uint64_t sent = a.sent.load(std::memory_order_relaxed);
@@ -146,6 +154,11 @@ void router_stats_summary(const route::route_tree& tree, flow::stat_lines& out) 
   out.emplace_back("router_servers_down", std::to_string(down));
   out.emplace_back("router_requests", std::to_string(requests));
   out.emplace_back("router_failures", std::to_string(failures));
+  // Reliable deletes, every server since the start (proxy/delete_spool.h).
+  const proxy::spool_totals& sp = proxy::spool_counters();
+  out.emplace_back("router_deletes_spooled", std::to_string(sp.spooled.load(std::memory_order_relaxed)));
+  out.emplace_back("router_deletes_replayed", std::to_string(sp.replayed.load(std::memory_order_relaxed)));
+  out.emplace_back("router_deletes_dropped", std::to_string(sp.dropped.load(std::memory_order_relaxed)));
 }
 
 void router_stats_reset(const route::route_tree& tree) {

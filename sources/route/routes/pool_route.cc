@@ -1,11 +1,13 @@
 #include "pool_route.h"
 
+#include "command_class.h"
+#include "delete_spool.h"
 #include "worker_backends.h"
 
 namespace ithaca::route {
 
-pool_route::pool_route(std::string name, std::shared_ptr<const proxy::pool> pool)
-    : route(std::move(name)), pool_(std::move(pool)) {}
+pool_route::pool_route(std::string name, std::shared_ptr<const proxy::pool> pool, bool reliable_deletes)
+    : route(std::move(name)), pool_(std::move(pool)), reliable_(reliable_deletes) {}
 
 dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) const {
   route_counters::add(counters().requests);
@@ -29,7 +31,12 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
   auto locate = [&](std::string_view key) { return live ? pool_->locate(key, *live) : pool_->locate(key); };
   const std::size_t n = req.keys.size();
   if (n <= 1 || servers.size() == 1) {
-    backends.conn(servers[locate(req.key())], tag).submit(slot, {});
+    const std::size_t at = locate(req.key());
+    if (reliable_ && protocol::classify(req) == protocol::command_class::Delete) {
+      // Come back to resume() with the call's result: which server it was.
+      slot.push_frame(slot_frame{this, static_cast<std::uint32_t>(at), 0, 0});
+    }
+    backends.conn(servers[at], tag).submit(slot, {});
     return dispatch_status::Pending;
   }
   // Several keys: group their indexes by server (a counting sort keeps each
@@ -61,6 +68,20 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
     backends.conn(servers[s], tag).submit(slot, std::span<const std::uint32_t>(order.data() + begin, end - begin));
   }
   return dispatch_status::Pending;
+}
+
+dispatch_status pool_route::resume(request_slot& slot, dispatch_env&) const {
+  if (slot.result.outcome != protocol::routed_outcome::Failed) return dispatch_status::Done;
+  proxy::delete_spool* spool = proxy::delete_spool::current();
+  const auto& server = pool_->servers()[slot.top_frame().state];
+  if (spool != nullptr && spool->spool(server, slot.req.key())) {
+    route_counters::add(counters().deletes_spooled);
+    slot.result.outcome = protocol::routed_outcome::NotFound;  // mcrouter's answer to a spooled delete
+    return dispatch_status::Done;
+  }
+  if (spool == nullptr) proxy::count_spool_drop(*server);  // else spool() counted it
+  route_counters::add(counters().deletes_dropped);
+  return dispatch_status::Done;
 }
 
 }  // namespace ithaca::route

@@ -77,6 +77,18 @@ TEST_CASE("the sample config/ithaca.yaml parses") {
   CHECK(c.cache.lease_interval_ms == 10000);
 }
 
+TEST_CASE("router: the reliable deletes' spool directory and bound") {
+  config c;
+  CHECK(load("", &c).empty());
+  CHECK(c.router.spool_dir.empty());  // the default, chosen at start (instance.cc)
+  CHECK(c.router.spool_max_size == 16ull * 1024 * 1024);
+  CHECK(load("router:\n  spool_dir: /var/spool/ithaca\n  spool_max_size: 1m\n", &c).empty());
+  CHECK(c.router.spool_dir == "/var/spool/ithaca");
+  CHECK(c.router.spool_max_size == 1024 * 1024);
+  CHECK(load("router:\n  spool_max_size: 10\n").starts_with("ithaca.yaml:2: spool_max_size:"));
+  CHECK(load("router:\n  spool: x\n").starts_with("ithaca.yaml:2:"));
+}
+
 TEST_CASE("an empty file gives the defaults") {
   config c;
   CHECK(load("", &c) == "");
@@ -196,7 +208,8 @@ TEST_CASE("bad values name the key, the range and what was written") {
         "ithaca.yaml:2: tcp: expected a string or a list of strings, got a mapping");
   CHECK(load("cache: 5\n") == "ithaca.yaml:1: section 'cache' must be a mapping of keys, got '5'");
   CHECK(load("- a\n- b\n") ==
-        "ithaca.yaml:1: expected a mapping of sections (listen, server, cache, logging, replication, metrics, pools, routes, route, listeners), "
+        "ithaca.yaml:1: expected a mapping of sections (listen, server, cache, logging, replication, metrics, router, "
+        "pools, routes, route, listeners), "
         "got a list");
 }
 

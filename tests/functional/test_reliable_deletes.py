@@ -1,0 +1,344 @@
+"""Reliable deletes (mcrouter's asynclog): a delete that a server of a pool
+with `reliable_deletes: true` could not take is spooled to disk and replayed
+when the server is back, before it takes traffic again; the spool is bounded
+(drops counted) and survives a restart of ithaca. A real memcached is killed
+and restarted on the same port; "a server that kept its data" is played by
+setting the keys on it again directly before the prober finds it."""
+
+import os
+import time
+
+import mcwire
+from conftest import free_port
+from test_router import addr, start_memcached_on, stats, wait_for
+
+# The prober's first look comes retry_interval (+-20%) after the server is
+# marked down: long enough for the test to bring it back with its keys.
+RETRY = "1500ms"
+
+
+def reliable_yaml(server, spool_dir, *, max_size=None, reliable=True):
+    lines = ["router:", f"  spool_dir: {spool_dir}"]
+    if max_size is not None:
+        lines.append(f"  spool_max_size: {max_size}")
+    lines += ["pools:", "  main:", f'    servers: ["{addr(server)}"]', "    timeout: 2s",
+              "    connect_timeout: 300ms", f"    retry_interval: {RETRY}", f"    retry_interval_max: {RETRY}",
+              "route:", "  type: pool", "  pool: main"]
+    if reliable:
+        lines.append("  reliable_deletes: true")
+    return "\n".join(lines) + "\n"
+
+
+def direct_set(server, keys, value=b"old"):
+    with mcwire.Conn(server.host, server.port) as c:
+        for k in keys:
+            assert c.call(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(value), value)) == b"STORED\r\n"
+
+
+def direct_get(server, key):
+    with mcwire.Conn(server.host, server.port) as c:
+        return c.call(b"get %s\r\n" % key)
+
+
+def server_stat(router, server, name):
+    with mcwire.Conn(router.host, router.port) as c:
+        return stats(c, "servers")[f"main/{addr(server)}:{name}"]
+
+
+def server_stat_pool(router, pool, server, name):
+    with mcwire.Conn(router.host, router.port) as c:
+        return stats(c, "servers")[f"{pool}/{addr(server)}:{name}"]
+
+
+def router_stat(router, name):
+    with mcwire.Conn(router.host, router.port) as c:
+        return int(stats(c)[name])
+
+
+def kill_and_delete(router, backend, keys):
+    """Kills the backend and deletes `keys` through the router: each is
+    spooled (mcrouter answers a spooled delete NOT_FOUND). Returns the
+    restarted backend with the keys it "kept"."""
+    port = backend.port
+    backend.stop()  # SIGKILL
+    with mcwire.Conn(router.host, router.port) as c:
+        for k in keys:
+            assert c.call(b"delete %s\r\n" % k) == b"NOT_FOUND\r\n"
+    back = start_memcached_on(port)
+    direct_set(back, keys)
+    return back
+
+
+def test_failed_deletes_are_replayed_before_the_server_takes_traffic(ithaca_factory, tmp_path):
+    backend = start_memcached_on(free_port())
+    keys = [b"rd:%d" % i for i in range(20)]
+    direct_set(backend, keys)
+    router = ithaca_factory(config_text=reliable_yaml(backend, tmp_path / "spool"))
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get rd:0\r\n") == b"VALUE rd:0 0 3\r\nold\r\nEND\r\n"  # connected
+    back = kill_and_delete(router, backend, keys)
+    try:
+        assert router_stat(router, "router_deletes_spooled") == len(keys)
+        assert int(server_stat(router, back, "spool_bytes")) == sum(len(k) + 1 for k in keys)
+        assert server_stat(router, back, "state") == "down"
+        # The prober's gate: the server is marked up only once every spooled
+        # delete was taken, so "up" already means "replayed".
+        wait_for(lambda: server_stat(router, back, "state") == "up", 10, "the server marked up")
+        assert int(server_stat(router, back, "deletes_replayed")) == len(keys)
+        assert int(server_stat(router, back, "spool_bytes")) == 0
+        for k in keys:
+            assert direct_get(back, k) == b"END\r\n", k
+        # Order: a later client's set of a deleted key is not undone.
+        with mcwire.Conn(router.host, router.port) as c:
+            assert c.call(b"set rd:0 0 0 3\r\nnew\r\n") == b"STORED\r\n"
+            assert c.call(b"get rd:0\r\n") == b"VALUE rd:0 0 3\r\nnew\r\n" + b"END\r\n"
+        time.sleep(0.3)  # a few spool machine ticks: nothing more is replayed
+        assert direct_get(back, b"rd:0") == b"VALUE rd:0 0 3\r\nnew\r\nEND\r\n"
+        assert router_stat(router, "router_deletes_replayed") == len(keys)
+        assert router_stat(router, "router_deletes_dropped") == 0
+        assert not os.listdir(tmp_path / "spool"), "a fully replayed spool file is removed"
+    finally:
+        back.stop()
+
+
+def test_a_replay_that_fails_again_keeps_the_rest(ithaca_factory, tmp_path):
+    backend = start_memcached_on(free_port())
+    keys = [b"again:%d" % i for i in range(5)]
+    router = ithaca_factory(config_text=reliable_yaml(backend, tmp_path / "spool"))
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get again:0\r\n") == b"END\r\n"
+    port = backend.port
+    backend.stop()
+    with mcwire.Conn(router.host, router.port) as c:
+        for k in keys:
+            assert c.call(b"delete %s\r\n" % k) == b"NOT_FOUND\r\n"
+    # Nothing listens for a while: probes are refused, nothing is replayed.
+    time.sleep(2.0)
+    assert server_stat(router, backend, "deletes_replayed") == "0"
+    assert int(server_stat(router, backend, "spool_bytes")) == sum(len(k) + 1 for k in keys)
+    back = start_memcached_on(port)
+    try:
+        direct_set(back, keys)
+        wait_for(lambda: server_stat(router, back, "state") == "up", 10, "the server marked up")
+        assert int(server_stat(router, back, "deletes_replayed")) == len(keys)
+        for k in keys:
+            assert direct_get(back, k) == b"END\r\n", k
+    finally:
+        back.stop()
+
+
+def test_the_bound_drops_and_counts(ithaca_factory, tmp_path):
+    backend = start_memcached_on(free_port())
+    # 64 bytes: seven records of "bound:NN\n" (9 bytes each) fit.
+    router = ithaca_factory(config_text=reliable_yaml(backend, tmp_path / "spool", max_size=64))
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get bound:00\r\n") == b"END\r\n"
+    backend.stop()
+    replies = []
+    with mcwire.Conn(router.host, router.port) as c:
+        for i in range(10):
+            replies.append(c.call(b"delete bound:%02d\r\n" % i))
+    fit = 64 // len(b"bound:00\n")  # 7
+    assert replies[:fit] == [b"NOT_FOUND\r\n"] * fit
+    # Over the bound: the failure as usual.
+    assert all(r.startswith(b"SERVER_ERROR") for r in replies[fit:]), replies
+    assert router_stat(router, "router_deletes_spooled") == fit
+    assert router_stat(router, "router_deletes_dropped") == 10 - fit
+    assert server_stat(router, backend, "deletes_dropped") == str(10 - fit)
+    with mcwire.Conn(router.host, router.port) as c:
+        routes = stats(c, "routes")
+    assert routes["route:0"] == "pool pool:main"
+    assert routes["route:0:deletes_spooled"] == str(fit)
+    assert routes["route:0:deletes_dropped"] == str(10 - fit)
+
+
+def test_without_reliable_deletes_nothing_is_spooled(ithaca_factory, tmp_path):
+    backend = start_memcached_on(free_port())
+    router = ithaca_factory(config_text=reliable_yaml(backend, tmp_path / "spool", reliable=False))
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get plain\r\n") == b"END\r\n"
+    backend.stop()
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"delete plain\r\n").startswith(b"SERVER_ERROR")
+    assert router_stat(router, "router_deletes_spooled") == 0
+    assert not (tmp_path / "spool").exists()
+
+
+def test_a_restarted_router_replays_its_spool(ithaca_factory, tmp_path):
+    backend = start_memcached_on(free_port())
+    keys = [b"restart:%d" % i for i in range(10)]
+    spool_dir = tmp_path / "spool"
+    text = reliable_yaml(backend, spool_dir)
+    router = ithaca_factory(config_text=text)
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get restart:0\r\n") == b"END\r\n"
+    port = backend.port
+    backend.stop()
+    with mcwire.Conn(router.host, router.port) as c:
+        for k in keys:
+            assert c.call(b"delete %s\r\n" % k) == b"NOT_FOUND\r\n"
+    # The spool machine writes what was queued, also when stopped at once.
+    rc, killed = router.stop()
+    assert rc == 0 and not killed, router.describe()
+    files = os.listdir(spool_dir)
+    assert len(files) == 1, files
+    assert (spool_dir / files[0]).read_bytes() == b"".join(k + b"\n" for k in keys)
+    back = start_memcached_on(port)
+    try:
+        direct_set(back, keys)
+        again = ithaca_factory(config_text=text)
+        wait_for(lambda: router_stat(again, "router_deletes_replayed") == len(keys), 10, "the replay at start")
+        for k in keys:
+            assert direct_get(back, k) == b"END\r\n", k
+        assert not os.listdir(spool_dir)
+    finally:
+        back.stop()
+
+
+def test_an_mcrouter_pool_route_spools_by_default(ithaca_factory, tmp_path):
+    """mcrouter wraps a PoolRoute in its asynclog unless "asynclog": false;
+    an mcrouter JSON file has no `router:` section, so the default directory
+    (by the process id: the router listens on port 0) holds the spool."""
+    import json
+    import shutil
+    backend = start_memcached_on(free_port())
+    path = tmp_path / "mcrouter.json"
+    path.write_text(json.dumps({"pools": {"A": {"servers": [addr(backend)]}},
+                                "route": {"type": "PoolRoute", "pool": "A"}}))
+    router = ithaca_factory(args=["--config", str(path)])
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get mc:0\r\n") == b"END\r\n"
+        pid = int(stats(c)["pid"])
+    spool_dir = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"ithaca-spool-pid-{pid}")
+    port = backend.port
+    backend.stop()
+    try:
+        with mcwire.Conn(router.host, router.port) as c:
+            assert c.call(b"delete mc:0\r\n") == b"NOT_FOUND\r\n"
+        assert router_stat(router, "router_deletes_spooled") == 1
+        back = start_memcached_on(port)  # (the values it kept: the first test)
+        try:
+            wait_for(lambda: router_stat(router, "router_deletes_replayed") == 1, 10, "the replay")
+            assert server_stat_pool(router, "A", back, "state") == "up"
+        finally:
+            back.stop()
+    finally:
+        shutil.rmtree(spool_dir, ignore_errors=True)
+
+
+class DeleteBackend:
+    """A text-protocol backend whose answer to `delete` is scripted: "hang"
+    (no answer), "ok" (DELETED), or DELETED for the next `budget` deletes and
+    then `SERVER_ERROR out of memory`. It records the deletes it answered
+    DELETED, in order."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.mode = "ok"
+        self.budget = None
+        self.deleted = []
+        self.lock = threading.Lock()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.listener.settimeout(0.2)
+        self.port = self.listener.getsockname()[1]
+        self.stop = threading.Event()
+        threading.Thread(target=self.accept_loop, daemon=True).start()
+
+    def accept_loop(self):
+        import socket
+        import threading
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+
+    def answer(self, line):
+        words = line.split()
+        if not words:
+            return b""
+        if words[0] == b"version":
+            return b"VERSION 1.6.0-fake\r\n"
+        if words[0] == b"get":
+            return b"END\r\n"
+        if words[0] != b"delete":
+            return b"ERROR\r\n"
+        with self.lock:
+            if self.mode == "hang":
+                return None
+            if self.budget is not None:
+                if self.budget == 0:
+                    return b"SERVER_ERROR out of memory\r\n"
+                self.budget -= 1
+            self.deleted.append(words[1])
+            return b"DELETED\r\n"
+
+    def serve(self, conn):
+        import socket
+        conn.settimeout(0.2)
+        buf = b""
+        with conn:
+            while not self.stop.is_set():
+                try:
+                    data = conn.recv(65536)
+                except socket.timeout:
+                    continue
+                except OSError:
+                    return
+                if not data:
+                    return
+                buf += data
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    reply = self.answer(line.strip())
+                    if reply:
+                        conn.sendall(reply)
+
+    def close(self):
+        self.stop.set()
+        self.listener.close()
+
+
+def test_a_timed_out_delete_is_replayed_while_the_server_serves(ithaca_factory, tmp_path):
+    fake = DeleteBackend()
+    try:
+        text = "\n".join([
+            "router:", f"  spool_dir: {tmp_path / 'spool'}",
+            "pools:", "  main:", f'    servers: ["127.0.0.1:{fake.port}"]', "    protocol: ascii",
+            "    timeout: 300ms", "    failure_limit: 10", "    retry_interval: 200ms",
+            "    retry_interval_max: 200ms",
+            "route:", "  type: pool", "  pool: main", "  reliable_deletes: true", ""])
+        router = ithaca_factory(config_text=text)
+        host = f"main/127.0.0.1:{fake.port}"
+
+        def stat(name):
+            with mcwire.Conn(router.host, router.port) as c:
+                return stats(c, "servers")[f"{host}:{name}"]
+
+        fake.mode = "hang"
+        with mcwire.Conn(router.host, router.port) as c:
+            for k in (b"t:0", b"t:1", b"t:2"):
+                assert c.call(b"delete %s\r\n" % k) == b"NOT_FOUND\r\n"  # after the timeout: spooled
+        assert stat("state") == "up"  # a timeout below failure_limit
+        assert stat("deletes_spooled") == "3"
+        # The replay starts while it still hangs: it times out and keeps all.
+        wait_for(lambda: "replay to main" in router.log, 5, "a replay that timed out")
+        assert stat("deletes_replayed") == "0"
+        # One delete taken, then an error: the rest are kept, in order.
+        with fake.lock:
+            fake.mode, fake.budget = "ok", 1
+        wait_for(lambda: stat("deletes_replayed") == "1", 5, "the first replayed delete")
+        assert int(stat("spool_bytes")) == 2 * len(b"t:1\n")
+        with fake.lock:
+            fake.budget = None
+        wait_for(lambda: stat("deletes_replayed") == "3", 5, "the rest replayed")
+        assert fake.deleted == [b"t:0", b"t:1", b"t:2"]
+        assert stat("spool_bytes") == "0"
+    finally:
+        fake.close()
