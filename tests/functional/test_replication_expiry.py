@@ -205,7 +205,7 @@ def test_keys_kept_alive_by_touches_are_never_lost_on_the_slave(ithaca_factory):
     repl = repl_port_of(master)
     slave = start_at_fraction(0.1, lambda: ithaca_factory(
         config_text=slave_config(repl) + "cache:\n  gc_interval: 100ms\n"))
-    keys = [b"alive:%d" % i for i in range(300)]
+    keys = [b"alive:%d" % i for i in range(200)]
     with Conn(*master.address) as c:
         c.send(b"".join(b"set %s 0 2 1\r\nv\r\n" % k for k in keys))
         assert c.read_replies(len(keys)) is not None
@@ -220,7 +220,7 @@ def test_keys_kept_alive_by_touches_are_never_lost_on_the_slave(ithaca_factory):
     catch_up(master.address, slave.address, b"done")
     # (A loaded machine touches slower and lets more keys lapse on the master;
     # the check below needs enough kept keys to mean something.)
-    assert len(held) >= 100, f"only {len(held)} keys kept alive: too few to check"
+    assert len(held) >= 60, f"only {len(held)} keys kept alive: too few to check"
     with Conn(*slave.address) as c:
         missing = [k for k in held if c.call(b"get %s\r\n" % k) == b"END\r\n"]
     assert not missing, f"the slave lost {len(missing)} of {len(held)} keys its master keeps: {missing[:5]}"
