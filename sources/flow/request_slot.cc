@@ -70,28 +70,37 @@ void request_slot::copy_request() {
   req.meta.opaque = {};
 }
 
-bool request_slot::detach_to(slot_home& home) {
+std::vector<std::unique_ptr<request_slot>> request_slot::detach_to(slot_home& home) {
+  std::vector<std::unique_ptr<request_slot>> out;
   if (calls_pending_ == 0) {
-    // Its calls are done; it waits only to be resumed: not sent on.
+    // Its calls are done; it waits only to be resumed: it is not resumed,
+    // and what it still has out (its own stragglers) goes on without it.
     if (home_ != nullptr) home_->cancel_resume(*this);
     for (std::size_t i = 0; i < children_used_; ++i) {
-      if (!children_[i]->reported_ && children_[i]->calls_pending_ == 0 && children_[i]->home_ != nullptr) {
-        children_[i]->home_->cancel_resume(*children_[i]);
+      if (children_[i]->reported_) continue;
+      if (children_[i]->calls_pending_ == 0) {
+        if (children_[i]->home_ != nullptr) children_[i]->home_->cancel_resume(*children_[i]);
+        continue;
       }
+      out.push_back(release_child(i));
     }
-    return false;
+    return out;
   }
-  copy_request();
+  detach_tree(home);
   own_ = ownership::Detached;
+  parent_ = nullptr;
+  return out;
+}
+
+void request_slot::detach_tree(slot_home& home) {
+  // Each slot copies its own request (a child's may be a subset of its
+  // parent's keys, or a request of its own): the client's input goes away.
+  copy_request();
   queue_ = nullptr;
   home_ = &home;
   for (std::size_t i = 0; i < children_used_; ++i) {
-    // Its own children read its request: they follow it.
-    children_[i]->req = req;
-    children_[i]->queue_ = nullptr;
-    children_[i]->home_ = &home;
+    if (!children_[i]->reported_) children_[i]->detach_tree(home);
   }
-  return true;
 }
 
 request_slot& request_slot::child(std::size_t i) {

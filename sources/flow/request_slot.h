@@ -190,11 +190,14 @@ class request_slot {
   // Takes child i out of this slot, still in flight: it no longer reports
   // here (the caller adopts it as a detached request, async_runner::adopt).
   std::unique_ptr<request_slot> release_child(std::size_t i);
-  // Makes this slot own a copy of its request and free itself when done,
-  // homed at `home` (a straggler adopted by the async runner). A slot whose
-  // calls are already done and that only waited to be resumed is not sent
-  // on: false, and the caller frees it.
-  bool detach_to(slot_home& home);
+  // Makes this slot (and its children still out) own copies of their
+  // requests and free itself when done, homed at `home` (a straggler adopted
+  // by the async runner). A slot whose calls are already done and that only
+  // waited to be resumed is not sent on: it returns its own stragglers still
+  // in flight (to adopt in turn), and the caller frees it.
+  std::vector<std::unique_ptr<request_slot>> detach_to(slot_home& home);
+  // True after detach_to() made this slot a detached one.
+  bool is_detached() const { return own_ == ownership::Detached; }
   // A detached copy of `r` (its keys and value copied into the slot), homed
   // at `home`: it frees itself once its last call is done.
   static std::unique_ptr<request_slot> detached(const protocol::request& r, slot_home& home);
@@ -234,6 +237,7 @@ class request_slot {
   enum class some : std::uint8_t { Off, Waiting, Enough };
   some some_ = some::Off;  // wait_for_some()
   void copy_request();     // req's keys and value into owned_
+  void detach_tree(slot_home& home);
   std::string owned_;  // Detached: the request's keys and value
   std::uint32_t calls_pending_ = 0;
   std::size_t accounted_ = 0;  // result bytes counted in queue_->held_
