@@ -31,7 +31,7 @@ prefix_route::prefix_route(std::string name, std::vector<std::pair<std::string, 
 std::size_t prefix_route::pick(const protocol::request&, std::string_view key) const {
   for (const std::size_t len : lengths_) {
     if (len > key.size()) continue;
-    auto it = index_.find(std::string(key.substr(0, len)));
+    auto it = index_.find(key.substr(0, len));
     if (it != index_.end()) return it->second;
   }
   return fallback_;

@@ -4,7 +4,9 @@
 // different children is split (selector_route.h).
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -25,7 +27,12 @@ class prefix_route final : public selector_route {
  private:
   // Looked up longest length first: one hash lookup per distinct length.
   std::vector<std::size_t> lengths_;  // distinct prefix lengths, longest first
-  std::unordered_map<std::string, std::size_t> index_;  // prefix -> target
+  // Looked up by string_view (no std::string made per key and length).
+  struct view_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  std::unordered_map<std::string, std::size_t, view_hash, std::equal_to<>> index_;  // prefix -> target
   std::size_t fallback_;
 };
 
