@@ -343,8 +343,12 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                 }
             } else if (opts.lease) {
                 if (it) {  // a live placeholder: a token is out
-                    if (now.ms - it->lease_issued_ms() <
-                        lease_interval_ms_.load(std::memory_order_relaxed)) {
+                    // Each worker's clock is its loop's cached snapshot, so a token issued on
+                    // another worker may carry a later time than ours: that is a fresh token
+                    // (waiting), never a negative age wrapped to a huge one.
+                    const uint64_t issued = it->lease_issued_ms();
+                    if (now.ms < issued ||
+                        now.ms - issued < lease_interval_ms_.load(std::memory_order_relaxed)) {
                         res.status = get_status::LeaseWait;
                     } else {
                         it->cas_ = next_lease_token();

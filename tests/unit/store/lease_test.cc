@@ -74,6 +74,18 @@ TEST_CASE("hot key: other lease-gets wait within the interval, get a new token a
     CHECK(s.stats().lease_tokens == 2);
 }
 
+TEST_CASE("a lease-get whose clock is behind the token's issue time waits (workers' clocks differ)")
+{
+    // Workers read a per-loop cached clock: one worker may hand out a token at 1005 while
+    // another still reads 1000. That older reader must wait, not take a second token.
+    store s(lease_config());
+    auto first = lease_get(s, "k", 1005);
+    REQUIRE(first.status == get_status::LeaseToken);
+    CHECK(lease_get(s, "k", 1000).status == get_status::LeaseWait);
+    CHECK(lease_set(s, "k", "v", first.lease_token, 1001) == store_status::Stored);
+    CHECK(s.stats().lease_tokens == 1);
+}
+
 TEST_CASE("a delete invalidates the token: the stale lease-set is refused")
 {
     store s(lease_config());
