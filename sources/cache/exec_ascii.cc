@@ -83,7 +83,7 @@ void arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_co
     case store::arith_status::NotFound: return encode_ascii_status(out, ascii_status::NotFound);
     case store::arith_status::NonNumeric: return encode_ascii_line(out, protocol::kReplyNonNumeric);
     case store::arith_status::Exists: return encode_ascii_status(out, ascii_status::Exists);
-    case store::arith_status::OutOfMemory: return encode_ascii_line(out, protocol::kReplyArithOutOfMemory);
+    case store::arith_status::OutOfMemory: return encode_ascii_line(out, protocol::kReplyOutOfMemory);
     case store::arith_status::BadKey: return encode_ascii_line(out, protocol::kReplyBadFormat);
   }
 }
@@ -97,6 +97,7 @@ void remove(const protocol::request& req, protocol::out_buffer& out, exec_contex
     case store::remove_status::NotFound: return encode_ascii_status(out, ascii_status::NotFound);
     case store::remove_status::Exists: return encode_ascii_status(out, ascii_status::Exists);
     case store::remove_status::BadKey: return encode_ascii_line(out, protocol::kReplyBadFormat);
+    case store::remove_status::OutOfMemory: return encode_ascii_line(out, protocol::kReplyOutOfMemory);
   }
 }
 

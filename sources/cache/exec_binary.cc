@@ -110,6 +110,7 @@ void remove(const protocol::request& req, protocol::out_buffer& out, exec_contex
     case store::remove_status::NotFound: st = binary_status::KeyNotFound; break;
     case store::remove_status::Exists: st = binary_status::KeyExists; break;
     case store::remove_status::BadKey: st = binary_status::InvalidArguments; break;
+    case store::remove_status::OutOfMemory: st = binary_status::OutOfMemory; break;
   }
   protocol::encode_binary_error(out, req, st);
 }

@@ -1,9 +1,12 @@
 // Meta commands (mg ms md ma mn me) on the local store, replying byte for byte
-// as memcached 1.6.18 does. Reply shapes were captured from a live 1.6.18;
-// the quirks kept on purpose are noted where they are produced:
-//  - 'q' hides only the nominal reply: EN for mg, HD for ms/md, HD/VA for ma
-//    (unless ma vivified). 1.6.18 still sends NF for md and ma with q, though
-//    the protocol docs say md q hides NF.
+// as memcached does: 1.6.18 (Debian's, the tests' oracle) where it and 1.6.45
+// agree, 1.6.45 where they differ (E on every command, mg C, ms s and MA/MP N,
+// md x, ma q hiding a vivified reply, keys echoed as they were stored). Reply
+// shapes were captured from live servers; the quirks kept on purpose are noted
+// where they are produced:
+//  - 'q' hides only the nominal reply: EN for mg, HD for ms/md, HD/VA for ma.
+//    memcached still sends NF for md and ma with q, though the protocol docs
+//    say md q hides NF.
 //  - memcached applies N and T while it walks the flags in request order and
 //    prints 't' when it gets there: "mg k t T30" shows the old TTL.
 //  - ms prints 'c' even when it did not store ("NS c0").
@@ -16,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "base64.h"
 #include "exec_internal.h"
 #include "text_replies.h"
 #include "reply.h"
@@ -109,6 +113,8 @@ exec_action meta_get(const request& req, out_buffer& out, exec_context& ctx) {
   o.exptime = m.ttl;
   o.vivify = m.has('N');
   o.vivify_exptime = vivify_exptime(m);
+  o.vivify_cas = m.has('E') ? m.explicit_cas : 0;
+  o.vivify_key_binary = req.meta_key_binary;
   if (m.has('R') && m.recache_ttl > 0) {
     o.recache_threshold = static_cast<uint32_t>(std::min<int64_t>(m.recache_ttl, UINT32_MAX));
   }
@@ -131,11 +137,15 @@ exec_action meta_get(const request& req, out_buffer& out, exec_context& ctx) {
   item.win = res.win;
   item.stale = res.stale;
   item.won_already = res.win_sent;
-  // memcached echoes the key base64-encoded when the item was stored with a
-  // binary key; the store does not record that, so we follow the request.
-  const bool key_binary = req.meta_key_binary;
+  // memcached 1.6.45 echoes the key base64-encoded when the item was stored
+  // with a binary key, whatever this request said.
+  const bool key_binary = res.key_binary;
 
-  if (!o.want_value) {
+  // C(token) on mg (1.6.45): a matching CAS means the client has this value
+  // already: HD, no value; everything else (T, N, flags) as usual.
+  const bool send_value = o.want_value && !(m.has('C') && m.compare_cas == res.cas);
+  if (!send_value) {
+    res.large.reset();
     item.size = res.value_size;  // mg s without v: the real size, as memcached
     encode_meta(out, meta_code::HD, req, &item, {}, key_binary);
     return exec_action::Continue;
@@ -187,6 +197,11 @@ exec_action meta_set(const request& req, out_buffer& out, exec_context& ctx) {
   }
   o.invalidate = m.has('I');
   o.explicit_cas = m.has('E') ? m.explicit_cas : 0;
+  o.key_binary = req.meta_key_binary;
+  // MA/MP with N (1.6.45): a miss creates the item, with N's TTL rather than T's.
+  const bool appending = mode == store::store_mode::Append || mode == store::store_mode::Prepend;
+  o.vivify = appending && m.has('N');
+  o.vivify_exptime = m.vivify_ttl;
   store::store_result r;
   ctx.store.set(req.key(), mode, req.value, m.client_flags, m.has('T') ? m.ttl : 0, ctx.now, o, r);
 
@@ -212,6 +227,8 @@ exec_action meta_set(const request& req, out_buffer& out, exec_context& ctx) {
   }
   meta_item item;
   item.cas = r.cas;  // 0 when not stored: memcached prints "c0"
+  // s (1.6.45): the stored value's size (the whole after an append), else this request's.
+  item.size = r.status == store::store_status::Stored ? r.value_size : req.value.size();
   encode_meta(out, code, req, &item, {}, req.meta_key_binary);
   return exec_action::Continue;
 }
@@ -225,6 +242,9 @@ exec_action meta_delete(const request& req, out_buffer& out, exec_context& ctx) 
   o.invalidate = m.has('I');
   o.touch = m.has('T');
   o.exptime = m.ttl;
+  o.remove_value = m.has('x');
+  o.flags = m.client_flags;
+  o.explicit_cas = m.has('E') ? m.explicit_cas : 0;
   store::remove_status st;
   if (m.has('C') && m.compare_cas == 0) {
     // C0 never matches (no item has CAS 0), but the store reads 0 as "no
@@ -250,6 +270,9 @@ exec_action meta_delete(const request& req, out_buffer& out, exec_context& ctx) 
     case store::remove_status::BadKey:
       encode_ascii_line(out, protocol::kReplyBadFormat);
       return exec_action::Continue;
+    case store::remove_status::OutOfMemory:
+      encode_ascii_line(out, protocol::kReplyOutOfMemory);
+      return exec_action::Continue;
   }
   encode_meta(out, code, req, nullptr, {}, req.meta_key_binary);
   return exec_action::Continue;
@@ -268,6 +291,7 @@ exec_action meta_arithmetic(const request& req, out_buffer& out, exec_context& c
   o.vivify_exptime = vivify_exptime(m);
   o.touch = m.has('T');
   o.exptime = m.ttl;
+  o.explicit_cas = m.has('E') ? m.explicit_cas : 0;
   // C0 means "no compare" for ma (memcached's do_add_delta skips a zero
   // CAS), unlike md, and so it is for the store.
   store::arith_result r;
@@ -285,15 +309,15 @@ exec_action meta_arithmetic(const request& req, out_buffer& out, exec_context& c
       encode_ascii_line(out, protocol::kReplyNonNumeric);
       return exec_action::Continue;
     case store::arith_status::OutOfMemory:
-      encode_ascii_line(out, protocol::kReplyArithOutOfMemory);
+      encode_ascii_line(out, protocol::kReplyOutOfMemory);
       return exec_action::Continue;
     case store::arith_status::BadKey:
       encode_ascii_line(out, protocol::kReplyBadFormat);
       return exec_action::Continue;
   }
-  // 1.6.18 hides HD and VA with q, but not when it vivified the counter
-  // (that path never sets its noreply skip).
-  if (quiet(req) && !r.vivified) return exec_action::Continue;
+  // q hides HD and VA, also when the counter was vivified (1.6.45; 1.6.18
+  // still answered a vivifying ma q).
+  if (quiet(req)) return exec_action::Continue;
   meta_item item;
   item.cas = r.cas;
   item.ttl = ttl_at_t(m, r.vivified ? -1 : r.old_ttl, r.vivified, ctx.now);
@@ -343,8 +367,8 @@ exec_action meta_debug(const request& req, out_buffer& out, exec_context& ctx) {
   // memcached's ITEM_ntotal: header (48) + CAS (8) + key + NUL + flags (only
   // when non-zero) + value + "\r\n".
   const uint64_t size = 48 + 8 + req.key().size() + 1 + (res.flags != 0 ? 4 : 0) + value_len + 2;
-  // memcached 1.6.18 prints current_time - exptime: minus the TTL.
-  const int64_t exp = res.ttl < 0 ? -1 : -res.ttl;
+  // memcached 1.6.45 prints the remaining TTL (1.6.18 printed it negated).
+  const int64_t exp = res.ttl;
   std::string& text = ctx.scratch;
   text.clear();
   text += "exp=" + std::to_string(exp);
@@ -353,7 +377,14 @@ exec_action meta_debug(const request& req, out_buffer& out, exec_context& ctx) {
   text += res.fetched_before ? " fetch=yes" : " fetch=no";
   text += " cls=" + std::to_string(slab_class_of(size));
   text += " size=" + std::to_string(size);
-  encode_meta_debug(out, req.key(), text);
+  // The key as stored: base64 when it was stored with b (1.6.45).
+  if (res.key_binary) {
+    std::array<char, protocol::base64_encoded_size(store::kKeyMax)> enc;
+    const std::size_t n = protocol::base64_encode(req.key(), enc);
+    encode_meta_debug(out, std::string_view(enc.data(), n), text);
+  } else {
+    encode_meta_debug(out, req.key(), text);
+  }
   return exec_action::Continue;
 }
 

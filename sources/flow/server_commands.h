@@ -21,8 +21,8 @@
 namespace ithaca::flow {
 
 // What `version` and `stats` report: memcached's version (clients parse it to
-// pick features) with ithaca's name after it.
-inline constexpr std::string_view kVersion = "1.6.18-ithaca";
+// pick features; ithaca answers as memcached 1.6.45) with ithaca's name after it.
+inline constexpr std::string_view kVersion = "1.6.45-ithaca";
 
 struct server_context {
   stats_provider& stats;

@@ -15,9 +15,14 @@ namespace ithaca::protocol {
 // 1.6.18 accepts "O" + 31 bytes and answers "opaque token too long" beyond.
 inline constexpr std::size_t kMetaMaxOpaqueToken = 32;
 
-// memcached 1.6.18 refuses a meta line with 20 or more words (command, key,
-// [datalen], flags): "options flags are too long" (ms: "options flags too long").
-inline constexpr std::size_t kMetaMaxWords = 19;
+// memcached 1.6.45 refuses a meta line with 21 or more words (command, key,
+// [datalen], flags): "options flags are too long" (1.6.18 refused 20 words).
+inline constexpr std::size_t kMetaMaxWords = 20;
+
+// memcached 1.6.45's tokenizer looks at the first 23 words; a flag word among
+// them that starts with neither a letter (or one of [\]^_`) nor a digit makes
+// the whole line a bad command line.
+inline constexpr std::size_t kMetaTokenizedWords = 23;
 
 struct meta_flags {
     // Bit per ASCII letter: bit (c - 'A') for 'A'..'Z', (c - 'a' + 26) for 'a'..'z'.

@@ -1,5 +1,6 @@
 #include "meta_parser.h"
 
+#include <algorithm>
 #include <climits>
 #include <span>
 
@@ -57,7 +58,8 @@ flag_pass parse_flags_into(const meta_line& line, std::size_t first, request& ou
             case 'N':
             case 'T':
             case 'R': {
-                auto v = parse_i32(arg);  // memcached: safe_strtol
+                auto v = parse_strict_i32(arg);  // 1.6.45: mcmc_token_get_flag_arg_32
+                if (arg.empty()) v.reset();
                 if (!v) {
                     last = kReplyBadToken;
                     p.ok = false;
@@ -71,7 +73,7 @@ flag_pass parse_flags_into(const meta_line& line, std::size_t first, request& ou
                 break;
             }
             case 'F': {
-                auto v = parse_flags(arg);
+                auto v = arg.empty() ? std::nullopt : parse_strict_u32(arg);
                 if (!v) {
                     p.ok = false;  // memcached sets no message here
                 } else {
@@ -82,8 +84,8 @@ flag_pass parse_flags_into(const meta_line& line, std::size_t first, request& ou
             case 'C':
             case 'E': {
                 // E (explicit new CAS) is not in 1.6.18, which answers
-                // "invalid flag"; later memcached accepts it, and so do we.
-                auto v = parse_u64(arg);
+                // "invalid flag"; 1.6.45 accepts it, and so do we.
+                auto v = arg.empty() ? std::nullopt : parse_strict_u64(arg);
                 if (!v) {
                     last = kReplyBadToken;
                     p.ok = false;
@@ -95,15 +97,12 @@ flag_pass parse_flags_into(const meta_line& line, std::size_t first, request& ou
                 break;
             }
             case 'M':
-                if (tok.size() != 2) {
-                    last = kReplyMLength;
-                    p.ok = false;
-                } else {
-                    m.mode = tok[1];
-                }
+                // 1.6.45 takes the byte after M, whatever follows it ("MII" is I);
+                // a bare M has none: an invalid mode, reported by the command.
+                m.mode = tok.size() > 1 ? tok[1] : ' ';
                 break;
             case 'J': {
-                auto v = parse_u64(arg);
+                auto v = arg.empty() ? std::nullopt : parse_strict_u64(arg);
                 if (!v) {
                     last = kReplyBadInitial;
                     p.ok = false;
@@ -113,7 +112,7 @@ flag_pass parse_flags_into(const meta_line& line, std::size_t first, request& ou
                 break;
             }
             case 'D': {
-                auto v = parse_u64(arg);
+                auto v = arg.empty() ? std::nullopt : parse_strict_u64(arg);
                 if (!v) {
                     last = kReplyBadDeltaValue;
                     p.ok = false;
@@ -129,6 +128,7 @@ flag_pass parse_flags_into(const meta_line& line, std::size_t first, request& ou
             case 'P': case 'L':  // proxy hints: accepted and ignored
             case 'k': case 's': case 't': case 'c': case 'f':
             case 'v': case 'h': case 'l': case 'u': case 'q': case 'I':
+            case 'x':  // md: empty the value, keep the item (memcached 1.6.45)
                 break;
             default:
                 return {false, kReplyInvalidFlag};
@@ -146,6 +146,22 @@ bool opaque_too_long(const request& out) {
 
 }  // namespace
 
+namespace {
+
+// memcached 1.6.45's tokenizer: a flag word (from `first` on, within the words
+// it looks at) that starts with a byte outside 'A'..'z' and is not a digit
+// fails the whole line.
+bool tokenizer_refuses(const meta_line& line, std::size_t first) {
+    const std::size_t n = std::min({line.total, line.stored, kMetaTokenizedWords});
+    for (std::size_t i = first; i < n; ++i) {
+        const auto c = static_cast<unsigned char>(line.word[i][0]);
+        if (!(c > 64 && c < 123) && !(c >= '0' && c <= '9')) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 meta_outcome parse_meta(std::string_view cmd, const meta_line& line, request& out,
                         const parser_settings& settings) {
     const char c = cmd[1];
@@ -156,37 +172,48 @@ meta_outcome parse_meta(std::string_view cmd, const meta_line& line, request& ou
     if (c != 'g' && c != 's' && c != 'd' && c != 'a' && c != 'e') {
         return {meta_outcome::Status::UnknownCommand};
     }
+    // memcached 1.6.45: a meta command without its key (or ms without its
+    // length), or with a flag word its tokenizer refuses, is a bad command
+    // line, answered before anything else (1.6.18 said ERROR to "mg").
+    const std::size_t first_flag = c == 's' ? 3 : 2;
+    if (line.total < first_flag || tokenizer_refuses(line, first_flag)) {
+        return meta_error(error_kind::BadFormat, kReplyBadFormat);
+    }
     if (c == 'e') {
         out.cmd = command::MetaDebug;
-        if (line.total < 2 || line.word[1].size() > kMaxKeyLength) {
+        if (line.word[1].size() > kMaxKeyLength) {
             return meta_error(error_kind::BadFormat, kReplyBadFormat);
         }
         out.keys.push_back(line.word[1]);
+        // "me <base64> b": 1.6.45 decodes only when a fourth word follows
+        // ("me a2V5 b x"); with three words it looks the encoded text up as is.
+        if (line.total >= 4 && line.stored >= 3 && line.word[2] == "b") {
+            auto n = base64_decode(line.word[1], std::span<char>(out.scratch));
+            if (!n) return meta_error(error_kind::BadFormat, kReplyBadFormat);
+            out.keys.set(0, std::string_view(out.scratch.data(), *n));
+            out.meta_key_binary = true;
+        }
         return {};
     }
     out.cmd = c == 'g' ? command::MetaGet
             : c == 's' ? command::MetaSet
             : c == 'd' ? command::MetaDelete
                        : command::MetaArithmetic;
-    if (line.total < 2) return {meta_outcome::Status::UnknownCommand};
-    if (line.word[1].size() > kMaxKeyLength) {
-        return meta_error(error_kind::KeyTooLong, kReplyBadFormat);
-    }
-    out.keys.push_back(line.word[1]);
+    const bool key_too_long = line.word[1].size() > kMaxKeyLength;
+    out.keys.push_back(key_too_long ? line.word[1].substr(0, kMaxKeyLength) : line.word[1]);
 
     if (c == 's') {
-        if (line.total == 2) return meta_error(error_kind::BadFormat, kReplyBadFormat);
-        if (line.total > kMetaMaxWords) return meta_error(error_kind::BadFormat, kReplyFlagsTooLong);
-        auto vlen = parse_i32(line.word[2]);  // memcached: safe_strtol
+        auto vlen = parse_strict_i32(line.word[2]);  // 1.6.45: mcmc_token_get_32
         if (!vlen || *vlen < 0 || *vlen > INT_MAX - 2) {
             return meta_error(error_kind::BadFormat, kReplyBadFormat);
         }
         const auto value_len = static_cast<std::size_t>(*vlen);
         const std::size_t swallow = value_len + 2;
         // From here on memcached knows the length and swallows the value on error.
+        if (key_too_long) return meta_error(error_kind::KeyTooLong, kReplyBadFormat, swallow);
+        if (line.total > kMetaMaxWords) return meta_error(error_kind::BadFormat, kReplyFlagsTooLong, swallow);
         flag_pass p = parse_flags_into(line, 3, out);
         if (!p.ok) return meta_error(error_kind::BadFormat, p.reply, swallow);
-        if (opaque_too_long(out)) return meta_error(error_kind::BadFormat, kReplyOpaqueTooLong, swallow);
         switch (out.meta.mode) {
             case 0: case 'E': case 'A': case 'P': case 'R': case 'S': break;
             default: return meta_error(error_kind::BadFormat, kReplyMsMode, swallow);
@@ -194,6 +221,7 @@ meta_outcome parse_meta(std::string_view cmd, const meta_line& line, request& ou
         if (value_len > settings.item_size_max) {
             return meta_error(error_kind::TooLarge, kReplyTooLarge, swallow);
         }
+        if (opaque_too_long(out)) return meta_error(error_kind::BadFormat, kReplyOpaqueTooLong, swallow);
         out.flags = out.meta.client_flags;
         out.exptime = out.meta.ttl;
         out.cas = out.meta.compare_cas;
@@ -203,15 +231,17 @@ meta_outcome parse_meta(std::string_view cmd, const meta_line& line, request& ou
         return m;
     }
 
+    // ma reports every flag problem with one message; mg and md say which.
+    if (key_too_long) {
+        return meta_error(error_kind::KeyTooLong, c == 'a' ? kReplyInvalidOrDuplicateFlag : kReplyBadFormat);
+    }
     if (line.total > kMetaMaxWords) {
-        return meta_error(error_kind::BadFormat, c == 'g' ? kReplyMgFlagsTooLong : kReplyFlagsTooLong);
+        return meta_error(error_kind::BadFormat, c == 'a' ? kReplyInvalidOrDuplicateFlag : kReplyFlagsTooLong);
     }
     flag_pass p = parse_flags_into(line, 2, out);
     if (!p.ok) {
-        // md and ma report every flag problem with one message.
-        return meta_error(error_kind::BadFormat, c == 'g' ? p.reply : kReplyInvalidOrDuplicateFlag);
+        return meta_error(error_kind::BadFormat, c == 'a' ? kReplyInvalidOrDuplicateFlag : p.reply);
     }
-    if (opaque_too_long(out)) return meta_error(error_kind::BadFormat, kReplyOpaqueTooLong);
     if (c == 'a') {
         switch (out.meta.mode) {
             case 0: case 'I': case '+': case 'D': case '-': break;
@@ -220,6 +250,7 @@ meta_outcome parse_meta(std::string_view cmd, const meta_line& line, request& ou
         out.delta = out.meta.delta;
         out.initial = out.meta.initial;
     }
+    if (opaque_too_long(out)) return meta_error(error_kind::BadFormat, kReplyOpaqueTooLong);
     out.exptime = out.meta.ttl;
     out.cas = out.meta.compare_cas;
     out.noreply = out.meta.has('q');

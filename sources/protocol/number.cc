@@ -1,6 +1,7 @@
 #include "number.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -73,6 +74,48 @@ std::optional<std::int32_t> parse_i32(std::string_view token) {
     if (!v) return std::nullopt;
     // Two's complement truncation, as the C assignment long -> int32_t does.
     return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(*v)));
+}
+
+namespace {
+
+constexpr std::size_t kStrictMax32 = 11;  // mcmc's MCMC_TOKTO32_MAX
+constexpr std::size_t kStrictMax64 = 22;  // MCMC_TOKTO64_MAX
+
+// Digits only, accumulated with a range check against `limit`.
+std::optional<std::uint64_t> strict_digits(std::string_view digits, std::uint64_t limit) {
+    std::uint64_t sum = 0;
+    for (const char ch : digits) {
+        if (ch < '0' || ch > '9') return std::nullopt;
+        const auto d = static_cast<std::uint64_t>(ch - '0');
+        if (sum > (limit - d) / 10) return std::nullopt;
+        sum = sum * 10 + d;
+    }
+    return sum;
+}
+
+}  // namespace
+
+std::optional<std::int32_t> parse_strict_i32(std::string_view token) {
+    if (token.size() > kStrictMax32) return std::nullopt;
+    const bool negative = !token.empty() && token[0] == '-';
+    if (negative) token.remove_prefix(1);
+    const std::uint64_t limit = negative ? std::uint64_t{1} << 31 : (std::uint64_t{1} << 31) - 1;
+    auto v = strict_digits(token, limit);
+    if (!v) return std::nullopt;
+    return negative ? static_cast<std::int32_t>(-static_cast<std::int64_t>(*v))
+                    : static_cast<std::int32_t>(*v);
+}
+
+std::optional<std::uint32_t> parse_strict_u32(std::string_view token) {
+    if (token.size() > kStrictMax32) return std::nullopt;
+    auto v = strict_digits(token, UINT32_MAX);
+    if (!v) return std::nullopt;
+    return static_cast<std::uint32_t>(*v);
+}
+
+std::optional<std::uint64_t> parse_strict_u64(std::string_view token) {
+    if (token.size() > kStrictMax64) return std::nullopt;
+    return strict_digits(token, UINT64_MAX);
 }
 
 std::optional<double> parse_f64(std::string_view token) {

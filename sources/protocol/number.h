@@ -29,6 +29,14 @@ std::optional<std::uint32_t> parse_flags(std::string_view token);
 // Exptimes, value lengths, meta N/T/R.
 std::optional<std::int32_t> parse_i32(std::string_view token);
 
+// memcached 1.6.45 reads meta tokens (and ms's length) with its mcmc
+// tokenizer's strict parsers instead: decimal digits only (no '+', no blanks),
+// at most 11 characters (22 for 64 bits), range-checked; the signed ones take
+// a leading '-', alone it is 0.
+std::optional<std::int32_t> parse_strict_i32(std::string_view token);
+std::optional<std::uint32_t> parse_strict_u32(std::string_view token);
+std::optional<std::uint64_t> parse_strict_u64(std::string_view token);
+
 // safe_strtod: strtod's syntax, then the end or a whitespace character;
 // ERANGE refused (lru tune's factors, slabs automove ratio).
 std::optional<double> parse_f64(std::string_view token);

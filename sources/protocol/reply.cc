@@ -171,8 +171,8 @@ void encode_meta(out_buffer& out, meta_code code, const request& req, const meta
                     append_u64(out, item->flags);
                 }
                 break;
-            case 's':
-                if (item != nullptr && is_get) {
+            case 's':  // ms s: 1.6.45
+                if (item != nullptr && (is_get || is_set)) {
                     out.append(" s");
                     append_u64(out, item->size);
                 }

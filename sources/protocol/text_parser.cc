@@ -78,10 +78,10 @@ bool http_request_line(const token_list& t) {
 
 // get/gets/gat/gats: the commonest lines and the longest (a multiget), so
 // they are walked once here instead of being tokenized first. `cmd` is the
-// first word (a view into `line`). memcached's rules: at least one word after
-// the command or ERROR; gat's first word is the exptime; any key over 250
-// bytes refuses the line (memcached would already have sent the VALUEs of
-// the keys before it; we refuse the whole line).
+// first word (a view into `line`). memcached 1.6.45's rules: at least one key
+// or a bad command line; gat's first word is the exptime, a strict number;
+// any key over 250 bytes refuses the line (memcached would already have sent
+// the VALUEs of the keys before it; we refuse the whole line).
 parse_result parse_retrieval(std::string_view line, std::string_view cmd, command kind,
                              std::size_t line_len, request& out) {
     out.proto = protocol_kind::Ascii;
@@ -89,6 +89,8 @@ parse_result parse_retrieval(std::string_view line, std::string_view cmd, comman
     const bool touches = kind == command::Gat || kind == command::Gats;
     std::size_t i = static_cast<std::size_t>(cmd.data() + cmd.size() - line.data());
     bool first = true;
+    std::string_view exptime_word;
+    bool key_too_long = false;
     while (i < line.size()) {
         while (i < line.size() && line[i] == ' ') ++i;
         if (i == line.size()) break;
@@ -96,16 +98,21 @@ parse_result parse_retrieval(std::string_view line, std::string_view cmd, comman
         while (i < line.size() && line[i] != ' ') ++i;
         const std::string_view word = line.substr(start, i - start);
         if (first && touches) {
-            auto exptime = parse_i32(word);
-            if (!exptime) return fail(error_kind::BadFormat, line_len, kReplyBadExptime);
-            out.exptime = *exptime;
-        } else {
-            if (word.size() > kMaxKeyLength) return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat);
+            exptime_word = word;
+        } else if (word.size() > kMaxKeyLength) {
+            key_too_long = true;
+        } else if (!key_too_long) {
             out.keys.push_back(word);
         }
         first = false;
     }
-    if (first) return fail(error_kind::UnknownCommand, line_len, kReplyError);  // no word after the command
+    if (out.keys.empty() && !key_too_long) return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
+    if (touches) {
+        auto exptime = parse_strict_i32(exptime_word);  // 1.6.45: mc_tokto32
+        if (!exptime) return fail(error_kind::BadFormat, line_len, kReplyBadExptime);
+        out.exptime = *exptime;
+    }
+    if (key_too_long) return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat);
     return parse_result::ok(line_len);
 }
 
@@ -192,6 +199,9 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
             return parse_retrieval(line, line.substr(i, e - i), kind, line_len, out);
         }
     }
+    // memcached 1.6.45 refuses a line shorter than a two-letter command and its
+    // newline (" \n", "\r\n", "mn\n") as a bad command line; 1.6.18 said ERROR.
+    if (line_len < 4) return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
     token_list t;
     tokenize(line, t);
     if (t.total == 0) return fail(error_kind::UnknownCommand, line_len, kReplyError);
@@ -255,42 +265,44 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         // set key flags exptime bytes [noreply]; cas adds casunique; lease-set
         // (mcrouter) puts the lease token after the key:
         //   lease-set <key> <token> <flags> <exptime> <bytes> [noreply]
-        const std::size_t base = form == storage_form::Plain ? 5 : 6;
-        if (t.total != base && t.total != base + 1) {
-            return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        // As memcached 1.6.45: the length must be there and be a strict number,
+        // or the line is a bad command line and nothing is swallowed (its
+        // tokenizer); once the length is known every later error swallows the
+        // data; words after the last one used are ignored, and the line is
+        // noreply when its last word is.
+        const std::size_t f = form == storage_form::Lease ? 3 : 2;
+        if (t.total < f + 3) return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
+        auto vlen = parse_strict_i32(t.word[f + 2]);
+        if (!vlen || *vlen < 0 || *vlen > INT_MAX - 2) {
+            return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
         }
+        const auto value_len = static_cast<std::size_t>(*vlen);
         out.noreply = ends_with_noreply(t);
         const bool silent = out.noreply;
-        if (t.word[1].size() > kMaxKeyLength) {
-            return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat, silent);
-        }
+        auto refuse = [&](error_kind kind) {
+            parse_result r = fail(kind, line_len, kReplyBadFormat, silent);
+            r.swallow = value_len + 2;
+            return r;
+        };
+        if (t.word[1].size() > kMaxKeyLength) return refuse(error_kind::KeyTooLong);
         out.keys.push_back(t.word[1]);
-        const std::size_t f = form == storage_form::Lease ? 3 : 2;
         if (form == storage_form::Lease) {
             auto token = parse_u64(t.word[2]);
-            if (!token) return fail(error_kind::BadFormat, line_len, kReplyBadFormat, silent);
+            if (!token) return refuse(error_kind::BadFormat);
             out.lease_token = *token;
         }
+        // memcached: safe_strtoflags and safe_strtol (32-bit truncation: "-0" is fine).
         auto flags = parse_flags(t.word[f]);
-        // memcached: safe_strtoul, safe_strtol, safe_strtol (32-bit
-        // truncation: "-0" is fine, a length of 2^32 + 1 is 1).
         auto exptime = parse_i32(t.word[f + 1]);
-        auto vlen = parse_i32(t.word[f + 2]);
-        if (!flags || !exptime || !vlen) {
-            return fail(error_kind::BadFormat, line_len, kReplyBadFormat, silent);
-        }
+        if (!flags || !exptime) return refuse(error_kind::BadFormat);
         out.flags = *flags;
         out.exptime = *exptime;
         if (form == storage_form::Cas) {
-            auto cas = parse_u64(t.word[5]);
-            if (!cas) return fail(error_kind::BadFormat, line_len, kReplyBadFormat, silent);
+            // The unique is the sixth word, a strict number ("noreply" there is not).
+            auto cas = t.total > 5 && t.stored > 5 ? parse_strict_u64(t.word[5]) : std::nullopt;
+            if (!cas) return refuse(error_kind::BadFormat);
             out.cas = *cas;
         }
-        // memcached: vlen < 0 || vlen > INT_MAX - 2 is a bad command line.
-        if (*vlen < 0 || *vlen > INT_MAX - 2) {
-            return fail(error_kind::BadFormat, line_len, kReplyBadFormat, silent);
-        }
-        const auto value_len = static_cast<std::size_t>(*vlen);
         if (value_len > settings_.item_size_max) {
             // memcached swallows the value (and, for set, unlinks the old item:
             // the executor does that, the key is in `out`).
@@ -311,15 +323,19 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         return parse_result::ok(need);
     }
 
+    // The keyed commands and the admin ones with a number, as memcached 1.6.45:
+    // too few words is a bad command line; words after the last one used are
+    // ignored ("delete a 5" deletes); the line is noreply when its last word
+    // is; numbers are strict (no '+', no blanks).
     if (cmd == "incr" || cmd == "decr") {
         out.cmd = cmd == "incr" ? command::Incr : command::Decr;
-        if (t.total != 3 && t.total != 4) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        if (t.total < 3) return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
         out.noreply = ends_with_noreply(t);
         if (t.word[1].size() > kMaxKeyLength) {
             return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat, out.noreply);
         }
         out.keys.push_back(t.word[1]);
-        auto delta = parse_u64(t.word[2]);
+        auto delta = parse_strict_u64(t.word[2]);
         if (!delta) return fail(error_kind::BadFormat, line_len, kReplyBadDelta, out.noreply);
         out.delta = *delta;
         return parse_result::ok(line_len);
@@ -327,15 +343,8 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
 
     if (cmd == "delete") {
         out.cmd = command::Delete;
-        if (t.total < 2 || t.total > 4) return fail(error_kind::UnknownCommand, line_len, kReplyError);
-        if (t.total > 2) {
-            // memcached accepts a legacy hold time of exactly "0".
-            const bool hold_is_zero = t.word[2] == "0";
-            out.noreply = ends_with_noreply(t);
-            const bool valid = (t.total == 3 && (hold_is_zero || out.noreply)) ||
-                               (t.total == 4 && hold_is_zero && out.noreply);
-            if (!valid) return fail(error_kind::BadFormat, line_len, kReplyDeleteUsage, out.noreply);
-        }
+        if (t.total < 2) return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
+        out.noreply = ends_with_noreply(t);
         if (t.word[1].size() > kMaxKeyLength) {
             return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat, out.noreply);
         }
@@ -345,13 +354,13 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
 
     if (cmd == "touch") {
         out.cmd = command::Touch;
-        if (t.total != 3 && t.total != 4) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+        if (t.total < 3) return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
         out.noreply = ends_with_noreply(t);
         if (t.word[1].size() > kMaxKeyLength) {
             return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat, out.noreply);
         }
         out.keys.push_back(t.word[1]);
-        auto exptime = parse_i32(t.word[2]);
+        auto exptime = parse_strict_i32(t.word[2]);
         if (!exptime) return fail(error_kind::BadFormat, line_len, kReplyBadExptime, out.noreply);
         out.exptime = *exptime;
         return parse_result::ok(line_len);
@@ -359,10 +368,9 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
 
     if (cmd == "flush_all") {
         out.cmd = command::FlushAll;
-        if (t.total > 3) return fail(error_kind::UnknownCommand, line_len, kReplyError);
         out.noreply = ends_with_noreply(t);
         if (t.total != (out.noreply ? 2u : 1u)) {
-            auto delay = parse_i32(t.word[1]);  // memcached: safe_strtol
+            auto delay = parse_strict_i32(t.word[1]);  // 1.6.45: mc_tokto32
             if (!delay) return fail(error_kind::BadFormat, line_len, kReplyBadExptime, out.noreply);
             out.flush_delay = *delay;
             out.has_flush_delay = true;
@@ -372,9 +380,8 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
 
     if (cmd == "verbosity") {
         out.cmd = command::Verbosity;
-        if (t.total != 2 && t.total != 3) return fail(error_kind::UnknownCommand, line_len, kReplyError);
         out.noreply = ends_with_noreply(t);
-        auto level = parse_strtoul32(t.word[1]);
+        auto level = t.total >= 2 ? parse_strict_u32(t.word[1]) : std::nullopt;
         if (!level) return fail(error_kind::BadFormat, line_len, kReplyBadFormat, out.noreply);
         out.verbosity = *level;
         return parse_result::ok(line_len);
@@ -414,7 +421,7 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         return parse_result::ok(line_len);
     }
     if (cmd == "shutdown") {
-        // memcached without -A answers "ERROR: shutdown not enabled" whatever
+        // memcached without -A answers "SERVER_ERROR: shutdown not enabled" whatever
         // the arguments; that is the executor's decision.
         out.cmd = command::Shutdown;
         out.args = rest_of_line();

@@ -13,15 +13,13 @@ inline constexpr std::string_view kReplyBadDataChunk = "CLIENT_ERROR bad data ch
 inline constexpr std::string_view kReplyBadDelta = "CLIENT_ERROR invalid numeric delta argument";
 inline constexpr std::string_view kReplyBadExptime = "CLIENT_ERROR invalid exptime argument";
 inline constexpr std::string_view kReplyNonNumeric = "CLIENT_ERROR cannot increment or decrement non-numeric value";
-inline constexpr std::string_view kReplyArithOutOfMemory = "SERVER_ERROR out of memory";
+inline constexpr std::string_view kReplyOutOfMemory = "SERVER_ERROR out of memory";
 inline constexpr std::string_view kReplyOutOfMemoryStoring = "SERVER_ERROR out of memory storing object";
 inline constexpr std::string_view kReplyReadFailed = "SERVER_ERROR error reading value";
-inline constexpr std::string_view kReplyShutdownDisabled = "ERROR: shutdown not enabled";
+inline constexpr std::string_view kReplyShutdownDisabled = "SERVER_ERROR: shutdown not enabled";
 inline constexpr std::string_view kReplyMemlimitTooSmall = "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m";
 inline constexpr std::string_view kReplyMemlimitNotBytes =
     "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes";
-inline constexpr std::string_view kReplyDeleteUsage =
-    "CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]";
 // operator commands for features ithaca does not have (exec_admin.cc)
 inline constexpr std::string_view kReplyWatchNotAllowed = "CLIENT_ERROR watch commands not allowed";
 inline constexpr std::string_view kReplySlabReassignDisabled = "CLIENT_ERROR slab reassignment disabled";
@@ -39,9 +37,7 @@ inline constexpr std::string_view kReplyBadToken = "CLIENT_ERROR bad token in co
 inline constexpr std::string_view kReplyBadKeyEncoding = "CLIENT_ERROR error decoding key";
 inline constexpr std::string_view kReplyOpaqueTooLong = "CLIENT_ERROR opaque token too long";
 // mg says "are too long"; ms, md and ma say "too long" (memcached 1.6.18).
-inline constexpr std::string_view kReplyMgFlagsTooLong = "CLIENT_ERROR options flags are too long";
-inline constexpr std::string_view kReplyFlagsTooLong = "CLIENT_ERROR options flags too long";
-inline constexpr std::string_view kReplyMLength = "CLIENT_ERROR incorrect length for M token";
+inline constexpr std::string_view kReplyFlagsTooLong = "CLIENT_ERROR options flags are too long";
 inline constexpr std::string_view kReplyMsMode = "CLIENT_ERROR invalid mode for ms M token";
 inline constexpr std::string_view kReplyMaMode = "CLIENT_ERROR invalid mode for ma M token";
 inline constexpr std::string_view kReplyBadInitial = "CLIENT_ERROR invalid numeric initial value";

@@ -23,6 +23,7 @@ enum item_bits : uint8_t {
     kLarge = 1 << 3,        // value area holds a large_value* (the value lives in a file)
     kPlaceholder = 1 << 4,  // lease placeholder: no value; cas_ is the lease token and the
                             // value area holds the token's issue time in ms
+    kKeyBinary = 1 << 5,    // stored with a base64 key (meta b): mg k and me print it encoded
 };
 
 struct item {

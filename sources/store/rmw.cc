@@ -66,7 +66,8 @@ bool value_of(const get_result& r, std::string& out)
 }  // namespace
 
 void store::set_rmw(std::string_view key, store_mode mode, std::span<const char> value,
-                    const store_now& now, const store_options& opts, store_result& res)
+                    uint32_t flags, const store_now& now, const store_options& opts,
+                    store_result& res)
 {
     get_options peek;
     peek.bump = false;
@@ -75,8 +76,20 @@ void store::set_rmw(std::string_view key, store_mode mode, std::span<const char>
     for (;;) {
         get_impl(key, now, peek, cur, false);
         if (cur.status != get_status::Hit) {
-            res.status = store_status::NotStored;
-            return;
+            if (!opts.vivify) {
+                res.status = store_status::NotStored;
+                return;
+            }
+            // ms MA/MP N: the miss creates the item from this data (an add, so that an
+            // item created meanwhile is appended to instead). A C on a miss does not stop
+            // it, as in memcached 1.6.45.
+            store_options o;
+            o.explicit_cas = opts.explicit_cas;
+            o.key_binary = opts.key_binary;
+            set(key, store_mode::Add, value, flags, opts.vivify_exptime, now, o, res);
+            if (res.status != store_status::NotStored)
+                return;
+            continue;
         }
         if (opts.compare_cas && cur.cas != opts.compare_cas) {
             res.status = store_status::Exists;
@@ -95,6 +108,7 @@ void store::set_rmw(std::string_view key, store_mode mode, std::span<const char>
         store_options o;
         o.compare_cas = cur.cas;
         o.explicit_cas = opts.explicit_cas;
+        o.key_binary = opts.key_binary;
         o.keep_flags = o.keep_exptime = o.internal = true;
         set(key, store_mode::Cas, combined, 0, 0, now, o, res);
         // memcached: an append that would outgrow the item size limit fails to allocate
@@ -138,6 +152,7 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
             (void)ec;
             store_options o;
             o.internal = true;
+            o.explicit_cas = opts.explicit_cas;
             set(key, store_mode::Add, {digits, static_cast<size_t>(end - digits)}, 0,
                 opts.vivify_exptime, now, o, sr);
             if (sr.status == store_status::NotStored)
@@ -177,6 +192,7 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
             text.resize(cur.value.size(), ' ');
         store_options o;
         o.compare_cas = cur.cas;
+        o.explicit_cas = opts.explicit_cas;
         o.keep_flags = o.internal = true;
         o.keep_exptime = !opts.touch;
         set(key, store_mode::Cas, text, 0, opts.touch ? opts.exptime : 0, now, o, sr);

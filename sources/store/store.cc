@@ -254,6 +254,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
     res.ttl = -1;
     res.last_access = 0;
     res.fetched_before = res.win = res.stale = res.win_sent = res.vivified = false;
+    res.key_binary = false;
     res.lease_token = 0;
     res.value_size = 0;
     res.value.clear();  // keeps capacity
@@ -310,6 +311,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                     res.ttl = ttl_remaining(it->deadline_, sec);
                     res.last_access = sec > it->atime_ ? sec - it->atime_ : 0;
                     res.fetched_before = it->bits_ & kFetched;
+                    res.key_binary = it->bits_ & kKeyBinary;
                     res.value_size = it->data_size();
                     if (opts.want_value) {
                         if (it->is_large()) {
@@ -377,15 +379,17 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                     need_spare = true;
                 } else {
                     spare->deadline_ = to_deadline(opts.vivify_exptime, now);
-                    spare->cas_ = next_cas();
+                    spare->cas_ = opts.vivify_cas ? opts.vivify_cas : next_cas();
                     spare->stime_ = spare->atime_ = sec;
-                    spare->bits_ = kWinSent;  // this caller wins; later readers see Z
+                    // This caller wins; later readers see Z.
+                    spare->bits_ = static_cast<uint8_t>(kWinSent | (opts.vivify_key_binary ? kKeyBinary : 0));
                     spare->next_ = heads_[b];
                     heads_[b] = spare;
                     bump(stats_.curr_items);
                     bump(stats_.total_items);
                     notify_store(spare);
                     res.vivified = res.win = true;
+                    res.key_binary = opts.vivify_key_binary;
                     res.cas = spare->cas_;
                     res.ttl = ttl_remaining(spare->deadline_, sec);
                     spare = nullptr;
@@ -425,12 +429,13 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
                 store_result& res)
 {
     res.cas = 0;
+    res.value_size = 0;
     if (!valid_key(key)) {
         res.status = store_status::BadKey;
         return;
     }
     if (mode == store_mode::Append || mode == store_mode::Prepend) {
-        set_rmw(key, mode, value, now, opts, res);
+        set_rmw(key, mode, value, flags, now, opts, res);
         return;
     }
     if (sizeof(item) + key.size() + value.size() > item_size_max()) {
@@ -520,8 +525,11 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
             it->flags_ = live->flags_;
         if (stale_store)
             it->bits_ |= kStale | (live->bits_ & kWinSent);
+        if (opts.key_binary || (live && opts.internal && (live->bits_ & kKeyBinary)))
+            it->bits_ |= kKeyBinary;
         it->stime_ = it->atime_ = sec;
         res.cas = it->cas_;
+        res.value_size = it->data_size();
         bump(stats_.total_items);
         if (it->deadline_ == kExpiredNow && !expiry_by_master()) {
             // Stored and at once invisible (memcached semantics): drop the old one instead.
@@ -556,6 +564,13 @@ remove_status store::remove(std::string_view key, const store_now& now,
     const uint32_t sec = server_sec(now);
     const uint64_t b = bucket_of(key);
     remove_status st = remove_status::NotFound;
+    // md x: the emptied item, allocated before the lock (malloc is never called under it).
+    item* empty = nullptr;
+    if (opts.remove_value) {
+        empty = alloc_charged(key, 0);
+        if (!empty)
+            return remove_status::OutOfMemory;
+    }
     {
         reclaim_list rl(stats_.bytes);
         bucket_guard guard(locks_[b]);
@@ -569,18 +584,38 @@ remove_status store::remove(std::string_view key, const store_now& now,
             st = remove_status::NotFound;
         } else if (opts.compare_cas && it->cas_ != opts.compare_cas) {
             st = remove_status::Exists;
-        } else if (opts.invalidate) {
-            // md I: keep the value, serve it as stale (X) and let one reader win (W).
-            it->bits_ = static_cast<uint8_t>((it->bits_ | kStale) & ~kWinSent);
-            it->cas_ = next_cas();
-            if (opts.touch)
-                it->deadline_ = to_deadline(opts.exptime, now);
+        } else if (opts.remove_value || opts.invalidate) {
+            if (opts.remove_value) {
+                // md x: the same key with an empty value takes the item's place, keeping
+                // its CAS (or E's); as memcached 1.6.45, flags F and exptime T are the new
+                // item's, not the old one's.
+                empty->flags_ = opts.flags;
+                empty->deadline_ = opts.touch ? to_deadline(opts.exptime, now) : kNever;
+                empty->cas_ = opts.explicit_cas ? opts.explicit_cas : it->cas_;
+                empty->stime_ = empty->atime_ = sec;
+                empty->bits_ = static_cast<uint8_t>(it->bits_ & kKeyBinary);
+                empty->next_ = it->next_;
+                *link = empty;
+                rl.add(it);
+                bump(stats_.total_items);
+                it = empty;
+                empty = nullptr;
+            }
+            if (opts.invalidate) {
+                // md I: keep the value, serve it as stale (X) and let one reader win (W).
+                it->bits_ = static_cast<uint8_t>((it->bits_ | kStale) & ~kWinSent);
+                it->cas_ = opts.explicit_cas ? opts.explicit_cas : next_cas();
+                if (opts.touch)
+                    it->deadline_ = to_deadline(opts.exptime, now);
+            }
             notify_store(it);
             st = remove_status::Deleted;
         } else {
             unlink(link, rl, remove_reason::Deleted);
             st = remove_status::Deleted;
         }
+        if (empty)
+            rl.add(empty);  // not used (a miss or a CAS mismatch)
     }
     if (st == remove_status::Deleted)
         bump(stats_.delete_hits);

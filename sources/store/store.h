@@ -181,7 +181,8 @@ private:
     large_value* create_large(std::span<const char> value) noexcept;
     unsigned threshold_for(const histogram& h, uint64_t need) const noexcept;
 
-    void set_rmw(std::string_view key, store_mode mode, std::span<const char> value,
+    // `flags` are used only when a miss vivifies (opts.vivify).
+    void set_rmw(std::string_view key, store_mode mode, std::span<const char> value, uint32_t flags,
                  const store_now& now, const store_options& opts, store_result& res);
     // get() with stats counting optional (read-modify-write helpers read without counting).
     void get_impl(std::string_view key, const store_now& now, const get_options& opts,

@@ -44,6 +44,8 @@ struct get_options {
     int64_t exptime = 0;
     bool vivify = false;       // mg N: on miss create an empty item with vivify_exptime
     int64_t vivify_exptime = 0;
+    uint64_t vivify_cas = 0;   // mg E: the vivified item's CAS; 0 = next from the counter
+    bool vivify_key_binary = false;  // mg b: the vivified item's key came in base64
     uint32_t recache_threshold = 0;  // mg R: remaining TTL below this wins a recache; 0 = off
     bool lease = false;        // lease-get: a miss hands out a token (or says wait)
     // gat / binary touch: count touch_hits / touch_misses instead of get_hits / get_misses,
@@ -62,6 +64,7 @@ struct get_result {
     bool stale = false;          // mg X
     bool win_sent = false;       // mg Z: someone else already won
     bool vivified = false;       // the miss created an empty item (mg N)
+    bool key_binary = false;     // the item was stored with a base64 key (meta b)
     uint64_t lease_token = 0;
     uint64_t value_size = 0;     // the value's length on a hit, even without want_value (mg s)
     // The value: copied into `value` (the caller keeps it across calls to reuse its
@@ -89,6 +92,11 @@ struct store_options {
     bool invalidate = false;   // meta I: a CAS older than the item's stores but marks stale
     uint64_t explicit_cas = 0; // meta E: the new item's CAS; 0 = next from the counter
     uint64_t lease_token = 0;  // lease-set; 0 = not a lease-set
+    bool key_binary = false;   // meta b: the key came in base64 (mg k and me print it so)
+    // ms MA/MP with N: an append or prepend that misses creates the item from its data,
+    // with the set's flags and this exptime (memcached 1.6.45).
+    bool vivify = false;
+    int64_t vivify_exptime = 0;
     // Internal (append/prepend/arithmetic read-modify-write): keep the old item's flags and
     // exptime, and do not count cas stats.
     bool keep_flags = false;
@@ -99,6 +107,7 @@ struct store_options {
 struct store_result {
     store_status status = store_status::NotStored;
     uint64_t cas = 0;
+    uint64_t value_size = 0;  // when stored: the value's length (append/prepend: the whole)
 };
 
 // ---- arithmetic (incr, decr, ma) ----
@@ -121,6 +130,7 @@ struct arith_options {
     int64_t vivify_exptime = 0;
     bool touch = false;         // ma T: update exptime
     int64_t exptime = 0;
+    uint64_t explicit_cas = 0;  // ma E: the new CAS; 0 = next from the counter
 };
 
 struct arith_result {
@@ -135,13 +145,24 @@ struct arith_result {
 
 // ---- remove (delete, md) ----
 
-enum class remove_status : uint8_t { Deleted, NotFound, Exists, BadKey };
+enum class remove_status : uint8_t {
+    Deleted,
+    NotFound,
+    Exists,
+    BadKey,
+    OutOfMemory,  // md x could not allocate the emptied item
+};
 
 struct remove_options {
     uint64_t compare_cas = 0;
     bool invalidate = false;  // md I: mark stale (and set exptime if touch) instead of removing
-    bool touch = false;       // md T with I
+    bool touch = false;       // md T (with I, or with x for the emptied item's exptime)
     int64_t exptime = 0;
+    // md x: keep the item but replace its value with an empty one, with these client flags
+    // and exptime T (none: never expires) and the old CAS unless E gives one (1.6.45).
+    bool remove_value = false;
+    uint32_t flags = 0;
+    uint64_t explicit_cas = 0;  // md E: the CAS after I or x; 0 = next from the counter (I)
 };
 
 enum class touch_status : uint8_t { Touched, NotFound, BadKey };

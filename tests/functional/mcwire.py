@@ -374,3 +374,10 @@ def vm_rss_bytes(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     raise AssertionError(f"no VmRSS in /proc/{pid}/status")
+
+
+def server_version(address):
+    """The (major, minor, patch) a server's `version` reports."""
+    with Conn(*address) as c:
+        text = c.call(b"version\r\n").split()[1].decode()
+    return tuple(int(x) for x in text.split("-")[0].split(".")[:3])

@@ -1,5 +1,6 @@
 """Every command of memcached's text protocol, with the expected bytes written
-out (memcached 1.6.18's exact words). Each case runs on a fresh server and is
+out (memcached 1.6.18's exact words, and 1.6.45's where the two differ: ithaca
+answers as 1.6.45; the cases marked 1.6.45 were captured from it). Each case runs on a fresh server and is
 one exchange: the requests are sent together and the replies are read until
 `version`'s reply, which is not compared."""
 
@@ -46,8 +47,7 @@ CASES = [
      b"STORED\r\nDELETED\r\nNOT_FOUND\r\nEND\r\n"),
     ("delete_legacy_zero", b"set a 0 0 1\r\nx\r\ndelete a 0\r\n", b"STORED\r\nDELETED\r\n"),
     ("delete_noreply", b"set a 0 0 1\r\nx\r\ndelete a noreply\r\nget a\r\n", b"STORED\r\nEND\r\n"),
-    ("delete_with_time", b"delete a 5\r\n",
-     b"CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n"),
+    ("delete_with_time", b"delete a 5\r\n", b"NOT_FOUND\r\n"),  # 1.6.45 ignores the time
     # incr / decr
     ("incr", b"set n 0 0 1\r\n9\r\nincr n 1\r\nincr n 18446744073709551605\r\nincr n 1\r\n",
      b"STORED\r\n10\r\n18446744073709551615\r\n0\r\n"),
@@ -67,24 +67,28 @@ CASES = [
     ("flush_all_noreply", b"set a 0 0 1\r\nx\r\nflush_all noreply\r\nget a\r\n", b"STORED\r\nEND\r\n"),
     ("flush_all_bad", b"flush_all x\r\n", b"CLIENT_ERROR invalid exptime argument\r\n"),
     # misc
-    ("verbosity", b"verbosity 1\r\nverbosity 1 noreply\r\nverbosity\r\n", b"OK\r\nERROR\r\n"),
+    ("verbosity", b"verbosity 1\r\nverbosity 1 noreply\r\nverbosity\r\n",
+     b"OK\r\nCLIENT_ERROR bad command line format\r\n"),  # 1.6.45
     ("stats_reset", b"stats reset\r\n", b"RESET\r\n"),
     ("stats_unknown", b"stats nosuchgroup\r\n", b"ERROR\r\n"),
     # error paths
     ("unknown_command", b"bogus\r\n", b"ERROR\r\n"),
-    ("empty_line", b"\r\n", b"ERROR\r\n"),
+    ("empty_line", b"\r\n", b"CLIENT_ERROR bad command line format\r\n"),  # 1.6.45
+    ("blank_line", b"   \r\n", b"ERROR\r\n"),
     ("uppercase_command", b"GET a\r\n", b"ERROR\r\n"),
-    ("get_no_key", b"get\r\ngets\r\n", b"ERROR\r\nERROR\r\n"),
-    ("set_missing_length", b"set a 0 0\r\n", b"ERROR\r\n"),
+    ("get_no_key", b"get\r\ngets\r\n", b"CLIENT_ERROR bad command line format\r\n" * 2),  # 1.6.45
+    ("set_missing_length", b"set a 0 0\r\n", b"CLIENT_ERROR bad command line format\r\n"),  # 1.6.45
     ("set_negative_length", b"set a 0 0 -1\r\n", b"CLIENT_ERROR bad command line format\r\n"),
-    ("set_bad_exptime", b"set a 0 abc 1\r\nx\r\n", b"CLIENT_ERROR bad command line format\r\nERROR\r\n"),
-    ("set_key_251", b"set " + K251 + b" 0 0 1\r\nx\r\n", b"CLIENT_ERROR bad command line format\r\nERROR\r\n"),
+    # 1.6.45: once the length is known, an error swallows the data
+    ("set_bad_exptime", b"set a 0 abc 1\r\nx\r\n", b"CLIENT_ERROR bad command line format\r\n"),
+    ("set_key_251", b"set " + K251 + b" 0 0 1\r\nx\r\n", b"CLIENT_ERROR bad command line format\r\n"),
+    # (1.6.45 sends an empty line after this one, a slip ithaca does not copy)
     ("get_key_251", b"get " + K251 + b"\r\n", b"CLIENT_ERROR bad command line format\r\n"),
     ("bad_data_chunk", b"set a 0 0 5\r\nhelloXX\r\nget a\r\n",
-     b"CLIENT_ERROR bad data chunk\r\nERROR\r\nEND\r\n"),
+     b"CLIENT_ERROR bad data chunk\r\nCLIENT_ERROR bad command line format\r\nEND\r\n"),  # 1.6.45: "X\r\n"
     ("too_large", b"set a 0 0 1\r\nx\r\nset a 0 0 2097152\r\n" + b"x" * 2097152 + b"\r\nget a\r\n",
      b"STORED\r\nSERVER_ERROR object too large for cache\r\nEND\r\n"),
-    ("cas_missing_unique", b"cas a 0 0 1\r\nx\r\n", b"ERROR\r\nERROR\r\n"),
+    ("cas_missing_unique", b"cas a 0 0 1\r\nx\r\n", b"CLIENT_ERROR bad command line format\r\n"),  # 1.6.45
     ("cas_not_found", b"cas a 0 0 1 1\r\nx\r\n", b"NOT_FOUND\r\n"),
 ]
 

@@ -150,7 +150,7 @@ def test_sigterm_with_idle_connections_exits_0_and_clients_see_eof(ithaca_factor
 def test_shutdown_command_needs_A(ithaca_factory):
     server = ithaca_factory()
     with Conn(*server.address) as c:
-        assert c.call(b"shutdown\r\n") == b"ERROR: shutdown not enabled\r\n"
+        assert c.call(b"shutdown\r\n") == b"SERVER_ERROR: shutdown not enabled\r\n"
         assert alive(c)
     assert server.proc.poll() is None
 

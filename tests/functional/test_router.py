@@ -116,7 +116,7 @@ def test_pipelined_batch_replies_in_order(ithaca_factory, backends):
 def test_server_commands_answered_by_ithaca(ithaca_factory, backends):
     router = ithaca_factory(config_text=router_yaml([addr(b) for b in backends]))
     with mcwire.Conn(router.host, router.port) as c:
-        assert c.call(b"version\r\n").startswith(b"VERSION 1.6.18-ithaca")
+        assert c.call(b"version\r\n").startswith(b"VERSION 1.6.45-ithaca")
         s = stats(c)
         assert s["router_pools"] == "1" and s["router_servers"] == "3"
         assert c.call(b"flush_all\r\n").startswith(b"SERVER_ERROR flush_all is not allowed")

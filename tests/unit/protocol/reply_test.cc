@@ -89,11 +89,13 @@ TEST_CASE("meta replies echo return flags in request order") {
     encode_meta(o, meta_code::VA, parsed("mg v1 v c t\r\n"), &stale, "hi");
     CHECK(o.str() == "VA 2 c9 t30 X W\r\nhi\r\nVA 2 c9 t30 Z X\r\nhi\r\n");
     o.consume(o.size());
-    // "ms foo 3 c k O1 T5 F3 s f t" -> "HD c33 kfoo O1" (ms returns only c k O)
+    // "ms foo 3 c k O1 T5 F3 s f t" -> "HD c33 kfoo O1 s3" (ms returns c k O and,
+    // since 1.6.45, s)
     meta_item stored;
     stored.cas = 33;
+    stored.size = 3;
     encode_meta(o, meta_code::HD, parsed("ms foo 3 c k O1 T5 F3 s f t\r\nabc\r\n"), &stored);
-    CHECK(o.str() == "HD c33 kfoo O1\r\n");
+    CHECK(o.str() == "HD c33 kfoo O1 s3\r\n");
     o.consume(o.size());
     // "ms Zm9v 3 k b c" -> "HD kZm9v b c25"
     stored.cas = 25;
