@@ -43,6 +43,12 @@ constexpr uint64_t kWaitToken = 1;  // mcrouter: "hot miss, retry shortly"
 constexpr uint64_t kStaleTokenTag = uint64_t{1} << 63;
 
 
+// mcrouter's `lease-get`: one store::get with `lease` set, answered as a
+// value, a fresh token (LVALUE with an empty value), a hot-miss token 1 (wait
+// and retry), or a stale value with a refill token. [worker, client coroutine;
+// the store takes the key's bucket lock inside the call, nothing is held here]
+// One store call; a large value is read on the blocking pool (the coroutine
+// waits, up to 30 s; a failed read is answered with an error line).
 exec_action lease_get(const request& req, out_buffer& out, exec_context& ctx) {
   ctx.counters.cmd_get.add();
   store::get_options o;

@@ -97,6 +97,12 @@ store::get_result& thread_get_result() {
 
 // ---- mg ---------------------------------------------------------------------
 
+// `mg`: one store::get (or two when `t` comes before `T`: read the TTL, then
+// touch) and a reply shaped by the flags, byte for byte memcached 1.6.18's.
+// [worker, client coroutine; no lock held here, the store locks inside each
+// call] Uses the worker's scratch get_result: nothing may suspend between the
+// store call and take_value but the large-value read, which copies its ref
+// first. Bounded by the one key: no loop over input.
 exec_action meta_get(const request& req, out_buffer& out, exec_context& ctx) {
   const meta_flags& m = req.meta;
   ctx.counters.cmd_get.add();

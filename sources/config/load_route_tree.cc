@@ -178,6 +178,12 @@ class tree_reader {
     return ok;
   }
 
+  // Reads the keys of one route node's kind (its options and its children by
+  // role) into `r`, after `type:` chose the kind. One switch over every kind:
+  // adding a kind is one case here, the key table above and the builder's case.
+  // [the thread loading the config: main at start-up, a blocking-pool thread at
+  // SIGHUP; no lock] Errors go to ctx_ with the node's line; children recurse
+  // through list()/one(), so the depth is the file's (at most 1 MiB of it).
   void body(section& s, const YAML::Node& node, route_config& r) {
     switch (r.kind) {
       case route_kind::Local:

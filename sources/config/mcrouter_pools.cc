@@ -41,6 +41,13 @@ const pools::pool_def* pools::find(const YAML::Node& json, const YAML::Node& at)
   return d.ok ? &d : nullptr;
 }
 
+// One mcrouter pool object into `d` (servers, timeouts, weights, mcrouter's
+// defaults: ascii, hash stop, 1 s), refusing what ithaca cannot honour (TLS,
+// another protocol, keep_routing_prefix). `inherit` merges the parent's keys
+// and reads the result again; `seen` holds the chain, so a cycle is an error
+// and the recursion is at most one level per pool of the file. [the config
+// loading thread; no lock] False (with the error at its line) on the first
+// fatal problem.
 bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& seen) {
   const std::string what = "pool '" + d.base.name + "'";
   if (!json.IsMap()) {

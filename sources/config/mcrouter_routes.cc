@@ -377,6 +377,12 @@ route_config provider::warm_up(const YAML::Node& json, const YAML::Node& at) {
   return r;
 }
 
+// mcrouter's ShadowRoute: one `normal` child and a `shadow` child per entry
+// of `shadows` (key_fraction_range, requests_fraction; index_range only as
+// [0, 1], the one normal child ithaca shadows). Without `shadows` the children
+// are returned as they are, as mcrouter does. [the config loading thread; no
+// lock] Errors are recorded and reading goes on, so one pass reports them
+// all; the result is used only if there were none.
 route_config provider::shadow(const YAML::Node& json, const YAML::Node& at) {
   route_config r;
   r.kind = route_kind::Shadow;
@@ -553,6 +559,11 @@ route_config provider::error_route(const YAML::Node& json, const YAML::Node& at)
 }
 
 
+// mcrouter's PoolRoute (object or "Pool|name" string): a `pool` route with
+// reliable deletes on (mcrouter's asynclog) over the named pool placed by
+// its hash (Ch3, WeightedCh3 with weights from the pool or the route, or
+// Crc32: each placement its own pool config, pools::placed), wrapped in a
+// rate_limit route when it has `rates`. [the config loading thread; no lock]
 route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) {
   route_config r;
   r.kind = route_kind::Pool;

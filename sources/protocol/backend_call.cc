@@ -108,6 +108,14 @@ std::uint64_t meta_number(const reply_piece& piece, char letter) {
 
 // ---- start ------------------------------------------------------------------
 
+// Begins one client request's conversation with one server: resets every
+// field (calls live in free lists), decides the operation and how many steps
+// it takes in `proto`, and refuses at once (Done, with the client's error in
+// `result`) what that protocol cannot carry: a key ascii cannot send, a meta
+// flag ascii cannot honour, a lease over ascii. `keys` (indexes into the
+// request's keys) is this server's share of a split multi-get; empty: all.
+// [the worker of the backend connection; pure, no lock, allocates nothing for
+// a single key]
 backend_call::progress backend_call::start(const request& req, backend_protocol proto, routed_result& result,
                                            std::span<const std::uint32_t> keys) {
     req_ = &req;
@@ -374,6 +382,12 @@ reply_shape backend_call::encode_single(std::string& out) {
     return reply_shape::Meta;
 }
 
+// A single-key request, or the current step of a multi-step one (binary
+// incr's add/incr/gets rounds, a store's trailing gets for its CAS), as one
+// classic ascii command appended to `out`, without `noreply` (every request
+// sent gets a reply, so replies stay matched on the pipelined connection).
+// Expiry goes through backend_exptime (memcached reads a text TTL as signed
+// 32 bits). [the backend connection's worker; pure, appends only]
 void backend_call::encode_ascii_single(std::string& out) {
     const request& req = *req_;
     const bool meta = req.proto == protocol_kind::Meta;
@@ -439,6 +453,10 @@ void backend_call::encode_ascii_single(std::string& out) {
 }
 
 // Classic and binary commands (and lease-set) as meta commands.
+// Thread and bounds as encode_ascii_single: one meta command appended to
+// `out`; a key a text line cannot carry goes base64 with `b`; `q` only with
+// the `mn` behind it (a meta client's quiet mode), never the client's
+// noreply.
 void backend_call::encode_meta_single(std::string& out) {
     const request& req = *req_;
     switch (op_) {

@@ -61,6 +61,15 @@ parse_status backend_reply_parser::next(std::string_view in, reply_shape shape, 
     return st;
 }
 
+// Cuts the next piece of a backend's reply out of `in` by the shape the
+// request expects (a status line, VALUE..END, meta HD/VA/EN..., an error
+// line), without copying: `piece` views into `in` and `consumed` says how far
+// it reaches. Incremental: NeedMore remembers how far it scanned (scanned_)
+// and how much a value still needs (need_), so a reply that arrives a byte at
+// a time is scanned once. Bounds: a line is at most kMaxLine (2,048) bytes
+// and a value at most the live item_size_max (set_max_value), else Error
+// (the connection is recycled). [the backend connection's reader coroutine,
+// on its worker; no lock]
 parse_status backend_reply_parser::frame(std::string_view in, reply_shape shape, reply_piece& piece,
                                          std::size_t& consumed) {
     if (need_ > in.size()) return parse_status::NeedMore;

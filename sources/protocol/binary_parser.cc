@@ -80,6 +80,14 @@ opcode_info classify(std::uint8_t op) {
 
 }  // namespace
 
+// One binary request from the front of `input`: the 24-byte header, then
+// every length checked against the others and the opcode's rules before
+// anything is trusted (memcached closes on a bad magic or lengths that lie:
+// Error with close). A value over item_size_max, an unknown opcode's or
+// SASL's body, is swallowed as it arrives (swallow_of), never buffered.
+// NeedMore consumes nothing but swallowed bytes. [the connection's coroutine;
+// pure, no lock] One long switch over the opcodes: the wire format is one
+// table and reads best in one place.
 parse_result binary_parser::parse(std::string_view input, request& out) {
     if (need_ > input.size() || input.size() < kBinaryHeaderSize) return parse_result::need_more();
     const binary_header h = decode_header(input.data());

@@ -29,6 +29,12 @@ struct flag_pass {
     std::string_view reply;
 };
 
+// The flags of one meta line, from word `first` on, into out.meta: one bit
+// per letter, tokens kept as views into the line, each checked as memcached
+// 1.6.18 checks it (an unknown or repeated flag stops at once; a bad token
+// records its message and the pass goes on, so the last message wins, as
+// there). [the connection's coroutine; pure, no lock] At most the line's
+// words, which the caller bounds (20: "options flags are too long").
 flag_pass parse_flags_into(const meta_line& line, std::size_t first, request& out) {
     flag_pass p;
     // Default message for a failure that sets none (a bad F token).
@@ -162,6 +168,11 @@ bool tokenizer_refuses(const meta_line& line, std::size_t first) {
 
 }  // namespace
 
+// A meta command (mg ms md ma mn me) of a line already split into words:
+// the command, its key (base64-decoded into the request's scratch with `b`)
+// and flags into `out`, or the exact error memcached 1.6.45 sends and whether the
+// connection goes on. `ms`'s value is read by the caller (text_parser), which
+// knows the input. [the connection's coroutine; pure, no lock]
 meta_outcome parse_meta(std::string_view cmd, const meta_line& line, request& out,
                         const parser_settings& settings) {
     const char c = cmd[1];

@@ -187,6 +187,13 @@ parse_result text_parser::parse(std::string_view input, request& out) {
     return r;
 }
 
+// One complete text line (classic or meta; retrievals are handed to
+// parse_retrieval first) into `out`: the command by its first word, then its
+// arguments with memcached 1.6.18's exact checks and error replies; a store
+// command's value is read from `input` behind the line (or NeedMore, or
+// swallowed when too large). [the connection's coroutine; pure, no lock] Too
+// long for one screen: it is memcached's process_command() as a table of
+// commands, each case small; split per command family if it grows again.
 parse_result text_parser::parse_line(std::string_view input, std::string_view line,
                                      std::size_t line_len, request& out) {
     {

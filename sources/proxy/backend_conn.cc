@@ -223,6 +223,11 @@ void backend_conn::start_coroutines() {
 
 // The connection's state machine. Clients only queue; this coroutine
 // connects, writes, and closes; the reader only reads and breaks.
+// [the worker that owns the connection; its `backend POOL/ADDR writer`
+// coroutine] Every wait has the pool's timeouts (connect_timeout for connect
+// and probe, timeout for a write) or kIdleWaitMs; nothing is locked (one
+// machine). Bounds: what it writes is what submit() queued, at most
+// max_inflight calls on the wire and max_queued waiting.
 void backend_conn::writer_main() {
   const server_settings& st = server_->settings();
   bool cancelled = false;

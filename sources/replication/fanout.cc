@@ -80,6 +80,14 @@ void fanout::join() {
   machine_ = nullptr;
 }
 
+// The fan-out machine's main coroutine: binds replication.listen (telling
+// `bound`, on which fanout::start waits), starts the drain, then accepts
+// slaves until cancelled: a peer outside replication.allow, or past 16
+// slaves, is closed before a byte is sent; an accepted one gets `streaming`
+// set before its scan starts (the yrmcds race, INTERNALS "Replication") and
+// three coroutines: heartbeats, writer, sync. [the repl_fanout thread; no
+// lock; store bucket locks only inside the scan] On cancel it ends the drain
+// and drops every slave before the listener goes.
 void fanout::main(std::promise<bool>* bound) {
   discard_stale();
   mm::address addr;

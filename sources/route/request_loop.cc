@@ -157,6 +157,16 @@ void as_silent_delete(protocol::request& req) {
 
 }  // namespace
 
+// Parses and dispatches every complete request of `input` on the tree of the
+// caller's batch, pipelined (a request does not wait for the one before),
+// and returns only when each has its reply in lc.out, in request order;
+// returns how many bytes it used (the rest is an incomplete request). Parse
+// errors get memcached's reply and, where memcached has one, its side effect
+// (locally, or as a silent delete to the key's server). [a client coroutine
+// or a UDP batch, on its worker; no lock; suspends in settle() while slots
+// are pending] Bounds: 1,024 slots in flight and kHeldLimit bytes of held
+// replies per client (it stops reading past them), each slot waited for at
+// most kInflightWaitLimitMs (10 min), then the connection closes.
 std::size_t execute_input(protocol::parser& parser, std::string_view input, loop_context& lc,
                           exec_action& action) {
   std::size_t off = 0;

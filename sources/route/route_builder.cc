@@ -91,6 +91,14 @@ struct builder {
     return result ? result_child(r, *found.front()) : node(*found.front());
   }
 
+  // The runtime route of one config node, built once (a named route through
+  // `ref` is shared; a cycle was refused by route_check): one case per kind,
+  // so adding a kind is one case here and one file under routes/. Every node
+  // is owned by the tree being built; a failure records the node's line and
+  // returns null. [the thread building the tree: main at start-up, the pooler at
+  // a reload, under served_role's publish mutex, which orders it before the
+  // server directory's lock that pools take] Recursion is as deep as the
+  // config's tree.
   const route* node(const config::route_config& r) {
     using config::route_kind;
     switch (r.kind) {

@@ -113,6 +113,16 @@ std::vector<listen_entry> listen_addresses(const config::config& cfg) {
 }
 }  // namespace
 
+// The process from the first config to the last join: builds what every
+// thread shares (store, replication, live snapshot, route tree, spool,
+// stats), starts the machines in dependency order (spool, workers,
+// fan-out, role, slave, metrics, pooler last: nothing is accepted before
+// its consumers run), waits for the pooler to end (SIGTERM, `shutdown`, a
+// listen failure), then stops and joins the metrics machine, the workers,
+// the spool, role, fan-out and slave machines. Returns the exit code.
+// [the main thread; it blocks in joins, which is fine for a thread that
+// serves nothing] Long, but one straight line of start-up steps with no
+// loop; each step is a call into the component that owns it.
 int instance_run(const config::config& cfg, const config::cli_options& cli) {
   // Every machine thread inherits this mask (main blocked these already,
   // before the logger thread); the pooler receives them.

@@ -53,6 +53,12 @@ void pooler::request_shutdown() {
   if (machine_) mm::machine_spawn(machine_, "shutdown", [this] { shutdown(); });
 }
 
+// The pooler machine's main coroutine: binds every listener (a failure stops
+// the server: one line, shutdown()), reports the first tcp port and
+// readiness (sd_notify), then runs one accept coroutine per listener, the
+// signals coroutine and the cron, and sleeps until the shutdown cancels it;
+// its children are then finished (5 s each at most) before the listeners
+// they use are closed. [the pooler thread; no lock]
 void pooler::main() {
   std::vector<std::unique_ptr<mm::io>> listeners;
   bool reported_port = false;

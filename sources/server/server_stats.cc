@@ -96,6 +96,13 @@ void server_stats::settings(const live_settings& live, flow::stat_lines& out) {
   out.emplace_back("io_backend", io_backend_);
 }
 
+// The plain `stats` group: memcached's names from the store's counters, the
+// sum of every worker's command counters and the connection registry, each
+// minus its `stats reset` baseline, then ithaca's own (large values, UDP,
+// leases, gc...). [a worker answering `stats`, or the metrics machine;
+// under reset_mutex_ (collect()), which it holds while it takes the UDP drop
+// registry's mutex (udp_kernel_drops)] Cost: one pass over the workers'
+// counter blocks; no allocation beyond the output lines.
 void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   auto add = [&](const char* name, auto value) {
     if constexpr (std::is_convertible_v<decltype(value), std::string>) {

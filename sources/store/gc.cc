@@ -35,6 +35,10 @@ unsigned store::threshold_for(const histogram& h, uint64_t need) const noexcept
     return 0;
 }
 
+// See store.h for the contract. [the cron coroutine on the pooler, the one
+// caller; bucket locks one at a time, each for one chain] Work per call:
+// `count` buckets; evictions are chosen by thresholds from the last full
+// pass's histograms, so a sweep never needs a second look at a bucket.
 uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now& now,
                          gc_stats& total)
 {
@@ -174,6 +178,14 @@ void store::count_eviction(const item* it, bool by_gc) noexcept
         bump(by_gc ? stats_.large_value_gc_evictions : stats_.large_value_inline_evictions);
 }
 
+// Evicts by sampled CLOCK scores until usage fits (memory, or with
+// large_only the arena for an extent of `need` bytes): up to kSampleRounds
+// rounds, each ageing and weighing up to kSampleBuckets non-empty buckets
+// (found in at most kMaxVisits buckets, or the whole table for large items,
+// which are few) and evicting those at or above the threshold that frees the
+// excess. [any thread storing (inline), or the GC sweep for a lowered disk
+// budget; bucket locks one at a time, never under another lock] False if it
+// still does not fit.
 bool store::evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept
 {
     auto done = [&] {

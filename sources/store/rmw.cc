@@ -121,6 +121,12 @@ void store::set_rmw(std::string_view key, store_mode mode, std::span<const char>
     }
 }
 
+// incr/decr (and ma with N, J, T, C) as a read-modify-write: read without
+// counting (get_impl), compute as memcached does (incr wraps at 2^64, decr
+// floors at 0, a shorter result padded with spaces), then a CAS store of the
+// result; a writer in between makes it read again. [any thread; one bucket
+// lock at a time, inside get_impl and set, never two] Retries only while
+// other writers change the key between its read and its write.
 void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const store_now& now,
                        const arith_options& opts, arith_result& res)
 {

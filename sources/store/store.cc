@@ -245,6 +245,16 @@ void store::get(std::string_view key, const store_now& now, const get_options& o
     get_impl(key, now, opts, res, true);
 }
 
+// The one lookup behind every read (get, gets, gat, mg, lease-get, and the
+// read of a read-modify-write with count = false): under the key's bucket
+// lock it unlinks an expired or flushed item, hides one kept for the master,
+// copies a hit's value into res.value (retrying after growing the buffer
+// outside the lock rather than allocating under it), applies touch, recache
+// (W/X/Z), vivify or a lease placeholder (allocated before the lock, freed
+// after it if unused), and resets the item's CLOCK counter (opts.bump). [any thread; exactly one
+// bucket lock at a time, no allocation, I/O or suspension under it; a large
+// value is returned as a ref to read after the call] Loops only to retry
+// after such a growth or allocation.
 void store::get_impl(std::string_view key, const store_now& now, const get_options& opts,
                      get_result& res, bool count)
 {
@@ -424,6 +434,10 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
     }
 }
 
+// See store.h for the contract. The item, and a large value's file extent,
+// are made before the lock; under it only the mode/CAS/lease checks, the
+// relink and the observer's record; the replaced item is freed after it
+// (reclaim_list). [any thread; one bucket lock]
 void store::set(std::string_view key, store_mode mode, std::span<const char> value,
                 uint32_t flags, int64_t exptime, const store_now& now, const store_options& opts,
                 store_result& res)

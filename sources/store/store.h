@@ -37,6 +37,10 @@ namespace ithaca::store {
 
 class store {
 public:
+    // Allocates the bucket heads and locks (zeroed by calloc: untouched buckets cost no
+    // memory) and opens the large values' arena in cfg.temp_dir; if that fails the store
+    // works without large values (large_values_available() says, errno says why). Throws
+    // std::bad_alloc if the tables cannot be had. [start-up, one thread]
     explicit store(const store_config& cfg = {});
     // The same over an arena opened by the caller (cfg.temp_dir is not used), for a process
     // that makes many stores in turn (the request-path fuzz target: one temp file for the
@@ -44,23 +48,49 @@ public:
     // One store at a time: the arena must hold no other store's values. A null arena is a
     // store without large values (as if the file could not be made).
     store(const store_config& cfg, std::shared_ptr<large_arena> arena);
+    // Frees every item (and drops its large value) before the arena. [no other thread may
+    // still use the store: the server joins every machine first]
     ~store();
     store(const store&) = delete;
     store& operator=(const store&) = delete;
 
+    // Looks `key` up and fills `res` (status, flags, CAS, TTL, the value copied into
+    // res.value or a ref to a large one, to read after the call, never under the lock).
+    // `opts` adds gat's touch, mg's vivify (N) and recache (R), lease-get's token or wait,
+    // and whether a hit counts as fetched. Lazily unlinks an expired or flushed item.
+    // [any thread; one bucket lock, held for a copy: res.value keeps its capacity across
+    // calls, so a hit allocates only when the value outgrows it, and then outside the lock]
     void get(std::string_view key, const store_now& now, const get_options& opts,
              get_result& res);
 
+    // set/add/replace/cas (and ms, lease-set): builds the item (a value over
+    // large_value_threshold goes to the arena, written before the lock), evicting inline
+    // when over the memory or disk budget, then under the key's bucket lock checks the mode,
+    // the CAS and the lease token and links it in place of the old one; the change observer
+    // (replication) is told under that lock. append/prepend are read-modify-write
+    // (set_rmw): they read, build, and store by CAS, reading again if a writer came between.
+    // res: Stored with the new CAS, or why not (store_status). [any thread; one bucket lock
+    // at a time; frees after unlocking] Bounds: item_size_max; eviction work as gc.cc's
+    // evict_sampled.
     void set(std::string_view key, store_mode mode, std::span<const char> value, uint32_t flags,
              int64_t exptime, const store_now& now, const store_options& opts,
              store_result& res);
 
+    // incr/decr (ma): read, compute as memcached does (wrap at 2^64, floor at 0, pad a
+    // shorter result with spaces), store by CAS; a writer in between makes it read again.
+    // ma N creates the item with `initial`. [any thread; one bucket lock at a time]
     void arithmetic(std::string_view key, arith_op op, uint64_t delta, const store_now& now,
                     const arith_options& opts, arith_result& res);
 
+    // delete/md: unlinks the item (and any lease placeholder, which voids its token), or
+    // with md I marks it stale under a new CAS instead. Exists on a CAS mismatch. Counts
+    // delete_hits/misses; the observer sees the removal under the lock. [any thread; one
+    // bucket lock; the item is freed after unlocking]
     remove_status remove(std::string_view key, const store_now& now,
                          const remove_options& opts = {});
 
+    // touch: a new exptime for a live item (not a lease placeholder), which counts as an
+    // access (CLOCK reset); replicated as a Touch. [any thread; one bucket lock]
     touch_status touch(std::string_view key, int64_t exptime, const store_now& now);
 
     // memcached flush_all: items stored at or before now (+delay) become invalid (at
@@ -80,10 +110,14 @@ public:
 
     // Calls visitor(item_view) under each bucket lock for each live item in the range.
     // The visitor must only copy/enqueue. Returns the next bucket (0 after the last).
+    // [any thread: the replication fan-out's initial sync; one bucket lock at a time,
+    // `count` buckets per call, so the caller yields between calls]
     using scan_visitor = std::function<void(const item_view&)>;
     uint64_t scan(uint64_t first_bucket, uint64_t count, const store_now& now,
                   const scan_visitor& visitor);
 
+    // The hook every change calls under its bucket lock (replication's stream_observer).
+    // [before the store is shared: set once at start-up, never changed; a plain pointer]
     void set_observer(change_observer* obs) noexcept { observer_ = obs; }
 
     // While this node follows a replication master, expiry is the master's to decide, as on
@@ -99,12 +133,16 @@ public:
     {
         expiry_by_master_.store(on, std::memory_order_relaxed);
     }
+    // [any thread; relaxed]
     bool expiry_by_master() const noexcept
     {
         return expiry_by_master_.load(std::memory_order_relaxed);
     }
 
+    // The table's size (a power of two, fixed). [any thread]
     uint64_t bucket_count() const noexcept { return mask_ + 1; }
+    // Bytes charged to the memory limit now (every item's malloc_usable_size). [any thread;
+    // relaxed, so a reading while others store is approximate]
     uint64_t mem_used() const noexcept
     {
         return static_cast<uint64_t>(stats_.bytes.load(std::memory_order_relaxed));
@@ -117,6 +155,8 @@ public:
     {
         memory_limit_.store(bytes, std::memory_order_relaxed);
     }
+    // The largest item (header + key + value) a set accepts; the reload sets it before it
+    // publishes the parser's new limit. [any thread]
     uint64_t item_size_max() const noexcept { return item_size_max_.load(std::memory_order_relaxed); }
     void set_item_size_max(uint64_t bytes) noexcept
     {
@@ -127,6 +167,7 @@ public:
     {
         large_value_threshold_.store(bytes, std::memory_order_relaxed);
     }
+    // How long a lease token keeps other readers waiting (lease-get, mg N). [any thread]
     void set_lease_interval_ms(uint64_t ms) noexcept
     {
         lease_interval_ms_.store(ms, std::memory_order_relaxed);
@@ -134,11 +175,14 @@ public:
     // The large values' disk budget (cache.large_value_disk_limit). A lower one evicts the
     // coldest large values at the next GC sweep or large store.
     void set_large_value_disk_limit(uint64_t bytes) noexcept;
+    // The budget in force (cfg's if there is no arena). [any thread]
     uint64_t large_value_disk_limit() const noexcept;
     // Bytes of the arena's extents in use (the temp file's disk usage).
     uint64_t large_value_disk_used() const noexcept;
     // False if the large values' file could not be created (large stores fail).
     bool large_values_available() const noexcept { return arena_ != nullptr; }
+    // The counters, each read once (relaxed): not one instant across counters. [any thread;
+    // no lock: `stats` and the metrics page call it under their own reset mutex]
     store_stats_snapshot stats() const noexcept { return stats_.snapshot(); }
 
 private:

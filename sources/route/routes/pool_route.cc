@@ -9,6 +9,14 @@ namespace ithaca::route {
 pool_route::pool_route(std::string name, std::shared_ptr<const proxy::pool> pool, bool reliable_deletes)
     : route(std::move(name)), pool_(std::move(pool)), reliable_(reliable_deletes) {}
 
+// Sends the request to the server(s) of the pool that hold its keys and
+// answers Pending (the backend readers fill slot.result; the last call_done
+// readies the slot). One key: one call (a delete with reliable_deletes first
+// pushes a frame, so resume() may spool it); several: one call per server,
+// keys grouped by a counting sort that keeps each server's keys in request
+// order; flush_all: every server, if the pool allows it. [the client's
+// worker; never blocks, no lock: submit() only queues on the worker's own
+// connections] Work is O(keys + servers).
 dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) const {
   route_counters::add(counters().requests);
   const protocol::request& req = slot.req;
