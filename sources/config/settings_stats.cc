@@ -49,25 +49,73 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
   const listen_config& l = c.listen;
   auto n = [](uint64_t v) { return std::to_string(v); };
   auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
+  const bool router = !c.router.pools.empty();
   return {
-      // memcached's
+      // memcached 1.6.45's, in its order (extstore's omitted, as a memcached
+      // built without it does). Where ithaca has the setting, its value; where
+      // the mechanism does not exist here (slab page mover, segmented LRU,
+      // crawler, SASL), what memcached prints with it switched off, else its
+      // default. `oldest` and `detail_enabled` are live: the stats command
+      // fills them in.
       {"maxbytes", n(c.cache.memory_limit)},
       {"maxconns", n(c.server.max_connections)},
       {"tcpport", n(l.tcp.empty() ? 0 : l.tcp.front().port)},
       {"udpport", n(l.udp_port)},
       {"inter", interfaces(l)},
       {"verbosity", n(static_cast<uint64_t>(verbosity(c.logging.level)))},
+      {"oldest", "0"},
       {"evictions", "on"},
       {"domain_socket", l.unix_paths.empty() ? "NULL" : l.unix_paths.front()},
       {"umask", octal(l.unix_mode)},
       {"shutdown_command", yes_no(c.server.enable_shutdown)},
+      // The size-class table ithaca reports its items in (stats slabs).
+      {"growth_factor", "1.25"},
+      {"chunk_size", "48"},
       {"num_threads", n(c.server.workers)},
+      {"num_threads_per_udp", n(c.server.workers)},
+      {"stat_key_prefix", ":"},
+      {"detail_enabled", "no"},
+      {"reqs_per_event", "20"},
       {"cas_enabled", "yes"},
       {"tcp_backlog", n(l.backlog)},
       {"binding_protocol", "auto-negotiate"},
+      {"auth_enabled_sasl", "no"},
+      {"auth_enabled_ascii", "no"},
       {"item_size_max", n(c.cache.item_size_max)},
+      {"maxconns_fast", "yes"},  // over -c a connection is refused at once
+      {"hashpower_init", n(c.cache.hash_power)},
+      {"slab_reassign", "no"},
+      {"slab_automove", "0"},
+      {"slab_automove_ratio", "0.80"},
+      {"slab_automove_window", "10"},
+      {"slab_chunk_max", n(c.cache.item_size_max / 2)},
+      {"lru_crawler", "no"},
+      {"lru_crawler_sleep", "100"},
+      {"lru_crawler_tocrawl", "0"},
+      {"tail_repair_time", "0"},
+      {"flush_enabled", "yes"},
+      {"dump_enabled", "no"},  // no lru_crawler metadump
+      {"hash_algorithm", "ithaca-seeded"},  // a per-start seeded 64-bit hash (store/hash.h)
+      {"lru_maintainer_thread", "no"},
+      {"lru_segmented", "no"},  // one CLOCK per store, no hot/warm/cold
+      {"hot_lru_pct", "20"},
+      {"warm_lru_pct", "40"},
+      {"hot_max_factor", "0.20"},
+      {"warm_max_factor", "2.00"},
+      {"temp_lru", "no"},
+      {"temporary_ttl", "61"},
       // memcached counts idle_timeout in seconds; round up so 1ms is not "off".
       {"idle_timeout", n((c.server.idle_timeout_ms + 999) / 1000)},
+      {"watcher_logbuf_size", "262144"},
+      {"worker_logbuf_size", "65536"},
+      {"read_buf_mem_limit", "0"},
+      {"track_sizes", "no"},
+      {"inline_ascii_response", "no"},
+      {"proxy_enabled", yes_no(router)},  // the router role is the proxy
+      {"proxy_uring_enabled", yes_no(router && c.server.backend != io_backend::Epoll)},
+      {"num_napi_ids", "0"},
+      {"memory_file", "(null)"},
+      {"client_flags_size", "4"},
       // ithaca's
       {"io_backend", to_string(c.server.backend)},
       {"hash_power", n(c.cache.hash_power)},

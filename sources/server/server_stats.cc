@@ -9,6 +9,7 @@
 #include <ctime>
 #include <mutex>
 
+#include "prefix_stats.h"
 #include "repl_stats.h"
 #include "settings_stats.h"
 #include "udp_buffers.h"
@@ -88,12 +89,15 @@ void server_stats::settings(const live_settings& live, flow::stat_lines& out) {
   overlay(live, running);
   running.cache.memory_limit = store_.memory_limit();
   out = config::settings_stats(running);
-  if (uint16_t port = tcp_port_.load(); port != 0) {
-    for (auto& [name, value] : out) {
-      if (name == "tcpport") value = std::to_string(port);
-    }
+  // What only the running server knows: the port bound, the backend chosen
+  // (the config may say auto), whether stats detail is on.
+  const uint16_t port = tcp_port_.load();
+  for (auto& [name, value] : out) {
+    if (name == "tcpport" && port != 0) value = std::to_string(port);
+    if (name == "io_backend") value = io_backend_;
+    if (name == "proxy_uring_enabled" && value == "yes" && io_backend_ != "io_uring") value = "no";
+    if (name == "detail_enabled") value = flow::prefix_stats::instance().enabled() ? "yes" : "no";
   }
-  out.emplace_back("io_backend", io_backend_);
 }
 
 // The plain `stats` group: memcached's names from the store's counters, the

@@ -131,7 +131,7 @@ def test_config_file_age_and_version(ithaca_factory, three):
     with mcwire.Conn(*server.address) as conn:
         assert ask(conn, "__mcrouter__.config_file") == path
         assert ask(conn, "__ithaca__.config_file") == path
-        assert ask(conn, "__mcrouter__.version").startswith("ithaca 1.6.18")
+        assert ask(conn, "__mcrouter__.version").startswith("ithaca 1.6.45")
         assert 0 <= int(ask(conn, "__mcrouter__.config_age")) <= 5
         # The age grows, and a reload that applies the file starts it again.
         wait_for(lambda: int(ask(conn, "__mcrouter__.config_age")) >= 2, timeout=5, what="config_age >= 2")

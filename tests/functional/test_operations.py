@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import ithaca_binary
-from mcwire import Conn, ConnectionClosed, parse_stats
+from mcwire import Conn, ConnectionClosed, parse_stats, server_version
 
 MIB = 1024 * 1024
 
@@ -264,6 +264,37 @@ def test_stats_key_names_match_real_memcached(ithaca_factory, memcached):
                    {"maxbytes", "maxconns", "tcpport", "num_threads", "item_size_max"}
             assert core <= real, core - real  # the oracle itself
             assert core <= mine, core - mine
+
+
+# `stats settings` of memcached 1.6.45 (captured from it; built without
+# extstore, whose ext_* fields a memcached without it omits too), in its order.
+SETTINGS_1645 = [
+    "maxbytes", "maxconns", "tcpport", "udpport", "inter", "verbosity", "oldest", "evictions",
+    "domain_socket", "umask", "shutdown_command", "growth_factor", "chunk_size", "num_threads",
+    "num_threads_per_udp", "stat_key_prefix", "detail_enabled", "reqs_per_event", "cas_enabled",
+    "tcp_backlog", "binding_protocol", "auth_enabled_sasl", "auth_enabled_ascii", "item_size_max",
+    "maxconns_fast", "hashpower_init", "slab_reassign", "slab_automove", "slab_automove_ratio",
+    "slab_automove_window", "slab_chunk_max", "lru_crawler", "lru_crawler_sleep",
+    "lru_crawler_tocrawl", "tail_repair_time", "flush_enabled", "dump_enabled", "hash_algorithm",
+    "lru_maintainer_thread", "lru_segmented", "hot_lru_pct", "warm_lru_pct", "hot_max_factor",
+    "warm_max_factor", "temp_lru", "temporary_ttl", "idle_timeout", "watcher_logbuf_size",
+    "worker_logbuf_size", "read_buf_mem_limit", "track_sizes", "inline_ascii_response",
+    "proxy_enabled", "proxy_uring_enabled", "num_napi_ids", "memory_file", "client_flags_size",
+]
+
+
+def test_stats_settings_as_memcached_1_6_45(ithaca_factory, memcached):
+    """Every field memcached 1.6.45 prints in `stats settings`, in its order,
+    then ithaca's own; with MEMCACHED_BIN naming a 1.6.45 the list is checked
+    against it too."""
+    server = ithaca_factory()
+    with Conn(*server.address) as c:
+        mine = list(stats(c, b"settings"))
+    assert mine[:len(SETTINGS_1645)] == SETTINGS_1645
+    if server_version(memcached.address) >= (1, 6, 45):
+        with Conn(*memcached.address) as c:
+            real = [k for k in stats(c, b"settings") if not k.startswith("ext_") and k != "slab_automove_freeratio"]
+        assert real == SETTINGS_1645
 
 
 # --- idle timeout -------------------------------------------------------------------------------------
