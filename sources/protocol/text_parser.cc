@@ -51,29 +51,29 @@ bool ends_with_noreply(const token_list& t) {
     return t.total >= 2 && t.stored == t.total && t.word[t.total - 1] == "noreply";
 }
 
-// memcached 1.6.18 (process_command_ascii) hangs up without a reply on a
-// command it does not know whose last token starts with "HTTP/" ("GET /
-// HTTP/1.1", "PRI * HTTP/2.0"), so a browser tricked into posting to the
-// cache port cannot run the lines after it. The rule is memcached's to the
-// letter: a command of one byte, or one whose first letter opens a command
-// family (g s a c i d t, or a two-letter meta word), answers ERROR instead;
-// and its tokenizer keeps 23 words, so that is the "last" one of a longer
-// line.
+// memcached (process_command_ascii) hangs up without a reply on a command it
+// does not know whose last token starts with "HTTP/" ("GET / HTTP/1.1",
+// "PRI * HTTP/2.0"), so a browser tricked into posting to the cache port
+// cannot run the lines after it. 1.6.45's rule, to the letter: any unknown
+// command of more than one word (1.6.18 spared one-byte commands and those
+// whose first letter opens a command family); its tokenizer keeps 23 words,
+// so that is the "last" one of a longer line.
 bool http_request_line(const token_list& t) {
     constexpr std::size_t kMemcachedWords = 23;
-    const std::string_view cmd = t.word[0];
-    if (cmd.size() < 2) return false;
-    switch (cmd[0]) {
-        case 'g': case 's': case 'a': case 'c': case 'i': case 'd': case 't':
-            return false;
-        case 'm':
-            if (cmd.size() == 2) return false;
-            break;
-        default:
-            break;
-    }
+    if (t.total < 2) return false;
     const std::size_t last = std::min(t.total, kMemcachedWords) - 1;
     return t.word[last].starts_with("HTTP/");
+}
+
+// A command memcached does not know: ERROR, or a hang-up for an HTTP line.
+parse_result unknown_command(const token_list& t, std::size_t line_len, request& out) {
+    out.cmd = command::Unknown;
+    if (http_request_line(t)) {
+        parse_result r = fail(error_kind::CrossProtocol, line_len, {});
+        r.close = true;
+        return r;
+    }
+    return fail(error_kind::UnknownCommand, line_len, kReplyError);
 }
 
 // get/gets/gat/gats: the commonest lines and the longest (a multiget), so
@@ -169,11 +169,8 @@ parse_result text_parser::parse(std::string_view input, request& out) {
     // "\r\n" or a bare "\n" ends a line; only one '\r' is stripped
     // ("get a\r\r\n" asks for the key "a\r").
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    // memcached reads the line as a C string: a NUL ends it there, and what
-    // follows up to the newline is dropped with it.
-    if (const void* nul = std::memchr(line.data(), '\0', line.size())) {
-        line = line.substr(0, static_cast<std::size_t>(static_cast<const char*>(nul) - line.data()));
-    }
+    // A NUL is a byte like any other (memcached 1.6.45 tokenizes by length;
+    // 1.6.18 read the line as a C string and dropped what followed a NUL).
 
     out.clear();
     parse_result r = parse_line(input, line, line_len, out);
@@ -221,7 +218,8 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         meta_line ml{t.word.data(), t.stored, t.total};
         meta_outcome m = parse_meta(cmd, ml, out, settings_);
         if (m.status == meta_outcome::Status::UnknownCommand) {
-            return fail(error_kind::UnknownCommand, line_len, kReplyError);
+            out.proto = protocol_kind::Ascii;
+            return unknown_command(t, line_len, out);
         }
         if (m.status == meta_outcome::Status::Error) {
             // Meta errors are never hidden by 'q' (memcached out_errstring).
@@ -457,13 +455,7 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         return parse_result::ok(line_len);
     }
 
-    out.cmd = command::Unknown;
-    if (http_request_line(t)) {
-        parse_result r = fail(error_kind::CrossProtocol, line_len, {});
-        r.close = true;
-        return r;
-    }
-    return fail(error_kind::UnknownCommand, line_len, kReplyError);
+    return unknown_command(t, line_len, out);
 }
 
 }  // namespace ithaca::protocol

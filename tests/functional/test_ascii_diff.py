@@ -51,8 +51,9 @@ class Generator:
     unique by ordinal (resolved per server by the caller), or uses a value no
     server has handed out."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, every_shape=False):
         self.r = random.Random(seed)
+        self.every_shape = every_shape  # the oracle is 1.6.45: no shape is replaced
         self.keys = [f"k{i}".encode() for i in range(10)] + [
             b"long_" + b"L" * 240,                  # 245 bytes
             b"m" * 250,                             # the longest legal key
@@ -158,14 +159,15 @@ class Generator:
     # swallowing the data. ithaca answers as 1.6.45; test_ascii_commands.py
     # and test_meta.py pin those answers, so here they become an unknown
     # command, which both versions answer alike (the random stream, and so
-    # every seed's other commands, stay as they were).
+    # every seed's other commands, stay as they were). Against a live 1.6.45
+    # (MEMCACHED_BIN) every shape is sent.
     VERSIONS_DIFFER = {1, 4, 8, 12, 13}
 
     def bad(self):
         r = self.r
         long_key = b"x" * 251
         choice = r.randrange(14)
-        if choice in self.VERSIONS_DIFFER:
+        if choice in self.VERSIONS_DIFFER and not self.every_shape:
             return b"bogus_command a b c\r\n"
         if choice == 0:
             return b"bogus_command a b c\r\n"
@@ -305,12 +307,27 @@ class Side:
     def __init__(self, name, server):
         self.name = name
         self.conn = mcwire.Conn(server.host, server.port, timeout=10)
+        self.drop_stray_lines = name != "ithaca" and mcwire.server_version(server.address) >= (1, 6, 45)
         self.ordinal_of = {}
         self.cas_by_ordinal = []
 
     def run(self, batch):
         units = self.conn.exchange_until_sentinel(resolve(batch, self.cas_by_ordinal))
+        if self.drop_stray_lines:
+            units = _without_stray_lines(units)
         return [normalize(u, self.ordinal_of, self.cas_by_ordinal) for u in units]
+
+
+def _without_stray_lines(units):
+    """memcached 1.6.45 follows the error for a get with a key over 250 bytes
+    with an empty line, a slip ithaca does not copy; for a hand check against
+    it (MEMCACHED_BIN) that line is left out."""
+    out = []
+    for u in units:
+        if u == b"\r\n" and out and out[-1] == b"CLIENT_ERROR bad command line format\r\n":
+            continue
+        out.append(u)
+    return out
 
 
 def _acceptable(got, want_a, want_b):
@@ -328,7 +345,7 @@ def run_seed(seed, ithaca_server, ref_server_a, ref_server_b):
     deterministic (seen: `incr k 0` on a 20-digit value answers the number on
     one instance and "non-numeric" on the other, for the same stored bytes);
     where the two disagree, either answer is accepted from ithaca."""
-    gen = Generator(seed)
+    gen = Generator(seed, every_shape=mcwire.server_version(ref_server_a.address) >= (1, 6, 45))
     ours = Side("ithaca", ithaca_server)
     ref_a = Side("memcached", ref_server_a)
     ref_b = Side("memcached-2", ref_server_b)
@@ -501,7 +518,8 @@ def run_fixed(server, name):
 
 # Where memcached 1.6.45 answers differently from Debian's 1.6.18 (strict
 # numbers: a length, cas unique, touch or flush_all time or verbosity level
-# that 1.6.18 read with strtol's leniency), ithaca answers as 1.6.45: these
+# that 1.6.18 read with strtol's leniency; NULs; HTTP lines), ithaca answers
+# as 1.6.45: these
 # replies were captured from it. With MEMCACHED_BIN naming a 1.6.45 they are
 # checked against it as well.
 FIXED_1645 = {
@@ -512,6 +530,11 @@ FIXED_1645 = {
     "touch_below_int_min": [b"STORED\r\n", b"CLIENT_ERROR invalid exptime argument\r\n",
                             b"VALUE a 0 1\r\nx\r\nEND\r\n"],
     "verbosity_bad_argument": [b"CLIENT_ERROR bad command line format\r\n"] * 5 + [b"OK\r\n", b"", b"OK\r\n"],
+    # a NUL is a byte of the line (1.6.18 ended the line there)
+    "nul_in_get_line": [b"STORED\r\n", b"END\r\n"],
+    "nul_in_set_line": [b"CLIENT_ERROR bad command line format\r\n" * 2, b"END\r\n"],
+    # any unknown command whose last word starts with HTTP/ hangs up
+    "http_after_command_letter": [b"<closed>"],
 }
 
 

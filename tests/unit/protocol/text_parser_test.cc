@@ -269,10 +269,11 @@ TEST_CASE("unknown commands answer ERROR; lines too short to hold a command, a b
     CHECK(error_of("lease-get\r\n") == "ERROR\r\n");
 }
 
-TEST_CASE("HTTP-looking request lines close without a reply (memcached's rule)") {
+TEST_CASE("HTTP-looking request lines close without a reply (memcached 1.6.45's rule)") {
     for (const char* line : {"GET / HTTP/1.1\r\n", "POST /x HTTP/1.0\r\n", "PUT / HTTP/1.1\r\n",
                              "DELETE / HTTP/1.1\r\n", "CONNECT a:1 HTTP/1.1\r\n", "PRI * HTTP/2.0\r\n",
-                             "HTTP/1.1\r\n", "GET HTTP/\r\n"}) {
+                             "GET HTTP/\r\n", "gx / HTTP/1.1\r\n", "send / HTTP/1.1\r\n", "X HTTP/1.1\r\n",
+                             "mx HTTP/1.1\r\n"}) {
         CAPTURE(line);
         auto e = only(line);
         CHECK(e.status == parse_status::Error);
@@ -280,10 +281,8 @@ TEST_CASE("HTTP-looking request lines close without a reply (memcached's rule)")
         CHECK(e.close);
         CHECK(e.reply.empty());
     }
-    // A command letter of memcached's, a one-byte word, a meta word, or
-    // HTTP/ not in the last word: ERROR as usual.
-    for (const char* line : {"gx / HTTP/1.1\r\n", "send / HTTP/1.1\r\n", "X HTTP/1.1\r\n",
-                             "mx HTTP/1.1\r\n", "GET HTTP/1.1 x\r\n"}) {
+    // One word, or HTTP/ not in the last word: ERROR as usual.
+    for (const char* line : {"HTTP/1.1\r\n", "GET HTTP/1.1 x\r\n"}) {
         CAPTURE(line);
         CHECK(error_of(line) == "ERROR\r\n");
     }
@@ -292,15 +291,16 @@ TEST_CASE("HTTP-looking request lines close without a reply (memcached's rule)")
     for (int i = 0; i < 21; ++i) many += " w";
     CHECK(only(many + " HTTP/1.1 x y\r\n").error == error_kind::CrossProtocol);
     CHECK(only(many + " w HTTP/1.1\r\n").error == error_kind::UnknownCommand);
+    // A known command is that command.
     CHECK(only("get HTTP/1.1\r\n").cmd == command::Get);
+    CHECK(only("mg HTTP/1.1\r\n").cmd == command::MetaGet);
 }
 
-TEST_CASE("a NUL ends the command line, as in memcached") {
+TEST_CASE("a NUL is a byte of the line like any other (1.6.45; 1.6.18 ended the line there)") {
     auto e = only(std::string("get a\0 b c\r\n", 13));
-    CHECK(e.keys == std::vector<std::string>{"a"});
-    e = only(std::string("set a 0 0 1\0zz\r\nx\r\n", 20));
-    CHECK(e.status == parse_status::Ok);
-    CHECK(e.value == "x");
+    CHECK(e.keys == std::vector<std::string>{std::string("a\0", 2), "b", "c"});
+    CHECK(replies(parse_all(std::string("set a 0 0 1\0zz\r\nx\r\n", 20))) ==
+          "CLIENT_ERROR bad command line format\r\nCLIENT_ERROR bad command line format\r\n");
 }
 
 TEST_CASE("numbers as memcached 1.6.45 reads them") {
