@@ -114,7 +114,7 @@ exec_action meta_get(const request& req, out_buffer& out, exec_context& ctx) {
 
   store::get_options o;
   o.want_value = m.has('v');
-  o.bump = true;
+  o.bump = !m.has('u');  // u: no LRU bump, not marked fetched (1.6.45)
   o.touch = touch && !touch_after;
   o.exptime = m.ttl;
   o.vivify = m.has('N');

@@ -110,6 +110,9 @@ SCENARIOS = {
         b"mg foo h l\r\n", b"mg foo q\r\n", b"mg foo q k\r\n", b"mg foo v q\r\n",
         b"mg foo u v\r\n", b"mg foo P L v\r\n",
     ],
+    "mg_no_update": [
+        b"ms nu 3 T100\r\nhit\r\n", b"mg nu s t u h\r\n", b"mg nu s t h\r\n", b"mg nu s t h l\r\n",
+    ],
     "mg_touch": [
         b"ms foo 1 T100\r\nx\r\n",
         b"mg foo T50 t v\r\n", b"mg foo t T60 v\r\n", b"mg foo t\r\n", b"mg foo T0 t\r\n",
