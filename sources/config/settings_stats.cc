@@ -1,5 +1,7 @@
 #include "settings_stats.h"
 
+#include <cstdio>
+
 namespace ithaca::config {
 
 namespace {
@@ -43,6 +45,13 @@ std::string octal(unsigned mode) {
   return out;
 }
 
+// memcached prints its factor with "%.2f".
+std::string fixed2(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> settings_stats(const config& c) {
@@ -61,11 +70,14 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
       {"domain_socket", l.unix_paths.empty() ? "NULL" : l.unix_paths.front()},
       {"umask", octal(l.unix_mode)},
       {"shutdown_command", yes_no(c.server.enable_shutdown)},
+      {"growth_factor", fixed2(c.cache.slab_growth_factor)},
+      {"chunk_size", n(c.cache.slab_min_size)},
       {"num_threads", n(c.server.workers)},
       {"cas_enabled", "yes"},
       {"tcp_backlog", n(l.backlog)},
       {"binding_protocol", "auto-negotiate"},
       {"item_size_max", n(c.cache.item_size_max)},
+      {"slab_chunk_max", n(slab_chunk_max(c.cache))},
       // memcached counts idle_timeout in seconds; round up so 1ms is not "off".
       {"idle_timeout", n((c.server.idle_timeout_ms + 999) / 1000)},
       // ithaca's
