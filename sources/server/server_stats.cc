@@ -50,6 +50,9 @@ bool server_stats::collect(std::string_view arg, flow::stat_lines& out) {
     items(out);
   } else if (arg == "slabs") {
     slabs(out);
+  } else if (arg == "sizes") {
+    // memcached without -o track_sizes (its default): no histogram of item sizes.
+    out.emplace_back("sizes_status", "disabled");
   } else if (arg == "conns") {
     conns(out);
   } else if (arg == "pools") {

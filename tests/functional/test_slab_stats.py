@@ -187,6 +187,14 @@ def test_only_classes_with_items_are_shown(ithaca):
         assert c.call(b"stats items\r\n") == b"END\r\n"
 
 
+def test_stats_sizes_answers_as_memcached_without_track_sizes(ithaca, memcached):
+    for server in (ithaca, memcached):
+        with Conn(HOST, server.port) as c:
+            workload(c)
+            assert c.call(b"stats sizes\r\n") == b"STAT sizes_status disabled\r\nEND\r\n"
+    assert "sizes_status" in run_tool(ithaca, "sizes")
+
+
 def test_settings_report_the_class_parameters_as_memcached(ithaca_factory, memcached_factory):
     args = ["-f", "1.5", "-n", "100"]
     keys = ("growth_factor", "chunk_size", "slab_chunk_max", "item_size_max")
