@@ -82,8 +82,8 @@ void item_stat_lines(const store::class_stats_snapshot& now, const store::class_
     add(out, p, "expired_unfetched", since(f.expired_unfetched, b.expired_unfetched));
     add(out, p, "evicted_unfetched", since(f.evicted_unfetched, b.evicted_unfetched));
     add(out, p, "evicted_active", 0);
-    // The GC sweep is both memcached's LRU crawler and its reclaim of expired items.
-    add(out, p, "crawler_reclaimed", reclaimed);
+    // The GC sweep is memcached's LRU crawler: its share of `reclaimed`.
+    add(out, p, "crawler_reclaimed", since(f.crawler_reclaimed, b.crawler_reclaimed));
     add(out, p, "crawler_items_checked", since(f.crawler_items_checked, b.crawler_items_checked));
     add(out, p, "lrutail_reflocked", 0);
     add(out, p, "moves_to_cold", 0);

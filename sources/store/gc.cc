@@ -84,6 +84,7 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
                 if (!it->is_placeholder()) {
                     ++out.reclaimed;
                     class_count(it, class_counter::reclaimed);
+                    class_count(it, class_counter::crawler_reclaimed);
                     if (why == remove_reason::Expired && !(it->bits_ & kFetched)) {
                         ++out.expired_unfetched;
                         class_count(it, class_counter::expired_unfetched);

@@ -153,12 +153,20 @@ bool store::hidden_expired(const item* it, uint32_t sec) const noexcept
 
 // Under the item's bucket lock: unlinks *link, notifies, hands it to rl for freeing.
 item* store::find_valid(uint64_t b, std::string_view key, uint32_t sec, reclaim_list& rl,
-                        item**& link) noexcept
+                        item**& link, bool reclaim) noexcept
 {
     link = find_link(b, key);
     item* it = *link;
     remove_reason why;
     if (it && invalid(it, sec, why)) {
+        if (reclaim && !it->is_placeholder()) {
+            bump(stats_.reclaimed);
+            class_count(it, class_counter::reclaimed);
+            if (why == remove_reason::Expired && !(it->bits_ & kFetched)) {
+                bump(stats_.expired_unfetched);
+                class_count(it, class_counter::expired_unfetched);
+            }
+        }
         unlink(link, rl, why);
         return nullptr;
     }
@@ -528,7 +536,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
     {
         bucket_guard guard(locks_[b]);
         item** link;
-        item* old = find_valid(b, key, sec, rl, link);
+        item* old = find_valid(b, key, sec, rl, link, true);
         // An item kept past its deadline for the master (expiry_by_master) is replaced, but
         // is not live: an add may store over it.
         item* live = old && !old->is_placeholder() && !hidden_expired(old, sec) ? old : nullptr;

@@ -159,9 +159,11 @@ private:
     void unlink(item** link, reclaim_list& rl, remove_reason why) noexcept;
     // Under the bucket lock of `b`: the key's item if it is still valid, else
     // nullptr, after unlinking an expired or flushed one onto `rl`. `link` is
-    // set to the key's link in the chain either way.
+    // set to the key's link in the chain either way. `reclaim`: count such an
+    // item as reclaimed (a store takes its place, as memcached counts a store
+    // that reuses an expired item's memory).
     item* find_valid(uint64_t b, std::string_view key, uint32_t sec, reclaim_list& rl,
-                     item**& link) noexcept;
+                     item**& link, bool reclaim = false) noexcept;
     void notify_store(const item* it) noexcept;
     void notify_touch(const item* it) noexcept;
     uint64_t next_cas() noexcept;

@@ -175,6 +175,30 @@ def test_stats_reset_clears_class_counters_not_items(ithaca):
         assert parse_stats(c.call(b"stats slabs\r\n"))["4:get_hits"] == "1"
 
 
+def test_a_store_over_an_expired_item_counts_a_reclaim(ithaca):
+    """memcached's t/issue_163.t: a set that takes the place of an expired item
+    counts it in its class's `reclaimed` (memcached: the store reused the
+    expired item's memory)."""
+    with Conn(HOST, ithaca.port) as c:
+        assert c.call(b"set key 0 1 66560\r\n%s\r\n" % (b"A" * 66560)) == b"STORED\r\n"
+        # A probe stored after it, with the same exptime, expires no sooner:
+        # poll the probe (reading `key` would unlink it, which is no reclaim).
+        assert c.call(b"set probe 0 1 1\r\nx\r\n") == b"STORED\r\n"
+        deadline = time.monotonic() + 5
+        while c.call(b"get probe\r\n") != b"END\r\n":
+            assert time.monotonic() < deadline, "probe never expired"
+            time.sleep(0.05)
+        assert c.call(b"set key 0 0 66570\r\n%s\r\n" % (b"B" * 66570)) == b"STORED\r\n"
+        items = parse_stats(c.call(b"stats items\r\n"))
+        general = parse_stats(c.call(b"stats\r\n"))
+    # By this store, or by the GC sweep if it passed first (then also the crawler's).
+    assert items["items:31:reclaimed"] == "1"
+    assert items["items:31:expired_unfetched"] == "1"
+    assert items["items:31:crawler_reclaimed"] in ("0", "1")
+    assert items["items:31:number"] == "1"
+    assert general["reclaimed"] == "1"
+
+
 def test_only_classes_with_items_are_shown(ithaca):
     with Conn(HOST, ithaca.port) as c:
         assert parse_stats(c.call(b"stats slabs\r\n")) == {"active_slabs": "0", "total_malloced": "0"}

@@ -175,6 +175,29 @@ TEST_CASE("the GC sweep counts reclaimed, expired_unfetched, items checked and a
     CHECK(s.stats().reclaimed == 10);
 }
 
+TEST_CASE("a store over an expired item reclaims it; the sweep's reclaims are the crawler's")
+{
+    store s(small_config());
+    REQUIRE(put(s, "k00", std::string(100, 'a'), at_sec(1), 1) == store_status::Stored);
+    REQUIRE(put(s, "k01", std::string(100, 'a'), at_sec(1), 1) == store_status::Stored);
+    REQUIRE(put(s, "k00", std::string(100, 'b'), at_sec(5)) == store_status::Stored);
+    auto c = s.class_stats_now();
+    CHECK(c.cls[4].reclaimed == 1);
+    CHECK(c.cls[4].expired_unfetched == 1);
+    CHECK(c.cls[4].crawler_reclaimed == 0);
+    CHECK(s.stats().reclaimed == 1);
+    // Reading or deleting an expired item is no reclaim (memcached's neither).
+    CHECK(fetch(s, "k01", at_sec(5)) == "<miss>");
+    CHECK(s.class_stats_now().cls[4].reclaimed == 1);
+    REQUIRE(put(s, "k02", std::string(100, 'a'), at_sec(5), 1) == store_status::Stored);
+    full_sweep(s, at_sec(9));
+    c = s.class_stats_now();
+    CHECK(c.cls[4].reclaimed == 2);
+    CHECK(c.cls[4].crawler_reclaimed == 1);
+    CHECK(c.cls[4].number == 1);
+    CHECK(s.stats().reclaimed == 2);
+}
+
 TEST_CASE("evictions by a store count as direct reclaims with their age")
 {
     store_config cfg;
