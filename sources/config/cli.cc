@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string_view>
 
 #include "load.h"
@@ -88,6 +89,22 @@ bool on_item_size(cli_options& o, std::string_view v, const std::string& n, std:
   }
   o.item_size_max = bytes;
   return true;
+}
+
+// memcached's -f: a factor above 1 (its words when not).
+bool on_growth_factor(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  const std::string text(v);
+  char* end = nullptr;
+  const double f = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(f > 1.0) || f > kSlabGrowthFactorMax) {
+    return fail(e, n + ": Factor must be greater than 1 (and at most 100), got '" + text + "'");
+  }
+  o.slab_growth_factor = f;
+  return true;
+}
+
+bool on_min_size(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  return integer(o.slab_min_size, kSlabMinSizeRange, v, n, e);
 }
 
 bool on_listen(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
@@ -194,8 +211,8 @@ const option_spec kOptions[] = {
     {'M', "disable-evictions", false, nullptr, kUnsupported},
     {'k', "lock-memory", false, nullptr, kUnsupported},
     {'i', "license", false, nullptr, kUnsupported},
-    {'f', "slab-growth-factor", true, nullptr, "ithaca has no slab allocator"},
-    {'n', "slab-min-size", true, nullptr, "ithaca has no slab allocator"},
+    {'f', "slab-growth-factor", true, on_growth_factor, nullptr},
+    {'n', "slab-min-size", true, on_min_size, nullptr},
     {'L', "enable-largepages", false, nullptr, kUnsupported},
     {'D', nullptr, true, nullptr, kUnsupported},
     {'R', "max-reqs-per-event", true, nullptr, kUnsupported},
@@ -330,6 +347,8 @@ void apply_overrides(const cli_options& cli, config& c) {
   if (cli.enable_shutdown) c.server.enable_shutdown = true;
 
   if (cli.memory_limit) c.cache.memory_limit = *cli.memory_limit;
+  if (cli.slab_growth_factor) c.cache.slab_growth_factor = *cli.slab_growth_factor;
+  if (cli.slab_min_size) c.cache.slab_min_size = *cli.slab_min_size;
   if (cli.item_size_max) {
     c.cache.item_size_max = *cli.item_size_max;
     // memcached users lower -I without knowing about large values; follow.
@@ -408,6 +427,11 @@ memcached's flags (they override the file):
   -c, --conn-limit=N        max simultaneous connections (default 1024)
   -I, --max-item-size=SIZE  max item size, bytes or with k/m suffix (default 1m,
                             min 1k, max 1024m); also caps large_value_threshold
+  -f, --slab-growth-factor=F  growth of memcached's size classes, which
+                            `stats slabs` and `stats items` count items by
+                            (default 1.25; ithaca allocates with malloc)
+  -n, --slab-min-size=BYTES key + value + flags room of the smallest class
+                            (default 48)
   -b, --listen-backlog=N    listen backlog (default 1024)
   -v, -vv, -vvv             log level info, debug, trace (default warn)
   -A, --enable-shutdown     accept the ascii "shutdown" command

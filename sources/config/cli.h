@@ -35,6 +35,8 @@ struct cli_options {
   std::optional<unsigned> threads;               // -t, --threads
   std::optional<unsigned> max_connections;       // -c, --conn-limit
   std::optional<uint64_t> item_size_max;         // -I, --max-item-size (bytes)
+  std::optional<double> slab_growth_factor;      // -f, --slab-growth-factor
+  std::optional<unsigned> slab_min_size;         // -n, --slab-min-size
   std::optional<unsigned> backlog;               // -b, --listen-backlog
   unsigned verbose = 0;                          // -v count: 1 info, 2 debug, 3 trace
   bool enable_shutdown = false;                  // -A, --enable-shutdown

@@ -80,10 +80,20 @@ struct cache_config {
   unsigned hash_power = 20;           // buckets = 2^hash_power, fixed at start-up
   uint64_t gc_interval_ms = 1000;     // period of the cron GC sweep
   uint64_t lease_interval_ms = 10000;  // at most one lease token per hot key per interval
+  // memcached's size classes, which `stats slabs` / `stats items` report items by (ithaca
+  // allocates with malloc; the classes are only how it counts): -f and -n.
+  double slab_growth_factor = 1.25;
+  unsigned slab_min_size = 48;
 
   // $TMPDIR if set and absolute, else /tmp.
   static std::string default_large_value_dir();
 };
+
+// memcached's slab_chunk_max: half its 1 MiB page. memcached refuses an -I below it;
+// ithaca takes the smaller of the two. Fixed at start-up with the class table.
+inline uint64_t slab_chunk_max(const cache_config& c) {
+  return c.item_size_max < 512 * kKiB ? c.item_size_max : 512 * kKiB;
+}
 
 // Section `replication`: a master streams every change to its slaves, yrmcds's
 // protocol (sources/replication/). Every setting needs a restart.
@@ -168,6 +178,8 @@ inline constexpr range kItemSizeMaxRange{kKiB, kGiB};  // memcached -I: 1k .. 10
 inline constexpr range kLargeValueThresholdRange{kKiB, kGiB};
 inline constexpr range kLargeValueDiskLimitRange{kMiB, uint64_t{1} << 50};
 inline constexpr range kHashPowerRange{4, 32};
+inline constexpr range kSlabMinSizeRange{1, 512 * kKiB};  // memcached -n
+inline constexpr double kSlabGrowthFactorMax = 100;          // memcached -f (> 1)
 inline constexpr range kGcIntervalRange{1, 3600 * 1000};
 inline constexpr range kLeaseIntervalRange{1, 3600 * 1000};
 inline constexpr range kAsyncQueueRange{16, 1u << 20};

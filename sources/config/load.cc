@@ -1,6 +1,7 @@
 #include "load.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "config_file.h"
 #include "load_listeners.h"
@@ -67,6 +68,19 @@ void parse_cache(section& s, config& c) {
   s.integer("hash_power", v.hash_power, kHashPowerRange);
   s.duration("gc_interval", v.gc_interval_ms, kGcIntervalRange);
   s.duration("lease_interval", v.lease_interval_ms, kLeaseIntervalRange);
+  s.integer("slab_min_size", v.slab_min_size, kSlabMinSizeRange);
+  std::string factor;
+  s.string("slab_growth_factor", factor);
+  if (!factor.empty()) {
+    char* end = nullptr;
+    const double f = std::strtod(factor.c_str(), &end);
+    if (*end != '\0' || !(f > 1.0) || f > kSlabGrowthFactorMax) {
+      s.fail_value("slab_growth_factor", *s.key_mark("slab_growth_factor"),
+                   "expected a number greater than 1 and at most 100 (memcached -f), got '" + factor + "'");
+    } else {
+      v.slab_growth_factor = f;
+    }
+  }
 }
 
 void parse_logging(section& s, config& c) {

@@ -1,5 +1,7 @@
 #include "settings_stats.h"
 
+#include <cstdio>
+
 namespace ithaca::config {
 
 namespace {
@@ -43,6 +45,13 @@ std::string octal(unsigned mode) {
   return out;
 }
 
+// memcached prints its factor with "%.2f".
+std::string fixed2(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> settings_stats(const config& c) {
@@ -69,8 +78,8 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
       {"umask", octal(l.unix_mode)},
       {"shutdown_command", yes_no(c.server.enable_shutdown)},
       // The size-class table ithaca reports its items in (stats slabs).
-      {"growth_factor", "1.25"},
-      {"chunk_size", "48"},
+      {"growth_factor", fixed2(c.cache.slab_growth_factor)},
+      {"chunk_size", n(c.cache.slab_min_size)},
       {"num_threads", n(c.server.workers)},
       {"num_threads_per_udp", n(c.server.workers)},
       {"stat_key_prefix", ":"},
@@ -84,11 +93,11 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
       {"item_size_max", n(c.cache.item_size_max)},
       {"maxconns_fast", "yes"},  // over -c a connection is refused at once
       {"hashpower_init", n(c.cache.hash_power)},
-      {"slab_reassign", "no"},
+      {"slab_reassign", "yes"},  // slabs reassign answers OK (one shared pool: nothing to move)
       {"slab_automove", "0"},
       {"slab_automove_ratio", "0.80"},
       {"slab_automove_window", "10"},
-      {"slab_chunk_max", n(c.cache.item_size_max / 2)},
+      {"slab_chunk_max", n(slab_chunk_max(c.cache))},
       {"lru_crawler", "no"},
       {"lru_crawler_sleep", "100"},
       {"lru_crawler_tocrawl", "0"},

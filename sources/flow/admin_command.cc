@@ -1,5 +1,5 @@
 // memcached's operator commands for features ithaca does not have: `watch`,
-// `slabs reassign|automove`, `lru tune|mode|temp_ttl`, `lru_crawler ...`.
+// `lru tune|mode|temp_ttl`, `lru_crawler ...` (`slabs` is slabs_command.cc).
 // Each answers exactly as memcached 1.6.18 does with the feature off
 // (checked against `memcached -o no_lru_crawler,no_lru_maintainer,
 // slab_reassign=false`-like answers in tests/functional/test_ascii_diff.py),
@@ -8,8 +8,6 @@
 //     stream fed from every worker's data path; that needs the client
 //     coroutine's loop to change (being rewritten for the router role) and a
 //     bounded per-watcher queue. "CLIENT_ERROR watch commands not allowed".
-//   - slabs reassign: there are no slabs. "CLIENT_ERROR slab reassignment
-//     disabled"; automove settings are accepted (OK) and have no effect.
 //   - lru tune: validated and accepted (OK), no effect (one CLOCK, no
 //     segments); lru mode / temp_ttl: ERROR, as without the LRU maintainer.
 //   - lru_crawler: the GC sweep does the crawler's expiry work on its own
@@ -46,18 +44,6 @@ std::vector<std::string_view> words_of(std::string_view args) {
 
 // memcached's set_noreply_maybe: the last word is "noreply".
 bool noreply_of(const std::vector<std::string_view>& w) { return !w.empty() && w.back() == "noreply"; }
-
-std::string_view slabs(const std::vector<std::string_view>& w, bool& noreply) {
-  if (w.size() == 3 && w[0] == "reassign") return protocol::kReplySlabReassignDisabled;
-  if (w.size() < 2 || w[0] != "automove") return protocol::kReplyError;
-  noreply = noreply_of(w);
-  if (w[1] == "ratio") {
-    return w.size() < 3 || !protocol::parse_f64(w[2]) ? protocol::kReplyError : "OK";
-  }
-  const auto level = protocol::parse_strtoul32(w[1]);
-  if (!level) return protocol::kReplyBadFormat;
-  return *level <= 2 ? "OK" : protocol::kReplyError;
-}
 
 std::string_view lru(const std::vector<std::string_view>& w, bool& noreply) {
   noreply = noreply_of(w);
@@ -98,7 +84,6 @@ exec_action execute_admin(const protocol::request& req, protocol::out_buffer& ou
       noreply = noreply_of(w);
       reply = protocol::kReplyWatchNotAllowed;
       break;
-    case command::Slabs: reply = slabs(w, noreply); break;
     case command::Lru: reply = lru(w, noreply); break;
     case command::LruCrawler: reply = lru_crawler(w); break;
     default: break;

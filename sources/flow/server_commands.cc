@@ -75,8 +75,9 @@ exec_action execute_server_command(const protocol::request& req, protocol::out_b
     case command::CacheMemlimit:
       cache_memlimit(req, out, ctx);
       break;
-    case command::Watch:
     case command::Slabs:
+      return execute_slabs(req, out, ctx);
+    case command::Watch:
     case command::Lru:
     case command::LruCrawler:
       return execute_admin(req, out);

@@ -40,8 +40,10 @@ exec_action execute_server_command(const protocol::request& req, protocol::out_b
 
 // `stats [group]` for text and binary (stats_command.cc).
 exec_action execute_stats(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
-// watch, slabs, lru, lru_crawler: memcached's answers with the feature off
+// watch, lru, lru_crawler: memcached's answers with the feature off
 // (admin_command.cc).
 exec_action execute_admin(const protocol::request& req, protocol::out_buffer& out);
+// slabs reassign / automove, memcached 1.6.45's answers (slabs_command.cc).
+exec_action execute_slabs(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
 
 }  // namespace ithaca::flow

@@ -25,6 +25,9 @@ class stats_provider {
   // `cache_memlimit`: the local store's live memory limit (no effect
   // without a store).
   virtual void set_memory_limit(uint64_t bytes) = 0;
+  // The largest of memcached's size classes the store counts items by
+  // (store/slab_classes.h), for `slabs reassign`; 0: none.
+  virtual unsigned slab_class_largest() const { return 0; }
 };
 
 }  // namespace ithaca::flow

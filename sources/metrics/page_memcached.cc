@@ -1,7 +1,6 @@
 // memcached_*: memcached_exporter's names, types and labels
 // (pkg/exporter/exporter.go), from `stats`, `stats settings`, `stats items`
-// and `stats slabs`.
-#include <cstdlib>
+// and `stats slabs` (the per-class families: page_slabs.cc).
 
 #include "page_parts.h"
 
@@ -63,42 +62,6 @@ void memcached_settings(prom_writer& w, const lookup& settings) {
   add_figures(w, settings, {{"maxconns", "memcached_max_connections", G, "Maximum number of clients allowed."}});
 }
 
-// `stats items`: items:CLASS:FIELD. ithaca reports its one item pool as class 1.
-void memcached_items(prom_writer& w, const stat_lines& items) {
-  struct slab_figure {
-    const char* field;
-    const char* name;
-    metric_type type;
-    const char* help;
-  };
-  static const slab_figure kFigures[] = {
-      {"number", "memcached_slab_current_items", G, "Number of items currently stored in this slab class."},
-      {"evicted", "memcached_slab_items_evicted_total", C,
-       "Total number of times an item had to be evicted from the LRU before it expired."},
-      {"evicted_unfetched", "memcached_slab_items_evicted_unfetched_total", C,
-       "Total nmber of items evicted and never fetched."},
-      {"expired_unfetched", "memcached_slab_items_expired_unfetched_total", C,
-       "Total number of valid items evicted from the LRU which were never touched after being set."},
-      {"outofmemory", "memcached_slab_items_outofmemory_total", C,
-       "Total number of items for this slab class that have triggered an out of memory error."},
-      {"reclaimed", "memcached_slab_items_reclaimed_total", C, "Total number of items reclaimed."},
-  };
-  for (const auto& [key, value] : items) {
-    // items:1:number
-    if (key.rfind("items:", 0) != 0) continue;
-    const size_t colon = key.find(':', 6);
-    if (colon == std::string::npos) continue;
-    const std::string slab = key.substr(6, colon - 6);
-    const std::string_view field = std::string_view(key).substr(colon + 1);
-    for (const slab_figure& f : kFigures) {
-      if (field != f.field) continue;
-      char* end = nullptr;
-      const double v = std::strtod(value.c_str(), &end);
-      if (end != nullptr && *end == '\0') w.add(f.name, f.type, f.help, {{"slab", slab}}, v);
-    }
-  }
-}
-
 void memcached_slabs(prom_writer& w, const lookup& slabs) {
   add_figures(w, slabs,
               {{"total_malloced", "memcached_malloced_bytes", G, "Number of bytes of memory allocated to slab pages."}});
@@ -109,8 +72,8 @@ void memcached_families(prom_writer& w, const page_input& in) {
   const lookup general = to_map(in.general);
   memcached_general(w, general);
   memcached_settings(w, to_map(in.settings));
-  memcached_items(w, in.items);
   memcached_slabs(w, to_map(in.slabs));
+  memcached_slab_families(w, in.items, in.slabs);
 }
 
 }  // namespace ithaca::metrics

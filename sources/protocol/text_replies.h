@@ -22,7 +22,10 @@ inline constexpr std::string_view kReplyMemlimitNotBytes =
     "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes";
 // operator commands for features ithaca does not have (exec_admin.cc)
 inline constexpr std::string_view kReplyWatchNotAllowed = "CLIENT_ERROR watch commands not allowed";
-inline constexpr std::string_view kReplySlabReassignDisabled = "CLIENT_ERROR slab reassignment disabled";
+// slabs (slabs_command.cc), memcached 1.6.45's words
+inline constexpr std::string_view kReplySlabsSame = "SAME src and dst class are identical";
+inline constexpr std::string_view kReplySlabsBadClass = "BADCLASS invalid src or dst class id";
+inline constexpr std::string_view kReplySlabsWindow = "CLIENT_ERROR automove window too low or too high";
 inline constexpr std::string_view kReplyLruCrawlerDisabled = "CLIENT_ERROR lru crawler disabled";
 inline constexpr std::string_view kReplyLruCrawlerNoStart = "ERROR failed to start lru crawler thread";
 inline constexpr std::string_view kReplyLruCrawlerSleep = "CLIENT_ERROR sleep must be one second or less";

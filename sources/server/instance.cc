@@ -137,6 +137,9 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   sc.large_value_disk_limit = cfg.cache.large_value_disk_limit;
   sc.temp_dir = cfg.cache.large_value_dir;
   sc.lease_interval_ms = cfg.cache.lease_interval_ms;
+  sc.slab_classes.factor = cfg.cache.slab_growth_factor;
+  sc.slab_classes.min_size = cfg.cache.slab_min_size;
+  sc.slab_classes.chunk_max = static_cast<uint32_t>(config::slab_chunk_max(cfg.cache));
   auto st = std::make_unique<store::store>(sc);
   if (!st->large_values_available()) {
     spdlog::error("cannot create the large values' file in {}: {}; values over {} bytes will be refused",

@@ -12,6 +12,7 @@
 #include "prefix_stats.h"
 #include "repl_stats.h"
 #include "settings_stats.h"
+#include "slab_stats.h"
 #include "udp_buffers.h"
 
 namespace ithaca::server {
@@ -50,6 +51,9 @@ bool server_stats::collect(std::string_view arg, flow::stat_lines& out) {
     items(out);
   } else if (arg == "slabs") {
     slabs(out);
+  } else if (arg == "sizes") {
+    // memcached without -o track_sizes (its default): no histogram of item sizes.
+    out.emplace_back("sizes_status", "disabled");
   } else if (arg == "conns") {
     conns(out);
   } else if (arg == "pools") {
@@ -72,6 +76,7 @@ void server_stats::reset() {
   std::lock_guard lock(reset_mutex_);
   router_stats_reset(*live->routes);
   store_base_ = store_.stats();
+  class_base_ = store_.class_stats_now();
   size_t w = 0;
   for (auto& c : workers_) {
     size_t i = 0;
@@ -90,13 +95,15 @@ void server_stats::settings(const live_settings& live, flow::stat_lines& out) {
   running.cache.memory_limit = store_.memory_limit();
   out = config::settings_stats(running);
   // What only the running server knows: the port bound, the backend chosen
-  // (the config may say auto), whether stats detail is on.
+  // (the config may say auto), whether stats detail is on, the class table
+  // it started with (whatever item_size_max is now).
   const uint16_t port = tcp_port_.load();
   for (auto& [name, value] : out) {
     if (name == "tcpport" && port != 0) value = std::to_string(port);
     if (name == "io_backend") value = io_backend_;
     if (name == "proxy_uring_enabled" && value == "yes" && io_backend_ != "io_uring") value = "no";
     if (name == "detail_enabled") value = flow::prefix_stats::instance().enabled() ? "yes" : "no";
+    if (name == "slab_chunk_max") value = std::to_string(store_.classes().chunk_max());
   }
 }
 
@@ -206,23 +213,13 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   if (repl_) repl_stat_lines(*repl_, out);
 }
 
-// memcached reports per slab class; ithaca has one item pool, reported as
-// class 1 with the same field names so tools that parse them keep working.
+// Per memcached size class: see slab_stats.h.
 void server_stats::items(flow::stat_lines& out) {
-  store::store_stats_snapshot s = store_.stats();
-  if (s.curr_items == 0) return;
-  out.emplace_back("items:1:number", std::to_string(s.curr_items));
-  out.emplace_back("items:1:evicted", std::to_string(s.evictions));
-  out.emplace_back("items:1:evicted_unfetched", std::to_string(s.evicted_unfetched));
-  out.emplace_back("items:1:expired_unfetched", std::to_string(s.expired_unfetched));
-  out.emplace_back("items:1:reclaimed", std::to_string(s.reclaimed));
-  out.emplace_back("items:1:outofmemory", std::to_string(s.out_of_memory));
+  item_stat_lines(store_.class_stats_now(), class_base_, store::server_sec(clock_.now()), out);
 }
 
 void server_stats::slabs(flow::stat_lines& out) {
-  store::store_stats_snapshot s = store_.stats();
-  out.emplace_back("active_slabs", s.curr_items ? "1" : "0");
-  out.emplace_back("total_malloced", std::to_string(store_.mem_used()));
+  slab_stat_lines(store_.classes(), store_.class_stats_now(), class_base_, store_.mem_used(), out);
 }
 
 void server_stats::conns(flow::stat_lines& out) {

@@ -44,6 +44,7 @@ class server_stats final : public flow::stats_provider {
   void reset() override;
   void set_verbosity(uint32_t level) override { verbosity_.store(level); }
   void set_memory_limit(uint64_t bytes) override { store_.set_memory_limit(bytes); }
+  unsigned slab_class_largest() const override { return store_.classes().largest(); }
   // Called once, before the pooler starts accepting.
   void set_io_backend(std::string name) { io_backend_ = std::move(name); }
   // The port really bound (the config may say 0); any thread.
@@ -73,6 +74,7 @@ class server_stats final : public flow::stats_provider {
   // counter rather than writing into counters other threads own.
   mutable std::mutex reset_mutex_;  // leaf lock except for the registry's (stats conns); guards the baselines
   store::store_stats_snapshot store_base_{};
+  store::class_stats_snapshot class_base_{};
   std::vector<uint64_t> worker_base_;
   std::atomic<uint64_t> total_conns_base_{0};
   std::atomic<uint64_t> rejected_base_{0};

@@ -48,6 +48,10 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
         return 0;
     const uint64_t end = std::min(n, first_bucket + count);
     const uint32_t sec = server_sec(now);
+    last_sec_.store(sec, std::memory_order_relaxed);
+    // Items visited per class, added to class_stats_ once at the end (the sweep is
+    // memcached's LRU crawler here: crawler_items_checked).
+    std::array<uint64_t, kSlabClassMax> checked{};
     const uint64_t limit = memory_limit();
     const uint64_t high = limit / 100 * cfg_.gc_high_watermark_pct;
     const uint64_t low = limit / 100 * cfg_.gc_low_watermark_pct;
@@ -77,12 +81,18 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
         item** link = &heads_[b];
         while (item* it = *link) {
             ++out.visited;
+            if (!it->is_placeholder())
+                ++checked[it->slab_class_];
             remove_reason why;
             if (invalid(it, sec, why)) {
                 if (!it->is_placeholder()) {
                     ++out.reclaimed;
-                    if (why == remove_reason::Expired && !(it->bits_ & kFetched))
+                    class_count(it, class_counter::reclaimed);
+                    class_count(it, class_counter::crawler_reclaimed);
+                    if (why == remove_reason::Expired && !(it->bits_ & kFetched)) {
                         ++out.expired_unfetched;
+                        class_count(it, class_counter::expired_unfetched);
+                    }
                 }
                 pending += item_mem(it);
                 unlink(link, rl, why);
@@ -104,6 +114,7 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
                         ++out.evicted_unfetched;
                     if (disk)
                         ++out.large_evictions;
+                    count_class_eviction(it, sec, false);
                 }
                 pending += size;
                 pending_disk += disk;
@@ -112,6 +123,11 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
             }
             gc_memory_.cur[s] += size;
             gc_disk_.cur[s] += disk;
+            if (!it->is_placeholder()) {
+                uint32_t& oldest = gc_oldest_atime_[it->slab_class_];
+                if (oldest == 0 || it->atime_ < oldest)
+                    oldest = it->atime_;
+            }
             link = &it->next_;
         }
     }
@@ -131,6 +147,11 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
     total.evictions += out.evictions;
     total.evicted_unfetched += out.evicted_unfetched;
     total.large_evictions += out.large_evictions;
+    for (unsigned cls = 0; cls < kSlabClassMax; ++cls) {
+        if (checked[cls])
+            class_stats_.add(cls, class_counter::crawler_items_checked,
+                             static_cast<int64_t>(checked[cls]));
+    }
     // Over the budget itself (lowered by a SIGHUP, before a full pass gave the watermarks
     // a histogram): sampled eviction at once, as a store would.
     if (arena_ && arena_->used() > arena_->limit())
@@ -144,6 +165,11 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
         g->evicting = false;
     }
     gc_hist_valid_ = true;
+    // The least recent access per class, as this pass saw it (memcached's age).
+    for (unsigned cls = 0; cls < kSlabClassMax; ++cls) {
+        class_stats_.set_oldest_atime(cls, gc_oldest_atime_[cls]);
+        gc_oldest_atime_[cls] = 0;
+    }
     return 0;
 }
 
@@ -167,10 +193,26 @@ bool store::evict_large_inline(uint64_t need, bool by_gc) noexcept
     return arena_ && evict_sampled(true, need, by_gc);
 }
 
+// Under the item's bucket lock. `direct`: a store evicted it to make room (memcached's
+// direct_reclaims: a worker thread evicting for itself).
+void store::count_class_eviction(const item* it, uint32_t sec, bool direct) noexcept
+{
+    class_count(it, class_counter::evicted);
+    if (it->deadline_ != kNever)
+        class_count(it, class_counter::evicted_nonzero);
+    if (!(it->bits_ & kFetched))
+        class_count(it, class_counter::evicted_unfetched);
+    if (direct)
+        class_count(it, class_counter::direct_reclaims);
+    class_stats_.set_evicted_time(it->slab_class_, sec > it->atime_ ? sec - it->atime_ : 0);
+}
+
 void store::count_eviction(const item* it, bool by_gc) noexcept
 {
     if (it->is_placeholder())
         return;
+    // A store is given no clock: the last GC sweep's second stands in for evicted_time.
+    count_class_eviction(it, last_sec_.load(std::memory_order_relaxed), !by_gc);
     bump(stats_.evictions);
     if (!(it->bits_ & kFetched))
         bump(stats_.evicted_unfetched);

@@ -37,7 +37,7 @@ struct item {
     uint8_t key_len_;     // 1..250                                   [immutable]
     uint8_t clock_;       // CLOCK counter: +1 per GC visit, 0 on access [bucket lock]
     uint8_t bits_;        // item_bits                                [bucket lock]
-    uint8_t pad_;
+    uint8_t slab_class_;  // memcached size class (slab_classes.h), set when linked [bucket lock]
 
     char* key_data() noexcept { return reinterpret_cast<char*>(this + 1); }
     const char* key_data() const noexcept { return reinterpret_cast<const char*>(this + 1); }

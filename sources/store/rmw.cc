@@ -115,6 +115,12 @@ void store::set_rmw(std::string_view key, store_mode mode, std::span<const char>
         // the combined item and answers NOT_STORED, not "too large".
         if (res.status == store_status::TooLarge)
             res.status = store_status::NotStored;
+        if (res.status == store_status::Stored) {
+            // One client set, counted in the class of the item it made (the internal
+            // store above counts none).
+            class_stats_.add(classes_.item_class(key.size(), cur.flags, combined.size()),
+                             class_counter::cmd_set);
+        }
         if (res.status != store_status::Exists && res.status != store_status::NotFound)
             return;
         // Changed or removed between the read and the write: read again.
@@ -209,6 +215,9 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
             return;
         }
         bump(hits);
+        class_stats_.add(classes_.item_class(key.size(), cur.flags, cur.value.size()),
+                         op == arith_op::Incr ? class_counter::incr_hits
+                                              : class_counter::decr_hits);
         res.status = arith_status::Ok;
         res.old_ttl = cur.ttl;
         res.value = v;

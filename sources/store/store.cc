@@ -41,7 +41,8 @@ store::store(const store_config& cfg, std::shared_ptr<large_arena> arena)
       memory_limit_(cfg.memory_limit),
       item_size_max_(cfg.item_size_max),
       large_value_threshold_(cfg.large_value_threshold),
-      lease_interval_ms_(cfg.lease_interval_ms)
+      lease_interval_ms_(cfg.lease_interval_ms),
+      classes_(cfg.slab_classes)
 {
     const uint64_t n = round_up_pow2(std::max<uint64_t>(cfg.bucket_count, 1));
     cfg_.bucket_count = n;
@@ -152,12 +153,20 @@ bool store::hidden_expired(const item* it, uint32_t sec) const noexcept
 
 // Under the item's bucket lock: unlinks *link, notifies, hands it to rl for freeing.
 item* store::find_valid(uint64_t b, std::string_view key, uint32_t sec, reclaim_list& rl,
-                        item**& link) noexcept
+                        item**& link, bool reclaim) noexcept
 {
     link = find_link(b, key);
     item* it = *link;
     remove_reason why;
     if (it && invalid(it, sec, why)) {
+        if (reclaim && !it->is_placeholder()) {
+            bump(stats_.reclaimed);
+            class_count(it, class_counter::reclaimed);
+            if (why == remove_reason::Expired && !(it->bits_ & kFetched)) {
+                bump(stats_.expired_unfetched);
+                class_count(it, class_counter::expired_unfetched);
+            }
+        }
         unlink(link, rl, why);
         return nullptr;
     }
@@ -172,6 +181,7 @@ void store::unlink(item** link, reclaim_list& rl, remove_reason why) noexcept
         bump(stats_.lease_placeholders, -1);
     } else {
         bump(stats_.curr_items, -1);
+        class_unlink(it);
         if (observer_)
             observer_->on_remove(it->key(), why);
     }
@@ -197,6 +207,40 @@ void store::notify_touch(const item* it) noexcept
     observer_->on_touch(item_view{it->key(), it->flags_, it->deadline_, it->cas_, {}, nullptr});
 }
 
+unsigned store::class_of(const item* it) const noexcept
+{
+    return classes_.item_class(it->key_len_, it->flags_, it->data_size());
+}
+
+// Under the item's bucket lock, as it is linked: its flags and value are final.
+void store::class_link(item* it) noexcept
+{
+    const unsigned cls = class_of(it);
+    it->slab_class_ = static_cast<uint8_t>(cls);
+    class_stats_.add(cls, class_counter::number);
+    class_stats_.add(cls, class_counter::mem_requested,
+                     static_cast<int64_t>(slab_classes::item_total(it->key_len_, it->flags_,
+                                                                   it->data_size())));
+    slab_classes::chunk_list chunks;
+    const size_t n = classes_.chunks(it->key_len_, it->flags_, it->data_size(), chunks);
+    for (size_t i = 0; i < n; ++i)
+        class_stats_.add(chunks[i].id, class_counter::used_chunks, chunks[i].count);
+}
+
+// Under the item's bucket lock, as it is unlinked (or replaced).
+void store::class_unlink(const item* it) noexcept
+{
+    const unsigned cls = it->slab_class_;
+    class_stats_.add(cls, class_counter::number, -1);
+    class_stats_.add(cls, class_counter::mem_requested,
+                     -static_cast<int64_t>(slab_classes::item_total(it->key_len_, it->flags_,
+                                                                    it->data_size())));
+    slab_classes::chunk_list chunks;
+    const size_t n = classes_.chunks(it->key_len_, it->flags_, it->data_size(), chunks);
+    for (size_t i = 0; i < n; ++i)
+        class_stats_.add(chunks[i].id, class_counter::used_chunks, -int64_t{chunks[i].count});
+}
+
 uint64_t store::next_cas() noexcept
 {
     return cas_counter_.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -212,7 +256,7 @@ uint64_t store::next_lease_token() noexcept
     }
 }
 
-// Not under any lock.
+// Not under any lock. The item's flags are set (they choose its class for outofmemory).
 bool store::charge(item* it) noexcept
 {
     const int64_t n = static_cast<int64_t>(item_mem(it));
@@ -221,17 +265,22 @@ bool store::charge(item* it) noexcept
         return true;
     stats_.bytes.fetch_sub(n, std::memory_order_relaxed);
     bump(stats_.out_of_memory);
+    if (!it->is_placeholder())
+        class_stats_.add(class_of(it), class_counter::outofmemory);
     return false;
 }
 
 // Not under any lock.
-item* store::alloc_charged(std::string_view key, size_t value_len) noexcept
+item* store::alloc_charged(std::string_view key, size_t value_len, uint32_t flags) noexcept
 {
     item* it = item_alloc(key, value_len);
     if (!it) {
         bump(stats_.out_of_memory);
+        class_stats_.add(classes_.item_class(key.size(), flags, value_len),
+                         class_counter::outofmemory);
         return nullptr;
     }
+    it->flags_ = flags;
     if (!charge(it)) {
         item_free(it);
         return nullptr;
@@ -277,6 +326,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
     const uint64_t b = bucket_of(key);
     item* spare = nullptr;  // allocated outside the lock for vivify / lease placeholders
     bool counted_expiry = false;
+    unsigned hit_class = 0;  // the class of the item hit, for the per-class counts
 
     for (;;) {
         size_t need_capacity = 0;
@@ -312,6 +362,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                     need_capacity = it->value_len_;
                 } else {
                     res.status = get_status::Hit;
+                    hit_class = it->slab_class_;
                     if (opts.touch) {
                         it->deadline_ = to_deadline(opts.exptime, now);
                         notify_touch(it);
@@ -397,6 +448,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                     heads_[b] = spare;
                     bump(stats_.curr_items);
                     bump(stats_.total_items);
+                    class_link(spare);
                     notify_store(spare);
                     res.vivified = res.win = true;
                     res.key_binary = opts.vivify_key_binary;
@@ -424,9 +476,14 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
     }
     if (count && opts.count_as_touch) {
         bump(res.status == get_status::Hit ? stats_.touch_hits : stats_.touch_misses);
+        if (res.status == get_status::Hit)
+            class_stats_.add(hit_class, class_counter::touch_hits);
     } else if (count) {
         switch (res.status) {
-        case get_status::Hit: bump(stats_.get_hits); break;
+        case get_status::Hit:
+            bump(stats_.get_hits);
+            class_stats_.add(hit_class, class_counter::get_hits);
+            break;
         case get_status::LeaseToken: bump(stats_.lease_tokens); bump(stats_.get_misses); break;
         case get_status::LeaseWait: bump(stats_.lease_waits); bump(stats_.get_misses); break;
         default: bump(stats_.get_misses); break;
@@ -468,6 +525,8 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
             return;
         }
         it = item_alloc_large(key, lv);
+        if (it)
+            it->flags_ = flags;
         if (!it) {
             lv->unref();
         } else if (!charge(it)) {
@@ -477,7 +536,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
             bump(stats_.large_values);
         }
     } else {
-        it = alloc_charged(key, value.size());
+        it = alloc_charged(key, value.size(), flags);
         if (it && !value.empty())
             std::memcpy(it->value_data(), value.data(), value.size());
     }
@@ -496,7 +555,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
     {
         bucket_guard guard(locks_[b]);
         item** link;
-        item* old = find_valid(b, key, sec, rl, link);
+        item* old = find_valid(b, key, sec, rl, link, true);
         // An item kept past its deadline for the master (expiry_by_master) is replaced, but
         // is not live: an add may store over it.
         item* live = old && !old->is_placeholder() && !hidden_expired(old, sec) ? old : nullptr;
@@ -519,10 +578,20 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
                     res.status = store_status::Exists;
             }
         }
+        // memcached counts a cas's per-class hit or bad value in the stored item's class,
+        // and every set that got memory (stored or not) in the new item's.
+        if (!opts.internal)
+            class_stats_.add(class_of(it), class_counter::cmd_set);
         if (mode == store_mode::Cas && !opts.internal) {
             switch (res.status) {
-            case store_status::Stored: bump(stats_.cas_hits); break;
-            case store_status::Exists: bump(stats_.cas_badval); break;
+            case store_status::Stored:
+                bump(stats_.cas_hits);
+                class_count(live, class_counter::cas_hits);
+                break;
+            case store_status::Exists:
+                bump(stats_.cas_badval);
+                class_count(live, class_counter::cas_badval);
+                break;
             case store_status::NotFound: bump(stats_.cas_misses); break;
             default: break;
             }
@@ -556,16 +625,19 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
         if (old) {
             it->next_ = old->next_;
             *link = it;
-            if (old->is_placeholder())
+            if (old->is_placeholder()) {
                 bump(stats_.lease_placeholders, -1);
-            else
+            } else {
                 bump(stats_.curr_items, -1);
+                class_unlink(old);
+            }
             rl.add(old);
         } else {
             it->next_ = heads_[b];
             heads_[b] = it;
         }
         bump(stats_.curr_items);
+        class_link(it);
         notify_store(it);
     }
 }
@@ -590,6 +662,8 @@ remove_status store::remove(std::string_view key, const store_now& now,
         bucket_guard guard(locks_[b]);
         item** link;
         item* it = find_valid(b, key, sec, rl, link);
+        if (it && !it->is_placeholder() && !(opts.compare_cas && it->cas_ != opts.compare_cas))
+            class_count(it, class_counter::delete_hits);
         if (it && it->is_placeholder()) {
             unlink(link, rl, remove_reason::Deleted);  // invalidates the outstanding lease
             it = nullptr;
@@ -655,6 +729,7 @@ touch_status store::touch(std::string_view key, int64_t exptime, const store_now
             it->clock_ = 0;
             it->atime_ = sec;
             notify_touch(it);
+            class_count(it, class_counter::touch_hits);
             st = touch_status::Touched;
         }
     }

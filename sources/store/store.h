@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "bucket_lock.h"
+#include "class_stats.h"
 #include "large_arena.h"
 #include "item.h"
 #include "reclaim_list.h"
@@ -184,6 +185,9 @@ public:
     // The counters, each read once (relaxed): not one instant across counters. [any thread;
     // no lock: `stats` and the metrics page call it under their own reset mutex]
     store_stats_snapshot stats() const noexcept { return stats_.snapshot(); }
+    // Figures per memcached size class (class_stats.h); any thread.
+    const slab_classes& classes() const noexcept { return classes_; }
+    class_stats_snapshot class_stats_now() const noexcept { return class_stats_.snapshot(); }
 
 private:
     static constexpr unsigned kScoreCount = 512;  // eviction score = clock * 2 + !fetched
@@ -199,9 +203,11 @@ private:
     void unlink(item** link, reclaim_list& rl, remove_reason why) noexcept;
     // Under the bucket lock of `b`: the key's item if it is still valid, else
     // nullptr, after unlinking an expired or flushed one onto `rl`. `link` is
-    // set to the key's link in the chain either way.
+    // set to the key's link in the chain either way. `reclaim`: count such an
+    // item as reclaimed (a store takes its place, as memcached counts a store
+    // that reuses an expired item's memory).
     item* find_valid(uint64_t b, std::string_view key, uint32_t sec, reclaim_list& rl,
-                     item**& link) noexcept;
+                     item**& link, bool reclaim = false) noexcept;
     void notify_store(const item* it) noexcept;
     void notify_touch(const item* it) noexcept;
     uint64_t next_cas() noexcept;
@@ -209,7 +215,7 @@ private:
 
     // Allocates an item (plain or large), charges it to memory, evicting inline if needed.
     // nullptr on OutOfMemory. Never under a lock.
-    item* alloc_charged(std::string_view key, size_t value_len) noexcept;
+    item* alloc_charged(std::string_view key, size_t value_len, uint32_t flags = 0) noexcept;
     bool charge(item* it) noexcept;
     // Samples buckets from cursor_ and evicts the coldest items until usage <= limit.
     bool evict_inline() noexcept;
@@ -220,6 +226,17 @@ private:
     bool evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept;
     // Counts one eviction (a placeholder is no item to a client: not counted).
     void count_eviction(const item* it, bool by_gc) noexcept;
+    // Per-class figures (class_stats.h). class_link sets the item's class and counts it in;
+    // class_unlink counts it out. Both under the item's bucket lock, only for real items
+    // (not lease placeholders), next to the curr_items counts.
+    unsigned class_of(const item* it) const noexcept;
+    void class_link(item* it) noexcept;
+    void class_unlink(const item* it) noexcept;
+    void count_class_eviction(const item* it, uint32_t sec, bool direct) noexcept;
+    void class_count(const item* it, class_counter c) noexcept
+    {
+        class_stats_.add(it->slab_class_, c);
+    }
     // A new large value (file I/O: no lock held), evicting cold large values when the disk
     // budget is full. nullptr on failure.
     large_value* create_large(std::span<const char> value) noexcept;
@@ -274,6 +291,14 @@ private:
     bool gc_hist_valid_ = false;  // a full pass has filled both budgets' prev histograms
 
     store_stats stats_;
+    slab_classes classes_;     // immutable
+    class_stats class_stats_;  // sharded per thread, see class_stats.h
+    // The server second of the last GC sweep call: evicted_time for evictions made by a
+    // store, which is given no clock. Written by the sweep (one caller), read by any.
+    std::atomic<uint32_t> last_sec_{0};
+    // GC pass state (gc_sweep's caller only): the least recent access seen per class in
+    // the pass under way, published to class_stats_ when it completes.
+    std::array<uint32_t, kSlabClassMax> gc_oldest_atime_{};
 };
 
 }  // namespace ithaca::store

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "large_value.h"
+#include "slab_classes.h"
 
 namespace ithaca::store {
 
@@ -25,6 +26,8 @@ struct store_config {
     uint32_t lease_ttl_sec = 10;         // lifetime of a lease placeholder
     unsigned gc_high_watermark_pct = 90;  // GC starts evicting above this share of the limit
     unsigned gc_low_watermark_pct = 80;   // ... and stops below this one
+    // memcached's size classes, only to report items by class (class_stats.h).
+    slab_class_config slab_classes;
 };
 
 // ---- get (get, gets, gat, gats, touch via get_options, mg, lease-get) ----

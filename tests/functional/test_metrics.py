@@ -92,6 +92,22 @@ def test_page_shows_memcached_exporter_figures_after_a_known_workload(ithaca_fac
     assert sample(text, "memcached_limit_bytes") == 64 * 1024 * 1024
     assert sample(text, "memcached_max_connections") == 1024
     assert sample(text, 'memcached_slab_current_items{slab="1"}') == 2
+    # Per memcached size class: 1-byte values with 1-byte keys are 61 bytes to
+    # memcached, class 1 (96-byte chunks).
+    assert sample(text, 'memcached_slab_chunk_size_bytes{slab="1"}') == 96
+    assert sample(text, 'memcached_slab_chunks_per_page{slab="1"}') == 10922
+    assert sample(text, 'memcached_slab_current_pages{slab="1"}') == 1
+    assert sample(text, 'memcached_slab_chunks_used{slab="1"}') == 2
+    assert sample(text, 'memcached_slab_chunks_free{slab="1"}') == 10920
+    assert sample(text, 'memcached_slab_mem_requested_bytes{slab="1"}') == 2 * 61
+    assert sample(text, 'memcached_slab_commands_total{slab="1",command="get",status="hit"}') == 2
+    assert sample(text, 'memcached_slab_commands_total{slab="1",command="set",status="hit"}') == 3
+    assert sample(text, 'memcached_slab_commands_total{slab="1",command="delete",status="hit"}') == 1
+    assert sample(text, 'memcached_slab_lru_hits_total{slab="1",lru="cold"}') == 2
+    assert sample(text, 'memcached_slab_cold_items{slab="1"}') == 2
+    assert sample(text, 'memcached_slab_hot_items{slab="1"}') == 0
+    assert "# TYPE memcached_slab_chunks_used gauge" in text
+    assert "# TYPE memcached_slab_commands_total counter" in text
     assert "# TYPE memcached_commands_total counter" in text
     assert "# TYPE memcached_current_connections gauge" in text
     # Two workers (conftest's -t 2), each with its runtime figures.

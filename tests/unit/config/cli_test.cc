@@ -181,6 +181,21 @@ TEST_CASE("bad and refused flags") {
   CHECK(parse({"-vd"}).rfind("-d (--daemon)", 0) == 0);
 }
 
+TEST_CASE("-f and -n: memcached's size classes") {
+  config c = with_flags({"-f", "1.5", "-n", "100"});
+  CHECK(c.cache.slab_growth_factor == 1.5);
+  CHECK(c.cache.slab_min_size == 100);
+  c = with_flags({"--slab-growth-factor=2", "--slab-min-size=16"});
+  CHECK(c.cache.slab_growth_factor == 2.0);
+  CHECK(c.cache.slab_min_size == 16);
+  c = with_flags({});
+  CHECK(c.cache.slab_growth_factor == 1.25);
+  CHECK(c.cache.slab_min_size == 48);
+  CHECK(parse({"-f", "1"}) == "-f: Factor must be greater than 1 (and at most 100), got '1'");
+  CHECK(parse({"-f", "1.2x"}).rfind("-f: Factor must be greater than 1", 0) == 0);
+  CHECK(parse({"-n", "0"}) == "-n: expected an integer from 1 to 524288, got '0'");
+}
+
 TEST_CASE("precedence: defaults < file < flags") {
   temp_file f("listen:\n  tcp: [127.0.0.1:11311, 127.0.0.2:11312]\nserver:\n  workers: 8\n"
               "cache:\n  memory_limit: 256m\nlogging:\n  level: error\n");

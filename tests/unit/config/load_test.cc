@@ -136,6 +136,8 @@ cache:
   hash_power: 16
   gc_interval: 500ms
   lease_interval: 2s
+  slab_growth_factor: 1.5
+  slab_min_size: 100
 logging:
   level: debug
   file: /tmp/ithaca.log
@@ -163,6 +165,8 @@ logging:
   CHECK(c.cache.hash_power == 16);
   CHECK(c.cache.gc_interval_ms == 500);
   CHECK(c.cache.lease_interval_ms == 2000);
+  CHECK(c.cache.slab_growth_factor == 1.5);
+  CHECK(c.cache.slab_min_size == 100);
   CHECK(c.logging.level == log_level::Debug);
   CHECK(c.logging.file == "/tmp/ithaca.log");
   CHECK(c.logging.async_queue == 1024);
@@ -341,4 +345,14 @@ TEST_CASE("tcp addresses") {
   CHECK_FALSE(parse_tcp_address("[::1", 7, a, &e));
   CHECK(to_string(tcp_address{"::1", 5}) == "[::1]:5");
   CHECK(to_string(tcp_address{"10.0.0.1", 5}) == "10.0.0.1:5");
+}
+
+TEST_CASE("slab_growth_factor: a number above 1, as memcached -f") {
+  CHECK(load("cache:\n  slab_growth_factor: 1\n").find("expected a number greater than 1") != std::string::npos);
+  CHECK(load("cache:\n  slab_growth_factor: x\n").find("slab_growth_factor") != std::string::npos);
+  CHECK(load("cache:\n  slab_min_size: 0\n").find("slab_min_size") != std::string::npos);
+  config c;
+  REQUIRE(load("cache:\n  slab_growth_factor: 2\n", &c) == "");
+  CHECK(c.cache.slab_growth_factor == 2.0);
+  CHECK(c.cache.slab_min_size == 48);
 }

@@ -18,6 +18,12 @@ TEST_CASE("restart_only_changes names the settings a running server keeps") {
   b.listen.tcp.push_back(tcp_address{"127.0.0.1", 1});
   CHECK(restart_only_changes(a, b) ==
         std::vector<std::string>{"listen.tcp", "server.workers", "cache.hash_power"});
+  // The size class table is built once.
+  b = a;
+  b.cache.slab_growth_factor = 1.5;
+  b.cache.slab_min_size = 100;
+  CHECK(restart_only_changes(a, b) ==
+        std::vector<std::string>{"cache.slab_growth_factor", "cache.slab_min_size"});
 }
 
 TEST_CASE("listener_changes: a listener added, removed or moved refuses the reload") {

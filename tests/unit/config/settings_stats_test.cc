@@ -40,6 +40,9 @@ TEST_CASE("stats settings: memcached's names and formats for the defaults") {
   CHECK(m["tcp_backlog"] == "1024");
   CHECK(m["binding_protocol"] == "auto-negotiate");
   CHECK(m["item_size_max"] == "1048576");
+  CHECK(m["growth_factor"] == "1.25");
+  CHECK(m["chunk_size"] == "48");
+  CHECK(m["slab_chunk_max"] == "524288");
   CHECK(m["idle_timeout"] == "0");
   CHECK(m["inter"] == "0.0.0.0");
   // ithaca's

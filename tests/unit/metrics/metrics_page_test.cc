@@ -52,6 +52,38 @@ TEST_CASE("the cache figures carry memcached_exporter's names, types and labels"
   CHECK(page.find("ithaca_replication") == std::string::npos);
 }
 
+TEST_CASE("per-class figures: memcached_exporter's memcached_slab_* with a slab label") {
+  page_input in;
+  in.items = {{"items:4:number", "90"}, {"items:4:number_cold", "90"}, {"items:4:age", "7"},
+              {"items:4:mem_requested", "14580"}, {"items:4:evicted_time", "3"}, {"items:4:hits_to_cold", "11"},
+              {"items:19:number", "50"}};
+  in.slabs = {{"4:chunk_size", "192"}, {"4:chunks_per_page", "5461"}, {"4:total_pages", "1"},
+              {"4:used_chunks", "90"}, {"4:free_chunks", "5371"}, {"4:get_hits", "11"}, {"4:cmd_set", "102"},
+              {"4:cas_hits", "1"}, {"4:cas_badval", "1"}, {"active_slabs", "1"}, {"total_malloced", "4096"}};
+  const std::string page = render_page(in);
+  CHECK(has(page, "memcached_slab_current_items{slab=\"4\"} 90"));
+  CHECK(has(page, "memcached_slab_current_items{slab=\"19\"} 50"));
+  CHECK(has(page, "memcached_slab_cold_items{slab=\"4\"} 90"));
+  CHECK(has(page, "memcached_slab_items_age_seconds{slab=\"4\"} 7"));
+  CHECK(has(page, "memcached_slab_mem_requested_bytes{slab=\"4\"} 14580"));
+  CHECK(has(page, "memcached_slab_items_evicted_time_seconds{slab=\"4\"} 3"));
+  CHECK(has(page, "memcached_slab_lru_hits_total{slab=\"4\",lru=\"cold\"} 11"));
+  CHECK(has(page, "memcached_slab_chunk_size_bytes{slab=\"4\"} 192"));
+  CHECK(has(page, "memcached_slab_chunks_per_page{slab=\"4\"} 5461"));
+  CHECK(has(page, "memcached_slab_current_pages{slab=\"4\"} 1"));
+  CHECK(has(page, "memcached_slab_chunks_used{slab=\"4\"} 90"));
+  CHECK(has(page, "memcached_slab_chunks_free{slab=\"4\"} 5371"));
+  CHECK(has(page, "memcached_slab_commands_total{slab=\"4\",command=\"get\",status=\"hit\"} 11"));
+  CHECK(has(page, "memcached_slab_commands_total{slab=\"4\",command=\"cas\",status=\"badval\"} 1"));
+  // cmd_set less the cas commands, as the exporter counts sets.
+  CHECK(has(page, "memcached_slab_commands_total{slab=\"4\",command=\"set\",status=\"hit\"} 100"));
+  CHECK(has(page, "# TYPE memcached_slab_chunks_used gauge"));
+  CHECK(has(page, "# TYPE memcached_slab_items_evicted_time_seconds counter"));
+  // active_slabs and total_malloced are no class.
+  CHECK(page.find("slab=\"active_slabs\"") == std::string::npos);
+  CHECK(page.find("{slab=\"\"}") == std::string::npos);
+}
+
 TEST_CASE("pools and servers: labels from the pool names, even with '/' and ':' in them") {
   page_input in;
   in.pools = {{"main:servers", "1"}, {"main:servers_up", "0"}, {"a/b:servers", "1"}, {"a/b:requests", "3"}};
