@@ -1,5 +1,5 @@
 // Helpers shared by the page's parts (page_memcached.cc, page_ithaca.cc,
-// page_router.cc): stat lines as a map, numbers out of them, and the
+// page_router.cc, page_routes.cc): stat lines as a map, numbers out of them, and the
 // one-stat-one-family table. Pure. [any thread]
 #pragma once
 
@@ -37,5 +37,6 @@ inline constexpr auto G = metric_type::Gauge;
 void memcached_families(prom_writer& w, const page_input& in);  // page_memcached.cc
 void ithaca_families(prom_writer& w, const page_input& in);     // page_ithaca.cc
 void router_families(prom_writer& w, const page_input& in);     // page_router.cc
+void route_families(prom_writer& w, const page_input& in);      // page_routes.cc
 
 }  // namespace ithaca::metrics
