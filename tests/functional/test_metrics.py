@@ -5,6 +5,7 @@ HTTP listener's bounds against hostile clients."""
 import json
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -424,9 +425,11 @@ def test_route_nodes_show_their_counts_to_promtool_and_prometheus(ithaca_factory
     wait_for_query(prom.port, 'sum(ithaca_route_requests_total{job="router",kind="pool"})', 20, 5)
 
 
-def test_route_nodes_carry_the_listener_that_reaches_them(ithaca_factory, memcached_factory):
+def test_route_nodes_carry_the_listener_that_reaches_them(ithaca_factory, memcached_factory, tmp_path):
     p, q = memcached_factory(), memcached_factory()
-    router = start(ithaca_factory, f"""pools:
+    router = start(ithaca_factory, f"""logging:
+  level: info
+pools:
   p: {{servers: ["{HOST}:{p.port}"], timeout: 5s}}
   q: {{servers: ["{HOST}:{q.port}"], timeout: 5s}}
 routes:
@@ -454,6 +457,16 @@ listeners:
         {"node": other, "kind": "failover", "name": "other", "listener": "1"}, 3)
     q_node = node_of(routes, "pool pool:q")
     assert samples[("ithaca_route_requests_total", q_node)][0]["listener"] == "1"
+    # A reload of the same file builds the same nodes under the same labels;
+    # they are new nodes, so their counters start again (a counter reset).
+    router.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 5
+    while "is valid; applied" not in router.log:
+        assert time.monotonic() < deadline, router.log
+        time.sleep(0.05)
+    after = route_samples(page(router.metrics_port))
+    assert set(after) == set(samples)
+    assert after[("ithaca_route_requests_total", other)] == (samples[("ithaca_route_requests_total", other)][0], 0)
 
 
 def wait_for_log_match(server, regex):
