@@ -45,9 +45,11 @@ void parse_listeners(const YAML::Node& node, load_context& ctx, router_config& o
     s.integer("backlog", l.backlog, kBacklogRange);
     s.integer("max_connections", l.max_clients, kListenerClientsRange);
     if (const YAML::Node* route = s.mapping("route")) {
-      // The route as `route:` reads it, checked against the pools read so far.
+      // The route as `route:` reads it, checked against the pools and the
+      // named routes read so far (load.cc reads both before `listeners:`).
       router_config tree;
       tree.pools = out.pools;
+      tree.named_routes = out.named_routes;
       parse_route(*route, ctx, tree);
       check_router(*route, ctx, tree);
       l.route = std::move(tree.route);

@@ -33,6 +33,7 @@ std::string render_page(const page_input& in) {
   memcached_families(w, in);
   ithaca_families(w, in);
   router_families(w, in);
+  route_families(w, in);
   return w.render();
 }
 

@@ -4,7 +4,8 @@
 //                `stats settings`, `stats items` and `stats slabs`, so its
 //                dashboards work unchanged;
 //   ithaca_*     the router role per pool and server (`stats pools`,
-//                `stats servers`, `stats latency`), replication (the repl_*
+//                `stats servers`, `stats latency`), every node of the
+//                route tree (`stats routes`), replication (the repl_*
 //                lines of `stats`), ithaca's own store figures, and the
 //                runtime of each worker machine.
 // Pure: the caller gathers the groups (metrics_listener.cc, on the metrics
@@ -43,6 +44,7 @@ struct page_input {
   stat_lines pools;     // stats pools
   stat_lines servers;   // stats servers
   stat_lines latency;   // stats latency: POOL/ADDR:latency_le_US (cumulative), _sum_us, _count
+  stat_lines routes;    // stats routes: route:N (KIND NAME), route:N:listener, route:N:COUNTER, async_*
   std::vector<worker_runtime> workers;
 };
 

@@ -1,5 +1,5 @@
 // Helpers shared by the page's parts (page_memcached.cc, page_ithaca.cc,
-// page_router.cc): stat lines as a map, numbers out of them, and the
+// page_router.cc, page_routes.cc): stat lines as a map, numbers out of them, and the
 // one-stat-one-family table. Pure. [any thread]
 #pragma once
 
@@ -39,5 +39,6 @@ void memcached_families(prom_writer& w, const page_input& in);  // page_memcache
 void memcached_slab_families(prom_writer& w, const stat_lines& items, const stat_lines& slabs);
 void ithaca_families(prom_writer& w, const page_input& in);     // page_ithaca.cc
 void router_families(prom_writer& w, const page_input& in);     // page_router.cc
+void route_families(prom_writer& w, const page_input& in);      // page_routes.cc
 
 }  // namespace ithaca::metrics

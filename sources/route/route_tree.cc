@@ -45,7 +45,31 @@ bool route_tree::is_local(const route* r) {
 
 std::vector<const route*> route_tree::nodes() const {
   std::vector<const route*> out;
-  for (const auto& r : routes_) out.push_back(r.get());
+  if (default_owner_ == nullptr) {
+    for (const auto& r : routes_) out.push_back(r.get());
+    return out;
+  }
+  out = default_owner_->nodes();
+  const auto reached = first_roots();
+  for (const route* r : listener_owner_->nodes()) {
+    auto it = reached.find(r);
+    if (it != reached.end() && it->second > 0) out.push_back(r);
+  }
+  return out;
+}
+
+std::unordered_map<const route*, std::size_t> route_tree::first_roots() const {
+  std::unordered_map<const route*, std::size_t> out;
+  std::vector<const route*> stack;
+  for (std::size_t i = 0; i < roots_.size(); ++i) {
+    stack.push_back(roots_[i].root);
+    while (!stack.empty()) {
+      const route* r = stack.back();
+      stack.pop_back();
+      if (!out.emplace(r, i).second) continue;
+      for (const route* c : r->children()) stack.push_back(c);
+    }
+  }
   return out;
 }
 

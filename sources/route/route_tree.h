@@ -14,6 +14,7 @@
 #pragma once
 
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "pool.h"
@@ -50,8 +51,14 @@ class route_tree {
   // reloads keep the listeners) gets the `closed` route: the connection ends
   // at its next request rather than reach a tree it was not accepted for.
   const route& root(std::size_t i = 0) const;
-  // Every node of the tree, in the order it was built (stats routes).
+  // Every node of the tree, in the order it was built (stats routes). A
+  // rebased tree's: the fresh store tree's, then those of the listeners'
+  // tree that a listener root reaches (not its old default root's).
   std::vector<const route*> nodes() const;
+  // The first root, in order, whose walk through children() reaches each
+  // node (stats routes' `listener`; a named route two roots share is the
+  // first's). Cost: one visit per node and edge. [any thread; pure]
+  std::unordered_map<const route*, std::size_t> first_roots() const;
   // Where the commands the server answers itself go (server_route.h).
   const route& server() const { return server_; }
   // The whole tree is the local store: every request runs on it (at once,

@@ -179,6 +179,7 @@ std::string metrics_listener::page() {
   stats_.collect("pools", in.pools);
   stats_.collect("servers", in.servers);
   stats_.collect("latency", in.latency);
+  stats_.collect("routes", in.routes);
   for (const worker* w : workers_) {
     const mm::machine_counters c = w->runtime();
     metrics::worker_runtime r;

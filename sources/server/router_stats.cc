@@ -5,6 +5,7 @@
 
 #include <array>
 #include <string>
+#include <unordered_map>
 
 namespace ithaca::server {
 
@@ -108,10 +109,16 @@ void router_stats_latency(const route::route_tree& tree, flow::stat_lines& out) 
 }
 
 void router_stats_routes(const route::route_tree& tree, flow::stat_lines& out) {
+  // Only a tree with listeners of their own says which one a node serves.
+  const auto listeners =
+      tree.roots() > 1 ? tree.first_roots() : std::unordered_map<const route::route*, std::size_t>{};
   std::size_t i = 0;
   for (const route::route* r : tree.nodes()) {
     const std::string prefix = "route:" + std::to_string(i++);
     out.emplace_back(prefix, std::string(r->kind()) + " " + r->name());
+    if (auto it = listeners.find(r); it != listeners.end()) {
+      out.emplace_back(prefix + ":listener", std::to_string(it->second));
+    }
     const route::route_counters& c = r->counters();
     auto add = [&](const char* name, const std::atomic<std::uint64_t>& v, bool always = false) {
       const std::uint64_t n = v.load(std::memory_order_relaxed);

@@ -9,7 +9,10 @@
 //                  name, requests, and the counters of its kind (failovers,
 //                  failover_limited, gutter_writes, shadow_sent, async_sent,
 //                  async_dropped, warm_fills, rate_limited, l1_hits), and the
-//                  workers' detached requests (async_sent/dropped/in flight)
+//                  workers' detached requests (async_sent/dropped/in flight);
+//                  with listeners of their own (route_tree.h), each node's
+//                  `listener`: the first root index that reaches it. The
+//                  Prometheus page's ithaca_route_* are made of these lines.
 //   stats latency  per server: the latency histogram, cumulative counts below
 //                  each bound of latency_histogram::kExportBoundsUs
 //                  (latency_le_US), latency_sum_us and latency_count (what

@@ -5,6 +5,7 @@ HTTP listener's bounds against hostile clients."""
 import json
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -116,8 +117,6 @@ def test_page_shows_memcached_exporter_figures_after_a_known_workload(ithaca_fac
 
 
 def test_promtool_accepts_the_page(ithaca_factory, memcached_factory):
-    promtool = shutil.which("promtool")
-    assert promtool, "promtool is missing (apt-get install prometheus; scripts/install-deps.sh)"
     backend = memcached_factory()
     server = start(ithaca_factory, f"""
 pools:
@@ -133,6 +132,12 @@ route:
     text = page(server.metrics_port)
     assert "# TYPE ithaca_server_latency_seconds histogram" in text
     assert sample(text, f'ithaca_server_latency_seconds_count{{pool="main",server="{HOST}:{backend.port}"}}') == 2
+    promtool_accepts(text)
+
+
+def promtool_accepts(text):
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is missing (apt-get install prometheus; scripts/install-deps.sh)"
     r = subprocess.run([promtool, "check", "metrics"], input=text.encode(), capture_output=True, timeout=20)
     problems = (r.stdout + r.stderr).decode().strip().splitlines()
     # Exit 1 is a parse error; 3 is lint advice. The one piece of advice is on
@@ -345,3 +350,142 @@ route:
     assert sample(text, f"ithaca_server_latency_seconds_sum{{{labels}}}") == int(stats[prefix + "latency_sum_us"]) / 1e6
     assert sample(text, f'ithaca_server_latency_seconds_bucket{{{labels},le="0.000256"}}') == \
         int(stats[prefix + "latency_le_256"])
+
+
+# ---------------------------------------------------------------- route nodes
+
+ROUTE_SAMPLE_RE = re.compile(r'^(ithaca_route_\w+)\{([^}]*)\} (\S+)$')
+
+
+def route_samples(text):
+    """{(family, node): (labels, value)} of every ithaca_route_* sample."""
+    out = {}
+    for line in text.splitlines():
+        m = ROUTE_SAMPLE_RE.match(line)
+        if m:
+            labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2)))
+            out[(m.group(1), labels["node"])] = (labels, float(m.group(3)))
+    return out
+
+
+def stats_routes(server):
+    with Conn(*server.address) as c:
+        c.send(b"stats routes\r\n")
+        lines = c.read_until(b"END\r\n").decode().splitlines()
+    return dict(line.split(" ", 2)[1:] for line in lines if line.startswith("STAT "))
+
+
+def node_of(routes, kind_and_name):
+    [node] = [k.split(":")[1] for k, v in routes.items() if v == kind_and_name and k.count(":") == 1]
+    return node
+
+
+def gets(server, keys):
+    with Conn(*server.address) as c:
+        for key in keys:
+            c.send(b"get " + key + b"\r\n")
+            assert c.read_until(b"\r\n") == b"END\r\n", key
+
+
+def test_route_nodes_show_their_counts_to_promtool_and_prometheus(ithaca_factory, memcached_factory, prometheus):
+    a, backup = memcached_factory(), memcached_factory()
+    # Killed on purpose below, so not the factory's.
+    primary = start_memcached_like("memcached", memcached_binary(), [])
+    try:
+        pools = "".join(f'  {name}: {{servers: ["{HOST}:{m.port}"], timeout: 5s}}\n'
+                        for name, m in (("a", a), ("primary", primary), ("backup", backup)))
+        router = start(ithaca_factory, f"""pools:
+{pools}route:
+  type: prefix
+  name: top
+  prefixes:
+    "a:": pool:a
+    "f:": {{type: failover, name: fo, children: [pool:primary, pool:backup]}}
+""")
+        # 7 gets to prefix a:, 5 to the failover's primary, then the primary
+        # dies and 4 more fail over to the backup (a miss there: END).
+        gets(router, [b"a:%d" % i for i in range(7)])
+        gets(router, [b"f:%d" % i for i in range(5)])
+        primary.stop()
+        gets(router, [b"f:after%d" % i for i in range(4)])
+    finally:
+        primary.stop()
+    routes = stats_routes(router)
+    text = page(router.metrics_port)
+    samples = route_samples(text)
+    expected = {
+        ("prefix top", "requests"): 16,
+        ("pool pool:a", "requests"): 7,
+        ("failover fo", "requests"): 9,
+        ("failover fo", "failovers"): 4,
+        ("pool pool:primary", "requests"): 9,
+        ("pool pool:backup", "requests"): 4,
+        ("error no_prefix", "requests"): 0,
+    }
+    for (kind_and_name, field), count in expected.items():
+        node = node_of(routes, kind_and_name)
+        assert int(routes[f"route:{node}:{field}"]) == count, (kind_and_name, field, routes)
+        labels, value = samples[(f"ithaca_route_{field}_total", node)]
+        kind, name = kind_and_name.split(" ")
+        # An unnamed node has an empty name; one listener: no listener label.
+        assert labels == {"node": node, "kind": kind, "name": name}, labels
+        assert value == count, (kind_and_name, field)
+    # Every node of `stats routes` is on the page, and nothing else.
+    nodes = {k.split(":")[1] for k in routes if k.startswith("route:")}
+    assert {node for (family, node) in samples if family == "ithaca_route_requests_total"} == nodes
+    assert "# TYPE ithaca_route_failovers_total counter" in text
+    assert "# TYPE ithaca_async_in_flight gauge" in text
+    promtool_accepts(text)
+    prom = prometheus({"router": router.metrics_port})
+    wait_for_query(prom.port, 'ithaca_route_failovers_total{job="router",kind="failover",name="fo"}', 4, 10)
+    wait_for_query(prom.port, 'sum(ithaca_route_requests_total{job="router",kind="pool"})', 20, 5)
+
+
+def test_route_nodes_carry_the_listener_that_reaches_them(ithaca_factory, memcached_factory, tmp_path):
+    p, q = memcached_factory(), memcached_factory()
+    router = start(ithaca_factory, f"""logging:
+  level: info
+pools:
+  p: {{servers: ["{HOST}:{p.port}"], timeout: 5s}}
+  q: {{servers: ["{HOST}:{q.port}"], timeout: 5s}}
+routes:
+  shared: {{type: pool, pool: p}}
+route: shared
+listeners:
+  - listen: {HOST}:0
+    route: {{type: failover, name: other, children: [shared, pool:q]}}
+""")
+    m = wait_for_log_match(router, re.compile(r"listening on tcp 127\.0\.0\.1:(\d+) \(its own route: listeners\[0\]\)"))
+    gets(router, [b"main%d" % i for i in range(2)])
+    with Conn(HOST, int(m.group(1))) as c:
+        for i in range(3):
+            c.send(b"get other%d\r\n" % i)
+            assert c.read_until(b"\r\n") == b"END\r\n"
+    routes = stats_routes(router)
+    samples = route_samples(page(router.metrics_port))
+    # The named route both trees use is the first listener's (`listen:`, 0).
+    shared = node_of(routes, "pool shared")
+    assert routes[f"route:{shared}:listener"] == "0"
+    assert samples[("ithaca_route_requests_total", shared)] == (
+        {"node": shared, "kind": "pool", "name": "shared", "listener": "0"}, 5)
+    other = node_of(routes, "failover other")
+    assert samples[("ithaca_route_requests_total", other)] == (
+        {"node": other, "kind": "failover", "name": "other", "listener": "1"}, 3)
+    q_node = node_of(routes, "pool pool:q")
+    assert samples[("ithaca_route_requests_total", q_node)][0]["listener"] == "1"
+    # A reload of the same file builds the same nodes under the same labels;
+    # they are new nodes, so their counters start again (a counter reset).
+    router.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 5
+    while "is valid; applied" not in router.log:
+        assert time.monotonic() < deadline, router.log
+        time.sleep(0.05)
+    after = route_samples(page(router.metrics_port))
+    assert set(after) == set(samples)
+    assert after[("ithaca_route_requests_total", other)] == (samples[("ithaca_route_requests_total", other)][0], 0)
+
+
+def wait_for_log_match(server, regex):
+    m = server.wait_for_log(regex, 5)
+    assert m, server.log
+    return m

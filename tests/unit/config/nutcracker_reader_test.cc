@@ -185,6 +185,25 @@ TEST_CASE("listeners: each a listen address and a route of its own") {
   CHECK(c.router.listeners[1].route.kind == route_kind::Local);
 }
 
+TEST_CASE("listeners: a listener's route may use a named route, as `route:` may") {
+  config c;
+  REQUIRE(load("listen:\n  tcp: 127.0.0.1:0\n"
+               "pools:\n  p:\n    servers: [127.0.0.1:1]\n"
+               "routes:\n  shared: {type: pool, pool: p}\n"
+               "route: shared\n"
+               "listeners:\n"
+               "  - listen: 127.0.0.1:22122\n"
+               "    route: {type: failover, children: [shared, pool:p]}\n",
+               &c) == "");
+  REQUIRE(c.router.listeners.size() == 1);
+  REQUIRE(c.router.listeners[0].route.children.size() == 2);
+  CHECK(c.router.listeners[0].route.children[0].kind == route_kind::Ref);
+  CHECK(c.router.listeners[0].route.children[0].name == "shared");
+  CHECK(load("listen:\n  tcp: 127.0.0.1:0\n"
+             "listeners:\n  - listen: 127.0.0.1:5\n    route: {type: ref, name: shared}\n") ==
+        "nutcracker.yml:5: route refers to 'shared', which is not under `routes:` (there are none)");
+}
+
 TEST_CASE("listeners: mistakes point at their line") {
   const std::string pools = "listen:\n  tcp: 127.0.0.1:0\npools:\n  p:\n    servers: [127.0.0.1:1]\n";
   CHECK(load(pools + "listeners:\n  - listen: 127.0.0.1:5\n    route: {type: pool, pool: q}\n") ==

@@ -135,3 +135,51 @@ TEST_CASE("replication and the workers' runtime") {
   // epoll workers have no io_uring figures.
   CHECK(page.find("ithaca_worker_uring_completions_total{worker=\"1\"}") == std::string::npos);
 }
+
+TEST_CASE("route nodes: one sample per node and counter, labelled node, kind, name and listener") {
+  page_input in;
+  in.routes = {{"route:0", "pool pool:a"}, {"route:0:listener", "0"}, {"route:0:requests", "7"},
+               {"route:1", "failover failover"}, {"route:1:listener", "1"}, {"route:1:requests", "5"},
+               {"route:1:failovers", "3"}, {"route:2", "prefix users"}, {"route:2:requests", "0"},
+               {"route:2:future_counter", "4"}, {"route:2:bad-name", "1"}, {"route:3:requests", "9"},
+               {"async_sent", "2"}, {"async_dropped", "1"}, {"async_in_flight", "1"}};
+  const std::string page = render_page(in);
+  CHECK(has(page, "# TYPE ithaca_route_requests_total counter"));
+  CHECK(has(page, "ithaca_route_requests_total{node=\"0\",kind=\"pool\",name=\"pool:a\",listener=\"0\"} 7"));
+  // An unnamed failover's name is its kind's: the label is empty.
+  CHECK(has(page, "ithaca_route_requests_total{node=\"1\",kind=\"failover\",name=\"\",listener=\"1\"} 5"));
+  CHECK(has(page, "ithaca_route_failovers_total{node=\"1\",kind=\"failover\",name=\"\",listener=\"1\"} 3"));
+  CHECK(has(page, "ithaca_route_requests_total{node=\"2\",kind=\"prefix\",name=\"users\"} 0"));
+  // A counter the page has no entry for is shown all the same; a field that
+  // cannot be part of a metric name is not.
+  CHECK(has(page, "# TYPE ithaca_route_future_counter_total counter"));
+  CHECK(has(page, "ithaca_route_future_counter_total{node=\"2\",kind=\"prefix\",name=\"users\"} 4"));
+  CHECK(page.find("bad-name") == std::string::npos);
+  // A field whose node line never came is dropped.
+  CHECK(page.find("node=\"3\"") == std::string::npos);
+  CHECK(has(page, "ithaca_async_sent_total 2"));
+  CHECK(has(page, "ithaca_async_dropped_total 1"));
+  CHECK(has(page, "# TYPE ithaca_async_in_flight gauge"));
+  CHECK(has(page, "ithaca_async_in_flight 1"));
+  // One HELP and TYPE per family, its samples together.
+  const std::string type = "# TYPE ithaca_route_requests_total counter";
+  CHECK(page.find(type) == page.rfind(type));
+}
+
+TEST_CASE("a tree of a thousand nodes renders every node once") {
+  page_input in;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string n = "route:" + std::to_string(i);
+    in.routes.emplace_back(n, "pool pool:p" + std::to_string(i));
+    in.routes.emplace_back(n + ":requests", std::to_string(i));
+    in.routes.emplace_back(n + ":deletes_spooled", "1");
+  }
+  const std::string page = render_page(in);
+  CHECK(has(page, "ithaca_route_requests_total{node=\"999\",kind=\"pool\",name=\"pool:p999\"} 999"));
+  std::size_t samples = 0;
+  for (std::size_t at = page.find("\nithaca_route_"); at != std::string::npos;
+       at = page.find("\nithaca_route_", at + 1)) {
+    ++samples;
+  }
+  CHECK(samples == 2000);
+}

@@ -6,12 +6,14 @@
 #include "route_builder.h"
 #include "route_tree.h"
 #include "routes/closed_route.h"
+#include "routes/read_only_route.h"
 #include "server_directory.h"
 
 using namespace ithaca;
 using ithaca::route::build_route_tree;
 using ithaca::route::closed_route;
 using ithaca::route::local_route;
+using ithaca::route::read_only_route;
 using ithaca::route::route_tree;
 using ithaca::route::store_access;
 using ithaca::route::store_tree;
@@ -113,6 +115,35 @@ TEST_CASE("rebase: a role change's store tree keeps the listeners' roots, and no
   CHECK(third->root_is_local(0));
   CHECK(&third->root(1) == listener0);
   CHECK(third->root(1).name() == "local");
+  // Its nodes: the fresh store tree's, then the listeners' (not the first
+  // tree's old default root), each with the root that reaches it.
+  const auto nodes = third->nodes();
+  REQUIRE(nodes.size() == 3);
+  CHECK(nodes[0] == &third->root(0));
+  CHECK(nodes[1] == listener0);
+  CHECK(nodes[2] == listener1);
+  const auto roots = third->first_roots();
+  CHECK(roots.size() == 3);
+  CHECK(roots.at(nodes[0]) == 0);
+  CHECK(roots.at(listener0) == 1);
+  CHECK(roots.at(listener1) == 2);
   third.reset();
   CHECK(first_alive.expired());
+}
+
+TEST_CASE("first_roots: a node two roots reach is the first one's") {
+  route_list routes;
+  routes.push_back(std::make_unique<local_route>());
+  const route_node* shared = routes.back().get();
+  routes.push_back(std::make_unique<read_only_route>(*shared));
+  const route_node* gate = routes.back().get();
+  routes.push_back(std::make_unique<closed_route>());
+  const route_node* alone = routes.back().get();
+  route_tree t(std::move(routes), gate, {}, {shared, alone});
+  const auto roots = t.first_roots();
+  CHECK(roots.size() == 3);
+  CHECK(roots.at(gate) == 0);
+  CHECK(roots.at(shared) == 0);  // also root 1, but root 0's walk reached it first
+  CHECK(roots.at(alone) == 2);
+  CHECK(t.nodes() == std::vector<const route_node*>{shared, gate, alone});
 }
