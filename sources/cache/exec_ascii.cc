@@ -63,7 +63,7 @@ void store_value(const protocol::request& req, protocol::out_buffer& out, exec_c
   const store::store_mode mode = store_mode_of(req.cmd);
   watch_lookup(req.key(), ctx);
   ctx.store.set(req.key(), mode, req.value, req.flags, req.exptime, ctx.now, opts, res);
-  watch_stored(req.key(), mode, res.status, req.exptime, req.flags, req.value.size(), ctx);
+  watch_stored(req.key(), mode, res, req.exptime, req.flags, req.value.size(), ctx);
   if (mode == store::store_mode::Set) unlink_after_failed_set(res.status, req.key(), ctx);
   if (req.noreply) return;
   switch (res.status) {

@@ -214,7 +214,7 @@ exec_action meta_set(const request& req, out_buffer& out, exec_context& ctx) {
   store::store_result r;
   watch_lookup(req.key(), ctx);
   ctx.store.set(req.key(), mode, req.value, m.client_flags, m.has('T') ? m.ttl : 0, ctx.now, o, r);
-  watch_stored(req.key(), mode, r.status, m.has('T') ? m.ttl : 0, m.client_flags, req.value.size(), ctx);
+  watch_stored(req.key(), mode, r, m.has('T') ? m.ttl : 0, m.client_flags, req.value.size(), ctx);
 
   meta_code code = meta_code::HD;
   switch (r.status) {

@@ -70,11 +70,12 @@ watch_before watch_lookup(std::string_view key, exec_context& ctx) {
   return b;
 }
 
-void watch_stored(std::string_view key, store::store_mode mode, store::store_status status, int64_t exptime,
-                  uint32_t flags, uint64_t value_size, exec_context& ctx) {
+void watch_stored(std::string_view key, store::store_mode mode, const store::store_result& res, int64_t exptime,
+                  uint32_t flags, uint64_t request_size, exec_context& ctx) {
   if (!watch::watching(watch::kMutations)) return;
-  const std::string_view st = status_name(status);
+  const std::string_view st = status_name(res.status);
   if (st.empty()) return;
+  const uint64_t value_size = res.status == store::store_status::Stored ? res.value_size : request_size;
   watch::item_store(key, st, mode_name(mode), ttl_of(exptime, ctx.now), item_class(key.size(), flags, value_size),
                     ctx.conn_id, value_size);
 }

@@ -25,9 +25,10 @@ struct watch_before {
 };
 watch_before watch_lookup(std::string_view key, exec_context& ctx);
 
-// item_store after a store (set add replace append prepend cas ms).
-void watch_stored(std::string_view key, store::store_mode mode, store::store_status status, int64_t exptime,
-                  uint32_t flags, uint64_t value_size, exec_context& ctx);
+// item_store after a store (set add replace append prepend cas ms). Its
+// size is the stored value's (the whole after an append), else the request's.
+void watch_stored(std::string_view key, store::store_mode mode, const store::store_result& res, int64_t exptime,
+                  uint32_t flags, uint64_t request_size, exec_context& ctx);
 
 // deleted after a delete or md that removed the item.
 void watch_deleted(std::string_view key, std::string_view cmd, const watch_before& before);

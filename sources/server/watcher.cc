@@ -52,6 +52,10 @@ void serve_watcher(mm::io& conn, int slot, uint32_t kinds, flow::command_counter
   mm::byte_queue::reader reader(h.queue(slot));
   const uint64_t min_gid = h.min_gid(slot);
   const int fd = conn.fd();
+  // The kernel's share of a watcher's backlog is bounded too (by default it
+  // grows to megabytes): past these bytes, lines wait here, then drop.
+  const int sndbuf = static_cast<int>(flow::watch::kWatcherBufferBytes);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
   std::string pending = "OK\r\n";
   while (!mm::coroutine_cancelled()) {
     take_lines(h, slot, kinds, min_gid, pending);
