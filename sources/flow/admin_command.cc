@@ -7,7 +7,9 @@
 // so a client or tool that probes for them sees a consistent "not here":
 //   - watch: over UDP (no connection to stream to) memcached's refusal,
 //     "CLIENT_ERROR watch commands not allowed"; a word naming no event kind
-//     is "ERROR", as in memcached 1.6.45's process_watch_command.
+//     is "ERROR", as in memcached 1.6.45's process_watch_command, and so is
+//     a watch behind replies of its batch not yet sent ("ERROR cannot
+//     pipeline other commands before watch").
 //   - slabs reassign: there are no slabs. "CLIENT_ERROR slab reassignment
 //     disabled"; automove settings are accepted (OK) and have no effect.
 //   - lru tune: validated and accepted (OK), no effect (one CLOCK, no
@@ -98,6 +100,11 @@ exec_action execute_admin(const protocol::request& req, protocol::out_buffer& ou
     case command::Watch: {
       if (!ctx.can_watch) {
         reply = protocol::kReplyWatchNotAllowed;
+        break;
+      }
+      // memcached 1.6.45: replies of the same batch not yet sent.
+      if (!out.empty()) {
+        reply = protocol::kReplyWatchPipelined;
         break;
       }
       const auto kinds = watch::parse_kinds(w);

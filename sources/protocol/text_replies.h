@@ -22,6 +22,7 @@ inline constexpr std::string_view kReplyMemlimitNotBytes =
     "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes";
 // operator commands for features ithaca does not have (exec_admin.cc)
 inline constexpr std::string_view kReplyWatchNotAllowed = "CLIENT_ERROR watch commands not allowed";
+inline constexpr std::string_view kReplyWatchPipelined = "ERROR cannot pipeline other commands before watch";
 inline constexpr std::string_view kReplyWatcherTooMany = "WATCHER_TOO_MANY log watcher limit reached";
 inline constexpr std::string_view kReplySlabReassignDisabled = "CLIENT_ERROR slab reassignment disabled";
 inline constexpr std::string_view kReplyLruCrawlerDisabled = "CLIENT_ERROR lru crawler disabled";

@@ -299,6 +299,13 @@ def test_watch_words(ithaca):
         for words in (b"watch foo\r\n", b"watch noreply\r\n", b"watch fetchersX\r\n", b"watch fetchers x\r\n"):
             c.send(words)
             assert c.read_line() == b"ERROR\r\n"
+    with mcwire.Conn(ithaca.host, ithaca.port) as c:
+        # Behind a reply of the same batch (memcached 1.6.45's words); the
+        # connection stays a client.
+        c.send(b"get foo\r\nwatch\r\nversion\r\n")
+        assert c.read_line() == b"END\r\n"
+        assert c.read_line() == b"ERROR cannot pipeline other commands before watch\r\n"
+        assert c.read_line().startswith(b"VERSION ")
     with start_watch(ithaca, "f m d") as w, mcwire.Conn(ithaca.host, ithaca.port) as c:
         c.send(b"set p 0 0 1\r\n1\r\n")
         c.read_reply()
