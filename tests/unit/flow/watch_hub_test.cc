@@ -1,7 +1,6 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
-#include <regex>
 #include <string>
 
 #include "watch_events.h"
@@ -25,6 +24,20 @@ bool pop_line(hub& h, int slot, line& out) {
   out.text.assign(rec.substr(sizeof out.hdr));
   h.queue(slot).pop();
   return true;
+}
+
+// "ts=<digits>.<digits> gid=<digits> " then `rest` (std::regex would do, but
+// GCC 12 warns inside <regex> under the sanitizers).
+bool stamped(std::string_view text, std::string_view rest) {
+  auto digits = [&](std::string_view prefix) {
+    if (!text.starts_with(prefix)) return false;
+    text.remove_prefix(prefix.size());
+    std::size_t n = 0;
+    while (n < text.size() && text[n] >= '0' && text[n] <= '9') ++n;
+    text.remove_prefix(n);
+    return n > 0;
+  };
+  return digits("ts=") && digits(".") && digits(" gid=") && text.starts_with(" ") && text.substr(1) == rest;
 }
 
 }  // namespace
@@ -61,7 +74,8 @@ TEST_CASE("the mask follows the watchers, and a line reaches only watchers of it
   REQUIRE(pop_line(h, f, l));
   CHECK(l.hdr.kind == kFetchers);
   CHECK(l.hdr.gid >= h.min_gid(f));
-  CHECK(std::regex_match(l.text, std::regex(R"(ts=\d+\.\d+ gid=\d+ type=item_get key=a\n)")));
+  CHECK(stamped(l.text, "type=item_get key=a\n"));
+  CHECK_FALSE(stamped(l.text, "type=item_get key=b\n"));
   CHECK_FALSE(pop_line(h, f, l));
   REQUIRE(pop_line(h, m, l));
   CHECK(l.text.find("type=item_store key=b\n") != std::string::npos);
