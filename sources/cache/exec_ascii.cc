@@ -7,6 +7,7 @@
 #include "command_class.h"
 #include "exec_internal.h"
 #include "exec_store.h"
+#include "exec_watch.h"
 #include "exec_value.h"
 #include "prefix_stats.h"
 #include "reply.h"
@@ -35,6 +36,7 @@ bool retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
     (touch ? ctx.counters.cmd_touch : ctx.counters.cmd_get).add();
     store::get_result& res = scratch_get_result();
     ctx.store.get(key, ctx.now, opts, res);
+    watch_fetch(key, res, ctx);
     flow::prefix_stats::instance().record_get(key, res.status == store::get_status::Hit);
     if (res.status != store::get_status::Hit) continue;
     const uint32_t flags = res.flags;
@@ -59,7 +61,9 @@ void store_value(const protocol::request& req, protocol::out_buffer& out, exec_c
   if (req.cmd == command::Cas) opts.compare_cas = req.cas;
   store::store_result res;
   const store::store_mode mode = store_mode_of(req.cmd);
+  watch_lookup(req.key(), ctx);
   ctx.store.set(req.key(), mode, req.value, req.flags, req.exptime, ctx.now, opts, res);
+  watch_stored(req.key(), mode, res, req.exptime, req.flags, req.value.size(), ctx);
   if (mode == store::store_mode::Set) unlink_after_failed_set(res.status, req.key(), ctx);
   if (req.noreply) return;
   switch (res.status) {
@@ -76,6 +80,7 @@ void store_value(const protocol::request& req, protocol::out_buffer& out, exec_c
 void arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   store::arith_result res;
   const auto op = req.cmd == command::Incr ? store::arith_op::Incr : store::arith_op::Decr;
+  watch_lookup(req.key(), ctx);  // memcached logs its lookup; an incr is no item_store
   ctx.store.arithmetic(req.key(), op, req.delta, ctx.now, {}, res);
   if (req.noreply) return;
   switch (res.status) {
@@ -90,7 +95,9 @@ void arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_co
 
 void remove(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   flow::prefix_stats::instance().record_delete(req.key());
+  const watch_before before = watch_lookup(req.key(), ctx);
   const store::remove_status st = ctx.store.remove(req.key(), ctx.now);
+  if (st == store::remove_status::Deleted) watch_deleted(req.key(), "delete", before);
   if (req.noreply) return;
   switch (st) {
     case store::remove_status::Deleted: return encode_ascii_status(out, ascii_status::Deleted);

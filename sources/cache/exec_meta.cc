@@ -21,6 +21,8 @@
 
 #include "base64.h"
 #include "exec_internal.h"
+#include "exec_watch.h"
+#include "item_class.h"
 #include "text_replies.h"
 #include "reply.h"
 #include "store_time.h"
@@ -126,6 +128,7 @@ exec_action meta_get(const request& req, out_buffer& out, exec_context& ctx) {
   }
   store::get_result& res = thread_get_result();
   ctx.store.get(req.key(), ctx.now, o, res);
+  watch_fetch(req.key(), res, ctx);
   // A vivified miss reports status Miss with `vivified` set: answered as a
   // hit on the new empty item, as memcached does.
   if (res.status != store::get_status::Hit && !res.vivified) {
@@ -209,7 +212,9 @@ exec_action meta_set(const request& req, out_buffer& out, exec_context& ctx) {
   o.vivify = appending && m.has('N');
   o.vivify_exptime = m.vivify_ttl;
   store::store_result r;
+  watch_lookup(req.key(), ctx);
   ctx.store.set(req.key(), mode, req.value, m.client_flags, m.has('T') ? m.ttl : 0, ctx.now, o, r);
+  watch_stored(req.key(), mode, r, m.has('T') ? m.ttl : 0, m.client_flags, req.value.size(), ctx);
 
   meta_code code = meta_code::HD;
   switch (r.status) {
@@ -263,7 +268,12 @@ exec_action meta_delete(const request& req, out_buffer& out, exec_context& ctx) 
     st = res.status == store::get_status::Hit ? store::remove_status::Exists
                                               : store::remove_status::NotFound;
   } else {
+    const watch_before before = watch_lookup(req.key(), ctx);
     st = ctx.store.remove(req.key(), ctx.now, o);
+    // md I (invalidate) or x keeps the item: not a deletion, as in memcached.
+    if (st == store::remove_status::Deleted && !o.invalidate && !o.remove_value) {
+      watch_deleted(req.key(), "md", before);
+    }
   }
   meta_code code = meta_code::HD;
   switch (st) {
@@ -301,6 +311,7 @@ exec_action meta_arithmetic(const request& req, out_buffer& out, exec_context& c
   // C0 means "no compare" for ma (memcached's do_add_delta skips a zero
   // CAS), unlike md, and so it is for the store.
   store::arith_result r;
+  watch_lookup(req.key(), ctx);
   ctx.store.arithmetic(req.key(), op, m.delta, ctx.now, o, r);
 
   switch (r.status) {
@@ -341,22 +352,6 @@ exec_action meta_arithmetic(const request& req, out_buffer& out, exec_context& c
 }
 
 // ---- me ---------------------------------------------------------------------
-
-// memcached's slab class for an item of `size` bytes with its default
-// settings (-n 48, -f 1.25, 512 KiB largest chunk): 96, 120, 152, 192, ...
-unsigned slab_class_of(uint64_t size) {
-  constexpr unsigned kChunkMax = 512 * 1024;
-  constexpr unsigned kAlign = 8;
-  unsigned chunk = 96;
-  unsigned cls = 1;
-  while (chunk < size) {
-    const auto next = static_cast<unsigned>(chunk * 1.25);
-    if (next >= kChunkMax / 1.25) return cls + 1;  // the largest class
-    chunk = (next + kAlign - 1) / kAlign * kAlign;
-    ++cls;
-  }
-  return cls;
-}
 
 exec_action meta_debug(const request& req, out_buffer& out, exec_context& ctx) {
   store::get_options o;

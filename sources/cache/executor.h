@@ -40,6 +40,7 @@ struct exec_context final : flow::local_executor {
   store::store_now now;        // refreshed by the caller for each batch
   std::string scratch;         // reusable buffer (values, numbers)
   reply_drain* drain = nullptr;  // null: replies are never drained early
+  uint64_t conn_id = 0;        // `stats conns`' id: the cfd= of watch lines
 
   exec_action execute(const protocol::request& req, protocol::out_buffer& out) override;
   exec_action execute_parse_error(const protocol::parse_result& result, const protocol::request& req,

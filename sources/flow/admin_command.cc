@@ -1,13 +1,15 @@
-// memcached's operator commands for features ithaca does not have: `watch`,
-// `lru tune|mode|temp_ttl`, `lru_crawler ...` (`slabs` is slabs_command.cc).
-// Each answers exactly as memcached 1.6.18 does with the feature off
-// (checked against `memcached -o no_lru_crawler,no_lru_maintainer,
-// slab_reassign=false`-like answers in tests/functional/test_ascii_diff.py),
-// so a client or tool that probes for them sees a consistent "not here":
-//   - watch: no log stream. A watcher turns its connection into a one-way
-//     stream fed from every worker's data path; that needs the client
-//     coroutine's loop to change (being rewritten for the router role) and a
-//     bounded per-watcher queue. "CLIENT_ERROR watch commands not allowed".
+// memcached's operator commands: `watch` (its words checked here; the client
+// coroutine then becomes a watcher, server/watcher.h), and for features ithaca
+// does not have, `lru tune|mode|temp_ttl`, `lru_crawler ...` (`slabs` is
+// slabs_command.cc). Those answer exactly as memcached 1.6.18 does with the
+// feature off (checked against `memcached -o no_lru_crawler,no_lru_maintainer`
+// answers in tests/functional/test_ascii_diff.py), so a client or tool that
+// probes for them sees a consistent "not here":
+//   - watch: over UDP (no connection to stream to) memcached's refusal,
+//     "CLIENT_ERROR watch commands not allowed"; a word naming no event kind
+//     is "ERROR", as in memcached 1.6.45's process_watch_command, and so is
+//     a watch behind replies of its batch not yet sent ("ERROR cannot
+//     pipeline other commands before watch").
 //   - lru tune: validated and accepted (OK), no effect (one CLOCK, no
 //     segments); lru mode / temp_ttl: ERROR, as without the LRU maintainer.
 //   - lru_crawler: the GC sweep does the crawler's expiry work on its own
@@ -20,6 +22,7 @@
 #include "number.h"
 #include "reply.h"
 #include "text_replies.h"
+#include "watch_hub.h"
 
 namespace ithaca::flow {
 
@@ -75,15 +78,27 @@ std::string_view lru_crawler(const std::vector<std::string_view>& w) {
 
 }  // namespace
 
-exec_action execute_admin(const protocol::request& req, protocol::out_buffer& out) {
+exec_action execute_admin(const protocol::request& req, protocol::out_buffer& out, server_context& ctx) {
   const std::vector<std::string_view> w = words_of(req.args);
   bool noreply = false;
   std::string_view reply = protocol::kReplyError;
   switch (req.cmd) {
-    case command::Watch:
-      noreply = noreply_of(w);
-      reply = protocol::kReplyWatchNotAllowed;
-      break;
+    case command::Watch: {
+      if (!ctx.can_watch) {
+        reply = protocol::kReplyWatchNotAllowed;
+        break;
+      }
+      // memcached 1.6.45: replies of the same batch not yet sent.
+      if (!out.empty()) {
+        reply = protocol::kReplyWatchPipelined;
+        break;
+      }
+      const auto kinds = watch::parse_kinds(w);
+      if (!kinds) break;  // ERROR
+      // The client answers OK (or WATCHER_TOO_MANY) once it has a slot.
+      ctx.watch_kinds = *kinds;
+      return exec_action::Watch;
+    }
     case command::Lru: reply = lru(w, noreply); break;
     case command::LruCrawler: reply = lru_crawler(w); break;
     default: break;

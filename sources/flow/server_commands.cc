@@ -23,6 +23,7 @@ exec_action binary_command(const protocol::request& req, protocol::out_buffer& o
   switch (req.cmd) {
     case command::Quit:
       if (!req.noreply) binary_ok(out, req);
+      ctx.quit = true;
       return exec_action::Close;
     case command::Noop:
       binary_ok(out, req);
@@ -80,8 +81,9 @@ exec_action execute_server_command(const protocol::request& req, protocol::out_b
     case command::Watch:
     case command::Lru:
     case command::LruCrawler:
-      return execute_admin(req, out);
+      return execute_admin(req, out, ctx);
     case command::Quit:
+      ctx.quit = true;
       return exec_action::Close;
     case command::Shutdown:
       if (ctx.enable_shutdown) return exec_action::Shutdown;

@@ -34,15 +34,22 @@ struct server_context {
   // point into the live-settings snapshot the caller holds.
   std::string_view config_file;
   std::int64_t config_loaded_at = 0;
+  // `watch`: only a stream connection can become a watcher (the TCP / unix
+  // client sets this); the kinds its last `watch` asked for.
+  bool can_watch = false;
+  std::uint32_t watch_kinds = 0;
+  // The connection closes because its client said `quit` (conn_close reason=normal).
+  bool quit = false;
 };
 
 exec_action execute_server_command(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
 
 // `stats [group]` for text and binary (stats_command.cc).
 exec_action execute_stats(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
-// watch, lru, lru_crawler: memcached's answers with the feature off
+// watch (exec_action::Watch with ctx.watch_kinds set, or memcached's refusal),
+// lru, lru_crawler: memcached's answers with the feature off
 // (admin_command.cc).
-exec_action execute_admin(const protocol::request& req, protocol::out_buffer& out);
+exec_action execute_admin(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
 // slabs reassign / automove, memcached 1.6.45's answers (slabs_command.cc).
 exec_action execute_slabs(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
 

@@ -8,6 +8,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "reply.h"
+#include "text_replies.h"
+#include "watch_events.h"
+#include "watcher.h"
+
 namespace ithaca::server {
 
 namespace {
@@ -30,6 +35,7 @@ client::client(const worker_shared& shared, flow::command_counters& counters)
   parser_.set_item_size_max(live_->item_size_max);
   server_.config_file = live_->config_file;
   server_.config_loaded_at = live_->config_loaded_at;
+  server_.can_watch = true;
 }
 
 // One acquire load per batch; the rest only after a reload (snapshot.h).
@@ -55,6 +61,39 @@ void client::run(const accepted_socket& s) {
   conn_ = conn.get();
   ctx_.drain = this;
   uint64_t id = shared_.conns->add(conn_info{s.peer, s.listener, shared_.clock->uptime_s()});
+  ctx_.conn_id = id;
+  flow::watch::conn_new(s.peer, id);
+  std::string_view reason = "normal";  // conn_close's reason (memcached's close_reasons)
+  flow::exec_action action = serve_requests(*conn, reason);
+  // `watch`: from here the connection only receives log lines; if every
+  // slot is taken it is told so and goes on as a client.
+  while (action == flow::exec_action::Watch) {
+    const int slot = flow::watch::hub::instance().add(server_.watch_kinds);
+    if (slot >= 0) {
+      serve_watcher(*conn, slot, server_.watch_kinds, counters_);
+      flow::watch::hub::instance().remove(slot);
+      reason = mm::coroutine_cancelled() ? "shutdown" : "normal";
+      break;
+    }
+    protocol::encode_ascii_line(out_, protocol::kReplyWatcherTooMany);
+    if (!flush(*conn)) {
+      reason = "error";
+      break;
+    }
+    action = serve_requests(*conn, reason);
+  }
+  ctx_.drain = nullptr;
+  conn_ = nullptr;
+  conn->close();
+  flow::watch::conn_close(s.peer, reason, id);
+  shared_.conns->remove(id);
+  if (s.listener_clients) s.listener_clients->fetch_sub(1);
+  if (action == flow::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
+}
+
+// Reads and answers requests until the connection ends or a request changes
+// what it is (quit, shutdown, watch); flushes the replies; sets `reason`.
+flow::exec_action client::serve_requests(mm::io& conn, std::string_view& reason) {
   flow::exec_action action = flow::exec_action::Continue;
   char stack_buf[kStackReadSize];
   while (action == flow::exec_action::Continue) {
@@ -64,8 +103,11 @@ void client::run(const accepted_socket& s) {
         live_->idle_timeout_ms > 0 ? static_cast<mm::millis>(live_->idle_timeout_ms) : mm::kForever;
     ssize_t n;
     if (pending_.empty()) {
-      n = read_some(*conn, stack_buf, sizeof(stack_buf), idle);
-      if (n <= 0) break;
+      n = read_some(conn, stack_buf, sizeof(stack_buf), idle);
+      if (n <= 0) {
+        reason = close_reason(n, idle);
+        break;
+      }
       counters_.bytes_read.add(static_cast<uint64_t>(n));
       refresh_live();
       ctx_.now = shared_.clock->now();
@@ -77,8 +119,11 @@ void client::run(const accepted_socket& s) {
       size_t have = pending_.size();
       size_t room = std::max(shared_.read_buffer_size, have);  // grows geometrically
       pending_.resize(have + room);
-      n = read_some(*conn, pending_.data() + have, room, idle);
-      if (n <= 0) break;
+      n = read_some(conn, pending_.data() + have, room, idle);
+      if (n <= 0) {
+        reason = close_reason(n, idle);
+        break;
+      }
       pending_.resize(have + static_cast<size_t>(n));
       counters_.bytes_read.add(static_cast<uint64_t>(n));
       refresh_live();
@@ -90,15 +135,23 @@ void client::run(const accepted_socket& s) {
     }
     // Hold the replies while a value is incomplete, as memcached does (see
     // parser::awaiting_data): a multi-get with a bad key culls those not sent.
-    if (!parser_.awaiting_data() && !flush(*conn)) break;
+    if (!parser_.awaiting_data() && !flush(conn)) {
+      reason = "error";
+      break;
+    }
   }
-  if (action != flow::exec_action::Continue) flush(*conn);
-  ctx_.drain = nullptr;
-  conn_ = nullptr;
-  conn->close();
-  shared_.conns->remove(id);
-  if (s.listener_clients) s.listener_clients->fetch_sub(1);
-  if (action == flow::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
+  if (action != flow::exec_action::Continue) flush(conn);
+  if (action == flow::exec_action::Close) reason = server_.quit ? "normal" : "error";
+  if (action == flow::exec_action::Shutdown) reason = "shutdown";
+  return action;
+}
+
+// memcached's close reason for a read that ended the connection.
+std::string_view client::close_reason(ssize_t n, mm::millis idle) {
+  if (n == 0) return "normal";
+  if (n == -ECANCELED) return "shutdown";
+  if (n == -ETIMEDOUT && idle != mm::kForever && !mm::tcp_closed(conn_->fd())) return "idle_timeout";
+  return "error";
 }
 
 // A busy client keeps the request slots of its last batches (a pipeline of

@@ -24,6 +24,8 @@ class client final : private flow::reply_drain {
   bool flush(mm::io& conn);
   // Reads, freeing spare request slots if the client stays quiet.
   ssize_t read_some(mm::io& conn, char* buf, size_t len, mm::millis idle);
+  flow::exec_action serve_requests(mm::io& conn, std::string_view& reason);
+  std::string_view close_reason(ssize_t n, mm::millis idle);
   // flow::reply_drain: a batch's replies passed the high-water mark; write
   // them now (the batch waits for a slow reader, within the write timeout).
   bool drain(protocol::out_buffer& out) override;

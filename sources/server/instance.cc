@@ -24,6 +24,7 @@
 #include "served_role.h"
 #include "server_directory.h"
 #include "server_clock.h"
+#include "watch_evictions.h"
 #include "server_stats.h"
 #include "slave.h"
 #include "store.h"
@@ -146,6 +147,10 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
                   sc.temp_dir, std::strerror(errno), sc.large_value_threshold);
   }
   server_clock clock;
+  // `watch evictions`: outlives every thread that evicts (declared after the store,
+  // it is destroyed first, but only once the workers and the cron have stopped).
+  watch_evictions evictions_watch(clock);
+  st->set_eviction_observer(&evictions_watch);
   mm::machine_config mc;
   mc.backend = backend_of(cfg.server.backend);
   mc.stack_size = cfg.server.stack_size;

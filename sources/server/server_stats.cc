@@ -14,6 +14,7 @@
 #include "settings_stats.h"
 #include "slab_stats.h"
 #include "udp_buffers.h"
+#include "watch_hub.h"
 
 namespace ithaca::server {
 
@@ -191,6 +192,15 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   add("evicted_unfetched", s.evicted_unfetched - b.evicted_unfetched);
   add("evictions", s.evictions - b.evictions);
   add("reclaimed", s.reclaimed - b.reclaimed);
+  // `watch` (flow/watch_hub.h), memcached's names: lines made, lines a full
+  // watcher dropped, lines handed to watchers, watchers now. There is no
+  // per-worker log buffer to overflow, so log_worker_dropped stays 0.
+  const flow::watch::hub& wh = flow::watch::hub::instance();
+  add("log_worker_dropped", 0);
+  add("log_worker_written", wh.written());
+  add("log_watcher_skipped", wh.skipped());
+  add("log_watcher_sent", wh.sent());
+  add("log_watchers", wh.watchers());
   // ithaca's own.
   add("gc_runs", gc_.runs.load());
   add("gc_last_ms", gc_.last_ms.load());

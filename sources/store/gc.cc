@@ -218,6 +218,10 @@ void store::count_eviction(const item* it, bool by_gc) noexcept
         bump(stats_.evicted_unfetched);
     if (it->is_large())
         bump(by_gc ? stats_.large_value_gc_evictions : stats_.large_value_inline_evictions);
+    if (evict_observer_) {
+        evict_observer_->on_evict(evicted_item{it->key(), it->flags_, it->data_size(), it->deadline_,
+                                               it->atime_, (it->bits_ & kFetched) != 0});
+    }
 }
 
 // Evicts by sampled CLOCK scores until usage fits (memory, or with

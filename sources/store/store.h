@@ -120,6 +120,8 @@ public:
     // The hook every change calls under its bucket lock (replication's stream_observer).
     // [before the store is shared: set once at start-up, never changed; a plain pointer]
     void set_observer(change_observer* obs) noexcept { observer_ = obs; }
+    // Set before the store is shared (start-up); see eviction_observer.
+    void set_eviction_observer(eviction_observer* obs) noexcept { evict_observer_ = obs; }
 
     // While this node follows a replication master, expiry is the master's to decide, as on
     // a yrmcds slave (which runs no GC): an item past its deadline on this clock is hidden
@@ -265,6 +267,7 @@ private:
     std::unique_ptr<item*[], free_deleter> heads_;        // chain heads      [locks_[b]]
     std::unique_ptr<bucket_lock[], free_deleter> locks_;  // one per bucket (all-zero: unlocked)
     change_observer* observer_ = nullptr;   // set before sharing; immutable afterwards
+    eviction_observer* evict_observer_ = nullptr;  // set before sharing; immutable afterwards
     // Where large values live; null if its file could not be created (large stores then
     // fail). Shared only with the caller that handed it in (see the constructor); ~store
     // frees every item first, so no value outlives the store's hold on it.

@@ -196,6 +196,24 @@ public:
     virtual void on_touch(const item_view& item) noexcept { on_store(item); }
 };
 
+// An item the memory budget evicts (inline in a store, or the GC sweep), for
+// `watch evictions`. Called UNDER the item's bucket lock, like change_observer,
+// with the same rules: copy and enqueue, never block or call into the store.
+struct evicted_item {
+    std::string_view key;
+    uint32_t flags;
+    uint64_t value_size;
+    uint32_t deadline;  // internal server seconds, 0 = never (store_time.h)
+    uint32_t atime;     // last access, internal server seconds
+    bool fetched;
+};
+
+class eviction_observer {
+public:
+    virtual ~eviction_observer() = default;
+    virtual void on_evict(const evicted_item& item) noexcept = 0;
+};
+
 // Output of one gc_sweep call; the caller accumulates.
 struct gc_stats {
     uint64_t visited = 0;

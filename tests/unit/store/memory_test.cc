@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "helpers.h"
 
@@ -159,4 +160,49 @@ TEST_CASE("item_size_max and the large value threshold change for the next store
     CHECK(put(s, "big", v, now) == store_status::Stored);
     CHECK(s.stats().large_values == 1);
     CHECK(fetch(s, "big", now) == v);
+}
+
+TEST_CASE("the eviction observer sees each evicted item with its fields")
+{
+    struct recorder final : eviction_observer {
+        struct seen {
+            std::string key;
+            uint32_t flags;
+            uint64_t size;
+            uint32_t deadline;
+            uint32_t atime;
+            bool fetched;
+        };
+        std::vector<seen> items;
+        void on_evict(const evicted_item& it) noexcept override
+        {
+            items.push_back({std::string(it.key), it.flags, it.value_size, it.deadline, it.atime, it.fetched});
+        }
+    };
+    store_config c;
+    c.bucket_count = 64;
+    c.memory_limit = 64 * 1024;
+    store s(c);
+    recorder rec;
+    s.set_eviction_observer(&rec);
+    const std::string v(100, 'v');
+    for (int i = 0; i < 1000; ++i)
+        REQUIRE(put(s, key_n("k", i), v, at_sec(5), i % 2 ? 0 : 100, 7) == store_status::Stored);
+    const uint64_t evictions = s.stats().evictions;
+    REQUIRE(evictions > 0);
+    CHECK(rec.items.size() == evictions);  // one call per eviction, no more
+    for (const auto& it : rec.items) {
+        CHECK(it.key.starts_with("k"));
+        CHECK(it.flags == 7);
+        CHECK(it.size == 100);
+        CHECK_FALSE(it.fetched);
+        CHECK(it.atime == server_sec(at_sec(5)));
+        const int i = std::stoi(it.key.substr(1));
+        CHECK(it.deadline == (i % 2 ? kNever : to_deadline(100, at_sec(5))));
+        get_options peek;
+        peek.bump = false;
+        get_result r;
+        s.get(it.key, at_sec(5), peek, r);
+        CHECK(r.status == get_status::Miss);  // it was really removed
+    }
 }
