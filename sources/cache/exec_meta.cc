@@ -22,7 +22,6 @@
 #include "base64.h"
 #include "exec_internal.h"
 #include "exec_watch.h"
-#include "item_class.h"
 #include "text_replies.h"
 #include "reply.h"
 #include "store_time.h"
@@ -365,9 +364,8 @@ exec_action meta_debug(const request& req, out_buffer& out, exec_context& ctx) {
   }
   const uint64_t value_len = res.large ? res.large->size() : res.value.size();
   res.large.reset();
-  // memcached's ITEM_ntotal: header (48) + CAS (8) + key + NUL + flags (only
-  // when non-zero) + value + "\r\n".
-  const uint64_t size = 48 + 8 + req.key().size() + 1 + (res.flags != 0 ? 4 : 0) + value_len + 2;
+  // memcached's ITEM_ntotal, and the class it falls in (the store's table, -f/-n).
+  const uint64_t size = store::slab_classes::item_total(req.key().size(), res.flags, value_len);
   // memcached 1.6.45 prints the remaining TTL (1.6.18 printed it negated).
   const int64_t exp = res.ttl;
   std::string& text = ctx.scratch;
@@ -376,7 +374,7 @@ exec_action meta_debug(const request& req, out_buffer& out, exec_context& ctx) {
   text += " la=" + std::to_string(res.last_access);
   text += " cas=" + std::to_string(res.cas);
   text += res.fetched_before ? " fetch=yes" : " fetch=no";
-  text += " cls=" + std::to_string(slab_class_of(size));
+  text += " cls=" + std::to_string(ctx.store.classes().class_for(size));
   text += " size=" + std::to_string(size);
   // The key as stored: base64 when it was stored with b (1.6.45).
   if (res.key_binary) {

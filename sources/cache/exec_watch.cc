@@ -1,7 +1,6 @@
 #include "exec_watch.h"
 
 #include "exec_value.h"
-#include "item_class.h"
 #include "store_time.h"
 #include "watch_events.h"
 
@@ -51,7 +50,8 @@ void watch_fetch(std::string_view key, const store::get_result& res, exec_contex
   if (!watch::watching(watch::kFetchers)) return;
   const bool found = res.status == store::get_status::Hit;
   const uint64_t size = found ? res.value_size : 0;
-  watch::item_get(key, found, found ? item_class(key.size(), res.flags, size) : 0, ctx.conn_id, size);
+  watch::item_get(key, found, found ? ctx.store.classes().item_class(key.size(), res.flags, size) : 0, ctx.conn_id,
+                  size);
 }
 
 watch_before watch_lookup(std::string_view key, exec_context& ctx) {
@@ -66,7 +66,8 @@ watch_before watch_lookup(std::string_view key, exec_context& ctx) {
   b.found = res.status == store::get_status::Hit;
   b.flags = b.found ? res.flags : 0;
   b.size = b.found ? res.value_size : 0;
-  watch::item_get(key, b.found, b.found ? item_class(key.size(), b.flags, b.size) : 0, ctx.conn_id, b.size);
+  b.slab_class = b.found ? ctx.store.classes().item_class(key.size(), b.flags, b.size) : 0;
+  watch::item_get(key, b.found, b.slab_class, ctx.conn_id, b.size);
   return b;
 }
 
@@ -76,13 +77,13 @@ void watch_stored(std::string_view key, store::store_mode mode, const store::sto
   const std::string_view st = status_name(res.status);
   if (st.empty()) return;
   const uint64_t value_size = res.status == store::store_status::Stored ? res.value_size : request_size;
-  watch::item_store(key, st, mode_name(mode), ttl_of(exptime, ctx.now), item_class(key.size(), flags, value_size),
-                    ctx.conn_id, value_size);
+  watch::item_store(key, st, mode_name(mode), ttl_of(exptime, ctx.now),
+                    ctx.store.classes().item_class(key.size(), flags, value_size), ctx.conn_id, value_size);
 }
 
 void watch_deleted(std::string_view key, std::string_view cmd, const watch_before& before) {
   if (!watch::watching(watch::kDeletions)) return;
-  watch::deleted(key, cmd, before.found ? item_class(key.size(), before.flags, before.size) : 0, before.size);
+  watch::deleted(key, cmd, before.slab_class, before.size);
 }
 
 }  // namespace ithaca::cache

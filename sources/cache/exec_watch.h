@@ -22,6 +22,7 @@ struct watch_before {
   bool found = false;
   uint32_t flags = 0;
   uint64_t size = 0;
+  unsigned slab_class = 0;  // memcached's size class of the item found (0: none)
 };
 watch_before watch_lookup(std::string_view key, exec_context& ctx);
 

@@ -1,6 +1,5 @@
 #include "watch_evictions.h"
 
-#include "item_class.h"
 #include "store_time.h"
 #include "watch_events.h"
 
@@ -11,7 +10,7 @@ void watch_evictions::on_evict(const store::evicted_item& item) noexcept {
   const uint32_t sec = store::server_sec(clock_.now());
   const int64_t la = item.atime < sec ? int64_t{sec} - item.atime : 0;
   flow::watch::eviction(item.key, item.fetched, store::ttl_remaining(item.deadline, sec), la,
-                        cache::item_class(item.key.size(), item.flags, item.value_size), item.value_size);
+                        item.slab_class, item.value_size);
 }
 
 }  // namespace ithaca::server

@@ -220,7 +220,7 @@ void store::count_eviction(const item* it, bool by_gc) noexcept
         bump(by_gc ? stats_.large_value_gc_evictions : stats_.large_value_inline_evictions);
     if (evict_observer_) {
         evict_observer_->on_evict(evicted_item{it->key(), it->flags_, it->data_size(), it->deadline_,
-                                               it->atime_, (it->bits_ & kFetched) != 0});
+                                               it->atime_, (it->bits_ & kFetched) != 0, it->slab_class_});
     }
 }
 

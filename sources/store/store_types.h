@@ -206,6 +206,7 @@ struct evicted_item {
     uint32_t deadline;  // internal server seconds, 0 = never (store_time.h)
     uint32_t atime;     // last access, internal server seconds
     bool fetched;
+    unsigned slab_class;  // its memcached size class (slab_classes.h)
 };
 
 class eviction_observer {
