@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "command_words.h"
 #include "server_commands.h"
 #include "number.h"
 #include "reply.h"
@@ -32,18 +33,6 @@ using protocol::command;
 
 constexpr uint32_t kMaxCrawlerSleepUs = 1000000;
 constexpr uint32_t kMaxLruPct = 80;
-
-std::vector<std::string_view> words_of(std::string_view args) {
-  std::vector<std::string_view> words;
-  size_t i = 0;
-  while (i < args.size()) {
-    while (i < args.size() && args[i] == ' ') ++i;
-    const size_t start = i;
-    while (i < args.size() && args[i] != ' ') ++i;
-    if (i > start) words.push_back(args.substr(start, i - start));
-  }
-  return words;
-}
 
 // memcached's set_noreply_maybe: the last word is "noreply".
 bool noreply_of(const std::vector<std::string_view>& w) { return !w.empty() && w.back() == "noreply"; }

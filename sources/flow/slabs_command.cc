@@ -23,6 +23,7 @@
 
 #include "number.h"
 #include "reply.h"
+#include "command_words.h"
 #include "server_commands.h"
 #include "text_replies.h"
 
@@ -31,53 +32,14 @@ namespace ithaca::flow {
 namespace {
 
 constexpr std::string_view kOk = "OK";
-constexpr size_t kMaxU32Digits = 11;   // mcmc's MCMC_TOKTO32_MAX
 constexpr size_t kMaxDoubleChars = 31;  // mc_toktod's buffer
 constexpr uint32_t kWindowMin = 3;
 constexpr uint32_t kWindowMax = 1800;
-
-std::vector<std::string_view> words_of(std::string_view args) {
-  std::vector<std::string_view> words;
-  size_t i = 0;
-  while (i < args.size()) {
-    while (i < args.size() && args[i] == ' ') ++i;
-    const size_t start = i;
-    while (i < args.size() && args[i] != ' ') ++i;
-    if (i > start) words.push_back(args.substr(start, i - start));
-  }
-  return words;
-}
 
 // memcached 1.6.45 compares a sub-command with strncmp over the token's length: any
 // non-empty prefix of the word matches.
 bool prefix_of(std::string_view token, std::string_view word) {
   return !token.empty() && token.size() <= word.size() && word.substr(0, token.size()) == token;
-}
-
-// mcmc_toktou32: decimal digits only, at most 11 of them, no overflow.
-std::optional<uint32_t> mcmc_u32(std::string_view t) {
-  if (t.size() > kMaxU32Digits) return std::nullopt;
-  uint64_t sum = 0;
-  for (char c : t) {
-    if (c < '0' || c > '9') return std::nullopt;
-    sum = sum * 10 + static_cast<uint64_t>(c - '0');
-    if (sum > UINT32_MAX) return std::nullopt;
-  }
-  return static_cast<uint32_t>(sum);
-}
-
-// mcmc_tokto32: an optional '-' then decimal digits ("-" alone is 0), within int32.
-std::optional<int32_t> mcmc_i32(std::string_view t) {
-  if (t.size() > kMaxU32Digits) return std::nullopt;
-  const bool negative = !t.empty() && t.front() == '-';
-  if (negative) t.remove_prefix(1);
-  int64_t sum = 0;
-  for (char c : t) {
-    if (c < '0' || c > '9') return std::nullopt;
-    sum = sum * 10 + (c - '0');
-    if (sum > int64_t{INT32_MAX} + (negative ? 1 : 0)) return std::nullopt;
-  }
-  return static_cast<int32_t>(negative ? -sum : sum);
 }
 
 // mc_toktod: the token copied into a 32-byte buffer, then safe_strtod.
@@ -87,8 +49,8 @@ std::optional<double> token_double(std::string_view t) {
 }
 
 std::string_view reassign(std::string_view src_word, std::string_view dst_word, unsigned largest) {
-  const auto src = mcmc_i32(src_word);
-  const auto dst = mcmc_i32(dst_word);
+  const auto src = protocol::parse_strict_i32(src_word);
+  const auto dst = protocol::parse_strict_i32(dst_word);
   if (!src || !dst) return protocol::kReplyBadFormat;
   if (*src == *dst) return protocol::kReplySlabsSame;
   // -1: memcached picks a source class itself; any class will do here.
@@ -105,12 +67,12 @@ std::string_view automove(const std::vector<std::string_view>& w) {
     return w.size() < 3 || !token_double(w[2]) ? protocol::kReplyError : kOk;
   }
   if (prefix_of(sub, "window")) {
-    const auto window = w.size() < 3 ? std::nullopt : mcmc_u32(w[2]);
+    const auto window = w.size() < 3 ? std::nullopt : protocol::parse_strict_u32(w[2]);
     if (!window) return protocol::kReplyBadFormat;
     if (*window < kWindowMin || *window > kWindowMax) return protocol::kReplySlabsWindow;
     return kOk;
   }
-  const auto level = mcmc_u32(sub);
+  const auto level = protocol::parse_strict_u32(sub);
   if (!level) return protocol::kReplyBadFormat;
   return *level <= 2 ? kOk : protocol::kReplyError;
 }

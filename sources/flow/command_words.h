@@ -1,0 +1,23 @@
+// The words of an operator command's arguments (`slabs ...`, `lru ...`,
+// `lru_crawler ...`, `watch ...`), split on spaces as memcached's tokenizer
+// does. [any thread; pure]
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace ithaca::flow {
+
+inline std::vector<std::string_view> words_of(std::string_view args) {
+  std::vector<std::string_view> words;
+  std::size_t i = 0;
+  while (i < args.size()) {
+    while (i < args.size() && args[i] == ' ') ++i;
+    const std::size_t start = i;
+    while (i < args.size() && args[i] != ' ') ++i;
+    if (i > start) words.push_back(args.substr(start, i - start));
+  }
+  return words;
+}
+
+}  // namespace ithaca::flow
