@@ -8,7 +8,7 @@
 // that is not a bare Noop response with status 0 is an Error: the slave is
 // dropped (it must resync), since it does not speak the confirmation protocol.
 //
-// Thread: the router machine, one reader per slave.
+// Thread: the fan-out machine, one reader per slave.
 #pragma once
 
 #include <cstddef>

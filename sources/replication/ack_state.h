@@ -1,5 +1,5 @@
 // The semi-synchronous acknowledgement (`replication.ack: slave`), the part
-// the router machine and the workers share. A client's write on a master gets
+// the fan-out machine and the workers share. A client's write on a master gets
 // its reply only once a slave confirmed a stream position at or past the
 // write's own (observer.h's change_mark gives it):
 //
@@ -36,7 +36,7 @@ public:
     // The highest stream position a slave confirmed. [any thread]
     uint64_t confirmed() const noexcept { return confirmed_.load(std::memory_order_seq_cst); }
     // Raises it and wakes each worker whose oldest waiting write is now
-    // covered (an eventfd write, no lock). [router machine]
+    // covered (an eventfd write, no lock). [fan-out machine]
     void confirm(uint64_t position) noexcept;
 
     // Writes between their store call and their reply (every worker). The

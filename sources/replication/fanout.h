@@ -1,4 +1,4 @@
-// The replication fan-out machine (DESIGN.md's "router thread"; named for
+// The replication fan-out machine (the design notes' "router thread"; named for
 // what it does, so "router" means only the router role): a machine of its
 // own, started only on a replication master, that owns the slave list and
 // the slave sockets. Workers never touch a slave: their store

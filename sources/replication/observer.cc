@@ -47,7 +47,7 @@ bool stream_observer::put_set(const store::item_view& item, ring_kind kind, uint
         char* p = claim(queue_, set_size(item.key.size(), 0), tag, r);
         if (!p)
             return false;
-        item.large->ref();  // lock-free; the router machine drops it
+        item.large->ref();  // lock-free; the fan-out machine drops it
         encode_set_prefix(p, item.key, item.flags, exptime, item.large->size());
     } else {
         char* p = claim(queue_, set_size(item.key.size(), item.value.size()), tag, r);

@@ -6,7 +6,7 @@
 //
 // Threads: on_* run on any worker (and the cron, the scan) under a bucket
 // lock: they never block, allocate or lock (byte_queue's producer side). The
-// router machine flips `streaming` and reads the counters.
+// fan-out machine flips `streaming` and reads the counters.
 //
 // Policy when the ring is full: the record is not written, `lost` counts it,
 // and the router drops every slave (a stream with a hole cannot be repaired;
@@ -58,7 +58,7 @@ public:
     bool sync_item(const store::item_view& item, uint32_t sync_id) noexcept;
     bool sync_done(uint32_t sync_id) noexcept;
 
-    // Set by the router machine: records are made only while a slave is attached.
+    // Set by the fan-out machine: records are made only while a slave is attached.
     // Read under the bucket lock, so a scan that starts after setting it sees
     // every later change of a bucket it has copied (see INTERNALS.md).
     void set_streaming(bool on) noexcept { streaming_.store(on, std::memory_order_seq_cst); }

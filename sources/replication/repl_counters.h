@@ -1,4 +1,4 @@
-// Replication counters, for `stats`: written by the router machine (master)
+// Replication counters, for `stats`: written by the fan-out machine (master)
 // or the slave coroutine, read by any worker. Relaxed atomics; one writer each.
 #pragma once
 
@@ -36,7 +36,7 @@ struct repl_counters {
     std::atomic<uint64_t> ack_unreplicated{0};  // errors at once: no slave attached, or the ring was full
     std::atomic<uint64_t> ack_latency_us{0};    // sum of the confirmed writes' waits
     std::atomic<uint64_t> ack_latency_max_us{0};
-    std::atomic<uint64_t> ack_requests{0};      // confirmation requests sent (router machine)
+    std::atomic<uint64_t> ack_requests{0};      // confirmation requests sent (fan-out machine)
 };
 
 }  // namespace ithaca::replication

@@ -1,9 +1,9 @@
 // What travels through the hand-off ring (mm::byte_queue) from the workers and
-// the initial-sync scan to the router machine: a 16-byte tag, then a record
+// the initial-sync scan to the fan-out machine: a 16-byte tag, then a record
 // packet exactly as it goes on the wire (record.h). A value kept in a file
 // (store large values) cannot be read under the bucket lock, so its record
 // carries the SetQ without its value plus one reference on the file; the
-// router machine reads the value (off the lock, in order) and sends it whole.
+// fan-out machine reads the value (off the lock, in order) and sends it whole.
 #pragma once
 
 #include <cstdint>

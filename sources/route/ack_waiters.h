@@ -18,7 +18,7 @@
 // (and the sleep is until the earliest deadline) until the FIFO empties.
 //
 // Thread: the worker machine only (dispatch parks, the coroutine releases);
-// the router machine only writes the eventfd (ack_state::confirm). No lock.
+// the fan-out machine only writes the eventfd (ack_state::confirm). No lock.
 #pragma once
 
 #include <cstdint>

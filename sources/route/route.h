@@ -1,5 +1,5 @@
-// A route: where a request goes and how its reply comes back (DESIGN.md,
-// "Router role"). Every request goes through one, in both roles: the cache
+// A route: where a request goes and how its reply comes back (the router role's
+// design, INTERNALS.md "Requests as routes"). Every request goes through one, in both roles: the cache
 // role is a tree with one `local` route over the store; the router role's
 // tree hashes keys to pools of backend servers (routes/pool_route.cc), and
 // later kinds (failover, all-sync, shadow, warm-up) compose child routes.
