@@ -36,11 +36,6 @@ constexpr size_t kMaxDoubleChars = 31;  // mc_toktod's buffer
 constexpr uint32_t kWindowMin = 3;
 constexpr uint32_t kWindowMax = 1800;
 
-// memcached 1.6.45 compares a sub-command with strncmp over the token's length: any
-// non-empty prefix of the word matches.
-bool prefix_of(std::string_view token, std::string_view word) {
-  return !token.empty() && token.size() <= word.size() && word.substr(0, token.size()) == token;
-}
 
 // mc_toktod: the token copied into a 32-byte buffer, then safe_strtod.
 std::optional<double> token_double(std::string_view t) {
@@ -63,10 +58,10 @@ std::string_view reassign(std::string_view src_word, std::string_view dst_word, 
 // `w` are the words after "slabs"; w[0] is a prefix of "automove", w.size() >= 2.
 std::string_view automove(const std::vector<std::string_view>& w) {
   const std::string_view sub = w[1];
-  if (prefix_of(sub, "ratio") || prefix_of(sub, "freeratio")) {
+  if (is_prefix_of(sub, "ratio") || is_prefix_of(sub, "freeratio")) {
     return w.size() < 3 || !token_double(w[2]) ? protocol::kReplyError : kOk;
   }
-  if (prefix_of(sub, "window")) {
+  if (is_prefix_of(sub, "window")) {
     const auto window = w.size() < 3 ? std::nullopt : protocol::parse_strict_u32(w[2]);
     if (!window) return protocol::kReplyBadFormat;
     if (*window < kWindowMin || *window > kWindowMax) return protocol::kReplySlabsWindow;
@@ -84,9 +79,9 @@ exec_action execute_slabs(const protocol::request& req, protocol::out_buffer& ou
   const std::vector<std::string_view> w = words_of(req.args);
   const bool noreply = !w.empty() && w.back() == "noreply";
   std::string_view reply = protocol::kReplyError;
-  if (w.size() == 3 && prefix_of(w[0], "reassign")) {
+  if (w.size() == 3 && is_prefix_of(w[0], "reassign")) {
     reply = reassign(w[1], w[2], ctx.stats.slab_class_largest());
-  } else if (w.size() >= 2 && prefix_of(w[0], "automove")) {
+  } else if (w.size() >= 2 && is_prefix_of(w[0], "automove")) {
     reply = automove(w);
   }
   if (!noreply) protocol::encode_ascii_line(out, reply);

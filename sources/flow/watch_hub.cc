@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "command_words.h"
+
 namespace ithaca::flow::watch {
 
 namespace {
@@ -30,7 +32,7 @@ std::optional<uint32_t> parse_kinds(const std::vector<std::string_view>& words) 
   for (std::string_view w : words) {
     bool known = false;
     for (const kind_name& k : kKindNames) {
-      if (w.size() <= k.name.size() && k.name.substr(0, w.size()) == w) {
+      if (is_prefix_of(w, k.name)) {
         kinds |= k.bit;
         known = true;
         break;
