@@ -61,7 +61,17 @@ void ithaca_pools(prom_writer& w, const stat_lines& pools, const std::vector<std
       {"replies", "ithaca_pool_replies_total", C, "Replies from the pool's servers."},
       {"failures", "ithaca_pool_failures_total", C, "Requests to the pool's servers that failed."},
   };
+  const char* kResults = "Replies from the pool's servers by result (a retrieval counts each key).";
   for (const std::string& pool : names) {
+    const std::string results_prefix = pool + ":replies_";
+    for (const auto& [k, value] : pools) {
+      double v = 0;
+      if (k.size() > results_prefix.size() && k.compare(0, results_prefix.size(), results_prefix) == 0 &&
+          k.find(':', results_prefix.size()) == std::string::npos && to_number(value, v)) {
+        w.add("ithaca_pool_reply_results_total", C, kResults, {{"pool", pool}, {"result", k.substr(results_prefix.size())}},
+              v);
+      }
+    }
     for (const pool_figure& f : kFigures) {
       const std::string key = pool + ":" + f.field;
       for (const auto& [k, value] : pools) {
@@ -90,6 +100,7 @@ void ithaca_servers(prom_writer& w, const stat_lines& servers, const std::vector
       {"idle_closes", "ithaca_server_idle_closes_total", C, "Idle connections the server closed."},
   };
   const char* kFailures = "Requests to the server that failed, by kind.";
+  const char* kResults = "Replies from the server by result (a retrieval counts each key).";
   for (const auto& [key, value] : servers) {
     server_key k;
     if (!split_server_key(names, key, k)) continue;
@@ -101,6 +112,12 @@ void ithaca_servers(prom_writer& w, const stat_lines& servers, const std::vector
     }
     double v = 0;
     if (!to_number(value, v)) continue;
+    if (k.field.rfind("replies_", 0) == 0) {
+      labels lk = l;
+      lk.emplace_back("result", k.field.substr(8));
+      w.add("ithaca_server_reply_results_total", C, kResults, lk, v);
+      continue;
+    }
     if (k.field.rfind("failures_", 0) == 0) {
       labels lk = l;
       lk.emplace_back("kind", k.field.substr(9));

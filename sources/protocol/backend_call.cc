@@ -130,6 +130,8 @@ backend_call::progress backend_call::start(const request& req, backend_protocol 
     line_verb_ = line_verb::Get;
     last_line_start_ = 0;
     joined_next_ = false;
+    hits_ = misses_ = errors_ = 0;
+    has_passthrough_result_ = false;
 
     if (proto == backend_protocol::Ascii && req.proto != protocol_kind::Ascii) {
         for (std::size_t i = 0; i < key_count(); ++i) {
@@ -549,11 +551,13 @@ backend_call::progress backend_call::on_piece(const reply_piece& piece) {
         case step::IncrRetry: return on_single(piece);
         case step::Passthrough:
             if (piece.kind != piece_kind::Meta && piece.kind != piece_kind::Error) return bad_reply();
+            note_passthrough(piece);
             result_->raw.append(piece.raw);
             return finish();
         case step::QuietPassthrough:
             if (piece.kind != piece_kind::Meta && piece.kind != piece_kind::Error) return bad_reply();
             if (piece.kind == piece_kind::Meta && piece.code == "MN") return finish();
+            note_passthrough(piece);
             result_->raw.append(piece.raw);
             return progress::More;
         case step::IncrAdd: return on_incr_add(piece);
@@ -605,11 +609,13 @@ backend_call::progress backend_call::on_ascii_get(const reply_piece& piece) {
                 return bad_reply();
             }
             result_->set_hit_raw(key_index(k), piece.flags, piece.cas, piece.has_cas, piece.data, piece.raw);
+            ++hits_;
             match_key_ = k + 1;
             return progress::More;
         }
         case piece_kind::Error:
             result_->set_text(routed_outcome::ErrorLine, piece.line);
+            ++errors_;
             [[fallthrough]];
         case piece_kind::End:
             if (--lines_ > 0) return progress::More;
@@ -624,6 +630,7 @@ backend_call::progress backend_call::on_meta_get(const reply_piece& piece) {
     const std::size_t index = key_index(match_key_);
     if (piece.kind == piece_kind::Error) {
         result_->set_text(routed_outcome::ErrorLine, piece.line);
+        ++errors_;
     } else if (piece.kind != piece_kind::Meta) {
         return bad_reply();
     } else if (piece.code == "VA" || piece.code == "HD") {
@@ -635,11 +642,19 @@ backend_call::progress backend_call::on_meta_get(const reply_piece& piece) {
             // value is shown to both.
             result_->outcome = routed_outcome::LeaseToken;
             result_->number = piece.meta_flag('W') ? (cas | kLeaseTokenTag) : kWaitToken;
-            if (piece.meta_flag('X')) result_->set_hit(index, flags, cas, piece.data);
+            if (piece.meta_flag('X')) {
+                result_->set_hit(index, flags, cas, piece.data);
+                ++hits_;
+            } else {
+                ++misses_;  // a lease-get miss: the token is for filling it
+            }
         } else {
             result_->set_hit(index, flags, cas, piece.data);
+            ++hits_;
         }
-    } else if (piece.code != "EN") {
+    } else if (piece.code == "EN") {
+        ++misses_;
+    } else {
         return bad_reply();
     }
     if (++match_key_ < key_count()) return progress::More;
@@ -771,6 +786,75 @@ backend_call::progress backend_call::on_fetch_cas(const reply_piece& piece) {
         default:
             return bad_reply();
     }
+}
+
+// ---- what the answer said ---------------------------------------------------
+
+namespace {
+// A meta reply's result, by the command it answers.
+reply_result meta_reply_result(command cmd, std::string_view code) {
+    if (code == "EN" || code == "NF") return reply_result::NotFound;
+    if (code == "NS") return reply_result::NotStored;
+    if (code == "EX") return reply_result::Exists;
+    switch (cmd) {
+        case command::MetaGet: return reply_result::Found;  // VA or HD
+        case command::MetaSet: return reply_result::Stored;
+        case command::MetaDelete: return reply_result::Deleted;
+        case command::MetaArithmetic: return reply_result::Number;
+        default: return reply_result::Ok;  // mn, me
+    }
+}
+
+// What a meta command answers with when q left nothing but MN.
+reply_result quiet_success(command cmd) {
+    switch (cmd) {
+        case command::MetaGet: return reply_result::NotFound;  // q hides EN
+        case command::MetaSet: return reply_result::Stored;     // ... and HD
+        case command::MetaDelete: return reply_result::Deleted;
+        case command::MetaArithmetic: return reply_result::Number;
+        default: return reply_result::Ok;
+    }
+}
+}  // namespace
+
+void backend_call::note_passthrough(const reply_piece& piece) {
+    has_passthrough_result_ = true;
+    passthrough_result_ = piece.kind == piece_kind::Error ? reply_result::Error : meta_reply_result(req_->cmd, piece.code);
+}
+
+reply_tally backend_call::tally() const {
+    reply_tally t{};
+    auto count = [&t](reply_result r, std::uint32_t n = 1) { t[static_cast<std::size_t>(r)] += n; };
+    if (op_ == op::Retrieve || op_ == op::LeaseGet) {
+        count(reply_result::Found, hits_);
+        count(reply_result::Error, errors_);
+        if (proto_ == backend_protocol::Meta) {
+            count(reply_result::NotFound, misses_);
+        } else if (errors_ == 0) {
+            // The keys of an ascii get line without a VALUE are misses.
+            const auto keys = static_cast<std::uint32_t>(key_count());
+            count(reply_result::NotFound, keys > hits_ ? keys - hits_ : 0);
+        }
+        return t;
+    }
+    if (op_ == op::Meta) {
+        count(has_passthrough_result_ ? passthrough_result_ : quiet_success(req_->cmd));
+        return t;
+    }
+    switch (result_->outcome) {
+        case routed_outcome::Stored: count(reply_result::Stored); break;
+        case routed_outcome::NotStored: count(reply_result::NotStored); break;
+        case routed_outcome::Exists: count(reply_result::Exists); break;
+        case routed_outcome::NotFound: count(reply_result::NotFound); break;
+        case routed_outcome::Deleted: count(reply_result::Deleted); break;
+        case routed_outcome::Touched: count(reply_result::Touched); break;
+        case routed_outcome::Ok: count(reply_result::Ok); break;
+        case routed_outcome::Number: count(reply_result::Number); break;
+        case routed_outcome::NonNumeric:
+        case routed_outcome::ErrorLine: count(reply_result::Error); break;
+        default: break;
+    }
+    return t;
 }
 
 // ---- failure ----------------------------------------------------------------

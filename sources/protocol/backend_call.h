@@ -27,6 +27,7 @@
 #include <string>
 
 #include "backend_reply_parser.h"
+#include "reply_result.h"
 #include "request.h"
 #include "routed_result.h"
 
@@ -64,6 +65,11 @@ public:
     void fail(call_failure why);
 
     bool done() const { return step_ == step::Done; }
+
+    // What the backend's answer said (reply_result.h), for the server's
+    // counters: once the call is done and was answered (not failed, not
+    // orphaned).
+    reply_tally tally() const;
 
     // Get coalescing (ascii backends): single-key client gets that meet on
     // one connection in one loop turn share one `get k1 k2 ...` line, so the
@@ -145,6 +151,15 @@ private:
     line_verb line_verb_ = line_verb::Get;
     std::size_t last_line_start_ = 0;
     bool joined_next_ = false;
+    // For tally(): keys found and not found (meta gets count misses as they
+    // come; an ascii get line's misses are its keys without a VALUE), error
+    // replies, and a passthrough meta reply's result.
+    std::uint32_t hits_ = 0;
+    std::uint32_t misses_ = 0;
+    std::uint32_t errors_ = 0;
+    bool has_passthrough_result_ = false;
+    reply_result passthrough_result_ = reply_result::Ok;
+    void note_passthrough(const reply_piece& piece);
 };
 
 }  // namespace ithaca::protocol

@@ -139,6 +139,12 @@ void backend_conn::admit_waiting() {
 void backend_conn::finish(entry& e, bool answered) {
   if (answered) {
     counters().replies.add();
+    if (!e.slot->orphaned()) {
+      const protocol::reply_tally t = e.call->tally();
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        if (t[i] != 0) counters().results[i].add(t[i]);
+      }
+    }
     counters().latency.record(static_cast<uint64_t>(std::max<int64_t>(0, mm::now_ns() - e.started_ns)) / 1000);
     server_->record_success();
   }

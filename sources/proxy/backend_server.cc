@@ -74,6 +74,7 @@ server_totals backend_server::sum_counters() const {
     out.joined += c->joined.get();
     out.idle_closes += c->idle_closes.get();
     for (std::size_t i = 0; i < out.failures.size(); ++i) out.failures[i] += c->failures[i].get();
+    for (std::size_t i = 0; i < out.results.size(); ++i) out.results[i] += c->results[i].get();
     c->latency.add_to(out.latency);
     out.latency_sum_us += c->latency.sum_us();
   }

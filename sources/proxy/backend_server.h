@@ -56,6 +56,7 @@ const char* to_string(failure_kind f);
 struct server_counters {
   flow::counter requests;      // backend calls started
   flow::counter replies;       // calls answered
+  flow::counter results[protocol::kReplyResultCount];  // what the answers said (reply_result.h)
   flow::counter failures[kFailureKindCount];  // by failure_kind
   flow::counter connects;      // connections opened
   flow::counter joined;        // gets that joined another's get line (one reply for both)

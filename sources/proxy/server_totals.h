@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "latency_histogram.h"
+#include "reply_result.h"
 
 namespace ithaca::proxy {
 
@@ -21,6 +22,7 @@ struct server_totals {
   uint64_t idle_closes = 0;
   uint64_t transitions = 0;
   std::array<uint64_t, kFailureKindCount> failures{};
+  std::array<uint64_t, protocol::kReplyResultCount> results{};  // by reply_result
   std::array<uint64_t, latency_histogram::kBuckets> latency{};
   uint64_t latency_sum_us = 0;
 
@@ -39,6 +41,7 @@ struct server_totals {
     idle_closes -= base.idle_closes;
     transitions -= base.transitions;
     for (std::size_t i = 0; i < failures.size(); ++i) failures[i] -= base.failures[i];
+    for (std::size_t i = 0; i < results.size(); ++i) results[i] -= base.results[i];
     for (std::size_t i = 0; i < latency.size(); ++i) latency[i] -= base.latency[i];
     latency_sum_us -= base.latency_sum_us;
     return *this;

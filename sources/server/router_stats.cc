@@ -36,18 +36,23 @@ server_gauges gauges(const proxy::backend_server& s) {
 void router_stats_pools(const route::route_tree& tree, flow::stat_lines& out) {
   for (const auto& p : tree.pools()) {
     uint64_t up = 0, requests = 0, replies = 0, failures = 0;
+    std::array<uint64_t, protocol::kReplyResultCount> results{};
     for (const auto& s : p->servers()) {
       if (s->up()) ++up;
       const proxy::server_totals n = s->totals();
       requests += n.requests;
       replies += n.replies;
       failures += n.failures_total();
+      for (std::size_t i = 0; i < results.size(); ++i) results[i] += n.results[i];
     }
     const std::string prefix = p->name() + ":";
     out.emplace_back(prefix + "servers", std::to_string(p->servers().size()));
     out.emplace_back(prefix + "servers_up", std::to_string(up));
     out.emplace_back(prefix + "requests", std::to_string(requests));
     out.emplace_back(prefix + "replies", std::to_string(replies));
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      out.emplace_back(prefix + "replies_" + std::string(protocol::kReplyResultNames[i]), std::to_string(results[i]));
+    }
     out.emplace_back(prefix + "failures", std::to_string(failures));
   }
 }
@@ -69,6 +74,9 @@ void router_stats_servers(const route::route_tree& tree, flow::stat_lines& out) 
       add("transitions", n.transitions);
       add("requests", n.requests);
       add("replies", n.replies);
+      for (std::size_t i = 0; i < n.results.size(); ++i) {
+        add("replies_" + std::string(protocol::kReplyResultNames[i]), n.results[i]);
+      }
       for (std::size_t i = 0; i < n.failures.size(); ++i) {
         add(std::string("failures_") + proxy::to_string(kFailureKinds[i]), n.failures[i]);
       }

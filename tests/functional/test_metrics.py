@@ -489,3 +489,91 @@ def wait_for_log_match(server, regex):
     m = server.wait_for_log(regex, 5)
     assert m, server.log
     return m
+
+
+# ---------------------------------------------------------------- replies by result
+
+RESULT_NAMES = ("found", "notfound", "stored", "notstored", "exists", "deleted", "touched", "ok", "number",
+                "error")
+
+
+def result_workload(server):
+    """A workload whose backend answers are known: see EXPECTED_RESULTS."""
+    with Conn(*server.address) as c:
+        def ask(request, reply_end=b"\r\n"):
+            c.send(request)
+            return c.read_until(reply_end)
+        for k in (b"a", b"b", b"c"):
+            assert ask(b"set " + k + b" 0 0 1\r\nx\r\n") == b"STORED\r\n"
+        assert ask(b"add a 0 0 1\r\ny\r\n") == b"NOT_STORED\r\n"
+        assert ask(b"get a b x y\r\n", b"END\r\n").count(b"VALUE ") == 2
+        assert ask(b"get z\r\n") == b"END\r\n"
+        assert ask(b"delete c\r\n") == b"DELETED\r\n"
+        assert ask(b"delete nope\r\n") == b"NOT_FOUND\r\n"
+        assert ask(b"incr a 1\r\n").startswith(b"CLIENT_ERROR ")
+        assert ask(b"set n 0 0 1\r\n5\r\n") == b"STORED\r\n"
+        assert ask(b"incr n 2\r\n") == b"7\r\n"
+        assert ask(b"touch n 100\r\n") == b"TOUCHED\r\n"
+        assert ask(b"cas a 0 0 1 999999\r\nz\r\n") == b"EXISTS\r\n"
+        assert ask(b"mg a v\r\n", b"x\r\n") == b"VA 1\r\nx\r\n"
+        assert ask(b"mg nope v\r\n") == b"EN\r\n"
+        assert ask(b"ms m 1\r\nz\r\n") == b"HD\r\n"
+        assert ask(b"mg nope2 v q\r\nmn\r\n") == b"MN\r\n"
+
+
+EXPECTED_RESULTS = {"found": 3, "notfound": 6, "stored": 5, "notstored": 1, "exists": 1, "deleted": 1,
+                    "touched": 1, "ok": 0, "number": 1, "error": 1}
+
+
+@pytest.mark.parametrize("protocol", ["ascii", "meta"])
+def test_replies_by_result_per_server_and_pool(ithaca_factory, protocol):
+    """Each backend answer is counted by what it said (mcrouter's result
+    names), a retrieval once per key, the same whichever protocol the router
+    speaks to the server; `stats servers`, `stats pools` and the page agree."""
+    # Stopped on purpose below, so not the factory's (it fails a test whose
+    # memcached died by a signal).
+    backend = start_memcached_like("memcached", memcached_binary(), [])
+    try:
+        run_results_test(ithaca_factory, backend, protocol)
+    finally:
+        backend.stop()
+
+
+def run_results_test(ithaca_factory, backend, protocol):
+    server = start(ithaca_factory, f"""
+pools:
+  main:
+    servers: [{HOST}:{backend.port}]
+    protocol: {protocol}
+route:
+  type: pool
+  pool: main
+""")
+    result_workload(server)
+    with Conn(*server.address) as c:
+        c.send(b"stats servers\r\n")
+        servers = c.read_until(b"END\r\n").decode().splitlines()
+        c.send(b"stats pools\r\n")
+        pools = c.read_until(b"END\r\n").decode().splitlines()
+    servers = dict(line.split(" ", 2)[1:] for line in servers if line.startswith("STAT "))
+    pools = dict(line.split(" ", 2)[1:] for line in pools if line.startswith("STAT "))
+    prefix = f"main/{HOST}:{backend.port}:"
+    got = {r: int(servers[prefix + "replies_" + r]) for r in RESULT_NAMES}
+    assert got == EXPECTED_RESULTS
+    assert {r: int(pools["main:replies_" + r]) for r in RESULT_NAMES} == EXPECTED_RESULTS
+    text = page(server.metrics_port)
+    labels = f'pool="main",server="{HOST}:{backend.port}"'
+    for r, n in EXPECTED_RESULTS.items():
+        assert sample(text, f'ithaca_server_reply_results_total{{{labels},result="{r}"}}') == n, r
+        assert sample(text, f'ithaca_pool_reply_results_total{{pool="main",result="{r}"}}') == n, r
+
+    # A server that does not answer adds failures, never results.
+    backend.stop()
+    with Conn(*server.address) as c:
+        c.send(b"get a\r\n")
+        assert c.read_until(b"\r\n").startswith(b"SERVER_ERROR")
+        c.send(b"stats servers\r\n")
+        after = c.read_until(b"END\r\n").decode().splitlines()
+    after = dict(line.split(" ", 2)[1:] for line in after if line.startswith("STAT "))
+    assert {r: int(after[prefix + "replies_" + r]) for r in RESULT_NAMES} == EXPECTED_RESULTS
+    assert sum(int(v) for k, v in after.items() if k.startswith(prefix + "failures_")) >= 1

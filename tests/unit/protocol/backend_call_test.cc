@@ -33,7 +33,8 @@ struct exchange {
 };
 
 std::string converse(const request& req, backend_protocol proto, const std::vector<exchange>& script,
-                     routed_result& result, std::span<const std::uint32_t> keys = {}) {
+                     routed_result& result, std::span<const std::uint32_t> keys = {},
+                     reply_tally* tally = nullptr) {
     backend_call call;
     backend_reply_parser rp;
     auto p = call.start(req, proto, result, keys);
@@ -55,9 +56,26 @@ std::string converse(const request& req, backend_protocol proto, const std::vect
         CHECK(in.empty());
     }
     CHECK(i == script.size());
+    if (tally != nullptr) *tally = call.tally();
     out_buffer out;
     render_routed_reply(req, result, out);
     return out.str();
+}
+
+// The counts of one conversation's tally, by result name, zeros left out.
+std::string tally_of(const std::string& client, backend_protocol proto, const std::vector<exchange>& script) {
+    client_request c(client);
+    routed_result r;
+    r.prepare(c.req);
+    reply_tally t{};
+    converse(c.req, proto, script, r, {}, &t);
+    std::string out;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (t[i] == 0) continue;
+        if (!out.empty()) out += ' ';
+        out += std::string(kReplyResultNames[i]) + "=" + std::to_string(t[i]);
+    }
+    return out;
 }
 
 std::string render(const request& req, const routed_result& result) {
@@ -464,4 +482,26 @@ TEST_CASE("binary exptime from 2^31 on: the latest time text and meta can say") 
 }
 
 }  // namespace
+TEST_CASE("tally: what each answer said, a retrieval once per key") {
+    using enum backend_protocol;
+    CHECK(tally_of("get a b c\r\n", Ascii, {{"get a b c\r\n", "VALUE a 0 1\r\nx\r\nEND\r\n"}}) ==
+          "found=1 notfound=2");
+    CHECK(tally_of("get a b\r\n", Meta, {{"mg a f v\r\nmg b f v\r\n", "EN\r\nVA 1 f0\r\nx\r\n"}}) ==
+          "found=1 notfound=1");
+    CHECK(tally_of("get a b\r\n", Ascii, {{"get a b\r\n", "SERVER_ERROR out of memory\r\n"}}) == "error=1");
+    CHECK(tally_of("set k 0 0 1\r\nx\r\n", Ascii, {{"set k 0 0 1\r\nx\r\n", "STORED\r\n"}}) == "stored=1");
+    CHECK(tally_of("add k 0 0 1\r\nx\r\n", Meta, {{"ms k 1 F0 T0 ME\r\nx\r\n", "NS\r\n"}}) == "notstored=1");
+    CHECK(tally_of("delete k\r\n", Ascii, {{"delete k\r\n", "NOT_FOUND\r\n"}}) == "notfound=1");
+    CHECK(tally_of("incr k 1\r\n", Ascii,
+                   {{"incr k 1\r\n", "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"}}) ==
+          "error=1");
+    CHECK(tally_of("touch k 9\r\n", Ascii, {{"touch k 9\r\n", "TOUCHED\r\n"}}) == "touched=1");
+    // Meta passthrough: by the reply's code and the command; q's MN alone is its quiet answer.
+    CHECK(tally_of("md k\r\n", Meta, {{"md k\r\n", "HD\r\n"}}) == "deleted=1");
+    CHECK(tally_of("mg k v q\r\n", Meta, {{"mg k v q\r\nmn\r\n", "MN\r\n"}}) == "notfound=1");
+    CHECK(tally_of("ms k 1 q\r\nx\r\n", Meta, {{"ms k 1 q\r\nx\r\nmn\r\n", "MN\r\n"}}) == "stored=1");
+    CHECK(tally_of("ms k 1 q\r\nx\r\n", Meta, {{"ms k 1 q\r\nx\r\nmn\r\n", "NS\r\nMN\r\n"}}) ==
+          "notstored=1");
+}
+
 }  // namespace ithaca::protocol
