@@ -154,6 +154,10 @@ bool on_shutdown(cli_options& o, std::string_view, const std::string&, std::stri
   o.enable_shutdown = true;
   return true;
 }
+bool on_disable_watch(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.disable_watch = true;
+  return true;
+}
 bool on_help(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.help = true;
   return true;
@@ -222,7 +226,7 @@ const option_spec kOptions[] = {
     {'S', "enable-sasl", false, nullptr, kUnsupported},
     {'F', "disable-flush-all", false, nullptr, kUnsupported},
     {'X', "disable-dumping", false, nullptr, kUnsupported},
-    {'W', "disable-watch", false, nullptr, kUnsupported},
+    {'W', "disable-watch", false, on_disable_watch, nullptr},
     {'Y', "auth-file", true, nullptr, kUnsupported},
     {'e', "memory-file", true, nullptr, kUnsupported},
     {'Z', "enable-ssl", false, nullptr, kUnsupported},
@@ -345,6 +349,7 @@ void apply_overrides(const cli_options& cli, config& c) {
   if (cli.threads) c.server.workers = *cli.threads;
   if (cli.max_connections) c.server.max_connections = *cli.max_connections;
   if (cli.enable_shutdown) c.server.enable_shutdown = true;
+  if (cli.disable_watch) c.server.enable_watch = false;
 
   if (cli.memory_limit) c.cache.memory_limit = *cli.memory_limit;
   if (cli.slab_growth_factor) c.cache.slab_growth_factor = *cli.slab_growth_factor;

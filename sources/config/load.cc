@@ -54,6 +54,7 @@ void parse_server(section& s, config& c) {
   s.integer("max_connections", v.max_connections, kMaxConnectionsRange);
   s.duration("idle_timeout", v.idle_timeout_ms, kIdleTimeoutRange);
   s.boolean("enable_shutdown", v.enable_shutdown);
+  s.boolean("enable_watch", v.enable_watch);
   s.size("stack_size", v.stack_size, kStackSizeRange);
   s.size("read_buffer_size", v.read_buffer_size, kReadBufferRange);
 }

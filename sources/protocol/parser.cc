@@ -34,4 +34,17 @@ parse_result parser::parse(std::string_view input, request& out) {
     return r;
 }
 
+bool parser::closes_partial_line(std::string_view rest) const {
+    constexpr std::size_t kPartialLineMax = 2048;  // memcached's try_read_command_ascii
+    constexpr std::size_t kLeadingSpacesMax = 100;
+    if (rest.size() <= kPartialLineMax || awaiting_data()) return false;
+    const bool binary_byte = static_cast<unsigned char>(rest[0]) == kBinaryRequestMagic;
+    const mode m = settings_.lock_protocol && mode_ != mode::Undecided ? mode_ : (binary_byte ? mode::Binary : mode::Text);
+    if (m == mode::Binary || rest.find('\n') != std::string_view::npos) return false;
+    const std::size_t start = std::min(rest.find_first_not_of(' '), rest.size());
+    if (start > kLeadingSpacesMax) return true;
+    const std::string_view line = rest.substr(start);
+    return !line.starts_with("get ") && !line.starts_with("gets ");
+}
+
 }  // namespace ithaca::protocol

@@ -48,6 +48,15 @@ public:
         return swallow_ > 0 || text_.awaiting_value() || binary_.awaiting_body();
     }
 
+    // memcached's read-time rule: a text command line of which more than
+    // 2048 bytes have arrived without the newline closes the connection,
+    // unless it is a multiget (`get ` or `gets ` after at most 100 leading
+    // spaces). `rest` is the unconsumed input after parse() said NeedMore.
+    // memcached judges what one read of its 16 KiB buffer brought, so the
+    // connection asks only once the socket has nothing more at once; parse()
+    // itself stays independent of how the bytes were cut.
+    bool closes_partial_line(std::string_view rest) const;
+
 private:
     enum class mode : unsigned char { Undecided, Text, Binary };
 

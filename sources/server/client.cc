@@ -35,7 +35,7 @@ client::client(const worker_shared& shared, flow::command_counters& counters)
   parser_.set_item_size_max(live_->item_size_max);
   server_.config_file = live_->config_file;
   server_.config_loaded_at = live_->config_loaded_at;
-  server_.can_watch = true;
+  server_.can_watch = live_->enable_watch;
 }
 
 // One acquire load per batch; the rest only after a reload (snapshot.h).
@@ -43,6 +43,7 @@ void client::refresh_live() {
   if (!live_.refresh()) return;
   parser_.set_item_size_max(live_->item_size_max);
   server_.enable_shutdown = live_->enable_shutdown;
+  server_.can_watch = live_->enable_watch;
   server_.config_file = live_->config_file;
   server_.config_loaded_at = live_->config_loaded_at;
   loop_.tree = live_->routes.get();
@@ -96,6 +97,7 @@ void client::run(const accepted_socket& s) {
 flow::exec_action client::serve_requests(mm::io& conn, std::string_view& reason) {
   flow::exec_action action = flow::exec_action::Continue;
   char stack_buf[kStackReadSize];
+  bool probing = false;  // the next read only takes what the socket has at once
   while (action == flow::exec_action::Continue) {
     // The idle timeout of the snapshot the last batch ran on: a reload
     // reaches an idle connection at its next wait, not during this one.
@@ -119,9 +121,9 @@ flow::exec_action client::serve_requests(mm::io& conn, std::string_view& reason)
       size_t have = pending_.size();
       size_t room = std::max(shared_.read_buffer_size, have);  // grows geometrically
       pending_.resize(have + room);
-      n = read_some(conn, pending_.data() + have, room, idle);
+      n = read_some(conn, pending_.data() + have, room, probing ? 0 : idle);
       if (n <= 0) {
-        reason = close_reason(n, idle);
+        reason = probing && n == -ETIMEDOUT ? "error" : close_reason(n, idle);
         break;
       }
       pending_.resize(have + static_cast<size_t>(n));
@@ -139,6 +141,10 @@ flow::exec_action client::serve_requests(mm::io& conn, std::string_view& reason)
       reason = "error";
       break;
     }
+    // memcached's 2 KiB rule for a command line still without its newline
+    // (parser::closes_partial_line) judges what its 16 KiB read brought: take
+    // what the socket has at once first; the line closes if it is still due.
+    probing = !pending_.empty() && parser_.closes_partial_line(pending_);
   }
   if (action != flow::exec_action::Continue) flush(conn);
   if (action == flow::exec_action::Close) reason = server_.quit ? "normal" : "error";

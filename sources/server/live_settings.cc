@@ -36,6 +36,7 @@ live_settings live_settings_of(const config::config& c) {
   l.max_connections = c.server.max_connections;
   l.idle_timeout_ms = c.server.idle_timeout_ms;
   l.enable_shutdown = c.server.enable_shutdown;
+  l.enable_watch = c.server.enable_watch;
   l.log_level = c.logging.level;
   l.ack = c.replication.ack;
   l.ack_timeout_ms = c.replication.ack_timeout_ms;
@@ -53,6 +54,7 @@ void overlay(const live_settings& l, config::config& c) {
   c.server.max_connections = static_cast<unsigned>(l.max_connections);
   c.server.idle_timeout_ms = l.idle_timeout_ms;
   c.server.enable_shutdown = l.enable_shutdown;
+  c.server.enable_watch = l.enable_watch;
   c.logging.level = l.log_level;
   c.replication.ack = l.ack;
   c.replication.ack_timeout_ms = l.ack_timeout_ms;
@@ -68,6 +70,10 @@ std::vector<std::string> live_changes(const live_settings& before, const live_se
   if (before.enable_shutdown != after.enable_shutdown) {
     out.push_back(std::string("server.enable_shutdown ") + (before.enable_shutdown ? "true" : "false") +
                   " -> " + (after.enable_shutdown ? "true" : "false"));
+  }
+  if (before.enable_watch != after.enable_watch) {
+    out.push_back(std::string("server.enable_watch ") + (before.enable_watch ? "true" : "false") + " -> " +
+                  (after.enable_watch ? "true" : "false"));
   }
   if (before.ack != after.ack) {
     out.push_back(std::string("replication.ack ") + config::to_string(before.ack) + " -> " +

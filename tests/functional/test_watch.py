@@ -340,3 +340,23 @@ def test_router_role_connection_events(ithaca_factory, memcached):
     assert re.fullmatch(LINE_HEAD + rf"type=conn_new rip=127.0.0.1 rport={port} transport=tcp cfd=\d+", lines[0])
     assert re.fullmatch(LINE_HEAD + rf"type=conn_close rip=127.0.0.1 rport={port} transport=tcp reason=normal "
                         r"cfd=\d+", lines[1])
+
+
+def test_disable_watch_refuses_as_memcached(ithaca_factory, memcached_factory):
+    """-W (memcached's --disable-watch): `watch` is refused with memcached's
+    words and the connection stays a client; `server.enable_watch` in the
+    file is the same setting, and a reload turns it back on."""
+    from test_reload import reload_with
+    refused = b"CLIENT_ERROR watch commands not allowed\r\n"
+    for server in (ithaca_factory(args=["-W"]), memcached_factory(args=["-W"])):
+        with mcwire.Conn(server.host, server.port) as c:
+            c.send(b"watch fetchers\r\nversion\r\n")
+            assert c.read_line() == refused, server.name
+            assert c.read_line().startswith(b"VERSION "), server.name
+    server = ithaca_factory(config_text="logging:\n  level: info\nserver:\n  enable_watch: false\n")
+    with mcwire.Conn(server.host, server.port) as c:
+        c.send(b"watch\r\n")
+        assert c.read_line() == refused
+    reload_with(server, "logging:\n  level: info\nserver:\n  enable_watch: true\n",
+                applied="server.enable_watch false -> true")
+    start_watch(server, "fetchers").close()
