@@ -158,6 +158,10 @@ bool on_disable_watch(cli_options& o, std::string_view, const std::string&, std:
   o.disable_watch = true;
   return true;
 }
+bool on_disable_dumping(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.disable_dumping = true;
+  return true;
+}
 bool on_help(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.help = true;
   return true;
@@ -225,7 +229,7 @@ const option_spec kOptions[] = {
      "ithaca always detects the protocol (ascii, meta, binary) per connection"},
     {'S', "enable-sasl", false, nullptr, kUnsupported},
     {'F', "disable-flush-all", false, nullptr, kUnsupported},
-    {'X', "disable-dumping", false, nullptr, kUnsupported},
+    {'X', "disable-dumping", false, on_disable_dumping, nullptr},
     {'W', "disable-watch", false, on_disable_watch, nullptr},
     {'Y', "auth-file", true, nullptr, kUnsupported},
     {'e', "memory-file", true, nullptr, kUnsupported},
@@ -350,6 +354,7 @@ void apply_overrides(const cli_options& cli, config& c) {
   if (cli.max_connections) c.server.max_connections = *cli.max_connections;
   if (cli.enable_shutdown) c.server.enable_shutdown = true;
   if (cli.disable_watch) c.server.enable_watch = false;
+  if (cli.disable_dumping) c.server.enable_dumping = false;
 
   if (cli.memory_limit) c.cache.memory_limit = *cli.memory_limit;
   if (cli.slab_growth_factor) c.cache.slab_growth_factor = *cli.slab_growth_factor;

@@ -41,6 +41,7 @@ struct cli_options {
   unsigned verbose = 0;                          // -v count: 1 info, 2 debug, 3 trace
   bool enable_shutdown = false;                  // -A, --enable-shutdown
   bool disable_watch = false;                    // -W, --disable-watch
+  bool disable_dumping = false;                  // -X, --disable-dumping
 };
 
 // Parses argv[1..argc-1] into `out`. False with *error ("-t: expected an

@@ -66,6 +66,7 @@ struct server_config {
   uint64_t idle_timeout_ms = 0;     // close idle clients after this; 0 = never
   bool enable_shutdown = false;     // accept the ascii "shutdown" command, memcached -A
   bool enable_watch = true;         // accept `watch` (live event streams); memcached -W turns it off
+  bool enable_dumping = true;       // accept lru_crawler metadump / mgdump; memcached -X turns it off
   uint64_t stack_size = 64 * kKiB;  // usable bytes per coroutine stack
   uint64_t read_buffer_size = 16 * kKiB;  // initial per-client read buffer
 };

@@ -55,6 +55,7 @@ void parse_server(section& s, config& c) {
   s.duration("idle_timeout", v.idle_timeout_ms, kIdleTimeoutRange);
   s.boolean("enable_shutdown", v.enable_shutdown);
   s.boolean("enable_watch", v.enable_watch);
+  s.boolean("enable_dumping", v.enable_dumping);
   s.size("stack_size", v.stack_size, kStackSizeRange);
   s.size("read_buffer_size", v.read_buffer_size, kReadBufferRange);
 }

@@ -98,12 +98,12 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
       {"slab_automove_ratio", "0.80"},
       {"slab_automove_window", "10"},
       {"slab_chunk_max", n(slab_chunk_max(c.cache))},
-      {"lru_crawler", "no"},
+      {"lru_crawler", "yes"},  // metadump / mgdump; crawl's work is the GC sweep's
       {"lru_crawler_sleep", "100"},
       {"lru_crawler_tocrawl", "0"},
       {"tail_repair_time", "0"},
       {"flush_enabled", "yes"},
-      {"dump_enabled", "no"},  // no lru_crawler metadump
+      {"dump_enabled", yes_no(c.server.enable_dumping)},
       {"hash_algorithm", "ithaca-seeded"},  // a per-start seeded 64-bit hash (store/hash.h)
       {"lru_maintainer_thread", "no"},
       {"lru_segmented", "no"},  // one CLOCK per store, no hot/warm/cold

@@ -14,6 +14,7 @@
 
 #include "counters.h"
 #include "exec_action.h"
+#include "item_dump.h"
 #include "out_buffer.h"
 #include "request.h"
 #include "stats_provider.h"
@@ -38,6 +39,16 @@ struct server_context {
   // client sets this); the kinds its last `watch` asked for.
   bool can_watch = false;
   std::uint32_t watch_kinds = 0;
+  // `lru_crawler metadump|mgdump`: the local store's dump (null: no stream to
+  // dump to, e.g. UDP), and whether dumps are allowed (memcached -X: not).
+  item_dump_source* items = nullptr;
+  bool dump_enabled = true;
+  // Requests before this one still await their replies (the router role),
+  // so this one's reply goes to a holding buffer, not the connection: the
+  // commands that take the connection over (watch, the dumps) refuse, as
+  // memcached refuses them behind replies not yet sent. Set per request by
+  // route::execute_input.
+  bool replies_pending = false;
   // The connection closes because its client said `quit` (conn_close reason=normal).
   bool quit = false;
 };
@@ -47,8 +58,8 @@ exec_action execute_server_command(const protocol::request& req, protocol::out_b
 // `stats [group]` for text and binary (stats_command.cc).
 exec_action execute_stats(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
 // watch (exec_action::Watch with ctx.watch_kinds set, or memcached's refusal),
-// lru, lru_crawler: memcached's answers with the feature off
-// (admin_command.cc).
+// lru (memcached's answers with its LRU maintainer off), lru_crawler (crawl,
+// metadump, mgdump, enable/disable, tocrawl, sleep) (admin_command.cc).
 exec_action execute_admin(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
 // slabs reassign / automove, memcached 1.6.45's answers (slabs_command.cc).
 exec_action execute_slabs(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);

@@ -194,6 +194,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     }
     // Nothing earlier pending: answer straight into the reply stream.
     const bool direct = lc.inflight.empty();
+    lc.server.replies_pending = !direct;
     dispatch_env env{lc.local, &lc.server, direct ? lc.out : slot.deferred, lc.backends, lc.acks, lc.async};
     dispatch_status st = dispatch_status::Done;
     if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {

@@ -36,6 +36,8 @@ client::client(const worker_shared& shared, flow::command_counters& counters)
   server_.config_file = live_->config_file;
   server_.config_loaded_at = live_->config_loaded_at;
   server_.can_watch = live_->enable_watch;
+  server_.items = &dump_;
+  server_.dump_enabled = live_->enable_dumping;
 }
 
 // One acquire load per batch; the rest only after a reload (snapshot.h).
@@ -44,6 +46,7 @@ void client::refresh_live() {
   parser_.set_item_size_max(live_->item_size_max);
   server_.enable_shutdown = live_->enable_shutdown;
   server_.can_watch = live_->enable_watch;
+  server_.dump_enabled = live_->enable_dumping;
   server_.config_file = live_->config_file;
   server_.config_loaded_at = live_->config_loaded_at;
   loop_.tree = live_->routes.get();

@@ -11,6 +11,7 @@
 #include "parser.h"
 #include "request_loop.h"
 #include "request_slot.h"
+#include "store_dump.h"
 #include "worker.h"
 
 namespace ithaca::server {
@@ -39,6 +40,7 @@ class client final : private flow::reply_drain {
   protocol::out_buffer out_;
   cache::exec_context ctx_;
   flow::server_context server_;
+  cache::store_dump dump_{ctx_};  // lru_crawler metadump / mgdump of the local store
   flow::inflight_queue inflight_;  // requests of the batch, in order
   route::loop_context loop_;
   std::string pending_;  // an incomplete request carried over to the next read

@@ -37,6 +37,7 @@ live_settings live_settings_of(const config::config& c) {
   l.idle_timeout_ms = c.server.idle_timeout_ms;
   l.enable_shutdown = c.server.enable_shutdown;
   l.enable_watch = c.server.enable_watch;
+  l.enable_dumping = c.server.enable_dumping;
   l.log_level = c.logging.level;
   l.ack = c.replication.ack;
   l.ack_timeout_ms = c.replication.ack_timeout_ms;
@@ -55,6 +56,7 @@ void overlay(const live_settings& l, config::config& c) {
   c.server.idle_timeout_ms = l.idle_timeout_ms;
   c.server.enable_shutdown = l.enable_shutdown;
   c.server.enable_watch = l.enable_watch;
+  c.server.enable_dumping = l.enable_dumping;
   c.logging.level = l.log_level;
   c.replication.ack = l.ack;
   c.replication.ack_timeout_ms = l.ack_timeout_ms;
@@ -74,6 +76,10 @@ std::vector<std::string> live_changes(const live_settings& before, const live_se
   if (before.enable_watch != after.enable_watch) {
     out.push_back(std::string("server.enable_watch ") + (before.enable_watch ? "true" : "false") + " -> " +
                   (after.enable_watch ? "true" : "false"));
+  }
+  if (before.enable_dumping != after.enable_dumping) {
+    out.push_back(std::string("server.enable_dumping ") + (before.enable_dumping ? "true" : "false") + " -> " +
+                  (after.enable_dumping ? "true" : "false"));
   }
   if (before.ack != after.ack) {
     out.push_back(std::string("replication.ack ") + config::to_string(before.ack) + " -> " +

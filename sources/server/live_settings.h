@@ -33,6 +33,7 @@ struct live_settings {
   uint64_t idle_timeout_ms = 0;        // server.idle_timeout; 0 = never
   bool enable_shutdown = false;        // server.enable_shutdown
   bool enable_watch = true;            // server.enable_watch (memcached -W: false)
+  bool enable_dumping = true;          // server.enable_dumping (memcached -X: false)
   config::log_level log_level = config::log_level::Warn;  // logging.level
   // replication.ack / ack_timeout: they shape the route tree below (the ack
   // gate), rebuilt at each reload; here for the change list.

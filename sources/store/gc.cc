@@ -307,8 +307,8 @@ bool store::evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept
     return done();
 }
 
-uint64_t store::scan(uint64_t first_bucket, uint64_t count, const store_now& now,
-                     const scan_visitor& visitor)
+template <typename F>
+uint64_t store::for_each_live(uint64_t first_bucket, uint64_t count, const store_now& now, F&& f)
 {
     const uint64_t n = mask_ + 1;
     if (first_bucket >= n)
@@ -321,13 +321,31 @@ uint64_t store::scan(uint64_t first_bucket, uint64_t count, const store_now& now
             remove_reason why;
             if (it->is_placeholder() || invalid(it, sec, why) || hidden_expired(it, sec))
                 continue;
-            item_view v{it->key(), it->flags_, it->deadline_, it->cas_,
-                        it->is_large() ? std::string_view{} : it->value(),
-                        it->is_large() ? it->large() : nullptr};
-            visitor(v);
+            f(it);
         }
     }
     return end < n ? end : 0;
+}
+
+uint64_t store::scan(uint64_t first_bucket, uint64_t count, const store_now& now,
+                     const scan_visitor& visitor)
+{
+    return for_each_live(first_bucket, count, now, [&](const item* it) {
+        item_view v{it->key(), it->flags_, it->deadline_, it->cas_,
+                    it->is_large() ? std::string_view{} : it->value(),
+                    it->is_large() ? it->large() : nullptr};
+        visitor(v);
+    });
+}
+
+uint64_t store::scan_meta(uint64_t first_bucket, uint64_t count, const store_now& now,
+                          const meta_visitor& visitor)
+{
+    return for_each_live(first_bucket, count, now, [&](const item* it) {
+        item_meta m{it->key(), it->deadline_, it->atime_, it->cas_, it->flags_, it->data_size(),
+                    (it->bits_ & kFetched) != 0, (it->bits_ & kKeyBinary) != 0};
+        visitor(m);
+    });
 }
 
 }  // namespace ithaca::store

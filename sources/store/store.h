@@ -117,6 +117,12 @@ public:
     uint64_t scan(uint64_t first_bucket, uint64_t count, const store_now& now,
                   const scan_visitor& visitor);
 
+    // The same walk with each item's metadata (lru_crawler metadump / mgdump).
+    // [any thread: a client coroutine; one bucket lock at a time, `count` buckets per call]
+    using meta_visitor = std::function<void(const item_meta&)>;
+    uint64_t scan_meta(uint64_t first_bucket, uint64_t count, const store_now& now,
+                       const meta_visitor& visitor);
+
     // The hook every change calls under its bucket lock (replication's stream_observer).
     // [before the store is shared: set once at start-up, never changed; a plain pointer]
     void set_observer(change_observer* obs) noexcept { observer_ = obs; }
@@ -196,6 +202,9 @@ private:
     using histogram = std::array<uint64_t, kScoreCount>;
 
     uint64_t bucket_of(std::string_view key) const noexcept;
+    // scan and scan_meta's walk: f(const item*) for each live item, under its bucket lock.
+    template <typename F>
+    uint64_t for_each_live(uint64_t first_bucket, uint64_t count, const store_now& now, F&& f);
     item** find_link(uint64_t b, std::string_view key) noexcept;
     // Why an item linked in a bucket is no longer valid (to be unlinked), if it is not.
     // Under expiry_by_master, an item's own deadline does not make it invalid.

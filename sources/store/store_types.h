@@ -182,6 +182,18 @@ struct item_view {
     large_value* large;
 };
 
+// One live item's metadata, for `lru_crawler metadump` / `mgdump` (store::scan_meta).
+struct item_meta {
+    std::string_view key;
+    uint32_t deadline;   // internal deadline (store_time.h); kNever: no expiry
+    uint32_t atime;      // last access, server seconds (the deadline's units)
+    uint64_t cas;
+    uint32_t flags;
+    uint64_t value_len;  // client-visible length (a large value's file size)
+    bool fetched;        // read since stored (memcached ITEM_FETCHED)
+    bool key_binary;     // stored with a base64 key (meta b)
+};
+
 enum class remove_reason : uint8_t { Deleted, Expired, Evicted, Flushed };
 
 // Called UNDER the bucket lock of the key on every change, so a per-key order of records is

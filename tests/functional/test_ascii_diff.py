@@ -406,7 +406,7 @@ def test_ascii_diff(seed, ithaca_factory, memcached_factory):
 # The oracle runs with the features ithaca does not have switched off, which
 # is how ithaca answers their commands (sources/cache/exec_admin.cc).
 
-ORACLE_FEATURES_OFF = ["-o", "no_lru_crawler,no_lru_maintainer,no_slab_reassign"]
+ORACLE_FEATURES_OFF = ["-o", "no_lru_maintainer,no_slab_reassign"]
 BIG = 1000000  # under -I 1m with room for the item header
 
 FIXED = {
@@ -464,10 +464,7 @@ FIXED = {
     "lru": ([b"lru mode flat\r\n", b"lru temp_ttl 5\r\n", b"lru tune 10 10 0.1 2\r\n",
              b"lru tune 50 50 0.1 2\r\n", b"lru tune 10 10 0 2\r\n", b"lru tune 10 x 1 2\r\n",
              b"lru tune 1 1 1 1 noreply\r\n", b"lru\r\n", b"lru x\r\n"], None),
-    "lru_crawler": ([b"lru_crawler crawl all\r\n", b"lru_crawler metadump all\r\n",
-                     b"lru_crawler tocrawl 5\r\n", b"lru_crawler tocrawl x\r\n",
-                     b"lru_crawler sleep 2000000\r\n", b"lru_crawler sleep 10\r\n",
-                     b"lru_crawler disable\r\n", b"lru_crawler\r\n", b"lru_crawler foo bar baz\r\n"], None),
+    # lru_crawler: tests/functional/test_lru_crawler.py, against a memcached whose crawler is on
     # per-prefix stats
     "stats_detail": ([b"stats detail\r\n", b"stats detail x\r\n", b"stats detail dump\r\n",
                       b"stats detail on\r\n", b"set a:b 0 0 1\r\nx\r\n", b"get a:b a:c plain\r\n",
@@ -551,14 +548,12 @@ def test_ascii_fixed_cases(name, ithaca_factory, memcached_factory):
     assert ours == want
 
 
-def test_watch_answers_and_lru_crawler_is_refused(ithaca):
+def test_watch_answers(ithaca):
     """`watch` streams memcached's log lines (tests/functional/test_watch.py);
     here only its answers: OK, and ERROR for a word that names no event kind
-    (memcached 1.6.45; 1.6.18 ignored a trailing noreply). The LRU crawler
-    cannot be started: memcached's own refusal."""
+    (memcached 1.6.45; 1.6.18 ignored a trailing noreply)."""
     with mcwire.Conn(ithaca.host, ithaca.port) as c:
         assert _fixed_exchange(c, b"watch noreply\r\n") == b"ERROR\r\n"
-        assert _fixed_exchange(c, b"lru_crawler enable\r\n") == b"ERROR failed to start lru crawler thread\r\n"
     with mcwire.Conn(ithaca.host, ithaca.port) as w:
         w.send(b"watch fetchers mutations\r\n")
         assert w.read_line() == b"OK\r\n"

@@ -1,0 +1,29 @@
+// The local store's `lru_crawler metadump` / `mgdump` (flow/item_dump.h):
+// memcached 1.6.45's lines for every live item of the asked classes, walked
+// bucket range by bucket range (one bucket lock at a time, lines formatted
+// under it into a small buffer, never a suspension under a lock), handed to
+// the client through its reply drain as they accumulate, and the worker's
+// other coroutines run between ranges.
+//
+// Thread: the client coroutine that asked; one per connection (it refers to
+// the connection's exec_context for the store, the time and the drain).
+#pragma once
+
+#include <string>
+
+#include "executor.h"
+#include "item_dump.h"
+
+namespace ithaca::cache {
+
+class store_dump final : public flow::item_dump_source {
+ public:
+  explicit store_dump(exec_context& ctx) : ctx_(ctx) {}
+  bool dump(flow::dump_format format, const flow::class_set& classes, protocol::out_buffer& out) override;
+
+ private:
+  exec_context& ctx_;
+  std::string lines_;  // one bucket range's lines (kept for its capacity)
+};
+
+}  // namespace ithaca::cache
