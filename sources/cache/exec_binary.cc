@@ -10,6 +10,7 @@
 #include "exec_internal.h"
 #include "exec_store.h"
 #include "exec_value.h"
+#include "exec_watch.h"
 #include "prefix_stats.h"
 #include "reply.h"
 
@@ -41,6 +42,7 @@ void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
   opts.want_value = !touch_only;
   store::get_result& res = scratch_get_result();
   ctx.store.get(req.key(), ctx.now, opts, res);
+  watch_fetch(req.key(), res, ctx);
   value_bytes v;
   const bool hit = res.status == store::get_status::Hit;
   flow::prefix_stats::instance().record_get(req.key(), hit);
@@ -75,7 +77,9 @@ void store_value(const protocol::request& req, protocol::out_buffer& out, exec_c
   const bool concat = mode == store::store_mode::Append || mode == store::store_mode::Prepend;
   if (req.cas != 0 && !concat) mode = store::store_mode::Cas;
   store::store_result res;
+  watch_lookup(req.key(), ctx);
   ctx.store.set(req.key(), mode, req.value, req.flags, req.exptime, ctx.now, opts, res);
+  watch_stored(req.key(), mode, res, req.exptime, req.flags, req.value.size(), ctx);
   if (req.cmd == command::Set) unlink_after_failed_set(res.status, req.key(), ctx);
   binary_status st = binary_status::NoError;
   switch (res.status) {
@@ -103,6 +107,8 @@ void remove(const protocol::request& req, protocol::out_buffer& out, exec_contex
   store::remove_options opts;
   opts.compare_cas = req.cas;
   binary_status st = binary_status::NoError;
+  // memcached's binary delete logs its lookup, and no deletion line.
+  watch_lookup(req.key(), ctx);
   switch (ctx.store.remove(req.key(), ctx.now, opts)) {
     case store::remove_status::Deleted:
       if (!req.noreply) reply_ok(out, req);  // memcached answers a delete with CAS 0
@@ -125,6 +131,7 @@ void arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_co
   opts.vivify_exptime = req.exptime;
   store::arith_result res;
   const auto op = req.cmd == command::Incr ? store::arith_op::Incr : store::arith_op::Decr;
+  watch_lookup(req.key(), ctx);  // memcached logs its lookup
   ctx.store.arithmetic(req.key(), op, req.delta, ctx.now, opts, res);
   binary_status st = binary_status::NoError;
   switch (res.status) {

@@ -360,3 +360,31 @@ def test_disable_watch_refuses_as_memcached(ithaca_factory, memcached_factory):
     reload_with(server, "logging:\n  level: info\nserver:\n  enable_watch: true\n",
                 applied="server.enable_watch false -> true")
     start_watch(server, "fetchers").close()
+
+
+def binary_script(server, watcher):
+    from mcwire import OP_DELETE, OP_GETK, OP_INCREMENT, OP_TOUCH, S, G, T, A, pack_request
+    with mcwire.Conn(server.host, server.port) as c:
+        c.binary_batch([S(b"foo", b"bar", flags=3, exptime=100), G(b"foo"), G(b"nope", op=OP_GETK),
+                        S(b"n", b"5"), A(b"n", 2), T(b"foo", 50), pack_request(OP_DELETE, key=b"foo"),
+                        S(b"big", b"v" * 3000), G(b"end")])
+    # The marker comes on the same connection: memcached's worker threads
+    # log through buffers of their own, so another connection's lines may
+    # come first.
+    return read_until(watcher, r"type=item_get key=end ")
+
+
+def test_binary_lines_match_memcached(ithaca, memcached):
+    """The binary protocol's gets, stores, incr, touch and delete log what
+    memcached logs for them: item_get for every lookup, item_store for every
+    store, and no deletion line for a binary delete."""
+    got = {}
+    for name, server in (("ithaca", ithaca), ("memcached", memcached)):
+        with start_watch(server, "fetchers mutations") as w:
+            got[name] = normalised(binary_script(server, w))
+    assert got["ithaca"] == got["memcached"]
+    assert any(line.startswith("type=item_store key=big status=stored cmd=set") for line in got["ithaca"])
+    # deletions (1.6.45's kind): a binary delete logs none.
+    with start_watch(ithaca, "deletions fetchers") as w:
+        lines = binary_script(ithaca, w)
+    assert not any("type=deleted" in line for line in lines)
