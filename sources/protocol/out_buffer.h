@@ -17,11 +17,14 @@
 #include <string_view>
 #include <vector>
 
+#include "value_owner.h"
+
 namespace ithaca::protocol {
 
 class out_buffer {
 public:
-    // Values up to this size are copied: a copy is cheaper than an iovec entry.
+    // Values up to this size are copied: a copy is cheaper than an iovec entry
+    // and an owner's release (measured: see INTERNALS.md, "The life of a get").
     static constexpr std::size_t kCopyThreshold = 512;
     // After a batch is fully written, copy storage above this is given back, so
     // one huge multi-get does not pin its reply's memory to an idle connection.
@@ -31,9 +34,9 @@ public:
     void append(char c) { append(std::string_view(&c, 1)); }
     // Appends a value: referenced if it is large and `owner` keeps it alive,
     // else copied (a value with no owner lives in a buffer its caller reuses).
-    void append_value(std::string_view bytes, std::shared_ptr<const void> owner = {});
+    void append_value(std::string_view bytes, value_owner owner = {});
     // Always references `bytes` (lifetime as described above).
-    void append_ref(std::string_view bytes, std::shared_ptr<const void> owner = {});
+    void append_ref(std::string_view bytes, value_owner owner = {});
 
     // Moves everything unconsumed in `from` to the end of this buffer (copied
     // pieces are copied, referenced ones keep their owners) and empties it.
@@ -69,7 +72,7 @@ private:
         std::size_t offset = 0;  // into copy_ when !external
         std::size_t length = 0;
         const char* data = nullptr;  // when external
-        std::shared_ptr<const void> owner;
+        value_owner owner;
     };
     const char* data_of(const segment& s) const {
         return s.external ? s.data : copy_.data() + s.offset;

@@ -49,14 +49,16 @@ public:
     // One store at a time: the arena must hold no other store's values. A null arena is a
     // store without large values (as if the file could not be made).
     store(const store_config& cfg, std::shared_ptr<large_arena> arena);
-    // Frees every item (and drops its large value) before the arena. [no other thread may
+    // Frees every item (and drops its large value) before the arena. No item_ref (pin) may
+    // outlive the store: its release would charge a freed counter. [no other thread may
     // still use the store: the server joins every machine first]
     ~store();
     store(const store&) = delete;
     store& operator=(const store&) = delete;
 
     // Looks `key` up and fills `res` (status, flags, CAS, TTL, the value copied into
-    // res.value or a ref to a large one, to read after the call, never under the lock).
+    // res.value, or with opts.pin the item pinned in res.pinned, or a ref to a large one,
+    // to read after the call, never under the lock).
     // `opts` adds gat's touch, mg's vivify (N) and recache (R), lease-get's token or wait,
     // and whether a hit counts as fetched. Lazily unlinks an expired or flushed item.
     // [any thread; one bucket lock, held for a copy: res.value keeps its capacity across
