@@ -4,7 +4,9 @@
 // under the sanitize build: a read of a freed item is an ASan error there).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <deque>
 #include <random>
 #include <string>
@@ -33,11 +35,13 @@ std::string pattern(std::string_view key, uint64_t version, size_t size)
     v += std::to_string(version);
     v += '#';
     uint64_t x = version * 0x9e3779b97f4a7c15ull + key.size();
-    while (v.size() < size) {
+    const size_t head = v.size();
+    v.resize(std::max(size, head) + sizeof x);
+    for (size_t at = head; at < size; at += sizeof x) {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        v += static_cast<char>('a' + x % 26);
+        std::memcpy(v.data() + at, &x, sizeof x);
     }
     v.resize(size);
     return v;
@@ -234,7 +238,8 @@ TEST_CASE("pinned readers of 4 KiB and 256 KiB values race overwrites, deletes a
     constexpr size_t kHold = 24;
     constexpr int kReads = 3000;
     std::atomic<bool> stop{false};
-    std::atomic<uint64_t> torn{0}, hits{0}, max_used{0};
+    constexpr uint64_t kWrites = 600;  // readers go on until the writers did this many
+    std::atomic<uint64_t> torn{0}, hits{0}, max_used{0}, writes{0};
     auto key_of = [](int i) { return key_n(i % 2 ? "big" : "small", i); };
     auto size_of = [](int i) { return i % 2 ? size_t{256} << 10 : size_t{4096}; };
 
@@ -250,6 +255,7 @@ TEST_CASE("pinned readers of 4 KiB and 256 KiB values race overwrites, deletes a
                     s.remove(key_of(i), now);
                 else
                     put(s, key_of(i), pattern(key_of(i), ++version, size_of(i)), now);
+                writes.fetch_add(1, std::memory_order_relaxed);
                 uint64_t used = s.mem_used();
                 uint64_t seen = max_used.load();
                 while (used > seen && !max_used.compare_exchange_weak(seen, used)) {
@@ -269,9 +275,15 @@ TEST_CASE("pinned readers of 4 KiB and 256 KiB values race overwrites, deletes a
     for (int t = 0; t < kReaders; ++t) {
         readers.emplace_back([&, t] {
             std::mt19937 rng(static_cast<unsigned>(t) + 101);
-            std::deque<std::pair<std::string, item_ref>> held;
+            // The key and the "<key>#<version>#" head seen at the get: the bytes must
+            // still be that version when the pin goes (not a later value in reused memory).
+            struct hold {
+                std::string key, head;
+                item_ref ref;
+            };
+            std::deque<hold> held;
             get_result r;
-            for (int n = 0; n < kReads; ++n) {
+            for (int n = 0; n < kReads || writes.load(std::memory_order_relaxed) < kWrites; ++n) {
                 const std::string key = key_of(static_cast<int>(rng() % (2 * kKeysEach)));
                 s.get(key, at_sec(1), pinned(), r);
                 if (r.status != get_status::Hit)
@@ -279,9 +291,12 @@ TEST_CASE("pinned readers of 4 KiB and 256 KiB values race overwrites, deletes a
                 hits.fetch_add(1, std::memory_order_relaxed);
                 if (!intact(key, r.value_view()))
                     torn.fetch_add(1);
-                held.emplace_back(key, std::move(r.pinned));
+                const std::string_view v = r.value_view();
+                std::string head(v.substr(0, v.find('#', key.size() + 1) + 1));
+                held.push_back({key, std::move(head), std::move(r.pinned)});
                 while (held.size() > kHold || (held.size() > 0 && rng() % 4 == 0)) {
-                    if (!intact(held.front().first, held.front().second.value()))
+                    const hold& h = held.front();
+                    if (!h.ref.value().starts_with(h.head) || !intact(h.key, h.ref.value()))
                         torn.fetch_add(1);
                     held.pop_front();  // the unpin: may free an item unlinked meanwhile
                 }
@@ -295,7 +310,8 @@ TEST_CASE("pinned readers of 4 KiB and 256 KiB values race overwrites, deletes a
         t.join();
     gc.join();
     CHECK(torn.load() == 0);
-    CHECK(hits.load() > 0);
+    CHECK(hits.load() > 1000);
+    CHECK(writes.load() >= kWrites);
     CHECK(s.stats().evictions > 0);
     // Usage above the limit is at most what readers pinned after its eviction (kHold each,
     // 256 KiB at most) plus the writers' items in the making.
