@@ -75,7 +75,8 @@ int64_t vivify_exptime(const meta_flags& m) {
 bool quiet(const request& req) { return req.meta.has('q'); }
 
 // One result object per worker thread, so that the value string keeps its
-// capacity across requests (the store copies into it without allocating).
+// capacity across requests (me and the unpinned reads copy into it without
+// allocating; mg pins the item instead and take_value moves the pin out).
 // Safe with coroutines: nothing suspends while a reference into it is live.
 store::get_result& thread_get_result() {
   thread_local store::get_result res;
