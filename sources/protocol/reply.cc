@@ -123,7 +123,7 @@ void encode_lease_value(out_buffer& out, std::string_view key, std::uint64_t tok
 // One meta reply (HD VA EN NS EX NF MN) with the return flags the request
 // asked for, in memcached 1.6.18's order and spelling (k, O, b echo the
 // request; c f h l s t from `item`; q hides what memcached hides). A value
-// over 512 bytes with an `owner` is referenced, not copied (out_buffer).
+// over kCopyThreshold (2 KiB) with an `owner` is referenced, not copied (out_buffer).
 // [whoever renders the reply: the cache executor or the router's renderer,
 // on the client's worker; pure, appends only]
 void encode_meta(out_buffer& out, meta_code code, const request& req, const meta_item* item,

@@ -243,7 +243,7 @@ flow::exec_action udp_server::process(batch& b, std::string_view payload) {
 // in the store are sent from the item, not copied), filled to kUdpMaxPayload
 // but the last. If a slice would need more than kSlicePieces iovecs it is
 // copied into one buffer instead (many small referenced pieces; not expected,
-// as out_buffer merges copied bytes and references only values over 512).
+// as out_buffer merges copied bytes and references only values over 2 KiB).
 void udp_server::send_reply(mm::io& sock, batch& b) {
   protocol::out_buffer& out = b.out;
   const size_t total = udp_datagram_count(out.size());

@@ -278,7 +278,7 @@ TEST_CASE("out_buffer releases an intrusive owner once consume has passed its va
 }
 
 TEST_CASE("out_buffer releases intrusive owners it drops unsent, splices or is destroyed with") {
-    counted_value a{std::string(1000, 'a')}, b{std::string(1000, 'b')}, c{std::string(1000, 'c')};
+    counted_value a{std::string(3000, 'a')}, b{std::string(3000, 'b')}, c{std::string(3000, 'c')};
     {
         out_buffer o;
         o.append("x");
