@@ -12,7 +12,8 @@
 //
 // Locks: each operation takes exactly one bucket lock at a time, never two, holds it for a
 // memcpy-sized critical section, and never allocates, frees, does I/O or suspends while
-// holding it. Allocation happens before the lock; frees (and large-value file closes) after.
+// holding it. Allocation happens before the lock; frees (and large-value file closes) after,
+// by the unlinker, or by the reader whose pin (item_ref.h) on an unlinked item goes last.
 // The only calls made under a bucket lock are lock-free atomics and change_observer hooks.
 #pragma once
 
