@@ -26,7 +26,7 @@ using protocol::command_class;
 bool retrieve(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   const bool touch = req.cmd == command::Gat || req.cmd == command::Gats;
   const bool with_cas = req.cmd == command::Gets || req.cmd == command::Gats;
-  store::get_options opts;
+  store::get_options opts = pinned_get_options();
   opts.touch = touch;
   opts.exptime = req.exptime;
   opts.count_as_touch = touch;

@@ -35,7 +35,7 @@ void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
   const bool touch = req.cmd != command::Get;
   const bool touch_only = req.cmd == command::Touch;
   (touch ? ctx.counters.cmd_touch : ctx.counters.cmd_get).add();
-  store::get_options opts;
+  store::get_options opts = pinned_get_options();
   opts.touch = touch;
   opts.exptime = req.exptime;
   opts.count_as_touch = touch;

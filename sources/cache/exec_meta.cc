@@ -21,6 +21,7 @@
 
 #include "base64.h"
 #include "exec_internal.h"
+#include "exec_value.h"
 #include "exec_watch.h"
 #include "text_replies.h"
 #include "reply.h"
@@ -73,23 +74,9 @@ int64_t vivify_exptime(const meta_flags& m) {
 // q hides this reply.
 bool quiet(const request& req) { return req.meta.has('q'); }
 
-// A value ready to hand to encode_meta: small ones are copied by out_buffer,
-// larger ones are referenced, so they get an owner that outlives the write.
-struct value_bytes {
-  std::string_view data;
-  std::shared_ptr<const void> owner;
-};
-
-value_bytes own_value(std::string&& s) {
-  if (s.size() <= out_buffer::kCopyThreshold) {
-    return {s, nullptr};  // copied by encode_meta before `s` changes
-  }
-  auto holder = std::make_shared<std::string>(std::move(s));
-  return {*holder, holder};
-}
-
 // One result object per worker thread, so that the value string keeps its
-// capacity across requests (the store copies into it without allocating).
+// capacity across requests (me and the unpinned reads copy into it without
+// allocating; mg pins the item instead and take_value moves the pin out).
 // Safe with coroutines: nothing suspends while a reference into it is live.
 store::get_result& thread_get_result() {
   thread_local store::get_result res;
@@ -113,7 +100,7 @@ exec_action meta_get(const request& req, out_buffer& out, exec_context& ctx) {
   // not return; read first, touch after (two steps, only for this order).
   const bool touch_after = touch && m.has('t') && position(m, 't') < position(m, 'T');
 
-  store::get_options o;
+  store::get_options o = pinned_get_options();
   o.want_value = m.has('v');
   o.bump = !m.has('u');  // u: no LRU bump, not marked fetched (1.6.45)
   o.touch = touch && !touch_after;
@@ -154,30 +141,20 @@ exec_action meta_get(const request& req, out_buffer& out, exec_context& ctx) {
   const bool send_value = o.want_value && !(m.has('C') && m.compare_cas == res.cas);
   if (!send_value) {
     res.large.reset();
+    res.pinned.reset();
     item.size = res.value_size;  // mg s without v: the real size, as memcached
     encode_meta(out, meta_code::HD, req, &item, {}, key_binary);
     return exec_action::Continue;
   }
-  if (res.large) {
-    store::large_value_ref ref = std::move(res.large);
-    item.size = ref->size();
-    // read_large_value suspends: from here on only locals are used.
-    std::string data;
-    if (!read_large_value(ref, data)) {
-      encode_ascii_line(out, protocol::kReplyReadFailed);
-      return exec_action::Continue;
-    }
-    value_bytes v = own_value(std::move(data));
-    encode_meta(out, meta_code::VA, req, &item, v.data, key_binary, std::move(v.owner));
+  // A pinned item is referenced (or a small value copied) by encode_meta; a
+  // temp-file value is read first, which suspends: from there on only `v`.
+  value_bytes v;
+  if (!take_value(res, v)) {
+    encode_ascii_line(out, protocol::kReplyReadFailed);
     return exec_action::Continue;
   }
-  item.size = res.value.size();
-  if (res.value.size() <= out_buffer::kCopyThreshold) {
-    encode_meta(out, meta_code::VA, req, &item, res.value, key_binary);
-  } else {
-    value_bytes v = own_value(std::move(res.value));
-    encode_meta(out, meta_code::VA, req, &item, v.data, key_binary, std::move(v.owner));
-  }
+  item.size = v.data.size();
+  encode_meta(out, meta_code::VA, req, &item, v.data, key_binary, std::move(v.owner));
   return exec_action::Continue;
 }
 

@@ -33,6 +33,16 @@ bool read_large_value(const store::large_value_ref& ref, std::string& into) {
 
 bool take_value(store::get_result& res, value_bytes& out) {
   out.owner.reset();
+  if (res.pinned) {
+    // The socket write reads the item itself; the out_buffer drops the pin
+    // once it has passed the value (or at once, after copying a small one).
+    out.data = res.pinned.value();
+    void* object = nullptr;
+    void* context = nullptr;
+    res.pinned.detach(object, context);
+    out.owner = protocol::value_owner(&store::item_ref::release, object, context);
+    return true;
+  }
   if (res.large) {
     store::large_value_ref ref = std::move(res.large);
     auto buf = std::make_shared<std::string>();

@@ -1,25 +1,37 @@
 // Turning a store hit into bytes an encoder can append: the executor's one
-// place that knows where a value lives (copied into the get_result, or in a
-// temp file) and how long the bytes must stay alive in the out_buffer.
+// place that knows where a value lives (the item itself, pinned; copied into
+// the get_result; or in a temp file) and how long the bytes must stay alive in
+// the out_buffer.
 #pragma once
 
 #include <memory>
 #include <string_view>
 
 #include "store_types.h"
+#include "value_owner.h"
 
 namespace ithaca::cache {
 
 struct value_bytes {
   std::string_view data;
-  // Keeps `data` alive until the out_buffer has written it (a temp-file
-  // value's buffer). Null when `data` is in the worker's scratch result: the
-  // out_buffer then copies it at once.
-  std::shared_ptr<const void> owner;
+  // Keeps `data` alive until the out_buffer has written it: the item's pin
+  // (get_options::pin), or a temp-file value's buffer. Null when `data` is in
+  // the worker's scratch result: the out_buffer then copies it at once. A
+  // value the out_buffer copies (kCopyThreshold) drops its owner at once.
+  protocol::value_owner owner;
 };
 
-// Takes the value out of a hit. A value held in memory stays in `res` (the
-// encoder copies it before the next store call); a temp-file value is read
+// The get_options every value-sending read uses: want the value, pinned.
+inline store::get_options pinned_get_options() {
+  store::get_options o;
+  o.pin = true;
+  return o;
+}
+
+// Takes the value out of a hit. A pinned item's pin moves into out.owner (no
+// copy here: the encoder copies a small value, references a larger one); a
+// value copied into `res` stays there (the encoder copies it before the next
+// store call); a temp-file value is read
 // through read_large_value, which suspends the calling coroutine. After a suspension `res` may have been reused by
 // another coroutine of this worker, so callers must not touch `res` again
 // until their next store call. False on a temp-file read error.

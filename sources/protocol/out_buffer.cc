@@ -18,7 +18,7 @@ void out_buffer::append(std::string_view bytes) {
     appended_ += bytes.size();
 }
 
-void out_buffer::append_value(std::string_view bytes, std::shared_ptr<const void> owner) {
+void out_buffer::append_value(std::string_view bytes, value_owner owner) {
     if (bytes.size() <= kCopyThreshold || !owner) {
         append(bytes);
     } else {
@@ -26,7 +26,7 @@ void out_buffer::append_value(std::string_view bytes, std::shared_ptr<const void
     }
 }
 
-void out_buffer::append_ref(std::string_view bytes, std::shared_ptr<const void> owner) {
+void out_buffer::append_ref(std::string_view bytes, value_owner owner) {
     if (bytes.empty()) return;
     segment s;
     s.external = true;

@@ -17,12 +17,18 @@
 #include <string_view>
 #include <vector>
 
+#include "value_owner.h"
+
 namespace ithaca::protocol {
 
 class out_buffer {
 public:
-    // Values up to this size are copied: a copy is cheaper than an iovec entry.
-    static constexpr std::size_t kCopyThreshold = 512;
+    // Values up to this size are copied: up to here a copy costs the sender
+    // no more CPU than an iovec entry of its own (measured with writev to a
+    // socket, 128 B to 4 KiB, hot and cold values: the crossover lies between
+    // 2 and 4 KiB; INTERNALS.md, "The protocol layer"). A copied value's owner
+    // is released at once, so a small hit's pin lasts no longer than the copy.
+    static constexpr std::size_t kCopyThreshold = 2048;
     // After a batch is fully written, copy storage above this is given back, so
     // one huge multi-get does not pin its reply's memory to an idle connection.
     static constexpr std::size_t kKeepCapacity = 64 * 1024;
@@ -31,9 +37,9 @@ public:
     void append(char c) { append(std::string_view(&c, 1)); }
     // Appends a value: referenced if it is large and `owner` keeps it alive,
     // else copied (a value with no owner lives in a buffer its caller reuses).
-    void append_value(std::string_view bytes, std::shared_ptr<const void> owner = {});
+    void append_value(std::string_view bytes, value_owner owner = {});
     // Always references `bytes` (lifetime as described above).
-    void append_ref(std::string_view bytes, std::shared_ptr<const void> owner = {});
+    void append_ref(std::string_view bytes, value_owner owner = {});
 
     // Moves everything unconsumed in `from` to the end of this buffer (copied
     // pieces are copied, referenced ones keep their owners) and empties it.
@@ -69,7 +75,7 @@ private:
         std::size_t offset = 0;  // into copy_ when !external
         std::size_t length = 0;
         const char* data = nullptr;  // when external
-        std::shared_ptr<const void> owner;
+        value_owner owner;
     };
     const char* data_of(const segment& s) const {
         return s.external ? s.data : copy_.data() + s.offset;

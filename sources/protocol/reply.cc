@@ -48,7 +48,7 @@ void encode_ascii_line(out_buffer& out, std::string_view line) {
 
 void encode_ascii_value(out_buffer& out, std::string_view key, std::uint32_t flags,
                         std::string_view data, const std::uint64_t* cas,
-                        std::shared_ptr<const void> owner) {
+                        value_owner owner) {
     // Runs once per hit in both roles: the header (and a value small enough
     // to be copied anyway) is formatted in one buffer and appended at once,
     // not as ten small appends. The buffer is on the stack for any memcached
@@ -123,11 +123,11 @@ void encode_lease_value(out_buffer& out, std::string_view key, std::uint64_t tok
 // One meta reply (HD VA EN NS EX NF MN) with the return flags the request
 // asked for, in memcached 1.6.18's order and spelling (k, O, b echo the
 // request; c f h l s t from `item`; q hides what memcached hides). A value
-// over 512 bytes with an `owner` is referenced, not copied (out_buffer).
+// over kCopyThreshold (2 KiB) with an `owner` is referenced, not copied (out_buffer).
 // [whoever renders the reply: the cache executor or the router's renderer,
 // on the client's worker; pure, appends only]
 void encode_meta(out_buffer& out, meta_code code, const request& req, const meta_item* item,
-                 std::string_view data, bool key_binary, std::shared_ptr<const void> owner) {
+                 std::string_view data, bool key_binary, value_owner owner) {
     switch (code) {
         case meta_code::HD: out.append("HD"); break;
         case meta_code::VA: out.append("VA "); append_u64(out, data.size()); break;
@@ -221,7 +221,7 @@ void encode_meta_debug(out_buffer& out, std::string_view key, std::string_view t
 void encode_binary(out_buffer& out, std::uint8_t opcode_byte, std::uint32_t opaque,
                    binary_status status, std::uint64_t cas, std::string_view extras,
                    std::string_view key, std::string_view value,
-                   std::shared_ptr<const void> owner) {
+                   value_owner owner) {
     binary_header h;
     h.magic = kBinaryResponseMagic;
     h.opcode = opcode_byte;
@@ -241,7 +241,7 @@ void encode_binary(out_buffer& out, std::uint8_t opcode_byte, std::uint32_t opaq
 
 void encode_binary_get(out_buffer& out, const request& req, std::uint32_t flags,
                        std::uint64_t cas, std::string_view value,
-                       std::shared_ptr<const void> owner) {
+                       value_owner owner) {
     std::array<char, 4> extras;
     store_be32(extras.data(), flags);
     encode_binary(out, req.opcode, req.opaque, binary_status::NoError, cas,

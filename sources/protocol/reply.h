@@ -27,7 +27,7 @@ void encode_ascii_line(out_buffer& out, std::string_view line);
 // "VALUE <key> <flags> <bytes>[ <cas>]\r\n<data>\r\n" (cas for gets/gats).
 void encode_ascii_value(out_buffer& out, std::string_view key, std::uint32_t flags,
                         std::string_view data, const std::uint64_t* cas = nullptr,
-                        std::shared_ptr<const void> owner = {});
+                        value_owner owner = {});
 // incr/decr result: "<n>\r\n".
 void encode_ascii_number(out_buffer& out, std::uint64_t n);
 // "STAT <name> <value>\r\n"; finish a stats reply with encode_ascii_status(End).
@@ -70,7 +70,7 @@ struct meta_item {
 // only if the item was stored with a binary key; the executor decides.
 void encode_meta(out_buffer& out, meta_code code, const request& req, const meta_item* item,
                  std::string_view data = {}, bool key_binary = false,
-                 std::shared_ptr<const void> owner = {});
+                 value_owner owner = {});
 // "ME <key> <text>\r\n" (me hit; a miss is encode_meta(EN)).
 void encode_meta_debug(out_buffer& out, std::string_view key, std::string_view text);
 
@@ -81,11 +81,11 @@ void encode_meta_debug(out_buffer& out, std::string_view key, std::string_view t
 void encode_binary(out_buffer& out, std::uint8_t opcode, std::uint32_t opaque,
                    binary_status status, std::uint64_t cas, std::string_view extras,
                    std::string_view key, std::string_view value,
-                   std::shared_ptr<const void> owner = {});
+                   value_owner owner = {});
 // Get/GetK/GAT/GATK hit: extras = 4-byte flags; key if the request was a K variant.
 void encode_binary_get(out_buffer& out, const request& req, std::uint32_t flags,
                        std::uint64_t cas, std::string_view value,
-                       std::shared_ptr<const void> owner = {});
+                       value_owner owner = {});
 // Error with memcached's message as body ("Not found", "Too large.", ...).
 // A GetK/GATK miss carries the key instead of a message, as memcached does.
 void encode_binary_error(out_buffer& out, const request& req, binary_status status);

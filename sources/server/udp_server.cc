@@ -239,8 +239,11 @@ flow::exec_action udp_server::process(batch& b, std::string_view payload) {
   return action;
 }
 
-// Copies each datagram's slice of the reply behind its header: at most 1392
-// bytes per datagram, and one memcpy is cheap next to the sendmsg.
+// Each datagram is its header and an iovec slice of the reply (values pinned
+// in the store are sent from the item, not copied), filled to kUdpMaxPayload
+// but the last. If a slice would need more than kSlicePieces iovecs it is
+// copied into one buffer instead (many small referenced pieces; not expected,
+// as out_buffer merges copied bytes and references only values over 2 KiB).
 void udp_server::send_reply(mm::io& sock, batch& b) {
   protocol::out_buffer& out = b.out;
   const size_t total = udp_datagram_count(out.size());
@@ -258,28 +261,42 @@ void udp_server::send_reply(mm::io& sock, batch& b) {
     }
   }
   sending_ = true;
-  char dgram[kUdpMaxDatagram];
+  constexpr size_t kSlicePieces = 16;
+  char header[kUdpHeaderSize];
+  char copy[kUdpMaxPayload];  // only for a slice of too many pieces
   for (size_t seq = 0; seq < total; seq++) {
-    udp_write_header(dgram, b.request_id, static_cast<uint16_t>(seq), static_cast<uint16_t>(total));
+    udp_write_header(header, b.request_id, static_cast<uint16_t>(seq), static_cast<uint16_t>(total));
+    iovec v[kSlicePieces + 1];
+    v[0] = {header, kUdpHeaderSize};
+    size_t pieces = 1;
     size_t len = 0;
-    while (len < kUdpMaxPayload && !out.empty()) {
-      size_t copied = 0;
-      for (const iovec& part : out.iovecs(64)) {
+    for (const iovec& part : out.iovecs(kSlicePieces)) {
+      size_t take = std::min(part.iov_len, kUdpMaxPayload - len);
+      v[pieces++] = {part.iov_base, take};
+      len += take;
+      if (len == kUdpMaxPayload) break;
+    }
+    if (len < std::min(out.size(), kUdpMaxPayload)) {
+      // Too many pieces for one slice: copy them into one (out.iovecs()
+      // gives up to 1024 pieces, more than a slice's bytes can span).
+      len = 0;
+      for (const iovec& part : out.iovecs()) {
         size_t take = std::min(part.iov_len, kUdpMaxPayload - len);
-        std::memcpy(dgram + kUdpHeaderSize + len, part.iov_base, take);
+        std::memcpy(copy + len, part.iov_base, take);
         len += take;
-        copied += take;
         if (len == kUdpMaxPayload) break;
       }
-      out.consume(copied);
+      v[1] = {copy, len};
+      pieces = 2;
     }
-    iovec v{dgram, kUdpHeaderSize + len};
     msghdr msg{};
     msg.msg_name = &b.peer;
     msg.msg_namelen = b.peer_len;
-    msg.msg_iov = &v;
-    msg.msg_iovlen = 1;
+    msg.msg_iov = v;
+    msg.msg_iovlen = pieces;
     ssize_t w = sock.sendmsg(&msg, kSendTimeoutMs);
+    // The slice's bytes are sent (or lost): drop them, and the pins they held.
+    out.consume(len);
     if (w < 0) {
       // The rest would be useless to the client without this datagram.
       counters_.udp_dropped.add();

@@ -12,6 +12,7 @@ item* item_alloc(std::string_view key, size_t value_len) noexcept
         return nullptr;
     auto* it = static_cast<item*>(mem);
     std::memset(it, 0, sizeof(item));
+    it->refs_ = 1;  // the caller's, not yet shared: a plain store
     it->key_len_ = static_cast<uint8_t>(key.size());
     it->value_len_ = static_cast<uint32_t>(value_len);
     std::memcpy(it->key_data(), key.data(), key.size());
@@ -34,6 +35,17 @@ size_t item_mem(const item* it) noexcept
     if (it->is_large())
         n += sizeof(large_value) + 16;  // the handle object and its malloc header
     return n;
+}
+
+void item_release(item* it, std::atomic<int64_t>& bytes) noexcept
+{
+    // release: this holder's reads of the value happen before the free; the fence gives the
+    // freeing thread every other holder's.
+    if (std::atomic_ref<uint32_t>(it->refs_).fetch_sub(1, std::memory_order_release) != 1)
+        return;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    bytes.fetch_sub(static_cast<int64_t>(item_mem(it)), std::memory_order_relaxed);
+    item_free(it);
 }
 
 void item_free(item* it) noexcept

@@ -1,12 +1,20 @@
-// item: one cache entry, one malloc block: a packed 40-byte header, the key, then the value.
+// item: one cache entry, one malloc block: a 48-byte header, the key, then the value.
 //
-// For 1M items of 100 bytes with ~10-byte keys this is ~150 bytes requested, 152 usable from
-// glibc; memcached spends a 48-56 byte header plus "\r\n" plus slab-class rounding.
+// For 1M items of 100 bytes with ~10-byte keys this is ~158 bytes requested, 168 usable from
+// glibc; memcached spends a 48-56 byte header plus "\r\n" plus slab-class rounding. The
+// header was 40 bytes until values were sent from the item itself (zero-copy gets): refs_
+// costs 8 bytes requested per item (4 for the count, 4 spare to keep 8-byte alignment), which
+// glibc's 16-byte rounding turns into 0 or 16 bytes per item.
 //
-// Every field is protected by the lock of the bucket the item is linked in. An unlinked item
-// belongs to the thread that unlinked (or allocated) it and is freed outside any lock.
+// Every field but refs_ is protected by the lock of the bucket the item is linked in; the
+// key and the value are immutable once the item is linked. refs_ counts references: one for
+// the chain the item is linked in (or for the thread that allocated it, until it links it),
+// plus one per pin, a reader's hold on the value (item_pin, taken under the bucket lock, so
+// only on a linked item). Whoever drops the last one frees the item, outside any lock: the
+// thread that unlinked it, or the reader whose write of the value finished last.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -38,6 +46,8 @@ struct item {
     uint8_t clock_;       // CLOCK counter: +1 per GC visit, 0 on access [bucket lock]
     uint8_t bits_;        // item_bits                                [bucket lock]
     uint8_t slab_class_;  // memcached size class (slab_classes.h), set when linked [bucket lock]
+    uint32_t refs_;       // link + pins; only through std::atomic_ref     [lock-free, any thread]
+    uint32_t spare_;      // unused: pads the header to a multiple of 8
 
     char* key_data() noexcept { return reinterpret_cast<char*>(this + 1); }
     const char* key_data() const noexcept { return reinterpret_cast<const char*>(this + 1); }
@@ -67,10 +77,11 @@ struct item {
     uint64_t data_size() const noexcept { return is_large() ? large()->size() : value_len_; }
 };
 
-static_assert(sizeof(item) == 40, "keep the item header packed");
+static_assert(sizeof(item) == 48, "the item header: 40 bytes of fields, the pin count, padding");
 
 // Allocates an item with the key copied and value_len bytes of uninitialised value area;
-// header zeroed. nullptr if malloc fails. Calls malloc: never under a bucket lock.
+// header zeroed, one reference (the caller's, handed to the chain when it links the item).
+// nullptr if malloc fails. Calls malloc: never under a bucket lock.
 item* item_alloc(std::string_view key, size_t value_len) noexcept;
 
 // An item holding a reference to a large value (adopts the reference).
@@ -79,7 +90,21 @@ item* item_alloc_large(std::string_view key, large_value* v) noexcept;
 // Bytes the item really costs (malloc_usable_size, plus the large_value object if any).
 size_t item_mem(const item* it) noexcept;
 
-// Frees the item and drops its large_value reference. Never under a bucket lock.
+// Frees the item and drops its large_value reference, whatever its count: only for an item
+// no one else can reach (never linked, or the store's destructor). Never under a bucket lock.
 void item_free(item* it) noexcept;
+
+// A reader's pin: one more reference. Only under the lock of the bucket the item is linked
+// in (the chain's reference keeps the count above zero while it is taken).
+inline void item_pin(item* it) noexcept
+{
+    std::atomic_ref<uint32_t>(it->refs_).fetch_add(1, std::memory_order_relaxed);
+}
+
+// Drops one reference; the last frees the item (item_free) and takes item_mem(it) off
+// `bytes`, the store's memory charge, so a pinned item that was unlinked counts against the
+// memory limit until its last reader lets go (as in memcached). [any thread, no lock held:
+// it may free and close a large value's extent]
+void item_release(item* it, std::atomic<int64_t>& bytes) noexcept;
 
 }  // namespace ithaca::store

@@ -1,4 +1,5 @@
-// reclaim_list: items unlinked under a bucket lock, freed after it is released.
+// reclaim_list: items unlinked under a bucket lock, released after it is: each loses the
+// reference its chain held, and is freed unless a reader still pins it (item.h).
 //
 // Declare it before the bucket_guard in the same scope: destructors run in reverse order, so
 // the lock is released first, then free() and large-value closes happen lock-free.
@@ -19,8 +20,7 @@ struct reclaim_list {
     {
         while (head_) {
             item* next = head_->next_;
-            bytes_.fetch_sub(static_cast<int64_t>(item_mem(head_)), std::memory_order_relaxed);
-            item_free(head_);
+            item_release(head_, bytes_);  // next_ was read first: a reader never writes it
             head_ = next;
         }
     }

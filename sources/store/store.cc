@@ -297,7 +297,8 @@ void store::get(std::string_view key, const store_now& now, const get_options& o
 // The one lookup behind every read (get, gets, gat, mg, lease-get, and the
 // read of a read-modify-write with count = false): under the key's bucket
 // lock it unlinks an expired or flushed item, hides one kept for the master,
-// copies a hit's value into res.value (retrying after growing the buffer
+// pins a hit's item (opts.pin: res.pinned, read after the lock) or copies its
+// value into res.value (retrying after growing the buffer
 // outside the lock rather than allocating under it), applies touch, recache
 // (W/X/Z), vivify or a lease placeholder (allocated before the lock, freed
 // after it if unused), and resets the item's CLOCK counter (opts.bump). [any thread; exactly one
@@ -318,6 +319,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
     res.value_size = 0;
     res.value.clear();  // keeps capacity
     res.large.reset();
+    res.pinned.reset();  // a previous call's pin (may free the item: before the lock)
     if (!valid_key(key)) {
         res.status = get_status::BadKey;
         return;
@@ -357,7 +359,9 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
             if (hidden) {
                 // A miss; nothing is created over the kept item (a slave takes no writes).
             } else if (it && !it->is_placeholder()) {
-                if (opts.want_value && !it->is_large() && it->value_len_ > res.value.capacity()) {
+                const bool pin = opts.want_value && opts.pin && !it->is_large();
+                if (opts.want_value && !pin && !it->is_large() &&
+                    it->value_len_ > res.value.capacity()) {
                     // Growing the string would malloc under the lock: do it outside, retry.
                     need_capacity = it->value_len_;
                 } else {
@@ -374,7 +378,11 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                     res.fetched_before = it->bits_ & kFetched;
                     res.key_binary = it->bits_ & kKeyBinary;
                     res.value_size = it->data_size();
-                    if (opts.want_value) {
+                    if (pin) {
+                        // No copy under the lock: the caller reads the item itself.
+                        item_pin(it);
+                        res.pinned = item_ref(it, &stats_.bytes);
+                    } else if (opts.want_value) {
                         if (it->is_large()) {
                             it->large()->ref();
                             res.large = large_value_ref(it->large());

@@ -12,7 +12,8 @@
 //
 // Locks: each operation takes exactly one bucket lock at a time, never two, holds it for a
 // memcpy-sized critical section, and never allocates, frees, does I/O or suspends while
-// holding it. Allocation happens before the lock; frees (and large-value file closes) after.
+// holding it. Allocation happens before the lock; frees (and large-value file closes) after,
+// by the unlinker, or by the reader whose pin (item_ref.h) on an unlinked item goes last.
 // The only calls made under a bucket lock are lock-free atomics and change_observer hooks.
 #pragma once
 
@@ -49,14 +50,16 @@ public:
     // One store at a time: the arena must hold no other store's values. A null arena is a
     // store without large values (as if the file could not be made).
     store(const store_config& cfg, std::shared_ptr<large_arena> arena);
-    // Frees every item (and drops its large value) before the arena. [no other thread may
+    // Frees every item (and drops its large value) before the arena. No item_ref (pin) may
+    // outlive the store: its release would charge a freed counter. [no other thread may
     // still use the store: the server joins every machine first]
     ~store();
     store(const store&) = delete;
     store& operator=(const store&) = delete;
 
     // Looks `key` up and fills `res` (status, flags, CAS, TTL, the value copied into
-    // res.value or a ref to a large one, to read after the call, never under the lock).
+    // res.value, or with opts.pin the item pinned in res.pinned, or a ref to a large one,
+    // to read after the call, never under the lock).
     // `opts` adds gat's touch, mg's vivify (N) and recache (R), lease-get's token or wait,
     // and whether a hit counts as fetched. Lazily unlinks an expired or flushed item.
     // [any thread; one bucket lock, held for a copy: res.value keeps its capacity across

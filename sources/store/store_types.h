@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "item_ref.h"
 #include "large_value.h"
 #include "slab_classes.h"
 
@@ -54,6 +55,10 @@ struct get_options {
     // gat / binary touch: count touch_hits / touch_misses instead of get_hits / get_misses,
     // as memcached does for its get-and-touch commands.
     bool count_as_touch = false;
+    // With want_value: a hit on a value in memory pins the item (get_result::pinned)
+    // instead of copying its value under the bucket lock. The caller copies or references
+    // the bytes after the call and drops the pin when they are written (item_ref.h).
+    bool pin = false;
 };
 
 struct get_result {
@@ -71,9 +76,17 @@ struct get_result {
     uint64_t lease_token = 0;
     uint64_t value_size = 0;     // the value's length on a hit, even without want_value (mg s)
     // The value: copied into `value` (the caller keeps it across calls to reuse its
-    // capacity) or, for values kept in a file, `large` to read after the call.
+    // capacity), or with get_options::pin the item itself, `pinned`, or for values kept in
+    // a file, `large` to read after the call. get() drops the pin a previous call left.
     std::string value;
     large_value_ref large;
+    item_ref pinned;
+
+    // The value in memory, wherever get() put it.
+    std::string_view value_view() const noexcept
+    {
+        return pinned ? pinned.value() : std::string_view(value);
+    }
 };
 
 // ---- store (set, add, replace, append, prepend, cas, ms, lease-set) ----

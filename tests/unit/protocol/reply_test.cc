@@ -246,3 +246,53 @@ TEST_CASE("out_buffer drop_unsent keeps consumed bytes") {
     o.append("END\r\n");
     CHECK(o.str() == "END\r\n");
 }
+
+namespace {
+// An intrusive owner as the store's item pin is: release(object, context) once.
+struct counted_value {
+    std::string bytes;
+    int releases = 0;
+};
+void release_counted(void* object, void*) noexcept { ++static_cast<counted_value*>(object)->releases; }
+value_owner pin_of(counted_value& v) { return value_owner(&release_counted, &v, nullptr); }
+}  // namespace
+
+TEST_CASE("out_buffer releases an intrusive owner once consume has passed its value") {
+    out_buffer o;
+    counted_value big{std::string(4096, 'v')};
+    counted_value small{std::string(100, 's')};
+    encode_ascii_value(o, "s", 0, small.bytes, nullptr, pin_of(small));
+    CHECK(small.releases == 1);  // copied: the pin goes at once
+    encode_ascii_value(o, "b", 0, big.bytes, nullptr, pin_of(big));
+    encode_ascii_status(o, ascii_status::End);
+    auto iov = o.iovecs();
+    REQUIRE(iov.size() == 3);  // the small reply and big's header, big's value, "\r\nEND\r\n"
+    CHECK(iov[1].iov_base == big.bytes.data());
+    const std::size_t before_value = iov[0].iov_len;
+    o.consume(before_value + 4095);  // all but the value's last byte
+    CHECK(big.releases == 0);
+    o.consume(1);
+    CHECK(big.releases == 1);
+    o.consume(o.size());
+    CHECK(big.releases == 1);
+}
+
+TEST_CASE("out_buffer releases intrusive owners it drops unsent, splices or is destroyed with") {
+    counted_value a{std::string(3000, 'a')}, b{std::string(3000, 'b')}, c{std::string(3000, 'c')};
+    {
+        out_buffer o;
+        o.append("x");
+        o.mark_sent();
+        o.append_value(a.bytes, pin_of(a));
+        o.drop_unsent();  // a multi-get culled on a bad key
+        CHECK(a.releases == 1);
+        out_buffer from;
+        from.append_value(b.bytes, pin_of(b));
+        o.splice(from);  // moved, not released
+        CHECK(b.releases == 0);
+        CHECK(o.str() == "x" + b.bytes);
+        o.append_value(c.bytes, pin_of(c));
+    }
+    CHECK(b.releases == 1);
+    CHECK(c.releases == 1);
+}
