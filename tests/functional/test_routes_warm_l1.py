@@ -119,7 +119,10 @@ def test_warm_up_fill_ttl_is_the_exptime_or_what_warm_has_left(ithaca_factory, t
     wait_for(lambda: direct_get(cold2, b"long") and direct_get(cold2, b"forever") and direct_get(cold2, b"far"),
              what="fills")
     assert 490 < direct_ttl(cold2, b"long") <= 500
-    assert far - 20 < direct_ttl(cold2, b"far") <= far
+    # memcached keeps a coarse clock (it ticks once a second, and turns an
+    # absolute time into its own relative one), so the TTL it reports for
+    # an absolute time may be a second or two past the exact figure.
+    assert far - 20 < direct_ttl(cold2, b"far") <= far + 2
     assert direct_ttl(cold2, b"forever") == -1
     # exptime 0 over an ascii warm pool: the TTL cannot be asked: no expiry.
     cold3 = memcached_factory(args=SERVER_ARGS)
