@@ -76,11 +76,23 @@ void worker::main() {
   if (const auto tree = shared_.live->load()->routes) {
     for (const auto& p : tree->pools()) backends_->preconnect(*p);
   }
+  // A connection queued for a session starts one if none is free to take it.
+  parked_.on_queued = [this] {
+    if (parked_.queued() > available_ && sessions_ < kMaxSessions) spawn_session();
+  };
+  mm::coroutine_create("idle timeouts", [this] { parked_.run_timeouts(); });
   for (;;) {
     accepted_socket s;
     if (inbox_.read(s, mm::kForever) != mm::wait_status::Ok) break;
-    std::string name = "client " + s.peer;
-    mm::coroutine_create(name, [this, s = std::move(s)]() mutable { serve(std::move(s)); });
+    shared_.conns->reserved.fetch_sub(1);
+    // Queued at once: its first bytes may be there already.
+    if (std::unique_ptr<connection> c = open_connection(shared_, std::move(s))) parked_.queue(*c.release());
+  }
+  // Stopping: every session is cancelled and closes the connection it
+  // serves without parking it; the parked and queued ones are closed here.
+  for (mm::park_set::entry* e : parked_.drain()) {
+    std::unique_ptr<connection> c(static_cast<connection*>(e));
+    close_connection(shared_, *c, "shutdown");
   }
   // Sockets still queued when we stop are closed here, by their new owner.
   accepted_socket s;
@@ -91,10 +103,41 @@ void worker::main() {
   }
 }
 
-void worker::serve(accepted_socket s) {
-  shared_.conns->reserved.fetch_sub(1);
-  client c(shared_, counters_);
-  c.run(s);
+void worker::spawn_session() {
+  sessions_++;
+  available_++;  // until it first runs
+  if (mm::coroutine_create("session", [this] { run_session(); }) == 0) {
+    sessions_--;
+    available_--;
+  }
+}
+
+// A pooled session: serves queued connections one after the other; quiet,
+// it gives back spare request slots, and ends after kSessionLingerMs if more
+// than kKeepSessions are left.
+void worker::run_session() {
+  client session(shared_, counters_);
+  available_--;
+  for (;;) {
+    if (mm::park_set::entry* e = parked_.take()) {
+      auto* c = static_cast<connection*>(e);
+      if (session.serve(*c, parked_) == client::outcome::Closed) delete c;
+      continue;
+    }
+    const bool trim = session.holds_spare_slots();
+    available_++;
+    const mm::wait_status s = parked_.wait(trim ? kTrimAfterMs : kSessionLingerMs);
+    available_--;
+    if (s == mm::wait_status::Cancelled) break;
+    if (s == mm::wait_status::TimedOut) {
+      if (trim) {
+        session.trim();
+      } else if (sessions_ > kKeepSessions) {
+        break;
+      }
+    }
+  }
+  sessions_--;
 }
 
 }  // namespace ithaca::server
