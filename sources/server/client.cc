@@ -31,21 +31,24 @@ std::unique_ptr<connection> open_connection(const worker_shared& shared, accepte
     return nullptr;
   }
   if (s.peer.starts_with("tcp:")) mm::set_nodelay(s.fd, true);
-  auto c = std::make_unique<connection>(std::move(s), shared.parser);
+  auto c = std::make_unique<connection>(shared.parser);
   c->io = std::move(conn);
   c->conn = c->io.get();
-  c->id = shared.conns->add(conn_info{c->socket.peer, c->socket.listener, shared.clock->uptime_s()});
-  flow::watch::conn_new(c->socket.peer, c->id);
+  c->root = s.root;
+  c->listener_clients = s.listener_clients;
+  c->id = shared.conns->add(conn_info{s.peer, std::move(s.listener), shared.clock->uptime_s()});
+  c->peer = std::move(s.peer);
+  flow::watch::conn_new(c->peer, c->id);
   return c;
 }
 
 void close_connection(const worker_shared& shared, connection& c, std::string_view reason) {
   if (c.io) c.io->close();
   c.conn = nullptr;
-  flow::watch::conn_close(c.socket.peer, reason, c.id);
+  flow::watch::conn_close(c.peer, reason, c.id);
   shared.conns->remove(c.id);
-  if (c.socket.listener_clients) c.socket.listener_clients->fetch_sub(1);
-  c.socket.listener_clients = nullptr;
+  if (c.listener_clients) c.listener_clients->fetch_sub(1);
+  c.listener_clients = nullptr;
 }
 
 client::client(const worker_shared& shared, flow::command_counters& counters)
@@ -83,7 +86,7 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     // Parked past its idle timeout (a peer the kernel gave up on: error).
     reason = mm::tcp_closed(conn.fd()) ? "error" : "idle_timeout";
   } else {
-    loop_.root = c.socket.root;
+    loop_.root = c.root;
     conn_ = &conn;
     ctx_.drain = this;
     ctx_.conn_id = c.id;

@@ -31,12 +31,16 @@ namespace ithaca::server {
 inline constexpr mm::millis kTrimAfterMs = 200;
 
 // The park_set's entry is its base: a queued entry is its connection.
+// Kept small: every idle client costs this, its io and the registry entry.
 struct connection final : mm::park_set::entry {
-  connection(accepted_socket s, const protocol::parser_settings& settings)
-      : socket(std::move(s)), parser(settings) {}
+  explicit connection(const protocol::parser_settings& settings) : parser(settings) {}
   std::unique_ptr<mm::io> io;
-  accepted_socket socket;  // peer, listener, route root, listener's client count
-  uint64_t id = 0;         // conn_registry's (`stats conns`, watch's cfd=)
+  std::string peer;      // "tcp:1.2.3.4:5" (watch's conn_close)
+  std::size_t root = 0;  // the route tree's root its listener serves
+  // Its listener's client count when that listener has a limit: given back
+  // when the connection closes.
+  std::atomic<uint64_t>* listener_clients = nullptr;
+  uint64_t id = 0;  // conn_registry's (`stats conns`, watch's cfd=)
   protocol::parser parser;
 };
 

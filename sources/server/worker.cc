@@ -76,11 +76,11 @@ void worker::main() {
   if (const auto tree = shared_.live->load()->routes) {
     for (const auto& p : tree->pools()) backends_->preconnect(*p);
   }
-  // A connection queued for a session starts one if none is free to take it.
   parked_.on_queued = [this] {
-    if (parked_.queued() > available_ && sessions_ < kMaxSessions) spawn_session();
+    if (sessions_short()) short_.signal();
   };
   mm::coroutine_create("idle timeouts", [this] { parked_.run_timeouts(); });
+  mm::coroutine_create("session spawner", [this] { run_spawner(); });
   for (;;) {
     accepted_socket s;
     if (inbox_.read(s, mm::kForever) != mm::wait_status::Ok) break;
@@ -103,6 +103,31 @@ void worker::main() {
   }
 }
 
+// Starts sessions while connections wait and none is free, but only as many
+// as the work needs: one at once, then another only after a whole turn of the
+// ready coroutines in which no session took a connection (all of them wait on
+// a backend, a slow reader or a file). A burst of requests the store answers
+// at once is served by the sessions there are, each taking the next
+// connection after the one it served; a burst of routed requests gets a
+// session per request waiting on a backend, up to kMaxSessions.
+void worker::run_spawner() {
+  for (;;) {
+    if (!sessions_short()) {
+      if (short_.wait(mm::kForever) == mm::wait_status::Cancelled) return;
+      continue;
+    }
+    spawn_session();
+    uint64_t seen = taken_;
+    for (;;) {
+      mm::yield();
+      if (mm::coroutine_cancelled()) return;
+      if (!sessions_short()) break;
+      if (taken_ == seen) spawn_session();
+      seen = taken_;
+    }
+  }
+}
+
 void worker::spawn_session() {
   sessions_++;
   available_++;  // until it first runs
@@ -120,8 +145,12 @@ void worker::run_session() {
   available_--;
   for (;;) {
     if (mm::park_set::entry* e = parked_.take()) {
+      taken_++;
       auto* c = static_cast<connection*>(e);
       if (session.serve(*c, parked_) == client::outcome::Closed) delete c;
+      // Others wait: let the loop poll and the other coroutines run first, as
+      // each connection's own coroutine once did.
+      if (parked_.queued() > 0) mm::yield();
       continue;
     }
     const bool trim = session.holds_spare_slots();

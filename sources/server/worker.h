@@ -105,6 +105,9 @@ class worker {
   void main();
   void spawn_session();
   void run_session();
+  void run_spawner();
+  // Connections queued and no session free to take them.
+  bool sessions_short() const { return parked_.queued() > available_ && sessions_ < kMaxSessions; }
 
   int index_;
   worker_shared shared_;
@@ -127,6 +130,8 @@ class worker {
   mm::park_set parked_;
   size_t sessions_ = 0;   // session coroutines alive
   size_t available_ = 0;  // of those, waiting for a connection or not yet started
+  uint64_t taken_ = 0;    // connections the sessions took from the queue, ever
+  mm::cond short_;        // signalled when sessions_short(): wakes the spawner
   mm::machine* machine_ = nullptr;
   std::atomic<bool> stop_sent_{false};  // stop() posts the Stop message once
 };
