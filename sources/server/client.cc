@@ -34,6 +34,8 @@ std::unique_ptr<connection> open_connection(const worker_shared& shared, accepte
   auto c = std::make_unique<connection>(shared.parser);
   c->io = std::move(conn);
   c->conn = c->io.get();
+  thread_local uint64_t next_tag = 0;  // per worker: its clients spread evenly
+  c->tag = next_tag++;
   c->root = s.root;
   c->listener_clients = s.listener_clients;
   c->id = shared.conns->add(conn_info{s.peer, std::move(s.listener), shared.clock->uptime_s()});
@@ -90,6 +92,7 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     conn_ = &conn;
     ctx_.drain = this;
     ctx_.conn_id = c.id;
+    inflight_.set_id(c.tag);
     server_.quit = false;
     action = serve_requests(c, parked, reason);
     if (action == flow::exec_action::Continue) {

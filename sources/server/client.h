@@ -41,6 +41,9 @@ struct connection final : mm::park_set::entry {
   // when the connection closes.
   std::atomic<uint64_t>* listener_clients = nullptr;
   uint64_t id = 0;  // conn_registry's (`stats conns`, watch's cfd=)
+  // Which of a backend server's `connections: N` its routed requests use
+  // (request_slot::client_tag): one per client, spread over the worker's.
+  uint64_t tag = 0;
   protocol::parser parser;
 };
 
