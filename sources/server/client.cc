@@ -87,6 +87,7 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
   if (c.expired) {
     // Parked past its idle timeout (a peer the kernel gave up on: error).
     reason = mm::tcp_closed(conn.fd()) ? "error" : "idle_timeout";
+    if (reason == "idle_timeout") counters_.idle_kicks.add(1);
   } else {
     loop_.root = c.root;
     conn_ = &conn;
@@ -207,7 +208,10 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
 std::string_view client::close_reason(ssize_t n, mm::millis idle) {
   if (n == 0) return "normal";
   if (n == -ECANCELED) return "shutdown";
-  if (n == -ETIMEDOUT && idle != mm::kForever && !mm::tcp_closed(conn_->fd())) return "idle_timeout";
+  if (n == -ETIMEDOUT && idle != mm::kForever && !mm::tcp_closed(conn_->fd())) {
+    counters_.idle_kicks.add(1);
+    return "idle_timeout";
+  }
   return "error";
 }
 
