@@ -195,6 +195,9 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
       reason = "error";
       break;
     }
+    // A client that keeps sending would keep this session to itself: when
+    // other connections wait for one, let them (and the loop's poll) go first.
+    if (parked.queued() > 0) mm::yield();
   }
   if (action != flow::exec_action::Continue) flush(conn);
   if (action == flow::exec_action::Close) reason = server_.quit ? "normal" : "error";
