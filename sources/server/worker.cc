@@ -116,25 +116,28 @@ void worker::run_spawner() {
       if (short_.wait(mm::kForever) == mm::wait_status::Cancelled) return;
       continue;
     }
-    spawn_session();
+    bool started = spawn_session();
     uint64_t seen = taken_;
     for (;;) {
+      // No stack to be had (memory exhausted): the sessions there are go on;
+      // try again a little later rather than at every turn.
+      if (!started && mm::sleep(10) == mm::wait_status::Cancelled) return;
       mm::yield();
       if (mm::coroutine_cancelled()) return;
       if (!sessions_short()) break;
-      if (taken_ == seen) spawn_session();
+      started = taken_ != seen || spawn_session();
       seen = taken_;
     }
   }
 }
 
-void worker::spawn_session() {
+bool worker::spawn_session() {
   sessions_++;
   available_++;  // until it first runs
-  if (mm::coroutine_create("session", [this] { run_session(); }) == 0) {
-    sessions_--;
-    available_--;
-  }
+  if (mm::coroutine_create("session", [this] { run_session(); }) != 0) return true;
+  sessions_--;
+  available_--;
+  return false;
 }
 
 // A pooled session: serves queued connections one after the other; quiet,

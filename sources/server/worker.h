@@ -103,7 +103,7 @@ class worker {
 
  private:
   void main();
-  void spawn_session();
+  bool spawn_session();  // false if no coroutine could be made
   void run_session();
   void run_spawner();
   // Connections queued and no session free to take them.
