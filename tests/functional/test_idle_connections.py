@@ -181,6 +181,30 @@ def test_a_request_in_flight_to_a_backend_is_not_idle(ithaca_factory):
         slow.close()
 
 
+def test_clients_waiting_on_a_slow_backend_do_not_wait_for_each_other(ithaca_factory):
+    """Router: 200 clients wake at once, each with a get that a backend
+    answers 0.5 s late. Each waiting request holds a session, so the pool
+    grows to serve the others meanwhile: all are answered in about one
+    delay, not one after the other (100 s)."""
+    n = 200
+    slow = FakeBackend("slow", delay=0.5)
+    try:
+        server = ithaca_factory(config_text=router_yaml([slow.address], protocol="ascii"))
+        socks = open_many(server, n)
+        try:
+            exchange_all(socks, [b"version\r\n"] * n, lambda i, d: d.endswith(b"\r\n"))
+            t0 = time.monotonic()
+            replies = exchange_all(socks, [b"get k%d\r\n" % i for i in range(n)],
+                                   lambda i, d: d.endswith(b"\r\n"), timeout=20)
+            took = time.monotonic() - t0
+            assert all(r == b"END\r\n" for r in replies), [r for r in replies if r != b"END\r\n"][:3]
+            assert 0.45 <= took < 5.0, took
+        finally:
+            close_all(socks)
+    finally:
+        slow.close()
+
+
 def test_stats_conns_lists_parked_connections(ithaca):
     n = 30
     socks = open_many(ithaca, n)
