@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace mm {
 
@@ -469,6 +470,10 @@ class io {
   int fd() const;
   // Reads what is available, at least 1 byte, up to len. 0 at end of stream.
   ssize_t read(void* buf, size_t len, millis timeout);
+  // read() without the wait: -EAGAIN when nothing is there yet. After an
+  // -EAGAIN the backend watches for the next byte, so the io may be parked
+  // (park_set::park) before the coroutine waits on anything.
+  ssize_t try_read(void* buf, size_t len);
   // Reads exactly len bytes (or fails; a short stream gives -ECONNRESET).
   ssize_t read_exact(void* buf, size_t len, millis timeout);
   // Write everything (partial writes are continued) or fail.
@@ -491,8 +496,81 @@ class io {
   void close();
 
  private:
+  friend class park_set;
   explicit io(detail::io_state* s) : state_(s) {}
   detail::io_state* state_;
+};
+
+// ---------------------------------------------------------------- parking
+// Many sockets waiting for input without a coroutine each (idle client
+// connections): a parked io costs its io state and the caller's entry, no
+// stack and no buffer. The backend's readiness report (an epoll edge, an
+// io_uring multishot recv or POLL_ADD completion) or the entry's timeout
+// queues the entry, and a pool of coroutines takes queued entries in the
+// order they were queued. An entry is queued at most once, so the queue never
+// holds more than the set's entries. One machine only, no lock. [machine]
+class park_set {
+ public:
+  // The caller embeds one per connection; the set only links it.
+  struct entry {
+    io* conn = nullptr;    // set by the caller before park()
+    bool expired = false;  // queued because its timeout passed, not for input
+    // The set's own: which list holds it, its links and its deadline.
+    enum class place : unsigned char { None, Parked, Queued } where = place::None;
+    entry* prev = nullptr;
+    entry* next = nullptr;
+    int64_t deadline = -1;  // monotonic ns; -1: no timeout
+    park_set* set = nullptr;
+  };
+
+  park_set() = default;
+  park_set(const park_set&) = delete;
+  park_set& operator=(const park_set&) = delete;
+
+  // Parks `e` until input may be there or `timeout` passes (kForever: no
+  // timeout). Call it only right after e.conn->try_read() returned -EAGAIN,
+  // with no wait in between: the backend then watches for the next byte.
+  void park(entry& e, millis timeout);
+  // Queues `e` at once, as if input had arrived (a new connection).
+  void queue(entry& e);
+  // Takes `e` out, parked or queued (before its io is closed elsewhere).
+  void remove(entry& e);
+  // The oldest queued entry (expired says why it was queued), or nullptr.
+  entry* take();
+  // Waits until an entry may be queued: Ok (take() may still find none
+  // when another coroutine was first), TimedOut, or Cancelled.
+  wait_status wait(millis timeout);
+  // The timeouts: sleeps until the earliest deadline and queues every entry
+  // whose deadline passed; returns when its coroutine is cancelled. One
+  // coroutine per set runs it.
+  void run_timeouts();
+  // Every entry still parked or queued, taken out (shutdown closes them).
+  std::vector<entry*> drain();
+  size_t parked() const { return parked_; }
+  size_t queued() const { return queued_; }
+  // Called after an entry was queued (in the scheduler or a coroutine; must
+  // not wait): the owner may start another pool coroutine.
+  std::function<void()> on_queued;
+
+ private:
+  struct list {
+    entry* head = nullptr;
+    entry* tail = nullptr;
+    void push_back(entry* e);
+    void insert_by_deadline(entry* e);  // from the tail: most parks come last
+    void unlink(entry* e);
+  };
+  static void input_ready(void* arg);  // io_state's on_input
+  void to_queue(entry& e);
+  void unhook(entry& e);
+
+  list timed_;    // parked with a timeout, earliest deadline first
+  list untimed_;  // parked without one
+  list ready_;    // queued, oldest first
+  size_t parked_ = 0;
+  size_t queued_ = 0;
+  cond queued_cond_;            // pool coroutines wait on it
+  call* timer_call_ = nullptr;  // run_timeouts' wait, woken by an earlier deadline
 };
 
 // Address helpers. parse "host:port", "[v6]:port", or "unix:/path".

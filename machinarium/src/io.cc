@@ -16,7 +16,13 @@ namespace detail {
 void io_state_ready(io_state* s, uint32_t events) {
   if (events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) {
     s->readable = true;
-    if (s->read_waiter) s->read_waiter->wake();
+    if (s->read_waiter) {
+      s->read_waiter->wake();
+    } else if (s->on_input) {
+      void (*fn)(void*) = s->on_input;
+      s->on_input = nullptr;
+      fn(s->on_input_arg);
+    }
   }
   if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
     s->writable = true;
@@ -76,6 +82,11 @@ ssize_t io::read(void* buf, size_t len, millis timeout) {
       return detail::errno_of(s);
     }
   }
+}
+
+ssize_t io::try_read(void* buf, size_t len) {
+  if (!state_) return -EBADF;
+  return state_->owner->try_recv(state_, buf, len);
 }
 
 ssize_t io::read_exact(void* buf, size_t len, millis timeout) {
@@ -195,6 +206,7 @@ int io::detach() {
     if (!state_->rx.empty()) return -1;
   }
   int fd = state_->fd;
+  state_->on_input = nullptr;
   state_->released = true;
   state_->owner->release(state_);  // stops watching; does not close the fd
   state_ = nullptr;
@@ -206,6 +218,7 @@ int io::detach() {
 void io::close() {
   if (!state_) return;
   int fd = state_->fd;
+  state_->on_input = nullptr;
   state_->released = true;
   state_->owner->release(state_);  // the backend frees the state when safe
   state_ = nullptr;

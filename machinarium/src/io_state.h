@@ -85,6 +85,13 @@ struct io_state {
   // io_uring only: a readiness poll is armed for these events.
   uint32_t poll_armed = 0;
 
+  // Parked (park_set): no coroutine waits for input; when the backend says
+  // input, end of stream or an error may be there, io_state_ready calls
+  // on_input(on_input_arg) once (from the scheduler, outside any coroutine)
+  // and clears it.
+  void (*on_input)(void*) = nullptr;
+  void* on_input_arg = nullptr;
+
   // Backend requests that may still complete with this state's address.
   int inflight = 0;
   call* drain_waiter = nullptr;  // woken when inflight drops to 0 (detach)

@@ -36,15 +36,16 @@ struct command_counters {
   counter parse_errors;  // CLIENT_ERROR / ERROR replies caused by bad input
   counter udp_requests;  // UDP datagrams accepted and executed
   counter udp_dropped;   // UDP datagrams dropped: bad frame, truncated, reply too long or not sent
+  counter idle_kicks;    // connections closed by the idle timeout (memcached's idle_kicks)
 
   // How many counters for_each visits (the stats baselines are sized by it).
-  static constexpr size_t kCount = 14;
+  static constexpr size_t kCount = 15;
 
   template <class F>
   void for_each(F&& f) {
     f(cmd_get); f(cmd_set); f(cmd_flush); f(cmd_touch); f(cmd_meta); f(get_flushed);
     f(bytes_read); f(bytes_written); f(lease_tokens_issued); f(lease_waits);
-    f(lease_sets_refused); f(parse_errors); f(udp_requests); f(udp_dropped);
+    f(lease_sets_refused); f(parse_errors); f(udp_requests); f(udp_dropped); f(idle_kicks);
   }
 };
 // A counter added to the struct must be added to for_each and kCount too.

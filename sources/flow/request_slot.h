@@ -296,6 +296,9 @@ class inflight_queue final : public slot_home {
   // clients over a server's connections. (Its address would not: clients
   // live at the same offset of equally aligned coroutine stacks.)
   std::uint64_t id() const { return id_; }
+  // A pooled session's queue serves one connection after another: it takes
+  // the tag of the one it serves, so that client keeps its backend connection.
+  void set_id(std::uint64_t id) { id_ = id; }
 
  private:
   friend class request_slot;  // keeps held_ (account_reply, release_reply)

@@ -16,23 +16,50 @@
 namespace ithaca::server {
 
 namespace {
-// Reads of an idle connection land in this buffer on the coroutine's own
-// stack, so an idle connection holds no heap buffer at all; only an incomplete
-// request is copied to the connection's `pending_` string.
+// Reads land in this buffer on the session coroutine's own stack; a parked
+// connection holds no buffer at all, and only an incomplete request is copied
+// to the session's `pending_` string (a connection is not parked with one).
 constexpr size_t kStackReadSize = 4096;
-// How long a client with spare request slots waits before it frees them.
-constexpr mm::millis kTrimAfterMs = 200;
 }  // namespace
+
+std::unique_ptr<connection> open_connection(const worker_shared& shared, accepted_socket s) {
+  auto conn = mm::io::attach(s.fd);
+  if (!conn) {
+    spdlog::warn("client {}: attach failed: {}", s.peer, std::strerror(errno));
+    ::close(s.fd);
+    if (s.listener_clients) s.listener_clients->fetch_sub(1);
+    return nullptr;
+  }
+  if (s.peer.starts_with("tcp:")) mm::set_nodelay(s.fd, true);
+  auto c = std::make_unique<connection>(shared.parser);
+  c->io = std::move(conn);
+  c->conn = c->io.get();
+  thread_local uint64_t next_tag = 0;  // per worker: its clients spread evenly
+  c->tag = next_tag++;
+  c->root = s.root;
+  c->listener_clients = s.listener_clients;
+  c->id = shared.conns->add(conn_info{s.peer, std::move(s.listener), shared.clock->uptime_s()});
+  c->peer = std::move(s.peer);
+  flow::watch::conn_new(c->peer, c->id);
+  return c;
+}
+
+void close_connection(const worker_shared& shared, connection& c, std::string_view reason) {
+  if (c.io) c.io->close();
+  c.conn = nullptr;
+  flow::watch::conn_close(c.peer, reason, c.id);
+  shared.conns->remove(c.id);
+  if (c.listener_clients) c.listener_clients->fetch_sub(1);
+  c.listener_clients = nullptr;
+}
 
 client::client(const worker_shared& shared, flow::command_counters& counters)
     : shared_(shared),
       live_(*shared.live),
       counters_(counters),
-      parser_(shared.parser),
       ctx_(*shared.store, counters),
       server_{*shared.stats, counters, live_->enable_shutdown},
       loop_{&ctx_, server_, this, live_->routes.get(), inflight_, out_, shared.backends, shared.acks, shared.async} {
-  parser_.set_item_size_max(live_->item_size_max);
   server_.config_file = live_->config_file;
   server_.config_loaded_at = live_->config_loaded_at;
   server_.can_watch = live_->enable_watch;
@@ -43,7 +70,6 @@ client::client(const worker_shared& shared, flow::command_counters& counters)
 // One acquire load per batch; the rest only after a reload (snapshot.h).
 void client::refresh_live() {
   if (!live_.refresh()) return;
-  parser_.set_item_size_max(live_->item_size_max);
   server_.enable_shutdown = live_->enable_shutdown;
   server_.can_watch = live_->enable_watch;
   server_.dump_enabled = live_->enable_dumping;
@@ -52,72 +78,101 @@ void client::refresh_live() {
   loop_.tree = live_->routes.get();
 }
 
-void client::run(const accepted_socket& s) {
-  auto conn = mm::io::attach(s.fd);
-  if (!conn) {
-    spdlog::warn("client {}: attach failed: {}", s.peer, std::strerror(errno));
-    ::close(s.fd);
-    if (s.listener_clients) s.listener_clients->fetch_sub(1);
-    return;
-  }
-  if (s.peer.starts_with("tcp:")) mm::set_nodelay(s.fd, true);
-  loop_.root = s.root;
-  conn_ = conn.get();
-  ctx_.drain = this;
-  uint64_t id = shared_.conns->add(conn_info{s.peer, s.listener, shared_.clock->uptime_s()});
-  ctx_.conn_id = id;
-  flow::watch::conn_new(s.peer, id);
-  std::string_view reason = "normal";  // conn_close's reason (memcached's close_reasons)
-  flow::exec_action action = serve_requests(*conn, reason);
-  // `watch`: from here the connection only receives log lines; if every
-  // slot is taken it is told so and goes on as a client.
-  while (action == flow::exec_action::Watch) {
-    const int slot = flow::watch::hub::instance().add(server_.watch_kinds);
-    if (slot >= 0) {
-      serve_watcher(*conn, slot, server_.watch_kinds, counters_);
-      flow::watch::hub::instance().remove(slot);
-      reason = mm::coroutine_cancelled() ? "shutdown" : "normal";
-      break;
-    }
-    protocol::encode_ascii_line(out_, protocol::kReplyWatcherTooMany);
-    if (!flush(*conn)) {
-      reason = "error";
-      break;
-    }
-    action = serve_requests(*conn, reason);
-  }
-  ctx_.drain = nullptr;
-  conn_ = nullptr;
-  conn->close();
-  flow::watch::conn_close(s.peer, reason, id);
-  shared_.conns->remove(id);
-  if (s.listener_clients) s.listener_clients->fetch_sub(1);
-  if (action == flow::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
+// The idle timeout of the snapshot the last batch ran on: a reload reaches
+// a parked connection when it next wakes, not while it sleeps.
+mm::millis client::idle_timeout() const {
+  return live_->idle_timeout_ms > 0 ? static_cast<mm::millis>(live_->idle_timeout_ms) : mm::kForever;
 }
 
-// Reads and answers requests until the connection ends or a request changes
+client::outcome client::serve(connection& c, mm::park_set& parked) {
+  mm::io& conn = *c.io;
+  std::string_view reason = "normal";  // conn_close's reason (memcached's close_reasons)
+  flow::exec_action action = flow::exec_action::Close;
+  if (c.expired) {
+    // Parked past its idle timeout (a peer the kernel gave up on: error).
+    reason = mm::tcp_closed(conn.fd()) ? "error" : "idle_timeout";
+    if (reason == "idle_timeout") counters_.idle_kicks.add(1);
+  } else {
+    loop_.root = c.root;
+    conn_ = &conn;
+    ctx_.drain = this;
+    ctx_.conn_id = c.id;
+    inflight_.set_id(c.tag);
+    server_.quit = false;
+    action = serve_requests(c, parked, reason);
+    if (action == flow::exec_action::Continue) {
+      ctx_.drain = nullptr;
+      conn_ = nullptr;
+      return outcome::Parked;
+    }
+    // `watch`: from here the connection only receives log lines; if every
+    // slot is taken it is told so and goes on as a client (parked no more).
+    while (action == flow::exec_action::Watch) {
+      const int slot = flow::watch::hub::instance().add(server_.watch_kinds);
+      if (slot >= 0) {
+        serve_watcher(conn, slot, server_.watch_kinds, counters_);
+        flow::watch::hub::instance().remove(slot);
+        reason = mm::coroutine_cancelled() ? "shutdown" : "normal";
+        break;
+      }
+      protocol::encode_ascii_line(out_, protocol::kReplyWatcherTooMany);
+      if (!flush(conn)) {
+        reason = "error";
+        break;
+      }
+      action = serve_requests(c, parked, reason);
+      if (action == flow::exec_action::Continue) {
+        ctx_.drain = nullptr;
+        conn_ = nullptr;
+        return outcome::Parked;
+      }
+    }
+    ctx_.drain = nullptr;
+    conn_ = nullptr;
+  }
+  // What the connection left behind must not reach the next one.
+  pending_.clear();
+  if (pending_.capacity() > 4 * shared_.read_buffer_size) std::string().swap(pending_);
+  out_.consume(out_.size());
+  close_connection(shared_, c, reason);
+  if (action == flow::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
+  return outcome::Closed;
+}
+
+// Reads and answers requests until a read finds nothing more to do (the
+// connection is parked: Continue), the connection ends, or a request changes
 // what it is (quit, shutdown, watch); flushes the replies; sets `reason`.
-flow::exec_action client::serve_requests(mm::io& conn, std::string_view& reason) {
+flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, std::string_view& reason) {
+  mm::io& conn = *c.io;
+  protocol::parser& parser = c.parser;
   flow::exec_action action = flow::exec_action::Continue;
   char stack_buf[kStackReadSize];
   bool probing = false;  // the next read only takes what the socket has at once
+  refresh_live();
   while (action == flow::exec_action::Continue) {
-    // The idle timeout of the snapshot the last batch ran on: a reload
-    // reaches an idle connection at its next wait, not during this one.
-    const mm::millis idle =
-        live_->idle_timeout_ms > 0 ? static_cast<mm::millis>(live_->idle_timeout_ms) : mm::kForever;
+    const mm::millis idle = idle_timeout();
     ssize_t n;
     if (pending_.empty()) {
-      n = read_some(conn, stack_buf, sizeof(stack_buf), idle);
+      n = conn.try_read(stack_buf, sizeof(stack_buf));
+      if (n == -EAGAIN) {
+        // Nothing in progress: no pending bytes, no reply held back, nothing
+        // in flight (execute_input returned). Park it: no stack, no buffer.
+        if (!parser.awaiting_data() && out_.empty() && !mm::coroutine_cancelled()) {
+          parked.park(c, idle);
+          return flow::exec_action::Continue;
+        }
+        n = read_some(conn, stack_buf, sizeof(stack_buf), idle);
+      }
       if (n <= 0) {
         reason = close_reason(n, idle);
         break;
       }
       counters_.bytes_read.add(static_cast<uint64_t>(n));
       refresh_live();
+      parser.set_item_size_max(live_->item_size_max);
       ctx_.now = shared_.clock->now();
       std::string_view input(stack_buf, static_cast<size_t>(n));
-      size_t used = route::execute_input(parser_, input, loop_, action);
+      size_t used = route::execute_input(parser, input, loop_, action);
       if (used < input.size()) pending_.assign(input.substr(used));
     } else {
       // Continue an incomplete request: read straight behind it.
@@ -132,26 +187,32 @@ flow::exec_action client::serve_requests(mm::io& conn, std::string_view& reason)
       pending_.resize(have + static_cast<size_t>(n));
       counters_.bytes_read.add(static_cast<uint64_t>(n));
       refresh_live();
+      parser.set_item_size_max(live_->item_size_max);
       ctx_.now = shared_.clock->now();
-      size_t used = route::execute_input(parser_, pending_, loop_, action);
+      size_t used = route::execute_input(parser, pending_, loop_, action);
       pending_.erase(0, used);
       // Give a large buffer back once the big request it held is done.
       if (pending_.empty() && pending_.capacity() > 4 * shared_.read_buffer_size) std::string().swap(pending_);
     }
     // Hold the replies while a value is incomplete, as memcached does (see
     // parser::awaiting_data): a multi-get with a bad key culls those not sent.
-    if (!parser_.awaiting_data() && !flush(conn)) {
+    if (!parser.awaiting_data() && !flush(conn)) {
       reason = "error";
       break;
     }
     // memcached's 2 KiB rule for a command line still without its newline
     // (parser::closes_partial_line) judges what its 16 KiB read brought: take
     // what the socket has at once first; the line closes if it is still due.
-    probing = !pending_.empty() && parser_.closes_partial_line(pending_);
+    probing = !pending_.empty() && parser.closes_partial_line(pending_);
+    // A client that keeps sending would keep this session to itself: when
+    // other connections wait for one, let them (and the loop's poll) go first.
+    if (parked.queued() > 0) mm::yield();
   }
   if (action != flow::exec_action::Continue) flush(conn);
   if (action == flow::exec_action::Close) reason = server_.quit ? "normal" : "error";
   if (action == flow::exec_action::Shutdown) reason = "shutdown";
+  // Ended by a read: not Continue, which says "parked".
+  if (action == flow::exec_action::Continue) action = flow::exec_action::Close;
   return action;
 }
 
@@ -159,7 +220,10 @@ flow::exec_action client::serve_requests(mm::io& conn, std::string_view& reason)
 std::string_view client::close_reason(ssize_t n, mm::millis idle) {
   if (n == 0) return "normal";
   if (n == -ECANCELED) return "shutdown";
-  if (n == -ETIMEDOUT && idle != mm::kForever && !mm::tcp_closed(conn_->fd())) return "idle_timeout";
+  if (n == -ETIMEDOUT && idle != mm::kForever && !mm::tcp_closed(conn_->fd())) {
+    counters_.idle_kicks.add(1);
+    return "idle_timeout";
+  }
   return "error";
 }
 

@@ -136,7 +136,7 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   }
   enum { CmdGet, CmdSet, CmdFlush, CmdTouch, CmdMeta, GetFlushed, BytesRead, BytesWritten,
          LeaseTokens, LeaseWaits, LeaseRefused, ParseErrors,
-         UdpRequests, UdpDropped };
+         UdpRequests, UdpDropped, IdleKicks };
   store::store_stats_snapshot s = store_.stats();
   const store::store_stats_snapshot& b = store_base_;
   rusage ru{};
@@ -177,6 +177,7 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   add("store_no_memory", s.out_of_memory - b.out_of_memory);
   add("auth_cmds", 0);
   add("auth_errors", 0);
+  if (live.idle_timeout_ms > 0) add("idle_kicks", sums[IdleKicks]);  // memcached: only with a timeout
   add("bytes_read", sums[BytesRead]);
   add("bytes_written", sums[BytesWritten]);
   add("limit_maxbytes", store_.memory_limit());

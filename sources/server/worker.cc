@@ -76,11 +76,23 @@ void worker::main() {
   if (const auto tree = shared_.live->load()->routes) {
     for (const auto& p : tree->pools()) backends_->preconnect(*p);
   }
+  parked_.on_queued = [this] {
+    if (sessions_short()) short_.signal();
+  };
+  mm::coroutine_create("idle timeouts", [this] { parked_.run_timeouts(); });
+  mm::coroutine_create("session spawner", [this] { run_spawner(); });
   for (;;) {
     accepted_socket s;
     if (inbox_.read(s, mm::kForever) != mm::wait_status::Ok) break;
-    std::string name = "client " + s.peer;
-    mm::coroutine_create(name, [this, s = std::move(s)]() mutable { serve(std::move(s)); });
+    shared_.conns->reserved.fetch_sub(1);
+    // Queued at once: its first bytes may be there already.
+    if (std::unique_ptr<connection> c = open_connection(shared_, std::move(s))) parked_.queue(*c.release());
+  }
+  // Stopping: every session is cancelled and closes the connection it
+  // serves without parking it; the parked and queued ones are closed here.
+  for (mm::park_set::entry* e : parked_.drain()) {
+    std::unique_ptr<connection> c(static_cast<connection*>(e));
+    close_connection(shared_, *c, "shutdown");
   }
   // Sockets still queued when we stop are closed here, by their new owner.
   accepted_socket s;
@@ -91,10 +103,73 @@ void worker::main() {
   }
 }
 
-void worker::serve(accepted_socket s) {
-  shared_.conns->reserved.fetch_sub(1);
-  client c(shared_, counters_);
-  c.run(s);
+// Starts sessions while connections wait and none is free, but only as many
+// as the work needs: one at once, then another only after a whole turn of the
+// ready coroutines in which no session took a connection (all of them wait on
+// a backend, a slow reader or a file). A burst of requests the store answers
+// at once is served by the sessions there are, each taking the next
+// connection after the one it served; a burst of routed requests gets a
+// session per request waiting on a backend, up to kMaxSessions.
+void worker::run_spawner() {
+  for (;;) {
+    if (!sessions_short()) {
+      if (short_.wait(mm::kForever) == mm::wait_status::Cancelled) return;
+      continue;
+    }
+    bool started = spawn_session();
+    uint64_t seen = taken_;
+    for (;;) {
+      // No stack to be had (memory exhausted): the sessions there are go on;
+      // try again a little later rather than at every turn.
+      if (!started && mm::sleep(10) == mm::wait_status::Cancelled) return;
+      mm::yield();
+      if (mm::coroutine_cancelled()) return;
+      if (!sessions_short()) break;
+      started = taken_ != seen || spawn_session();
+      seen = taken_;
+    }
+  }
+}
+
+bool worker::spawn_session() {
+  sessions_++;
+  available_++;  // until it first runs
+  if (mm::coroutine_create("session", [this] { run_session(); }) != 0) return true;
+  sessions_--;
+  available_--;
+  return false;
+}
+
+// A pooled session: serves queued connections one after the other; quiet,
+// it gives back spare request slots, and ends after kSessionLingerMs if more
+// than kKeepSessions are left.
+void worker::run_session() {
+  client session(shared_, counters_);
+  available_--;
+  for (;;) {
+    if (mm::park_set::entry* e = parked_.take()) {
+      taken_++;
+      auto* c = static_cast<connection*>(e);
+      if (session.serve(*c, parked_) == client::outcome::Closed) delete c;
+      // Others wait: let the loop poll and the other coroutines run first, as
+      // each connection's own coroutine once did.
+      if (parked_.queued() > 0) mm::yield();
+      continue;
+    }
+    const bool trim = session.holds_spare_slots();
+    available_++;
+    const mm::wait_status s = parked_.wait(trim ? kTrimAfterMs : kSessionLingerMs);
+    available_--;
+    if (s == mm::wait_status::Cancelled) break;
+    if (s == mm::wait_status::TimedOut) {
+      if (trim) {
+        session.trim();
+      } else if (sessions_ > kKeepSessions) {
+        break;
+      }
+    }
+  }
+  sessions_--;
 }
 
 }  // namespace ithaca::server

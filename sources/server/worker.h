@@ -1,5 +1,7 @@
 // A worker machine: receives accepted sockets from the pooler over its
-// channel and runs one client coroutine per connection.
+// channel; each client connection waits parked (no coroutine) while it has no
+// request in progress, and a bounded pool of session coroutines serves the
+// connections whose bytes arrived, in the order they arrived (client.h).
 #pragma once
 
 #include <atomic>
@@ -73,6 +75,13 @@ struct worker_shared {
   route::async_runner* async = nullptr;
 };
 
+// Most session coroutines a worker runs at once: connections that wake beyond
+// that wait in the park_set's queue, in order, until a session is free.
+inline constexpr size_t kMaxSessions = 1024;
+// Sessions kept when quiet; the others end after kSessionLingerMs without work.
+inline constexpr size_t kKeepSessions = 4;
+inline constexpr mm::millis kSessionLingerMs = 2000;
+
 class worker {
  public:
   worker(int index, worker_shared shared, flow::command_counters& counters);
@@ -94,7 +103,11 @@ class worker {
 
  private:
   void main();
-  void serve(accepted_socket s);
+  bool spawn_session();  // false if no coroutine could be made
+  void run_session();
+  void run_spawner();
+  // Connections queued and no session free to take them.
+  bool sessions_short() const { return parked_.queued() > available_ && sessions_ < kMaxSessions; }
 
   int index_;
   worker_shared shared_;
@@ -112,6 +125,13 @@ class worker {
   // Set before start(); emptied by main() on the machine as it hands each fd
   // to its coroutine. Only the destructor reads it afterwards (after join).
   std::vector<udp_socket> udp_;
+  // Client connections with no request in progress, and those queued for a
+  // session. [worker machine]
+  mm::park_set parked_;
+  size_t sessions_ = 0;   // session coroutines alive
+  size_t available_ = 0;  // of those, waiting for a connection or not yet started
+  uint64_t taken_ = 0;    // connections the sessions took from the queue, ever
+  mm::cond short_;        // signalled when sessions_short(): wakes the spawner
   mm::machine* machine_ = nullptr;
   std::atomic<bool> stop_sent_{false};  // stop() posts the Stop message once
 };
