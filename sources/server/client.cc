@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "reply.h"
+#include "tls_stream.h"
 #include "text_replies.h"
 #include "watch_events.h"
 #include "watcher.h"
@@ -58,32 +59,35 @@ void client::run(const accepted_socket& s) {
   }
   if (s.peer.starts_with("tcp:")) mm::set_nodelay(s.fd, true);
   loop_.root = s.root;
-  conn_ = conn.get();
   ctx_.drain = this;
   uint64_t id = shared_.conns->add(conn_info{s.peer, s.listener, shared_.clock->uptime_s()});
   ctx_.conn_id = id;
   flow::watch::conn_new(s.peer, id);
   std::string_view reason = "normal";  // conn_close's reason (memcached's close_reasons)
-  flow::exec_action action = serve_requests(*conn, reason);
+  std::unique_ptr<stream> io = open_stream(*conn, s);  // plain, or TLS once its handshake is done
+  conn_ = io.get();
+  flow::exec_action action = io ? serve_requests(*io, reason) : flow::exec_action::Close;
+  if (!io) reason = "error";
   // `watch`: from here the connection only receives log lines; if every
   // slot is taken it is told so and goes on as a client.
   while (action == flow::exec_action::Watch) {
     const int slot = flow::watch::hub::instance().add(server_.watch_kinds);
     if (slot >= 0) {
-      serve_watcher(*conn, slot, server_.watch_kinds, counters_);
+      serve_watcher(*io, slot, server_.watch_kinds, counters_);
       flow::watch::hub::instance().remove(slot);
       reason = mm::coroutine_cancelled() ? "shutdown" : "normal";
       break;
     }
     protocol::encode_ascii_line(out_, protocol::kReplyWatcherTooMany);
-    if (!flush(*conn)) {
+    if (!flush(*io)) {
       reason = "error";
       break;
     }
-    action = serve_requests(*conn, reason);
+    action = serve_requests(*io, reason);
   }
   ctx_.drain = nullptr;
   conn_ = nullptr;
+  close_stream(std::move(io));
   conn->close();
   flow::watch::conn_close(s.peer, reason, id);
   shared_.conns->remove(id);
@@ -91,9 +95,33 @@ void client::run(const accepted_socket& s) {
   if (action == flow::exec_action::Shutdown && shared_.request_shutdown) shared_.request_shutdown();
 }
 
+// The connection's stream: plain, or TLS on a TLS listener once the
+// handshake is done (tls_stream.h). The handshake has the idle timeout, or
+// without one the write timeout: a client that stalls in it is closed.
+// nullptr if the handshake failed (counted in ssl_handshake_errors).
+std::unique_ptr<stream> client::open_stream(mm::io& conn, const accepted_socket& s) {
+  if (!s.tls || !shared_.tls) return std::make_unique<plain_stream>(conn);
+  const mm::millis timeout =
+      live_->idle_timeout_ms > 0 ? static_cast<mm::millis>(live_->idle_timeout_ms) : shared_.write_timeout_ms;
+  std::string why;
+  std::unique_ptr<tls_stream> t = tls_stream::accept(conn, *shared_.tls, timeout, &why);
+  if (!t) {
+    spdlog::debug("client {}: TLS handshake failed: {}", s.peer, why.empty() ? "protocol error" : why);
+    return nullptr;
+  }
+  spdlog::debug("client {}: {} handshake done, kernel TLS send {} receive {}", s.peer, t->version(),
+                t->ktls_send() ? "on" : "off", t->ktls_recv() ? "on" : "off");
+  return t;
+}
+
+// Says goodbye on a TLS connection (close_notify, no wait) before the socket closes.
+void client::close_stream(std::unique_ptr<stream> io) {
+  if (auto* t = dynamic_cast<tls_stream*>(io.get())) t->shutdown();
+}
+
 // Reads and answers requests until the connection ends or a request changes
 // what it is (quit, shutdown, watch); flushes the replies; sets `reason`.
-flow::exec_action client::serve_requests(mm::io& conn, std::string_view& reason) {
+flow::exec_action client::serve_requests(stream& conn, std::string_view& reason) {
   flow::exec_action action = flow::exec_action::Continue;
   char stack_buf[kStackReadSize];
   while (action == flow::exec_action::Continue) {
@@ -158,7 +186,7 @@ std::string_view client::close_reason(ssize_t n, mm::millis idle) {
 // routed requests would otherwise allocate and free them every batch); once
 // it has been quiet for kTrimAfterMs it gives all but one back, so an idle
 // connection holds little.
-ssize_t client::read_some(mm::io& conn, char* buf, size_t len, mm::millis idle) {
+ssize_t client::read_some(stream& conn, char* buf, size_t len, mm::millis idle) {
   if (inflight_.allocated() > flow::inflight_queue::kKeepSlots &&
       (idle == mm::kForever || idle > kTrimAfterMs)) {
     ssize_t n = conn.read(buf, len, kTrimAfterMs);
@@ -173,7 +201,7 @@ ssize_t client::read_some(mm::io& conn, char* buf, size_t len, mm::millis idle) 
 bool client::drain(protocol::out_buffer& out) { return &out == &out_ && conn_ && flush(*conn_); }
 
 // Writes the batch's replies with as few writev calls as the kernel allows.
-bool client::flush(mm::io& conn) {
+bool client::flush(stream& conn) {
   while (!out_.empty()) {
     auto iov = out_.iovecs();
     ssize_t w = conn.writev(iov.data(), static_cast<int>(iov.size()), shared_.write_timeout_ms);

@@ -11,6 +11,7 @@
 #include "parser.h"
 #include "request_loop.h"
 #include "request_slot.h"
+#include "stream.h"
 #include "worker.h"
 
 namespace ithaca::server {
@@ -21,10 +22,12 @@ class client final : private flow::reply_drain {
   void run(const accepted_socket& s);
 
  private:
-  bool flush(mm::io& conn);
+  bool flush(stream& conn);
   // Reads, freeing spare request slots if the client stays quiet.
-  ssize_t read_some(mm::io& conn, char* buf, size_t len, mm::millis idle);
-  flow::exec_action serve_requests(mm::io& conn, std::string_view& reason);
+  ssize_t read_some(stream& conn, char* buf, size_t len, mm::millis idle);
+  flow::exec_action serve_requests(stream& conn, std::string_view& reason);
+  std::unique_ptr<stream> open_stream(mm::io& conn, const accepted_socket& s);
+  static void close_stream(std::unique_ptr<stream> io);
   std::string_view close_reason(ssize_t n, mm::millis idle);
   // flow::reply_drain: a batch's replies passed the high-water mark; write
   // them now (the batch waits for a slow reader, within the write timeout).
@@ -42,7 +45,7 @@ class client final : private flow::reply_drain {
   flow::inflight_queue inflight_;  // requests of the batch, in order
   route::loop_context loop_;
   std::string pending_;  // an incomplete request carried over to the next read
-  mm::io* conn_ = nullptr;  // while run() serves it
+  stream* conn_ = nullptr;  // while run() serves it
 };
 
 }  // namespace ithaca::server

@@ -180,7 +180,7 @@ void pooler::feed(int fd, std::string peer, std::size_t index) {
   for (size_t tries = 0; tries < workers_.size(); tries++) {
     worker* w = workers_[next_worker_];
     next_worker_ = (next_worker_ + 1) % workers_.size();
-    if (w->inbox().try_write(accepted_socket{fd, peer, entry.address, entry.root, clients})) return;
+    if (w->inbox().try_write(accepted_socket{fd, peer, entry.address, entry.root, clients, entry.tls})) return;
   }
   conns_.reserved.fetch_sub(1);
   if (clients) clients->fetch_sub(1);
@@ -220,6 +220,7 @@ void pooler::reload_loop() {
   do {
     reload_again_ = false;
     if (reload_config(settings_.reload)) cron_reloaded_.signal();
+    reload_certificates(settings_.reload);
   } while (reload_again_ && !mm::coroutine_cancelled());
   reloading_ = false;
 }
