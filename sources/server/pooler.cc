@@ -85,10 +85,11 @@ void pooler::main() {
     // The functional tests read this line to learn the port bound for port 0,
     // so it must pass the default threshold (warn, like memcached without -v).
     // A listener with a tree of its own says which (route_tree.h).
+    const char* tls = entry.tls ? " (TLS)" : "";
     if (entry.root == 0) {
-      spdlog::warn("listening on {} {}", is_unix ? "unix" : "tcp", local);
+      spdlog::warn("listening on {} {}{}", is_unix ? "unix" : "tcp", local, tls);
     } else {
-      spdlog::warn("listening on {} {} (its own route: listeners[{}])", is_unix ? "unix" : "tcp", local,
+      spdlog::warn("listening on {} {}{} (its own route: listeners[{}])", is_unix ? "unix" : "tcp", local, tls,
                    entry.root - 1);
     }
     if (!is_unix && !reported_port && settings_.on_tcp_port) {
