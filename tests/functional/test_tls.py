@@ -389,3 +389,18 @@ def test_memcached_takes_the_same_flags_and_stats_names_match(ithaca_factory, ce
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.parametrize("backend", ["epoll", "io_uring"])
+def test_large_pipelined_traffic_on_each_io_backend(ithaca_factory, certs, backend):
+    """The TLS stream waits on the io backend's readiness (edge-triggered with
+    epoll): replies larger than the socket buffers and pipelined requests
+    must neither stall nor be lost on either backend."""
+    server = ithaca_factory(tls_flags(certs), config_text=f"server:\n  io_backend: {backend}\n")
+    with TlsConn(*server.address, client_context(certs)) as c:
+        value = os.urandom(300_000)
+        assert c.call(b"set v 0 0 %d\r\n%s\r\n" % (len(value), value)) == b"STORED\r\n"
+        c.send(b"get v\r\n" * 20)
+        for _ in range(20):
+            assert c.read_reply() == b"VALUE v 0 %d\r\n%s\r\nEND\r\n" % (len(value), value)
+        assert stats(c, b"settings")["io_backend"] in (backend, "auto")
