@@ -149,6 +149,23 @@ def test_plaintext_client_on_a_tls_port_is_hung_up(ithaca_factory, certs):
     assert server.proc.poll() is None
 
 
+def test_a_corrupt_record_counts_a_protocol_error(ithaca_factory, certs):
+    server = ithaca_factory(tls_flags(certs))
+    ctx = client_context(certs)
+    with TlsConn(*server.address, ctx) as bad:
+        assert bad.call(b"version\r\n").startswith(b"VERSION ")
+        # An application-data record with a MAC that cannot verify, written
+        # under the TLS layer: the server drops this connection only.
+        os.write(bad.sock.fileno(), b"\x17\x03\x03\x00\x20" + b"\x00" * 32)
+        bad.sock.settimeout(3)
+        with pytest.raises(ssl.SSLError, match="BAD_RECORD_MAC"):  # the server's alert, then close
+            bad.sock.recv(100)
+    with TlsConn(*server.address, ctx) as c:
+        s = stats(c)
+        assert s["ssl_proto_errors"] == "1"
+        assert s["ssl_handshake_errors"] == "0"
+
+
 def test_a_stalled_handshake_is_timed_out(ithaca_factory, certs):
     server = ithaca_factory(tls_flags(certs), config_text="server:\n  idle_timeout: 300ms\n")
     with socket.create_connection(server.address, timeout=3) as raw:
