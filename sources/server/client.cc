@@ -87,7 +87,7 @@ void client::run(const accepted_socket& s) {
   }
   ctx_.drain = nullptr;
   conn_ = nullptr;
-  close_stream(std::move(io));
+  if (io) io->shutdown();
   conn->close();
   flow::watch::conn_close(s.peer, reason, id);
   shared_.conns->remove(id);
@@ -112,11 +112,6 @@ std::unique_ptr<stream> client::open_stream(mm::io& conn, const accepted_socket&
   spdlog::debug("client {}: {} handshake done, kernel TLS send {} receive {}", s.peer, t->version(),
                 t->ktls_send() ? "on" : "off", t->ktls_recv() ? "on" : "off");
   return t;
-}
-
-// Says goodbye on a TLS connection (close_notify, no wait) before the socket closes.
-void client::close_stream(std::unique_ptr<stream> io) {
-  if (auto* t = dynamic_cast<tls_stream*>(io.get())) t->shutdown();
 }
 
 // Reads and answers requests until the connection ends or a request changes

@@ -27,7 +27,6 @@ class client final : private flow::reply_drain {
   ssize_t read_some(stream& conn, char* buf, size_t len, mm::millis idle);
   flow::exec_action serve_requests(stream& conn, std::string_view& reason);
   std::unique_ptr<stream> open_stream(mm::io& conn, const accepted_socket& s);
-  static void close_stream(std::unique_ptr<stream> io);
   std::string_view close_reason(ssize_t n, mm::millis idle);
   // flow::reply_drain: a batch's replies passed the high-water mark; write
   // them now (the batch waits for a slow reader, within the write timeout).

@@ -24,6 +24,9 @@ class stream {
   // caller that got -EAGAIN retries with the same bytes first (TLS needs it).
   virtual ssize_t try_send(const void* buf, size_t len) = 0;
   virtual mm::wait_status wait_writable(mm::millis timeout) = 0;
+  // Before the socket closes: TLS sends close_notify if the socket takes it
+  // at once (never waits); plain has nothing to say.
+  virtual void shutdown() {}
 };
 
 // The plaintext stream: mm::io's calls unchanged.

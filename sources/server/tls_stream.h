@@ -37,7 +37,7 @@ class tls_stream final : public stream {
   ssize_t try_send(const void* buf, size_t len) override;
   mm::wait_status wait_writable(mm::millis timeout) override { return io_.wait_writable(timeout); }
   // Sends close_notify if the socket takes it at once (no wait).
-  void shutdown();
+  void shutdown() override;
   // Whether the kernel encrypts this connection's sends / receives (kTLS).
   bool ktls_send() const;
   bool ktls_recv() const;
