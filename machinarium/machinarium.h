@@ -485,7 +485,10 @@ class io {
   // Datagrams (UDP).
   ssize_t recvmsg(msghdr* msg, millis timeout);
   ssize_t sendmsg(const msghdr* msg, millis timeout);
-  // Waits until the fd is readable (used for eventfd, signalfd and the like).
+  // Waits until the fd is readable / writable (eventfd, signalfd, and a fd
+  // someone else reads and writes, such as OpenSSL's on a TLS socket). Call
+  // them after the fd said EAGAIN: with epoll (edge-triggered) they wait for
+  // the next readiness, not for one reported before.
   wait_status wait_readable(millis timeout);
   wait_status wait_writable(millis timeout);
   // Gives up ownership: removes the fd from this machine and returns it, so it

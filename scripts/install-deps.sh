@@ -10,6 +10,7 @@ packages=(
   nutcracker python3-pylibmc yrmcds iproute2
   clang libclang-rt-14-dev
   prometheus libsystemd-dev
+  libssl-dev openssl python3-pymemcache
 )
 
 missing=()

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "harness.h"
 
@@ -367,5 +368,67 @@ TEST_CASE("io_uring_submissions_and_completions_are_counted") {
       CHECK(after.uring_submissions == 0);
       CHECK(after.uring_completions == 0);
     }
+  });
+}
+
+// The readiness waits a caller that does its own non-blocking I/O on the fd
+// uses (TLS: OpenSSL reads and writes the socket, the coroutine waits): they
+// time out without the event, wake when it comes, and are cancellable. They
+// are waits for the next readiness after an EAGAIN (epoll is edge-triggered:
+// a socket that was writable all along may never report it again), which is
+// how the TLS stream calls them.
+TEST_CASE("wait_readable_and_wait_writable_on_a_socket") {
+  run([] {
+    auto [listener, client, server] = connected_pair();
+    const int64_t t0 = mm::now_ns();
+    CHECK(server->wait_readable(30) == mm::wait_status::TimedOut);
+    CHECK(elapsed_ms(t0) >= 25);
+    // Data from another coroutine wakes the wait.
+    auto writer = mm::coroutine_create("writer", [&] {
+      mm::sleep(20);
+      REQUIRE(client->write("r", 1, 1000) == 1);
+    });
+    CHECK(server->wait_readable(2000) == mm::wait_status::Ok);
+    char c = 0;
+    CHECK(::recv(server->fd(), &c, 1, MSG_DONTWAIT) == 1);
+    CHECK(c == 'r');
+    mm::coroutine_join(writer, 1000);
+
+    // A full socket is not writable until the peer reads.
+    shrink_buffers(server->fd());
+    std::vector<char> chunk(64 * 1024, 'w');
+    size_t sent = 0;
+    for (;;) {
+      ssize_t w = ::send(server->fd(), chunk.data(), chunk.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (w < 0) {
+        REQUIRE((errno == EAGAIN || errno == EWOULDBLOCK));
+        break;
+      }
+      sent += static_cast<size_t>(w);
+    }
+    REQUIRE(sent > 0);
+    CHECK(server->wait_writable(30) == mm::wait_status::TimedOut);
+    auto reader = mm::coroutine_create("reader", [&] {
+      std::vector<char> buf(64 * 1024);
+      size_t got = 0;
+      while (got < sent) {
+        ssize_t n = client->read(buf.data(), buf.size(), 2000);
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+      }
+      CHECK(got == sent);
+    });
+    CHECK(server->wait_writable(2000) == mm::wait_status::Ok);
+    mm::coroutine_join(reader, 3000);
+
+    // Cancelled while waiting: Cancelled, and the socket still works.
+    mm::wait_status seen = mm::wait_status::Ok;
+    auto waiter = mm::coroutine_create("waiter", [&] { seen = server->wait_readable(mm::kForever); });
+    mm::yield();
+    mm::coroutine_cancel(waiter);
+    mm::coroutine_join(waiter, 1000);
+    CHECK(seen == mm::wait_status::Cancelled);
+    REQUIRE(client->write("z", 1, 1000) == 1);
+    CHECK(server->wait_readable(1000) == mm::wait_status::Ok);
   });
 }

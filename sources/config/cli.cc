@@ -114,7 +114,8 @@ bool on_listen(cli_options& o, std::string_view v, const std::string& n, std::st
     std::string_view item = v.substr(0, comma);
     cli_listen l;
     std::string why;
-    if (!parse_tcp_address(item, kDefaultPort, l.address, &why)) return fail(e, n + ": " + why);
+    if (!parse_listen_address(item, kDefaultPort, l.address, &why)) return fail(e, n + ": " + why);
+    if (l.address.notls) item.remove_prefix(6);  // "notls:"
     // An explicit port is one the text spelled out: "h:p" or "[v6]:p".
     size_t bracket = item.rfind(']');
     size_t colon = item.rfind(':');
@@ -188,6 +189,38 @@ bool on_metrics_listen(cli_options& o, std::string_view v, const std::string& n,
   return true;
 }
 
+bool on_enable_ssl(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.enable_ssl = true;
+  return true;
+}
+
+// memcached's -o: comma-separated sub-options, NAME or NAME=VALUE. The TLS
+// ones (ssl_*) are taken; any other is refused, naming it.
+bool on_extended(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  while (!v.empty()) {
+    size_t comma = v.find(',');
+    std::string_view item = v.substr(0, comma);
+    size_t eq = item.find('=');
+    std::string_view name = item.substr(0, eq);
+    std::string_view value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
+    bool known = false;
+    std::string why;
+    tls_config check;  // validated here; applied over the file's in apply_overrides
+    if (!apply_tls_suboption(name, value, eq != std::string_view::npos, check, known, &why)) {
+      if (!known) {
+        return fail(e, n + ": '" + std::string(name) +
+                           "': of memcached's extended options ithaca takes only the TLS ones (ssl_*); "
+                           "its other settings live in the YAML config (--config)");
+      }
+      return fail(e, n + ": " + why);
+    }
+    o.tls_options.push_back({std::string(name), std::string(value), eq != std::string_view::npos});
+    if (comma == std::string_view::npos) break;
+    v.remove_prefix(comma + 1);
+  }
+  return true;
+}
+
 constexpr const char* kUnsupported = "is a memcached option ithaca does not support";
 
 const option_spec kOptions[] = {
@@ -233,10 +266,8 @@ const option_spec kOptions[] = {
     {'W', "disable-watch", false, on_disable_watch, nullptr},
     {'Y', "auth-file", true, nullptr, kUnsupported},
     {'e', "memory-file", true, nullptr, kUnsupported},
-    {'Z', "enable-ssl", false, nullptr, kUnsupported},
-    {'o', "extended", true, nullptr,
-     "memcached's extended options are not supported; ithaca's settings live in the YAML "
-     "config (--config)"},
+    {'Z', "enable-ssl", false, on_enable_ssl, nullptr},
+    {'o', "extended", true, on_extended, nullptr},
 };
 
 const option_spec* find_short(char c) {
@@ -365,6 +396,13 @@ void apply_overrides(const cli_options& cli, config& c) {
     c.cache.large_value_threshold = std::min(c.cache.large_value_threshold, *cli.item_size_max);
   }
 
+  // -o ssl_* replace the file's tls settings they name; -Z turns TLS on.
+  for (const cli_suboption& so : cli.tls_options) {
+    bool known = false;
+    apply_tls_suboption(so.name, so.value, so.has_value, c.tls, known, nullptr);  // checked by parse_args
+  }
+  if (cli.enable_ssl) c.tls.enabled = true;
+
   if (cli.metrics_listen) {
     c.metrics.enabled = true;
     c.metrics.listen = *cli.metrics_listen;
@@ -445,6 +483,12 @@ memcached's flags (they override the file):
   -b, --listen-backlog=N    listen backlog (default 1024)
   -v, -vv, -vvv             log level info, debug, trace (default warn)
   -A, --enable-shutdown     accept the ascii "shutdown" command
+  -Z, --enable-ssl          TLS on every TCP listener but those given as
+                            -l notls:HOST:PORT (unix sockets and UDP stay plain)
+  -o ssl_chain_cert=FILE,ssl_key=FILE,ssl_ca_cert=FILE,ssl_verify_mode=0..3,
+     ssl_min_version=0..3|tlsv1.2|tlsv1.3,ssl_ciphers=LIST,ssl_keyformat=1|2,
+     ssl_wbuf_size=KB,ssl_session_cache,ssl_kernel_tls
+                            memcached's TLS options (YAML: the `tls:` section)
 )";
 }
 

@@ -17,6 +17,14 @@ struct cli_listen {
   bool has_port = false;  // an explicit port beats -p, as in memcached
 };
 
+// One `-o` sub-option as given ("ssl_key=/k.pem"; has_value false for a
+// bare flag such as "ssl_session_cache").
+struct cli_suboption {
+  std::string name;
+  std::string value;
+  bool has_value = false;
+};
+
 struct cli_options {
   std::string config_path;  // --config FILE; "" = built-in defaults only
   bool check_config = false;
@@ -42,6 +50,8 @@ struct cli_options {
   bool enable_shutdown = false;                  // -A, --enable-shutdown
   bool disable_watch = false;                    // -W, --disable-watch
   bool disable_dumping = false;                  // -X, --disable-dumping
+  bool enable_ssl = false;                       // -Z, --enable-ssl
+  std::vector<cli_suboption> tls_options;        // -o ssl_*=..., in order (tls_config.h)
 };
 
 // Parses argv[1..argc-1] into `out`. False with *error ("-t: expected an
@@ -55,7 +65,8 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
 //  -p without -l sets the port of every tcp listener;
 //  -s replaces every listener with that one unix socket (no tcp, no udp);
 //  -a sets the mode of every unix socket (listen.unix_mode);
-//  -I also lowers large_value_threshold to item_size_max if it was above.
+//  -I also lowers large_value_threshold to item_size_max if it was above;
+//  -o ssl_* set the tls settings they name over the file's; -Z turns TLS on.
 // Does not validate; see make_config().
 void apply_overrides(const cli_options& cli, config& c);
 

@@ -55,6 +55,16 @@ bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address
   return true;
 }
 
+bool parse_listen_address(std::string_view text, uint16_t default_port, tcp_address& out,
+                          std::string* error) {
+  constexpr std::string_view kNotls = "notls:";
+  const bool notls = text.starts_with(kNotls);
+  if (notls) text.remove_prefix(kNotls.size());
+  if (!parse_tcp_address(text, default_port, out, error)) return false;
+  out.notls = notls;
+  return true;
+}
+
 std::string to_string(const tcp_address& a) {
   bool v6 = a.host.find(':') != std::string::npos;
   return (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
@@ -299,8 +309,31 @@ std::string replication_listen_host(const config& c) {
 
 const char* to_string(replication_ack a) { return a == replication_ack::Slave ? "slave" : "none"; }
 
+// memcached's words where it has them (memcached.c: -l notls, -Z without a
+// TCP port). The certificate files are read by the server when it starts
+// (server/tls_context.h), which reports a bad one in memcached's words too.
+bool validate_tls(const config& cfg, checker& c) {
+  const tls_config& t = cfg.tls;
+  bool notls = false;
+  for (const tcp_address& a : cfg.listen.tcp) notls = notls || a.notls;
+  if (!t.enabled) {
+    if (notls) return c.fail({"listen.tcp"}, "'notls' option is valid only when SSL is enabled");
+    return true;
+  }
+  bool tcp = !cfg.listen.tcp.empty();
+  for (const listener_route& l : cfg.router.listeners) tcp = tcp || !l.address.starts_with("unix:");
+  if (!tcp) return c.fail({"tls.enabled", "listen.tcp"}, "ERROR: You cannot enable SSL without a TCP port.");
+  if (t.chain_cert.empty()) {
+    return c.fail({"tls.chain_cert", "tls.enabled"},
+                  "TLS is on (-Z, tls.enabled) but no certificate is given: set ssl_chain_cert "
+                  "(tls.chain_cert) and ssl_key (tls.key)");
+  }
+  return true;
+}
+
 bool validate(const config& cfg, validation_error* error) {
   checker c(error);
+  if (!validate_tls(cfg, c)) return false;
   return validate_listen(cfg.listen, !cfg.router.listeners.empty(), c) && validate_listeners(cfg, c) &&
          validate_server(cfg.server, c) &&
          validate_cache(cfg.cache, c) && validate_logging(cfg.logging, c) &&

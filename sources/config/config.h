@@ -16,6 +16,7 @@
 #include "cidr.h"
 #include "log_config.h"
 #include "router_config.h"
+#include "tls_config.h"
 #include "units.h"
 
 namespace ithaca::config {
@@ -34,6 +35,9 @@ inline constexpr unsigned kDefaultUnixMode = 0700;
 struct tcp_address {
   std::string host;
   uint16_t port = kDefaultPort;
+  // With TLS on (tls.enabled, -Z): this listener stays plaintext, memcached's
+  // "-l notls:HOST:PORT" (spelled the same in listen.tcp).
+  bool notls = false;
   bool operator==(const tcp_address&) const = default;
 };
 // "host", "host:port", "[v6]", "[v6]:port". A missing port is `default_port`.
@@ -41,6 +45,9 @@ bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address
                        std::string* error);
 // "127.0.0.1:11211", "[::1]:11211".
 std::string to_string(const tcp_address& a);
+// parse_tcp_address after memcached's "notls:" prefix, which sets `notls`.
+bool parse_listen_address(std::string_view text, uint16_t default_port, tcp_address& out,
+                          std::string* error);
 
 // Section `listen`.
 struct listen_config {
@@ -157,6 +164,7 @@ struct config {
   router_config router;  // `pools:` and `route:`
   replication_config replication;
   metrics_config metrics;
+  tls_config tls;  // `tls:`, memcached's -Z and -o ssl_*
 };
 
 // The host the master accepts slaves on: replication.listen if set; else

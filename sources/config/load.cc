@@ -27,7 +27,7 @@ void parse_listen(section& s, config& c) {
     for (size_t i = 0; i < tcp.size(); ++i) {
       tcp_address a;
       std::string why;
-      if (!parse_tcp_address(tcp[i], kDefaultPort, a, &why)) {
+      if (!parse_listen_address(tcp[i], kDefaultPort, a, &why)) {
         s.fail_value("tcp", marks[i], why);
         return;
       }
@@ -153,6 +153,36 @@ void parse_metrics(section& s, config& c) {
   m.enabled = true;
 }
 
+// `tls:` (tls_config.h): memcached's -Z and -o ssl_* under their own names.
+void parse_tls(section& s, config& c) {
+  tls_config& t = c.tls;
+  s.boolean("enabled", t.enabled);
+  s.string("chain_cert", t.chain_cert);
+  s.string("key", t.key);
+  s.string("ca_cert", t.ca_cert);
+  s.integer("verify_mode", t.verify_mode, range{0, kVerifyModeMax});
+  std::string version;
+  s.string("min_version", version);
+  if (const YAML::Mark* m = s.context().mark_of("tls.min_version"); m != nullptr && !parse_min_version(version, t.min_version)) {
+    s.fail_value("min_version", *m, "expected tlsv1.0, tlsv1.1, tlsv1.2 or tlsv1.3 (or memcached's 0 to 3), got '" + version + "'");
+  }
+  s.string("ciphers", t.ciphers);
+  std::string format;
+  s.string("keyformat", format);
+  if (const YAML::Mark* m = s.context().mark_of("tls.keyformat"); m != nullptr) {
+    if (format == "pem" || format == "PEM" || format == "1") {
+      t.keyformat = kKeyformatPem;
+    } else if (format == "der" || format == "DER" || format == "2") {
+      t.keyformat = kKeyformatAsn1;
+    } else {
+      s.fail_value("keyformat", *m, "expected pem or der, got '" + format + "'");
+    }
+  }
+  s.size("wbuf_size", t.wbuf_size, range{1024, 1024 * 1024});
+  s.boolean("session_cache", t.session_cache);
+  s.boolean("kernel_tls", t.kernel_tls);
+}
+
 void parse_router(section& s, config& c) {
   s.string("spool_dir", c.router.spool_dir);
   s.size("spool_max_size", c.router.spool_max_size, kSpoolMaxSizeRange);
@@ -170,6 +200,7 @@ constexpr section_entry kSections[] = {
     {"logging", parse_logging},
     {"replication", parse_replication},
     {"metrics", parse_metrics},
+    {"tls", parse_tls},
     {"router", parse_router},
 };
 
@@ -178,7 +209,7 @@ constexpr section_entry kSections[] = {
 void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
   if (root.IsNull()) return;  // an empty file: the defaults
   if (!root.IsMap()) {
-    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging, replication, metrics, router, pools, routes, route, listeners), got " +
+    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging, replication, metrics, tls, router, pools, routes, route, listeners), got " +
                               describe_node(root));
     return;
   }

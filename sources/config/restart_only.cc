@@ -55,6 +55,9 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("listeners.client_connections", clients);
   // The metrics listener is bound once, at start-up.
   check("metrics.listen", running.metrics != fresh.metrics);
+  // TLS: the context is built at start-up from these; a SIGHUP (or
+  // refresh_certs) re-reads the certificate files they name, as memcached does.
+  check("tls", running.tls != fresh.tls);
   return out;
 }
 

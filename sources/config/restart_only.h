@@ -15,7 +15,8 @@ namespace ithaca::config {
 // listeners (bound once by the pooler), the worker count, io backend and
 // coroutine stack size (machines start once), hash_power (the bucket array
 // is never resized), large_value_dir, read_buffer_size, and the log file and
-// queue (the logger is built once). [any thread; pure]
+// queue (the logger is built once), and `tls` (a SIGHUP re-reads the same
+// certificate files; server/tls_context.h). [any thread; pure]
 std::vector<std::string> restart_only_changes(const config& running, const config& fresh);
 
 // The listeners with trees of their own (`listeners:`, a nutcracker.yml's

@@ -52,6 +52,16 @@ std::string fixed2(double v) {
   return buf;
 }
 
+// memcached prints OpenSSL's verify flags for its 0..3: NONE, PEER,
+// PEER|FAIL_IF_NO_PEER_CERT, and that |CLIENT_ONCE.
+unsigned openssl_verify_flags(unsigned mode) {
+  static constexpr unsigned kFlags[] = {0, 1, 3, 7};
+  return mode <= kVerifyModeMax ? kFlags[mode] : 0;
+}
+
+// memcached's "%s" of an unset path (glibc prints a null string so).
+std::string or_null(const std::string& s, const char* unset) { return s.empty() ? unset : s; }
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> settings_stats(const config& c) {
@@ -120,6 +130,18 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
       {"read_buf_mem_limit", "0"},
       {"track_sizes", "no"},
       {"inline_ascii_response", "no"},
+      // As a memcached built with TLS prints them, on or off.
+      {"ssl_enabled", yes_no(c.tls.enabled)},
+      {"ssl_chain_cert", or_null(c.tls.chain_cert, "(null)")},
+      {"ssl_key", or_null(c.tls.key, "(null)")},
+      {"ssl_verify_mode", n(openssl_verify_flags(c.tls.verify_mode))},
+      {"ssl_keyformat", n(static_cast<uint64_t>(c.tls.keyformat))},
+      {"ssl_ciphers", or_null(c.tls.ciphers, "NULL")},
+      {"ssl_ca_cert", or_null(c.tls.ca_cert, "NULL")},
+      {"ssl_wbuf_size", n(c.tls.wbuf_size)},
+      {"ssl_session_cache", yes_no(c.tls.session_cache)},
+      {"ssl_kernel_tls", yes_no(c.tls.kernel_tls)},
+      {"ssl_min_version", min_version_text(c.tls.min_version)},
       {"proxy_enabled", yes_no(router)},  // the router role is the proxy
       {"proxy_uring_enabled", yes_no(router && c.server.backend != io_backend::Epoll)},
       {"num_napi_ids", "0"},

@@ -78,6 +78,16 @@ exec_action execute_server_command(const protocol::request& req, protocol::out_b
       break;
     case command::Slabs:
       return execute_slabs(req, out, ctx);
+    case command::RefreshCerts: {
+      // memcached: "OK", or the reason the files could not be loaded.
+      std::string error;
+      if (ctx.stats.refresh_certs(error)) {
+        protocol::encode_ascii_status(out, ascii_status::Ok);
+      } else {
+        protocol::encode_ascii_line(out, error);
+      }
+      break;
+    }
     case command::Watch:
     case command::Lru:
     case command::LruCrawler:

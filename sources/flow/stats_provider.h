@@ -28,6 +28,13 @@ class stats_provider {
   // The largest of memcached's size classes the store counts items by
   // (store/slab_classes.h), for `slabs reassign`; 0: none.
   virtual unsigned slab_class_largest() const { return 0; }
+  // memcached's `refresh_certs`: re-reads the TLS certificate files. False
+  // with memcached's error text in `error` (without TLS: "Error TLS not
+  // enabled"). May suspend the calling coroutine (files are read off it).
+  virtual bool refresh_certs(std::string& error) {
+    error = "Error TLS not enabled";
+    return false;
+  }
 };
 
 }  // namespace ithaca::flow

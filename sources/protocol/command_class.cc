@@ -40,6 +40,7 @@ command_class classify(const request& r) {
     case command::Quit:
     case command::Shutdown:
     case command::CacheMemlimit:
+    case command::RefreshCerts:
     case command::Watch:
     case command::Slabs:
     case command::Lru:

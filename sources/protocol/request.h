@@ -23,6 +23,7 @@ enum class command : std::uint8_t {
     Set, Add, Replace, Append, Prepend, Cas,
     Incr, Decr, Delete, Touch,
     FlushAll, Version, Verbosity, Stats, Quit, Shutdown, CacheMemlimit,
+    RefreshCerts,  // memcached's refresh_certs (TLS)
     // memcached's operator commands for features ithaca does not have (args:
     // the rest of the line); answered as memcached does with them off
     Watch, Slabs, Lru, LruCrawler,

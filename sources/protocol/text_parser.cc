@@ -425,6 +425,10 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         out.args = rest_of_line();
         return parse_result::ok(line_len);
     }
+    if (cmd == "refresh_certs") {
+        out.cmd = command::RefreshCerts;  // memcached ignores any arguments
+        return parse_result::ok(line_len);
+    }
     if (cmd == "shutdown") {
         // memcached without -A answers "SERVER_ERROR: shutdown not enabled" whatever
         // the arguments; that is the executor's decision.

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "reply.h"
+#include "tls_stream.h"
 #include "text_replies.h"
 #include "watch_events.h"
 #include "watcher.h"
@@ -37,6 +38,7 @@ std::unique_ptr<connection> open_connection(const worker_shared& shared, accepte
   thread_local uint64_t next_tag = 0;  // per worker: its clients spread evenly
   c->tag = next_tag++;
   c->root = s.root;
+  c->tls = s.tls;
   c->listener_clients = s.listener_clients;
   c->id = shared.conns->add(conn_info{s.peer, std::move(s.listener), shared.clock->uptime_s()});
   c->peer = std::move(s.peer);
@@ -45,6 +47,8 @@ std::unique_ptr<connection> open_connection(const worker_shared& shared, accepte
 }
 
 void close_connection(const worker_shared& shared, connection& c, std::string_view reason) {
+  if (c.transport) c.transport->shutdown();
+  c.transport.reset();
   if (c.io) c.io->close();
   c.conn = nullptr;
   flow::watch::conn_close(c.peer, reason, c.id);
@@ -92,9 +96,11 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     // Parked past its idle timeout (a peer the kernel gave up on: error).
     reason = mm::tcp_closed(conn.fd()) ? "error" : "idle_timeout";
     if (reason == "idle_timeout") counters_.idle_kicks.add(1);
+  } else if (!c.transport && !(c.transport = open_stream(conn, c.tls, c.peer))) {
+    reason = "error";  // the TLS handshake failed (counted)
   } else {
     loop_.root = c.root;
-    conn_ = &conn;
+    conn_ = c.transport.get();
     ctx_.drain = this;
     ctx_.conn_id = c.id;
     inflight_.set_id(c.tag);
@@ -110,13 +116,13 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     while (action == flow::exec_action::Watch) {
       const int slot = flow::watch::hub::instance().add(server_.watch_kinds);
       if (slot >= 0) {
-        serve_watcher(conn, slot, server_.watch_kinds, counters_);
+        serve_watcher(*c.transport, slot, server_.watch_kinds, counters_);
         flow::watch::hub::instance().remove(slot);
         reason = mm::coroutine_cancelled() ? "shutdown" : "normal";
         break;
       }
       protocol::encode_ascii_line(out_, protocol::kReplyWatcherTooMany);
-      if (!flush(conn)) {
+      if (!flush(*c.transport)) {
         reason = "error";
         break;
       }
@@ -139,11 +145,31 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
   return outcome::Closed;
 }
 
+// The connection's stream: plain, or TLS on a TLS listener once the
+// handshake is done (tls_stream.h), made by the first session that serves
+// it (never by the worker's main coroutine: a handshake waits). The handshake has the idle timeout, or
+// without one the write timeout: a client that stalls in it is closed.
+// nullptr if the handshake failed (counted in ssl_handshake_errors).
+std::unique_ptr<stream> client::open_stream(mm::io& conn, bool tls, std::string_view peer) {
+  if (!tls || !shared_.tls) return std::make_unique<plain_stream>(conn);
+  const mm::millis timeout =
+      live_->idle_timeout_ms > 0 ? static_cast<mm::millis>(live_->idle_timeout_ms) : shared_.write_timeout_ms;
+  std::string why;
+  std::unique_ptr<tls_stream> t = tls_stream::accept(conn, *shared_.tls, timeout, &why);
+  if (!t) {
+    spdlog::debug("client {}: TLS handshake failed: {}", peer, why.empty() ? "protocol error" : why);
+    return nullptr;
+  }
+  spdlog::debug("client {}: {} handshake done, kernel TLS send {} receive {}", peer, t->version(),
+                t->ktls_send() ? "on" : "off", t->ktls_recv() ? "on" : "off");
+  return t;
+}
+
 // Reads and answers requests until a read finds nothing more to do (the
 // connection is parked: Continue), the connection ends, or a request changes
 // what it is (quit, shutdown, watch); flushes the replies; sets `reason`.
 flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, std::string_view& reason) {
-  mm::io& conn = *c.io;
+  stream& conn = *c.transport;
   protocol::parser& parser = c.parser;
   flow::exec_action action = flow::exec_action::Continue;
   char stack_buf[kStackReadSize];
@@ -153,11 +179,13 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
     const mm::millis idle = idle_timeout();
     ssize_t n;
     if (pending_.empty()) {
-      n = conn.try_read(stack_buf, sizeof(stack_buf));
+      // A TLS connection is not parked: OpenSSL may hold decrypted bytes
+      // the socket's readiness cannot tell of; its session reads on.
+      n = c.tls ? -EAGAIN : c.io->try_read(stack_buf, sizeof(stack_buf));
       if (n == -EAGAIN) {
         // Nothing in progress: no pending bytes, no reply held back, nothing
         // in flight (execute_input returned). Park it: no stack, no buffer.
-        if (!parser.awaiting_data() && out_.empty() && !mm::coroutine_cancelled()) {
+        if (!c.tls && !parser.awaiting_data() && out_.empty() && !mm::coroutine_cancelled()) {
           parked.park(c, idle);
           return flow::exec_action::Continue;
         }
@@ -231,7 +259,7 @@ std::string_view client::close_reason(ssize_t n, mm::millis idle) {
 // routed requests would otherwise allocate and free them every batch); once
 // it has been quiet for kTrimAfterMs it gives all but one back, so an idle
 // connection holds little.
-ssize_t client::read_some(mm::io& conn, char* buf, size_t len, mm::millis idle) {
+ssize_t client::read_some(stream& conn, char* buf, size_t len, mm::millis idle) {
   if (inflight_.allocated() > flow::inflight_queue::kKeepSlots &&
       (idle == mm::kForever || idle > kTrimAfterMs)) {
     ssize_t n = conn.read(buf, len, kTrimAfterMs);
@@ -246,7 +274,7 @@ ssize_t client::read_some(mm::io& conn, char* buf, size_t len, mm::millis idle) 
 bool client::drain(protocol::out_buffer& out) { return &out == &out_ && conn_ && flush(*conn_); }
 
 // Writes the batch's replies with as few writev calls as the kernel allows.
-bool client::flush(mm::io& conn) {
+bool client::flush(stream& conn) {
   while (!out_.empty()) {
     auto iov = out_.iovecs();
     ssize_t w = conn.writev(iov.data(), static_cast<int>(iov.size()), shared_.write_timeout_ms);

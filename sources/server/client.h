@@ -24,6 +24,7 @@
 #include "request_loop.h"
 #include "request_slot.h"
 #include "store_dump.h"
+#include "stream.h"
 #include "worker.h"
 
 namespace ithaca::server {
@@ -46,6 +47,11 @@ struct connection final : mm::park_set::entry {
   // (request_slot::client_tag): one per client, spread over the worker's.
   uint64_t tag = 0;
   protocol::parser parser;
+  // Accepted on a TLS listener; its transport stream (plain, or TLS after the
+  // handshake) is made by the first session that serves it. A TLS
+  // connection is never parked (client.cc).
+  bool tls = false;
+  std::unique_ptr<stream> transport;
 };
 
 // Attaches a socket the pooler handed over, registers it (`stats conns`,
@@ -68,11 +74,12 @@ class client final : private flow::reply_drain {
   void trim() { inflight_.trim(); }
 
  private:
-  bool flush(mm::io& conn);
+  bool flush(stream& conn);
   // Reads, freeing spare request slots if the client stays quiet.
-  ssize_t read_some(mm::io& conn, char* buf, size_t len, mm::millis idle);
+  ssize_t read_some(stream& conn, char* buf, size_t len, mm::millis idle);
   // Continue: the connection was parked; otherwise what ended it.
   flow::exec_action serve_requests(connection& c, mm::park_set& parked, std::string_view& reason);
+  std::unique_ptr<stream> open_stream(mm::io& conn, bool tls, std::string_view peer);
   std::string_view close_reason(ssize_t n, mm::millis idle);
   // flow::reply_drain: a batch's replies passed the high-water mark; write
   // them now (the batch waits for a slow reader, within the write timeout).
@@ -91,7 +98,7 @@ class client final : private flow::reply_drain {
   flow::inflight_queue inflight_;  // requests of the batch, in order
   route::loop_context loop_;
   std::string pending_;  // an incomplete request carried over to the next read
-  mm::io* conn_ = nullptr;  // while serve() serves it
+  stream* conn_ = nullptr;  // while serve() serves it
 };
 
 }  // namespace ithaca::server

@@ -17,6 +17,7 @@
 #include "delete_spool.h"
 #include "metrics_listener.h"
 #include "pooler.h"
+#include "tls_context.h"
 #include "ready_notify.h"
 #include "role_monitor.h"
 #include "route_builder.h"
@@ -104,11 +105,19 @@ role_settings role_settings_of(const config::config& cfg, const mm::machine_conf
 // tree of its own, root 1 + i (route_tree.h).
 std::vector<listen_entry> listen_addresses(const config::config& cfg) {
   std::vector<listen_entry> out;
-  for (const auto& a : cfg.listen.tcp) out.push_back(listen_entry{config::to_string(a)});
+  // With TLS on, every TCP listener is a TLS one but the notls: ones; unix
+  // sockets stay plaintext (as memcached's do).
+  const bool tls = cfg.tls.enabled;
+  for (const auto& a : cfg.listen.tcp) {
+    listen_entry e{config::to_string(a)};
+    e.tls = tls && !a.notls;
+    out.push_back(e);
+  }
   for (const auto& p : cfg.listen.unix_paths) out.push_back(listen_entry{"unix:" + p});
   for (std::size_t i = 0; i < cfg.router.listeners.size(); i++) {
     const config::listener_route& l = cfg.router.listeners[i];
-    out.push_back(listen_entry{l.address, i + 1, static_cast<int>(l.backlog), l.max_clients});
+    out.push_back(listen_entry{l.address, i + 1, static_cast<int>(l.backlog), l.max_clients,
+                               tls && !l.address.starts_with("unix:")});
   }
   return out;
 }
@@ -129,6 +138,18 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   // before the logger thread); the pooler receives them.
   mm::signal_block({SIGHUP, SIGTERM, SIGINT});
   ::signal(SIGPIPE, SIG_IGN);
+
+  // TLS (-Z): the certificate files are read now, so a missing or bad one
+  // fails the start with memcached's words (tls_context.h).
+  std::shared_ptr<tls_context> tls;
+  if (cfg.tls.enabled) {
+    std::string tls_error;
+    tls = tls_context::create(cfg.tls, &tls_error);
+    if (!tls) {
+      spdlog::critical("{}", tls_error);
+      return 1;
+    }
+  }
 
   store::store_config sc;
   sc.bucket_count = uint64_t{1} << cfg.cache.hash_power;
@@ -225,6 +246,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   // The backend is probed per machine; the stats report the workers'.
   server_stats stats(cfg, live, *st, conns, clock, gc, "pending");
   if (repl_role != config::replication_role::None) stats.set_replication(&repl);
+  stats.set_tls(tls.get());
   std::vector<std::unique_ptr<worker>> workers;
   std::unique_ptr<pooler> pool;
 
@@ -237,6 +259,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   shared.parser.item_size_max = cfg.cache.item_size_max;
   shared.read_buffer_size = cfg.server.read_buffer_size;
   shared.ack_state = repl_ack.get();
+  shared.tls = tls.get();
   shared.request_shutdown = [&pool] {
     if (pool) pool->request_shutdown();
   };
@@ -305,6 +328,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     ps.backlog = static_cast<int>(cfg.listen.backlog);
     ps.unix_mode = cfg.listen.unix_mode;
     ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers, &role};
+    ps.reload.tls = tls.get();
     ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
     ps.on_ready = [] { notify_ready(); };  // the metrics listener, if any, is bound already
     pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);

@@ -85,10 +85,11 @@ void pooler::main() {
     // The functional tests read this line to learn the port bound for port 0,
     // so it must pass the default threshold (warn, like memcached without -v).
     // A listener with a tree of its own says which (route_tree.h).
+    const char* tls = entry.tls ? " (TLS)" : "";
     if (entry.root == 0) {
-      spdlog::warn("listening on {} {}", is_unix ? "unix" : "tcp", local);
+      spdlog::warn("listening on {} {}{}", is_unix ? "unix" : "tcp", local, tls);
     } else {
-      spdlog::warn("listening on {} {} (its own route: listeners[{}])", is_unix ? "unix" : "tcp", local,
+      spdlog::warn("listening on {} {}{} (its own route: listeners[{}])", is_unix ? "unix" : "tcp", local, tls,
                    entry.root - 1);
     }
     if (!is_unix && !reported_port && settings_.on_tcp_port) {
@@ -180,7 +181,7 @@ void pooler::feed(int fd, std::string peer, std::size_t index) {
   for (size_t tries = 0; tries < workers_.size(); tries++) {
     worker* w = workers_[next_worker_];
     next_worker_ = (next_worker_ + 1) % workers_.size();
-    if (w->inbox().try_write(accepted_socket{fd, peer, entry.address, entry.root, clients})) return;
+    if (w->inbox().try_write(accepted_socket{fd, peer, entry.address, entry.root, clients, entry.tls})) return;
   }
   conns_.reserved.fetch_sub(1);
   if (clients) clients->fetch_sub(1);
@@ -220,6 +221,7 @@ void pooler::reload_loop() {
   do {
     reload_again_ = false;
     if (reload_config(settings_.reload)) cron_reloaded_.signal();
+    reload_certificates(settings_.reload);
   } while (reload_again_ && !mm::coroutine_cancelled());
   reloading_ = false;
 }

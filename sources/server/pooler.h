@@ -27,6 +27,7 @@ struct listen_entry {
   std::size_t root = 0;      // the route tree's root its clients use (route_tree.h; 0: `listen:`'s)
   int backlog = 0;           // 0: pooler_settings::backlog
   uint64_t max_clients = 0;  // open clients at most (a nutcracker pool's client_connections); 0: none
+  bool tls = false;          // clients handshake TLS first (-Z; not a notls: one, never unix)
 };
 
 struct pooler_settings {

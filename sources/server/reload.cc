@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "restart_only.h"
+#include "tls_context.h"
 #include "route_builder.h"
 
 namespace ithaca::server {
@@ -127,6 +128,16 @@ bool reload_config(const reload_target& t) {
   spdlog::info("SIGHUP: {} is valid; applied: {}", path, changes.empty() ? "no live setting changed" : join(changes));
   log::set_level(after->log_level);
   return true;
+}
+
+void reload_certificates(const reload_target& t) {
+  if (!t.tls) return;
+  std::string error;
+  if (t.tls->refresh_from_coroutine(&error, kReloadReadTimeout)) {
+    spdlog::info("SIGHUP: TLS certificates reloaded");
+  } else {
+    spdlog::error("Could not reload TLS certificates on SIGHUP: {}", error);
+  }
 }
 
 }  // namespace ithaca::server

@@ -17,6 +17,8 @@ class server_directory;
 
 namespace ithaca::server {
 
+class tls_context;
+
 struct reload_target {
   const config::cli_options* cli = nullptr;  // the flags the server started with
   const config::config* started = nullptr;   // for the restart-only settings
@@ -27,6 +29,8 @@ struct reload_target {
   // Reads of the file running on the blocking pool (one that timed out may
   // still be running there); while one is, a new reload is refused.
   std::shared_ptr<std::atomic<int>> reads_running = std::make_shared<std::atomic<int>>(0);
+  // TLS on (-Z): a SIGHUP also re-reads the certificate files (tls_context.h).
+  tls_context* tls = nullptr;
 };
 
 // How long a reload waits for the file to be read and parsed (on the
@@ -48,5 +52,10 @@ inline constexpr mm::millis kReloadReadTimeout = 5000;
 // without a read (config/config_file.h).
 // [pooler machine, the "reload" coroutine; suspends]
 bool reload_config(const reload_target& t);
+
+// SIGHUP's other half, as memcached's: new handshakes get a context built
+// from the certificate files again; a failure is logged (memcached's words)
+// and the running certificates stay. [pooler machine; suspends]
+void reload_certificates(const reload_target& t);
 
 }  // namespace ithaca::server

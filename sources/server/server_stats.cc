@@ -13,6 +13,8 @@
 #include "repl_stats.h"
 #include "settings_stats.h"
 #include "slab_stats.h"
+#include "reload.h"
+#include "tls_context.h"
 #include "udp_buffers.h"
 #include "watch_hub.h"
 
@@ -37,6 +39,16 @@ flow::command_counters& server_stats::add_worker() {
   workers_.push_back(std::make_unique<flow::command_counters>());
   worker_base_.resize(workers_.size() * kCounters, 0);
   return *workers_.back();
+}
+
+// memcached's refresh_certs: "OK", or its error text ("Error TLS not
+// enabled" without -Z). Reads the files on the blocking pool; no lock held.
+bool server_stats::refresh_certs(std::string& error) {
+  if (!tls_) {
+    error = "Error TLS not enabled";
+    return false;
+  }
+  return tls_->refresh_from_coroutine(&error, kReloadReadTimeout);
 }
 
 bool server_stats::collect(std::string_view arg, flow::stat_lines& out) {
@@ -202,6 +214,17 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   add("log_watcher_skipped", wh.skipped());
   add("log_watcher_sent", wh.sent());
   add("log_watchers", wh.watchers());
+  // memcached's TLS counters, printed only with TLS on, as it does; then
+  // ithaca's: handshakes done and those whose sends the kernel encrypts.
+  if (tls_) {
+    tls_counters& t = tls_->counters();
+    if (tls_->config().session_cache) add("ssl_new_sessions", t.new_sessions.load());
+    add("ssl_handshake_errors", t.handshake_errors.load());
+    add("ssl_proto_errors", t.proto_errors.load());
+    add("time_since_server_cert_refresh", tls_context::monotonic_s() - tls_->loaded_at_s());
+    add("ssl_handshakes", t.handshakes.load());
+    add("ssl_kernel_tls_connections", t.ktls_send.load());
+  }
   // ithaca's own.
   add("gc_runs", gc_.runs.load());
   add("gc_last_ms", gc_.last_ms.load());

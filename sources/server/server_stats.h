@@ -21,6 +21,8 @@
 
 namespace ithaca::server {
 
+class tls_context;
+
 // Written by the cron coroutine, read by `stats`.
 struct gc_counters {
   std::atomic<uint64_t> runs{0};
@@ -51,6 +53,9 @@ class server_stats final : public flow::stats_provider {
   void set_tcp_port(uint16_t port) { tcp_port_.store(port); }
   // Before the workers start, when replication is configured.
   void set_replication(const replication::repl_counters* c) { repl_ = c; }
+  // Before the workers start, with TLS on (-Z): its counters in `stats`.
+  void set_tls(tls_context* t) { tls_ = t; }
+  bool refresh_certs(std::string& error) override;
 
  private:
   void general(const live_settings& live, flow::stat_lines& out);
@@ -69,6 +74,7 @@ class server_stats final : public flow::stats_provider {
   std::vector<std::unique_ptr<flow::command_counters>> workers_;  // fixed after start
   std::atomic<uint32_t> verbosity_{0};
   const replication::repl_counters* repl_ = nullptr;
+  tls_context* tls_ = nullptr;
   std::atomic<uint16_t> tcp_port_{0};  // 0: not bound yet, report the config's
   // `stats reset` keeps memcached's semantics by remembering a baseline per
   // counter rather than writing into counters other threads own.

@@ -47,7 +47,7 @@ bool peer_gone(int fd) {
 
 }  // namespace
 
-void serve_watcher(mm::io& conn, int slot, uint32_t kinds, flow::command_counters& counters) {
+void serve_watcher(stream& conn, int slot, uint32_t kinds, flow::command_counters& counters) {
   flow::watch::hub& h = flow::watch::hub::instance();
   mm::byte_queue::reader reader(h.queue(slot));
   const uint64_t min_gid = h.min_gid(slot);
@@ -62,14 +62,13 @@ void serve_watcher(mm::io& conn, int slot, uint32_t kinds, flow::command_counter
     if (!pending.empty()) {
       // Non-blocking, so a full socket is a wait on writability with a
       // timeout (mm::io::writev's timeout would not say how much it wrote).
-      const ssize_t w = ::send(fd, pending.data(), pending.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      const ssize_t w = conn.try_send(pending.data(), pending.size());
       if (w > 0) {
         counters.bytes_written.add(static_cast<uint64_t>(w));
         pending.erase(0, static_cast<std::size_t>(w));
         continue;
       }
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return;
+      if (w != -EAGAIN) return;
       if (conn.wait_writable(kWatcherPollMs) == mm::wait_status::Cancelled) return;
       if (peer_gone(fd)) return;
       continue;

@@ -14,13 +14,16 @@
 
 #include "counters.h"
 #include "machinarium.h"
+#include "stream.h"
 
 namespace ithaca::server {
 
 inline constexpr mm::millis kWatcherPollMs = 100;
 
 // Writes "OK", then streams slot `slot`'s lines for `kinds` until the
-// connection ends. The caller removes the slot afterwards.
-void serve_watcher(mm::io& conn, int slot, uint32_t kinds, flow::command_counters& counters);
+// connection ends (plain or TLS: stream.h). The caller removes the slot
+// afterwards. A TLS watcher's peer_gone check reads raw bytes off the socket;
+// what a watcher sends is ignored anyway.
+void serve_watcher(stream& conn, int slot, uint32_t kinds, flow::command_counters& counters);
 
 }  // namespace ithaca::server

@@ -31,6 +31,8 @@ class async_runner;
 
 namespace ithaca::server {
 
+class tls_context;
+
 // A socket handed from the pooler to a worker.
 struct accepted_socket {
   int fd = -1;
@@ -40,6 +42,7 @@ struct accepted_socket {
   // Its listener's client count when that listener has a limit (conn_registry.h);
   // the socket's last owner takes its one back.
   std::atomic<uint64_t>* listener_clients = nullptr;
+  bool tls = false;  // a TLS listener: the client handshakes first (tls_stream.h)
 };
 
 // A bound UDP socket handed to a worker before it starts (udp_server.h). The
@@ -66,6 +69,8 @@ struct worker_shared {
   // This worker's backend connections (router role); set by the worker on
   // its machine before any client runs.
   proxy::worker_backends* backends = nullptr;
+  // The TLS context of the TLS listeners (tls_context.h); null without -Z.
+  tls_context* tls = nullptr;
   // A replication master's ack state (`ack: slave`), shared by every worker;
   // null elsewhere. Each worker then makes its own waiters (`acks`), set on
   // its machine before any client runs.

@@ -212,7 +212,7 @@ TEST_CASE("bad values name the key, the range and what was written") {
         "ithaca.yaml:2: tcp: expected a string or a list of strings, got a mapping");
   CHECK(load("cache: 5\n") == "ithaca.yaml:1: section 'cache' must be a mapping of keys, got '5'");
   CHECK(load("- a\n- b\n") ==
-        "ithaca.yaml:1: expected a mapping of sections (listen, server, cache, logging, replication, metrics, router, "
+        "ithaca.yaml:1: expected a mapping of sections (listen, server, cache, logging, replication, metrics, tls, router, "
         "pools, routes, route, listeners), "
         "got a list");
 }

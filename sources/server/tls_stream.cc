@@ -1,0 +1,155 @@
+#include "tls_stream.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+namespace ithaca::server {
+
+namespace {
+ssize_t errno_of(mm::wait_status s) { return s == mm::wait_status::Cancelled ? -ECANCELED : -ETIMEDOUT; }
+}  // namespace
+
+std::unique_ptr<tls_stream> tls_stream::accept(mm::io& io, tls_context& ctx, mm::millis timeout,
+                                               std::string* why) {
+  std::shared_ptr<SSL_CTX> c = ctx.current();
+  SSL* ssl = c ? SSL_new(c.get()) : nullptr;  // takes its own reference on the context
+  if (!ssl || SSL_set_fd(ssl, io.fd()) != 1) {
+    if (ssl) SSL_free(ssl);
+    ERR_clear_error();
+    ctx.counters().handshake_errors.fetch_add(1, std::memory_order_relaxed);
+    if (why) *why = "could not create the TLS connection";
+    return nullptr;
+  }
+  std::unique_ptr<tls_stream> s(new tls_stream(io, ssl, ctx));
+  const ssize_t r = s->drive([ssl] { return SSL_accept(ssl); }, mm::deadline_after(timeout));
+  if (r <= 0) {
+    ctx.counters().handshake_errors.fetch_add(1, std::memory_order_relaxed);
+    if (why) {
+      if (r == 0) *why = "closed";
+      else if (r == -ETIMEDOUT) *why = "timed out";
+      else if (r == -ECANCELED) *why = "cancelled";
+      else if (r != -EPROTO) *why = std::strerror(static_cast<int>(-r));
+    }
+    return nullptr;
+  }
+  s->handshaking_ = false;
+  ctx.counters().handshakes.fetch_add(1, std::memory_order_relaxed);
+  if (s->ktls_send()) ctx.counters().ktls_send.fetch_add(1, std::memory_order_relaxed);
+  return s;
+}
+
+tls_stream::~tls_stream() { SSL_free(ssl_); }
+
+bool tls_stream::ktls_send() const { return BIO_get_ktls_send(SSL_get_wbio(ssl_)) == 1; }
+const char* tls_stream::version() const { return SSL_get_version(ssl_); }
+bool tls_stream::ktls_recv() const { return BIO_get_ktls_recv(SSL_get_rbio(ssl_)) == 1; }
+
+template <class Op>
+ssize_t tls_stream::drive(Op op, int64_t deadline) {
+  for (;;) {
+    ERR_clear_error();
+    errno = 0;
+    const int r = op();
+    if (r > 0) return r;
+    const int e = SSL_get_error(ssl_, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+      const mm::wait_status w = e == SSL_ERROR_WANT_READ ? io_.wait_readable(mm::millis_until(deadline))
+                                                         : io_.wait_writable(mm::millis_until(deadline));
+      if (w != mm::wait_status::Ok) return errno_of(w);
+      continue;
+    }
+    if (e == SSL_ERROR_ZERO_RETURN) return 0;  // close_notify, or EOF (SSL_OP_IGNORE_UNEXPECTED_EOF)
+    if (e == SSL_ERROR_SYSCALL) {
+      const int err = errno;
+      ERR_clear_error();
+      return err != 0 ? -err : -ECONNRESET;
+    }
+    // SSL_ERROR_SSL: a protocol failure (a plaintext client, a bad
+    // certificate, a corrupt record); the connection is unusable.
+    char text[256] = {0};
+    ERR_error_string_n(ERR_peek_error(), text, sizeof text);
+    ERR_clear_error();
+    if (!handshaking_) ctx_.counters().proto_errors.fetch_add(1, std::memory_order_relaxed);
+    spdlog::debug("tls fd {}: {}", io_.fd(), text);
+    return -EPROTO;
+  }
+}
+
+ssize_t tls_stream::read(void* buf, size_t len, mm::millis timeout) {
+  const int n = static_cast<int>(std::min<size_t>(len, INT_MAX));
+  return drive([this, buf, n] { return SSL_read(ssl_, buf, n); }, mm::deadline_after(timeout));
+}
+
+ssize_t tls_stream::write_all(const char* p, size_t n, int64_t deadline) {
+  size_t done = 0;
+  while (done < n) {
+    // Without SSL_MODE_ENABLE_PARTIAL_WRITE, SSL_write returns only once all
+    // of its `len` is written; a retry after WANT_WRITE repeats the same call.
+    const int len = static_cast<int>(std::min<size_t>(n - done, 1u << 30));
+    const char* at = p + done;
+    const ssize_t w = drive([this, at, len] { return SSL_write(ssl_, at, len); }, deadline);
+    if (w <= 0) return w == 0 ? -EPIPE : w;
+    done += static_cast<size_t>(w);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+ssize_t tls_stream::writev(const iovec* iov, int count, mm::millis timeout) {
+  const int64_t deadline = mm::deadline_after(timeout);
+  const size_t record = ctx_.wbuf_size();
+  size_t total = 0;
+  for (int i = 0; i < count; i++) total += iov[i].iov_len;
+  // Gathered pieces: allocated per call (an idle connection holds none) and
+  // stable across a retry (OpenSSL wants the same bytes again).
+  std::string gather;
+  auto flush = [&]() -> ssize_t {
+    if (gather.empty()) return 0;
+    const ssize_t w = write_all(gather.data(), gather.size(), deadline);
+    gather.clear();
+    return w < 0 ? w : 0;
+  };
+  for (int i = 0; i < count; i++) {
+    const char* p = static_cast<const char*>(iov[i].iov_base);
+    const size_t n = iov[i].iov_len;
+    if (n == 0) continue;
+    if (n >= record) {
+      if (ssize_t r = flush(); r < 0) return r;
+      if (ssize_t r = write_all(p, n, deadline); r < 0) return r;
+      continue;
+    }
+    if (gather.size() + n > record) {
+      if (ssize_t r = flush(); r < 0) return r;
+    }
+    if (gather.capacity() == 0) gather.reserve(std::min(record, total));
+    gather.append(p, n);
+  }
+  if (ssize_t r = flush(); r < 0) return r;
+  return static_cast<ssize_t>(total);
+}
+
+ssize_t tls_stream::try_send(const void* buf, size_t len) {
+  ERR_clear_error();
+  const int n = static_cast<int>(std::min<size_t>(len, ctx_.wbuf_size()));
+  const int r = SSL_write(ssl_, buf, n);
+  if (r > 0) return r;
+  const int e = SSL_get_error(ssl_, r);
+  ERR_clear_error();
+  if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) return -EAGAIN;
+  return -EPIPE;
+}
+
+void tls_stream::shutdown() {
+  if (handshaking_) return;
+  ERR_clear_error();
+  SSL_shutdown(ssl_);  // one attempt: close_notify if the socket has room; never waits
+  ERR_clear_error();
+}
+
+}  // namespace ithaca::server
