@@ -62,6 +62,9 @@ constexpr unsigned kMaxBufferRing = 32768;  // kernel limit on ring entries
 // the recv is cancelled (the socket's own buffer then fills and the peer
 // waits); try_recv re-arms it once the coroutine has read them all.
 constexpr size_t kRxChunksMax = 8;
+// A send queue's buffer above this is freed rather than kept for reuse once
+// it has been sent.
+constexpr size_t kSendKeep = 64 * 1024;
 
 uint64_t tag(io_state* s, op o) {
   return reinterpret_cast<uintptr_t>(s) | static_cast<uint64_t>(o);
@@ -816,8 +819,13 @@ void backend_uring::arm_send(io_state* s) {
   send_queue& q = *s->sendq;
   if (q.offset == q.wire.size()) {
     // The wire buffer is done with: the queued bytes take its place (and the
-    // old one's capacity, for the next turn).
-    q.wire.clear();
+    // old one's capacity, for the next turn, unless a large write left it
+    // big: an idle connection should not keep that).
+    if (q.wire.capacity() > kSendKeep) {
+      std::string().swap(q.wire);
+    } else {
+      q.wire.clear();
+    }
     q.offset = 0;
     q.wire.swap(q.next);
   }
