@@ -479,6 +479,16 @@ class io {
   // Write everything (partial writes are continued) or fail.
   ssize_t write(const void* buf, size_t len, millis timeout);
   ssize_t writev(const iovec* iov, int count, millis timeout);
+  // As write(), but on io_uring the bytes are copied and sent by a SEND
+  // request submitted with the loop's next io_uring_enter, beside every other
+  // socket's: one syscall for all the writes of a loop turn (a router's
+  // writes to its backends). Waits for the completion, within the timeout.
+  // A timeout or cancel returns at once; the bytes already queued still go
+  // out in order (the io owns them), so the caller should give the
+  // connection up. Not to be mixed with write()/writev() on the same io while
+  // a batched write is pending. On epoll, or on what is not a stream socket,
+  // it is write().
+  ssize_t write_batched(const void* buf, size_t len, millis timeout);
   // Accepts one connection; returns the new fd (non-blocking, close-on-exec,
   // not attached to any machine yet) or -errno.
   int accept(millis timeout, sockaddr_storage* peer = nullptr, socklen_t* peer_len = nullptr);

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,6 +44,13 @@ class backend {
   virtual ssize_t try_writev(io_state* s, const iovec* iov, int count) = 0;
   virtual ssize_t try_recvmsg(io_state* s, msghdr* msg) = 0;
   virtual ssize_t try_sendmsg(io_state* s, const msghdr* msg) = 0;
+  // io::write_batched(): copies the bytes into s->sendq and has them sent by
+  // a request submitted with the loop's next wait(), so the writes of one
+  // loop turn to many sockets cost one syscall. Returns the byte count
+  // (s->sendq->queued) the caller waits for: io_state_ready(s, EPOLLOUT)
+  // is called on each completion. -EOPNOTSUPP: the backend only sends
+  // directly (epoll, or not a stream socket); the caller then uses writev.
+  virtual int64_t queue_send(io_state*, const void*, size_t) { return -EOPNOTSUPP; }
   // Arms a readiness notification for `events` (EPOLLIN and/or EPOLLOUT),
   // for waits that are not a syscall (connect completion, eventfd, signalfd).
   virtual void arm(io_state* s, uint32_t events) = 0;

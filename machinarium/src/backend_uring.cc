@@ -8,9 +8,10 @@
 // until its final completion, the one without IORING_CQE_F_MORE):
 //   - one multishot recv into the provided-buffer ring (s->recv_armed),
 //   - one multishot accept (s->accept_armed),
-//   - one oneshot POLL_ADD per direction (s->poll_armed bits).
-// Sends and datagram I/O are direct non-blocking syscalls; io_uring only tells
-// us when to retry them.
+//   - one oneshot POLL_ADD per direction (s->poll_armed bits),
+//   - one SEND of io::write_batched()'s queue (s->sendq->armed).
+// Other sends and datagram I/O are direct non-blocking syscalls; io_uring
+// only tells us when to retry them.
 #include "backend_uring.h"
 
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -33,8 +35,9 @@ namespace mm::detail {
 namespace {
 
 // user_data = io_state address | op tag; io_state is 8-aligned, so the low 3
-// bits are free. Tag 7 never appears in ours: liburing's own timeout request
-// (kernels without IORING_FEAT_EXT_ARG) uses LIBURING_UDATA_TIMEOUT = ~0.
+// bits are free. liburing's own timeout request (kernels without
+// IORING_FEAT_EXT_ARG) uses LIBURING_UDATA_TIMEOUT = ~0, which dispatch()
+// tells from a Send tag (7) on a real address before looking at the tag.
 enum class op : uint64_t {
   Recv = 1,     // multishot recv into the buffer ring
   Accept = 2,   // multishot accept
@@ -42,6 +45,7 @@ enum class op : uint64_t {
   PollOut = 4,  // oneshot POLL_ADD for EPOLLOUT
   Cancel = 5,   // ASYNC_CANCEL: completion ignored, not counted in inflight
   Wake = 6,     // read on the notify eventfd; no io_state
+  Send = 7,     // SEND of s->sendq (io::write_batched)
 };
 constexpr uint64_t kTagMask = 7;
 static_assert(alignof(io_state) >= 8, "io_state must leave 3 tag bits free");
@@ -58,6 +62,9 @@ constexpr unsigned kMaxBufferRing = 32768;  // kernel limit on ring entries
 // the recv is cancelled (the socket's own buffer then fills and the peer
 // waits); try_recv re-arms it once the coroutine has read them all.
 constexpr size_t kRxChunksMax = 8;
+// A send queue's buffer above this is freed rather than kept for reuse once
+// it has been sent.
+constexpr size_t kSendKeep = 64 * 1024;
 
 uint64_t tag(io_state* s, op o) {
   return reinterpret_cast<uintptr_t>(s) | static_cast<uint64_t>(o);
@@ -102,6 +109,7 @@ class backend_uring final : public backend {
   ssize_t try_writev(io_state* s, const iovec* iov, int count) override;
   ssize_t try_recvmsg(io_state* s, msghdr* msg) override;
   ssize_t try_sendmsg(io_state* s, const msghdr* msg) override;
+  int64_t queue_send(io_state* s, const void* buf, size_t len) override;
   void arm(io_state* s, uint32_t events) override;
   int wait(int64_t timeout_ns) override;
   void notify() override;
@@ -116,6 +124,7 @@ class backend_uring final : public backend {
   bool arm_accept(io_state* s);
   void arm_poll(io_state* s, uint32_t bit);
   void arm_wake();
+  void arm_send(io_state* s);
   void submit_cancel(io_state* s, op o);
   // The syscall said EAGAIN: make sure a readiness poll will wake the waiter.
   int wait_for(io_state* s, uint32_t bit) {
@@ -130,6 +139,7 @@ class backend_uring final : public backend {
   void on_recv(io_state* s, int res, uint32_t flags);
   void on_accept(io_state* s, int res, uint32_t flags);
   void on_poll(io_state* s, uint32_t bit, int res);
+  void on_send(io_state* s, int res);
   void ready(io_state* s, uint32_t events) {
     if (!s->released) io_state_ready(s, events);
   }
@@ -444,6 +454,7 @@ void backend_uring::cancel(io_state* s) {
   if (s->accept_armed) submit_cancel(s, op::Accept);
   if (s->poll_armed & EPOLLIN) submit_cancel(s, op::PollIn);
   if (s->poll_armed & EPOLLOUT) submit_cancel(s, op::PollOut);
+  if (s->sendq && s->sendq->armed) submit_cancel(s, op::Send);
 }
 
 void backend_uring::release(io_state* s) {
@@ -681,6 +692,9 @@ bool backend_uring::dispatch(const io_uring_cqe* cqe) {
       wake_armed_ = false;
       if (cqe->res != -ECANCELED) arm_wake();
       return true;
+    case op::Send:
+      on_send(s, cqe->res);
+      return true;
     case op::Cancel:
       return false;
   }
@@ -778,6 +792,75 @@ void backend_uring::on_poll(io_state* s, uint32_t bit, int res) {
   } else if (res != -ECANCELED) {
     ready(s, bit | EPOLLERR);  // the retried syscall reports the real error
   }
+  finish(s);
+}
+
+// ---------------------------------------------------------------- batched sends
+//
+// io::write_batched() copies its bytes into s->sendq and waits; the SEND is
+// only prepared here and goes to the kernel with the loop's next
+// io_uring_enter, together with every other socket's. Without MSG_DONTWAIT:
+// on a full socket buffer the kernel waits for room itself (io_uring's
+// internal poll), and a shutdown() or a cancel ends it. A short send is
+// re-submitted from where it stopped when its completion is dispatched.
+
+int64_t backend_uring::queue_send(io_state* s, const void* buf, size_t len) {
+  if (!s->stream) return -EOPNOTSUPP;
+  if (!s->sendq) s->sendq = std::make_unique<send_queue>();
+  send_queue& q = *s->sendq;
+  if (q.error != 0) return q.error;
+  q.next.append(static_cast<const char*>(buf), len);
+  q.queued += len;
+  if (!q.armed) arm_send(s);
+  return q.error != 0 ? q.error : static_cast<int64_t>(q.queued);
+}
+
+void backend_uring::arm_send(io_state* s) {
+  send_queue& q = *s->sendq;
+  if (q.offset == q.wire.size()) {
+    // The wire buffer is done with: the queued bytes take its place (and the
+    // old one's capacity, for the next turn, unless a large write left it
+    // big: an idle connection should not keep that).
+    if (q.wire.capacity() > kSendKeep) {
+      std::string().swap(q.wire);
+    } else {
+      q.wire.clear();
+    }
+    q.offset = 0;
+    q.wire.swap(q.next);
+  }
+  if (q.wire.empty()) return;
+  io_uring_sqe* sqe = get_sqe();
+  if (!sqe) {
+    // The kernel takes no work at all (get_sqe already submitted what was
+    // queued): fail the queue rather than leave its waiter hanging.
+    q.error = -ENOBUFS;
+    ready(s, EPOLLOUT);
+    return;
+  }
+  io_uring_prep_send(sqe, s->fd, q.wire.data() + q.offset, q.wire.size() - q.offset, MSG_NOSIGNAL);
+  io_uring_sqe_set_data64(sqe, tag(s, op::Send));
+  q.armed = true;
+  s->inflight++;
+  stats_.sends_armed++;
+}
+
+void backend_uring::on_send(io_state* s, int res) {
+  send_queue& q = *s->sendq;
+  q.armed = false;
+  if (res > 0) {
+    q.offset += static_cast<size_t>(res);
+    q.sent += static_cast<uint64_t>(res);
+    if (q.offset < q.wire.size()) stats_.sends_short++;
+  } else if (res == -EINTR || res == -EAGAIN) {
+    // Nothing sent: simply try again.
+  } else if (q.error == 0) {
+    q.error = res == 0 ? -EPIPE : res;  // 0 bytes for a non-empty send: nothing more will go
+  }
+  if (q.error == 0 && !s->released) {
+    arm_send(s);  // the rest of a short send, or what was queued meanwhile
+  }
+  ready(s, EPOLLOUT);  // the waiter counts q.sent against its own target
   finish(s);
 }
 

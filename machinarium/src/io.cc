@@ -195,6 +195,8 @@ wait_status io::wait_writable(millis timeout) {
 
 int io::detach() {
   if (!state_ || state_->read_waiter || state_->write_waiter || !state_->rx.empty()) return -1;
+  // Bytes of write_batched() not yet sent would be lost with the fd.
+  if (state_->sendq && state_->sendq->pending()) return -1;
   if (state_->inflight > 0) {
     // io_uring: requests in flight still refer to the fd; cancel and wait for
     // their completions so nothing consumes data after the fd has moved on.

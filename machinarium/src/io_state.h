@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "machinarium.h"
@@ -56,6 +58,22 @@ class fifo {
   size_t head_ = 0;
 };
 
+// io_uring only: the bytes of io::write_batched(), owned here rather than by
+// the caller, so a SEND in flight never reads memory its caller has freed (a
+// timeout or a cancel returns before the completion; a closed io's state
+// lives until every completion arrived). One SEND in flight at a time, on
+// `wire` from `offset`; what is queued meanwhile waits in `next`.
+struct send_queue {
+  std::string wire;
+  size_t offset = 0;
+  std::string next;
+  bool armed = false;   // a SEND is in flight (counted in io_state::inflight)
+  uint64_t queued = 0;  // bytes ever queued
+  uint64_t sent = 0;    // bytes ever confirmed by a completion
+  int error = 0;        // first failure, -errno; sticky (the rest is dropped)
+  bool pending() const { return sent < queued && error == 0; }
+};
+
 struct io_state {
   int fd = -1;
   backend* owner = nullptr;
@@ -91,6 +109,9 @@ struct io_state {
   // and clears it.
   void (*on_input)(void*) = nullptr;
   void* on_input_arg = nullptr;
+  // io_uring only: io::write_batched()'s queue, made on its first use (an
+  // io that never uses it pays one pointer).
+  std::unique_ptr<send_queue> sendq;
 
   // Backend requests that may still complete with this state's address.
   int inflight = 0;

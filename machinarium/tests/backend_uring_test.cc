@@ -726,3 +726,120 @@ TEST_CASE("cancel + release: in-flight requests end, states are freed, no late c
 
   for (int fd : {p[0], p[1], w[0], w[1], l}) ::close(fd);
 }
+
+// ---- io::write_batched's backend half: queue_send + SEND completions.
+
+namespace {
+uint64_t sends_armed(const backend& b) { return mm::detail::backend_uring_stats_get(&b).sends_armed; }
+
+// Reads what is there (non-blocking) into *got.
+void take(int fd, std::string* got) {
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) got->append(buf, static_cast<size_t>(n));
+}
+}  // namespace
+
+TEST_CASE("send: the sends of one turn go to the kernel with the next wait(), one per socket") {
+  auto b = make_backend();
+  int fds[4][2];
+  io_state* s[4];
+  for (int i = 0; i < 4; i++) {
+    make_pair(fds[i]);
+    s[i] = new_state(*b, fds[i][0]);
+  }
+  const uint64_t armed_before = sends_armed(*b);
+  for (int i = 0; i < 4; i++) {
+    std::string line = "get k" + std::to_string(i) + "\r\n";
+    CHECK(b->queue_send(s[i], line.data(), line.size()) == static_cast<int64_t>(line.size()));
+    // Queued behind the first: no second SEND while one is prepared.
+    CHECK(b->queue_send(s[i], "x", 1) == static_cast<int64_t>(line.size() + 1));
+  }
+  CHECK(sends_armed(*b) - armed_before == 4);
+  // Nothing reached the peers before the loop entered the kernel.
+  std::string early;
+  take(fds[0][1], &early);
+  CHECK(early.empty());
+  REQUIRE(pump_until(*b, [&] { return std::all_of(s, s + 4, [](io_state* x) { return !x->sendq->pending(); }); }));
+  for (int i = 0; i < 4; i++) {
+    std::string got;
+    take(fds[i][1], &got);
+    CHECK(got == "get k" + std::to_string(i) + "\r\nx");
+    CHECK(ready_for(s[i], EPOLLOUT));
+    CHECK(s[i]->inflight == 0);
+  }
+  CHECK(sends_armed(*b) - armed_before == 8);  // the queued "x" went in a second SEND
+  for (int i = 0; i < 4; i++) {
+    release_all(*b, {s[i]});
+    for (int fd : fds[i]) ::close(fd);
+  }
+}
+
+TEST_CASE("send: a short send continues from where it stopped, in order") {
+  auto b = make_backend();
+  int fds[2];
+  make_tcp_pair(fds);
+  int small = 4096;
+  ::setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+  io_state* s = new_state(*b, fds[0]);
+  std::string sent(1 << 20, '\0');
+  for (size_t i = 0; i < sent.size(); i++) sent[i] = pattern(i);
+  CHECK(b->queue_send(s, sent.data(), sent.size()) == static_cast<int64_t>(sent.size()));
+  std::string got;
+  for (int i = 0; i < 2000 && got.size() < sent.size(); i++) {
+    b->wait(1000 * 1000);
+    take(fds[1], &got);
+  }
+  REQUIRE(got.size() == sent.size());
+  CHECK(got == sent);
+  CHECK(mm::detail::backend_uring_stats_get(b.get()).sends_short > 0);
+  REQUIRE(pump_until(*b, [&] { return !s->sendq->pending(); }));
+  CHECK(s->sendq->sent == sent.size());
+  release_all(*b, {s});
+  for (int fd : fds) ::close(fd);
+}
+
+TEST_CASE("send: release with a send in flight cancels it and frees the state") {
+  auto b = make_backend();
+  int fds[2];
+  make_pair(fds);
+  io_state* s = new_state(*b, fds[0]);
+  std::string big(4 << 20, 'y');  // more than the socket takes: the SEND waits for room
+  REQUIRE(b->queue_send(s, big.data(), big.size()) > 0);
+  for (int i = 0; i < 5; i++) b->wait(kTick);
+  REQUIRE(s->sendq->armed);  // still in flight: nobody reads
+  const size_t ready_before = g_ready.size();
+  b->release(s);
+  CHECK(mm::detail::backend_uring_released_pending(b.get()) == 1);
+  // The cancel ends it; the released state is freed and nobody is woken.
+  REQUIRE(pump_until(*b, [&] { return mm::detail::backend_uring_released_pending(b.get()) == 0; }));
+  CHECK(g_ready.size() == ready_before);
+  for (int fd : fds) ::close(fd);
+}
+
+TEST_CASE("send: a closed peer fails the queue with -EPIPE, sticky, no SIGPIPE") {
+  auto b = make_backend();
+  int fds[2];
+  make_pair(fds);
+  ::close(fds[1]);
+  io_state* s = new_state(*b, fds[0]);
+  REQUIRE(b->queue_send(s, "get a\r\n", 7) == 7);
+  REQUIRE(pump_until(*b, [&] { return s->sendq->error != 0; }));
+  CHECK(s->sendq->error == -EPIPE);
+  CHECK(s->sendq->sent == 0);
+  CHECK(ready_for(s, EPOLLOUT));
+  CHECK(b->queue_send(s, "x", 1) == -EPIPE);
+  release_all(*b, {s});
+  ::close(fds[0]);
+}
+
+TEST_CASE("send: what is not a stream socket is left to the direct path") {
+  auto b = make_backend();
+  int p[2];
+  REQUIRE(::pipe2(p, O_NONBLOCK | O_CLOEXEC) == 0);
+  io_state* s = new_state(*b, p[1]);
+  CHECK(b->queue_send(s, "x", 1) == -EOPNOTSUPP);
+  CHECK(s->sendq == nullptr);
+  release_all(*b, {s});
+  for (int fd : p) ::close(fd);
+}

@@ -327,7 +327,7 @@ void backend_conn::writer_main() {
         // keep appending to out_ while it is being written.
         sending_.swap(out_);
         open_line_ = nullptr;
-        ssize_t w = io_->write(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms));
+        ssize_t w = io_->write_batched(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms));
         sending_.clear();
         if (w == -ECANCELED) {
           cancelled = true;
