@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "backend_encode.h"
 #include "base64.h"
 #include "machinarium.h"
 #include "slab_classes.h"
@@ -16,9 +17,8 @@ namespace {
 // a normally loaded table and the worker's other clients wait little.
 constexpr uint64_t kBucketsPerStep = 1024;
 
-void append_number(std::string& out, int64_t n) { out += std::to_string(n); }
-
-// memcached's crawler_metadump_eval line.
+// memcached's crawler_metadump_eval line. Formatted under the bucket lock:
+// numbers go straight into `out` (no temporary strings).
 void append_meta_line(std::string& out, const store::item_meta& m, unsigned cls, uint64_t size, int64_t wall_base) {
   out += "key=";
   flow::watch::append_uri_encoded(out, m.key);
@@ -26,19 +26,19 @@ void append_meta_line(std::string& out, const store::item_meta& m, unsigned cls,
   if (m.deadline == store::kNever) {
     out += "-1";
   } else {
-    append_number(out, store::deadline_to_unix(m.deadline, wall_base));
+    protocol::append_signed(out, store::deadline_to_unix(m.deadline, wall_base));
   }
   out += " la=";
-  append_number(out, store::deadline_to_unix(m.atime, wall_base));
+  protocol::append_signed(out, store::deadline_to_unix(m.atime, wall_base));
   out += " cas=";
-  out += std::to_string(m.cas);
+  protocol::append_decimal(out, m.cas);
   out += m.fetched ? " fetch=yes" : " fetch=no";
   out += " cls=";
-  out += std::to_string(cls);
+  protocol::append_decimal(out, cls);
   out += " size=";
-  out += std::to_string(size);
+  protocol::append_decimal(out, size);
   out += " flags=";
-  out += std::to_string(m.flags);
+  protocol::append_decimal(out, m.flags);
   out += " \n";  // 1.6.45 ends each field, the last one too, with a space
 }
 
