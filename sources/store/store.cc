@@ -126,8 +126,11 @@ void store::prefetch(std::span<const std::string_view> keys) const noexcept
         const item* it = std::atomic_ref<item*>(heads_[buckets[i]]).load(std::memory_order_relaxed);
         if (!it)
             continue;
-        __builtin_prefetch(it);
-        __builtin_prefetch(reinterpret_cast<const char*>(it) + 64);
+        // Header and key, and with them a small value (an item needs not start on a line).
+        const char* p = reinterpret_cast<const char*>(it);
+        __builtin_prefetch(p);
+        __builtin_prefetch(p + 64);
+        __builtin_prefetch(p + 128);
     }
 }
 
