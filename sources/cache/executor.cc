@@ -1,6 +1,7 @@
 #include "executor.h"
 
 #include "exec_internal.h"
+#include "lookahead_keys.h"
 
 namespace ithaca::cache {
 
@@ -29,6 +30,13 @@ exec_action exec_context::execute(const protocol::request& req, protocol::out_bu
 exec_action exec_context::execute_parse_error(const protocol::parse_result& result, const protocol::request& req,
                                               protocol::out_buffer& out) {
   return cache::execute_parse_error(result, req, out, *this);
+}
+
+// A batch of one request gains nothing: its lookup comes at once.
+void exec_context::prefetch(std::string_view input) {
+  std::string_view keys[32];
+  const std::size_t n = protocol::lookahead_keys(input, keys);
+  if (n > 1) store.prefetch(std::span<const std::string_view>(keys, n));
 }
 
 }  // namespace ithaca::cache

@@ -45,6 +45,7 @@ struct exec_context final : flow::local_executor {
   exec_action execute(const protocol::request& req, protocol::out_buffer& out) override;
   exec_action execute_parse_error(const protocol::parse_result& result, const protocol::request& req,
                                   protocol::out_buffer& out) override;
+  void prefetch(std::string_view input) override;
   // The l1l2 route's L1 (exec_l1.cc).
   bool lookup(std::string_view key, protocol::routed_result& result, std::size_t index) override;
   void fill(std::string_view key, std::uint32_t flags, std::string_view value, std::int64_t ttl) override;

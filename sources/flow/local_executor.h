@@ -29,6 +29,11 @@ class local_executor {
   virtual exec_action execute_parse_error(const protocol::parse_result& result, const protocol::request& req,
                                           protocol::out_buffer& out) = 0;
 
+  // Before a pipelined batch runs: brings in what its lookups will touch
+  // (protocol/lookahead_keys.h, store::prefetch). A hint; no effect on what
+  // any request does.
+  virtual void prefetch(std::string_view input) = 0;
+
   // The l1l2 route's L1 (routes/l1l2_route.h): plain store calls, no reply,
   // no command counters. Each takes a bucket lock only inside the store call.
   // lookup: `key`'s value as hit `index` of `result` (prepared for the

@@ -173,6 +173,8 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
   const route& root = lc.tree->root(lc.root);
   const bool all_local = lc.tree->root_is_local(lc.root);
   const bool routes_to_servers = !lc.tree->pools().empty() && !all_local;
+  // Pipelined lookups on the local store wait for memory together, not one by one.
+  if (all_local && lc.local) lc.local->prefetch(input);
   while (action == exec_action::Continue && off < input.size()) {
     if (must_wait(lc) && !settle(lc, settle_until::Room)) {
       action = exec_action::Close;

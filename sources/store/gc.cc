@@ -74,6 +74,10 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
     start_evicting(gc_disk_, disk_used(), disk_high, disk_low);
 
     for (uint64_t b = first_bucket; b < end; ++b) {
+        // Most of a 2^hash_power table is empty: pass an empty bucket without taking (and
+        // so writing) its lock. An item linked just after this look waits for the next sweep.
+        if (std::atomic_ref<item*>(heads_[b]).load(std::memory_order_relaxed) == nullptr)
+            continue;
         reclaim_list rl(stats_.bytes);
         bucket_guard guard(locks_[b]);
         uint64_t pending = 0;       // bytes unlinked in this bucket, freed after the unlock

@@ -111,6 +111,29 @@ uint64_t store::bucket_of(std::string_view key) const noexcept
     return hash_key(key, seed_) & mask_;
 }
 
+void store::prefetch(std::span<const std::string_view> keys) const noexcept
+{
+    constexpr size_t kMax = 64;
+    uint64_t buckets[kMax];
+    const size_t n = std::min(keys.size(), kMax);
+    for (size_t i = 0; i < n; i++) {
+        buckets[i] = bucket_of(keys[i]);
+        __builtin_prefetch(&heads_[buckets[i]]);
+        __builtin_prefetch(&locks_[buckets[i]]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        // The head as it is now: racing writers may change it (benign, a hint only).
+        const item* it = std::atomic_ref<item*>(heads_[buckets[i]]).load(std::memory_order_relaxed);
+        if (!it)
+            continue;
+        // Header and key, and with them a small value (an item needs not start on a line).
+        const char* p = reinterpret_cast<const char*>(it);
+        __builtin_prefetch(p);
+        __builtin_prefetch(p + 64);
+        __builtin_prefetch(p + 128);
+    }
+}
+
 // Under locks_[b].
 item** store::find_link(uint64_t b, std::string_view key) noexcept
 {

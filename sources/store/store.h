@@ -192,6 +192,12 @@ public:
     // Bytes of the arena's extents in use (the temp file's disk usage).
     uint64_t large_value_disk_used() const noexcept;
     // False if the large values' file could not be created (large stores fail).
+    // Hints the CPU to bring in what lookups of `keys` will touch: each bucket's chain head
+    // and lock, then the chain's first item (header and key). A pipelined batch then waits
+    // for memory once, with its misses overlapped, rather than once per request. Takes no
+    // lock: a head is read with a relaxed atomic load and only prefetched, never followed
+    // further, so a racing unlink or free is harmless (a prefetch never faults). [any thread]
+    void prefetch(std::span<const std::string_view> keys) const noexcept;
     bool large_values_available() const noexcept { return arena_ != nullptr; }
     // The counters, each read once (relaxed): not one instant across counters. [any thread;
     // no lock: `stats` and the metrics page call it under their own reset mutex]

@@ -183,7 +183,9 @@ def test_a_stalled_handshake_is_timed_out(ithaca_factory, certs):
 def test_notls_listener_beside_a_tls_one(ithaca_factory, certs):
     port = mcwire_free_port()
     server = ithaca_factory(tls_flags(certs) + ["-l", f"notls:{HOST}:{port}"])
-    assert re.search(rf"listening on tcp {HOST}:{port}\n", server.log), server.log
+    # The pooler logs each listener as it opens it: the second line may come
+    # after the server answers on the first.
+    assert server.wait_for_log(re.compile(rf"listening on tcp {HOST}:{port}\n"), 5), server.log
     with mcwire.Conn(HOST, port) as plain, TlsConn(*server.address, client_context(certs)) as secure:
         assert plain.call(b"set k 0 0 1\r\na\r\n") == b"STORED\r\n"
         assert secure.call(b"get k\r\n") == b"VALUE k 0 1\r\na\r\nEND\r\n"
