@@ -196,9 +196,9 @@ def test_a_store_over_an_expired_item_counts_a_reclaim(ithaca):
     assert items["items:31:expired_unfetched"] == "1"
     assert items["items:31:crawler_reclaimed"] in ("0", "1")
     assert items["items:31:number"] == "1"
-    # The probe (class 1) counts one too if the sweep passed between its
-    # expiry and the get that found it gone.
-    assert general["reclaimed"] == str(1 + int(items.get("items:1:reclaimed", "0")))
+    # The probe counts one too if the sweep passed between its expiry and the
+    # get that found it gone (its class, empty now, is not listed).
+    assert general["reclaimed"] in ("1", "2")
 
 
 def test_only_classes_with_items_are_shown(ithaca):
