@@ -18,6 +18,7 @@
 #include "metrics_listener.h"
 #include "pooler.h"
 #include "tls_context.h"
+#include "tls_setup.h"
 #include "ready_notify.h"
 #include "role_monitor.h"
 #include "route_builder.h"
@@ -69,8 +70,17 @@ std::vector<std::string> udp_addresses(const config::config& cfg) {
   return out;
 }
 
+// replication.tls: both sides' contexts, read once at start-up (restart
+// only). A bad file fails the start.
+struct repl_tls {
+  net::ssl_ctx_ptr server;  // the master's slave listener (mutual)
+  net::ssl_ctx_ptr client;  // the slave's connection to its master
+};
+repl_tls g_repl_tls;  // set by instance_run before any machine starts
+
 replication::fanout_settings fanout_settings_of(const config::config& cfg) {
   replication::fanout_settings r;
+  r.tls_ctx = g_repl_tls.server;
   r.listen = config::to_string(config::tcp_address{config::replication_listen_host(cfg), cfg.replication.port});
   r.allow = cfg.replication.allow;
   r.slave_timeout_ms = cfg.replication.slave_timeout_ms;
@@ -81,6 +91,8 @@ replication::fanout_settings fanout_settings_of(const config::config& cfg) {
 
 replication::slave_settings slave_settings_of(const config::config& cfg) {
   replication::slave_settings s;
+  s.tls_ctx = g_repl_tls.client;
+  s.tls_server_name = cfg.replication.tls.server_name;
   s.master_host = cfg.replication.master;
   s.master_port = std::to_string(cfg.replication.port);
   s.heartbeat_interval_ms = cfg.replication.heartbeat_interval_ms;
@@ -147,6 +159,16 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     tls = tls_context::create(cfg.tls, &tls_error);
     if (!tls) {
       spdlog::critical("{}", tls_error);
+      return 1;
+    }
+  }
+
+  if (cfg.replication.tls.enabled) {
+    std::string why;
+    g_repl_tls.server = net::make_mutual_server_ctx(cfg.replication.tls, &why);
+    if (g_repl_tls.server) g_repl_tls.client = net::make_client_ctx(cfg.replication.tls, &why);
+    if (!g_repl_tls.client) {
+      spdlog::critical("replication.tls: {}", why);
       return 1;
     }
   }
