@@ -164,6 +164,11 @@ ssize_t tls_conn::write(const void* buf, size_t len, mm::millis timeout) {
   return static_cast<ssize_t>(done);
 }
 
+void tls_conn::request_key_update() {
+  if (SSL_version(ssl_) == TLS1_3_VERSION) SSL_key_update(ssl_, SSL_KEY_UPDATE_REQUESTED);
+  ERR_clear_error();
+}
+
 void tls_conn::shutdown() {
   ERR_clear_error();
   if (SSL_is_init_finished(ssl_)) SSL_shutdown(ssl_);

@@ -21,7 +21,18 @@
 // Every wait, on the socket or on `changed_`, ends by the caller's deadline;
 // a socket wait that ends for any reason (ready, timed out, cancelled, the
 // fd shut down) broadcasts, so no coroutine sleeps on `changed_` for a wake-up
-// that went to the other. [machine: the owner's worker; no lock]
+// that went to the other.
+//
+// What OpenSSL itself allows: its record layer holds ONE unfinished write. A
+// handshake message that SSL_read would have to send while an SSL_write is
+// unfinished (WANT_WRITE, to be retried) is refused (SSL_R_BAD_LENGTH /
+// BAD_WRITE_RETRY; seen in a test with post-handshake authentication). The
+// contexts made here never lead there: renegotiation is off, no post-handshake
+// authentication is offered, and OpenSSL 3 sends the answer to a peer's
+// KeyUpdate, and a warning alert, only once the unfinished write is done
+// (ssl3_write_bytes: "unless we have writes pending"). So SSL_read writes
+// only when no application write is unfinished, and the shared waits above
+// cover the rest. [machine: the owner's worker; no lock]
 #pragma once
 
 #include <sys/types.h>
@@ -63,10 +74,14 @@ class tls_conn {
   ssize_t write(const void* buf, size_t len, mm::millis timeout);
   // close_notify if the socket takes it at once; never waits.
   void shutdown();
+  // Asks the peer to update its keys too (TLS 1.3), sent with the next
+  // write: the peer's reader then has a record to answer by writing. [tests]
+  void request_key_update();
 
   const char* version() const;   // "TLSv1.3"
   std::string peer_subject() const;  // the peer certificate's subject, "" without one
   const std::string& last_error() const { return last_error_; }  // OpenSSL's reason of the last -EPROTO
+
 
  private:
   tls_conn(mm::io& io, SSL* ssl) : io_(io), ssl_(ssl) {}

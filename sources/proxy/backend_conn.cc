@@ -305,7 +305,6 @@ void backend_conn::writer_main() {
         std::unique_ptr<mm::io> io = std::move(link.io);
         tls_ = std::move(link.tls);
         server_->set_last_error("");
-        if (server_->sockaddr().storage.ss_family != AF_UNIX) mm::set_nodelay(io->fd(), true);
         io_ = std::move(io);
         counters().connects.add();
         counters().connections.fetch_add(1, std::memory_order_relaxed);

@@ -1,5 +1,7 @@
 #include "backend_connect.h"
 
+#include <sys/socket.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -27,6 +29,8 @@ backend_link connect_backend(const backend_server& s, int64_t deadline_ns) {
     l.error = err != 0 ? std::strerror(-err) : "connect failed";
     return l;
   }
+  // Before the handshake: its flights are small writes too.
+  if (s.sockaddr().storage.ss_family != AF_UNIX) mm::set_nodelay(l.io->fd(), true);
   if (!s.tls_ctx()) return l;
   const config::backend_tls& t = s.settings().tls;
   std::string why;

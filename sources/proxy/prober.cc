@@ -35,7 +35,7 @@ probe_outcome probe(backend_server& s) {
   backend_link link = connect_backend(s, mm::deadline_after(static_cast<mm::millis>(st.connect_timeout_ms)));
   if (!link) {
     s.set_last_error(link.error);
-    if (link.tls == nullptr && (link.err == -ECONNREFUSED || link.err == -ENOENT)) return probe_outcome::Refused;
+    if (link.err == -ECONNREFUSED || link.err == -ENOENT) return probe_outcome::Refused;
     return probe_outcome::Failed;
   }
   std::string line;
