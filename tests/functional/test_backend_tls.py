@@ -154,6 +154,39 @@ def test_router_tls_defaults_and_a_reload_keeps_or_renews_connections(ithaca_fac
         assert int(backend_stats(backend, certs)["total_connections"]) >= before + 3
 
 
+def start_memcached_tls_on(port, certs):
+    """A memcached -Z on a given port (a killed backend's, brought back)."""
+    from conftest import BASE_ARGS, Server, memcached_binary, root_args
+    opts = f"ssl_chain_cert={certs / 'server.pem'},ssl_key={certs / 'server.key'}"
+    server = Server("memcached", [memcached_binary(), *root_args(), *BASE_ARGS, "-p", str(port), "-Z", "-o", opts],
+                    stop_signal=signal.SIGKILL)
+    server.port = port
+    assert server.wait_accepting(10), server.describe()
+    return server
+
+
+def test_the_prober_brings_a_restarted_tls_server_back(ithaca_factory, certs):
+    from conftest import free_port
+    port = free_port()
+    backend = start_memcached_tls_on(port, certs)
+    try:
+        tls = {"ca_cert": certs / "ca.pem", "server_name": "localhost"}
+        router = ithaca_factory(config_text=tls_yaml([f"{HOST}:{port}"], tls))
+        with mcwire.Conn(router.host, router.port) as c:
+            assert c.call(b"set k 0 0 1\r\na\r\n") == b"STORED\r\n"
+            backend.stop()
+            assert c.call(b"get k\r\n").startswith(b"SERVER_ERROR")
+            assert wait_for(lambda: server_stats(c, backend)["state"] == "down", 5, "the server marked down")
+            backend = start_memcached_tls_on(port, certs)
+            # The prober's `version` must go over TLS for the server to be up again.
+            assert wait_for(lambda: server_stats(c, backend)["state"] == "up", 5, "the prober to bring it back")
+            assert c.call(b"set k 0 0 1\r\nb\r\n") == b"STORED\r\n"
+            assert c.call(b"get k\r\n") == b"VALUE k 0 1\r\nb\r\nEND\r\n"
+            assert "last_error" not in server_stats(c, backend)
+    finally:
+        backend.stop()
+
+
 def test_mcrouter_config_with_use_ssl_and_pem_flags(ithaca_factory, memcached_factory, certs, tmp_path):
     backend = memcached_tls(memcached_factory, certs)
     config = ('{"pools": {"A": {"servers": ["%s"], "use_ssl": true}},\n "route": "PoolRoute|A"}\n'
