@@ -139,6 +139,12 @@ void fanout::main(std::promise<bool>* bound) {
       continue;
     }
     if (settings_.tls_ctx) {
+      // Bounded like the slots: a peer stalling in its handshake holds one.
+      if (handshaking_ >= kMaxSlaves) {
+        refuse(fd, pa.to_string(), "already " + std::to_string(kMaxSlaves) + " TLS handshakes in progress");
+        continue;
+      }
+      ++handshaking_;
       mm::coroutine_create("repl tls handshake", [this, fd, peer = pa.to_string()] { handshake(fd, peer); });
       continue;
     }
@@ -162,6 +168,10 @@ void fanout::main(std::promise<bool>* bound) {
 // closed having been sent no item. [fan-out machine; its own coroutine,
 // at most kHandshakeTimeout]
 void fanout::handshake(int fd, std::string peer) {
+  struct counted {
+    unsigned& n;
+    ~counted() { --n; }
+  } slot{handshaking_};
   std::unique_ptr<mm::io> io = mm::io::attach(fd);
   if (!io) {
     ::close(fd);

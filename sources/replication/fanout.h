@@ -122,6 +122,7 @@ class fanout {
   std::vector<slave_ptr> slaves_;
   std::vector<slave_ptr> targets_;  // deliver's, kept to spare an allocation per record
   uint32_t next_id_ = 0;
+  unsigned handshaking_ = 0;  // replication.tls: handshakes in progress (at most kMaxSlaves)
   int64_t refusal_logged_ns_ = 0;  // the last "peer refused" line (one per 10 s)
   uint64_t refusals_unlogged_ = 0;  // refused since that line
 };
