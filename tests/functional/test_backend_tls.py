@@ -24,8 +24,8 @@ def memcached_tls(factory, certs, extra=""):
     return factory(args=["-Z", "-o", opts + ("," + extra if extra else ""), "-I", "1m"])
 
 
-def tls_yaml(servers, tls, *, protocol="ascii", workers=1, router_tls=None, extra=""):
-    lines = ["logging:", "  level: info", "server:", f"  workers: {workers}"]
+def tls_yaml(servers, tls, *, protocol="ascii", workers=1, router_tls=None, extra="", io_backend="auto"):
+    lines = ["logging:", "  level: info", "server:", f"  workers: {workers}", f"  io_backend: {io_backend}"]
     if router_tls:
         lines += ["router:", "  tls:"] + [f"    {k}: {v}" for k, v in router_tls.items()]
     lines += ["pools:", "  main:", "    servers: [" + ", ".join(f'"{s}"' for s in servers) + "]",
@@ -54,11 +54,14 @@ def server_stats(conn, server):
     return {k[len(prefix):]: v for k, v in s.items() if k.startswith(prefix)}
 
 
+@pytest.mark.parametrize("io_backend", ["io_uring", "epoll"])
 @pytest.mark.parametrize("protocol", ["ascii", "meta", "auto"])
-def test_sets_gets_multigets_and_a_large_value_over_tls(ithaca_factory, memcached_factory, certs, protocol):
+def test_sets_gets_multigets_and_a_large_value_over_tls(ithaca_factory, memcached_factory, certs, protocol,
+                                                        io_backend):
     backends = [memcached_tls(memcached_factory, certs) for _ in range(2)]
     tls = {"ca_cert": certs / "ca.pem", "server_name": "localhost"}
-    router = ithaca_factory(config_text=tls_yaml([addr(b) for b in backends], tls, protocol=protocol))
+    router = ithaca_factory(config_text=tls_yaml([addr(b) for b in backends], tls, protocol=protocol,
+                                                 io_backend=io_backend))
     keys = [b"tk:%d" % i for i in range(60)]
     big = bytes(range(256)) * 1024  # 256 KiB: many TLS records each way
     with mcwire.Conn(router.host, router.port) as c:

@@ -26,14 +26,14 @@ def tls_section(certs, cert, ca="ca", server_name=None):
     return "\n".join(lines) + "\n"
 
 
-def tls_master(factory, certs, extra=""):
-    return factory(config_text="logging:\n  level: info\n" +
+def tls_master(factory, certs, extra="", io_backend="auto"):
+    return factory(config_text=f"logging:\n  level: info\nserver:\n  io_backend: {io_backend}\n" +
                    master_config(free_port(), extra + tls_section(certs, "server")))
 
 
-def tls_slave(factory, certs, port, cert="client", ca="ca", server_name="localhost"):
-    return factory(config_text="logging:\n  level: info\n" + slave_config(port) +
-                   tls_section(certs, cert, ca, server_name))
+def tls_slave(factory, certs, port, cert="client", ca="ca", server_name="localhost", io_backend="auto"):
+    return factory(config_text=f"logging:\n  level: info\nserver:\n  io_backend: {io_backend}\n" +
+                   slave_config(port) + tls_section(certs, cert, ca, server_name))
 
 
 def poll(pred, what, timeout=TIMEOUT):
@@ -46,14 +46,15 @@ def poll(pred, what, timeout=TIMEOUT):
     pytest.fail(f"timed out after {timeout}s waiting for {what}", pytrace=False)
 
 
-def test_sync_stream_and_acks_over_mutual_tls(ithaca_factory, certs):
-    master = tls_master(ithaca_factory, certs, "  ack: slave\n  ack_timeout: 5s\n")
+@pytest.mark.parametrize("io_backend", ["io_uring", "epoll"])
+def test_sync_stream_and_acks_over_mutual_tls(ithaca_factory, certs, io_backend):
+    master = tls_master(ithaca_factory, certs, "  ack: slave\n  ack_timeout: 5s\n", io_backend)
     with Conn(*master.address) as m:
         # Before the slave: these reach it by the initial sync (the answer
         # without a slave is the ack error; the item is stored all the same).
         for i in range(50):
             m.call(b"set old:%d 0 0 4\r\nv%03d\r\n" % (i, i))
-    slave = tls_slave(ithaca_factory, certs, repl_port_of(master))
+    slave = tls_slave(ithaca_factory, certs, repl_port_of(master), io_backend=io_backend)
     poll(lambda: stats(master.address)["repl_syncs_done"] == "1", "the initial sync")
     assert "shows /CN=client" in master.log
     assert "over TLSv1." in slave.log
