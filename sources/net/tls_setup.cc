@@ -56,7 +56,10 @@ bool common(SSL_CTX* c, const config::backend_tls& cfg, std::string* error) {
   // retried after WANT_WRITE may come from a buffer that moved (the writer
   // swaps its buffers), and no renegotiation may start behind either's back.
   SSL_CTX_set_mode(c, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
-  SSL_CTX_set_options(c, SSL_OP_NO_RENEGOTIATION);
+  // A peer that closes without close_notify (memcached closing an idle
+  // connection) reads as the end of the stream: the protocols frame every
+  // reply, so a truncated one is still noticed.
+  SSL_CTX_set_options(c, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF);
   return true;
 }
 
