@@ -250,3 +250,42 @@ def test_mcrouter_security_mech_other_than_tls_is_refused(tmp_path):
     p = run("--check-config", "--config", str(path))
     assert p.returncode == 1
     assert "security_mech 'tls_to_plain' is not supported" in p.stderr, p.stderr
+
+
+def tls_conn_to(server, certs):
+    ctx = ssl.create_default_context(cafile=str(certs / "ca.pem"))
+    c = mcwire.Conn(server.host, server.port)
+    c.sock = ctx.wrap_socket(c.sock, server_hostname="localhost")
+    return c
+
+
+def test_spooled_deletes_are_replayed_over_tls(ithaca_factory, certs, tmp_path):
+    from conftest import free_port
+    port = free_port()
+    backend = start_memcached_tls_on(port, certs)
+    keys = [b"rd:%d" % i for i in range(10)]
+    tls = {"ca_cert": certs / "ca.pem", "server_name": "localhost"}
+    extra = "\n".join(["router:", f"  spool_dir: {tmp_path / 'spool'}"])
+    text = tls_yaml([f"{HOST}:{port}"], tls).replace("  pool: main\n", "  pool: main\n  reliable_deletes: true\n")
+    text = text.replace("retry_interval: 200ms", "retry_interval: 1500ms").replace(
+        "retry_interval_max: 400ms", "retry_interval_max: 1500ms")
+    router = ithaca_factory(config_text=extra + "\n" + text)
+    try:
+        with mcwire.Conn(router.host, router.port) as c:
+            for k in keys:
+                assert c.call(b"set %s 0 0 3\r\nold\r\n" % k) == b"STORED\r\n"
+            backend.stop()
+            for k in keys:  # spooled: mcrouter's answer
+                assert c.call(b"delete %s\r\n" % k) == b"NOT_FOUND\r\n"
+            backend = start_memcached_tls_on(port, certs)
+            with tls_conn_to(backend, certs) as d:  # a server that kept its data
+                for k in keys:
+                    assert d.call(b"set %s 0 0 3\r\nold\r\n" % k) == b"STORED\r\n"
+            # Marked up only once the replay, over TLS, took every delete.
+            assert wait_for(lambda: server_stats(c, backend)["state"] == "up", 10, "the replay and the prober")
+            assert server_stats(c, backend)["deletes_replayed"] == str(len(keys))
+            with tls_conn_to(backend, certs) as d:
+                for k in keys:
+                    assert d.call(b"get %s\r\n" % k) == b"END\r\n"
+    finally:
+        backend.stop()
