@@ -189,6 +189,23 @@ bool on_metrics_listen(cli_options& o, std::string_view v, const std::string& n,
   return true;
 }
 
+// mcrouter's --pem-cert-path / --pem-key-path / --pem-ca-path.
+bool on_pem_cert(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty()) return fail(e, n + ": expected a file name");
+  o.pem_cert_path = std::string(v);
+  return true;
+}
+bool on_pem_key(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty()) return fail(e, n + ": expected a file name");
+  o.pem_key_path = std::string(v);
+  return true;
+}
+bool on_pem_ca(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty()) return fail(e, n + ": expected a file name");
+  o.pem_ca_path = std::string(v);
+  return true;
+}
+
 bool on_enable_ssl(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.enable_ssl = true;
   return true;
@@ -227,6 +244,9 @@ const option_spec kOptions[] = {
     {0, "config", true, on_config, nullptr},
     {0, "check-config", false, on_check_config, nullptr},
     {0, "metrics-listen", true, on_metrics_listen, nullptr},
+    {0, "pem-cert-path", true, on_pem_cert, nullptr},
+    {0, "pem-key-path", true, on_pem_key, nullptr},
+    {0, "pem-ca-path", true, on_pem_ca, nullptr},
     {'h', "help", false, on_help, nullptr},
     {'V', "version", false, on_version, nullptr},
     {'p', "port", true, on_port, nullptr},
@@ -402,6 +422,11 @@ void apply_overrides(const cli_options& cli, config& c) {
     apply_tls_suboption(so.name, so.value, so.has_value, c.tls, known, nullptr);  // checked by parse_args
   }
   if (cli.enable_ssl) c.tls.enabled = true;
+  // mcrouter's certificate flags: router.tls, which TLS pools take.
+  if (cli.pem_cert_path) c.router.tls.chain_cert = *cli.pem_cert_path;
+  if (cli.pem_key_path) c.router.tls.key = *cli.pem_key_path;
+  if (cli.pem_ca_path) c.router.tls.ca_cert = *cli.pem_ca_path;
+  resolve_pool_tls(c.router);
 
   if (cli.metrics_listen) {
     c.metrics.enabled = true;
@@ -458,6 +483,9 @@ Settings come from built-in defaults, then the YAML file, then these flags.
   --metrics-listen=HOST[:PORT]
                             serve Prometheus metrics (GET /metrics) over HTTP
                             on this address (default port 9150; default off)
+  --pem-cert-path=FILE, --pem-key-path=FILE, --pem-ca-path=FILE
+                            mcrouter's: the client certificate, its key and
+                            the CA for pools with TLS (YAML: router.tls)
 
 memcached's flags (they override the file):
   -p, --port=PORT           TCP port of every listen address (default 11211;

@@ -32,6 +32,11 @@ struct cli_options {
   bool version = false;
   // --metrics-listen HOST[:PORT]: the Prometheus page (overrides metrics.listen).
   std::optional<tcp_address> metrics_listen;
+  // mcrouter's --pem-cert-path, --pem-key-path, --pem-ca-path: the client
+  // certificate, its key and the CA that TLS pools use (router.tls).
+  std::optional<std::string> pem_cert_path;
+  std::optional<std::string> pem_key_path;
+  std::optional<std::string> pem_ca_path;
 
   // memcached's flags; empty = not given.
   std::optional<uint16_t> port;                  // -p, --port

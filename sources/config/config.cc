@@ -331,9 +331,41 @@ bool validate_tls(const config& cfg, checker& c) {
   return true;
 }
 
+// TLS to backend servers: the files each TLS pool names can be read (their
+// contents are read when the router builds its contexts, at start and
+// reload: a bad certificate fails those with OpenSSL's reason).
+bool validate_backend_tls(const router_config& rc, checker& c) {
+  for (const pool_config& p : rc.pools) {
+    if (!p.tls.enabled) continue;
+    std::string why;
+    if (!check_tls_files(p.tls, "pool '" + p.name + "': tls", &why)) {
+      return c.fail({"pools." + p.name + ".tls", "pools." + p.name, "router.tls"}, why);
+    }
+  }
+  return true;
+}
+
+// replication.tls: mutual, so all three files, readable; verification on.
+bool validate_replication_tls(const replication_config& r, checker& c) {
+  if (!r.tls.enabled) return true;
+  if (r.tls.chain_cert.empty() || r.tls.ca_cert.empty()) {
+    return c.fail({"replication.tls"}, "replication.tls: chain_cert, key and ca_cert are all needed (mutual TLS: "
+                                       "each node shows its certificate and checks the other's against ca_cert)");
+  }
+  if (r.tls.verify == tls_verify::Off) {
+    return c.fail({"replication.tls.verify", "replication.tls"},
+                  "replication.tls: verify cannot be off (a slave without an accepted certificate gets nothing)");
+  }
+  std::string why;
+  if (!check_tls_files(r.tls, "replication.tls", &why)) return c.fail({"replication.tls"}, why);
+  return true;
+}
+
 bool validate(const config& cfg, validation_error* error) {
   checker c(error);
   if (!validate_tls(cfg, c)) return false;
+  if (!validate_backend_tls(cfg.router, c)) return false;
+  if (!validate_replication_tls(cfg.replication, c)) return false;
   return validate_listen(cfg.listen, !cfg.router.listeners.empty(), c) && validate_listeners(cfg, c) &&
          validate_server(cfg.server, c) &&
          validate_cache(cfg.cache, c) && validate_logging(cfg.logging, c) &&

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backend_tls.h"
 #include "cidr.h"
 #include "log_config.h"
 #include "router_config.h"
@@ -139,6 +140,12 @@ struct replication_config {
   std::string virtual_ip;                 // an IPv4/IPv6 literal; its holder is the master
   uint64_t check_interval_ms = 1000;      // how often the kernel is asked who holds it (yrmcds: 1 s)
   uint64_t failover_delay_ms = 5000;      // a slave that lost its master waits this long for it (yrmcds: 5 s)
+  // `replication.tls:` mutual TLS between ithaca nodes (restart only): the
+  // master's slave listener takes only TLS with a client certificate that
+  // chains to ca_cert; a slave connects with its chain_cert and checks the
+  // master's against ca_cert (and server_name, if given). Per node: a node
+  // with it on neither serves nor follows a plaintext (yrmcds) peer.
+  backend_tls tls;
 };
 
 // Section `logging` (defined by the log library, which is built first).

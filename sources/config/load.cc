@@ -131,6 +131,13 @@ void parse_replication(section& s, config& c) {
   s.string("virtual_ip", v.virtual_ip);
   s.duration("check_interval", v.check_interval_ms, kCheckIntervalRange);
   s.duration("failover_delay", v.failover_delay_ms, kFailoverDelayRange);
+  if (const YAML::Node* tls = s.mapping("tls")) {
+    section t(s.context(), "replication.tls", *tls);
+    v.tls.enabled = true;
+    t.boolean("enabled", v.tls.enabled);
+    parse_tls_keys(t, "replication.tls", v.tls);
+    t.finish();
+  }
   // With a virtual IP and no role, the address decides it.
   if (!v.virtual_ip.empty() && s.context().mark_of("replication.role") == nullptr) v.role = replication_role::Auto;
 }
@@ -186,6 +193,11 @@ void parse_tls(section& s, config& c) {
 void parse_router(section& s, config& c) {
   s.string("spool_dir", c.router.spool_dir);
   s.size("spool_max_size", c.router.spool_max_size, kSpoolMaxSizeRange);
+  if (const YAML::Node* tls = s.mapping("tls")) {
+    section t(s.context(), "router.tls", *tls);
+    parse_tls_keys(t, "router.tls", c.router.tls);
+    t.finish();
+  }
 }
 
 struct section_entry {
@@ -266,6 +278,7 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
   } else {
     read_yaml(text, ctx, c, allow_empty);
   }
+  if (!ctx.failed()) resolve_pool_tls(c.router);
   if (!ctx.failed() && ctx.mark_of("cache.large_value_threshold") == nullptr) {
     // The default threshold follows a lowered item_size_max; one set in the
     // file is checked by validate() instead.

@@ -4,6 +4,7 @@
 
 #include "load_route_tree.h"
 #include "route_check.h"
+#include "tls_config.h"
 
 namespace ithaca::config {
 
@@ -44,6 +45,31 @@ void parse_servers(section& s, const YAML::Node& pool_node, pool_config& p) {
   }
 }
 
+// A pool's `tls:`: true / false, or a map of its own keys (TLS on).
+void parse_pool_tls(section& s, pool_config& p) {
+  const YAML::Node* node = s.any("tls");
+  if (node == nullptr) return;
+  const std::string where = "pools." + p.name + ".tls";
+  if (node->IsMap()) {
+    section t(s.context(), where, *node);
+    p.tls_own.enabled = true;
+    t.boolean("enabled", p.tls_own.enabled);
+    parse_tls_keys(t, where, p.tls_own);
+    t.finish();
+    return;
+  }
+  const std::string text = node->IsScalar() ? node->Scalar() : "";
+  if (text == "true" || text == "yes" || text == "on") {
+    p.tls_own.enabled = true;
+  } else if (text == "false" || text == "no" || text == "off") {
+    p.tls_own.enabled = false;
+  } else {
+    s.fail_value("tls", node->Mark(),
+                 "expected true, false or a mapping (ca_cert, verify, chain_cert, key, server_name, "
+                 "min_version, ciphers), got " + describe_node(*node));
+  }
+}
+
 void parse_pool(section& s, const YAML::Node& node, pool_config& p) {
   parse_servers(s, node, p);
   s.choice("hash", p.hash,
@@ -73,6 +99,7 @@ void parse_pool(section& s, const YAML::Node& node, pool_config& p) {
   s.duration("retry_interval_max", p.retry_interval_max_ms, kTimeoutRange);
   s.boolean("auto_eject_hosts", p.auto_eject_hosts);
   s.boolean("allow_flush", p.allow_flush);
+  parse_pool_tls(s, p);
   if (!p.hash_tag.empty() && p.hash_tag.size() != 2) {
     s.context().fail(node.Mark(), "pool '" + p.name + "': hash_tag must be two characters, like \"{}\"");
   }
@@ -82,6 +109,35 @@ void parse_pool(section& s, const YAML::Node& node, pool_config& p) {
 }
 
 }  // namespace
+
+void parse_tls_keys(section& s, const std::string& where, backend_tls& t) {
+  s.string("ca_cert", t.ca_cert);
+  bool verify = false;
+  if (s.key_mark("verify") != nullptr) {
+    verify = t.verify_peer();
+    s.boolean("verify", verify);
+    t.verify = verify ? tls_verify::On : tls_verify::Off;
+  }
+  s.string("chain_cert", t.chain_cert);
+  s.string("key", t.key);
+  s.string("server_name", t.server_name);
+  std::string version;
+  s.string("min_version", version);
+  if (const YAML::Mark* m = s.key_mark("min_version"); m != nullptr) {
+    unsigned v = 0;
+    if (!parse_min_version(version, v)) {
+      s.fail_value("min_version", *m, "expected tlsv1.0, tlsv1.1, tlsv1.2 or tlsv1.3, got '" + version + "'");
+    } else {
+      t.min_version = v + 1;
+    }
+  }
+  s.string("ciphers", t.ciphers);
+  if (!t.key.empty() && t.chain_cert.empty()) {
+    if (const YAML::Mark* m = s.key_mark("key")) {
+      s.fail_value("key", *m, where + ": key is given without chain_cert (the client certificate it belongs to)");
+    }
+  }
+}
 
 void parse_pools(const YAML::Node& node, load_context& ctx, router_config& out) {
   if (!node.IsMap()) {

@@ -9,6 +9,11 @@
 
 namespace ithaca::config {
 
+// The keys of a TLS client setting (a pool's `tls:` map, `router.tls:`,
+// `replication.tls:`): ca_cert, verify, chain_cert, key, server_name,
+// min_version, ciphers. `where` names the section ("pools.a.tls").
+void parse_tls_keys(section& s, const std::string& where, backend_tls& t);
+
 // `pools:` is a mapping of pool name -> pool settings.
 void parse_pools(const YAML::Node& node, load_context& ctx, router_config& out);
 // `routes:` is a mapping of names to routes, each usable by name anywhere.

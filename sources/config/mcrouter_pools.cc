@@ -42,8 +42,8 @@ const pools::pool_def* pools::find(const YAML::Node& json, const YAML::Node& at)
 }
 
 // One mcrouter pool object into `d` (servers, timeouts, weights, mcrouter's
-// defaults: ascii, hash stop, 1 s), refusing what ithaca cannot honour (TLS,
-// another protocol, keep_routing_prefix). `inherit` merges the parent's keys
+// defaults: ascii, hash stop, 1 s), refusing what ithaca cannot honour (another
+// protocol, keep_routing_prefix). `inherit` merges the parent's keys
 // and reads the result again; `seen` holds the chain, so a cycle is an error
 // and the recursion is at most one level per pool of the file. [the config
 // loading thread; no lock] False (with the error at its line) on the first
@@ -86,10 +86,22 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
   if (const YAML::Node proto = json["protocol"]; proto && proto.Scalar() != "ascii") {
     err_.fail(proto, what + ": protocol '" + proto.Scalar() + "' is not supported by ithaca (ascii)");
   }
-  for (const char* key : {"security_mech", "use_ssl"}) {
+  // mcrouter's TLS to the servers: `use_ssl: true` or `security_mech: "tls"`.
+  // The certificates are mcrouter's --pem-* flags, router.tls in ithaca
+  // (backend_tls.h); with a CA the server's certificate is verified.
+  if (const YAML::Node s = json["use_ssl"]) {
     bool on = false;
-    if (const YAML::Node s = json[key]; s && !(s.Scalar() == "plain" || (as_bool(s, on) && !on))) {
-      err_.fail(s, what + ": " + key + " (TLS to servers) is not supported by ithaca");
+    if (!as_bool(s, on)) {
+      err_.fail(s, what + ": use_ssl must be true or false");
+    } else {
+      p.tls_own.enabled = on;
+    }
+  }
+  if (const YAML::Node s = json["security_mech"]) {
+    if (s.Scalar() == "tls") {
+      p.tls_own.enabled = true;
+    } else if (s.Scalar() != "plain") {
+      err_.fail(s, what + ": security_mech '" + s.Scalar() + "' is not supported by ithaca (plain or tls)");
     }
   }
   if (const YAML::Node k = json["keep_routing_prefix"]) {

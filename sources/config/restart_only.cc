@@ -39,6 +39,7 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
                            ra.send_buffer != rb.send_buffer || ra.queue_size != rb.queue_size ||
                            ra.serve_reads != rb.serve_reads || ra.allow != rb.allow);
   // Roles by virtual IP: the role monitor is set up at start-up too.
+  check("replication.tls", ra.tls != rb.tls);
   check("replication.virtual_ip", ra.virtual_ip != rb.virtual_ip);
   check("replication.check_interval", ra.check_interval_ms != rb.check_interval_ms);
   check("replication.failover_delay", ra.failover_delay_ms != rb.failover_delay_ms);

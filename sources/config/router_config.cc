@@ -38,6 +38,10 @@ const char* to_string(distribution d) {
   return "?";
 }
 
+void resolve_pool_tls(router_config& rc) {
+  for (pool_config& p : rc.pools) p.tls = p.tls_own.enabled ? merge_tls(rc.tls, p.tls_own) : backend_tls{};
+}
+
 const char* to_string(backend_protocol p) {
   switch (p) {
     case backend_protocol::Ascii: return "ascii";

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "backend_tls.h"
+
 namespace ithaca::config {
 
 // twemproxy's `hash:` names.
@@ -65,6 +67,11 @@ struct pool_config {
   bool auto_eject_hosts = false;  // twemproxy: a down server leaves the ring instead of failing fast
   bool allow_flush = false;       // flush_all reaches every server of the pool
   bool preconnect = false;        // twemproxy: every worker connects to every server at start-up
+  // TLS to the servers: `tls_own` as the pool says it (`tls:`, mcrouter's
+  // use_ssl), `tls` the effective settings: router.tls under the pool's own
+  // keys (resolve_pool_tls).
+  backend_tls tls_own;
+  backend_tls tls;
   int line = 0;
 };
 
@@ -202,6 +209,11 @@ struct router_config {
   // deletes kept per server (past them a delete is dropped and counted).
   std::string spool_dir;
   uint64_t spool_max_size = 16ull * 1024 * 1024;
+  // `router.tls:`: what a pool's `tls: true` (or mcrouter's use_ssl) means,
+  // and the defaults under a pool's own `tls:` keys; mcrouter's
+  // --pem-cert-path / --pem-key-path / --pem-ca-path set it too. Its
+  // `enabled` is unused.
+  backend_tls tls;
   std::vector<pool_config> pools;
   bool has_route = false;  // no `route:`: the local store serves everything
   route_config route;
@@ -211,5 +223,9 @@ struct router_config {
   // Where the config came from: "yaml", "mcrouter", "nutcracker" (stats, logs).
   std::string format = "yaml";
 };
+
+// Sets each pool's effective `tls` from router.tls and its `tls_own`
+// (backend_tls.h). Again whenever router.tls changed (the flags).
+void resolve_pool_tls(router_config& rc);
 
 }  // namespace ithaca::config

@@ -256,19 +256,19 @@ void backend_conn::writer_main() {
         state_ = state::Connecting;
         break;
       case state::Connecting: {
-        int err = 0;
+        // Connect, the TLS handshake for a TLS pool, then with `protocol:
+        // auto` the probe, all within the connect's deadline.
         const int64_t deadline = mm::deadline_after(static_cast<mm::millis>(st.connect_timeout_ms));
-        auto io = server_->address_ok() ? mm::connect(server_->sockaddr(), static_cast<mm::millis>(st.connect_timeout_ms), &err)
-                                        : nullptr;
-        if (err == -ECANCELED) {
+        backend_link link = connect_backend(*server_, deadline);
+        if (link.cancelled) {
           cancelled = true;
           break;
         }
-        failure_kind why = err == -ETIMEDOUT ? failure_kind::Timeout : failure_kind::Connect;
-        std::string error = err ? std::strerror(-err) : "bad address";
-        if (io && st.protocol == config::backend_protocol::Auto) {
+        failure_kind why = link.why;
+        std::string error = link.error;
+        if (link && st.protocol == config::backend_protocol::Auto) {
           // Ask what it speaks, within the connect's deadline.
-          const protocol_probe probe = probe_protocol(*io, deadline);
+          const protocol_probe probe = probe_protocol(link, deadline);
           if (probe.ok) {
             if (!proto_known_ || proto_ != probe.learned) {
               spdlog::info("pool {}: {} speaks {}", server_->pool(), server_->address(),
@@ -278,8 +278,7 @@ void backend_conn::writer_main() {
             proto_known_ = true;
             server_->learned_protocol(proto_ == protocol::backend_protocol::Meta);
           } else {
-            io->close();
-            io.reset();
+            link.close();
             if (probe.cancelled) {
               cancelled = true;
               break;
@@ -288,8 +287,9 @@ void backend_conn::writer_main() {
             error = probe.error;
           }
         }
-        if (!io) {
+        if (!link) {
           spdlog::warn("pool {}: connect to {}: {}", server_->pool(), server_->address(), error);
+          server_->set_last_error(error);
           if (server_->record_failure(why)) start_prober(server_);
           counters().failures[static_cast<int>(why)].add();
           // Requests that never left fail with the connect's reason (counted
@@ -302,7 +302,9 @@ void backend_conn::writer_main() {
           state_ = state::Idle;
           break;
         }
-        if (server_->sockaddr().storage.ss_family != AF_UNIX) mm::set_nodelay(io->fd(), true);
+        std::unique_ptr<mm::io> io = std::move(link.io);
+        tls_ = std::move(link.tls);
+        server_->set_last_error("");
         io_ = std::move(io);
         counters().connects.add();
         counters().connections.fetch_add(1, std::memory_order_relaxed);
@@ -327,7 +329,10 @@ void backend_conn::writer_main() {
         // keep appending to out_ while it is being written.
         sending_.swap(out_);
         open_line_ = nullptr;
-        ssize_t w = io_->write_batched(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms));
+        // TLS: SSL_write on the socket (the reader may be inside SSL_read on
+        // it meanwhile); plain: io_uring's batched send.
+        ssize_t w = tls_ ? tls_->write(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms))
+                         : io_->write_batched(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms));
         sending_.clear();
         if (w == -ECANCELED) {
           cancelled = true;
@@ -344,6 +349,7 @@ void backend_conn::writer_main() {
           cancelled = writer_wake_.wait(10) == mm::wait_status::Cancelled;
           break;
         }
+        tls_.reset();  // no close_notify: the socket is shut down already
         io_->close();
         io_.reset();
         counters().connections.fetch_sub(1, std::memory_order_relaxed);
@@ -374,6 +380,8 @@ void backend_conn::writer_main() {
 // reach a backend that is gone).
 void backend_conn::close_if_last() {
   if (!writer_done_ || !reader_done_ || !io_) return;
+  if (tls_) tls_->shutdown();
+  tls_.reset();
   io_->close();
   io_.reset();
   counters().connections.fetch_sub(1, std::memory_order_relaxed);
@@ -403,7 +411,8 @@ void backend_conn::reader_main() {
     // read's end (idle_read_ms <= the pool's timeout), so no timeout is missed.
     const mm::millis wait = inflight_.empty() ? idle_read_ms : mm::millis_until(inflight_.front().deadline_ns);
     reader_parked_ = false;
-    ssize_t n = io_->read(in_.data() + in_len_, in_.size() - in_len_, wait);
+    ssize_t n = tls_ ? tls_->read(in_.data() + in_len_, in_.size() - in_len_, wait)
+                     : io_->read(in_.data() + in_len_, in_.size() - in_len_, wait);
     reader_parked_ = true;
     if (n > 0) in_len_ += static_cast<std::size_t>(n);
     if (n == -ECANCELED) break;

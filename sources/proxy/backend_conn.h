@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backend_call.h"
+#include "backend_connect.h"
 #include "backend_reply_parser.h"
 #include "backend_server.h"
 #include "machinarium.h"
@@ -117,6 +118,10 @@ class backend_conn {
   protocol::backend_protocol proto_ = protocol::backend_protocol::Ascii;
   bool proto_known_ = false;
   std::unique_ptr<mm::io> io_;
+  // A TLS pool's session on io_, used by the writer (writes) and the reader
+  // (reads) at once: net/tls_conn.h says how their waits never miss a
+  // wake-up. Freed with the socket, after both have left it.
+  std::unique_ptr<net::tls_conn> tls_;
   bool coroutines_started_ = false;
   bool writer_done_ = true;
   bool reader_done_ = true;

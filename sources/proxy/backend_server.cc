@@ -23,14 +23,24 @@ const char* to_string(failure_kind f) {
 }
 
 backend_server::backend_server(std::string pool, config::backend_server spec, server_settings settings,
-                               unsigned workers)
-    : pool_(std::move(pool)), spec_(std::move(spec)), settings_(settings) {
+                               unsigned workers, std::shared_ptr<ssl_ctx_st> tls_ctx)
+    : pool_(std::move(pool)), spec_(std::move(spec)), settings_(std::move(settings)), tls_ctx_(std::move(tls_ctx)) {
   std::string error;
   // Numeric addresses only (the config normalised them); a name would need
   // a resolver call per connect.
   address_ok_ = mm::address::parse(spec_.address, sockaddr_, &error);
   if (!address_ok_) spdlog::error("pool {}: server {}: {}", pool_, spec_.address, error);
   for (unsigned i = 0; i < workers; ++i) counters_.push_back(std::make_unique<server_counters>());
+}
+
+void backend_server::set_last_error(std::string why) {
+  std::lock_guard lock(error_mutex_);
+  if (last_error_ != why) last_error_ = std::move(why);
+}
+
+std::string backend_server::last_error() const {
+  std::lock_guard lock(error_mutex_);
+  return last_error_;
 }
 
 bool backend_server::record_failure(failure_kind f) {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@
 #include "machinarium.h"
 #include "router_config.h"
 #include "server_totals.h"
+
+struct ssl_ctx_st;
 
 namespace ithaca::proxy {
 
@@ -33,6 +36,7 @@ struct server_settings {
   uint64_t retry_interval_ms = 500;
   uint64_t retry_interval_max_ms = 10000;
   bool preconnect = false;  // twemproxy's preconnect: each worker connects at start-up
+  config::backend_tls tls;  // the pool's effective TLS settings (a change: new connections)
   bool operator==(const server_settings&) const = default;
 };
 
@@ -80,7 +84,10 @@ struct spool_counts {
 
 class backend_server {
  public:
-  backend_server(std::string pool, config::backend_server spec, server_settings settings, unsigned workers);
+  // `tls_ctx`: the pool's OpenSSL client context when settings.tls is on
+  // (net/tls_setup.h), shared by every connection to the server.
+  backend_server(std::string pool, config::backend_server spec, server_settings settings, unsigned workers,
+                 std::shared_ptr<ssl_ctx_st> tls_ctx = nullptr);
 
   const std::string& pool() const { return pool_; }
   const std::string& address() const { return spec_.address; }
@@ -88,6 +95,13 @@ class backend_server {
   const server_settings& settings() const { return settings_; }
   const mm::address& sockaddr() const { return sockaddr_; }
   bool address_ok() const { return address_ok_; }
+  const std::shared_ptr<ssl_ctx_st>& tls_ctx() const { return tls_ctx_; }
+
+  // Why the latest connect failed ("connection refused", "TLS handshake:
+  // certificate verify failed (...)"), for `stats servers`; cleared by a
+  // connect that succeeds. [any worker; leaf mutex, no I/O under it]
+  void set_last_error(std::string why);
+  std::string last_error() const;
 
   // ---- health [any worker] ----
   bool up() const { return up_.load(std::memory_order_relaxed); }
@@ -130,6 +144,9 @@ class backend_server {
   server_settings settings_;
   mm::address sockaddr_;
   bool address_ok_ = false;
+  std::shared_ptr<ssl_ctx_st> tls_ctx_;
+  mutable std::mutex error_mutex_;  // leaf: guards last_error_ only
+  std::string last_error_;
   std::atomic<bool> up_{true};
   std::atomic<unsigned> streak_{0};
   std::atomic<uint64_t> transitions_{0};

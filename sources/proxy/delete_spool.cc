@@ -13,6 +13,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backend_connect.h"
+
 
 namespace ithaca::proxy {
 
@@ -226,12 +228,12 @@ class delete_spool::machine_side {
     backend_server& s = *f.server;
     const server_settings& st = s.settings();
     if (!s.address_ok()) return false;
-    int err = 0;
-    auto io = mm::connect(s.sockaddr(), static_cast<mm::millis>(st.connect_timeout_ms), &err);
+    // Plain or TLS, as the pool's connections (backend_connect.h).
+    backend_link io = connect_backend(s, mm::deadline_after(static_cast<mm::millis>(st.connect_timeout_ms)));
     if (!io) return false;
     const int rfd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
     if (rfd < 0) {
-      io->close();
+      io.close();
       return false;
     }
     bool ok = true;
@@ -265,7 +267,7 @@ class delete_spool::machine_side {
         if (lengths.empty()) break;  // the chunk's complete records are done: read on
         const int64_t deadline = mm::deadline_after(static_cast<mm::millis>(st.timeout_ms));
         std::string why;
-        if (io->write(request.data(), request.size(), mm::millis_until(deadline)) <= 0) why = "write failed";
+        if (io.write(request.data(), request.size(), mm::millis_until(deadline)) <= 0) why = "write failed";
         replies.clear();
         for (std::size_t answered = 0; why.empty() && answered < lengths.size();) {
           const std::size_t nl = replies.find('\n');
@@ -274,7 +276,7 @@ class delete_spool::machine_side {
               why = "a reply line too long";
               continue;
             }
-            const ssize_t r = io->read(buf, sizeof buf, mm::millis_until(deadline));
+            const ssize_t r = io.read(buf, sizeof buf, mm::millis_until(deadline));
             if (r <= 0) {
               why = r == 0 ? "closed" : "no reply";
             } else {
@@ -302,7 +304,7 @@ class delete_spool::machine_side {
       }
     }
     ::close(rfd);
-    io->close();
+    io.close();
     if (f.done >= f.size) {
       // Everything was taken: start the next file afresh.
       if (f.fd >= 0) ::close(f.fd);

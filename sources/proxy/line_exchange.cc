@@ -4,7 +4,7 @@
 
 namespace ithaca::proxy {
 
-ssize_t exchange_line(mm::io& io, std::string_view request, int64_t deadline_ns, std::size_t max,
+ssize_t exchange_line(backend_link& io, std::string_view request, int64_t deadline_ns, std::size_t max,
                       std::string& line) {
   line.clear();
   const ssize_t w = io.write(request.data(), request.size(), mm::millis_until(deadline_ns));

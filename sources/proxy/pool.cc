@@ -1,6 +1,7 @@
 #include "pool.h"
 
 #include "server_directory.h"
+#include "tls_setup.h"
 
 namespace ithaca::proxy {
 
@@ -51,6 +52,7 @@ server_settings settings_of(const config::pool_config& c) {
   s.retry_interval_ms = c.retry_interval_ms;
   s.retry_interval_max_ms = c.retry_interval_max_ms;
   s.preconnect = c.preconnect;
+  s.tls = c.tls;
   return s;
 }
 
@@ -77,8 +79,20 @@ std::shared_ptr<const pool> pool::build(const config::pool_config& cfg, server_d
   const distribution_kind kind = distribution_of(cfg.dist);
   std::vector<server_spec> specs;
   const server_settings settings = settings_of(cfg);
+  // One client context for the pool's servers, read from its files now (at
+  // start-up or reload, on the pooler): a bad certificate fails the load.
+  // A server kept by the reload keeps the context it has.
+  net::ssl_ctx_ptr tls_ctx;
+  if (settings.tls.enabled) {
+    std::string why;
+    tls_ctx = net::make_client_ctx(settings.tls, &why);
+    if (!tls_ctx) {
+      if (error) *error = "pool '" + cfg.name + "': tls: " + why;
+      return nullptr;
+    }
+  }
   for (const config::backend_server& b : cfg.servers) {
-    p->servers_.push_back(dir.acquire(cfg.name, b, settings));
+    p->servers_.push_back(dir.acquire(cfg.name, b, settings, tls_ctx));
     specs.push_back(server_spec{point_name(kind, b), b.weight, b.fraction});
   }
   std::string why;

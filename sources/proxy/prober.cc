@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backend_connect.h"
 #include "delete_spool.h"
 #include "line_exchange.h"
 
@@ -25,18 +26,22 @@ enum class probe_outcome : uint8_t {
   Failed,    // a timeout, a close, an unexpected answer: the server may be struggling
 };
 
-// One probe: connect, "version", a "VERSION ..." line back, within the pool's
-// timeouts.
-probe_outcome probe(const backend_server& s) {
+// One probe: connect (and the TLS handshake for a TLS pool), "version", a
+// "VERSION ..." line back, within the pool's timeouts. A failed connect
+// leaves its reason for `stats servers`.
+probe_outcome probe(backend_server& s) {
   const server_settings& st = s.settings();
   if (!s.address_ok()) return probe_outcome::Failed;
-  int err = 0;
-  auto io = mm::connect(s.sockaddr(), static_cast<mm::millis>(st.connect_timeout_ms), &err);
-  if (!io) return err == -ECONNREFUSED || err == -ENOENT ? probe_outcome::Refused : probe_outcome::Failed;
+  backend_link link = connect_backend(s, mm::deadline_after(static_cast<mm::millis>(st.connect_timeout_ms)));
+  if (!link) {
+    s.set_last_error(link.error);
+    if (link.err == -ECONNREFUSED || link.err == -ENOENT) return probe_outcome::Refused;
+    return probe_outcome::Failed;
+  }
   std::string line;
-  const bool ok = exchange_line(*io, "version\r\n", mm::deadline_after(static_cast<mm::millis>(st.timeout_ms)),
+  const bool ok = exchange_line(link, "version\r\n", mm::deadline_after(static_cast<mm::millis>(st.timeout_ms)),
                                 kMaxVersionLine, line) == 1;
-  io->close();
+  link.close();
   return ok && line.starts_with("VERSION ") ? probe_outcome::Answered : probe_outcome::Failed;
 }
 

@@ -29,7 +29,7 @@ protocol_probe io_failed(ssize_t n, const char* doing) {
 
 }  // namespace
 
-protocol_probe probe_protocol(mm::io& io, int64_t deadline_ns) {
+protocol_probe probe_protocol(backend_link& io, int64_t deadline_ns) {
   // Only the one line may come back: nothing else was asked.
   std::string answer;
   const ssize_t r = exchange_line(io, "mn\r\n", deadline_ns, kMaxAnswer, answer);

@@ -5,6 +5,8 @@
 // another error line), so it speaks ascii. Anything else, silence past the
 // deadline or a close is a failed connect.
 //
+// Over TLS for a TLS pool: after the handshake, before any request.
+//
 // Thread: the connection's writer coroutine, on its worker; the socket is not
 // shared yet (the reader reads only once the connection is Ready).
 #pragma once
@@ -13,6 +15,7 @@
 #include <string>
 
 #include "backend_call.h"
+#include "backend_connect.h"
 #include "backend_server.h"
 #include "machinarium.h"
 
@@ -28,6 +31,6 @@ struct protocol_probe {
 
 // Within `deadline_ns` (the connect's own deadline: the probe is part of
 // connecting).
-protocol_probe probe_protocol(mm::io& io, int64_t deadline_ns);
+protocol_probe probe_protocol(backend_link& link, int64_t deadline_ns);
 
 }  // namespace ithaca::proxy

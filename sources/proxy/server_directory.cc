@@ -9,7 +9,8 @@ std::string key_of(const std::string& pool, const std::string& address) { return
 }  // namespace
 
 std::shared_ptr<backend_server> server_directory::acquire(const std::string& pool, const config::backend_server& spec,
-                                                          const server_settings& settings) {
+                                                          const server_settings& settings,
+                                                          const std::shared_ptr<ssl_ctx_st>& tls_ctx) {
   const std::string key = key_of(pool, spec.address);
   std::shared_ptr<backend_server> old;
   {
@@ -23,7 +24,7 @@ std::shared_ptr<backend_server> server_directory::acquire(const std::string& poo
   }
   // Settings changed: a new server object (new connections); the old one is
   // retired once the new tree is published (retire_all_but).
-  auto fresh = std::make_shared<backend_server>(pool, spec, settings, workers_);
+  auto fresh = std::make_shared<backend_server>(pool, spec, settings, workers_, tls_ctx);
   std::lock_guard lock(mutex_);
   servers_[key] = fresh;
   if (old) retired_pending_.push_back(std::move(old));

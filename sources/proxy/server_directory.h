@@ -23,9 +23,11 @@ class server_directory {
   explicit server_directory(unsigned workers) : workers_(workers) {}
 
   // The server of `pool` at `spec.address` with these settings: the one
-  // already known, or a new one.
+  // already known (which keeps its TLS context), or a new one (with
+  // `tls_ctx`, the pool's for settings.tls).
   std::shared_ptr<backend_server> acquire(const std::string& pool, const config::backend_server& spec,
-                                          const server_settings& settings);
+                                          const server_settings& settings,
+                                          const std::shared_ptr<ssl_ctx_st>& tls_ctx = nullptr);
 
   // After a new tree is published: servers not in `kept` are retired and
   // forgotten. [pooler]

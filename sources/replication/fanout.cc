@@ -13,6 +13,7 @@
 #include "large_value.h"
 #include "record.h"
 #include "ring_record.h"
+#include "tls_conn.h"
 
 namespace ithaca::replication {
 
@@ -23,6 +24,7 @@ constexpr uint64_t kScanStep = 1024;             // buckets per scan call (one l
 constexpr mm::millis kIdleWait = 1000;           // drain and writer waits (then look again)
 constexpr mm::millis kLinger = 1;                // the drain's poll period while records keep coming
 constexpr int64_t kRefusalLogPeriodNs = 10'000'000'000;  // at most one "peer refused" line per 10 s
+constexpr mm::millis kHandshakeTimeout = 5000;           // replication.tls: a peer's whole handshake
 }  // namespace
 
 // One attached slave. Fan-out machine only.
@@ -30,6 +32,9 @@ struct fanout::slave {
   uint32_t id = 0;
   std::string peer;
   std::unique_ptr<mm::io> io;
+  // replication.tls: the session on io; the writer writes and the heartbeat
+  // reader reads through it at once (net/tls_conn.h). Freed before io.
+  std::unique_ptr<net::tls_conn> tls;
   std::string pending;  // drain appends
   std::string sending;  // the writer's current write
   mm::cond ready;       // drain -> writer: pending has bytes
@@ -41,6 +46,13 @@ struct fanout::slave {
   int64_t joined_ns = 0;
   mm::coroutine_id reader = 0, writer = 0, scan = 0;
   size_t buffered() const { return pending.size() + sending.size(); }
+  ssize_t read(void* buf, size_t len, mm::millis timeout) {
+    return tls ? tls->read(buf, len, timeout) : io->read(buf, len, timeout);
+  }
+  ssize_t write(const void* buf, size_t len, mm::millis timeout) {
+    return tls ? tls->write(buf, len, timeout) : io->write(buf, len, timeout);
+  }
+  ~slave() { tls.reset(); }
 };
 
 fanout::fanout(fanout_settings settings, store::store& st, std::function<store::store_now()> now, int64_t wall_base,
@@ -126,32 +138,86 @@ void fanout::main(std::promise<bool>* bound) {
       refuse(fd, pa.to_string(), "already " + std::to_string(kMaxSlaves) + " slaves");
       continue;
     }
-    auto s = std::make_shared<slave>();
-    s->io = mm::io::attach(fd);
-    if (!s->io) {
+    if (settings_.tls_ctx) {
+      // Bounded like the slots: a peer stalling in its handshake holds one.
+      if (handshaking_ >= kMaxSlaves) {
+        refuse(fd, pa.to_string(), "already " + std::to_string(kMaxSlaves) + " TLS handshakes in progress");
+        continue;
+      }
+      ++handshaking_;
+      mm::coroutine_create("repl tls handshake", [this, fd, peer = pa.to_string()] { handshake(fd, peer); });
+      continue;
+    }
+    std::unique_ptr<mm::io> io = mm::io::attach(fd);
+    if (!io) {
       ::close(fd);
       continue;
     }
-    s->peer = pa.to_string();
-    mm::set_nodelay(s->io->fd(), true);
-    s->id = ++next_id_;
-    s->joined_ns = mm::now_ns();
-    slaves_.push_back(s);
-    counters_.slaves.store(slaves_.size(), std::memory_order_relaxed);
-    counters_.slaves_joined.fetch_add(1, std::memory_order_relaxed);
-    // Before the scan starts: every change made to a bucket after the scan
-    // copied it is streamed (the flag is read under that bucket's lock).
-    observer_.set_streaming(true);
-    spdlog::info("replication: slave {} joined (id {}); initial sync starts", s->peer, s->id);
-    s->reader = mm::coroutine_create("repl heartbeats", [this, s] { heartbeats(s); });
-    s->writer = mm::coroutine_create("repl writer", [this, s] { writer(s); });
-    s->scan = mm::coroutine_create("repl sync", [this, s] { initial_sync(s); });
+    attach(std::move(io), nullptr, pa.to_string());
   }
   // Shutdown: every coroutine here was cancelled; let them end before the
   // listener and the slave list go.
   mm::coroutine_finish(drainer, 5000);
   for (const slave_ptr& s : std::vector<slave_ptr>(slaves_)) drop(s, "shutting down");
   discard_stale();
+}
+
+// replication.tls: a peer becomes a slave only once it has shown a
+// certificate that chains to the CA (make_mutual_server_ctx requires one);
+// a plaintext peer, a wrong certificate or none fails the handshake and is
+// closed having been sent no item. [fan-out machine; its own coroutine,
+// at most kHandshakeTimeout]
+void fanout::handshake(int fd, std::string peer) {
+  struct counted {
+    unsigned& n;
+    ~counted() { --n; }
+  } slot{handshaking_};
+  std::unique_ptr<mm::io> io = mm::io::attach(fd);
+  if (!io) {
+    ::close(fd);
+    return;
+  }
+  std::string why;
+  std::unique_ptr<net::tls_conn> tls =
+      net::tls_conn::accept(*io, settings_.tls_ctx.get(), mm::deadline_after(kHandshakeTimeout), &why);
+  if (!tls) {
+    if (why == "cancelled") return;
+    counters_.tls_refused.fetch_add(1, std::memory_order_relaxed);
+    io->close();
+    refuse(-1, peer, "replication.tls: " + why);
+    return;
+  }
+  if (slaves_.size() >= kMaxSlaves) {
+    tls.reset();
+    io->close();
+    refuse(-1, peer, "already " + std::to_string(kMaxSlaves) + " slaves");
+    return;
+  }
+  spdlog::info("replication: slave {} shows {} ({})", peer, tls->peer_subject(), tls->version());
+  attach(std::move(io), std::move(tls), peer);
+}
+
+// A peer that passed every check becomes a slave: `streaming` is set before
+// its scan starts (the yrmcds race, INTERNALS "Replication") and it gets
+// three coroutines: heartbeats, writer, sync. [fan-out machine]
+void fanout::attach(std::unique_ptr<mm::io> io, std::unique_ptr<net::tls_conn> tls, const std::string& peer) {
+  auto s = std::make_shared<slave>();
+  s->io = std::move(io);
+  s->tls = std::move(tls);
+  s->peer = peer;
+  mm::set_nodelay(s->io->fd(), true);
+  s->id = ++next_id_;
+  s->joined_ns = mm::now_ns();
+  slaves_.push_back(s);
+  counters_.slaves.store(slaves_.size(), std::memory_order_relaxed);
+  counters_.slaves_joined.fetch_add(1, std::memory_order_relaxed);
+  // Before the scan starts: every change made to a bucket after the scan
+  // copied it is streamed (the flag is read under that bucket's lock).
+  observer_.set_streaming(true);
+  spdlog::info("replication: slave {} joined (id {}); initial sync starts", s->peer, s->id);
+  s->reader = mm::coroutine_create("repl heartbeats", [this, s] { heartbeats(s); });
+  s->writer = mm::coroutine_create("repl writer", [this, s] { writer(s); });
+  s->scan = mm::coroutine_create("repl sync", [this, s] { initial_sync(s); });
 }
 
 bool fanout::allowed(const sockaddr_storage& peer) const {
@@ -166,7 +232,7 @@ bool fanout::allowed(const sockaddr_storage& peer) const {
 // per 10 s at most (with the count of those not logged since), so a peer
 // that reconnects in a loop cannot flood the log.
 void fanout::refuse(int fd, const std::string& peer, const std::string& why) {
-  ::close(fd);
+  if (fd >= 0) ::close(fd);  // -1: closed by the caller (a TLS peer's io)
   counters_.peers_refused.fetch_add(1, std::memory_order_relaxed);
   const int64_t now = mm::now_ns();
   if (refusal_logged_ns_ != 0 && now - refusal_logged_ns_ < kRefusalLogPeriodNs) {
@@ -319,7 +385,7 @@ void fanout::writer(slave_ptr s) {
       continue;
     }
     std::swap(s->pending, s->sending);
-    ssize_t n = s->io->write(s->sending.data(), s->sending.size(), static_cast<mm::millis>(settings_.slave_timeout_ms));
+    ssize_t n = s->write(s->sending.data(), s->sending.size(), static_cast<mm::millis>(settings_.slave_timeout_ms));
     if (n == -ECANCELED) return;
     if (n < 0) {
       drop(s, n == -ETIMEDOUT ? "not reading (write timed out)" : std::string("write: ") + std::strerror(static_cast<int>(-n)));
@@ -355,7 +421,7 @@ void fanout::heartbeats(slave_ptr s) {
   char buf[512];
   ack_reader reader;
   for (;;) {
-    ssize_t n = s->io->read(buf, sizeof buf, static_cast<mm::millis>(settings_.slave_timeout_ms));
+    ssize_t n = s->read(buf, sizeof buf, static_cast<mm::millis>(settings_.slave_timeout_ms));
     if (n > 0) {
       uint64_t confirmed = s->confirmed;
       if (reader.feed({buf, static_cast<size_t>(n)}, confirmed) != ack_reader::status::Ok) {

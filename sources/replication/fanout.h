@@ -7,7 +7,9 @@
 // the ring into one send buffer per slave and writes each in large writes.
 //
 // Coroutines, all on this machine (so the slave list needs no lock):
-//   main     binds replication.listen:port, accepts slaves (a peer outside
+//   main     binds replication.listen:port, accepts slaves (with
+//            replication.tls after a mutual-TLS handshake, in a coroutine of
+//            its own per peer; a peer outside
 //            replication.allow, or past the slot limit, is closed at once
 //            and counted in repl_peers_refused: it is sent nothing and holds
 //            no slot and no buffer)
@@ -42,6 +44,8 @@
 #include "observer.h"
 #include "repl_counters.h"
 #include "store.h"
+#include "tls_conn.h"
+#include "tls_setup.h"
 
 namespace ithaca::replication {
 
@@ -53,6 +57,12 @@ struct fanout_settings {
   uint64_t slave_timeout_ms = 10000;
   uint64_t send_buffer = 32 << 20;
   uint64_t queue_size = 64 << 20;
+  // replication.tls: the mutual-TLS server context (net/tls_setup.h); null:
+  // plaintext (yrmcds's stream as is). With it, a peer is a slave only after
+  // a handshake in which it showed a certificate that chains to the CA; any
+  // other is closed having been sent nothing, logged and counted
+  // (repl_peers_refused and repl_tls_refused).
+  net::ssl_ctx_ptr tls_ctx;
 };
 
 class fanout {
@@ -85,6 +95,10 @@ class fanout {
   void main(std::promise<bool>* bound);
   bool allowed(const sockaddr_storage& peer) const;
   void refuse(int fd, const std::string& peer, const std::string& why);
+  // replication.tls: the handshake of an accepted peer, in a coroutine of
+  // its own (the accept loop goes on); attaches it as a slave if it passes.
+  void handshake(int fd, std::string peer);
+  void attach(std::unique_ptr<mm::io> io, std::unique_ptr<net::tls_conn> tls, const std::string& peer);
   void discard_stale();
   void drain();
   void deliver(std::string_view record);
@@ -108,6 +122,7 @@ class fanout {
   std::vector<slave_ptr> slaves_;
   std::vector<slave_ptr> targets_;  // deliver's, kept to spare an allocation per record
   uint32_t next_id_ = 0;
+  unsigned handshaking_ = 0;  // replication.tls: handshakes in progress (at most kMaxSlaves)
   int64_t refusal_logged_ns_ = 0;  // the last "peer refused" line (one per 10 s)
   uint64_t refusals_unlogged_ = 0;  // refused since that line
 };

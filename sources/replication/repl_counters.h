@@ -21,8 +21,10 @@ struct repl_counters {
     std::atomic<uint64_t> lag_bytes{0};        // bytes waiting in slave buffers now (all slaves)
     std::atomic<uint64_t> queue_overflows{0};  // ring refusals seen (each dropped every slave)
     std::atomic<uint64_t> peers_refused{0};    // connections closed at accept: not in allow, or no slot left
+    std::atomic<uint64_t> tls_refused{0};      // replication.tls: handshakes refused (no accepted certificate, not TLS)
     // Slave (yrmcds's repl_created/updated/removed, merged: a set is a set).
     std::atomic<uint64_t> master_connects{0};
+    std::atomic<uint64_t> master_tls_failures{0};  // replication.tls: handshakes with the master that failed
     std::atomic<uint64_t> master_timeouts{0};  // connections the kernel gave up: the master's host was silent
     std::atomic<uint64_t> applied_sets{0};
     std::atomic<uint64_t> applied_touches{0};

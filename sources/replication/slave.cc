@@ -11,6 +11,7 @@
 #include "machinarium.h"
 #include "record.h"
 #include "stream_decoder.h"
+#include "tls_conn.h"
 
 namespace ithaca::replication {
 
@@ -18,6 +19,21 @@ namespace {
 constexpr size_t kReadSize = 256 * 1024;
 constexpr mm::millis kConnectTimeout = 5000;
 constexpr mm::millis kReadWait = 1000;  // the master may be quiet for long: read again
+
+// The master's connection: the socket, and with replication.tls the session
+// on it, which the reader (follow) and the sender (send_replies) use at once
+// (net/tls_conn.h).
+struct master_conn {
+    mm::io& io;
+    net::tls_conn* tls = nullptr;
+    int fd() const { return io.fd(); }
+    ssize_t read(void* buf, size_t len, mm::millis timeout) {
+        return tls ? tls->read(buf, len, timeout) : io.read(buf, len, timeout);
+    }
+    ssize_t write(const void* buf, size_t len, mm::millis timeout) {
+        return tls ? tls->write(buf, len, timeout) : io.write(buf, len, timeout);
+    }
+};
 
 void apply(const record& r, store::store& st, const store::store_now& now, repl_counters& c) {
     switch (r.kind) {
@@ -58,14 +74,14 @@ struct master_replies {
 };
 
 // Writes one reply; a failure is kept for follow. False if it failed.
-bool reply(mm::io& master, const char* data, size_t size, mm::millis timeout, master_replies& rep) {
+bool reply(master_conn& master, const char* data, size_t size, mm::millis timeout, master_replies& rep) {
     const ssize_t r = master.write(data, size, timeout);
     if (r >= 0) return true;
     if (r != -ECANCELED) rep.write_error = r;
     return false;
 }
 
-void send_replies(mm::io& master, const slave_settings& s, master_replies& rep) {
+void send_replies(master_conn& master, const slave_settings& s, master_replies& rep) {
     const auto interval = static_cast<mm::millis>(s.heartbeat_interval_ms);
     int64_t next_beat = mm::deadline_after(interval);
     for (;;) {
@@ -139,7 +155,7 @@ void lost(ssize_t n, const master_replies& rep, const std::string& master, const
 
 // One connection's life: returns when the master goes away, the stream
 // breaks, or the coroutine is cancelled.
-void follow(mm::io& master, const std::string& name, const slave_settings& s, store::store& st,
+void follow(master_conn& master, const std::string& name, const slave_settings& s, store::store& st,
             const std::function<store::store_now()>& now, repl_counters& c) {
     master_replies rep;
     mm::coroutine_id beat = mm::coroutine_create("repl heartbeat", [&master, &s, &rep] { send_replies(master, s, rep); });
@@ -201,8 +217,27 @@ bool slave_session(const slave_settings& s, store::store& st, const std::functio
         }
         return false;
     }
-    *logged_failure = false;
     mm::set_nodelay(master->fd(), true);
+    std::unique_ptr<net::tls_conn> tls;
+    if (s.tls_ctx) {
+        // Mutual TLS: our certificate goes with the handshake; the master's
+        // must chain to replication.tls.ca_cert.
+        std::string why;
+        tls = net::tls_conn::connect(*master, s.tls_ctx.get(), s.tls_server_name, true,
+                                     mm::deadline_after(kConnectTimeout), &why);
+        if (!tls) {
+            master->close();
+            if (why == "cancelled") return false;
+            c.master_tls_failures.fetch_add(1, std::memory_order_relaxed);
+            if (!*logged_failure) {
+                spdlog::warn("replication: the master {}:{} refused or failed the TLS handshake: {}", s.master_host,
+                             s.master_port, why);
+                *logged_failure = true;
+            }
+            return false;
+        }
+    }
+    *logged_failure = false;
     watch_master(master->fd(), s);
     c.master_connects.fetch_add(1, std::memory_order_relaxed);
     // Forget everything (yrmcds clears its hash): the master's initial
@@ -213,8 +248,11 @@ bool slave_session(const slave_settings& s, store::store& st, const std::functio
     st.flush_all(now(), 0);
     st.set_expiry_by_master(true);
     const std::string name = addr.to_string();
-    spdlog::info("replication: following the master {}; local data forgotten", name);
-    follow(*master, name, s, st, now, c);
+    spdlog::info("replication: following the master {}{}; local data forgotten", name,
+                 tls ? std::string(" over ") + tls->version() : std::string());
+    master_conn conn{*master, tls.get()};
+    follow(conn, name, s, st, now, c);
+    tls.reset();
     return true;
 }
 

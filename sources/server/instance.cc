@@ -18,6 +18,7 @@
 #include "metrics_listener.h"
 #include "pooler.h"
 #include "tls_context.h"
+#include "tls_setup.h"
 #include "ready_notify.h"
 #include "role_monitor.h"
 #include "route_builder.h"
@@ -69,8 +70,16 @@ std::vector<std::string> udp_addresses(const config::config& cfg) {
   return out;
 }
 
-replication::fanout_settings fanout_settings_of(const config::config& cfg) {
+// replication.tls: both sides' contexts, read once at start-up (restart
+// only). A bad file fails the start.
+struct repl_tls {
+  net::ssl_ctx_ptr server;  // the master's slave listener (mutual)
+  net::ssl_ctx_ptr client;  // the slave's connection to its master
+};
+
+replication::fanout_settings fanout_settings_of(const config::config& cfg, const repl_tls& tls) {
   replication::fanout_settings r;
+  r.tls_ctx = tls.server;
   r.listen = config::to_string(config::tcp_address{config::replication_listen_host(cfg), cfg.replication.port});
   r.allow = cfg.replication.allow;
   r.slave_timeout_ms = cfg.replication.slave_timeout_ms;
@@ -79,8 +88,10 @@ replication::fanout_settings fanout_settings_of(const config::config& cfg) {
   return r;
 }
 
-replication::slave_settings slave_settings_of(const config::config& cfg) {
+replication::slave_settings slave_settings_of(const config::config& cfg, const repl_tls& tls) {
   replication::slave_settings s;
+  s.tls_ctx = tls.client;
+  s.tls_server_name = cfg.replication.tls.server_name;
   s.master_host = cfg.replication.master;
   s.master_port = std::to_string(cfg.replication.port);
   s.heartbeat_interval_ms = cfg.replication.heartbeat_interval_ms;
@@ -89,13 +100,13 @@ replication::slave_settings slave_settings_of(const config::config& cfg) {
   return s;
 }
 
-role_settings role_settings_of(const config::config& cfg, const mm::machine_config& mc) {
+role_settings role_settings_of(const config::config& cfg, const mm::machine_config& mc, const repl_tls& tls) {
   role_settings r;
   replication::parse_ip_literal(cfg.replication.virtual_ip, r.virtual_ip);  // validated with the config
   r.check_interval_ms = cfg.replication.check_interval_ms;
   r.failover_delay_ms = cfg.replication.failover_delay_ms;
   r.slave_access = route::slave_access(cfg.replication.serve_reads);
-  r.slave = slave_settings_of(cfg);
+  r.slave = slave_settings_of(cfg, tls);
   r.slave.master_host = cfg.replication.virtual_ip;
   r.machine = mc;
   return r;
@@ -151,6 +162,17 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     }
   }
 
+  repl_tls rtls;
+  if (cfg.replication.tls.enabled) {
+    std::string why;
+    rtls.server = net::make_mutual_server_ctx(cfg.replication.tls, &why);
+    if (rtls.server) rtls.client = net::make_client_ctx(cfg.replication.tls, &why);
+    if (!rtls.client) {
+      spdlog::critical("replication.tls: {}", why);
+      return 1;
+    }
+  }
+
   store::store_config sc;
   sc.bucket_count = uint64_t{1} << cfg.cache.hash_power;
   sc.memory_limit = cfg.cache.memory_limit;
@@ -188,7 +210,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   std::unique_ptr<replication::fanout> repl_fanout;
   if (repl_role == config::replication_role::Master || auto_role) {
     repl_ack = std::make_unique<replication::ack_state>(cfg.server.workers, repl);
-    repl_fanout = std::make_unique<replication::fanout>(fanout_settings_of(cfg), *st, [&clock] { return clock.now(); },
+    repl_fanout = std::make_unique<replication::fanout>(fanout_settings_of(cfg, rtls), *st, [&clock] { return clock.now(); },
                                                         clock.wall_base(), repl, repl_ack.get());
     st->set_observer(repl_fanout->observer());
   }
@@ -201,7 +223,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   role_settings auto_settings;
   role_state first_role = role_state::Slave;
   if (auto_role) {
-    auto_settings = role_settings_of(cfg, mc);
+    auto_settings = role_settings_of(cfg, mc, rtls);
     first_role = first_role_of(auto_settings, repl);
     start_fanout = first_role == role_state::Master;
     if (!start_fanout) access = auto_settings.slave_access;
@@ -298,7 +320,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   if (rc == 0 && cfg.replication.role == config::replication_role::Slave) {
     mm::machine_config sm = mc;
     sm.name = "slave";
-    replication::slave_settings ss = slave_settings_of(cfg);
+    replication::slave_settings ss = slave_settings_of(cfg, rtls);
     store::store* sp = st.get();
     repl_slave = mm::machine_create(sm, [ss, sp, &clock, &repl] {
       replication::slave_main(ss, *sp, [&clock] { return clock.now(); }, repl);

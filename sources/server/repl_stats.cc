@@ -20,6 +20,8 @@ void repl_stat_lines(const replication::repl_counters& c, flow::stat_lines& out)
   add("repl_lag_bytes", c.lag_bytes);
   add("repl_queue_overflows", c.queue_overflows);
   add("repl_peers_refused", c.peers_refused);
+  add("repl_tls_refused", c.tls_refused);
+  add("repl_master_tls_failures", c.master_tls_failures);
   add("repl_master_connects", c.master_connects);
   add("repl_master_timeouts", c.master_timeouts);
   // yrmcds's names for what a slave applied (created and updated are one count here).

@@ -71,6 +71,8 @@ void router_stats_servers(const route::route_tree& tree, flow::stat_lines& out) 
       };
       add("state", s->up() ? "up" : "down");
       add("protocol", s->protocol_name());
+      add("tls", config::describe(s->settings().tls));
+      if (std::string e = s->last_error(); !e.empty()) add("last_error", e);
       add("transitions", n.transitions);
       add("requests", n.requests);
       add("replies", n.replies);

@@ -1,0 +1,178 @@
+#include "tls_conn.h"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace ithaca::net {
+
+namespace {
+ssize_t errno_of(mm::wait_status s) { return s == mm::wait_status::Cancelled ? -ECANCELED : -ETIMEDOUT; }
+}  // namespace
+
+std::unique_ptr<tls_conn> tls_conn::connect(mm::io& io, SSL_CTX* ctx, const std::string& server_name,
+                                            bool check_name, int64_t deadline, std::string* why) {
+  ERR_clear_error();
+  SSL* ssl = ctx != nullptr ? SSL_new(ctx) : nullptr;
+  if (ssl == nullptr || SSL_set_fd(ssl, io.fd()) != 1) {
+    if (ssl) SSL_free(ssl);
+    ERR_clear_error();
+    if (why) *why = "could not create the TLS connection";
+    return nullptr;
+  }
+  if (!server_name.empty()) {
+    SSL_set_tlsext_host_name(ssl, server_name.c_str());
+    if (check_name) {
+      // A name, or an IP address in the certificate's subjectAltName.
+      X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+      if (X509_VERIFY_PARAM_set1_ip_asc(param, server_name.c_str()) != 1) {
+        ERR_clear_error();
+        SSL_set1_host(ssl, server_name.c_str());
+      }
+    }
+  }
+  SSL_set_connect_state(ssl);
+  return handshake(io, ssl, true, deadline, why);
+}
+
+std::unique_ptr<tls_conn> tls_conn::accept(mm::io& io, SSL_CTX* ctx, int64_t deadline, std::string* why) {
+  ERR_clear_error();
+  SSL* ssl = ctx != nullptr ? SSL_new(ctx) : nullptr;
+  if (ssl == nullptr || SSL_set_fd(ssl, io.fd()) != 1) {
+    if (ssl) SSL_free(ssl);
+    ERR_clear_error();
+    if (why) *why = "could not create the TLS connection";
+    return nullptr;
+  }
+  SSL_set_accept_state(ssl);
+  return handshake(io, ssl, false, deadline, why);
+}
+
+std::unique_ptr<tls_conn> tls_conn::handshake(mm::io& io, SSL* ssl, bool client, int64_t deadline,
+                                              std::string* why) {
+  std::unique_ptr<tls_conn> c(new tls_conn(io, ssl));
+  const ssize_t r = c->drive([ssl] { return SSL_do_handshake(ssl); }, deadline);
+  if (r > 0) return c;
+  if (why) {
+    if (r == 0) {
+      *why = client ? "closed by the server during the TLS handshake" : "closed by the peer during the TLS handshake";
+    } else if (r == -ETIMEDOUT) {
+      *why = "TLS handshake timed out";
+    } else if (r == -ECANCELED) {
+      *why = "cancelled";
+    } else if (r == -EPROTO) {
+      *why = "TLS handshake: " + c->last_error_;
+      const long v = SSL_get_verify_result(ssl);
+      if (v != X509_V_OK) *why += std::string(" (") + X509_verify_cert_error_string(v) + ")";
+    } else {
+      *why = std::string("TLS handshake: ") + std::strerror(static_cast<int>(-r));
+    }
+  }
+  return nullptr;
+}
+
+tls_conn::~tls_conn() { SSL_free(ssl_); }
+
+const char* tls_conn::version() const { return SSL_get_version(ssl_); }
+
+std::string tls_conn::peer_subject() const {
+  X509* cert = SSL_get1_peer_certificate(ssl_);
+  if (cert == nullptr) return "";
+  char buf[256] = {0};
+  X509_NAME_oneline(X509_get_subject_name(cert), buf, sizeof buf);
+  X509_free(cert);
+  return buf;
+}
+
+mm::wait_status tls_conn::await(bool readable, int64_t deadline) {
+  bool& busy = readable ? read_waiter_ : write_waiter_;
+  if (busy) {
+    // The other coroutine waits on the socket for this; it broadcasts once
+    // its wait ends and it has made its own SSL call.
+    ++changed_waiters_;
+    const mm::wait_status w = changed_.wait(mm::millis_until(deadline));
+    --changed_waiters_;
+    return w;
+  }
+  busy = true;
+  const mm::wait_status w =
+      readable ? io_.wait_readable(mm::millis_until(deadline)) : io_.wait_writable(mm::millis_until(deadline));
+  busy = false;
+  // Woken coroutines run after this one suspends next, so after its retry.
+  if (changed_waiters_ > 0) changed_.broadcast();
+  return w;
+}
+
+template <class Op>
+ssize_t tls_conn::drive(Op op, int64_t deadline) {
+  for (;;) {
+    ERR_clear_error();
+    errno = 0;
+    const int r = op();
+    if (r > 0) return r;
+    const int e = SSL_get_error(ssl_, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+      const mm::wait_status w = await(e == SSL_ERROR_WANT_READ, deadline);
+      if (w != mm::wait_status::Ok) return errno_of(w);
+      continue;
+    }
+    if (e == SSL_ERROR_ZERO_RETURN) return 0;
+    if (e == SSL_ERROR_SYSCALL) {
+      const int err = errno;
+      const bool queued = ERR_peek_error() != 0;
+      ERR_clear_error();
+      if (err == 0 && !queued) return 0;  // EOF without close_notify
+      return err != 0 ? -err : -ECONNRESET;
+    }
+    // SSL_ERROR_SSL: a protocol failure (a bad certificate, a plaintext
+    // peer, a corrupt record): the connection is unusable.
+    char text[256] = {0};
+    ERR_error_string_n(ERR_peek_last_error(), text, sizeof text);
+    ERR_clear_error();
+    // OpenSSL's "error:0A000086:SSL routines::certificate verify failed":
+    // keep the reason only.
+    std::string_view t(text);
+    if (const std::size_t at = t.rfind(':'); at != std::string_view::npos && at + 1 < t.size()) t.remove_prefix(at + 1);
+    last_error_ = std::string(t);
+    return -EPROTO;
+  }
+}
+
+ssize_t tls_conn::read(void* buf, size_t len, mm::millis timeout) {
+  const int64_t deadline = mm::deadline_after(timeout);
+  const int n = static_cast<int>(std::min<size_t>(len, 1u << 30));
+  return drive([this, buf, n] { return SSL_read(ssl_, buf, n); }, deadline);
+}
+
+ssize_t tls_conn::write(const void* buf, size_t len, mm::millis timeout) {
+  const int64_t deadline = mm::deadline_after(timeout);
+  size_t done = 0;
+  while (done < len) {
+    // Without SSL_MODE_ENABLE_PARTIAL_WRITE an SSL_write returns once all of
+    // its length is written; a retry after WANT_* repeats the same call.
+    const int n = static_cast<int>(std::min<size_t>(len - done, 1u << 30));
+    const char* at = static_cast<const char*>(buf) + done;
+    const ssize_t w = drive([this, at, n] { return SSL_write(ssl_, at, n); }, deadline);
+    if (w <= 0) return w == 0 ? -EPIPE : w;
+    done += static_cast<size_t>(w);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+void tls_conn::request_key_update() {
+  if (SSL_version(ssl_) == TLS1_3_VERSION) SSL_key_update(ssl_, SSL_KEY_UPDATE_REQUESTED);
+  ERR_clear_error();
+}
+
+void tls_conn::shutdown() {
+  ERR_clear_error();
+  if (SSL_is_init_finished(ssl_)) SSL_shutdown(ssl_);
+  ERR_clear_error();
+}
+
+}  // namespace ithaca::net
