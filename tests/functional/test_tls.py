@@ -201,6 +201,8 @@ def mcwire_free_port():
 def test_unix_socket_stays_plaintext(ithaca_factory, certs, tmp_path):
     path = tmp_path / "mc.sock"
     server = ithaca_factory(tls_flags(certs), config_text=f"listen:\n  unix: [\"{path}\"]\n")
+    # Listeners open one by one: the unix one may come after the TCP port answers.
+    assert server.wait_for_log(re.compile(r"listening on unix "), 5), server.log
     with socket.socket(socket.AF_UNIX) as u:
         u.settimeout(3)
         u.connect(str(path))
