@@ -13,12 +13,26 @@
 // duty (a replication slave, say), measures what that duty costs it,
 // unconfused by the larger batches a faster run gets.
 //
+// --tls makes every connection a TLS client (OpenSSL on the non-blocking
+// socket; no certificate check unless --tls-ca names the CAs to check the
+// server against). The connections are opened, and their handshakes run,
+// before the timed window (and before --prefill), so ops/s is the steady
+// state; a connection reset during the run handshakes again inside the loop,
+// and a handshake that fails or outlasts --timeout-ms counts as an error.
+//
+// --cpu-pid PID reads utime + stime of PID (/proc/PID/stat) at the start and
+// the end of the timed window: the server's CPU seconds over exactly the
+// measured requests ("server_cpu_s"; -1 without it).
+//
 // Output: one JSON line (machine readable) and one human line, on stdout.
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -32,6 +46,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <random>
 #include <string>
 #include <string_view>
@@ -58,7 +73,23 @@ struct options {
   uint64_t seed = 1;
   int timeout_ms = 2000;
   double rate = 0;  // requests/s for the whole run; 0: as fast as replies come
+  bool tls = false;
+  std::string tls_ca;  // --tls-ca: verify the server's chain against these CAs
+  int cpu_pid = 0;     // --cpu-pid: the server whose CPU the window used
 };
+
+// The one client context of the run (--tls); shared by the threads, which
+// OpenSSL allows for SSL_new.
+SSL_CTX* g_tls_ctx = nullptr;
+
+std::string tls_error() {
+  unsigned long e = ERR_get_error();
+  if (e == 0) return strerror(errno);
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof buf);
+  ERR_clear_error();
+  return buf;
+}
 
 uint64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -119,11 +150,12 @@ struct counters {
   uint64_t errors = 0;    // error replies, garbage, timeouts, resets
   uint64_t timeouts = 0;
   uint64_t reconnects = 0;
+  uint64_t handshake_errors = 0;  // --tls: failed or timed-out handshakes (also in errors)
   histogram latency;
   void merge(const counters& o) {
     requests += o.requests; keys += o.keys; gets += o.gets; sets += o.sets;
     hits += o.hits; misses += o.misses; errors += o.errors; timeouts += o.timeouts;
-    reconnects += o.reconnects;
+    reconnects += o.reconnects; handshake_errors += o.handshake_errors;
     latency.merge(o.latency);
   }
 };
@@ -139,7 +171,10 @@ struct pending {
 // One connection and its state. Owned by one thread.
 struct conn {
   int fd = -1;
-  std::string out;   // bytes not yet written
+  SSL* ssl = nullptr;      // --tls only
+  bool handshaking = false;  // --tls: SSL_connect not done yet; no request is issued
+  uint64_t opened_ns = 0;  // --tls: when the handshake began (bounded by --timeout-ms)
+  std::string out;   // bytes not yet written (under TLS: not yet taken by SSL_write)
   std::string in;    // bytes received, not yet parsed
   std::deque<pending> inflight;
   bool want_write = false;
@@ -152,6 +187,51 @@ class worker {
         rng_(o.seed * 1000003 + id), value_(o.value_size, 'v') {}
 
   counters stats;
+
+  // Opens every connection and, under --tls, completes its handshake (the
+  // connect phase: never timed). A connection that cannot be opened or
+  // handshaken here ends the run (exit 2), saying why.
+  void connect_all() {
+    ep_ = epoll_create1(EPOLL_CLOEXEC);
+    for (auto& c : conns_) {
+      if (!open_conn(c)) { fprintf(stderr, "loadgen: connect failed: %s\n", strerror(errno)); exit(2); }
+    }
+    if (!g_tls_ctx) return;
+    connecting_ = true;
+    const uint64_t deadline = now_ns() + static_cast<uint64_t>(o_.timeout_ms) * 1000000;
+    std::vector<epoll_event> evs(64);
+    for (;;) {
+      bool waiting = false;
+      for (auto& c : conns_) waiting |= c.handshaking;
+      if (!waiting) break;
+      if (now_ns() > deadline) {
+        fprintf(stderr, "loadgen: TLS handshake with %s:%d timed out (%d ms)\n", o_.host.c_str(), o_.port,
+                o_.timeout_ms);
+        exit(2);
+      }
+      // The first event of a connection is its TCP connect completing.
+      int n = epoll_wait(ep_, evs.data(), static_cast<int>(evs.size()), 10);
+      for (int i = 0; i < n; i++) {
+        conn& c = *static_cast<conn*>(evs[i].data.ptr);
+        if (c.handshaking) handshake(c);
+      }
+    }
+    connecting_ = false;
+  }
+
+  // Closes every connection (close_notify first under TLS, when the socket takes it at once).
+  void disconnect_all() {
+    for (auto& c : conns_) close_conn(c, true);
+    close(ep_);
+    ep_ = -1;
+  }
+
+  // "TLSv1.3 TLS_AES_256_GCM_SHA384" of the first connection; "" without --tls.
+  std::string tls_description() const {
+    const conn& c = conns_.front();
+    if (!c.ssl) return "";
+    return std::string(SSL_get_version(c.ssl)) + " " + SSL_get_cipher_name(c.ssl);
+  }
 
   // Sets every key of [key_lo, key_hi) (pipelined, verified). Not timed.
   void prefill() {
@@ -175,6 +255,7 @@ class worker {
   std::mt19937_64 rng_;
   std::string value_;
   int ep_ = -1;
+  bool connecting_ = false;  // in connect_all: a failed handshake ends the run
   uint32_t opaque_ = 1;
   char keybuf_[32];
 
@@ -197,6 +278,16 @@ class worker {
       c.fd = -1;
       return false;
     }
+    if (g_tls_ctx) {
+      c.ssl = SSL_new(g_tls_ctx);
+      if (c.ssl == nullptr || SSL_set_fd(c.ssl, c.fd) != 1) {
+        fprintf(stderr, "loadgen: SSL_new: %s\n", tls_error().c_str());
+        exit(2);
+      }
+      SSL_set_connect_state(c.ssl);
+      c.handshaking = true;
+      c.opened_ns = now_ns();
+    }
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLOUT;
     ev.data.ptr = &c;
@@ -205,19 +296,88 @@ class worker {
     return true;
   }
 
+  void close_conn(conn& c, bool notify) {
+    if (c.ssl) {
+      if (notify && !c.handshaking) SSL_shutdown(c.ssl);  // one try: close_notify if it fits now
+      SSL_free(c.ssl);
+      c.ssl = nullptr;
+      ERR_clear_error();  // a failed call's queue would confuse the next SSL_get_error
+    }
+    c.handshaking = false;
+    if (c.fd >= 0) {
+      epoll_ctl(ep_, EPOLL_CTL_DEL, c.fd, nullptr);
+      close(c.fd);
+      c.fd = -1;
+    }
+  }
+
   // Counts every in-flight request as an error and reconnects.
   void reset(conn& c) {
     stats.errors += c.inflight.size();
     c.inflight.clear();
     c.in.clear();
     c.out.clear();
-    if (c.fd >= 0) {
-      epoll_ctl(ep_, EPOLL_CTL_DEL, c.fd, nullptr);
-      close(c.fd);
-      c.fd = -1;
-    }
+    close_conn(c, false);
     stats.reconnects++;
     open_conn(c);
+  }
+
+  void set_write_interest(conn& c, bool want) {
+    if (want == c.want_write) return;
+    epoll_event ev{};
+    ev.events = want ? (EPOLLIN | EPOLLOUT) : EPOLLIN;
+    ev.data.ptr = &c;
+    epoll_ctl(ep_, EPOLL_CTL_MOD, c.fd, &ev);
+    c.want_write = want;
+  }
+
+  // --tls: one step of SSL_connect, on the connection's readiness.
+  void handshake(conn& c) {
+    int r = SSL_connect(c.ssl);
+    if (r == 1) {
+      c.handshaking = false;
+      set_write_interest(c, !c.out.empty());
+      return;
+    }
+    int e = SSL_get_error(c.ssl, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+      set_write_interest(c, e == SSL_ERROR_WANT_WRITE);
+      return;
+    }
+    std::string why = e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0
+                          ? std::string(errno ? strerror(errno) : "connection closed by the server")
+                          : tls_error();
+    if (connecting_) {
+      fprintf(stderr, "loadgen: TLS handshake with %s:%d failed: %s\n", o_.host.c_str(), o_.port, why.c_str());
+      exit(2);
+    }
+    stats.errors++;
+    stats.handshake_errors++;
+    reset(c);
+  }
+
+  // Appends what the socket (under TLS: OpenSSL) has to c.in. False on EOF or error.
+  bool read_in(conn& c, char* buf, size_t size) {
+    if (c.ssl) return read_tls(c, buf, size);
+    for (;;) {
+      ssize_t r = read(c.fd, buf, size);
+      if (r > 0) { c.in.append(buf, r); continue; }
+      if (r < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+      return false;
+    }
+  }
+
+  // SSL_read until OpenSSL needs the socket again (it may hold decrypted
+  // bytes the socket's readiness does not show, so it is drained each time).
+  bool read_tls(conn& c, char* buf, size_t size) {
+    for (;;) {
+      int r = SSL_read(c.ssl, buf, static_cast<int>(size));
+      if (r > 0) { c.in.append(buf, r); continue; }
+      int e = SSL_get_error(c.ssl, r);
+      if (e == SSL_ERROR_WANT_READ) return true;
+      if (e == SSL_ERROR_WANT_WRITE) { set_write_interest(c, true); return true; }
+      return false;  // close_notify, EOF or a bad record
+    }
   }
 
   void put_bin(conn& c, uint8_t op, std::string_view k, std::string_view extras, std::string_view v,
@@ -431,6 +591,10 @@ class worker {
   bool err_acc_ = false; // an error inside the request being parsed
 
   void flush_out(conn& c) {
+    if (c.ssl) {
+      flush_tls(c);
+      return;
+    }
     while (!c.out.empty()) {
       ssize_t n = write(c.fd, c.out.data(), c.out.size());
       if (n > 0) {
@@ -441,18 +605,32 @@ class worker {
       reset(c);
       return;
     }
-    bool want = !c.out.empty();
-    if (want != c.want_write) {
-      epoll_event ev{};
-      ev.events = want ? (EPOLLIN | EPOLLOUT) : EPOLLIN;
-      ev.data.ptr = &c;
-      epoll_ctl(ep_, EPOLL_CTL_MOD, c.fd, &ev);
-      c.want_write = want;
+    set_write_interest(c, !c.out.empty());
+  }
+
+  // SSL_write of c.out, one record (up to 16 KiB) per call (partial writes
+  // on). On WANT_WRITE the bytes stay at the front of c.out and the next call
+  // passes them again (the buffer may have moved or grown behind them, which
+  // SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER allows).
+  void flush_tls(conn& c) {
+    if (c.handshaking) return;  // nothing is queued before the handshake ends
+    while (!c.out.empty()) {
+      int n = SSL_write(c.ssl, c.out.data(), static_cast<int>(std::min<size_t>(c.out.size(), 1 << 30)));
+      if (n > 0) {
+        c.out.erase(0, n);
+        continue;
+      }
+      int e = SSL_get_error(c.ssl, n);
+      if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) break;
+      reset(c);
+      return;
     }
+    set_write_interest(c, !c.out.empty());
   }
 
   void top_up(conn& c, uint64_t end_ns, uint64_t now) {
     if (c.fd < 0 && !open_conn(c)) return;  // server gone: retried next loop
+    if (c.handshaking) return;              // --tls, after a reset: requests wait for it
     int depth = prefill_mode_ ? std::max(o_.depth, 32) : o_.depth;
     while (static_cast<int>(c.inflight.size()) < depth && more_work(end_ns, now) && within_rate(now)) {
       issue(c);
@@ -461,11 +639,8 @@ class worker {
     flush_out(c);
   }
 
+  // The connections are connect_all's (and stay open after).
   void run_until(uint64_t end_ns) {
-    ep_ = epoll_create1(EPOLL_CLOEXEC);
-    for (auto& c : conns_) {
-      if (!open_conn(c)) { fprintf(stderr, "loadgen: connect failed: %s\n", strerror(errno)); exit(2); }
-    }
     uint64_t now = now_ns();
     for (auto& c : conns_) top_up(c, end_ns, now);
     std::vector<epoll_event> evs(64);
@@ -480,22 +655,31 @@ class worker {
       int n = epoll_wait(ep_, evs.data(), static_cast<int>(evs.size()), o_.rate > 0 ? 1 : 10);
       for (int i = 0; i < n; i++) {
         conn& c = *static_cast<conn*>(evs[i].data.ptr);
-        if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-          for (;;) {
-            ssize_t r = read(c.fd, buf, sizeof buf);
-            if (r > 0) { c.in.append(buf, r); continue; }
-            if (r < 0 && (errno == EAGAIN || errno == EINTR)) break;
+        if (c.handshaking) {  // --tls, a connection reset during the run
+          handshake(c);
+          if (c.fd >= 0 && !c.handshaking) top_up(c, end_ns, now_ns());
+          continue;
+        }
+        // Under TLS a writable socket may be what an SSL_read that wanted to write waits for.
+        if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR) || (c.ssl && (evs[i].events & EPOLLOUT))) {
+          if (!read_in(c, buf, sizeof buf)) {
             reset(c);  // EOF or error
-            break;
+          } else if (!parse(c)) {
+            hits_acc_ = 0;
+            err_acc_ = false;
+            reset(c);
           }
-          if (c.fd >= 0 && !parse(c)) { hits_acc_ = 0; err_acc_ = false; reset(c); }
         }
         if (c.fd >= 0 && (evs[i].events & EPOLLOUT)) flush_out(c);
         if (c.fd >= 0) top_up(c, end_ns, now_ns());
       }
       now = now_ns();
       for (auto& c : conns_) {
-        if (!c.inflight.empty() && now - c.inflight.front().sent_ns > timeout_ns) {
+        if (c.handshaking && now - c.opened_ns > timeout_ns) {
+          stats.timeouts++;
+          stats.handshake_errors++;
+          reset(c);
+        } else if (!c.inflight.empty() && now - c.inflight.front().sent_ns > timeout_ns) {
           stats.timeouts += c.inflight.size();
           c.inflight.clear();
           hits_acc_ = 0;
@@ -507,11 +691,6 @@ class worker {
         }
       }
     }
-    for (auto& c : conns_) {
-      if (c.fd >= 0) close(c.fd);
-      c.fd = -1;
-    }
-    close(ep_);
   }
 };
 
@@ -521,7 +700,11 @@ class worker {
           "               [--duration S] [--keys K] [--value-size B] [--get-ratio R]\n"
           "               [--multiget M] [--protocol ascii|binary|meta] [--prefill]\n"
           "               [--seed N] [--timeout-ms MS] [--rate OPS_PER_S]\n"
-          "  --duration 0 with --prefill only stores every key and reports that.\n");
+          "               [--tls] [--tls-ca FILE] [--cpu-pid PID]\n"
+          "  --duration 0 with --prefill only stores every key and reports that.\n"
+          "  --tls: TLS connections, handshaken before the timed window; the server's\n"
+          "  certificate is checked only with --tls-ca (its CAs).\n"
+          "  --cpu-pid: that process's utime+stime over the timed window (server_cpu_s).\n");
   exit(2);
 }
 
@@ -547,6 +730,9 @@ options parse_args(int argc, char** argv) {
     else if (a == "--seed") o.seed = std::stoull(val());
     else if (a == "--timeout-ms") o.timeout_ms = std::stoi(val());
     else if (a == "--rate") o.rate = std::stod(val());
+    else if (a == "--tls") o.tls = true;
+    else if (a == "--tls-ca") { o.tls_ca = val(); o.tls = true; }
+    else if (a == "--cpu-pid") o.cpu_pid = std::stoi(val());
     else if (a == "--protocol") {
       std::string p = val();
       if (p == "ascii") o.proto = protocol::Ascii;
@@ -560,10 +746,57 @@ options parse_args(int argc, char** argv) {
   return o;
 }
 
+// The client context of --tls: any version the server offers from TLS 1.2,
+// partial writes (flush_tls), and the chain checked only against --tls-ca.
+SSL_CTX* make_tls_ctx(const options& o) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  if (ctx == nullptr) {
+    fprintf(stderr, "loadgen: SSL_CTX_new: %s\n", tls_error().c_str());
+    exit(2);
+  }
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  if (o.tls_ca.empty()) {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  } else {
+    if (SSL_CTX_load_verify_locations(ctx, o.tls_ca.c_str(), nullptr) != 1) {
+      fprintf(stderr, "loadgen: --tls-ca %s: %s\n", o.tls_ca.c_str(), tls_error().c_str());
+      exit(2);
+    }
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  }
+  return ctx;
+}
+
+// utime + stime of pid in seconds (/proc/PID/stat fields 14 and 15); -1 if unreadable.
+double cpu_seconds(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return -1;
+  size_t p = line.rfind(')');  // the command name may hold spaces
+  if (p == std::string::npos) return -1;
+  unsigned long long ticks[2] = {0, 0};
+  // After ") " come fields 3 (state), 4, ...: utime is the 12th token, stime the 13th.
+  if (sscanf(line.c_str() + p + 2, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ticks[0],
+             &ticks[1]) != 2)
+    return -1;
+  return static_cast<double>(ticks[0] + ticks[1]) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Runs fn(worker) on one thread per worker and waits for them all.
+template <typename F>
+void on_each(const std::vector<worker*>& workers, F fn) {
+  std::vector<std::thread> ts;
+  for (auto* w : workers) ts.emplace_back([w, &fn] { fn(w); });
+  for (auto& t : ts) t.join();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   options o = parse_args(argc, argv);
+  signal(SIGPIPE, SIG_IGN);  // a server hanging up is an error to count, not our death
+  if (o.tls) g_tls_ctx = make_tls_ctx(o);
   std::vector<worker*> workers;
   for (int t = 0; t < o.threads; t++) {
     int n = o.conns / o.threads + (t < o.conns % o.threads ? 1 : 0);
@@ -572,28 +805,32 @@ int main(int argc, char** argv) {
   }
   const char* proto = o.proto == protocol::Ascii ? "ascii" : o.proto == protocol::Binary ? "binary" : "meta";
 
+  // The connect phase (TCP, and the TLS handshakes): outside every timing.
+  on_each(workers, [](worker* w) { w->connect_all(); });
+  const std::string tls = workers.front()->tls_description();
+
   counters prefill;
   double prefill_s = 0;
   if (o.prefill) {
     uint64_t t0 = now_ns();
-    std::vector<std::thread> ts;
-    for (auto* w : workers) ts.emplace_back([w] { w->prefill(); });
-    for (auto& t : ts) t.join();
+    on_each(workers, [](worker* w) { w->prefill(); });
     prefill_s = static_cast<double>(now_ns() - t0) / 1e9;
     for (auto* w : workers) prefill.merge(w->stats);
   }
 
   counters total;
-  double elapsed = 0;
+  double elapsed = 0, server_cpu = -1;
   if (o.duration > 0) {
+    const double cpu0 = o.cpu_pid > 0 ? cpu_seconds(o.cpu_pid) : -1;
     uint64_t t0 = now_ns();
     uint64_t end = t0 + static_cast<uint64_t>(o.duration * 1e9);
-    std::vector<std::thread> ts;
-    for (auto* w : workers) ts.emplace_back([w, end] { w->run(end); });
-    for (auto& t : ts) t.join();
+    on_each(workers, [end](worker* w) { w->run(end); });
     elapsed = static_cast<double>(now_ns() - t0) / 1e9;
+    const double cpu1 = o.cpu_pid > 0 ? cpu_seconds(o.cpu_pid) : -1;
+    if (cpu0 >= 0 && cpu1 >= 0) server_cpu = cpu1 - cpu0;
     for (auto* w : workers) total.merge(w->stats);
   }
+  for (auto* w : workers) w->disconnect_all();
   double ops = elapsed > 0 ? static_cast<double>(total.requests) / elapsed : 0;
   double keys = elapsed > 0 ? static_cast<double>(total.keys) / elapsed : 0;
   double p50 = total.latency.percentile(0.50) / 1e3, p99 = total.latency.percentile(0.99) / 1e3,
@@ -604,17 +841,19 @@ int main(int argc, char** argv) {
          "\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
          "\"gets\":%llu,\"sets\":%llu,\"hits\":%llu,\"misses\":%llu,"
          "\"errors\":%llu,\"timeouts\":%llu,\"reconnects\":%llu,"
-         "\"prefill_sets\":%llu,\"prefill_errors\":%llu,\"prefill_s\":%.3f}\n",
+         "\"prefill_sets\":%llu,\"prefill_errors\":%llu,\"prefill_s\":%.3f,"
+         "\"tls\":\"%s\",\"handshake_errors\":%llu,\"server_cpu_s\":%.3f}\n",
          proto, o.conns, o.threads, o.depth, o.multiget, o.value_size, o.get_ratio,
          (unsigned long long)o.keys, elapsed, (unsigned long long)total.requests, ops, keys, p50, p99,
          p999, (unsigned long long)total.gets, (unsigned long long)total.sets,
          (unsigned long long)total.hits, (unsigned long long)total.misses,
          (unsigned long long)(total.errors + total.timeouts), (unsigned long long)total.timeouts,
          (unsigned long long)total.reconnects, (unsigned long long)prefill.requests,
-         (unsigned long long)(prefill.errors + prefill.timeouts), prefill_s);
-  printf("# %s: %.0f ops/s (%.0f keys/s), p50 %.1f us, p99 %.1f us, p99.9 %.1f us, "
+         (unsigned long long)(prefill.errors + prefill.timeouts), prefill_s, tls.c_str(),
+         (unsigned long long)(total.handshake_errors + prefill.handshake_errors), server_cpu);
+  printf("# %s%s%s: %.0f ops/s (%.0f keys/s), p50 %.1f us, p99 %.1f us, p99.9 %.1f us, "
          "hits %llu misses %llu errors %llu (timeouts %llu)%s\n",
-         proto, ops, keys, p50, p99, p999, (unsigned long long)total.hits,
+         proto, tls.empty() ? "" : " over ", tls.c_str(), ops, keys, p50, p99, p999, (unsigned long long)total.hits,
          (unsigned long long)total.misses, (unsigned long long)(total.errors + total.timeouts),
          (unsigned long long)total.timeouts,
          o.prefill ? (" prefill " + std::to_string(prefill.requests) + " sets in " +
@@ -622,5 +861,6 @@ int main(int argc, char** argv) {
                          .c_str()
                    : "");
   for (auto* w : workers) delete w;
+  if (g_tls_ctx) SSL_CTX_free(g_tls_ctx);
   return 0;
 }
