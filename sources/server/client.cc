@@ -234,7 +234,11 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
     probing = !pending_.empty() && parser.closes_partial_line(pending_);
     // A client that keeps sending would keep this session to itself: when
     // other connections wait for one, let them (and the loop's poll) go first.
-    if (parked.queued() > 0) mm::yield();
+    // A TLS connection is never parked, so its peers wait in their own
+    // sessions' reads, unseen by the queue: it always lets them go first
+    // (OpenSSL may hand over buffered records without the session ever
+    // suspending).
+    if (c.tls || parked.queued() > 0) mm::yield();
   }
   if (action != flow::exec_action::Continue) flush(conn);
   if (action == flow::exec_action::Close) reason = server_.quit ? "normal" : "error";

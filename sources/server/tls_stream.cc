@@ -115,20 +115,30 @@ ssize_t tls_stream::writev(const iovec* iov, int count, mm::millis timeout) {
     gather.clear();
     return w < 0 ? w : 0;
   };
+  // Records filled to `record` bytes (memcached's ssl_wbuf_size): a piece
+  // that does not fit is split across two, so 4 KiB replies go four to a
+  // 16 KiB record rather than three.
   for (int i = 0; i < count; i++) {
     const char* p = static_cast<const char*>(iov[i].iov_base);
-    const size_t n = iov[i].iov_len;
-    if (n == 0) continue;
-    if (n >= record) {
-      if (ssize_t r = flush(); r < 0) return r;
-      if (ssize_t r = write_all(p, n, deadline); r < 0) return r;
-      continue;
+    size_t n = iov[i].iov_len;
+    while (n > 0) {
+      if (gather.empty() && n >= record) {
+        // Whole records straight from the piece's own memory (a large value).
+        const size_t whole = n - n % record;
+        if (ssize_t r = write_all(p, whole, deadline); r < 0) return r;
+        p += whole;
+        n -= whole;
+        continue;
+      }
+      if (gather.capacity() == 0) gather.reserve(std::min(record, total));
+      const size_t take = std::min(n, record - gather.size());
+      gather.append(p, take);
+      p += take;
+      n -= take;
+      if (gather.size() == record) {
+        if (ssize_t r = flush(); r < 0) return r;
+      }
     }
-    if (gather.size() + n > record) {
-      if (ssize_t r = flush(); r < 0) return r;
-    }
-    if (gather.capacity() == 0) gather.reserve(std::min(record, total));
-    gather.append(p, n);
   }
   if (ssize_t r = flush(); r < 0) return r;
   return static_cast<ssize_t>(total);
