@@ -15,19 +15,11 @@ std::string ssl_error_text() {
   return buf[0] != 0 ? buf : "unknown error";
 }
 
-int proto_version(unsigned v) {
-  switch (v) {
-    case 0: return TLS1_VERSION;
-    case 1: return TLS1_1_VERSION;
-    case 3: return TLS1_3_VERSION;
-    default: return TLS1_2_VERSION;
-  }
-}
 
 // What both sides set: the minimum version, the ciphers, our certificate (if
 // any). False with *error.
 bool common(SSL_CTX* c, const config::backend_tls& cfg, std::string* error) {
-  SSL_CTX_set_min_proto_version(c, proto_version(cfg.version()));
+  SSL_CTX_set_min_proto_version(c, tls_min_version(cfg.version()));
   if (!cfg.ciphers.empty() && SSL_CTX_set_cipher_list(c, cfg.ciphers.c_str()) != 1) {
     ERR_clear_error();
     *error = "ciphers '" + cfg.ciphers + "': none of them is known to OpenSSL";
@@ -112,6 +104,15 @@ ssl_ctx_ptr make_mutual_server_ctx(const config::backend_tls& cfg, std::string* 
   SSL_CTX_set_session_cache_mode(ctx.get(), SSL_SESS_CACHE_OFF);
   SSL_CTX_set_num_tickets(ctx.get(), 0);
   return ctx;
+}
+
+int tls_min_version(unsigned level) {
+  switch (level) {
+    case 0: return TLS1_VERSION;
+    case 1: return TLS1_1_VERSION;
+    case 3: return TLS1_3_VERSION;
+    default: return TLS1_2_VERSION;
+  }
 }
 
 }  // namespace ithaca::net

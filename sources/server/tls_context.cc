@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "machinarium.h"
+#include "tls_setup.h"
 
 namespace ithaca::server {
 
@@ -29,15 +30,6 @@ int verify_flags(unsigned mode) {
     case 2: return SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
     case 3: return SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT | SSL_VERIFY_CLIENT_ONCE;
     default: return SSL_VERIFY_NONE;
-  }
-}
-
-int proto_version(unsigned v) {
-  switch (v) {
-    case 0: return TLS1_VERSION;
-    case 1: return TLS1_1_VERSION;
-    case 3: return TLS1_3_VERSION;
-    default: return TLS1_2_VERSION;
   }
 }
 
@@ -110,7 +102,7 @@ std::shared_ptr<SSL_CTX> tls_context::build(std::string* error) {
   std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
   if (!ctx) return fail("Error creating the TLS context: " + ssl_error_text());
   SSL_CTX* c = ctx.get();
-  SSL_CTX_set_min_proto_version(c, proto_version(cfg_.min_version));
+  SSL_CTX_set_min_proto_version(c, net::tls_min_version(cfg_.min_version));
   const std::string& key = cfg_.key.empty() ? cfg_.chain_cert : cfg_.key;
   if (SSL_CTX_use_certificate_chain_file(c, cfg_.chain_cert.c_str()) != 1) {
     return fail("Error loading the certificate chain: " + cfg_.chain_cert + " : " + ssl_error_text());

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "command_class.h"
+#include "helpers.h"
 #include "parser.h"
 
 namespace ithaca::protocol {
@@ -22,15 +23,7 @@ request parse_one(std::string_view wire) {
 
 std::string binary(std::uint8_t opcode, std::string_view key, std::string_view extras = {},
                    std::string_view value = {}) {
-  std::string h(24, '\0');
-  h[0] = '\x80';
-  h[1] = static_cast<char>(opcode);
-  h[2] = static_cast<char>(key.size() >> 8);
-  h[3] = static_cast<char>(key.size());
-  h[4] = static_cast<char>(extras.size());
-  const std::size_t body = extras.size() + key.size() + value.size();
-  h[11] = static_cast<char>(body);
-  return h + std::string(extras) + std::string(key) + std::string(value);
+  return test::binary_packet(opcode, key, extras, value);
 }
 
 TEST_CASE("each ascii command has one class and one operation") {

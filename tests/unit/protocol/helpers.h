@@ -100,4 +100,20 @@ inline std::string replies(const std::vector<event>& events) {
     return s;
 }
 
+// A binary request packet: header (magic 0x80, `opcode`, lengths), extras, key, value.
+inline std::string binary_packet(std::uint8_t opcode, std::string_view key, std::string_view extras = {},
+                                 std::string_view value = {})
+{
+    std::string h(24, '\0');
+    h[0] = '\x80';
+    h[1] = static_cast<char>(opcode);
+    h[2] = static_cast<char>(key.size() >> 8);
+    h[3] = static_cast<char>(key.size());
+    h[4] = static_cast<char>(extras.size());
+    const std::size_t body = extras.size() + key.size() + value.size();
+    h[10] = static_cast<char>(body >> 8);
+    h[11] = static_cast<char>(body);
+    return h + std::string(extras) + std::string(key) + std::string(value);
+}
+
 }  // namespace ithaca::protocol::test

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lookahead_keys.h"
+#include "helpers.h"
 #include "parser.h"
 
 namespace ithaca::protocol {
@@ -39,16 +40,7 @@ std::vector<std::string> parsed_keys(std::string_view input) {
 
 std::string binary(std::uint8_t opcode, std::string_view key, std::string_view extras = {},
                    std::string_view value = {}) {
-  std::string h(24, '\0');
-  h[0] = '\x80';
-  h[1] = static_cast<char>(opcode);
-  h[2] = static_cast<char>(key.size() >> 8);
-  h[3] = static_cast<char>(key.size());
-  h[4] = static_cast<char>(extras.size());
-  const std::size_t body = extras.size() + key.size() + value.size();
-  h[10] = static_cast<char>(body >> 8);
-  h[11] = static_cast<char>(body);
-  return h + std::string(extras) + std::string(key) + std::string(value);
+  return test::binary_packet(opcode, key, extras, value);
 }
 
 TEST_CASE("a pipeline of text and meta requests: the parser's keys, in order") {
