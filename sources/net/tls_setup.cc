@@ -55,20 +55,27 @@ bool common(SSL_CTX* c, const config::backend_tls& cfg, std::string* error) {
   return true;
 }
 
-}  // namespace
-
-ssl_ctx_ptr make_client_ctx(const config::backend_tls& cfg, std::string* error) {
-  std::string why;
+// A new context of `method` with what both sides set; nullptr with *error.
+ssl_ctx_ptr new_ctx(const SSL_METHOD* method, const config::backend_tls& cfg, std::string* error) {
   ERR_clear_error();
-  ssl_ctx_ptr ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
+  ssl_ctx_ptr ctx(SSL_CTX_new(method), SSL_CTX_free);
   if (!ctx) {
     if (error) *error = "could not create a TLS context: " + ssl_error_text();
     return nullptr;
   }
+  std::string why;
   if (!common(ctx.get(), cfg, &why)) {
     if (error) *error = why;
     return nullptr;
   }
+  return ctx;
+}
+
+}  // namespace
+
+ssl_ctx_ptr make_client_ctx(const config::backend_tls& cfg, std::string* error) {
+  ssl_ctx_ptr ctx = new_ctx(TLS_client_method(), cfg, error);
+  if (!ctx) return nullptr;
   if (cfg.verify_peer()) {
     if (cfg.ca_cert.empty() && SSL_CTX_set_default_verify_paths(ctx.get()) != 1) {
       if (error) *error = "verify: the system's CA certificates could not be loaded: " + ssl_error_text();
@@ -84,21 +91,12 @@ ssl_ctx_ptr make_client_ctx(const config::backend_tls& cfg, std::string* error) 
 }
 
 ssl_ctx_ptr make_mutual_server_ctx(const config::backend_tls& cfg, std::string* error) {
-  std::string why;
   if (cfg.chain_cert.empty() || cfg.ca_cert.empty()) {
     if (error) *error = "chain_cert, key and ca_cert are all needed";
     return nullptr;
   }
-  ERR_clear_error();
-  ssl_ctx_ptr ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
-  if (!ctx) {
-    if (error) *error = "could not create a TLS context: " + ssl_error_text();
-    return nullptr;
-  }
-  if (!common(ctx.get(), cfg, &why)) {
-    if (error) *error = why;
-    return nullptr;
-  }
+  ssl_ctx_ptr ctx = new_ctx(TLS_server_method(), cfg, error);
+  if (!ctx) return nullptr;
   SSL_CTX_set_client_CA_list(ctx.get(), SSL_load_client_CA_file(cfg.ca_cert.c_str()));
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
   SSL_CTX_set_session_cache_mode(ctx.get(), SSL_SESS_CACHE_OFF);
