@@ -129,7 +129,13 @@ def test_crawler_answers_as_memcached(ithaca, memcached):
     for server in (ithaca, memcached):
         with mcwire.Conn(server.host, server.port) as c:
             got[server.name] = [c.call(r) for r in AGREED]
-    assert got[ithaca.name] == got[memcached.name]
+    # memcached's `disable` only asks its crawler thread to stop, and the
+    # thread clears the setting as it exits: a metadump sent at once may
+    # still find it stopping ("ERROR an unknown error happened"). ithaca's
+    # switch takes effect at once.
+    assert got[ithaca.name][:-1] == got[memcached.name][:-1]
+    assert got[memcached.name][-1] in (b"CLIENT_ERROR lru crawler disabled\r\n",
+                                       b"ERROR an unknown error happened\r\n")
     assert got[ithaca.name][-1] == b"CLIENT_ERROR lru crawler disabled\r\n"
     # The switch is the process's: another connection sees it; enable turns it back on.
     with mcwire.Conn(ithaca.host, ithaca.port) as c:
