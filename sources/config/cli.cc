@@ -115,7 +115,7 @@ bool on_listen(cli_options& o, std::string_view v, const std::string& n, std::st
     cli_listen l;
     std::string why;
     if (!parse_listen_address(item, kDefaultPort, l.address, &why)) return fail(e, n + ": " + why);
-    if (l.address.notls) item.remove_prefix(6);  // "notls:"
+    item.remove_prefix(listen_prefix_length(item));  // "notls:", "btls:", "mtls:"
     // An explicit port is one the text spelled out: "h:p" or "[v6]:p".
     size_t bracket = item.rfind(']');
     size_t colon = item.rfind(':');
@@ -512,7 +512,9 @@ memcached's flags (they override the file):
   -v, -vv, -vvv             log level info, debug, trace (default warn)
   -A, --enable-shutdown     accept the ascii "shutdown" command
   -Z, --enable-ssl          TLS on every TCP listener but those given as
-                            -l notls:HOST:PORT (unix sockets and UDP stay plain)
+                            -l notls:HOST:PORT (unix sockets and UDP stay plain);
+                            -l btls:HOST:PORT asks no client certificate,
+                            -l mtls:HOST:PORT requires one (from ssl_ca_cert)
   -o ssl_chain_cert=FILE,ssl_key=FILE,ssl_ca_cert=FILE,ssl_verify_mode=0..3,
      ssl_min_version=0..3|tlsv1.2|tlsv1.3,ssl_ciphers=LIST,ssl_keyformat=1|2,
      ssl_wbuf_size=KB,ssl_session_cache,ssl_kernel_tls

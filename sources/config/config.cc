@@ -57,12 +57,19 @@ bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address
 
 bool parse_listen_address(std::string_view text, uint16_t default_port, tcp_address& out,
                           std::string* error) {
-  constexpr std::string_view kNotls = "notls:";
-  const bool notls = text.starts_with(kNotls);
-  if (notls) text.remove_prefix(kNotls.size());
-  if (!parse_tcp_address(text, default_port, out, error)) return false;
-  out.notls = notls;
+  const size_t prefix = listen_prefix_length(text);
+  const std::string_view word = text.substr(0, prefix);
+  if (!parse_tcp_address(text.substr(prefix), default_port, out, error)) return false;
+  out.notls = word == "notls:";
+  out.peer = word == "btls:" ? peer_check::None : word == "mtls:" ? peer_check::Required : peer_check::Default;
   return true;
+}
+
+size_t listen_prefix_length(std::string_view text) {
+  for (std::string_view p : {"notls:", "btls:", "mtls:"}) {
+    if (text.starts_with(p)) return p.size();
+  }
+  return 0;
 }
 
 std::string to_string(const tcp_address& a) {
@@ -314,11 +321,22 @@ const char* to_string(replication_ack a) { return a == replication_ack::Slave ? 
 // (server/tls_context.h), which reports a bad one in memcached's words too.
 bool validate_tls(const config& cfg, checker& c) {
   const tls_config& t = cfg.tls;
-  bool notls = false;
-  for (const tcp_address& a : cfg.listen.tcp) notls = notls || a.notls;
+  bool notls = false, btls = false, mtls = false;
+  for (const tcp_address& a : cfg.listen.tcp) {
+    notls = notls || a.notls;
+    btls = btls || a.peer == peer_check::None;
+    mtls = mtls || a.peer == peer_check::Required;
+  }
   if (!t.enabled) {
     if (notls) return c.fail({"listen.tcp"}, "'notls' option is valid only when SSL is enabled");
+    if (btls) return c.fail({"listen.tcp"}, "'btls' option is valid only when SSL is enabled");
+    // memcached says 'otls' here (a typo); the prefix is mtls.
+    if (mtls) return c.fail({"listen.tcp"}, "'mtls' option is valid only when SSL is enabled");
     return true;
+  }
+  if (mtls && t.ca_cert.empty()) {
+    return c.fail({"listen.tcp", "tls.ca_cert"},
+                  "an mtls: listener checks client certificates against ssl_ca_cert (tls.ca_cert): set it");
   }
   bool tcp = !cfg.listen.tcp.empty();
   for (const listener_route& l : cfg.router.listeners) tcp = tcp || !l.address.starts_with("unix:");

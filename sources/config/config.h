@@ -39,6 +39,9 @@ struct tcp_address {
   // With TLS on (tls.enabled, -Z): this listener stays plaintext, memcached's
   // "-l notls:HOST:PORT" (spelled the same in listen.tcp).
   bool notls = false;
+  // "-l btls:HOST:PORT" / "-l mtls:HOST:PORT": TLS with no client
+  // certificate asked / one required (tls_config.h: peer_check).
+  peer_check peer = peer_check::Default;
   bool operator==(const tcp_address&) const = default;
 };
 // "host", "host:port", "[v6]", "[v6]:port". A missing port is `default_port`.
@@ -46,7 +49,11 @@ bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address
                        std::string* error);
 // "127.0.0.1:11211", "[::1]:11211".
 std::string to_string(const tcp_address& a);
-// parse_tcp_address after memcached's "notls:" prefix, which sets `notls`.
+// parse_tcp_address after memcached's "notls:", "btls:" or "mtls:" prefix,
+// which sets `notls` or `peer`.
+// How many bytes of `text` are a listener prefix ("notls:", "btls:",
+// "mtls:"); 0 without one.
+size_t listen_prefix_length(std::string_view text);
 bool parse_listen_address(std::string_view text, uint16_t default_port, tcp_address& out,
                           std::string* error);
 

@@ -11,6 +11,12 @@
 
 namespace ithaca::config {
 
+// What one TLS listener asks of its clients' certificates, memcached 1.6's
+// listener prefixes: "btls:" never asks for one (whatever ssl_verify_mode
+// says), "mtls:" requires one that chains to ssl_ca_cert; Default follows
+// ssl_verify_mode.
+enum class peer_check : uint8_t { Default, None, Required };
+
 // memcached's ssl_verify_mode: 0 none, 1 request, 2 require, 3 once.
 inline constexpr unsigned kVerifyModeMax = 3;
 // memcached's ssl_min_version: 0 tlsv1.0, 1 tlsv1.1, 2 tlsv1.2, 3 tlsv1.3.

@@ -39,6 +39,7 @@ std::unique_ptr<connection> open_connection(const worker_shared& shared, accepte
   c->tag = next_tag++;
   c->root = s.root;
   c->tls = s.tls;
+  c->tls_peer = s.tls_peer;
   c->listener_clients = s.listener_clients;
   c->id = shared.conns->add(conn_info{s.peer, std::move(s.listener), shared.clock->uptime_s()});
   c->peer = std::move(s.peer);
@@ -96,7 +97,7 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     // Parked past its idle timeout (a peer the kernel gave up on: error).
     reason = mm::tcp_closed(conn.fd()) ? "error" : "idle_timeout";
     if (reason == "idle_timeout") counters_.idle_kicks.add(1);
-  } else if (!c.transport && !(c.transport = open_stream(conn, c.tls, c.peer))) {
+  } else if (!c.transport && !(c.transport = open_stream(c))) {
     reason = "error";  // the TLS handshake failed (counted)
   } else {
     loop_.root = c.root;
@@ -150,12 +151,14 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
 // it (never by the worker's main coroutine: a handshake waits). The handshake has the idle timeout, or
 // without one the write timeout: a client that stalls in it is closed.
 // nullptr if the handshake failed (counted in ssl_handshake_errors).
-std::unique_ptr<stream> client::open_stream(mm::io& conn, bool tls, std::string_view peer) {
-  if (!tls || !shared_.tls) return std::make_unique<plain_stream>(conn);
+std::unique_ptr<stream> client::open_stream(const connection& c) {
+  mm::io& conn = *c.io;
+  const std::string_view peer = c.peer;
+  if (!c.tls || !shared_.tls) return std::make_unique<plain_stream>(conn);
   const mm::millis timeout =
       live_->idle_timeout_ms > 0 ? static_cast<mm::millis>(live_->idle_timeout_ms) : shared_.write_timeout_ms;
   std::string why;
-  std::unique_ptr<tls_stream> t = tls_stream::accept(conn, *shared_.tls, timeout, &why);
+  std::unique_ptr<tls_stream> t = tls_stream::accept(conn, *shared_.tls, c.tls_peer, timeout, &why);
   if (!t) {
     spdlog::debug("client {}: TLS handshake failed: {}", peer, why.empty() ? "protocol error" : why);
     return nullptr;

@@ -51,6 +51,7 @@ struct connection final : mm::park_set::entry {
   // handshake) is made by the first session that serves it. A TLS
   // connection is never parked (client.cc).
   bool tls = false;
+  config::peer_check tls_peer = config::peer_check::Default;  // its listener's btls: / mtls:
   std::unique_ptr<stream> transport;
 };
 
@@ -79,7 +80,7 @@ class client final : private flow::reply_drain {
   ssize_t read_some(stream& conn, char* buf, size_t len, mm::millis idle);
   // Continue: the connection was parked; otherwise what ended it.
   flow::exec_action serve_requests(connection& c, mm::park_set& parked, std::string_view& reason);
-  std::unique_ptr<stream> open_stream(mm::io& conn, bool tls, std::string_view peer);
+  std::unique_ptr<stream> open_stream(const connection& c);
   std::string_view close_reason(ssize_t n, mm::millis idle);
   // flow::reply_drain: a batch's replies passed the high-water mark; write
   // them now (the batch waits for a slow reader, within the write timeout).

@@ -122,6 +122,7 @@ std::vector<listen_entry> listen_addresses(const config::config& cfg) {
   for (const auto& a : cfg.listen.tcp) {
     listen_entry e{config::to_string(a)};
     e.tls = tls && !a.notls;
+    e.tls_peer = a.peer;
     out.push_back(e);
   }
   for (const auto& p : cfg.listen.unix_paths) out.push_back(listen_entry{"unix:" + p});

@@ -85,7 +85,10 @@ void pooler::main() {
     // The functional tests read this line to learn the port bound for port 0,
     // so it must pass the default threshold (warn, like memcached without -v).
     // A listener with a tree of its own says which (route_tree.h).
-    const char* tls = entry.tls ? " (TLS)" : "";
+    const char* tls = !entry.tls                                    ? ""
+                      : entry.tls_peer == config::peer_check::None     ? " (TLS, no client certificate)"
+                      : entry.tls_peer == config::peer_check::Required ? " (TLS, client certificate required)"
+                                                                   : " (TLS)";
     if (entry.root == 0) {
       spdlog::warn("listening on {} {}{}", is_unix ? "unix" : "tcp", local, tls);
     } else {
@@ -181,7 +184,7 @@ void pooler::feed(int fd, std::string peer, std::size_t index) {
   for (size_t tries = 0; tries < workers_.size(); tries++) {
     worker* w = workers_[next_worker_];
     next_worker_ = (next_worker_ + 1) % workers_.size();
-    if (w->inbox().try_write(accepted_socket{fd, peer, entry.address, entry.root, clients, entry.tls})) return;
+    if (w->inbox().try_write(accepted_socket{fd, peer, entry.address, entry.root, clients, entry.tls, entry.tls_peer})) return;
   }
   conns_.reserved.fetch_sub(1);
   if (clients) clients->fetch_sub(1);

@@ -28,6 +28,7 @@ struct listen_entry {
   int backlog = 0;           // 0: pooler_settings::backlog
   uint64_t max_clients = 0;  // open clients at most (a nutcracker pool's client_connections); 0: none
   bool tls = false;          // clients handshake TLS first (-Z; not a notls: one, never unix)
+  config::peer_check tls_peer = config::peer_check::Default;  // btls: / mtls:
 };
 
 struct pooler_settings {

@@ -16,8 +16,8 @@ namespace {
 ssize_t errno_of(mm::wait_status s) { return s == mm::wait_status::Cancelled ? -ECANCELED : -ETIMEDOUT; }
 }  // namespace
 
-std::unique_ptr<tls_stream> tls_stream::accept(mm::io& io, tls_context& ctx, mm::millis timeout,
-                                               std::string* why) {
+std::unique_ptr<tls_stream> tls_stream::accept(mm::io& io, tls_context& ctx, config::peer_check peer,
+                                               mm::millis timeout, std::string* why) {
   std::shared_ptr<SSL_CTX> c = ctx.current();
   SSL* ssl = c ? SSL_new(c.get()) : nullptr;  // takes its own reference on the context
   if (!ssl || SSL_set_fd(ssl, io.fd()) != 1) {
@@ -27,6 +27,9 @@ std::unique_ptr<tls_stream> tls_stream::accept(mm::io& io, tls_context& ctx, mm:
     if (why) *why = "could not create the TLS connection";
     return nullptr;
   }
+  // memcached's btls: / mtls: listeners, over the context's ssl_verify_mode.
+  if (peer == config::peer_check::None) SSL_set_verify(ssl, SSL_VERIFY_NONE, nullptr);
+  if (peer == config::peer_check::Required) SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
   std::unique_ptr<tls_stream> s(new tls_stream(io, ssl, ctx));
   const ssize_t r = s->drive([ssl] { return SSL_accept(ssl); }, mm::deadline_after(timeout));
   if (r <= 0) {

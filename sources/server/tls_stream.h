@@ -25,7 +25,9 @@ class tls_stream final : public stream {
   // nullptr on failure (counted in ssl_handshake_errors; *why says what
   // happened: OpenSSL's reason, "timed out", "cancelled", "closed").
   // [machine: the connection's coroutine; suspends]
-  static std::unique_ptr<tls_stream> accept(mm::io& io, tls_context& ctx, mm::millis timeout, std::string* why);
+  // `peer` is the listener's btls:/mtls: override of ssl_verify_mode.
+  static std::unique_ptr<tls_stream> accept(mm::io& io, tls_context& ctx, config::peer_check peer,
+                                            mm::millis timeout, std::string* why);
   ~tls_stream() override;  // frees the SSL object (the fd stays the io's)
 
   int fd() const override { return io_.fd(); }

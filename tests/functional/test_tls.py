@@ -261,6 +261,41 @@ def test_verify_mode_2_requires_a_client_certificate_from_the_ca(ithaca_factory,
         assert stats(c, b"settings")["ssl_verify_mode"] == "3"  # OpenSSL's flags, as memcached prints
 
 
+def test_btls_and_mtls_listeners_override_the_verify_mode(ithaca_factory, certs):
+    """memcached 1.6's listener prefixes: with ssl_verify_mode=2 (a client
+    certificate required everywhere) a btls: listener asks for none; with the
+    default mode 0 an mtls: listener requires one from ssl_ca_cert."""
+    basic, mutual = mcwire_free_port(), mcwire_free_port()
+    ca = ["-CAfile", str(certs / "ca.pem")]
+    client = ["-cert", str(certs / "client.pem"), "-key", str(certs / "client.key")]
+    stranger = ["-cert", str(certs / "stranger.pem"), "-key", str(certs / "stranger.key")]
+    strict = ithaca_factory(tls_flags(certs, extra=f"ssl_ca_cert={certs / 'ca.pem'},ssl_verify_mode=2") +
+                            ["-l", f"{HOST}:0", "-l", f"btls:{HOST}:{basic}"])
+    assert strict.wait_for_log(re.compile(rf"listening on tcp {HOST}:{basic} \(TLS, no client certificate\)"), 5)
+    rc, out = s_client(basic, *ca)
+    assert rc == 0 and b"VERSION " in out, out
+    rc, out = s_client(strict.port, *ca)
+    assert b"VERSION " not in out, out  # the default listener still requires one
+    lax = ithaca_factory(tls_flags(certs, extra=f"ssl_ca_cert={certs / 'ca.pem'}") +
+                         ["-l", f"{HOST}:0", "-l", f"mtls:{HOST}:{mutual}"])
+    assert lax.wait_for_log(re.compile(rf"listening on tcp {HOST}:{mutual} \(TLS, client certificate required\)"), 5)
+    rc, out = s_client(mutual, *ca)
+    assert b"VERSION " not in out, out
+    rc, out = s_client(mutual, *ca, *stranger)
+    assert b"VERSION " not in out, out
+    rc, out = s_client(mutual, *ca, *client)
+    assert rc == 0 and b"VERSION " in out, out
+    rc, out = s_client(lax.port, *ca)
+    assert rc == 0 and b"VERSION " in out, out  # mode 0 elsewhere: no certificate needed
+    with TlsConn(*lax.address, client_context(certs)) as c:
+        assert stats(c)["ssl_handshake_errors"] == "2"
+    for prefix in ("btls", "mtls"):
+        p = run_ithaca("-l", f"{prefix}:{HOST}:0")
+        assert p.returncode != 0 and f"'{prefix}' option is valid only when SSL is enabled" in p.stderr, p.stderr
+    p = run_ithaca(*tls_flags(certs), "-l", f"mtls:{HOST}:0")
+    assert p.returncode != 0 and "ssl_ca_cert" in p.stderr, p.stderr
+
+
 # --- certificate reload --------------------------------------------------------------------------
 
 

@@ -120,6 +120,35 @@ TEST_CASE("-l notls:HOST:PORT: a plaintext listener, valid only with -Z") {
   CHECK(validation(c) == "'notls' option is valid only when SSL is enabled");
 }
 
+TEST_CASE("-l btls: and mtls: listeners (memcached 1.6's): TLS with no client certificate asked, or one required") {
+  config c = with_flags({"-Z", "-o", "ssl_chain_cert=/c.pem,ssl_ca_cert=/ca.pem", "-l",
+                         "btls:127.0.0.1:5000,mtls:[::1]:5001,127.0.0.1:5002"});
+  REQUIRE(c.listen.tcp.size() == 3);
+  CHECK(c.listen.tcp[0].peer == peer_check::None);
+  CHECK(c.listen.tcp[0].port == 5000);
+  CHECK(c.listen.tcp[1].peer == peer_check::Required);
+  CHECK(c.listen.tcp[1].host == "::1");
+  CHECK(c.listen.tcp[1].port == 5001);
+  CHECK(c.listen.tcp[2].peer == peer_check::Default);
+  CHECK_FALSE(c.listen.tcp[0].notls);
+  CHECK(validation(c) == "");
+  c = with_flags({"-l", "btls:127.0.0.1:5000"});
+  CHECK(validation(c) == "'btls' option is valid only when SSL is enabled");
+  c = with_flags({"-l", "mtls:127.0.0.1:5000"});
+  CHECK(validation(c) == "'mtls' option is valid only when SSL is enabled");
+  // An mtls: listener needs the CA its clients' certificates are checked against.
+  c = with_flags({"-Z", "-o", "ssl_chain_cert=/c.pem", "-l", "mtls:127.0.0.1:5000"});
+  CHECK(validation(c).find("ssl_ca_cert") != std::string::npos);
+  std::string error;
+  config y;
+  REQUIRE(load_config_text("listen:\n  tcp: [\"mtls:127.0.0.1:1\", \"btls:127.0.0.1:2\"]\n"
+                           "tls:\n  enabled: true\n  chain_cert: /c.pem\n  ca_cert: /ca.pem\n",
+                           "ithaca.yaml", y, &error));
+  CHECK(error == "");
+  CHECK(y.listen.tcp[0].peer == peer_check::Required);
+  CHECK(y.listen.tcp[1].peer == peer_check::None);
+}
+
 TEST_CASE("validate: a certificate and a TCP listener are needed") {
   config c = with_flags({"-Z"});
   CHECK(validation(c).find("ssl_chain_cert") != std::string::npos);
