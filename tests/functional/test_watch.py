@@ -92,16 +92,40 @@ def script(server, watcher):
     return read_until(watcher, r"type=conn_close .*reason=normal")
 
 
+def read_more(w, have, want, timeout=3.0):
+    """`have` plus further lines until there are `want` (or `timeout` passes)."""
+    lines = list(have)
+    deadline = time.monotonic() + timeout
+    while len(lines) < want and time.monotonic() < deadline:
+        w.timeout = max(0.05, deadline - time.monotonic())
+        try:
+            lines.append(w.read_until(b"\n").decode().rstrip("\n"))
+        except (TimeoutError, socket.timeout):
+            break
+    return lines
+
+
 def test_lines_match_memcached(ithaca, memcached):
     """The same requests give the same lines as memcached (1.6.18 prints
-    these kinds exactly as 1.6.45 does), times, gids, ports and ids aside."""
+    these kinds exactly as 1.6.45 does), times, gids, ports and ids aside.
+    memcached's logger thread gathers each thread's lines in turn, so on a
+    busy machine its conn_close may come before the item lines: its lines are
+    read on to ithaca's count and compared as a set; ithaca's own order is
+    the requests' order."""
     got = {}
     for name, server in (("ithaca", ithaca), ("memcached", memcached)):
         with start_watch(server, "fetchers mutations connevents") as w:
             got[name] = script(server, w)
+            if name == "memcached":
+                got[name] = read_more(w, got[name], len(got["ithaca"]))
         for line in got[name]:
             assert re.match(LINE_HEAD + "type=", line), line
-    assert normalised(got["ithaca"]) == normalised(got["memcached"])
+    ours, theirs = normalised(got["ithaca"]), normalised(got["memcached"])
+    if theirs and theirs[-1].startswith("type=conn_close "):
+        assert ours == theirs  # memcached's lines came in order: the same order
+    else:
+        assert sorted(ours) == sorted(theirs)
+        assert ours[0].startswith("type=conn_new ") and ours[-1].startswith("type=conn_close ")
     assert "type=item_store key=k%2520 status=stored cmd=set ttl=100 clsid=1 cfd=N size=2" in \
         normalised(got["ithaca"])
 
