@@ -379,6 +379,9 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
   return true;
 }
 
+// The flags given over the file's settings, field by field (a flag not given
+// leaves the file's value): the start and every SIGHUP reload apply them, so a
+// reload never loses what the command line said. [the thread loading the config]
 void apply_overrides(const cli_options& cli, config& c) {
   listen_config& l = c.listen;
   if (cli.unix_socket) {

@@ -64,6 +64,8 @@ std::string or_null(const std::string& s, const char* unset) { return s.empty() 
 
 }  // namespace
 
+// `stats settings`: memcached's names and formats in memcached's order, then
+// ithaca's own settings; built from one config snapshot. [any thread]
 std::vector<std::pair<std::string, std::string>> settings_stats(const config& c) {
   const listen_config& l = c.listen;
   auto n = [](uint64_t v) { return std::to_string(v); };

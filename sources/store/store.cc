@@ -673,6 +673,8 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
     }
 }
 
+// delete / md (the contract is in store.h): one bucket lock; what is
+// unlinked is freed by the reclaim list after the unlock.
 remove_status store::remove(std::string_view key, const store_now& now,
                             const remove_options& opts)
 {
