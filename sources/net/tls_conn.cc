@@ -13,10 +13,9 @@ namespace ithaca::net {
 
 namespace {
 ssize_t errno_of(mm::wait_status s) { return s == mm::wait_status::Cancelled ? -ECANCELED : -ETIMEDOUT; }
-}  // namespace
 
-std::unique_ptr<tls_conn> tls_conn::connect(mm::io& io, SSL_CTX* ctx, const std::string& server_name,
-                                            bool check_name, int64_t deadline, std::string* why) {
+// An SSL object of `ctx` on the io's socket, or nullptr with *why.
+SSL* new_ssl(mm::io& io, SSL_CTX* ctx, std::string* why) {
   ERR_clear_error();
   SSL* ssl = ctx != nullptr ? SSL_new(ctx) : nullptr;
   if (ssl == nullptr || SSL_set_fd(ssl, io.fd()) != 1) {
@@ -25,6 +24,14 @@ std::unique_ptr<tls_conn> tls_conn::connect(mm::io& io, SSL_CTX* ctx, const std:
     if (why) *why = "could not create the TLS connection";
     return nullptr;
   }
+  return ssl;
+}
+}  // namespace
+
+std::unique_ptr<tls_conn> tls_conn::connect(mm::io& io, SSL_CTX* ctx, const std::string& server_name,
+                                            bool check_name, int64_t deadline, std::string* why) {
+  SSL* ssl = new_ssl(io, ctx, why);
+  if (ssl == nullptr) return nullptr;
   if (!server_name.empty()) {
     SSL_set_tlsext_host_name(ssl, server_name.c_str());
     if (check_name) {
@@ -41,14 +48,8 @@ std::unique_ptr<tls_conn> tls_conn::connect(mm::io& io, SSL_CTX* ctx, const std:
 }
 
 std::unique_ptr<tls_conn> tls_conn::accept(mm::io& io, SSL_CTX* ctx, int64_t deadline, std::string* why) {
-  ERR_clear_error();
-  SSL* ssl = ctx != nullptr ? SSL_new(ctx) : nullptr;
-  if (ssl == nullptr || SSL_set_fd(ssl, io.fd()) != 1) {
-    if (ssl) SSL_free(ssl);
-    ERR_clear_error();
-    if (why) *why = "could not create the TLS connection";
-    return nullptr;
-  }
+  SSL* ssl = new_ssl(io, ctx, why);
+  if (ssl == nullptr) return nullptr;
   SSL_set_accept_state(ssl);
   return handshake(io, ssl, false, deadline, why);
 }
