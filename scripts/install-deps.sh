@@ -11,6 +11,7 @@ packages=(
   clang libclang-rt-14-dev
   prometheus libsystemd-dev
   libssl-dev openssl python3-pymemcache
+  user-mode-linux kmod
 )
 
 missing=()

@@ -6,9 +6,9 @@
 
 namespace ithaca::server {
 
-ssize_t plain_stream::try_send(const void* buf, size_t len) {
+ssize_t send_now(int fd, const void* buf, size_t len) {
   for (;;) {
-    const ssize_t w = ::send(io_.fd(), buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t w = ::send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (w >= 0) return w;
     if (errno == EINTR) continue;
     return errno == EWOULDBLOCK ? -EAGAIN : -errno;

@@ -44,7 +44,8 @@ std::unique_ptr<tls_stream> tls_stream::accept(mm::io& io, tls_context& ctx, con
   }
   s->handshaking_ = false;
   ctx.counters().handshakes.fetch_add(1, std::memory_order_relaxed);
-  if (s->ktls_send()) ctx.counters().ktls_send.fetch_add(1, std::memory_order_relaxed);
+  s->kernel_send_ = s->ktls_send();
+  if (s->kernel_send_) ctx.counters().ktls_send.fetch_add(1, std::memory_order_relaxed);
   return s;
 }
 
@@ -53,6 +54,10 @@ tls_stream::~tls_stream() { SSL_free(ssl_); }
 bool tls_stream::ktls_send() const { return BIO_get_ktls_send(SSL_get_wbio(ssl_)) == 1; }
 const char* tls_stream::version() const { return SSL_get_version(ssl_); }
 bool tls_stream::ktls_recv() const { return BIO_get_ktls_recv(SSL_get_rbio(ssl_)) == 1; }
+
+bool tls_stream::kernel_writes() const {
+  return kernel_send_ && SSL_get_key_update_type(ssl_) == SSL_KEY_UPDATE_NONE;
+}
 
 template <class Op>
 ssize_t tls_stream::drive(Op op, int64_t deadline) {
@@ -105,6 +110,7 @@ ssize_t tls_stream::write_all(const char* p, size_t n, int64_t deadline) {
 }
 
 ssize_t tls_stream::writev(const iovec* iov, int count, mm::millis timeout) {
+  if (kernel_writes()) return io_.writev(iov, count, timeout);
   const int64_t deadline = mm::deadline_after(timeout);
   const size_t record = ctx_.wbuf_size();
   size_t total = 0;
@@ -148,6 +154,7 @@ ssize_t tls_stream::writev(const iovec* iov, int count, mm::millis timeout) {
 }
 
 ssize_t tls_stream::try_send(const void* buf, size_t len) {
+  if (kernel_writes()) return send_now(io_.fd(), buf, len);
   ERR_clear_error();
   const int n = static_cast<int>(std::min<size_t>(len, ctx_.wbuf_size()));
   const int r = SSL_write(ssl_, buf, n);

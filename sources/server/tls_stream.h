@@ -3,9 +3,10 @@
 // `tls` module). Every call runs in the connection's coroutine: an SSL call
 // that wants the socket readable or writable suspends the coroutine on
 // mm::io's readiness waits (wait_readable / wait_writable), within the
-// caller's deadline; the worker never blocks. The mm::io is only waited on,
-// never read through (its io_uring multishot receive is never armed, so no
-// byte is taken from the socket behind OpenSSL's back).
+// caller's deadline; the worker never blocks. The mm::io is never read
+// through (its io_uring multishot receive is never armed, so no byte is
+// taken from the socket behind OpenSSL's back); it is written through only
+// once kTLS sends are on, when the kernel encrypts what a plain write gives.
 #pragma once
 
 #include <memory>
@@ -32,9 +33,12 @@ class tls_stream final : public stream {
 
   int fd() const override { return io_.fd(); }
   ssize_t read(void* buf, size_t len, mm::millis timeout) override;
-  // Gathers small pieces into records of up to ssl_wbuf_size bytes (one
-  // SSL_write each); a piece at least that large is written from its own
-  // memory. Everything, or -errno.
+  // With kernel TLS sending (kernel_send_), the plaintext goes to the
+  // socket as a plain connection's does (mm::io::writev: the iovecs that
+  // point into items, no copy here; the kernel makes the records).
+  // Otherwise: gathers small pieces into records of up to ssl_wbuf_size
+  // bytes (one SSL_write each); a piece at least that large is written from
+  // its own memory. Everything, or -errno.
   ssize_t writev(const iovec* iov, int count, mm::millis timeout) override;
   ssize_t try_send(const void* buf, size_t len) override;
   mm::wait_status wait_writable(mm::millis timeout) override { return io_.wait_writable(timeout); }
@@ -52,11 +56,16 @@ class tls_stream final : public stream {
   template <class Op>
   ssize_t drive(Op op, int64_t deadline);
   ssize_t write_all(const char* p, size_t n, int64_t deadline);
+  // Whether this write may bypass SSL_write: kTLS sends are on and OpenSSL
+  // has no write of its own to make first (a KeyUpdate it owes the peer
+  // goes out through SSL_write, which then fails or rekeys as OpenSSL can).
+  bool kernel_writes() const;
 
   mm::io& io_;
   SSL* ssl_;
   tls_context& ctx_;
   bool handshaking_ = true;  // failures before the end count as handshake errors
+  bool kernel_send_ = false;  // kTLS took the sends over at the handshake's end
 };
 
 }  // namespace ithaca::server

@@ -1,0 +1,267 @@
+"""Runs INSIDE a User-mode Linux guest whose kernel has the `tls` module
+(uml_guest.py; test_ktls.py boots it): ithaca with -Z, once with kernel TLS
+(its default), on io_uring and on the epoll backend, and once with
+`tls.kernel_tls: false`, and a TLS client in
+Python (OpenSSL in user space, so every record ithaca's kernel made is
+checked by another TLS implementation). Prints one JSON object on its last
+line: per variant, each check's result ("ok" or what went wrong), ithaca's
+TLS stats, and the kernel's /proc/net/tls_stat counters (before, with the
+connections open, after).
+
+usage: guest_ktls.py ITHACA_BIN CERT KEY WORKDIR [VARIANT...]
+"""
+
+import json
+import os
+import random
+import socket
+import ssl
+import struct
+import subprocess
+import sys
+import time
+
+ITHACA, CERT, KEY, WORK = sys.argv[1:5]
+# The guest's own network: nothing else listens here. One port per variant:
+# a stopped server's io_uring may keep its listening socket a moment longer.
+PORTS = {"kernel": 11211, "user": 11212, "kernel_epoll": 11213}
+PORT = None
+
+
+def tls_stat():
+    out = {}
+    with open("/proc/net/tls_stat") as f:
+        for line in f:
+            name, value = line.split()
+            out[name] = int(value)
+    return out
+
+
+def start(variant):
+    global PORT
+    PORT = PORTS[variant]
+    conf = os.path.join(WORK, f"{variant}.yaml")
+    with open(conf, "w") as f:
+        f.write(f"""listen:
+  tcp: ["127.0.0.1:{PORT}"]
+server:
+  workers: 1
+  io_backend: {"epoll" if variant.endswith("epoll") else "auto"}
+cache:
+  memory_limit: 256m
+  item_size_max: 2m
+tls:
+  enabled: true
+  chain_cert: {CERT}
+  key: {KEY}
+  kernel_tls: {"false" if variant == "user" else "true"}
+""")
+    log = open(os.path.join(WORK, f"{variant}.log"), "w")
+    proc = subprocess.Popen([ITHACA, "--config", conf, "-vv"], stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
+            return proc
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit(f"ithaca ({variant}) exited: see {variant}.log")
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit(f"ithaca ({variant}) did not listen")
+
+
+def connect():
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(CERT)
+    ctx.check_hostname = False
+    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", PORT), timeout=20))
+    return s
+
+
+class Reader:
+    """Reads replies off one TLS socket, buffered."""
+
+    def __init__(self, s):
+        self.s, self.buf = s, b""
+
+    def fill(self):
+        chunk = self.s.recv(1 << 20)
+        if not chunk:
+            raise AssertionError("connection closed")
+        self.buf += chunk
+
+    def line(self):
+        while b"\r\n" not in self.buf:
+            self.fill()
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def exact(self, n):
+        while len(self.buf) < n:
+            self.fill()
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def value(self, key, data):
+        """One `VALUE key flags n` block whose data must be `data`."""
+        head = self.line().split()
+        if head[:2] != [b"VALUE", key] or int(head[3]) != len(data):
+            raise AssertionError(f"expected VALUE {key!r} of {len(data)} bytes, got {head!r}")
+        got = self.exact(len(data) + 2)
+        if got[:-2] != data or got[-2:] != b"\r\n":
+            raise AssertionError(f"value of {key!r} differs ({len(data)} bytes)")
+
+    def expect(self, line):
+        got = self.line()
+        if got != line:
+            raise AssertionError(f"expected {line!r}, got {got!r}")
+
+
+def payload(n, seed):
+    return random.Random(seed).randbytes(n)
+
+
+def check_sizes(s, r):
+    """One value of each size stored and read back: small pieces gathered
+    into one send, and values whose iovecs point into the item."""
+    for i, n in enumerate((1, 100, 4096, 16384, 65536, 262144, 1048576)):
+        key, data = f"size{n}".encode(), payload(n, i)
+        s.sendall(b"set %s 0 0 %d\r\n%s\r\nget %s\r\n" % (key, n, data, key))
+        r.expect(b"STORED")
+        r.value(key, data)
+        r.expect(b"END")
+
+
+def check_multiget(s, r):
+    keys = [f"mg{i}".encode() for i in range(40)]
+    for i, k in enumerate(keys):
+        s.sendall(b"set %s 0 0 4096 noreply\r\n%s\r\n" % (k, payload(4096, 100 + i)))
+    s.sendall(b"get " + b" ".join(keys) + b"\r\n")
+    for i, k in enumerate(keys):
+        r.value(k, payload(4096, 100 + i))
+    r.expect(b"END")
+
+
+def check_pipeline(s, r):
+    """200 requests in one send, mixed stores and gets, answered in order."""
+    batch, expect = [], []
+    for i in range(200):
+        key, data = f"p{i % 20}".encode(), payload(50 + i * 37, 1000 + i)
+        if i % 3 == 0:
+            batch.append(b"set %s 0 0 %d\r\n%s\r\n" % (key, len(data), data))
+            expect.append(("stored", key, data))
+        else:
+            batch.append(b"get %s\r\n" % key)
+            expect.append(("get", key, None))
+    current = {}
+    s.sendall(b"".join(batch))
+    for kind, key, data in expect:
+        if kind == "stored":
+            r.expect(b"STORED")
+            current[key] = data
+        else:
+            if key in current:
+                r.value(key, current[key])
+            r.expect(b"END")
+
+
+def check_meta(s, r):
+    data = payload(5000, 7)
+    s.sendall(b"ms metakey %d T0\r\n%s\r\nmg metakey v k\r\n" % (len(data), data))
+    r.expect(b"HD")
+    head = r.line().split()
+    if head[:2] != [b"VA", b"5000"] or b"kmetakey" not in head:
+        raise AssertionError(f"meta reply {head!r}")
+    if r.exact(5002)[:-2] != data:
+        raise AssertionError("meta value differs")
+
+
+def check_binary(s, r):
+    """A binary set and get (a connection speaks one protocol, from its
+    first byte, as in memcached)."""
+    key, data = b"binkey", payload(20000, 8)
+    extras = struct.pack(">II", 0, 0)
+    s.sendall(struct.pack(">BBHBBHIIQ", 0x80, 0x01, len(key), 8, 0, 0, 8 + len(key) + len(data), 0, 0)
+              + extras + key + data
+              + struct.pack(">BBHBBHIIQ", 0x80, 0x00, len(key), 0, 0, 0, len(key), 0, 0) + key)
+    for op in (0x01, 0x00):
+        hdr = r.exact(24)
+        magic, got_op, _kl, el, _dt, status, body = struct.unpack(">BBHBBHI", hdr[:12])
+        if magic != 0x81 or got_op != op or status != 0:
+            raise AssertionError(f"binary reply header {hdr!r}")
+        got = r.exact(body)
+        if op == 0x00 and got[el:] != data:
+            raise AssertionError("binary value differs")
+
+
+def check_slow_reader(s, r):
+    """16 gets of a 256 KiB value sent at once while the client reads
+    nothing: the server's sends stop on a full socket and go on from the
+    same byte, as the kernel makes records of what it is given."""
+    data = payload(262144, 99)
+    s.sendall(b"set slow 0 0 %d\r\n%s\r\n" % (len(data), data))
+    r.expect(b"STORED")
+    s.sendall(b"get slow\r\n" * 16)
+    time.sleep(0.5)
+    for _ in range(16):
+        r.value(b"slow", data)
+        r.expect(b"END")
+
+
+def stats(s, r):
+    s.sendall(b"stats\r\n")
+    out = {}
+    while True:
+        line = r.line()
+        if line == b"END":
+            return out
+        _stat, name, value = line.decode().split(" ", 2)
+        if name.startswith("ssl_"):
+            out[name] = int(value)
+
+
+CHECKS = [check_sizes, check_multiget, check_pipeline, check_meta, check_binary, check_slow_reader]
+
+
+def run_variant(variant):
+    before = tls_stat()
+    proc = start(variant)
+    result = {"checks": {}}
+    try:
+        conns = [connect() for _ in range(len(CHECKS))]
+        result["version"] = conns[0].version()
+        for check, s in zip(CHECKS, conns):
+            try:
+                check(s, Reader(s))
+                result["checks"][check.__name__] = "ok"
+            except Exception as e:  # the host test prints which check and why
+                result["checks"][check.__name__] = f"{type(e).__name__}: {e}"
+        # Read after the checks: each connection has had replies by now, so
+        # the server's side of every handshake is over (the client's ends
+        # first).
+        result["tls_stat_open"] = tls_stat()
+        s = connect()
+        result["stats"] = stats(s, Reader(s))
+        s.close()
+        for c in conns:
+            c.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    result["tls_stat_before"], result["tls_stat_after"] = before, tls_stat()
+    result["connections"] = len(CHECKS) + 1
+    return result
+
+
+def main():
+    with open("/proc/sys/net/ipv4/tcp_available_ulp") as f:
+        ulp = f.read().split()
+    out = {"ulp": ulp}
+    for variant in sys.argv[5:] or list(PORTS):
+        out[variant] = run_variant(variant)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
