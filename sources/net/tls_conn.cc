@@ -1,5 +1,7 @@
 #include "tls_conn.h"
 
+#include <sys/socket.h>
+
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -58,7 +60,10 @@ std::unique_ptr<tls_conn> tls_conn::handshake(mm::io& io, SSL* ssl, bool client,
                                               std::string* why) {
   std::unique_ptr<tls_conn> c(new tls_conn(io, ssl));
   const ssize_t r = c->drive([ssl] { return SSL_do_handshake(ssl); }, deadline);
-  if (r > 0) return c;
+  if (r > 0) {
+    c->kernel_send_ = BIO_get_ktls_send(SSL_get_wbio(ssl)) == 1;
+    return c;
+  }
   if (why) {
     if (r == 0) {
       *why = client ? "closed by the server during the TLS handshake" : "closed by the peer during the TLS handshake";
@@ -150,8 +155,26 @@ ssize_t tls_conn::read(void* buf, size_t len, mm::millis timeout) {
   return drive([this, buf, n] { return SSL_read(ssl_, buf, n); }, deadline);
 }
 
+ssize_t tls_conn::kernel_write(const char* p, size_t len, int64_t deadline) {
+  size_t done = 0;
+  while (done < len) {
+    const ssize_t w = ::send(io_.fd(), p + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (w > 0) {
+      done += static_cast<size_t>(w);
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return -errno;
+    if (const mm::wait_status s = await(false, deadline); s != mm::wait_status::Ok) return errno_of(s);
+  }
+  return static_cast<ssize_t>(done);
+}
+
 ssize_t tls_conn::write(const void* buf, size_t len, mm::millis timeout) {
   const int64_t deadline = mm::deadline_after(timeout);
+  if (kernel_send_ && SSL_get_key_update_type(ssl_) == SSL_KEY_UPDATE_NONE) {
+    return kernel_write(static_cast<const char*>(buf), len, deadline);
+  }
   size_t done = 0;
   while (done < len) {
     // Without SSL_MODE_ENABLE_PARTIAL_WRITE an SSL_write returns once all of

@@ -32,7 +32,14 @@
 // KeyUpdate, and a warning alert, only once the unfinished write is done
 // (ssl3_write_bytes: "unless we have writes pending"). So SSL_read writes
 // only when no application write is unfinished, and the shared waits above
-// cover the rest. [machine: the owner's worker; no lock]
+// cover the rest.
+//
+// Kernel TLS: where the kernel has the `tls` module, OpenSSL hands it the
+// send keys at the handshake's end (SSL_OP_ENABLE_KTLS, tls_setup.cc). Then
+// write() sends the plaintext with send(2) itself (one copy fewer: OpenSSL
+// would copy into its record first), waiting for writable through the same
+// shared waits; a KeyUpdate OpenSSL owes the peer goes back through
+// SSL_write. Reads stay with SSL_read. [machine: the owner's worker; no lock]
 #pragma once
 
 #include <sys/types.h>
@@ -79,6 +86,7 @@ class tls_conn {
   void request_key_update();
 
   const char* version() const;   // "TLSv1.3"
+  bool kernel_send() const { return kernel_send_; }  // the kernel encrypts the sends (kTLS)
   std::string peer_subject() const;  // the peer certificate's subject, "" without one
   const std::string& last_error() const { return last_error_; }  // OpenSSL's reason of the last -EPROTO
 
@@ -92,11 +100,14 @@ class tls_conn {
   template <class Op>
   ssize_t drive(Op op, int64_t deadline);
   mm::wait_status await(bool readable, int64_t deadline);
+  // write() with kTLS sends: send(2) of the plaintext until all is taken.
+  ssize_t kernel_write(const char* p, size_t len, int64_t deadline);
 
   mm::io& io_;
   SSL* ssl_;
   bool read_waiter_ = false;   // a coroutine waits on the socket for readable
   bool write_waiter_ = false;  // ... for writable
+  bool kernel_send_ = false;   // kTLS took the sends over at the handshake's end
   int changed_waiters_ = 0;    // coroutines waiting on changed_
   mm::cond changed_;           // a socket wait ended: retry the SSL call
   std::string last_error_;

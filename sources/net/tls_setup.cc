@@ -51,7 +51,9 @@ bool common(SSL_CTX* c, const config::backend_tls& cfg, std::string* error) {
   // A peer that closes without close_notify (memcached closing an idle
   // connection) reads as the end of the stream: the protocols frame every
   // reply, so a truncated one is still noticed.
-  SSL_CTX_set_options(c, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF);
+  // Kernel TLS where the kernel has the `tls` module: tls_conn then writes
+  // plaintext to the socket itself (tls_conn.h).
+  SSL_CTX_set_options(c, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_ENABLE_KTLS);
   return true;
 }
 

@@ -193,7 +193,8 @@ void fanout::handshake(int fd, std::string peer) {
     refuse(-1, peer, "already " + std::to_string(kMaxSlaves) + " slaves");
     return;
   }
-  spdlog::info("replication: slave {} shows {} ({})", peer, tls->peer_subject(), tls->version());
+  spdlog::info("replication: slave {} shows {} ({}{})", peer, tls->peer_subject(), tls->version(),
+               tls->kernel_send() ? ", kernel TLS sends" : "");
   attach(std::move(io), std::move(tls), peer);
 }
 

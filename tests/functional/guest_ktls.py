@@ -1,14 +1,22 @@
 """Runs INSIDE a User-mode Linux guest whose kernel has the `tls` module
-(uml_guest.py; test_ktls.py boots it): ithaca with -Z, once with kernel TLS
-(its default), on io_uring and on the epoll backend, and once with
-`tls.kernel_tls: false`, and a TLS client in
-Python (OpenSSL in user space, so every record ithaca's kernel made is
-checked by another TLS implementation). Prints one JSON object on its last
-line: per variant, each check's result ("ok" or what went wrong), ithaca's
-TLS stats, and the kernel's /proc/net/tls_stat counters (before, with the
-connections open, after).
+(uml_guest.py; test_ktls.py boots it). Variants, each with its own ports:
+  kernel, kernel_epoll  ithaca -Z with kernel TLS (its default) on io_uring
+                        and on epoll, answering a TLS client in Python
+                        (OpenSSL in user space, so every record ithaca's
+                        kernel made is checked by another implementation);
+  user                  the same with `tls.kernel_tls: false`;
+  router                ithaca routing a plaintext client over a `tls:` pool
+                        to a TLS server (ithaca -Z with user-space TLS):
+                        the router's backend connections' sends;
+  replication           an ithaca master and slave over `replication.tls`
+                        (mutual certificates): the sync and stream sends.
+Prints one JSON object on its last line: per variant, each check's result
+("ok" or what went wrong), ithaca's TLS stats where it has them, and the
+kernel's /proc/net/tls_stat counters (before, with the connections open,
+after).
 
-usage: guest_ktls.py ITHACA_BIN CERT KEY WORKDIR [VARIANT...]
+usage: guest_ktls.py ITHACA_BIN CERT_DIR WORKDIR [VARIANT...]
+CERT_DIR: test_tls.py's certificates (ca, server for localhost, client).
 """
 
 import json
@@ -21,11 +29,13 @@ import subprocess
 import sys
 import time
 
-ITHACA, CERT, KEY, WORK = sys.argv[1:5]
+ITHACA, CERTS, WORK = sys.argv[1:4]
+CA, CERT, KEY = (os.path.join(CERTS, n) for n in ("ca.pem", "server.pem", "server.key"))
+CLIENT_CERT, CLIENT_KEY = os.path.join(CERTS, "client.pem"), os.path.join(CERTS, "client.key")
 # The guest's own network: nothing else listens here. One port per variant:
 # a stopped server's io_uring may keep its listening socket a moment longer.
-PORTS = {"kernel": 11211, "user": 11212, "kernel_epoll": 11213}
-PORT = None
+PORTS = {"kernel": 11211, "user": 11212, "kernel_epoll": 11213, "router": 11214, "replication": 11215}
+BACKEND_PORT, MASTER_REPL_PORT, SLAVE_PORT = 11221, 11222, 11223
 
 
 def tls_stat():
@@ -37,13 +47,33 @@ def tls_stat():
     return out
 
 
-def start(variant):
-    global PORT
-    PORT = PORTS[variant]
-    conf = os.path.join(WORK, f"{variant}.yaml")
+def wait_port(port, proc, name, plain_ok=True):
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit(f"{name} exited: see its log in {WORK}")
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit(f"{name} did not listen on {port}")
+
+
+def start_ithaca(name, config, port):
+    conf = os.path.join(WORK, f"{name}.yaml")
     with open(conf, "w") as f:
-        f.write(f"""listen:
-  tcp: ["127.0.0.1:{PORT}"]
+        f.write(config)
+    log = open(os.path.join(WORK, f"{name}.log"), "w")
+    proc = subprocess.Popen([ITHACA, "--config", conf, "-vv"], stdout=log, stderr=subprocess.STDOUT)
+    wait_port(port, proc, name)
+    return proc
+
+
+def cache_config(variant):
+    return f"""listen:
+  tcp: ["127.0.0.1:{PORTS[variant]}"]
 server:
   workers: 1
   io_backend: {"epoll" if variant.endswith("epoll") else "auto"}
@@ -55,28 +85,17 @@ tls:
   chain_cert: {CERT}
   key: {KEY}
   kernel_tls: {"false" if variant == "user" else "true"}
-""")
-    log = open(os.path.join(WORK, f"{variant}.log"), "w")
-    proc = subprocess.Popen([ITHACA, "--config", conf, "-vv"], stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
-            return proc
-        except OSError:
-            if proc.poll() is not None:
-                raise SystemExit(f"ithaca ({variant}) exited: see {variant}.log")
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit(f"ithaca ({variant}) did not listen")
+"""
 
 
-def connect():
+def connect(port, tls=True):
+    sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+    if not tls:
+        return sock
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.load_verify_locations(CERT)
+    ctx.load_verify_locations(CA)
     ctx.check_hostname = False
-    s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", PORT), timeout=20))
-    return s
+    return ctx.wrap_socket(sock)
 
 
 class Reader:
@@ -222,35 +241,166 @@ def stats(s, r):
 
 
 CHECKS = [check_sizes, check_multiget, check_pipeline, check_meta, check_binary, check_slow_reader]
+ROUTED_CHECKS = [check_sizes, check_multiget, check_pipeline, check_slow_reader]
+
+
+def run_checks(checks, port, tls, result):
+    """Each check on its own connection; the connections stay open until
+    the caller closes them (returned)."""
+    conns = [connect(port, tls) for _ in checks]
+    for check, s in zip(checks, conns):
+        try:
+            check(s, Reader(s))
+            result["checks"][check.__name__] = "ok"
+        except Exception as e:  # the host test prints which check and why
+            result["checks"][check.__name__] = f"{type(e).__name__}: {e}"
+    return conns
+
+
+def run_cache(variant, result):
+    procs = [start_ithaca(variant, cache_config(variant), PORTS[variant])]
+    port = PORTS[variant]
+    conns = run_checks(CHECKS, port, True, result)
+    result["version"] = conns[0].version()
+    s = connect(port)
+    result["stats"] = stats(s, Reader(s))
+    result["connections"] = len(CHECKS) + 1
+    return procs, conns + [s]
+
+
+def run_router(variant, result):
+    # The TLS server is ithaca with kernel TLS off, so every kernel-encrypted
+    # connection is one of the router's to it. (Debian's memcached 1.6.18
+    # -Z stalls in this guest on any reply over 16 KB, the size of its
+    # record buffer, even to a Python client; on this machine's own kernel
+    # it does not, and test_backend_tls.py routes to it there.)
+    backend = start_ithaca("backend", f"""listen:
+  tcp: ["127.0.0.1:{BACKEND_PORT}"]
+server:
+  workers: 1
+cache:
+  memory_limit: 256m
+  item_size_max: 2m
+tls:
+  enabled: true
+  chain_cert: {CERT}
+  key: {KEY}
+  kernel_tls: false
+""", BACKEND_PORT)
+    procs = [backend]
+    port = PORTS[variant]
+    procs.append(start_ithaca(variant, f"""listen:
+  tcp: ["127.0.0.1:{port}"]
+server:
+  workers: 1
+cache:
+  item_size_max: 2m
+pools:
+  main:
+    servers: ["127.0.0.1:{BACKEND_PORT}"]
+    tls:
+      ca_cert: {CA}
+      server_name: localhost
+route: {{type: pool, pool: main}}
+""", port))
+    return procs, run_checks(ROUTED_CHECKS, port, False, result)
+
+
+def check_replicated(master_port):
+    """Items stored on the master, before and after the slave came, read
+    back from the slave (the sync, then the stream)."""
+    def check(s, r):
+        sizes = (100, 4096, 65536, 262144, 1048576)
+        with connect(master_port, False) as m:
+            mr = Reader(m)
+            for i, n in enumerate(sizes):
+                m.sendall(b"set after%d 0 0 %d\r\n%s\r\n" % (i, n, payload(n, 500 + i)))
+                mr.expect(b"STORED")
+        for name, seeds in (("before", range(20)), ("after", range(len(sizes)))):
+            for i in seeds:
+                n = 4096 if name == "before" else sizes[i]
+                data = payload(n, (300 if name == "before" else 500) + i)
+                key = b"%s%d" % (name.encode(), i)
+                deadline = time.monotonic() + 20
+                while True:
+                    s.sendall(b"get %s\r\n" % key)
+                    head = r.line()
+                    if head != b"END":
+                        r.buf = head + b"\r\n" + r.buf
+                        r.value(key, data)
+                        r.expect(b"END")
+                        break
+                    if time.monotonic() > deadline:
+                        raise AssertionError(f"{key!r} never reached the slave")
+                    time.sleep(0.05)
+    check.__name__ = "check_replicated"
+    return check
+
+
+def run_replication(variant, result):
+    master_port = PORTS[variant]
+    def tls(cert, key, extra=""):
+        return f"""  tls:
+    chain_cert: {cert}
+    key: {key}
+    ca_cert: {CA}
+{extra}"""
+    master = start_ithaca("master", f"""listen:
+  tcp: ["127.0.0.1:{master_port}"]
+server:
+  workers: 1
+cache:
+  item_size_max: 2m
+replication:
+  role: master
+  listen: 127.0.0.1
+  port: {MASTER_REPL_PORT}
+{tls(CERT, KEY)}""", master_port)
+    with connect(master_port, False) as m:
+        mr = Reader(m)
+        for i in range(20):
+            m.sendall(b"set before%d 0 0 4096\r\n%s\r\n" % (i, payload(4096, 300 + i)))
+            mr.expect(b"STORED")
+    slave = start_ithaca("slave", f"""listen:
+  tcp: ["127.0.0.1:{SLAVE_PORT}"]
+server:
+  workers: 1
+cache:
+  item_size_max: 2m
+replication:
+  role: slave
+  master: 127.0.0.1
+  port: {MASTER_REPL_PORT}
+  serve_reads: true
+{tls(CLIENT_CERT, CLIENT_KEY, "    server_name: localhost")}
+""", SLAVE_PORT)
+    conns = run_checks([check_replicated(master_port)], SLAVE_PORT, False, result)
+    with open(os.path.join(WORK, "master.log")) as f:
+        result["master_log_kernel_tls"] = "kernel TLS sends" in f.read()
+    return [slave, master], conns
+
+
+RUNS = {"kernel": run_cache, "kernel_epoll": run_cache, "user": run_cache, "router": run_router,
+        "replication": run_replication}
 
 
 def run_variant(variant):
     before = tls_stat()
-    proc = start(variant)
     result = {"checks": {}}
+    procs, conns = [], []
     try:
-        conns = [connect() for _ in range(len(CHECKS))]
-        result["version"] = conns[0].version()
-        for check, s in zip(CHECKS, conns):
-            try:
-                check(s, Reader(s))
-                result["checks"][check.__name__] = "ok"
-            except Exception as e:  # the host test prints which check and why
-                result["checks"][check.__name__] = f"{type(e).__name__}: {e}"
+        procs, conns = RUNS[variant](variant, result)
         # Read after the checks: each connection has had replies by now, so
         # the server's side of every handshake is over (the client's ends
         # first).
         result["tls_stat_open"] = tls_stat()
-        s = connect()
-        result["stats"] = stats(s, Reader(s))
-        s.close()
+    finally:
         for c in conns:
             c.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=20)
     result["tls_stat_before"], result["tls_stat_after"] = before, tls_stat()
-    result["connections"] = len(CHECKS) + 1
     return result
 
 
@@ -258,7 +408,7 @@ def main():
     with open("/proc/sys/net/ipv4/tcp_available_ulp") as f:
         ulp = f.read().split()
     out = {"ulp": ulp}
-    for variant in sys.argv[5:] or list(PORTS):
+    for variant in sys.argv[4:] or list(PORTS):
         out[variant] = run_variant(variant)
     print(json.dumps(out))
 
