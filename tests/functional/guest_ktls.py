@@ -71,12 +71,12 @@ def start_ithaca(name, config, port):
     return proc
 
 
-def cache_config(variant):
+def cache_config(port, kernel_tls=True, io_backend="auto"):
     return f"""listen:
-  tcp: ["127.0.0.1:{PORTS[variant]}"]
+  tcp: ["127.0.0.1:{port}"]
 server:
   workers: 1
-  io_backend: {"epoll" if variant.endswith("epoll") else "auto"}
+  io_backend: {io_backend}
 cache:
   memory_limit: 256m
   item_size_max: 2m
@@ -84,7 +84,7 @@ tls:
   enabled: true
   chain_cert: {CERT}
   key: {KEY}
-  kernel_tls: {"false" if variant == "user" else "true"}
+  kernel_tls: {"true" if kernel_tls else "false"}
 """
 
 
@@ -258,7 +258,9 @@ def run_checks(checks, port, tls, result):
 
 
 def run_cache(variant, result):
-    procs = [start_ithaca(variant, cache_config(variant), PORTS[variant])]
+    config = cache_config(PORTS[variant], kernel_tls=variant != "user",
+                          io_backend="epoll" if variant.endswith("epoll") else "auto")
+    procs = [start_ithaca(variant, config, PORTS[variant])]
     port = PORTS[variant]
     conns = run_checks(CHECKS, port, True, result)
     result["version"] = conns[0].version()
@@ -274,19 +276,7 @@ def run_router(variant, result):
     # -Z stalls in this guest on any reply over 16 KB, the size of its
     # record buffer, even to a Python client; on this machine's own kernel
     # it does not, and test_backend_tls.py routes to it there.)
-    backend = start_ithaca("backend", f"""listen:
-  tcp: ["127.0.0.1:{BACKEND_PORT}"]
-server:
-  workers: 1
-cache:
-  memory_limit: 256m
-  item_size_max: 2m
-tls:
-  enabled: true
-  chain_cert: {CERT}
-  key: {KEY}
-  kernel_tls: false
-""", BACKEND_PORT)
+    backend = start_ithaca("backend", cache_config(BACKEND_PORT, kernel_tls=False), BACKEND_PORT)
     procs = [backend]
     port = PORTS[variant]
     procs.append(start_ithaca(variant, f"""listen:
