@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 import mcwire
-from conftest import HOST, LISTEN_RE, Server
+from conftest import HOST, LISTEN_RE, SANITIZER_MARKERS, Server
 from test_bench_loadgen import loadgen_binary
 
 
@@ -51,6 +51,7 @@ def canned():
         alive = s.proc.poll() is None
         s.stop()
         assert alive, f"canned_server died during the test:\n{s.describe()}"
+        assert not any(m in s.log for m in SANITIZER_MARKERS), s.describe()
 
 
 def value(key, size, cas=b""):
