@@ -58,7 +58,21 @@ struct meta_flags {
     std::array<char, kMetaMaxWords> order{};
     std::uint8_t order_size = 0;
 
-    void clear() { *this = meta_flags{}; }
+    // Back to the defaults above, field by field: `order` is read only up to
+    // order_size, so its bytes are left as they are. (Assigning a whole
+    // meta_flags{} zeroed a temporary with `rep stos` on every request: 2.7%
+    // of the pipelined set row's CPU.)
+    void clear() {
+        present = 0;
+        ttl = vivify_ttl = recache_ttl = 0;
+        client_flags = 0;
+        compare_cas = explicit_cas = 0;
+        delta = 1;
+        initial = 0;
+        mode = 0;
+        opaque = {};
+        order_size = 0;
+    }
 };
 
 }  // namespace ithaca::protocol

@@ -204,3 +204,35 @@ TEST_CASE("a long meta line is answered, not closed, and the connection goes on"
     CHECK(ev[0].error == error_kind::LineTooLong);
     CHECK(ev[0].close);
 }
+
+TEST_CASE("clear() gives every meta field back its default after a request that set them all") {
+    parser_settings s;
+    parser p(s);
+    request req;
+    auto r = p.parse("ma foo N40 J13 D7 T30 C5 E9 MD O77 q v t c k\r\n", req);
+    REQUIRE(r.status == parse_status::Ok);
+    REQUIRE(req.meta.present != 0);
+    REQUIRE(req.meta.order_size > 0);
+    req.meta.client_flags = 3;    // F is an ms flag: set by hand so it is covered too
+    req.meta.recache_ttl = 50;
+    req.clear();
+    const meta_flags fresh{};
+    CHECK(req.meta.present == fresh.present);
+    CHECK(req.meta.ttl == fresh.ttl);
+    CHECK(req.meta.vivify_ttl == fresh.vivify_ttl);
+    CHECK(req.meta.recache_ttl == fresh.recache_ttl);
+    CHECK(req.meta.client_flags == fresh.client_flags);
+    CHECK(req.meta.compare_cas == fresh.compare_cas);
+    CHECK(req.meta.explicit_cas == fresh.explicit_cas);
+    CHECK(req.meta.delta == 1);
+    CHECK(req.meta.initial == fresh.initial);
+    CHECK(req.meta.mode == fresh.mode);
+    CHECK(req.meta.opaque.empty());
+    CHECK(req.meta.order_size == 0);
+    // The next request starts from there: a plain mg with one flag.
+    r = p.parse("mg bar v\r\n", req);
+    REQUIRE(r.status == parse_status::Ok);
+    CHECK(std::string(req.meta.order.data(), req.meta.order_size) == "v");
+    CHECK_FALSE(req.meta.has('D'));
+    CHECK(req.meta.delta == 1);
+}
