@@ -238,30 +238,34 @@ unsigned store::class_of(const item* it) const noexcept
 // Under the item's bucket lock, as it is linked: its flags and value are final.
 void store::class_link(item* it) noexcept
 {
-    const unsigned cls = class_of(it);
+    const uint64_t total = slab_classes::item_total(it->key_len_, it->flags_, it->data_size());
+    const unsigned cls = classes_.class_for(total);
     it->slab_class_ = static_cast<uint8_t>(cls);
-    class_stats_.add(cls, class_counter::number);
-    class_stats_.add(cls, class_counter::mem_requested,
-                     static_cast<int64_t>(slab_classes::item_total(it->key_len_, it->flags_,
-                                                                   it->data_size())));
-    slab_classes::chunk_list chunks;
-    const size_t n = classes_.chunks(it->key_len_, it->flags_, it->data_size(), chunks);
-    for (size_t i = 0; i < n; ++i)
-        class_stats_.add(chunks[i].id, class_counter::used_chunks, chunks[i].count);
+    class_account(it, cls, total, 1);
 }
 
 // Under the item's bucket lock, as it is unlinked (or replaced).
 void store::class_unlink(const item* it) noexcept
 {
-    const unsigned cls = it->slab_class_;
-    class_stats_.add(cls, class_counter::number, -1);
-    class_stats_.add(cls, class_counter::mem_requested,
-                     -static_cast<int64_t>(slab_classes::item_total(it->key_len_, it->flags_,
-                                                                    it->data_size())));
+    const uint64_t total = slab_classes::item_total(it->key_len_, it->flags_, it->data_size());
+    class_account(it, it->slab_class_, total, -1);
+}
+
+// The per-class counts an item adds (sign 1) or takes back (-1). An item that fits one
+// chunk uses one chunk of its own class, found without a second class search (a set
+// links one item and unlinks another: four searches were 1% of the pipelined set row).
+void store::class_account(const item* it, unsigned cls, uint64_t total, int64_t sign) noexcept
+{
+    class_stats_.add(cls, class_counter::number, sign);
+    class_stats_.add(cls, class_counter::mem_requested, sign * static_cast<int64_t>(total));
+    if (total <= classes_.chunk_max()) {
+        class_stats_.add(cls, class_counter::used_chunks, sign);
+        return;
+    }
     slab_classes::chunk_list chunks;
     const size_t n = classes_.chunks(it->key_len_, it->flags_, it->data_size(), chunks);
     for (size_t i = 0; i < n; ++i)
-        class_stats_.add(chunks[i].id, class_counter::used_chunks, -int64_t{chunks[i].count});
+        class_stats_.add(chunks[i].id, class_counter::used_chunks, sign * int64_t{chunks[i].count});
 }
 
 uint64_t store::next_cas() noexcept

@@ -252,6 +252,7 @@ private:
     unsigned class_of(const item* it) const noexcept;
     void class_link(item* it) noexcept;
     void class_unlink(const item* it) noexcept;
+    void class_account(const item* it, unsigned cls, uint64_t total, int64_t sign) noexcept;
     void count_class_eviction(const item* it, uint32_t sec, bool direct) noexcept;
     void class_count(const item* it, class_counter c) noexcept
     {
