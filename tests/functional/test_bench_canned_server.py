@@ -12,21 +12,11 @@ import pytest
 
 import mcwire
 from conftest import HOST, LISTEN_RE, SANITIZER_MARKERS, Server
-from test_bench_loadgen import loadgen_binary
+from test_bench_loadgen import bench_tool, loadgen_binary
 
 
 def canned_binary():
-    explicit = os.environ.get("CANNED_SERVER_BIN")
-    if explicit:
-        return explicit
-    ithaca = os.environ.get("ITHACA_BIN", "")
-    if ithaca == "memcached" or not ithaca:
-        pytest.skip("no built canned_server to find without ITHACA_BIN (set CANNED_SERVER_BIN)")
-    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(ithaca))))
-    path = os.path.join(build, "scripts", "canned_server")
-    if not os.access(path, os.X_OK):
-        pytest.fail(f"{path} is not built (meson builds it beside ithaca)", pytrace=False)
-    return path
+    return bench_tool("canned_server", "CANNED_SERVER_BIN")
 
 
 @pytest.fixture

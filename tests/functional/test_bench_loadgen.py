@@ -21,19 +21,24 @@ OPENSSL = shutil.which("openssl")
 pytestmark = pytest.mark.skipif(OPENSSL is None, reason="openssl is not installed")
 
 
-def loadgen_binary():
-    explicit = os.environ.get("LOADGEN_BIN")
+def bench_tool(name, env):
+    """scripts/NAME as meson built it beside $ITHACA_BIN
+    (build/sources/server/ithaca -> build/scripts/NAME), or $ENV."""
+    explicit = os.environ.get(env)
     if explicit:
         return explicit
     ithaca = os.environ.get("ITHACA_BIN", "")
     if ithaca == "memcached" or not ithaca:
-        pytest.skip("no built loadgen to find without ITHACA_BIN (set LOADGEN_BIN)")
-    # build/sources/server/ithaca -> build/scripts/loadgen
+        pytest.skip(f"no built {name} to find without ITHACA_BIN (set {env})")
     build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(ithaca))))
-    path = os.path.join(build, "scripts", "loadgen")
+    path = os.path.join(build, "scripts", name)
     if not os.access(path, os.X_OK):
         pytest.fail(f"{path} is not built (meson builds it beside ithaca)", pytrace=False)
     return path
+
+
+def loadgen_binary():
+    return bench_tool("loadgen", "LOADGEN_BIN")
 
 
 def self_signed(d, name):
