@@ -5,7 +5,6 @@ answered (gets as hits of the row's value size, sets as STORED), in order, acros
 reads and writes. The binary is the one meson built beside $ITHACA_BIN
 (build/scripts/canned_server), or $CANNED_SERVER_BIN."""
 import json
-import os
 import subprocess
 
 import pytest
