@@ -1,7 +1,5 @@
 #include "tls_conn.h"
 
-#include <sys/socket.h>
-
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -11,28 +9,17 @@
 #include <cerrno>
 #include <cstring>
 
+#include "ssl_socket.h"
+
 namespace ithaca::net {
 
 namespace {
 ssize_t errno_of(mm::wait_status s) { return s == mm::wait_status::Cancelled ? -ECANCELED : -ETIMEDOUT; }
-
-// An SSL object of `ctx` on the io's socket, or nullptr with *why.
-SSL* new_ssl(mm::io& io, SSL_CTX* ctx, std::string* why) {
-  ERR_clear_error();
-  SSL* ssl = ctx != nullptr ? SSL_new(ctx) : nullptr;
-  if (ssl == nullptr || SSL_set_fd(ssl, io.fd()) != 1) {
-    if (ssl) SSL_free(ssl);
-    ERR_clear_error();
-    if (why) *why = "could not create the TLS connection";
-    return nullptr;
-  }
-  return ssl;
-}
 }  // namespace
 
 std::unique_ptr<tls_conn> tls_conn::connect(mm::io& io, SSL_CTX* ctx, const std::string& server_name,
                                             bool check_name, int64_t deadline, std::string* why) {
-  SSL* ssl = new_ssl(io, ctx, why);
+  SSL* ssl = new_ssl(io.fd(), ctx, why);
   if (ssl == nullptr) return nullptr;
   if (!server_name.empty()) {
     SSL_set_tlsext_host_name(ssl, server_name.c_str());
@@ -50,7 +37,7 @@ std::unique_ptr<tls_conn> tls_conn::connect(mm::io& io, SSL_CTX* ctx, const std:
 }
 
 std::unique_ptr<tls_conn> tls_conn::accept(mm::io& io, SSL_CTX* ctx, int64_t deadline, std::string* why) {
-  SSL* ssl = new_ssl(io, ctx, why);
+  SSL* ssl = new_ssl(io.fd(), ctx, why);
   if (ssl == nullptr) return nullptr;
   SSL_set_accept_state(ssl);
   return handshake(io, ssl, false, deadline, why);
@@ -61,7 +48,7 @@ std::unique_ptr<tls_conn> tls_conn::handshake(mm::io& io, SSL* ssl, bool client,
   std::unique_ptr<tls_conn> c(new tls_conn(io, ssl));
   const ssize_t r = c->drive([ssl] { return SSL_do_handshake(ssl); }, deadline);
   if (r > 0) {
-    c->kernel_send_ = BIO_get_ktls_send(SSL_get_wbio(ssl)) == 1;
+    c->kernel_send_ = kernel_sends(ssl);
     return c;
   }
   if (why) {
@@ -158,13 +145,12 @@ ssize_t tls_conn::read(void* buf, size_t len, mm::millis timeout) {
 ssize_t tls_conn::kernel_write(const char* p, size_t len, int64_t deadline) {
   size_t done = 0;
   while (done < len) {
-    const ssize_t w = ::send(io_.fd(), p + done, len - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t w = send_now(io_.fd(), p + done, len - done);
     if (w > 0) {
       done += static_cast<size_t>(w);
       continue;
     }
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return -errno;
+    if (w < 0 && w != -EAGAIN) return w;
     if (const mm::wait_status s = await(false, deadline); s != mm::wait_status::Ok) return errno_of(s);
   }
   return static_cast<ssize_t>(done);
@@ -172,7 +158,7 @@ ssize_t tls_conn::kernel_write(const char* p, size_t len, int64_t deadline) {
 
 ssize_t tls_conn::write(const void* buf, size_t len, mm::millis timeout) {
   const int64_t deadline = mm::deadline_after(timeout);
-  if (kernel_send_ && SSL_get_key_update_type(ssl_) == SSL_KEY_UPDATE_NONE) {
+  if (kernel_send_ && plaintext_write_allowed(ssl_)) {
     return kernel_write(static_cast<const char*>(buf), len, deadline);
   }
   size_t done = 0;

@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 
 #include "machinarium.h"
+#include "ssl_socket.h"
 
 namespace ithaca::server {
 
@@ -29,10 +30,6 @@ class stream {
   virtual void shutdown() {}
 };
 
-// One non-blocking send of plaintext on `fd` (a plain socket, or a kTLS one
-// whose kernel makes the records): stream::try_send's results.
-ssize_t send_now(int fd, const void* buf, size_t len);
-
 // The plaintext stream: mm::io's calls unchanged.
 class plain_stream final : public stream {
  public:
@@ -42,7 +39,7 @@ class plain_stream final : public stream {
   ssize_t writev(const iovec* iov, int count, mm::millis timeout) override {
     return io_.writev(iov, count, timeout);
   }
-  ssize_t try_send(const void* buf, size_t len) override { return send_now(io_.fd(), buf, len); }
+  ssize_t try_send(const void* buf, size_t len) override { return net::send_now(io_.fd(), buf, len); }
   mm::wait_status wait_writable(mm::millis timeout) override { return io_.wait_writable(timeout); }
 
  private:

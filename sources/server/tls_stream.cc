@@ -10,6 +10,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ssl_socket.h"
+
 namespace ithaca::server {
 
 namespace {
@@ -19,12 +21,9 @@ ssize_t errno_of(mm::wait_status s) { return s == mm::wait_status::Cancelled ? -
 std::unique_ptr<tls_stream> tls_stream::accept(mm::io& io, tls_context& ctx, config::peer_check peer,
                                                mm::millis timeout, std::string* why) {
   std::shared_ptr<SSL_CTX> c = ctx.current();
-  SSL* ssl = c ? SSL_new(c.get()) : nullptr;  // takes its own reference on the context
-  if (!ssl || SSL_set_fd(ssl, io.fd()) != 1) {
-    if (ssl) SSL_free(ssl);
-    ERR_clear_error();
+  SSL* ssl = net::new_ssl(io.fd(), c.get(), why);  // takes its own reference on the context
+  if (!ssl) {
     ctx.counters().handshake_errors.fetch_add(1, std::memory_order_relaxed);
-    if (why) *why = "could not create the TLS connection";
     return nullptr;
   }
   // memcached's btls: / mtls: listeners, over the context's ssl_verify_mode.
@@ -44,20 +43,17 @@ std::unique_ptr<tls_stream> tls_stream::accept(mm::io& io, tls_context& ctx, con
   }
   s->handshaking_ = false;
   ctx.counters().handshakes.fetch_add(1, std::memory_order_relaxed);
-  s->kernel_send_ = s->ktls_send();
+  s->kernel_send_ = net::kernel_sends(ssl);
   if (s->kernel_send_) ctx.counters().ktls_send.fetch_add(1, std::memory_order_relaxed);
   return s;
 }
 
 tls_stream::~tls_stream() { SSL_free(ssl_); }
 
-bool tls_stream::ktls_send() const { return BIO_get_ktls_send(SSL_get_wbio(ssl_)) == 1; }
 const char* tls_stream::version() const { return SSL_get_version(ssl_); }
 bool tls_stream::ktls_recv() const { return BIO_get_ktls_recv(SSL_get_rbio(ssl_)) == 1; }
 
-bool tls_stream::kernel_writes() const {
-  return kernel_send_ && SSL_get_key_update_type(ssl_) == SSL_KEY_UPDATE_NONE;
-}
+bool tls_stream::kernel_writes() const { return kernel_send_ && net::plaintext_write_allowed(ssl_); }
 
 template <class Op>
 ssize_t tls_stream::drive(Op op, int64_t deadline) {
@@ -154,7 +150,7 @@ ssize_t tls_stream::writev(const iovec* iov, int count, mm::millis timeout) {
 }
 
 ssize_t tls_stream::try_send(const void* buf, size_t len) {
-  if (kernel_writes()) return send_now(io_.fd(), buf, len);
+  if (kernel_writes()) return net::send_now(io_.fd(), buf, len);
   ERR_clear_error();
   const int n = static_cast<int>(std::min<size_t>(len, ctx_.wbuf_size()));
   const int r = SSL_write(ssl_, buf, n);

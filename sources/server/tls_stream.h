@@ -45,7 +45,7 @@ class tls_stream final : public stream {
   // Sends close_notify if the socket takes it at once (no wait).
   void shutdown() override;
   // Whether the kernel encrypts this connection's sends / receives (kTLS).
-  bool ktls_send() const;
+  bool ktls_send() const { return kernel_send_; }
   bool ktls_recv() const;
   const char* version() const;  // "TLSv1.3"
 
@@ -57,8 +57,7 @@ class tls_stream final : public stream {
   ssize_t drive(Op op, int64_t deadline);
   ssize_t write_all(const char* p, size_t n, int64_t deadline);
   // Whether this write may bypass SSL_write: kTLS sends are on and OpenSSL
-  // has no write of its own to make first (a KeyUpdate it owes the peer
-  // goes out through SSL_write, which then fails or rekeys as OpenSSL can).
+  // has no write of its own to make first (net::plaintext_write_allowed).
   bool kernel_writes() const;
 
   mm::io& io_;
