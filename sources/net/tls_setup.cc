@@ -15,7 +15,6 @@ std::string ssl_error_text() {
   return buf[0] != 0 ? buf : "unknown error";
 }
 
-
 // What both sides set: the minimum version, the ciphers, our certificate (if
 // any). False with *error.
 bool common(SSL_CTX* c, const config::backend_tls& cfg, std::string* error) {

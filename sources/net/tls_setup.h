@@ -20,13 +20,13 @@ namespace ithaca::net {
 
 using ssl_ctx_ptr = std::shared_ptr<SSL_CTX>;
 
-// nullptr and *error ("ca_cert FILE: OpenSSL's reason") on a bad file or
-// value.
 // OpenSSL's protocol version for memcached's ssl_min_version level (0 TLS 1.0,
 // 1 TLS 1.1, 2 TLS 1.2, 3 TLS 1.3; anything else TLS 1.2, the default). The
 // client listeners' context (server/tls_context.cc) takes it too.
 int tls_min_version(unsigned level);
 
+// nullptr and *error ("ca_cert FILE: OpenSSL's reason") on a bad file or
+// value.
 ssl_ctx_ptr make_client_ctx(const config::backend_tls& cfg, std::string* error);
 // The mutual-TLS server side: chain_cert + key are ours, ca_cert is what a
 // peer's certificate must chain to (required: a peer without one is refused

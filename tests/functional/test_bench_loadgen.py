@@ -7,7 +7,6 @@ speak the same thing. The loadgen is the one meson built beside $ITHACA_BIN
 import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import time

@@ -22,7 +22,6 @@ guest's address space, so the release pass runs it.
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -58,9 +57,7 @@ def guest_run(tmp_path_factory, certs):  # noqa: F811
         for name in sorted(os.listdir(work)):
             if not name.endswith(".log"):
                 continue
-            p = os.path.join(work, name)
-            if os.path.exists(p):
-                logs += f"\n--- {name}:\n" + open(p).read()[-2000:]
+            logs += f"\n--- {name}:\n" + open(os.path.join(work, name)).read()[-2000:]
         pytest.fail(f"the guest's run ended with status {status}:\n{out[-3000:]}\n--- console:\n{console}{logs}",
                     pytrace=False)
     return json.loads(out.strip().splitlines()[-1])

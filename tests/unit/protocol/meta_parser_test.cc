@@ -213,6 +213,15 @@ TEST_CASE("clear() gives every meta field back its default after a request that 
     REQUIRE(r.status == parse_status::Ok);
     REQUIRE(req.meta.present != 0);
     REQUIRE(req.meta.order_size > 0);
+    // The parse really set what clear() must undo.
+    REQUIRE(req.meta.vivify_ttl == 40);
+    REQUIRE(req.meta.initial == 13);
+    REQUIRE(req.meta.delta == 7);
+    REQUIRE(req.meta.ttl == 30);
+    REQUIRE(req.meta.compare_cas == 5);
+    REQUIRE(req.meta.explicit_cas == 9);
+    REQUIRE(req.meta.mode != 0);
+    REQUIRE(req.meta.opaque == "77");
     req.meta.client_flags = 3;    // F is an ms flag: set by hand so it is covered too
     req.meta.recache_ttl = 50;
     req.clear();
