@@ -47,7 +47,7 @@ def tls_stat():
     return out
 
 
-def wait_port(port, proc, name, plain_ok=True):
+def wait_port(port, proc, name):
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
