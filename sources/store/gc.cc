@@ -140,11 +140,11 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
     if (gc_disk_.evicting && disk_used() <= disk_low)
         gc_disk_.evicting = false;
 
-    bump(stats_.reclaimed, static_cast<int64_t>(out.reclaimed));
-    bump(stats_.expired_unfetched, static_cast<int64_t>(out.expired_unfetched));
-    bump(stats_.evictions, static_cast<int64_t>(out.evictions));
-    bump(stats_.evicted_unfetched, static_cast<int64_t>(out.evicted_unfetched));
-    bump(stats_.large_value_gc_evictions, static_cast<int64_t>(out.large_evictions));
+    stats_.add(store_counter::reclaimed, static_cast<int64_t>(out.reclaimed));
+    stats_.add(store_counter::expired_unfetched, static_cast<int64_t>(out.expired_unfetched));
+    stats_.add(store_counter::evictions, static_cast<int64_t>(out.evictions));
+    stats_.add(store_counter::evicted_unfetched, static_cast<int64_t>(out.evicted_unfetched));
+    stats_.add(store_counter::large_value_gc_evictions, static_cast<int64_t>(out.large_evictions));
     total.visited += out.visited;
     total.reclaimed += out.reclaimed;
     total.expired_unfetched += out.expired_unfetched;
@@ -217,11 +217,11 @@ void store::count_eviction(const item* it, bool by_gc) noexcept
         return;
     // A store is given no clock: the last GC sweep's second stands in for evicted_time.
     count_class_eviction(it, last_sec_.load(std::memory_order_relaxed), !by_gc);
-    bump(stats_.evictions);
+    stats_.add(store_counter::evictions);
     if (!(it->bits_ & kFetched))
-        bump(stats_.evicted_unfetched);
+        stats_.add(store_counter::evicted_unfetched);
     if (it->is_large())
-        bump(by_gc ? stats_.large_value_gc_evictions : stats_.large_value_inline_evictions);
+        stats_.add(by_gc ? store_counter::large_value_gc_evictions : store_counter::large_value_inline_evictions);
     if (evict_observer_) {
         evict_observer_->on_evict(evicted_item{it->key(), it->flags_, it->data_size(), it->deadline_,
                                                it->atime_, (it->bits_ & kFetched) != 0, it->slab_class_});

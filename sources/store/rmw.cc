@@ -96,7 +96,7 @@ void store::set_rmw(std::string_view key, store_mode mode, std::span<const char>
             return;
         }
         if (!value_of(cur, combined)) {
-            bump(stats_.large_value_errors);
+            stats_.add(store_counter::large_value_errors);
             res.status = store_status::OutOfMemory;
             return;
         }
@@ -143,8 +143,8 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
         res.status = arith_status::BadKey;
         return;
     }
-    auto& hits = op == arith_op::Incr ? stats_.incr_hits : stats_.decr_hits;
-    auto& misses = op == arith_op::Incr ? stats_.incr_misses : stats_.decr_misses;
+    const store_counter hits = op == arith_op::Incr ? store_counter::incr_hits : store_counter::decr_hits;
+    const store_counter misses = op == arith_op::Incr ? store_counter::incr_misses : store_counter::decr_misses;
     get_options peek;
     peek.bump = false;
     get_result cur;
@@ -155,7 +155,7 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
         store_result sr;
         if (cur.status != get_status::Hit) {
             if (!opts.vivify) {
-                bump(misses);
+                stats_.add(misses);
                 res.status = arith_status::NotFound;
                 return;
             }
@@ -173,7 +173,7 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
                 res.status = arith_status::OutOfMemory;
                 return;
             }
-            bump(misses);
+            stats_.add(misses);
             res.status = arith_status::Ok;
             res.value = opts.initial;
             res.cas = sr.cas;
@@ -214,7 +214,7 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
             res.status = arith_status::OutOfMemory;
             return;
         }
-        bump(hits);
+        stats_.add(hits);
         class_stats_.add(classes_.item_class(key.size(), cur.flags, cur.value.size()),
                          op == arith_op::Incr ? class_counter::incr_hits
                                               : class_counter::decr_hits);

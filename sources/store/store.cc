@@ -183,10 +183,10 @@ item* store::find_valid(uint64_t b, std::string_view key, uint32_t sec, reclaim_
     remove_reason why;
     if (it && invalid(it, sec, why)) {
         if (reclaim && !it->is_placeholder()) {
-            bump(stats_.reclaimed);
+            stats_.add(store_counter::reclaimed);
             class_count(it, class_counter::reclaimed);
             if (why == remove_reason::Expired && !(it->bits_ & kFetched)) {
-                bump(stats_.expired_unfetched);
+                stats_.add(store_counter::expired_unfetched);
                 class_count(it, class_counter::expired_unfetched);
             }
         }
@@ -201,9 +201,9 @@ void store::unlink(item** link, reclaim_list& rl, remove_reason why) noexcept
     item* it = *link;
     *link = it->next_;
     if (it->is_placeholder()) {
-        bump(stats_.lease_placeholders, -1);
+        stats_.add(store_counter::lease_placeholders, -1);
     } else {
-        bump(stats_.curr_items, -1);
+        stats_.add(store_counter::curr_items, -1);
         class_unlink(it);
         if (observer_)
             observer_->on_remove(it->key(), why);
@@ -291,7 +291,7 @@ bool store::charge(item* it) noexcept
     if (static_cast<uint64_t>(total) <= memory_limit() || evict_inline())
         return true;
     stats_.bytes.fetch_sub(n, std::memory_order_relaxed);
-    bump(stats_.out_of_memory);
+    stats_.add(store_counter::out_of_memory);
     if (!it->is_placeholder())
         class_stats_.add(class_of(it), class_counter::outofmemory);
     return false;
@@ -302,7 +302,7 @@ item* store::alloc_charged(std::string_view key, size_t value_len, uint32_t flag
 {
     item* it = item_alloc(key, value_len);
     if (!it) {
-        bump(stats_.out_of_memory);
+        stats_.add(store_counter::out_of_memory);
         class_stats_.add(classes_.item_class(key.size(), flags, value_len),
                          class_counter::outofmemory);
         return nullptr;
@@ -368,7 +368,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
             remove_reason why;
             if (it && invalid(it, sec, why)) {
                 if (count && !it->is_placeholder() && !counted_expiry) {
-                    bump(why == remove_reason::Expired ? stats_.get_expired : stats_.get_flushed);
+                    stats_.add(why == remove_reason::Expired ? store_counter::get_expired : store_counter::get_flushed);
                     counted_expiry = true;
                 }
                 unlink(link, rl, why);
@@ -377,7 +377,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
             bool hidden = false;  // past its deadline here, kept for the master's word
             if (it && hidden_expired(it, sec)) {
                 if (count && !counted_expiry) {
-                    bump(stats_.get_expired);
+                    stats_.add(store_counter::get_expired);
                     counted_expiry = true;
                 }
                 hidden = true;
@@ -465,7 +465,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                     spare->stime_ = spare->atime_ = sec;
                     spare->next_ = heads_[b];
                     heads_[b] = spare;
-                    bump(stats_.lease_placeholders);
+                    stats_.add(store_counter::lease_placeholders);
                     res.status = get_status::LeaseToken;
                     res.lease_token = spare->cas_;
                     spare = nullptr;
@@ -481,8 +481,8 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                     spare->bits_ = static_cast<uint8_t>(kWinSent | (opts.vivify_key_binary ? kKeyBinary : 0));
                     spare->next_ = heads_[b];
                     heads_[b] = spare;
-                    bump(stats_.curr_items);
-                    bump(stats_.total_items);
+                    stats_.add(store_counter::curr_items);
+                    stats_.add(store_counter::total_items);
                     class_link(spare);
                     notify_store(spare);
                     res.vivified = res.win = true;
@@ -510,18 +510,18 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
         rl.add(spare);
     }
     if (count && opts.count_as_touch) {
-        bump(res.status == get_status::Hit ? stats_.touch_hits : stats_.touch_misses);
+        stats_.add(res.status == get_status::Hit ? store_counter::touch_hits : store_counter::touch_misses);
         if (res.status == get_status::Hit)
             class_stats_.add(hit_class, class_counter::touch_hits);
     } else if (count) {
         switch (res.status) {
         case get_status::Hit:
-            bump(stats_.get_hits);
+            stats_.add(store_counter::get_hits);
             class_stats_.add(hit_class, class_counter::get_hits);
             break;
-        case get_status::LeaseToken: bump(stats_.lease_tokens); bump(stats_.get_misses); break;
-        case get_status::LeaseWait: bump(stats_.lease_waits); bump(stats_.get_misses); break;
-        default: bump(stats_.get_misses); break;
+        case get_status::LeaseToken: stats_.add(store_counter::lease_tokens); stats_.add(store_counter::get_misses); break;
+        case get_status::LeaseWait: stats_.add(store_counter::lease_waits); stats_.add(store_counter::get_misses); break;
+        default: stats_.add(store_counter::get_misses); break;
         }
     }
 }
@@ -555,7 +555,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
     if (large_threshold && value.size() > large_threshold) {
         large_value* lv = create_large(value);
         if (!lv) {
-            bump(stats_.large_value_errors);
+            stats_.add(store_counter::large_value_errors);
             res.status = store_status::OutOfMemory;
             return;
         }
@@ -568,7 +568,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
             item_free(it);
             it = nullptr;
         } else {
-            bump(stats_.large_values);
+            stats_.add(store_counter::large_values);
         }
     } else {
         it = alloc_charged(key, value.size(), flags);
@@ -620,14 +620,14 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
         if (mode == store_mode::Cas && !opts.internal) {
             switch (res.status) {
             case store_status::Stored:
-                bump(stats_.cas_hits);
+                stats_.add(store_counter::cas_hits);
                 class_count(live, class_counter::cas_hits);
                 break;
             case store_status::Exists:
-                bump(stats_.cas_badval);
+                stats_.add(store_counter::cas_badval);
                 class_count(live, class_counter::cas_badval);
                 break;
-            case store_status::NotFound: bump(stats_.cas_misses); break;
+            case store_status::NotFound: stats_.add(store_counter::cas_misses); break;
             default: break;
             }
         }
@@ -648,7 +648,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
         it->stime_ = it->atime_ = sec;
         res.cas = it->cas_;
         res.value_size = it->data_size();
-        bump(stats_.total_items);
+        stats_.add(store_counter::total_items);
         if (it->deadline_ == kExpiredNow && !expiry_by_master()) {
             // Stored and at once invisible (memcached semantics): drop the old one instead.
             // (Following a master, it is kept hidden: a Touch may revive it.)
@@ -661,9 +661,9 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
             it->next_ = old->next_;
             *link = it;
             if (old->is_placeholder()) {
-                bump(stats_.lease_placeholders, -1);
+                stats_.add(store_counter::lease_placeholders, -1);
             } else {
-                bump(stats_.curr_items, -1);
+                stats_.add(store_counter::curr_items, -1);
                 class_unlink(old);
             }
             rl.add(old);
@@ -671,7 +671,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
             it->next_ = heads_[b];
             heads_[b] = it;
         }
-        bump(stats_.curr_items);
+        stats_.add(store_counter::curr_items);
         class_link(it);
         notify_store(it);
     }
@@ -722,7 +722,7 @@ remove_status store::remove(std::string_view key, const store_now& now,
                 empty->next_ = it->next_;
                 *link = empty;
                 rl.add(it);
-                bump(stats_.total_items);
+                stats_.add(store_counter::total_items);
                 it = empty;
                 empty = nullptr;
             }
@@ -743,9 +743,9 @@ remove_status store::remove(std::string_view key, const store_now& now,
             rl.add(empty);  // not used (a miss or a CAS mismatch)
     }
     if (st == remove_status::Deleted)
-        bump(stats_.delete_hits);
+        stats_.add(store_counter::delete_hits);
     else if (st == remove_status::NotFound)
-        bump(stats_.delete_misses);
+        stats_.add(store_counter::delete_misses);
     return st;
 }
 
@@ -770,7 +770,7 @@ touch_status store::touch(std::string_view key, int64_t exptime, const store_now
             st = touch_status::Touched;
         }
     }
-    bump(st == touch_status::Touched ? stats_.touch_hits : stats_.touch_misses);
+    stats_.add(st == touch_status::Touched ? store_counter::touch_hits : store_counter::touch_misses);
     return st;
 }
 

@@ -1,16 +1,23 @@
-// store_stats: the store's counters. Relaxed atomics, updated by any thread, with or without
-// a bucket lock (they are lock-free, so allowed under it). cmd_* counts are the server's.
+// store_stats: the store's counters. `bytes` is the memory charge, one shared relaxed atomic:
+// every store compares it with the limit. Every other counter is bumped on the request path
+// and only read by `stats` and the metrics page, so it lives in counter_shards (one shard per
+// thread, no locked instruction; the snapshot sums). Any thread may count, with or without a
+// bucket lock (neither waits). cmd_* counts are the server's.
 // An evicted large item counts in `evictions` and in one of large_value_gc_evictions (the GC
 // sweep evicted it) or large_value_inline_evictions (a store evicted it to make room).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
+#include "counter_shards.h"
+
 namespace ithaca::store {
 
-#define ITHACA_STORE_STATS(X)                                                          \
-    X(curr_items) X(total_items) X(bytes) X(evictions) X(expired_unfetched)            \
+// Everything but `bytes`.
+#define ITHACA_STORE_COUNTERS(X)                                                       \
+    X(curr_items) X(total_items) X(evictions) X(expired_unfetched)                     \
     X(evicted_unfetched) X(reclaimed) X(get_hits) X(get_misses) X(get_expired)         \
     X(get_flushed) X(delete_hits) X(delete_misses) X(incr_hits) X(incr_misses)         \
     X(decr_hits) X(decr_misses) X(cas_hits) X(cas_misses) X(cas_badval) X(touch_hits)  \
@@ -19,29 +26,40 @@ namespace ithaca::store {
     X(large_value_inline_evictions) X(out_of_memory)
 
 struct store_stats_snapshot {
+    uint64_t bytes = 0;
 #define X(name) uint64_t name = 0;
-    ITHACA_STORE_STATS(X)
+    ITHACA_STORE_COUNTERS(X)
 #undef X
 };
 
-struct store_stats {
-#define X(name) std::atomic<int64_t> name{0};
-    ITHACA_STORE_STATS(X)
+enum class store_counter : unsigned {
+#define X(name) name,
+    ITHACA_STORE_COUNTERS(X)
 #undef X
+    kCount
+};
+
+class store_stats {
+public:
+    store_stats() : shards_(static_cast<size_t>(store_counter::kCount)) {}
+
+    void add(store_counter c, int64_t n = 1) noexcept { shards_.add(static_cast<size_t>(c), n); }
 
     store_stats_snapshot snapshot() const noexcept
     {
         store_stats_snapshot s;
-#define X(name) s.name = static_cast<uint64_t>(name.load(std::memory_order_relaxed));
-        ITHACA_STORE_STATS(X)
+        s.bytes = static_cast<uint64_t>(std::max<int64_t>(bytes.load(std::memory_order_relaxed), 0));
+#define X(name) \
+    s.name = static_cast<uint64_t>(std::max<int64_t>(shards_.sum(static_cast<size_t>(store_counter::name)), 0));
+        ITHACA_STORE_COUNTERS(X)
 #undef X
         return s;
     }
-};
 
-inline void bump(std::atomic<int64_t>& c, int64_t n = 1) noexcept
-{
-    c.fetch_add(n, std::memory_order_relaxed);
-}
+    std::atomic<int64_t> bytes{0};  // the memory charge (item_mem of every charged item)
+
+private:
+    counter_shards shards_;
+};
 
 }  // namespace ithaca::store
