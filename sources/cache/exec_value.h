@@ -7,6 +7,7 @@
 #include <memory>
 #include <string_view>
 
+#include "out_buffer.h"
 #include "store_types.h"
 #include "value_owner.h"
 
@@ -21,10 +22,12 @@ struct value_bytes {
   protocol::value_owner owner;
 };
 
-// The get_options every value-sending read uses: want the value, pinned.
+// The get_options every value-sending read uses: want the value, pinned when
+// the reply buffer will reference it, copied when it would copy it anyway.
 inline store::get_options pinned_get_options() {
   store::get_options o;
   o.pin = true;
+  o.copy_at_most = protocol::out_buffer::kCopyThreshold;
   return o;
 }
 

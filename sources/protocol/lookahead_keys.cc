@@ -8,18 +8,17 @@ namespace ithaca::protocol {
 
 namespace {
 
-// Splits the next space-separated token off `line`.
+// Splits the next space-separated token off `line`. Byte loops, not find():
+// tokens are a few bytes long, and a memchr call per token (two per token with
+// find_first_not_of) cost more than the scan (a third of the lookahead).
 std::string_view next_token(std::string_view& line) {
-  std::size_t start = line.find_first_not_of(' ');
-  if (start == std::string_view::npos) {
-    line = {};
-    return {};
-  }
-  line.remove_prefix(start);
-  std::size_t end = line.find(' ');
-  std::string_view token = line.substr(0, end);
-  line.remove_prefix(end == std::string_view::npos ? line.size() : end);
-  return token;
+  const char* p = line.data();
+  const char* end = p + line.size();
+  while (p != end && *p == ' ') ++p;
+  const char* start = p;
+  while (p != end && *p != ' ') ++p;
+  line = std::string_view(p, static_cast<std::size_t>(end - p));
+  return std::string_view(start, static_cast<std::size_t>(p - start));
 }
 
 bool parse_size(std::string_view s, std::size_t& v) {

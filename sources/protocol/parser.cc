@@ -6,23 +6,10 @@
 
 namespace ithaca::protocol {
 
+// One named result, initialized from a prvalue and returned on every path:
+// it is built in the caller's slot (a copy of it stalled on store forwarding).
 parse_result parser::parse(std::string_view input, request& out) {
-    std::size_t skipped = 0;
-    if (swallow_ > 0) {
-        skipped = std::min(swallow_, input.size());
-        swallow_ -= skipped;
-        input.remove_prefix(skipped);
-        if (swallow_ > 0 || input.empty()) return parse_result::need_more(skipped);
-    }
-    if (input.empty()) return parse_result::need_more(skipped);
-
-    const bool binary_byte = static_cast<unsigned char>(input[0]) == kBinaryRequestMagic;
-    mode m = binary_byte ? mode::Binary : mode::Text;
-    if (settings_.lock_protocol) {
-        if (mode_ == mode::Undecided) mode_ = m;
-        m = mode_;
-    }
-    parse_result r = m == mode::Binary ? binary_.parse(input, out) : text_.parse(input, out);
+    parse_result r = swallow_ > 0 || input.empty() ? parse_after_swallow(input, out) : parse_one(input, out);
     if (r.swallow > 0) {
         const std::size_t rest = input.size() - r.consumed;
         const std::size_t now = std::min(r.swallow, rest);
@@ -30,6 +17,28 @@ parse_result parser::parse(std::string_view input, request& out) {
         swallow_ = r.swallow - now;
         r.swallow = 0;
     }
+    return r;
+}
+
+// A request at the front of non-empty `input`, nothing being swallowed.
+parse_result parser::parse_one(std::string_view input, request& out) {
+    const bool binary_byte = static_cast<unsigned char>(input[0]) == kBinaryRequestMagic;
+    mode m = binary_byte ? mode::Binary : mode::Text;
+    if (settings_.lock_protocol) {
+        if (mode_ == mode::Undecided) mode_ = m;
+        m = mode_;
+    }
+    return m == mode::Binary ? binary_.parse(input, out) : text_.parse(input, out);
+}
+
+// Discards what is left of a refused value first, then parses what follows
+// (its r.swallow is folded by the caller; only r.consumed counts the skip).
+parse_result parser::parse_after_swallow(std::string_view input, request& out) {
+    const std::size_t skipped = std::min(swallow_, input.size());
+    swallow_ -= skipped;
+    input.remove_prefix(skipped);
+    if (swallow_ > 0 || input.empty()) return parse_result::need_more(skipped);
+    parse_result r = parse_one(input, out);
     r.consumed += skipped;
     return r;
 }

@@ -60,6 +60,9 @@ public:
 private:
     enum class mode : unsigned char { Undecided, Text, Binary };
 
+    parse_result parse_one(std::string_view input, request& out);
+    parse_result parse_after_swallow(std::string_view input, request& out);
+
     parser_settings settings_;
     text_parser text_;
     binary_parser binary_;

@@ -29,6 +29,7 @@ public:
 private:
     parse_result parse_line(std::string_view input, std::string_view line,
                             std::size_t line_len, request& out);
+    parse_result await_value(std::size_t need, std::size_t line_len);
 
     const parser_settings& settings_;
     // Bytes the current request needs in total; parse() answers NeedMore at

@@ -386,7 +386,8 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
             if (hidden) {
                 // A miss; nothing is created over the kept item (a slave takes no writes).
             } else if (it && !it->is_placeholder()) {
-                const bool pin = opts.want_value && opts.pin && !it->is_large();
+                const bool pin = opts.want_value && opts.pin && !it->is_large() &&
+                                 it->value_len_ > opts.copy_at_most;
                 if (opts.want_value && !pin && !it->is_large() &&
                     it->value_len_ > res.value.capacity()) {
                     // Growing the string would malloc under the lock: do it outside, retry.

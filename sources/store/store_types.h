@@ -59,6 +59,11 @@ struct get_options {
     // instead of copying its value under the bucket lock. The caller copies or references
     // the bytes after the call and drops the pin when they are written (item_ref.h).
     bool pin = false;
+    // ... but a value of at most this many bytes is copied into get_result::value even so:
+    // the caller would copy it anyway (the reply buffer copies small values), and a memcpy
+    // of a few hundred bytes costs less than the pin's two locked instructions (taken here,
+    // dropped by the writer).
+    uint32_t copy_at_most = 0;
 };
 
 struct get_result {
