@@ -31,7 +31,9 @@ bool read_large_value(const store::large_value_ref& ref, std::string& into) {
   return true;
 }
 
-bool take_value(store::get_result& res, value_bytes& out) {
+// A value that something holds for the writer: the item's pin, or a temp
+// file's bytes read into a buffer.
+bool take_value_held(store::get_result& res, value_bytes& out) {
   out.owner.reset();
   if (res.pinned) {
     // The socket write reads the item itself; the out_buffer drops the pin
@@ -51,11 +53,6 @@ bool take_value(store::get_result& res, value_bytes& out) {
     out.owner = std::move(buf);
     return true;
   }
-  // No owner: the encoder copies the bytes into the reply buffer at once
-  // (out_buffer::append_value), one memcpy with no allocation, since the
-  // reply buffer keeps its capacity. res.value is the worker's reusable
-  // buffer and keeps its own, which spares the store an unlock-reserve-retry
-  // (a second lookup and a malloc) on the next large hit.
   out.data = res.value;
   return true;
 }

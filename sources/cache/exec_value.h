@@ -38,7 +38,23 @@ inline store::get_options pinned_get_options() {
 // through read_large_value, which suspends the calling coroutine. After a suspension `res` may have been reused by
 // another coroutine of this worker, so callers must not touch `res` again
 // until their next store call. False on a temp-file read error.
-bool take_value(store::get_result& res, value_bytes& out);
+bool take_value_held(store::get_result& res, value_bytes& out);
+// Inline for the common case, a value copied into `res` (out of line, the
+// caller re-read the 8-byte fields take_value stored as 16-byte words: a
+// store-forwarding stall on every hit).
+inline bool take_value(store::get_result& res, value_bytes& out) {
+  if (!res.pinned && !res.large) {
+    // No owner: the encoder copies the bytes into the reply buffer at once
+    // (out_buffer::append_value), one memcpy with no allocation, since the
+    // reply buffer keeps its capacity. res.value is the worker's reusable
+    // buffer and keeps its own, which spares the store an unlock-reserve-retry
+    // (a second lookup and a malloc) on the next large hit.
+    out.owner.reset();
+    out.data = res.value;
+    return true;
+  }
+  return take_value_held(res, out);
+}
 
 // The worker's reusable get_result: its value string keeps its capacity, so a
 // hit costs a memcpy and no allocation. Only valid between a store call and

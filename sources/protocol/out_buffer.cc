@@ -1,21 +1,30 @@
 #include "out_buffer.h"
 
+#include <memory>
+
 namespace ithaca::protocol {
 
-void out_buffer::append(std::string_view bytes) {
-    if (bytes.empty()) return;
-    if (!segments_.empty() && !segments_.back().external &&
-        segments_.back().offset + segments_.back().length == copy_.size()) {
-        segments_.back().length += bytes.size();
-    } else {
-        segment s;
-        s.offset = copy_.size();
-        s.length = bytes.size();
-        segments_.push_back(std::move(s));
+void out_buffer::open_tail(std::size_t n) {
+    if (n > cap_ - len_) {
+        std::size_t cap = cap_ < 4096 ? 4096 : cap_;
+        while (cap - len_ < n) cap *= 2;
+        auto grown = std::make_unique_for_overwrite<char[]>(cap);
+        if (len_ != 0) std::memcpy(grown.get(), buf_.get(), len_);
+        buf_ = std::move(grown);
+        cap_ = cap;
     }
-    copy_.append(bytes);
-    size_ += bytes.size();
-    appended_ += bytes.size();
+    if (!tail_open_) {
+        segment s;
+        s.offset = len_;
+        segments_.push_back(std::move(s));
+        tail_open_ = true;
+    }
+}
+
+void out_buffer::append_slow(std::string_view bytes) {
+    if (bytes.empty()) return;
+    std::memcpy(tail_room(bytes.size()), bytes.data(), bytes.size());
+    commit(bytes.size());
 }
 
 void out_buffer::append_value(std::string_view bytes, value_owner owner) {
@@ -34,6 +43,7 @@ void out_buffer::append_ref(std::string_view bytes, value_owner owner) {
     s.length = bytes.size();
     s.owner = std::move(owner);
     segments_.push_back(std::move(s));
+    tail_open_ = false;
     size_ += bytes.size();
     appended_ += bytes.size();
 }
@@ -82,12 +92,20 @@ void out_buffer::consume(std::size_t n) {
     }
     if (size_ == 0) {
         // Everything written: reuse the storage for the next batch.
-        if (copy_.capacity() > kKeepCapacity) std::string().swap(copy_);
-        copy_.clear();
-        segments_.clear();
-        head_ = 0;
-        head_offset_ = 0;
+        if (cap_ > kKeepCapacity) {
+            buf_.reset();
+            cap_ = 0;
+        }
+        reset_storage();
     }
+}
+
+void out_buffer::reset_storage() {
+    len_ = 0;
+    tail_open_ = false;
+    segments_.clear();
+    head_ = 0;
+    head_offset_ = 0;
 }
 
 void out_buffer::drop_unsent() {
@@ -103,15 +121,15 @@ void out_buffer::drop_unsent() {
         const std::size_t cut = n < s.length - skip ? n : s.length - skip;
         s.length -= cut;
         n -= cut;
-        if (!s.external && s.offset + s.length + cut == copy_.size()) copy_.resize(s.offset + s.length);
+        if (!s.external && s.offset + s.length + cut == len_) len_ = s.offset + s.length;
         if (s.length == skip && segments_.size() - 1 > head_) segments_.pop_back();
     }
     if (size_ == 0) {
-        copy_.clear();
-        segments_.clear();
-        head_ = 0;
-        head_offset_ = 0;
+        reset_storage();
+        return;
     }
+    const segment& last = segments_.back();
+    tail_open_ = !last.external && last.offset + last.length == len_;
 }
 
 std::string out_buffer::str() const {

@@ -296,3 +296,64 @@ TEST_CASE("out_buffer releases intrusive owners it drops unsent, splices or is d
     CHECK(b.releases == 1);
     CHECK(c.releases == 1);
 }
+
+TEST_CASE("out_buffer against a plain string model: random appends, in-place formats, refs, partial writes, culls") {
+    // The model: `written` (consumed bytes, gone) and `pending` (what str() must show);
+    // `mark` is where the last mark_sent() was, as an offset into everything appended.
+    std::uint64_t seed = 0x9e3779b97f4a7c15ULL;
+    auto next = [&seed](std::uint64_t bound) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        return seed % bound;
+    };
+    const std::string big(70000, 'b');  // refs of up to 70 KB; copies past kKeepCapacity
+    for (int run = 0; run < 200; ++run) {
+        out_buffer o;
+        std::string pending;
+        std::size_t appended = 0, consumed = 0, mark = 0;
+        for (int step = 0; step < 300; ++step) {
+            const std::uint64_t op = next(10);
+            if (op < 3) {  // a copied piece, 0 to 9000 bytes
+                const std::size_t n = next(9001);
+                const std::string piece(n, static_cast<char>('a' + next(26)));
+                o.append(piece);
+                pending += piece;
+                appended += n;
+            } else if (op == 3) {  // formatted in place, committing part of the room
+                const std::size_t room = 1 + next(5000);
+                const std::size_t used = next(room + 1);
+                char* p = o.tail_room(room);
+                for (std::size_t i = 0; i < used; ++i) p[i] = static_cast<char>('0' + i % 10);
+                o.commit(used);
+                for (std::size_t i = 0; i < used; ++i) pending += static_cast<char>('0' + i % 10);
+                appended += used;
+            } else if (op == 4) {  // a referenced value
+                const std::size_t off = next(big.size());
+                const std::string_view piece(big.data() + off, next(big.size() - off));
+                o.append_ref(piece);
+                pending += piece;
+                appended += piece.size();
+            } else if (op < 7) {  // a partial write
+                const std::size_t n = next(pending.size() + 1);
+                o.consume(n);
+                pending.erase(0, n);
+                consumed += n;
+            } else if (op == 7) {
+                o.mark_sent();
+                mark = appended;
+            } else if (op == 8) {
+                o.drop_unsent();
+                const std::size_t keep = std::max(mark, consumed);
+                pending.resize(pending.size() - (appended - keep));
+                appended = keep;
+            } else {  // the writer's view: iovecs spell the pending bytes
+                std::string joined;
+                for (const iovec& v : o.iovecs()) joined.append(static_cast<const char*>(v.iov_base), v.iov_len);
+                REQUIRE(joined == pending);
+            }
+            REQUIRE(o.size() == pending.size());
+        }
+        REQUIRE(o.str() == pending);
+    }
+}
