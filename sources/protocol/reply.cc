@@ -10,16 +10,15 @@
 namespace ithaca::protocol {
 namespace {
 
+// Numbers are formatted in place at the reply's end (out_buffer::tail_room).
 void append_u64(out_buffer& out, std::uint64_t v) {
-    std::array<char, 24> buf;
-    auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
-    out.append(std::string_view(buf.data(), static_cast<std::size_t>(r.ptr - buf.data())));
+    char* p = out.tail_room(20);
+    out.commit(static_cast<std::size_t>(std::to_chars(p, p + 20, v).ptr - p));
 }
 
 void append_i64(out_buffer& out, std::int64_t v) {
-    std::array<char, 24> buf;
-    auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
-    out.append(std::string_view(buf.data(), static_cast<std::size_t>(r.ptr - buf.data())));
+    char* p = out.tail_room(20);
+    out.commit(static_cast<std::size_t>(std::to_chars(p, p + 20, v).ptr - p));
 }
 
 // Writes v's digits at p (room for 20 is the caller's) and returns their end.
@@ -50,14 +49,11 @@ void encode_ascii_value(out_buffer& out, std::string_view key, std::uint32_t fla
                         std::string_view data, const std::uint64_t* cas,
                         value_owner owner) {
     // Runs once per hit in both roles: the header (and a value small enough
-    // to be copied anyway) is formatted in one buffer and appended at once,
-    // not as ten small appends. The buffer is on the stack for any memcached
-    // key; a longer key (no caller sends one) gets it from the heap.
-    constexpr std::size_t kMaxKey = 250;
-    constexpr std::size_t kRoom = 6 + 3 * 21 + 2 + out_buffer::kCopyThreshold + 2;  // "VALUE ", numbers, CRLFs
-    std::array<char, kMaxKey + kRoom> stack;
-    std::string heap;
-    char* const base = key.size() <= kMaxKey ? stack.data() : (heap.resize(key.size() + kRoom), heap.data());
+    // to be copied anyway) is formatted in place at the reply's end, in one
+    // piece, not as ten small appends.
+    constexpr std::size_t kRoom = 6 + 3 * 21 + 2;  // "VALUE ", numbers, CRLF
+    const bool copy = data.size() <= out_buffer::kCopyThreshold;
+    char* const base = out.tail_room(key.size() + kRoom + (copy ? data.size() + 2 : 0));
     char* p = base;
     std::memcpy(p, "VALUE ", 6);
     p += 6;
@@ -73,15 +69,15 @@ void encode_ascii_value(out_buffer& out, std::string_view key, std::uint32_t fla
     }
     *p++ = '\r';
     *p++ = '\n';
-    if (data.size() <= out_buffer::kCopyThreshold) {
+    if (copy) {
         std::memcpy(p, data.data(), data.size());
         p += data.size();
         *p++ = '\r';
         *p++ = '\n';
-        out.append(std::string_view(base, static_cast<std::size_t>(p - base)));
+        out.commit(static_cast<std::size_t>(p - base));
         return;
     }
-    out.append(std::string_view(base, static_cast<std::size_t>(p - base)));
+    out.commit(static_cast<std::size_t>(p - base));
     out.append_value(data, std::move(owner));
     out.append("\r\n");
 }
