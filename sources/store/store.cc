@@ -119,7 +119,7 @@ void store::prefetch(std::span<const std::string_view> keys) const noexcept
     for (size_t i = 0; i < n; i++) {
         buckets[i] = bucket_of(keys[i]);
         __builtin_prefetch(&heads_[buckets[i]]);
-        __builtin_prefetch(&locks_[buckets[i]], 1);  // for writing: the lock is taken
+        __builtin_prefetch(&locks_[buckets[i]]);
     }
     for (size_t i = 0; i < n; i++) {
         // The head as it is now: racing writers may change it (benign, a hint only).
