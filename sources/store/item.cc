@@ -15,6 +15,7 @@ item* item_alloc(std::string_view key, size_t value_len) noexcept
     it->refs_ = 1;  // the caller's, not yet shared: a plain store
     it->key_len_ = static_cast<uint8_t>(key.size());
     it->value_len_ = static_cast<uint32_t>(value_len);
+    it->usable_ = static_cast<uint32_t>(malloc_usable_size(mem));
     std::memcpy(it->key_data(), key.data(), key.size());
     return it;
 }
@@ -31,7 +32,7 @@ item* item_alloc_large(std::string_view key, large_value* v) noexcept
 
 size_t item_mem(const item* it) noexcept
 {
-    size_t n = malloc_usable_size(const_cast<item*>(it));
+    size_t n = it->usable_;
     if (it->is_large())
         n += sizeof(large_value) + 16;  // the handle object and its malloc header
     return n;

@@ -3,7 +3,7 @@
 // For 1M items of 100 bytes with ~10-byte keys this is ~158 bytes requested, 168 usable from
 // glibc; memcached spends a 48-56 byte header plus "\r\n" plus slab-class rounding. The
 // header was 40 bytes until values were sent from the item itself (zero-copy gets): refs_
-// costs 8 bytes requested per item (4 for the count, 4 spare to keep 8-byte alignment), which
+// costs 8 bytes requested per item (4 for the count, 4 for the block's usable size), which
 // glibc's 16-byte rounding turns into 0 or 16 bytes per item.
 //
 // Every field but refs_ is protected by the lock of the bucket the item is linked in; the
@@ -47,7 +47,7 @@ struct item {
     uint8_t bits_;        // item_bits                                [bucket lock]
     uint8_t slab_class_;  // memcached size class (slab_classes.h), set when linked [bucket lock]
     uint32_t refs_;       // link + pins; only through std::atomic_ref     [lock-free, any thread]
-    uint32_t spare_;      // unused: pads the header to a multiple of 8
+    uint32_t usable_;     // malloc_usable_size of the block, taken once at allocation [immutable]
 
     char* key_data() noexcept { return reinterpret_cast<char*>(this + 1); }
     const char* key_data() const noexcept { return reinterpret_cast<const char*>(this + 1); }
@@ -87,7 +87,9 @@ item* item_alloc(std::string_view key, size_t value_len) noexcept;
 // An item holding a reference to a large value (adopts the reference).
 item* item_alloc_large(std::string_view key, large_value* v) noexcept;
 
-// Bytes the item really costs (malloc_usable_size, plus the large_value object if any).
+// Bytes the item really costs (its block's malloc_usable_size, read once at allocation: the
+// release of an old item would otherwise read its cold malloc header; plus the large_value
+// object if any).
 size_t item_mem(const item* it) noexcept;
 
 // Frees the item and drops its large_value reference, whatever its count: only for an item
