@@ -14,6 +14,8 @@
 //     were not consumed must still be at the front;
 //   - Error: send the error reply (unless result.silent; nothing at all
 //     for LineTooLong, CrossProtocol and BadMagic), then close if result.close.
+//   - Ok and Error both clear `out` first: it holds this request only, never
+//     a field of the one parsed into it before (the caller need not clear it).
 
 #include <cstddef>
 #include <string_view>

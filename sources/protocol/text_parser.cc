@@ -171,6 +171,7 @@ parse_result text_parser::parse(std::string_view input, request& out) {
         scanned_ = window;
         if (input.size() >= limit) {
             scanned_ = 0;
+            out.clear();
             return fail_and_close(error_kind::LineTooLong, input.size());
         }
         return parse_result::need_more();

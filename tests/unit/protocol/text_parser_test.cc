@@ -425,3 +425,49 @@ TEST_CASE("cache_memlimit") {
     CHECK(r.status == parse_status::Error);
     CHECK(r.silent);
 }
+
+TEST_CASE("Ok and Error leave nothing of the request parsed before into the same object") {
+    // The request loop reuses one request object per slot and does not clear it:
+    // the parsers must.
+    parser_settings s;
+    s.max_line_length = 64;
+    for (const std::string_view bad : {std::string_view("bogus\r\n"), std::string_view("set k 0 0 x\r\n"),
+                                       std::string_view("get\r\n")}) {
+        parser p(s);
+        request req;
+        REQUIRE(p.parse("ms kk 2 T9 F7 c\r\nxy\r\n", req).status == parse_status::Ok);
+        REQUIRE(req.keys.size() == 1);
+        const parse_result r = p.parse(bad, req);
+        INFO(bad);
+        CHECK(r.status == parse_status::Error);
+        CHECK(req.keys.empty());
+        CHECK(req.value.empty());
+        CHECK(req.flags == 0);
+        CHECK(req.meta.ttl != 9);
+    }
+    {
+        parser p(s);
+        request req;
+        REQUIRE(p.parse("get a b c\r\n", req).status == parse_status::Ok);
+        const std::string endless(100, 'x');
+        const parse_result r = p.parse(endless, req);  // no newline within 64 bytes
+        CHECK(r.status == parse_status::Error);
+        CHECK(r.close);
+        CHECK(req.keys.empty());
+    }
+    {
+        parser_settings loose;
+        loose.lock_protocol = false;
+        parser p(loose);
+        request req;
+        REQUIRE(p.parse("get a b c\r\n", req).status == parse_status::Ok);
+        std::string bad_binary(24, '\0');
+        bad_binary[0] = static_cast<char>(0x80);
+        bad_binary[1] = static_cast<char>(0x01);  // set
+        bad_binary[4] = 0;                        // no extras: a set needs 8
+        const parse_result r = p.parse(bad_binary, req);
+        CHECK(r.status == parse_status::Error);
+        CHECK(req.keys.empty());
+        CHECK(req.proto == protocol_kind::Binary);
+    }
+}
