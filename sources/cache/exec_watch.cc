@@ -46,8 +46,7 @@ int64_t ttl_of(int64_t exptime, const store::store_now& now) {
 
 }  // namespace
 
-void watch_fetch(std::string_view key, const store::get_result& res, exec_context& ctx) {
-  if (!watch::watching(watch::kFetchers)) return;
+void log_fetch(std::string_view key, const store::get_result& res, exec_context& ctx) {
   const bool found = res.status == store::get_status::Hit;
   const uint64_t size = found ? res.value_size : 0;
   watch::item_get(key, found, found ? ctx.store.classes().item_class(key.size(), res.flags, size) : 0, ctx.conn_id,

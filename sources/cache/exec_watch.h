@@ -9,11 +9,16 @@
 #include <string_view>
 
 #include "executor.h"
+#include "watch_events.h"
 
 namespace ithaca::cache {
 
-// item_get for a lookup's result (get, gets, gat, gats, mg).
-void watch_fetch(std::string_view key, const store::get_result& res, exec_context& ctx);
+// item_get for a lookup's result (get, gets, gat, gats, mg). The check is
+// inline: every lookup makes it.
+void log_fetch(std::string_view key, const store::get_result& res, exec_context& ctx);
+inline void watch_fetch(std::string_view key, const store::get_result& res, exec_context& ctx) {
+  if (flow::watch::watching(flow::watch::kFetchers)) log_fetch(key, res, ctx);
+}
 
 // What a write is about to change, looked up only while fetchers or
 // deletions are watched; the lookup is logged as an item_get, as memcached's

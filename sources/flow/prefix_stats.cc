@@ -29,8 +29,7 @@ prefix_stats::counts* prefix_stats::find(std::string_view key) {
   return &table_.emplace(prefix, counts{}).first->second;
 }
 
-void prefix_stats::record_get(std::string_view key, bool hit) {
-  if (!enabled()) return;
+void prefix_stats::count_get(std::string_view key, bool hit) {
   std::lock_guard lock(mutex_);
   if (counts* c = find(key)) {
     ++c->gets;
@@ -38,14 +37,12 @@ void prefix_stats::record_get(std::string_view key, bool hit) {
   }
 }
 
-void prefix_stats::record_set(std::string_view key) {
-  if (!enabled()) return;
+void prefix_stats::count_set(std::string_view key) {
   std::lock_guard lock(mutex_);
   if (counts* c = find(key)) ++c->sets;
 }
 
-void prefix_stats::record_delete(std::string_view key) {
-  if (!enabled()) return;
+void prefix_stats::count_delete(std::string_view key) {
   std::lock_guard lock(mutex_);
   if (counts* c = find(key)) ++c->deletes;
 }

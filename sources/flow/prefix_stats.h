@@ -31,10 +31,16 @@ class prefix_stats {
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
   void set_enabled(bool on) { enabled_.store(on, std::memory_order_relaxed); }
 
-  // No-ops while detail is off.
-  void record_get(std::string_view key, bool hit);
-  void record_set(std::string_view key);
-  void record_delete(std::string_view key);
+  // No-ops while detail is off (checked inline: every request asks).
+  void record_get(std::string_view key, bool hit) {
+    if (enabled()) count_get(key, hit);
+  }
+  void record_set(std::string_view key) {
+    if (enabled()) count_set(key);
+  }
+  void record_delete(std::string_view key) {
+    if (enabled()) count_delete(key);
+  }
 
   // "PREFIX <p> get <n> hit <n> set <n> del <n>\r\n" per prefix (sorted, so
   // the output is stable), then "END\r\n".
@@ -43,6 +49,9 @@ class prefix_stats {
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
+  void count_get(std::string_view key, bool hit);
+  void count_set(std::string_view key);
+  void count_delete(std::string_view key);
   struct counts {
     uint64_t gets = 0, hits = 0, sets = 0, deletes = 0;
   };
