@@ -216,6 +216,20 @@ double run_row(const row& r, int rounds, int millis) {
     }
     per_request.push_back((now - start) / static_cast<double>(requests));
   }
+  // The figures only count if the requests did what the row says: every get
+  // a hit (the keys were prefilled), no request refused, every set stored.
+  const store::store_stats_snapshot ss = st.stats();
+  const bool gets = r.get_ratio > 0;
+  if (ss.get_misses != 0 || (gets && ss.get_hits == 0) || counters.parse_errors.get() != 0 ||
+      ss.curr_items != static_cast<uint64_t>(kKeys) || drain.bytes == 0) {
+    std::fprintf(stderr,
+                 "request_path: %s: hits %llu misses %llu parse errors %llu items %llu: not the row's work\n",
+                 r.name, static_cast<unsigned long long>(ss.get_hits),
+                 static_cast<unsigned long long>(ss.get_misses),
+                 static_cast<unsigned long long>(counters.parse_errors.get()),
+                 static_cast<unsigned long long>(ss.curr_items));
+    std::exit(1);
+  }
   std::sort(per_request.begin(), per_request.end());
   return per_request[per_request.size() / 2];
 }
