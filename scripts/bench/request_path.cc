@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "binary_format.h"
 #include "counters.h"
 #include "executor.h"
 #include "parser.h"
@@ -72,18 +73,15 @@ std::string key_of(int k) {
 }
 
 void put_binary(std::string& out, uint8_t op, const std::string& key, size_t extras_len, const std::string& value) {
-  uint8_t h[24] = {};
-  h[0] = 0x80;
-  h[1] = op;
-  h[2] = static_cast<uint8_t>(key.size() >> 8);
-  h[3] = static_cast<uint8_t>(key.size());
-  h[4] = static_cast<uint8_t>(extras_len);
-  const uint32_t body = static_cast<uint32_t>(extras_len + key.size() + value.size());
-  h[8] = static_cast<uint8_t>(body >> 24);
-  h[9] = static_cast<uint8_t>(body >> 16);
-  h[10] = static_cast<uint8_t>(body >> 8);
-  h[11] = static_cast<uint8_t>(body);
-  out.append(reinterpret_cast<const char*>(h), 24);
+  protocol::binary_header h;
+  h.magic = protocol::kBinaryRequestMagic;
+  h.opcode = op;
+  h.key_length = static_cast<uint16_t>(key.size());
+  h.extras_length = static_cast<uint8_t>(extras_len);
+  h.body_length = static_cast<uint32_t>(extras_len + key.size() + value.size());
+  char header[protocol::kBinaryHeaderSize];
+  protocol::encode_header(h, header);
+  out.append(header, sizeof header);
   out.append(extras_len, '\0');
   out += key;
   out += value;
