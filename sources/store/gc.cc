@@ -15,6 +15,9 @@ namespace {
 constexpr size_t kSampleBuckets = 64;  // inline eviction: non-empty buckets per sample
 constexpr uint64_t kMaxVisits = 4096;   // ... buckets visited (mostly empty) per sample
 constexpr int kSampleRounds = 4;        // ... and samples per store, bounding the work
+constexpr uint64_t kGcSampleRuns = 16;      // the sweep's threshold sample: runs over the table
+constexpr size_t kGcSampleRunItems = 64;    // ... items weighed per run (1,024 in all)
+constexpr uint64_t kGcSampleStride = 7919;  // ... moved by a prime between samples
 
 unsigned score(const item* it) noexcept
 {
@@ -35,10 +38,53 @@ unsigned store::threshold_for(const histogram& h, uint64_t need) const noexcept
     return 0;
 }
 
+// The sweep's threshold sample. [gc_sweep's caller; bucket locks one at a time] Fills `h`
+// with the bytes of the items there are now (disk: the extents of large items; else every
+// item's memory) by the score each will have once the sweep visits it (one more visit),
+// and returns their total. kGcSampleRuns runs start at points spread evenly over the
+// table (moved between samples), each walking until it has weighed kGcSampleRunItems
+// items or covered its share of the table; an empty bucket is passed on a relaxed load
+// of its head, without its lock. Work: at most one look at every bucket (a table of few
+// items, or a disk budget whose large items are few), at most 1,024 items weighed.
+uint64_t store::gc_sample(bool disk, uint32_t sec, histogram& h) noexcept
+{
+    h.fill(0);
+    const uint64_t n = mask_ + 1;
+    const uint64_t runs = std::min(kGcSampleRuns, n);
+    const uint64_t share = n / runs;
+    gc_sample_offset_ = (gc_sample_offset_ + kGcSampleStride) & mask_;
+    uint64_t total = 0;
+    for (uint64_t r = 0; r < runs; ++r) {
+        uint64_t b = (gc_sample_offset_ + r * share) & mask_;
+        size_t weighed = 0;
+        for (uint64_t v = 0; v < share && weighed < kGcSampleRunItems; ++v, b = (b + 1) & mask_) {
+            if (std::atomic_ref<item*>(heads_[b]).load(std::memory_order_relaxed) == nullptr)
+                continue;
+            bucket_guard guard(locks_[b]);
+            for (const item* it = heads_[b]; it; it = it->next_) {
+                remove_reason why;
+                if (invalid(it, sec, why))
+                    continue;  // the sweep reclaims it rather than evicting it
+                const uint64_t w = !disk ? item_mem(it)
+                                 : it->is_large() ? large_arena::rounded(it->large()->size())
+                                                  : 0;
+                if (w == 0)
+                    continue;
+                const unsigned visited = std::min(unsigned{it->clock_} + 1, 255u);
+                h[visited * 2 + ((it->bits_ & kFetched) ? 0u : 1u)] += w;
+                total += w;
+                ++weighed;
+            }
+        }
+    }
+    return total;
+}
+
 // See store.h for the contract. [the cron coroutine on the pooler, the one
 // caller; bucket locks one at a time, each for one chain] Work per call:
-// `count` buckets; evictions are chosen by thresholds from the last full
-// pass's histograms, so a sweep never needs a second look at a bucket.
+// `count` buckets, plus one threshold sample (gc_sample) when a budget goes
+// above its high watermark; the threshold then holds to the end of the pass,
+// so a sweep never needs a second look at a bucket.
 uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now& now,
                          gc_stats& total)
 {
@@ -61,17 +107,29 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
     const uint64_t disk_low = disk_limit / 100 * cfg_.gc_low_watermark_pct;
     auto disk_used = [&]() -> uint64_t { return arena_ ? arena_->used() : 0; };
 
-    // Choose each threshold from the previous full sweep so that evicting everything at or
-    // above it brings usage under the low watermark. Untouched items have aged by one visit
-    // since (score + 2).
-    auto start_evicting = [&](gc_budget& g, uint64_t used, uint64_t hi, uint64_t lo) {
-        if (g.evicting || !gc_hist_valid_ || used <= hi)
+    // Above the high watermark, choose the threshold from a sample of the items there are
+    // now: evicting everything at or above it frees the share of the budget that brings
+    // usage under the low watermark, coldest first. (An older pass's histogram does not
+    // do: stores evicting inline age what their sampling hand passes, so after a burst
+    // its scores say nothing of the items stored since.)
+    auto start_evicting = [&](gc_budget& g, bool disk, uint64_t used, uint64_t hi, uint64_t lo) {
+        if (g.evicting || used <= hi)
             return;
         g.evicting = true;
-        g.threshold = std::min(kScoreCount - 1, threshold_for(g.prev, used - lo) + 2);
+        histogram h;
+        const uint64_t weighed = gc_sample(disk, sec, h);
+        if (weighed == 0) {
+            g.threshold = kScoreCount;  // nothing of this budget's kind seen: nothing to evict
+            return;
+        }
+        // The sample's share of the excess, and an eighth more: a sample misjudges the
+        // share a little either way, and the sweep stops at the low watermark anyway.
+        const auto share = static_cast<uint64_t>(
+            static_cast<unsigned __int128>(weighed) * (used - lo) * 9 / (used * 8));
+        g.threshold = threshold_for(h, share);
     };
-    start_evicting(gc_memory_, mem_used(), high, low);
-    start_evicting(gc_disk_, disk_used(), disk_high, disk_low);
+    start_evicting(gc_memory_, false, mem_used(), high, low);
+    start_evicting(gc_disk_, true, disk_used(), disk_high, disk_low);
 
     for (uint64_t b = first_bucket; b < end; ++b) {
         // Most of a 2^hash_power table is empty: pass an empty bucket without taking (and
@@ -125,8 +183,6 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
                 unlink(link, rl, remove_reason::Evicted);
                 continue;
             }
-            gc_memory_.cur[s] += size;
-            gc_disk_.cur[s] += disk;
             if (!it->is_placeholder()) {
                 uint32_t& oldest = gc_oldest_atime_[it->slab_class_];
                 if (oldest == 0 || it->atime_ < oldest)
@@ -162,13 +218,9 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
         evict_large_inline(0, true);
     if (end < n)
         return end;
-    // A full pass is complete: its histograms drive the next pass's thresholds.
-    for (gc_budget* g : {&gc_memory_, &gc_disk_}) {
-        g->prev = g->cur;
-        g->cur.fill(0);
-        g->evicting = false;
-    }
-    gc_hist_valid_ = true;
+    // A full pass is complete: the next one takes a new sample if it is still above.
+    gc_memory_.evicting = false;
+    gc_disk_.evicting = false;
     // The least recent access per class, as this pass saw it (memcached's age).
     for (unsigned cls = 0; cls < kSlabClassMax; ++cls) {
         class_stats_.set_oldest_atime(cls, gc_oldest_atime_[cls]);

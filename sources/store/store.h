@@ -262,6 +262,8 @@ private:
     // budget is full. nullptr on failure.
     large_value* create_large(std::span<const char> value) noexcept;
     unsigned threshold_for(const histogram& h, uint64_t need) const noexcept;
+    // The GC sweep's sample of the items there are now, by score (gc.cc).
+    uint64_t gc_sample(bool disk, uint32_t sec, histogram& h) noexcept;
 
     // `flags` are used only when a miss vivifies (opts.vivify).
     void set_rmw(std::string_view key, store_mode mode, std::span<const char> value, uint32_t flags,
@@ -303,14 +305,12 @@ private:
     // sweep keeps under its watermarks: memory (every item's bytes) and the arena's disk
     // (large items' extents).
     struct gc_budget {
-        histogram prev{};  // bytes per score seen in the last complete sweep
-        histogram cur{};
-        bool evicting = false;  // above the high watermark, until under the low one
+        bool evicting = false;  // above the high watermark, until under the low one or the pass ends
         unsigned threshold = kScoreCount;  // evict scores at or above this while evicting
     };
     gc_budget gc_memory_;
     gc_budget gc_disk_;
-    bool gc_hist_valid_ = false;  // a full pass has filled both budgets' prev histograms
+    uint64_t gc_sample_offset_ = 0;  // where the threshold sample's runs start (gc_sample)
 
     store_stats stats_;
     slab_classes classes_;     // immutable
