@@ -6,6 +6,7 @@
 #include <openssl/ssl.h>
 
 #include <cerrno>
+#include <string_view>
 
 namespace ithaca::net {
 
@@ -19,6 +20,36 @@ SSL* new_ssl(int fd, SSL_CTX* ctx, std::string* why) {
     return nullptr;
   }
   return ssl;
+}
+
+int ssl_write(SSL* ssl, const void* buf, int len) { return SSL_write(ssl, buf, len); }
+int ssl_read(SSL* ssl, void* buf, int len) { return SSL_read(ssl, buf, len); }
+
+void before_ssl_call() {
+  ERR_clear_error();
+  errno = 0;
+}
+
+ssl_next after_ssl_call(SSL* ssl, int r, ssize_t* result, std::string* reason) {
+  const int e = SSL_get_error(ssl, r);
+  if (e == SSL_ERROR_WANT_READ) return ssl_next::Read;
+  if (e == SSL_ERROR_WANT_WRITE) return ssl_next::Write;
+  if (e == SSL_ERROR_ZERO_RETURN) {
+    *result = 0;
+  } else if (e == SSL_ERROR_SYSCALL) {
+    const int err = errno;
+    const bool queued = ERR_peek_error() != 0;
+    *result = err != 0 ? -err : queued ? -ECONNRESET : 0;  // nothing at all: EOF
+  } else {
+    char text[256] = {0};
+    ERR_error_string_n(ERR_peek_last_error(), text, sizeof text);
+    std::string_view t(text);
+    if (const size_t at = t.rfind(':'); at != std::string_view::npos && at + 1 < t.size()) t.remove_prefix(at + 1);
+    if (reason) *reason = std::string(t);
+    *result = -EPROTO;
+  }
+  ERR_clear_error();
+  return ssl_next::Done;
 }
 
 bool kernel_sends(SSL* ssl) { return BIO_get_ktls_send(SSL_get_wbio(ssl)) == 1; }

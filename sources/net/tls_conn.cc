@@ -101,45 +101,20 @@ mm::wait_status tls_conn::await(bool readable, int64_t deadline) {
   return w;
 }
 
+ssize_t tls_conn::socket_wait::operator()(bool readable) const {
+  const mm::wait_status w = conn->await(readable, deadline);
+  return w == mm::wait_status::Ok ? 0 : errno_of(w);
+}
+
 template <class Op>
 ssize_t tls_conn::drive(Op op, int64_t deadline) {
-  for (;;) {
-    ERR_clear_error();
-    errno = 0;
-    const int r = op();
-    if (r > 0) return r;
-    const int e = SSL_get_error(ssl_, r);
-    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-      const mm::wait_status w = await(e == SSL_ERROR_WANT_READ, deadline);
-      if (w != mm::wait_status::Ok) return errno_of(w);
-      continue;
-    }
-    if (e == SSL_ERROR_ZERO_RETURN) return 0;
-    if (e == SSL_ERROR_SYSCALL) {
-      const int err = errno;
-      const bool queued = ERR_peek_error() != 0;
-      ERR_clear_error();
-      if (err == 0 && !queued) return 0;  // EOF without close_notify
-      return err != 0 ? -err : -ECONNRESET;
-    }
-    // SSL_ERROR_SSL: a protocol failure (a bad certificate, a plaintext
-    // peer, a corrupt record): the connection is unusable.
-    char text[256] = {0};
-    ERR_error_string_n(ERR_peek_last_error(), text, sizeof text);
-    ERR_clear_error();
-    // OpenSSL's "error:0A000086:SSL routines::certificate verify failed":
-    // keep the reason only.
-    std::string_view t(text);
-    if (const std::size_t at = t.rfind(':'); at != std::string_view::npos && at + 1 < t.size()) t.remove_prefix(at + 1);
-    last_error_ = std::string(t);
-    return -EPROTO;
-  }
+  return drive_ssl(ssl_, op, socket_wait{this, deadline}, &last_error_);
 }
 
 ssize_t tls_conn::read(void* buf, size_t len, mm::millis timeout) {
   const int64_t deadline = mm::deadline_after(timeout);
   const int n = static_cast<int>(std::min<size_t>(len, 1u << 30));
-  return drive([this, buf, n] { return SSL_read(ssl_, buf, n); }, deadline);
+  return drive([this, buf, n] { return ssl_read(ssl_, buf, n); }, deadline);
 }
 
 ssize_t tls_conn::kernel_write(const char* p, size_t len, int64_t deadline) {
@@ -161,17 +136,7 @@ ssize_t tls_conn::write(const void* buf, size_t len, mm::millis timeout) {
   if (kernel_send_ && plaintext_write_allowed(ssl_)) {
     return kernel_write(static_cast<const char*>(buf), len, deadline);
   }
-  size_t done = 0;
-  while (done < len) {
-    // Without SSL_MODE_ENABLE_PARTIAL_WRITE an SSL_write returns once all of
-    // its length is written; a retry after WANT_* repeats the same call.
-    const int n = static_cast<int>(std::min<size_t>(len - done, 1u << 30));
-    const char* at = static_cast<const char*>(buf) + done;
-    const ssize_t w = drive([this, at, n] { return SSL_write(ssl_, at, n); }, deadline);
-    if (w <= 0) return w == 0 ? -EPIPE : w;
-    done += static_cast<size_t>(w);
-  }
-  return static_cast<ssize_t>(done);
+  return ssl_write_all(ssl_, static_cast<const char*>(buf), len, socket_wait{this, deadline}, &last_error_);
 }
 
 void tls_conn::request_key_update() {

@@ -95,8 +95,14 @@ class tls_conn {
   tls_conn(mm::io& io, SSL* ssl) : io_(io), ssl_(ssl) {}
   static std::unique_ptr<tls_conn> handshake(mm::io& io, SSL* ssl, bool client, int64_t deadline,
                                              std::string* why);
+  // drive_ssl's wait (ssl_socket.h): await() until `deadline`, 0 or -errno.
+  struct socket_wait {
+    tls_conn* conn;
+    int64_t deadline;
+    ssize_t operator()(bool readable) const;
+  };
   // Runs `op` (an SSL call) until it succeeds, waiting as above; its result
-  // (> 0), 0 at a clean end, or -errno.
+  // (> 0), 0 at a clean end, or -errno (-EPROTO: OpenSSL's reason in last_error_).
   template <class Op>
   ssize_t drive(Op op, int64_t deadline);
   mm::wait_status await(bool readable, int64_t deadline);

@@ -55,54 +55,38 @@ bool tls_stream::ktls_recv() const { return BIO_get_ktls_recv(SSL_get_rbio(ssl_)
 
 bool tls_stream::kernel_writes() const { return kernel_send_ && net::plaintext_write_allowed(ssl_); }
 
+ssize_t tls_stream::socket_wait::operator()(bool readable) const {
+  const mm::millis left = mm::millis_until(deadline);
+  const mm::wait_status w = readable ? s->io_.wait_readable(left) : s->io_.wait_writable(left);
+  return w == mm::wait_status::Ok ? 0 : errno_of(w);
+}
+
+// After a failure: a TLS one past the handshake is counted (handshake
+// failures are counted by accept) and logged.
+ssize_t tls_stream::failed(ssize_t r, const std::string& reason) {
+  if (r == -EPROTO) {
+    if (!handshaking_) ctx_.counters().proto_errors.fetch_add(1, std::memory_order_relaxed);
+    spdlog::debug("tls fd {}: {}", io_.fd(), reason);
+  }
+  return r;
+}
+
 template <class Op>
 ssize_t tls_stream::drive(Op op, int64_t deadline) {
-  for (;;) {
-    ERR_clear_error();
-    errno = 0;
-    const int r = op();
-    if (r > 0) return r;
-    const int e = SSL_get_error(ssl_, r);
-    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-      const mm::wait_status w = e == SSL_ERROR_WANT_READ ? io_.wait_readable(mm::millis_until(deadline))
-                                                         : io_.wait_writable(mm::millis_until(deadline));
-      if (w != mm::wait_status::Ok) return errno_of(w);
-      continue;
-    }
-    if (e == SSL_ERROR_ZERO_RETURN) return 0;  // close_notify, or EOF (SSL_OP_IGNORE_UNEXPECTED_EOF)
-    if (e == SSL_ERROR_SYSCALL) {
-      const int err = errno;
-      ERR_clear_error();
-      return err != 0 ? -err : -ECONNRESET;
-    }
-    // SSL_ERROR_SSL: a protocol failure (a plaintext client, a bad
-    // certificate, a corrupt record); the connection is unusable.
-    char text[256] = {0};
-    ERR_error_string_n(ERR_peek_error(), text, sizeof text);
-    ERR_clear_error();
-    if (!handshaking_) ctx_.counters().proto_errors.fetch_add(1, std::memory_order_relaxed);
-    spdlog::debug("tls fd {}: {}", io_.fd(), text);
-    return -EPROTO;
-  }
+  std::string reason;
+  const ssize_t r = net::drive_ssl(ssl_, op, socket_wait{this, deadline}, &reason);
+  return r > 0 ? r : failed(r, reason);
 }
 
 ssize_t tls_stream::read(void* buf, size_t len, mm::millis timeout) {
   const int n = static_cast<int>(std::min<size_t>(len, INT_MAX));
-  return drive([this, buf, n] { return SSL_read(ssl_, buf, n); }, mm::deadline_after(timeout));
+  return drive([this, buf, n] { return net::ssl_read(ssl_, buf, n); }, mm::deadline_after(timeout));
 }
 
 ssize_t tls_stream::write_all(const char* p, size_t n, int64_t deadline) {
-  size_t done = 0;
-  while (done < n) {
-    // Without SSL_MODE_ENABLE_PARTIAL_WRITE, SSL_write returns only once all
-    // of its `len` is written; a retry after WANT_WRITE repeats the same call.
-    const int len = static_cast<int>(std::min<size_t>(n - done, 1u << 30));
-    const char* at = p + done;
-    const ssize_t w = drive([this, at, len] { return SSL_write(ssl_, at, len); }, deadline);
-    if (w <= 0) return w == 0 ? -EPIPE : w;
-    done += static_cast<size_t>(w);
-  }
-  return static_cast<ssize_t>(done);
+  std::string reason;
+  const ssize_t r = net::ssl_write_all(ssl_, p, n, socket_wait{this, deadline}, &reason);
+  return r > 0 || n == 0 ? r : failed(r, reason);
 }
 
 ssize_t tls_stream::writev(const iovec* iov, int count, mm::millis timeout) {

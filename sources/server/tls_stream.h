@@ -51,10 +51,17 @@ class tls_stream final : public stream {
 
  private:
   tls_stream(mm::io& io, SSL* ssl, tls_context& ctx) : io_(io), ssl_(ssl), ctx_(ctx) {}
+  // net::drive_ssl's wait: the socket's readiness until `deadline`, 0 or -errno.
+  struct socket_wait {
+    tls_stream* s;
+    int64_t deadline;
+    ssize_t operator()(bool readable) const;
+  };
   // Runs `op` (an SSL call) until it succeeds, waiting for the socket as
   // OpenSSL asks; its result (> 0), 0 at a clean end, or -errno.
   template <class Op>
   ssize_t drive(Op op, int64_t deadline);
+  ssize_t failed(ssize_t r, const std::string& reason);
   ssize_t write_all(const char* p, size_t n, int64_t deadline);
   // Whether this write may bypass SSL_write: kTLS sends are on and OpenSSL
   // has no write of its own to make first (net::plaintext_write_allowed).
