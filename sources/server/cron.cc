@@ -29,6 +29,16 @@ void cron_main(store::store& st, const server_clock& clock, gc_counters& counter
         if (mm::coroutine_cancelled()) return;
       } while (next != 0);
     }
+    // Between passes (the growth has the sweep's single caller): the table doubles while
+    // it holds more than 1.5 items per bucket, in steps of one bucket lock at a time,
+    // yielding between steps as the sweep does.
+    const unsigned power = st.table_now().power;
+    while (st.grow_step(s.buckets_per_step)) {
+      mm::yield();
+      if (mm::coroutine_cancelled()) return;
+    }
+    if (const unsigned now = st.table_now().power; now != power)
+      spdlog::info("hash table: grew from 2^{} to 2^{} buckets ({} items)", power, now, st.stats().curr_items);
     counters.runs.fetch_add(1, std::memory_order_relaxed);
     counters.last_ms.store(static_cast<uint64_t>((mm::now_ns() - start) / 1000000), std::memory_order_relaxed);
     if (total.evictions || total.reclaimed)

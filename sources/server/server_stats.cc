@@ -195,9 +195,10 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   add("limit_maxbytes", store_.memory_limit());
   add("accepting_conns", 1);
   add("threads", cfg_.server.workers);
-  add("hash_power_level", cfg_.cache.hash_power);
-  add("hash_bytes", store_.bucket_count() * (sizeof(void*) + 1));
-  add("hash_is_expanding", 0);
+  const store::store::table_shape table = store_.table_now();
+  add("hash_power_level", table.power);
+  add("hash_bytes", table.bytes);
+  add("hash_is_expanding", table.growing ? 1 : 0);
   add("bytes", s.bytes);
   add("curr_items", s.curr_items);
   add("total_items", s.total_items - b.total_items);

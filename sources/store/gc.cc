@@ -49,21 +49,23 @@ unsigned store::threshold_for(const histogram& h, uint64_t need) const noexcept
 uint64_t store::gc_sample(bool disk, uint32_t sec, histogram& h) noexcept
 {
     h.fill(0);
-    const uint64_t n = mask_ + 1;
+    const uint64_t n = table_.bucket_count();
+    const uint64_t mask = n - 1;
     const uint64_t runs = std::min(kGcSampleRuns, n);
     const uint64_t share = n / runs;
-    gc_sample_offset_ = (gc_sample_offset_ + kGcSampleStride) & mask_;
+    gc_sample_offset_ = (gc_sample_offset_ + kGcSampleStride) & mask;
     uint64_t total = 0;
     for (uint64_t r = 0; r < runs; ++r) {
-        uint64_t b = (gc_sample_offset_ + r * share) & mask_;
+        uint64_t b = (gc_sample_offset_ + r * share) & mask;
         size_t weighed = 0;
-        for (uint64_t v = 0; v < share && weighed < kGcSampleRunItems; ++v, b = (b + 1) & mask_) {
-            if (std::atomic_ref<item*>(heads_[b]).load(std::memory_order_relaxed) == nullptr)
+        for (uint64_t v = 0; v < share && weighed < kGcSampleRunItems; ++v, b = (b + 1) & mask) {
+            if (!table_.maybe_nonempty(b))
                 continue;
-            bucket_guard guard(locks_[b]);
-            for (const item* it = heads_[b]; it; it = it->next_) {
+            bucket_guard guard(table_.lock_of(b));
+            const hash_table::chain c = table_.chain_at(b);
+            for (const item* it = *c.head; it; it = it->next_) {
                 remove_reason why;
-                if (invalid(it, sec, why))
+                if (!in_bucket(it, b, c) || invalid(it, sec, why))
                     continue;  // the sweep reclaims it rather than evicting it
                 const uint64_t w = !disk ? item_mem(it)
                                  : it->is_large() ? large_arena::rounded(it->large()->size())
@@ -89,7 +91,7 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
                          gc_stats& total)
 {
     gc_stats out;  // this call's counts; added to the caller's running totals at the end
-    const uint64_t n = mask_ + 1;
+    const uint64_t n = table_.bucket_count();
     if (first_bucket >= n)
         return 0;
     const uint64_t end = std::min(n, first_bucket + count);
@@ -134,14 +136,19 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
     for (uint64_t b = first_bucket; b < end; ++b) {
         // Most of a 2^hash_power table is empty: pass an empty bucket without taking (and
         // so writing) its lock. An item linked just after this look waits for the next sweep.
-        if (std::atomic_ref<item*>(heads_[b]).load(std::memory_order_relaxed) == nullptr)
+        if (!table_.maybe_nonempty(b))
             continue;
         reclaim_list rl(stats_.bytes);
-        bucket_guard guard(locks_[b]);
+        bucket_guard guard(table_.lock_of(b));
         uint64_t pending = 0;       // bytes unlinked in this bucket, freed after the unlock
         uint64_t pending_disk = 0;  // ... and their extents, released then (unless read)
-        item** link = &heads_[b];
+        const hash_table::chain c = table_.chain_at(b);
+        item** link = c.head;
         while (item* it = *link) {
+            if (!in_bucket(it, b, c)) {  // the sibling bucket's, on a chain not moved yet
+                link = &it->next_;
+                continue;
+            }
             ++out.visited;
             if (!it->is_placeholder())
                 ++checked[it->slab_class_];
@@ -216,7 +223,7 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
     // a histogram): sampled eviction at once, as a store would.
     if (arena_ && arena_->used() > arena_->limit())
         evict_large_inline(0, true);
-    if (end < n)
+    if (end < table_.bucket_count())  // grown meanwhile: the pass goes on to the new end
         return end;
     // A full pass is complete: the next one takes a new sample if it is still above.
     gc_memory_.evicting = false;
@@ -306,7 +313,8 @@ bool store::evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept
             return item_mem(it);
         return it->is_large() ? large_arena::rounded(it->large()->size()) : 0;
     };
-    const uint64_t n = mask_ + 1;
+    const uint64_t n = table_.bucket_count();
+    const uint64_t mask = n - 1;
     // Large values are few (the budget over the threshold: thousands, in a table of a
     // million buckets), so their sample may walk the whole table to find them: a bound
     // of one pass per round, paid only by a store that already writes a large value.
@@ -328,15 +336,16 @@ bool store::evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept
         h.fill(0);
         size_t taken = 0;
         for (uint64_t visited = 0; visited < max_visits && taken < sample.size(); ++visited) {
-            const uint64_t b = evict_cursor_.fetch_add(1, std::memory_order_relaxed) & mask_;
-            bucket_guard guard(locks_[b]);
-            if (!wanted(heads_[b]))
+            const uint64_t b = evict_cursor_.fetch_add(1, std::memory_order_relaxed) & mask;
+            bucket_guard guard(table_.lock_of(b));
+            item* const head = *table_.chain_at(b).head;  // a chain not moved yet: b's and its sibling's
+            if (!wanted(head))
                 continue;
             sample[taken++] = b;
             // The sample is a CLOCK hand too: it ages what it passes, so between two GC
             // sweeps the items stored since the hand last went by (counter 0) are told
             // apart from older ones and are not the first to go.
-            for (item* it = heads_[b]; it; it = it->next_) {
+            for (item* it = head; it; it = it->next_) {
                 if (it->clock_ < 255)
                     ++it->clock_;
                 h[score(it)] += weight(it);
@@ -348,8 +357,8 @@ bool store::evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept
         for (size_t i = 0; i < taken && !done(); ++i) {
             const uint64_t b = sample[i];
             reclaim_list rl(stats_.bytes);
-            bucket_guard guard(locks_[b]);
-            item** link = &heads_[b];
+            bucket_guard guard(table_.lock_of(b));
+            item** link = table_.chain_at(b).head;  // again: it may have moved since
             while (item* it = *link) {
                 if (score(it) >= threshold && (!large_only || it->is_large())) {
                     count_eviction(it, by_gc);
@@ -366,21 +375,26 @@ bool store::evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept
 template <typename F>
 uint64_t store::for_each_live(uint64_t first_bucket, uint64_t count, const store_now& now, F&& f)
 {
-    const uint64_t n = mask_ + 1;
+    const uint64_t n = table_.bucket_count();
     if (first_bucket >= n)
         return 0;
     const uint64_t end = std::min(n, first_bucket + count);
     const uint32_t sec = server_sec(now);
     for (uint64_t b = first_bucket; b < end; ++b) {
-        bucket_guard guard(locks_[b]);
-        for (const item* it = heads_[b]; it; it = it->next_) {
+        if (!table_.maybe_nonempty(b))
+            continue;
+        bucket_guard guard(table_.lock_of(b));
+        const hash_table::chain c = table_.chain_at(b);
+        for (const item* it = *c.head; it; it = it->next_) {
             remove_reason why;
-            if (it->is_placeholder() || invalid(it, sec, why) || hidden_expired(it, sec))
+            if (!in_bucket(it, b, c) || it->is_placeholder() || invalid(it, sec, why) || hidden_expired(it, sec))
                 continue;
             f(it);
         }
     }
-    return end < n ? end : 0;
+    // Grown meanwhile: the walk goes on to the new end. An item of a bucket below `end`
+    // may be seen twice across a growth (it moved up to b + old size), never missed.
+    return end < table_.bucket_count() ? end : 0;
 }
 
 uint64_t store::scan(uint64_t first_bucket, uint64_t count, const store_now& now,

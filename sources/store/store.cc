@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <random>
 
@@ -42,16 +43,10 @@ store::store(const store_config& cfg, std::shared_ptr<large_arena> arena)
       item_size_max_(cfg.item_size_max),
       large_value_threshold_(cfg.large_value_threshold),
       lease_interval_ms_(cfg.lease_interval_ms),
+      table_(round_up_pow2(std::max<uint64_t>(cfg.bucket_count, 1))),
       classes_(cfg.slab_classes)
 {
-    const uint64_t n = round_up_pow2(std::max<uint64_t>(cfg.bucket_count, 1));
-    cfg_.bucket_count = n;
-    mask_ = n - 1;
-    static_assert(std::is_trivially_destructible_v<bucket_lock> && sizeof(bucket_lock) == 1);
-    heads_.reset(static_cast<item**>(std::calloc(n, sizeof(item*))));  // all chains empty
-    locks_.reset(static_cast<bucket_lock*>(std::calloc(n, sizeof(bucket_lock))));  // all unlocked
-    if (!heads_ || !locks_)
-        throw std::bad_alloc();
+    cfg_.bucket_count = table_.bucket_count();
     std::random_device rd;
     seed_ = (uint64_t{rd()} << 32) ^ rd();
     lease_counter_.store((uint64_t{rd()} << 32) ^ rd());
@@ -97,33 +92,57 @@ large_value* store::create_large(std::span<const char> value) noexcept
 store::~store()
 {
     // No other thread may use the store any more.
-    for (uint64_t b = 0; b <= mask_; ++b) {
-        for (item* it = heads_[b]; it;) {
-            item* next = it->next_;
-            item_free(it);
-            it = next;
-        }
-    }
+    table_.drain([](item* it) { item_free(it); });
 }
 
-uint64_t store::bucket_of(std::string_view key) const noexcept
+uint64_t store::hash_of(std::string_view key) const noexcept
 {
-    return hash_key(key, seed_) & mask_;
+    return hash_key(key, seed_);
+}
+
+// Under table_.lock_of(h).
+void store::link_first(uint64_t h, item* it) noexcept
+{
+    item** head = table_.head_of(h);
+    it->next_ = *head;
+    *head = it;
+}
+
+bool store::in_bucket(const item* it, uint64_t b, const hash_table::chain& c) const noexcept
+{
+    return !c.shared || (hash_of(it->key()) & c.mask) == b;
+}
+
+bool store::grow_step(uint64_t buckets) noexcept
+{
+    auto start = [this] {
+        const uint64_t items = stats_.count(store_counter::curr_items);
+        return items > table_.bucket_count() / 2 * 3 && table_.start_growth();
+    };
+    if (!table_.growing() && !start())
+        return false;
+    if (!table_.migrate(buckets, [this](const item* it) { return hash_of(it->key()); }))
+        return true;
+    return start();  // this doubling is done: the next one, if the items still ask for it
+}
+
+store::table_shape store::table_now() const noexcept
+{
+    return {static_cast<unsigned>(std::countr_zero(table_.bucket_count())), table_.bytes(), table_.growing()};
 }
 
 void store::prefetch(std::span<const std::string_view> keys) const noexcept
 {
     constexpr size_t kMax = 64;
-    uint64_t buckets[kMax];
+    uint64_t hashes[kMax];
     const size_t n = std::min(keys.size(), kMax);
     for (size_t i = 0; i < n; i++) {
-        buckets[i] = bucket_of(keys[i]);
-        __builtin_prefetch(&heads_[buckets[i]]);
-        __builtin_prefetch(&locks_[buckets[i]]);
+        hashes[i] = hash_of(keys[i]);
+        table_.prefetch(hashes[i]);
     }
     for (size_t i = 0; i < n; i++) {
         // The head as it is now: racing writers may change it (benign, a hint only).
-        const item* it = std::atomic_ref<item*>(heads_[buckets[i]]).load(std::memory_order_relaxed);
+        const item* it = table_.peek_head(hashes[i]);
         if (!it)
             continue;
         // Header and key, and with them a small value (an item needs not start on a line).
@@ -134,10 +153,10 @@ void store::prefetch(std::span<const std::string_view> keys) const noexcept
     }
 }
 
-// Under locks_[b].
-item** store::find_link(uint64_t b, std::string_view key) noexcept
+// Under table_.lock_of(h).
+item** store::find_link(uint64_t h, std::string_view key) noexcept
 {
-    item** link = &heads_[b];
+    item** link = table_.head_of(h);
     while (*link) {
         const item* it = *link;
         if (it->key_len_ == key.size() && std::memcmp(it->key_data(), key.data(), key.size()) == 0)
@@ -175,10 +194,10 @@ bool store::hidden_expired(const item* it, uint32_t sec) const noexcept
 }
 
 // Under the item's bucket lock: unlinks *link, notifies, hands it to rl for freeing.
-item* store::find_valid(uint64_t b, std::string_view key, uint32_t sec, reclaim_list& rl,
+item* store::find_valid(uint64_t h, std::string_view key, uint32_t sec, reclaim_list& rl,
                         item**& link, bool reclaim) noexcept
 {
-    link = find_link(b, key);
+    link = find_link(h, key);
     item* it = *link;
     remove_reason why;
     if (it && invalid(it, sec, why)) {
@@ -352,7 +371,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
         return;
     }
     const uint32_t sec = server_sec(now);
-    const uint64_t b = bucket_of(key);
+    const uint64_t h = hash_of(key);
     item* spare = nullptr;  // allocated outside the lock for vivify / lease placeholders
     bool counted_expiry = false;
     unsigned hit_class = 0;  // the class of the item hit, for the per-class counts
@@ -362,8 +381,8 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
         bool need_spare = false;
         {
             reclaim_list rl(stats_.bytes);
-            bucket_guard guard(locks_[b]);
-            item** link = find_link(b, key);
+            bucket_guard guard(table_.lock_of(h));
+            item** link = find_link(h, key);
             item* it = *link;
             remove_reason why;
             if (it && invalid(it, sec, why)) {
@@ -464,8 +483,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                     spare->set_lease_issued_ms(now.ms);
                     spare->deadline_ = sec + cfg_.lease_ttl_sec;
                     spare->stime_ = spare->atime_ = sec;
-                    spare->next_ = heads_[b];
-                    heads_[b] = spare;
+                    link_first(h, spare);
                     stats_.add(store_counter::lease_placeholders);
                     res.status = get_status::LeaseToken;
                     res.lease_token = spare->cas_;
@@ -480,8 +498,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                     spare->stime_ = spare->atime_ = sec;
                     // This caller wins; later readers see Z.
                     spare->bits_ = static_cast<uint8_t>(kWinSent | (opts.vivify_key_binary ? kKeyBinary : 0));
-                    spare->next_ = heads_[b];
-                    heads_[b] = spare;
+                    link_first(h, spare);
                     stats_.add(store_counter::curr_items);
                     stats_.add(store_counter::total_items);
                     class_link(spare);
@@ -585,13 +602,13 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
     const uint32_t deadline = to_deadline(exptime, now);
     const bool compare = mode == store_mode::Cas ||
                          (opts.compare_cas != 0 && mode != store_mode::Add);
-    const uint64_t b = bucket_of(key);
+    const uint64_t h = hash_of(key);
 
     reclaim_list rl(stats_.bytes);
     {
-        bucket_guard guard(locks_[b]);
+        bucket_guard guard(table_.lock_of(h));
         item** link;
-        item* old = find_valid(b, key, sec, rl, link, true);
+        item* old = find_valid(h, key, sec, rl, link, true);
         // An item kept past its deadline for the master (expiry_by_master) is replaced, but
         // is not live: an add may store over it.
         item* live = old && !old->is_placeholder() && !hidden_expired(old, sec) ? old : nullptr;
@@ -669,8 +686,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
             }
             rl.add(old);
         } else {
-            it->next_ = heads_[b];
-            heads_[b] = it;
+            link_first(h, it);
         }
         stats_.add(store_counter::curr_items);
         class_link(it);
@@ -686,7 +702,7 @@ remove_status store::remove(std::string_view key, const store_now& now,
     if (!valid_key(key))
         return remove_status::BadKey;
     const uint32_t sec = server_sec(now);
-    const uint64_t b = bucket_of(key);
+    const uint64_t h = hash_of(key);
     remove_status st = remove_status::NotFound;
     // md x: the emptied item, allocated before the lock (malloc is never called under it).
     item* empty = nullptr;
@@ -697,9 +713,9 @@ remove_status store::remove(std::string_view key, const store_now& now,
     }
     {
         reclaim_list rl(stats_.bytes);
-        bucket_guard guard(locks_[b]);
+        bucket_guard guard(table_.lock_of(h));
         item** link;
-        item* it = find_valid(b, key, sec, rl, link);
+        item* it = find_valid(h, key, sec, rl, link);
         if (it && !it->is_placeholder() && !(opts.compare_cas && it->cas_ != opts.compare_cas))
             class_count(it, class_counter::delete_hits);
         if (it && it->is_placeholder()) {
@@ -755,13 +771,13 @@ touch_status store::touch(std::string_view key, int64_t exptime, const store_now
     if (!valid_key(key))
         return touch_status::BadKey;
     const uint32_t sec = server_sec(now);
-    const uint64_t b = bucket_of(key);
+    const uint64_t h = hash_of(key);
     touch_status st = touch_status::NotFound;
     {
         reclaim_list rl(stats_.bytes);
-        bucket_guard guard(locks_[b]);
+        bucket_guard guard(table_.lock_of(h));
         item** link;
-        item* it = find_valid(b, key, sec, rl, link);
+        item* it = find_valid(h, key, sec, rl, link);
         if (it && !it->is_placeholder()) {
             it->deadline_ = to_deadline(exptime, now);
             it->clock_ = 0;

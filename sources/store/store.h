@@ -1,8 +1,10 @@
-// store: the cache's storage engine. One hash shared by every worker thread, one bucket_lock
-// per bucket (yrmcds). No I/O dependencies; time comes from the caller (store_now).
+// store: the cache's storage engine. One hash shared by every worker thread, bucket locks
+// (yrmcds) over a table that doubles as it fills (memcached; hash_table.h). No I/O
+// dependencies; time comes from the caller (store_now).
 //
 // Threads: every public function may be called from any thread concurrently, except
-// gc_sweep(), which has one caller at a time (the server's cron coroutine), and
+// gc_sweep() and grow_step(), which have one caller at a time between them (the server's
+// cron coroutine), and
 // set_observer(), which is called before the store is shared.
 //
 // Limits that change at run time (memory_limit, item_size_max, large_value_threshold,
@@ -27,6 +29,7 @@
 #include <string_view>
 
 #include "bucket_lock.h"
+#include "hash_table.h"
 #include "class_stats.h"
 #include "large_arena.h"
 #include "item.h"
@@ -151,8 +154,20 @@ public:
         return expiry_by_master_.load(std::memory_order_relaxed);
     }
 
-    // The table's size (a power of two, fixed). [any thread]
-    uint64_t bucket_count() const noexcept { return mask_ + 1; }
+    // The table's size now (a power of two; it doubles, see grow_step). [any thread]
+    uint64_t bucket_count() const noexcept { return table_.bucket_count(); }
+    // Doubles the table when the store holds more than 1.5 items per bucket (memcached's
+    // rule), moving up to `buckets` old buckets per call (one lock at a time, each for one
+    // chain: hash_table.h). True while a growth is under way: call again (after a yield).
+    // [the GC sweep's caller: one at a time, between sweep passes]
+    bool grow_step(uint64_t buckets) noexcept;
+    // memcached's hash_power_level, hash_bytes and hash_is_expanding. [any thread]
+    struct table_shape {
+        unsigned power;
+        uint64_t bytes;
+        bool growing;
+    };
+    table_shape table_now() const noexcept;
     // Bytes charged to the memory limit now (every item's malloc_usable_size). [any thread;
     // relaxed, so a reading while others store is approximate]
     uint64_t mem_used() const noexcept
@@ -210,11 +225,17 @@ private:
     static constexpr unsigned kScoreCount = 512;  // eviction score = clock * 2 + !fetched
     using histogram = std::array<uint64_t, kScoreCount>;
 
-    uint64_t bucket_of(std::string_view key) const noexcept;
+    uint64_t hash_of(std::string_view key) const noexcept;
     // scan and scan_meta's walk: f(const item*) for each live item, under its bucket lock.
     template <typename F>
     uint64_t for_each_live(uint64_t first_bucket, uint64_t count, const store_now& now, F&& f);
-    item** find_link(uint64_t b, std::string_view key) noexcept;
+    // Under table_.lock_of(h): the link to the key's item, or the chain's end.
+    item** find_link(uint64_t h, std::string_view key) noexcept;
+    // For a walker of bucket b under its lock, on a chain shared while the table grows:
+    // whether `it` is b's (hash_table::chain).
+    bool in_bucket(const item* it, uint64_t b, const hash_table::chain& c) const noexcept;
+    // Under table_.lock_of(h): links `it` first in hash h's chain.
+    void link_first(uint64_t h, item* it) noexcept;
     // Why an item linked in a bucket is no longer valid (to be unlinked), if it is not.
     // Under expiry_by_master, an item's own deadline does not make it invalid.
     bool invalid(const item* it, uint32_t sec, remove_reason& why) const noexcept;
@@ -226,7 +247,7 @@ private:
     // set to the key's link in the chain either way. `reclaim`: count such an
     // item as reclaimed (a store takes its place, as memcached counts a store
     // that reuses an expired item's memory).
-    item* find_valid(uint64_t b, std::string_view key, uint32_t sec, reclaim_list& rl,
+    item* find_valid(uint64_t h, std::string_view key, uint32_t sec, reclaim_list& rl,
                      item**& link, bool reclaim = false) noexcept;
     void notify_store(const item* it) noexcept;
     void notify_touch(const item* it) noexcept;
@@ -277,16 +298,8 @@ private:
     std::atomic<uint64_t> item_size_max_;
     std::atomic<uint64_t> large_value_threshold_;
     std::atomic<uint64_t> lease_interval_ms_;
-    uint64_t mask_;
     uint64_t seed_;
-    // Both tables come zeroed from calloc, so the kernel's untouched zero
-    // pages back them: a bucket costs memory once an item lands in it (a
-    // router that stores nothing keeps its 2^hash_power table free).
-    struct free_deleter {
-        void operator()(void* p) const noexcept { std::free(p); }
-    };
-    std::unique_ptr<item*[], free_deleter> heads_;        // chain heads      [locks_[b]]
-    std::unique_ptr<bucket_lock[], free_deleter> locks_;  // one per bucket (all-zero: unlocked)
+    hash_table table_;  // the chains and their locks (hash_table.h)
     change_observer* observer_ = nullptr;   // set before sharing; immutable afterwards
     eviction_observer* evict_observer_ = nullptr;  // set before sharing; immutable afterwards
     // Where large values live; null if its file could not be created (large stores then

@@ -45,6 +45,12 @@ public:
 
     void add(store_counter c, int64_t n = 1) noexcept { shards_.add(static_cast<size_t>(c), n); }
 
+    // One counter's sum (a reader racing writers may see a gauge below 0: clamped).
+    uint64_t count(store_counter c) const noexcept
+    {
+        return static_cast<uint64_t>(std::max<int64_t>(shards_.sum(static_cast<size_t>(c)), 0));
+    }
+
     store_stats_snapshot snapshot() const noexcept
     {
         store_stats_snapshot s;

@@ -98,6 +98,76 @@ def test_gc_sweep_expires_unread_items(ithaca_factory):
         assert c.call(b"get keep\r\n") == b"VALUE keep 0 1\r\nx\r\nEND\r\n"
 
 
+# --- the hash table's growth ------------------------------------------------------------
+
+
+def test_the_hash_table_doubles_under_load_and_no_client_misses_a_key(ithaca_factory):
+    """memcached's rule: more than 1.5 items per bucket doubles the table, moved one
+    bucket lock at a time while clients go on (stats hash_power_level, hash_bytes,
+    hash_is_expanding). Here 2^10 buckets grow to 2^14 for 20,000 keys, while a second
+    client reads keys already stored the whole time and must never miss one."""
+    server = ithaca_factory(config_text="logging:\n  level: info\ncache:\n  hash_power: 10\n  gc_interval: 100ms\n")
+    n = 20000
+    stored = [0]  # keys below this are stored and acknowledged
+    stop = threading.Event()
+    misses = []
+    reads = [0]
+
+    def reader():
+        with Conn(*server.address) as r:
+            i = 0
+            while not stop.is_set():
+                upto = stored[0]
+                if upto == 0:
+                    time.sleep(0.001)
+                    continue
+                keys = [b"g%d" % ((i * 7919 + j * 104729) % upto) for j in range(20)]
+                i += 1
+                got = {k: d for k, _f, d, _c in parse_values(r.call(b"get " + b" ".join(keys) + b"\r\n"))}
+                reads[0] += len(keys)
+                for k in keys:
+                    if got.get(k) != b"value-of-" + k:
+                        misses.append((k, got.get(k)))
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        with Conn(*server.address) as c:
+            assert int(stats(c)["hash_power_level"]) == 10
+            batch = 500
+            for start in range(0, n, batch):
+                req = b"".join(b"set g%d 0 0 %d\r\nvalue-of-g%d\r\n" % (i, len(b"value-of-g%d" % i), i)
+                               for i in range(start, start + batch))
+                units = c.exchange_until_sentinel(req + b"version\r\n")
+                assert units == [b"STORED\r\n"] * batch
+                stored[0] = start + batch
+                time.sleep(0.01)  # let the growth overlap the traffic
+
+            def grown():
+                s = stats(c)
+                return s if s["hash_power_level"] == "14" and s["hash_is_expanding"] == "0" else None
+
+            s = poll(grown, timeout=10)
+            assert s, stats(c)
+            assert int(s["hash_bytes"]) == (1 << 14) * 8 + (1 << 10)  # heads, and the first table's locks
+            assert int(s["curr_items"]) == n
+            time.sleep(0.2)  # the reader goes on over the grown table
+    finally:
+        stop.set()
+        t.join()
+    assert reads[0] > 1000
+    assert not misses, misses[:5]
+    assert re.search(r"hash table: grew from 2\^10 to 2\^1[1-4] buckets \(\d+ items\)", server.log), server.log
+    assert re.search(r"hash table: grew from 2\^1[0-3] to 2\^14 buckets", server.log), server.log
+    with Conn(*server.address) as c:
+        for start in range(0, n, 100):
+            keys = [b"g%d" % i for i in range(start, start + 100)]
+            got = {k: d for k, _f, d, _c in parse_values(c.call(b"get " + b" ".join(keys) + b"\r\n"))}
+            assert got == {k: b"value-of-" + k for k in keys}
+        settings = stats(c, b"settings")
+        assert settings["hashpower_init"] == "10", settings
+
+
 # --- temp-file values ----------------------------------------------------------------
 
 SIZES = [4 * KIB + 1, 5000, 64 * KIB, 300 * KIB + 7, 900 * KIB]
