@@ -38,6 +38,22 @@ unsigned store::threshold_for(const histogram& h, uint64_t need) const noexcept
     return 0;
 }
 
+// Calls f(const item*) for each item of bucket b of the current table, under its lock; on a
+// chain not moved yet, the sibling bucket's items are left out. An empty bucket is passed on
+// a relaxed load of its head, without its lock.
+template <typename F>
+void store::for_each_in_bucket(uint64_t b, F&& f)
+{
+    if (!table_.maybe_nonempty(b))
+        return;
+    bucket_guard guard(table_.lock_of(b));
+    const hash_table::chain c = table_.chain_at(b);
+    for (const item* it = *c.head; it; it = it->next_) {
+        if (in_bucket(it, b, c))
+            f(it);
+    }
+}
+
 // The sweep's threshold sample. [gc_sweep's caller; bucket locks one at a time] Fills `h`
 // with the bytes of the items there are now (disk: the extents of large items; else every
 // item's memory) by the score each will have once the sweep visits it (one more visit),
@@ -59,24 +75,20 @@ uint64_t store::gc_sample(bool disk, uint32_t sec, histogram& h) noexcept
         uint64_t b = (gc_sample_offset_ + r * share) & mask;
         size_t weighed = 0;
         for (uint64_t v = 0; v < share && weighed < kGcSampleRunItems; ++v, b = (b + 1) & mask) {
-            if (!table_.maybe_nonempty(b))
-                continue;
-            bucket_guard guard(table_.lock_of(b));
-            const hash_table::chain c = table_.chain_at(b);
-            for (const item* it = *c.head; it; it = it->next_) {
+            for_each_in_bucket(b, [&](const item* it) {
                 remove_reason why;
-                if (!in_bucket(it, b, c) || invalid(it, sec, why))
-                    continue;  // the sweep reclaims it rather than evicting it
+                if (invalid(it, sec, why))
+                    return;  // the sweep reclaims it rather than evicting it
                 const uint64_t w = !disk ? item_mem(it)
                                  : it->is_large() ? large_arena::rounded(it->large()->size())
                                                   : 0;
                 if (w == 0)
-                    continue;
+                    return;
                 const unsigned visited = std::min(unsigned{it->clock_} + 1, 255u);
                 h[visited * 2 + ((it->bits_ & kFetched) ? 0u : 1u)] += w;
                 total += w;
                 ++weighed;
-            }
+            });
         }
     }
     return total;
@@ -381,16 +393,11 @@ uint64_t store::for_each_live(uint64_t first_bucket, uint64_t count, const store
     const uint64_t end = std::min(n, first_bucket + count);
     const uint32_t sec = server_sec(now);
     for (uint64_t b = first_bucket; b < end; ++b) {
-        if (!table_.maybe_nonempty(b))
-            continue;
-        bucket_guard guard(table_.lock_of(b));
-        const hash_table::chain c = table_.chain_at(b);
-        for (const item* it = *c.head; it; it = it->next_) {
+        for_each_in_bucket(b, [&](const item* it) {
             remove_reason why;
-            if (!in_bucket(it, b, c) || it->is_placeholder() || invalid(it, sec, why) || hidden_expired(it, sec))
-                continue;
-            f(it);
-        }
+            if (!it->is_placeholder() && !invalid(it, sec, why) && !hidden_expired(it, sec))
+                f(it);
+        });
     }
     // Grown meanwhile: the walk goes on to the new end. An item of a bucket below `end`
     // may be seen twice across a growth (it moved up to b + old size), never missed.

@@ -226,6 +226,9 @@ private:
     using histogram = std::array<uint64_t, kScoreCount>;
 
     uint64_t hash_of(std::string_view key) const noexcept;
+    // f(const item*) for each item of bucket b, under its lock (gc.cc).
+    template <typename F>
+    void for_each_in_bucket(uint64_t b, F&& f);
     // scan and scan_meta's walk: f(const item*) for each live item, under its bucket lock.
     template <typename F>
     uint64_t for_each_live(uint64_t first_bucket, uint64_t count, const store_now& now, F&& f);
