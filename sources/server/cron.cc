@@ -1,8 +1,33 @@
 #include "cron.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 namespace ithaca::server {
+
+namespace {
+
+// How often the table's load is looked at between sweeps (a sum of per-thread counters):
+// a gc_interval of up to an hour must not leave a cache that fills meanwhile walking
+// long chains.
+constexpr mm::millis kGrowthCheckMs = 100;
+
+// The table doubles while it holds more than 1.5 items per bucket, in steps of one bucket
+// lock at a time, yielding between steps as the sweep does (the growth has the sweep's
+// single caller: this coroutine). False if cancelled.
+bool grow_table(store::store& st, uint64_t buckets_per_step) {
+  const unsigned power = st.table_now().power;
+  while (st.grow_step(buckets_per_step)) {
+    mm::yield();
+    if (mm::coroutine_cancelled()) return false;
+  }
+  if (const unsigned now = st.table_now().power; now != power)
+    spdlog::info("hash table: grew from 2^{} to 2^{} buckets ({} items)", power, now, st.stats().curr_items);
+  return true;
+}
+
+}  // namespace
 
 void cron_main(store::store& st, const server_clock& clock, gc_counters& counters, const live_cell& live,
                mm::cond& reloaded, cron_settings s) {
@@ -12,9 +37,11 @@ void cron_main(store::store& st, const server_clock& clock, gc_counters& counter
     settings.refresh();
     const auto period_ns = static_cast<int64_t>(settings->gc_interval_ms) * 1000000;
     if (mm::millis left = mm::millis_until(last_end + period_ns); left > 0) {
-      mm::wait_status w = reloaded.wait(left);
+      mm::wait_status w = reloaded.wait(std::min(left, kGrowthCheckMs));
       if (w == mm::wait_status::Cancelled) return;
       if (w == mm::wait_status::Ok) continue;  // a reload: the due time again, with its period
+      if (!grow_table(st, s.buckets_per_step)) return;
+      continue;  // the sweep's due time again
     }
     int64_t start = mm::now_ns();
     store::gc_stats total;
@@ -29,16 +56,7 @@ void cron_main(store::store& st, const server_clock& clock, gc_counters& counter
         if (mm::coroutine_cancelled()) return;
       } while (next != 0);
     }
-    // Between passes (the growth has the sweep's single caller): the table doubles while
-    // it holds more than 1.5 items per bucket, in steps of one bucket lock at a time,
-    // yielding between steps as the sweep does.
-    const unsigned power = st.table_now().power;
-    while (st.grow_step(s.buckets_per_step)) {
-      mm::yield();
-      if (mm::coroutine_cancelled()) return;
-    }
-    if (const unsigned now = st.table_now().power; now != power)
-      spdlog::info("hash table: grew from 2^{} to 2^{} buckets ({} items)", power, now, st.stats().curr_items);
+    if (!grow_table(st, s.buckets_per_step)) return;
     counters.runs.fetch_add(1, std::memory_order_relaxed);
     counters.last_ms.store(static_cast<uint64_t>((mm::now_ns() - start) / 1000000), std::memory_order_relaxed);
     if (total.evictions || total.reclaimed)

@@ -1,7 +1,9 @@
 // The cron coroutine (on the pooler machine): sweeps the store's hash in
 // bucket ranges every gc_interval (expiry, CLOCK ageing, eviction above the
-// high watermark), yielding between ranges so the pooler keeps accepting.
-// The store's GC is single-caller; this coroutine is that caller.
+// high watermark), yielding between ranges so the pooler keeps accepting;
+// and grows the hash table (store::grow_step) after each sweep and every
+// 100 ms between sweeps, whatever the gc_interval. The store's GC and growth
+// are single-caller; this coroutine is that caller.
 #pragma once
 
 #include "live_settings.h"
