@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <string>
@@ -74,7 +75,7 @@ template <class Wait>
 ssize_t ssl_write_all(SSL* ssl, const char* p, size_t n, Wait wait, std::string* reason) {
   size_t done = 0;
   while (done < n) {
-    const int len = static_cast<int>(n - done < (size_t{1} << 30) ? n - done : size_t{1} << 30);
+    const int len = static_cast<int>(std::min(n - done, size_t{1} << 30));
     const char* at = p + done;
     const ssize_t w = drive_ssl(ssl, [ssl, at, len] { return ssl_write(ssl, at, len); }, wait, reason);
     if (w <= 0) return w == 0 ? -EPIPE : w;

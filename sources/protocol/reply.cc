@@ -10,19 +10,20 @@
 namespace ithaca::protocol {
 namespace {
 
+// Writes v's digits at p (room for 20 is the caller's: any 64-bit value, with
+// its sign) and returns their end.
+template <typename Int>
+char* put_number(char* p, Int v) { return std::to_chars(p, p + 20, v).ptr; }
+char* put_u64(char* p, std::uint64_t v) { return put_number(p, v); }
+
 // Numbers are formatted in place at the reply's end (out_buffer::tail_room).
-void append_u64(out_buffer& out, std::uint64_t v) {
+template <typename Int>
+void append_number(out_buffer& out, Int v) {
     char* p = out.tail_room(20);
-    out.commit(static_cast<std::size_t>(std::to_chars(p, p + 20, v).ptr - p));
+    out.commit(static_cast<std::size_t>(put_number(p, v) - p));
 }
-
-void append_i64(out_buffer& out, std::int64_t v) {
-    char* p = out.tail_room(20);
-    out.commit(static_cast<std::size_t>(std::to_chars(p, p + 20, v).ptr - p));
-}
-
-// Writes v's digits at p (room for 20 is the caller's) and returns their end.
-char* put_u64(char* p, std::uint64_t v) { return std::to_chars(p, p + 20, v).ptr; }
+void append_u64(out_buffer& out, std::uint64_t v) { append_number(out, v); }
+void append_i64(out_buffer& out, std::int64_t v) { append_number(out, v); }
 
 }  // namespace
 

@@ -86,7 +86,7 @@ ssize_t tls_stream::read(void* buf, size_t len, mm::millis timeout) {
 ssize_t tls_stream::write_all(const char* p, size_t n, int64_t deadline) {
   std::string reason;
   const ssize_t r = net::ssl_write_all(ssl_, p, n, socket_wait{this, deadline}, &reason);
-  return r > 0 || n == 0 ? r : failed(r, reason);
+  return r >= 0 ? r : failed(r, reason);
 }
 
 ssize_t tls_stream::writev(const iovec* iov, int count, mm::millis timeout) {

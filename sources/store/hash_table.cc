@@ -2,8 +2,8 @@
 
 #include <sys/mman.h>
 
-#include <cstdlib>
 #include <new>
+#include <type_traits>
 
 namespace ithaca::store {
 
@@ -20,19 +20,20 @@ namespace ithaca::store {
 hash_table::hash_table(uint64_t buckets) : lock_mask_(buckets - 1)
 {
     static_assert(std::is_trivially_destructible_v<bucket_lock> && sizeof(bucket_lock) == 1);
-    item** heads = map_heads(buckets);
-    // calloc: zeroed pages, all unlocked; a router's untouched table costs no memory.
-    bucket_lock* locks = static_cast<bucket_lock*>(std::calloc(buckets, sizeof(bucket_lock)));
-    if (!heads || !locks) {
-        std::free(locks);
+    // Zero pages for both: a router's untouched table costs no memory; a zero lock is free.
+    auto* heads = static_cast<item**>(map_zeroed(buckets * sizeof(item*)));
+    locks_ = static_cast<bucket_lock*>(map_zeroed(buckets * sizeof(bucket_lock)));
+    if (!heads || !locks_) {
         if (heads)
             munmap(heads, buckets * sizeof(item*));
+        if (locks_)
+            munmap(locks_, buckets * sizeof(bucket_lock));
         throw std::bad_alloc();
     }
-    locks_.reset(locks);
     // Reserved now, so a growth never reallocates them (and never throws there).
-    mappings_.reserve(kMaxPower + 1);
+    mappings_.reserve(kMaxPower + 2);
     tables_.reserve(2 * kMaxPower + 1);
+    mappings_.push_back({locks_, buckets * sizeof(bucket_lock)});
     mappings_.push_back({heads, buckets * sizeof(item*)});
     mapped_bytes_.store(buckets * sizeof(item*), std::memory_order_relaxed);
     auto t = std::make_unique<table>();
@@ -48,13 +49,13 @@ hash_table::~hash_table()
         munmap(m.base, m.bytes);
 }
 
-// Anonymous pages: zero until written, and given back with MADV_DONTNEED after a growth
-// while the address stays valid (the lock-free hints may still read it).
-item** hash_table::map_heads(uint64_t buckets) noexcept
+// Anonymous pages: zero until written, and (chain heads) given back with MADV_DONTNEED after
+// a growth while the address stays valid (the lock-free hints may still read it).
+void* hash_table::map_zeroed(uint64_t bytes) noexcept
 {
-    void* p = mmap(nullptr, buckets * sizeof(item*), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? nullptr : static_cast<item**>(p);
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? nullptr : p;
 }
 
 bool hash_table::maybe_nonempty(uint64_t b) const noexcept
@@ -92,7 +93,7 @@ bool hash_table::start_growth() noexcept
     if (t->old_heads || t->mask + 1 >= (uint64_t{1} << kMaxPower))
         return false;
     const uint64_t n = (t->mask + 1) * 2;
-    item** heads = map_heads(n);
+    auto* heads = static_cast<item**>(map_zeroed(n * sizeof(item*)));
     if (!heads)
         return false;
     std::unique_ptr<table> next;

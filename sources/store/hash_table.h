@@ -25,7 +25,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -120,17 +119,15 @@ private:
         uint64_t bytes;
     };
 
-    static item** map_heads(uint64_t buckets) noexcept;
+    // Zeroed anonymous pages (nullptr if none): chain heads and the locks.
+    static void* map_zeroed(uint64_t bytes) noexcept;
     void finish_growth(const table* t) noexcept;
 
     std::atomic<const table*> current_;
     std::vector<std::unique_ptr<table>> tables_;  // every descriptor published [the grower]
     std::vector<mapping> mappings_;               // every head array, to unmap at the end
     uint64_t lock_mask_;
-    struct free_deleter {
-        void operator()(void* p) const noexcept { std::free(p); }
-    };
-    std::unique_ptr<bucket_lock[], free_deleter> locks_;
+    bucket_lock* locks_;  // lock_mask_ + 1 of them, mapped zeroed (unlocked), never moved
     std::atomic<uint64_t> mapped_bytes_{0};       // head arrays holding pages now
 };
 

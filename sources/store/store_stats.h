@@ -55,8 +55,7 @@ public:
     {
         store_stats_snapshot s;
         s.bytes = static_cast<uint64_t>(std::max<int64_t>(bytes.load(std::memory_order_relaxed), 0));
-#define X(name) \
-    s.name = static_cast<uint64_t>(std::max<int64_t>(shards_.sum(static_cast<size_t>(store_counter::name)), 0));
+#define X(name) s.name = count(store_counter::name);
         ITHACA_STORE_COUNTERS(X)
 #undef X
         return s;
