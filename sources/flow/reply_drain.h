@@ -22,6 +22,12 @@ class reply_drain {
   // Returns false to stop the batch: the connection is then closed (TCP) or
   // the reply dropped (UDP).
   virtual bool drain(protocol::out_buffer& out) = 0;
+  // Whether the peer the replies are for is gone for good (its connection
+  // was reset or has failed): a client waiting for replies from a slow
+  // server stops waiting and lets its requests go (orphaned) at once. A peer
+  // that only half-closed (FIN) still gets its replies, as memcached sends
+  // them for what it had read.
+  virtual bool peer_gone() const { return false; }
 };
 
 // Drains `out` through `drain` once it holds kReplyHighWater bytes. False if

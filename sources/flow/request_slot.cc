@@ -236,10 +236,37 @@ void request_slot::held_release() {
 inflight_queue::~inflight_queue() {
   for (std::size_t i = 0; i < count_; i++) {
     std::unique_ptr<request_slot>& s = ring_[index(i)];
-    if (s->st == request_slot::state::Pending && s->calls_pending_ > 0 && s->orphan()) {
-      s.release();  // freed by its last call_done()
-    }
+    if (s->orphan()) s.release();  // freed by its last call_done()
   }
+}
+
+void inflight_queue::abandon() {
+  for (std::size_t i = 0; i < ring_.size(); i++) {
+    std::unique_ptr<request_slot>& s = ring_[index(i)];
+    if (i >= count_) {
+      s->reset();
+      continue;
+    }
+    // orphan() hands the children still out their own lives; the slot itself
+    // lives on only if its own calls are still out. Either way it is no
+    // longer this queue's: a fresh slot takes its place.
+    if (s->orphan()) {
+      s.release();  // freed by its last call_done()
+    } else {
+      s.reset();
+    }
+    s = std::make_unique<request_slot>();
+    s->queue_ = this;
+    s->home_ = this;
+  }
+  head_ = 0;
+  count_ = 0;
+  held_ = 0;
+  dropped_ = 0;
+  dispatched_ = 0;
+  last_unrepeatable_ = 0;
+  resumes_.clear();
+  resume_next_ = 0;
 }
 
 void inflight_queue::resume_later(request_slot& s) {

@@ -143,6 +143,17 @@ class request_slot {
   // its own split (a pool groups the child's keys by server in key_order).
   std::vector<std::uint32_t> key_map;
 
+  // [the request loop] A new request is parsed into this slot: what the last
+  // one answered at once left on it (a `quit`'s Close, a silent delete's
+  // mark) must not steer it. A slot answered straight into the reply stream
+  // is never popped (pop_head resets the others), so this is the one place
+  // that clears it.
+  void begin_request() {
+    action = exec_action::Continue;
+    silent = false;
+    reply_in_deferred = false;
+  }
+
   // The request loop brackets a dispatch with these, so a call answered
   // during the dispatch (a down server fails at once) cannot ready the slot
   // before the route has started all of its calls.
@@ -259,6 +270,12 @@ class inflight_queue final : public slot_home {
 
   inflight_queue();
   ~inflight_queue();  // orphans the slots still pending
+  // The connection is gone (closed by its client, reset, a failed write):
+  // its requests still in flight become orphans (each freed by its last
+  // call), every other slot is emptied, and the counts start again, so
+  // nothing of this connection reaches the next one a pooled session
+  // serves (a reply, a held byte, a resume). [the owning coroutine]
+  void abandon();
   inflight_queue(const inflight_queue&) = delete;
   inflight_queue& operator=(const inflight_queue&) = delete;
 

@@ -107,7 +107,21 @@ void backend_conn::encode_step(entry& e) {
   open_line_ = e.call->line_open() ? e.call : nullptr;
 }
 
+// Requests still waiting to be sent whose deadline has passed fail now
+// (SERVER_ERROR backend timeout), as one sent would: otherwise a client
+// could wait for them through connect after connect. waiting_ is in
+// submission order with one timeout for all, so deadline order too.
+void backend_conn::expire_waiting() {
+  const int64_t now = mm::now_ns();
+  while (!waiting_.empty() && waiting_.front().deadline_ns <= now) {
+    entry e = waiting_.front();
+    waiting_.pop_front();
+    fail_entry(e, failure_kind::Timeout);
+  }
+}
+
 void backend_conn::admit_waiting() {
+  expire_waiting();
   const std::size_t cap = server_->settings().max_inflight;
   bool any = false;
   while (!waiting_.empty() && inflight_.size() < cap) {
@@ -267,8 +281,12 @@ void backend_conn::writer_main() {
         failure_kind why = link.why;
         std::string error = link.error;
         if (link && st.protocol == config::backend_protocol::Auto) {
-          // Ask what it speaks, within the connect's deadline.
-          const protocol_probe probe = probe_protocol(link, deadline);
+          // Ask what it speaks. `mn` is a request like any: it has the
+          // pool's request timeout, not the connect's (a server slower than
+          // connect_timeout would otherwise fail every request queued
+          // behind the probe, which it would have answered in time).
+          const protocol_probe probe =
+              probe_protocol(link, mm::deadline_after(static_cast<mm::millis>(st.timeout_ms)));
           if (probe.ok) {
             if (!proto_known_ || proto_ != probe.learned) {
               spdlog::info("pool {}: {} speaks {}", server_->pool(), server_->address(),
@@ -409,7 +427,8 @@ void backend_conn::reader_main() {
     if (in_.size() - in_len_ < kReadRoom) in_.resize(std::max(in_.size() * 2, in_len_ + kReadRoom));
     // Idle: a request submitted during this read has a deadline after the
     // read's end (idle_read_ms <= the pool's timeout), so no timeout is missed.
-    const mm::millis wait = inflight_.empty() ? idle_read_ms : mm::millis_until(inflight_.front().deadline_ns);
+    mm::millis wait = inflight_.empty() ? idle_read_ms : mm::millis_until(inflight_.front().deadline_ns);
+    if (!waiting_.empty()) wait = std::min(wait, mm::millis_until(waiting_.front().deadline_ns));
     reader_parked_ = false;
     ssize_t n = tls_ ? tls_->read(in_.data() + in_len_, in_.size() - in_len_, wait)
                      : io_->read(in_.data() + in_len_, in_.size() - in_len_, wait);
@@ -418,6 +437,7 @@ void backend_conn::reader_main() {
     if (n == -ECANCELED) break;
     if (state_ != state::Ready) continue;  // broken meanwhile: the writer cleans up
     if (n == -ETIMEDOUT) {
+      expire_waiting();
       if (!inflight_.empty() && mm::now_ns() >= inflight_.front().deadline_ns) break_connection(failure_kind::Timeout);
       continue;
     }

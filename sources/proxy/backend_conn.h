@@ -84,8 +84,11 @@ class backend_conn {
   void start_coroutines();
   void writer_main();
   void reader_main();
-  // Encodes as many waiting calls as the in-flight cap allows.
+  // Encodes as many waiting calls as the in-flight cap allows (after
+  // failing those whose deadline passed while they waited).
   void admit_waiting();
+  // Fails the waiting calls whose deadline has passed (never sent).
+  void expire_waiting();
   void encode(entry& e);
   // Starts e's call in what the server speaks (proto_); false if the codec
   // answered it without the server (then it is finished).

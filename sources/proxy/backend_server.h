@@ -30,7 +30,7 @@ struct server_settings {
   uint64_t connect_timeout_ms = 1000;
   uint64_t timeout_ms = 1000;
   unsigned connections = 1;
-  unsigned max_inflight = 256;
+  unsigned max_inflight = 4096;
   unsigned max_queued = 4096;
   unsigned failure_limit = 3;
   uint64_t retry_interval_ms = 500;

@@ -1,5 +1,7 @@
 #include "request_loop.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "command_class.h"
@@ -96,6 +98,9 @@ bool must_wait(const loop_context& lc) {
   return lc.inflight.full() || lc.inflight.held() > inflight_queue::kHeldLimit;
 }
 
+// How often a client waiting for its replies looks whether it is still there.
+constexpr mm::millis kPeerCheckMs = 200;
+
 // What settle() waits for.
 enum class settle_until {
   Room,    // another request may start (must_wait is false)
@@ -121,9 +126,13 @@ bool settle(loop_context& lc, settle_until until) {
   for (;;) {
     if (!pop_ready(lc)) return false;
     if (lc.inflight.empty() || settled(lc, until)) return true;
-    mm::wait_status w = lc.inflight.wait(deadline);
+    // Waited for in slices: a client reset meanwhile is let go at once (its
+    // requests orphaned by the caller), not when a slow server answers.
+    mm::wait_status w = lc.inflight.wait(std::min(deadline, mm::deadline_after(kPeerCheckMs)));
     if (w == mm::wait_status::Cancelled) return false;
-    if (w == mm::wait_status::TimedOut && lc.inflight.head().st == request_slot::state::Pending) {
+    if (w == mm::wait_status::TimedOut && lc.drain != nullptr && lc.drain->peer_gone()) return false;
+    if (w == mm::wait_status::TimedOut && mm::now_ns() >= deadline &&
+        lc.inflight.head().st == request_slot::state::Pending) {
       spdlog::error("{}: a request in flight got no reply within {} ms; closing the connection",
                     mm::coroutine_name(), kInflightWaitLimitMs);
       return false;
@@ -181,6 +190,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
       break;
     }
     request_slot& slot = lc.inflight.tail();
+    slot.begin_request();
     // No slot.req.clear() here: the parsers clear it before any Ok or Error
     // (a second clear of the 600-byte request was 4% of a pipelined get).
     protocol::parse_result r = parser.parse(input.substr(off), slot.req);

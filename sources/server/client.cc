@@ -137,7 +137,10 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     ctx_.drain = nullptr;
     conn_ = nullptr;
   }
-  // What the connection left behind must not reach the next one.
+  // What the connection left behind must not reach the next one: its
+  // requests still in flight (a write that failed mid-batch leaves them
+  // there) are orphaned, its unsent replies dropped.
+  inflight_.abandon();
   pending_.clear();
   if (pending_.capacity() > 4 * shared_.read_buffer_size) std::string().swap(pending_);
   out_.consume(out_.size());
@@ -279,6 +282,10 @@ ssize_t client::read_some(stream& conn, char* buf, size_t len, mm::millis idle) 
 
 // The executor only ever appends to this client's out_.
 bool client::drain(protocol::out_buffer& out) { return &out == &out_ && conn_ && flush(*conn_); }
+
+// A reset (or failed) TCP connection is in state CLOSE; a FIN only makes it
+// CLOSE_WAIT, which still gets its replies.
+bool client::peer_gone() const { return conn_ != nullptr && mm::tcp_closed(conn_->fd()); }
 
 // Writes the batch's replies with as few writev calls as the kernel allows.
 bool client::flush(stream& conn) {

@@ -85,6 +85,7 @@ class client final : private flow::reply_drain {
   // flow::reply_drain: a batch's replies passed the high-water mark; write
   // them now (the batch waits for a slow reader, within the write timeout).
   bool drain(protocol::out_buffer& out) override;
+  bool peer_gone() const override;
   // Picks up a newer live snapshot, if any, for the batch about to run.
   void refresh_live();
   mm::millis idle_timeout() const;

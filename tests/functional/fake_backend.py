@@ -9,6 +9,9 @@ free loopback port that accepts connections and, by mode,
   drip     answers a read with a VALUE header (1,000,000 bytes) and then its
            data 100 bytes every `delay` seconds (bytes keep coming, the reply
            takes 10,000 delays to complete);
+  lag      relays to a real server, each request `delay` seconds after it
+           arrived, pipelined (a server that answers everything in `delay`
+           seconds, however much is in flight);
   slow     answers every `get`/`gets` line with END (a miss) and any other
            line with ERROR, `delay` seconds after it arrived, in order, but
            without waiting for one answer before reading the next request.
@@ -88,6 +91,9 @@ class FakeBackend:
                 if mode == "drip":
                     self._drip(conn)
                     return
+                if mode == "lag":
+                    self._lag(conn, data)
+                    return
                 if mode == "slow":
                     self._answer_slowly(conn, data)
                     continue
@@ -119,6 +125,72 @@ class FakeBackend:
         finally:
             if upstream is not None:
                 upstream.close()
+
+    def _lag(self, conn, first):
+        # One thread reads the client and queues what it sent with the time it
+        # is due; this one forwards each piece when due; a third relays the
+        # server's replies back as they come.
+        upstream = socket.create_connection(self.target, timeout=5)
+        upstream.settimeout(None)
+        conn.settimeout(2.0)  # the relay's sends may wait for a busy router
+        due = []
+        cond = threading.Condition()
+        closed = threading.Event()
+
+        def relay_back():
+            try:
+                while True:
+                    chunk = upstream.recv(1 << 20)
+                    if not chunk:
+                        break
+                    conn.sendall(chunk)
+            except OSError:
+                pass
+            closed.set()
+
+        def read_client():
+            try:
+                while not self._stop.is_set() and not closed.is_set():
+                    try:
+                        data = conn.recv(1 << 20)
+                    except socket.timeout:
+                        continue
+                    if not data:
+                        break
+                    with cond:
+                        due.append((time.monotonic() + self.delay, data))
+                        cond.notify()
+            except OSError:
+                pass
+            closed.set()
+            with cond:
+                cond.notify()
+
+        with cond:
+            due.append((time.monotonic() + self.delay, first))
+        threading.Thread(target=relay_back, daemon=True).start()
+        threading.Thread(target=read_client, daemon=True).start()
+        try:
+            while not self._stop.is_set() and not closed.is_set():
+                with cond:
+                    if not due:
+                        cond.wait(0.1)
+                        continue
+                    when, data = due[0]
+                    wait = when - time.monotonic()
+                    if wait > 0:
+                        cond.wait(min(wait, 0.1))
+                        continue
+                    due.pop(0)
+                upstream.sendall(data)
+        except OSError:
+            pass
+        finally:
+            try:
+                upstream.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            upstream.close()
 
     def _stream_huge(self, conn):
         conn.settimeout(2)

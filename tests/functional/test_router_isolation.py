@@ -1,0 +1,97 @@
+"""One client's requests never reach another client (issue 28, items 1 and 2).
+
+A worker's pooled session serves one connection after another with the same
+in-flight queue and reply buffer, so whatever a connection leaves behind when
+it goes (requests still out to a server, replies not written, a `quit`'s
+close) must go with it. Each case is the probe's own, with its sizes and
+counts, against a real memcached behind the router."""
+
+import socket
+import struct
+import time
+
+import pytest
+
+import mcwire
+from test_router import addr, router_yaml, stats
+
+BIG = 300_000  # the value whose five replies pass the 1 MiB reply high-water mark
+
+
+def only_reply(conn, expected, quiet=0.3):
+    """Reads `expected` and then checks that nothing else arrives within
+    `quiet` seconds: a stray reply from another client would follow it."""
+    got = conn.read_exact(len(expected))
+    assert got == expected, f"expected {expected!r}, got {got[:120]!r}"
+    conn.sock.settimeout(quiet)
+    try:
+        extra = conn.sock.recv(65536)
+    except socket.timeout:
+        extra = b""
+    assert extra == b"", f"after {expected!r} the connection also got {extra[:120]!r}"
+
+
+def close_at_once(sock, reset):
+    if reset:
+        # RST instead of FIN: SO_LINGER with a zero timeout.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["fin", "rst"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_replies_of_a_closed_client_never_reach_the_next_one(ithaca_factory, memcached, reset, workers):
+    """The probe's smallest case: `get big` x 5 (300,000-byte value) and an
+    immediate close, then a new connection's `version`, 20 rounds. Before the
+    fix the new connection got `VALUE big 0 300000...` in 11 of 20 rounds."""
+    router = ithaca_factory(config_text=router_yaml([addr(memcached)], protocol="ascii", workers=workers))
+    value = b"B" * BIG
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"set big 0 0 %d\r\n%s\r\n" % (BIG, value)) == b"STORED\r\n"
+        version = c.call(b"version\r\n")
+        assert version.startswith(b"VERSION ")
+    for _ in range(20):
+        a = socket.create_connection((router.host, router.port))
+        a.sendall(b"get big\r\n" * 5)
+        close_at_once(a, reset)
+        with mcwire.Conn(router.host, router.port, timeout=5) as b:
+            b.send(b"version\r\n")
+            only_reply(b, version)
+    # And the router still serves the value whole.
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get big\r\n") == b"VALUE big 0 %d\r\n%s\r\nEND\r\n" % (BIG, value)
+
+
+QUITS = {
+    "ascii": b"get q\r\nquit\r\n",
+    "binary": mcwire.G(b"q") + mcwire.pack_request(0x07),  # GET, QUIT
+    "binary_quitq": mcwire.G(b"q") + mcwire.pack_request(0x17),  # GET, QUITQ
+}
+
+
+@pytest.mark.parametrize("quit_kind", list(QUITS))
+@pytest.mark.parametrize("protocol", ["ascii", "meta", "auto"])
+def test_quit_closes_only_its_own_connection(ithaca_factory, memcached, protocol, quit_kind):
+    """B sets `q`; A connects, gets `q`, quits and closes; B's next two routed
+    gets are answered and B stays open. Before the fix the second was EOF: the
+    quit's Close stayed on the session's tail slot and closed B."""
+    router = ithaca_factory(config_text=router_yaml([addr(memcached)], protocol=protocol, workers=1))
+    with mcwire.Conn(router.host, router.port) as b:
+        assert b.call(b"set q 0 0 1\r\nv\r\n") == b"STORED\r\n"
+        for _ in range(3):
+            with mcwire.Conn(router.host, router.port) as a:
+                a.send(QUITS[quit_kind])
+                # A's get is answered, then A is closed by its own quit.
+                if quit_kind == "ascii":
+                    assert a.read_reply() == b"VALUE q 0 1\r\nv\r\nEND\r\n"
+                else:
+                    got = a.read_binary_response()
+                    assert got["status"] == 0 and got["value"] == b"v", got
+                    if quit_kind == "binary":
+                        assert a.read_binary_response()["opcode"] == 0x07
+                assert a.is_closed(), "quit did not close its own connection"
+            assert b.call(b"get q\r\n") == b"VALUE q 0 1\r\nv\r\nEND\r\n"
+            assert b.call(b"get q\r\n") == b"VALUE q 0 1\r\nv\r\nEND\r\n"
+            assert not b.is_closed(wait=0.2), "another client's quit closed this connection"
+        s = stats(b)
+        assert int(s["curr_connections"]) >= 1
