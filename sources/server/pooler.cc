@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "memory_trim.h"
 #include "unix_listener.h"
 
 namespace ithaca::server {
@@ -117,6 +118,7 @@ void pooler::main() {
         mm::coroutine_create("listen " + settings_.listen[i].address, [this, l, i] { accept_loop(*l, i); }));
   }
   children.push_back(mm::coroutine_create("signals", [this] { signal_loop(); }));
+  children.push_back(mm::coroutine_create("memory trim", [this] { memory_trim_main(conns_); }));
   children.push_back(mm::coroutine_create("cron", [this] {
     cron_main(store_, clock_, gc_, *settings_.reload.live, cron_reloaded_, settings_.cron);
   }));
