@@ -131,6 +131,12 @@ class request_slot {
   // [Pending, Ready] the reply is already rendered in `deferred` (a write
   // parked until a slave confirms it, routes/ack_route.cc), not in `result`.
   bool reply_in_deferred = false;
+  // A long text get is sent as parts of kGetPartKeys keys, one slot each, so
+  // one multiget is held and fetched part by part like a pipeline of gets
+  // (the client's bound below holds inside it): only the Last part ends the
+  // reply with END.
+  enum class get_part : std::uint8_t { Whole, First, Middle, Last };
+  get_part part = get_part::Whole;
 
   // Scratch for routes that split a request's keys by server (kept with
   // their capacity): the key indexes grouped by server, and each key's server.
@@ -152,6 +158,7 @@ class request_slot {
     action = exec_action::Continue;
     silent = false;
     reply_in_deferred = false;
+    part = get_part::Whole;
   }
 
   // The request loop brackets a dispatch with these, so a call answered
@@ -309,6 +316,11 @@ class inflight_queue final : public slot_home {
   // Frees the slots beyond kKeepSlots (between batches, nothing in flight).
   void trim();
   std::size_t allocated() const { return ring_.size(); }
+  // A part of a split get failed and was answered with its error line: the
+  // get's later parts send nothing (memcached ends a multiget at its error),
+  // until its Last part. [the owning coroutine]
+  bool culling_parts() const { return culling_parts_; }
+  void set_culling_parts(bool on) { culling_parts_ = on; }
   // A number of its own per queue (per client) on its thread: spreads
   // clients over a server's connections. (Its address would not: clients
   // live at the same offset of equally aligned coroutine stacks.)
@@ -332,6 +344,7 @@ class inflight_queue final : public slot_home {
   std::uint64_t last_unrepeatable_ = 0;  // seq_ of the last one not to be sent twice
   std::vector<request_slot*> resumes_;   // slots whose frames wait to run
   std::size_t resume_next_ = 0;          // resumes_[resume_next_..] are still to run
+  bool culling_parts_ = false;
   mm::call waiter_;
 };
 

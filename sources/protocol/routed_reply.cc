@@ -51,7 +51,7 @@ bool encode_text_common(out_buffer& out, const routed_result& r) {
 
 // ---- classic ascii ----------------------------------------------------------
 
-void render_ascii(const request& req, const routed_result& r, out_buffer& out) {
+void render_ascii(const request& req, const routed_result& r, out_buffer& out, bool ends_reply) {
     if (is_text_get(req.cmd) || req.cmd == command::LeaseGet) {
         if (r.outcome != routed_outcome::Hits && r.outcome != routed_outcome::LeaseToken &&
             encode_text_common(out, r)) {
@@ -73,6 +73,7 @@ void render_ascii(const request& req, const routed_result& r, out_buffer& out) {
             }
             encode_ascii_value(out, req.keys[i], h.flags, r.data(h), with_cas ? &h.cas : nullptr);
         }
+        if (!ends_reply) return;
         encode_ascii_status(out, ascii_status::End);
         // memcached transmits after every get: a later get refused for a
         // long key culls only what came after this (exec_errors.cc).
@@ -212,9 +213,9 @@ void render_binary(const request& req, const routed_result& r, out_buffer& out) 
 
 }  // namespace
 
-void render_routed_reply(const request& req, const routed_result& result, out_buffer& out) {
+void render_routed_reply(const request& req, const routed_result& result, out_buffer& out, bool ends_reply) {
     switch (req.proto) {
-        case protocol_kind::Ascii: return render_ascii(req, result, out);
+        case protocol_kind::Ascii: return render_ascii(req, result, out, ends_reply);
         case protocol_kind::Meta: return render_meta(req, result, out);
         case protocol_kind::Binary: return render_binary(req, result, out);
     }

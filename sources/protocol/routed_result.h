@@ -116,6 +116,9 @@ private:
 // opcodes and meta q / O / k / b as memcached does) once every call of the
 // request is done. Requests ithaca answers itself (version, stats, mn, ...)
 // never get here.
-void render_routed_reply(const request& req, const routed_result& result, out_buffer& out);
+// `ends_reply` false: a text get's reply continues in the next request's
+// (a long get sent in parts): its VALUEs without the END.
+void render_routed_reply(const request& req, const routed_result& result, out_buffer& out,
+                         bool ends_reply = true);
 
 }  // namespace ithaca::protocol

@@ -57,6 +57,25 @@ void fetch_again(loop_context& lc, request_slot& s) {
   }
 }
 
+// A ready slot's reply into the stream. The parts of a long get (split_get)
+// each render their VALUEs, the Last one the END too; a part answered with
+// an error line ends the get there, as memcached's cull does: the later
+// parts render nothing.
+void render_ready(loop_context& lc, request_slot& s) {
+  using part = request_slot::get_part;
+  if (s.part == part::Whole) return protocol::render_routed_reply(s.req, s.result, lc.out);
+  const bool last = s.part == part::Last;
+  if (s.part == part::First) lc.inflight.set_culling_parts(false);  // a new get begins
+  if (lc.inflight.culling_parts()) {
+    if (last) lc.inflight.set_culling_parts(false);
+    return;
+  }
+  // An outcome other than Hits renders its one line whatever ends_reply says.
+  const bool failed = s.result.outcome != protocol::routed_outcome::Hits;
+  protocol::render_routed_reply(s.req, s.result, lc.out, last);
+  if (failed && !last) lc.inflight.set_culling_parts(true);
+}
+
 // Resumes the composites whose children have answered (route.h), in any
 // slot of the queue: a failover retries as soon as its first try failed,
 // not once the request reaches the head.
@@ -81,7 +100,7 @@ bool pop_ready(loop_context& lc) {
       lc.out.splice(s.deferred);
     } else if (s.st == request_slot::state::Ready) {
       if (!s.silent) record_prefix_stats(s.req, s.result);
-      protocol::render_routed_reply(s.req, s.result, lc.out);
+      render_ready(lc, s);
     } else {
       return true;  // the head is still pending
     }
@@ -97,6 +116,11 @@ bool pop_ready(loop_context& lc) {
 bool must_wait(const loop_context& lc) {
   return lc.inflight.full() || lc.inflight.held() > inflight_queue::kHeldLimit;
 }
+
+// Keys per part of a long text get sent to servers (split_get): a part's
+// replies are held whole, so this bounds what one part holds to this many
+// values.
+constexpr std::size_t kGetPartKeys = 16;
 
 // How often a client waiting for its replies looks whether it is still there.
 constexpr mm::millis kPeerCheckMs = 200;
@@ -137,6 +161,54 @@ bool settle(loop_context& lc, settle_until until) {
                     mm::coroutine_name(), kInflightWaitLimitMs);
       return false;
     }
+  }
+}
+
+// Whether a request is a text get long enough to be sent in parts: a
+// retrieval that can be asked twice (so a part's reply may be dropped and
+// fetched again, request_slot.h) on a root that answers in the slot's result.
+bool splits(const protocol::request& req, const route& root) {
+  return req.proto == protocol::protocol_kind::Ascii &&
+         (req.cmd == protocol::command::Get || req.cmd == protocol::command::Gets) &&
+         req.keys.size() > kGetPartKeys && root.answers_in_result();
+}
+
+// Sends every part but the last of the long get parsed into `first` (each
+// kGetPartKeys keys, in key order, one slot each, queued behind the others as
+// any pipelined request: the client's bound on held replies then holds
+// inside one multiget, and a part that is not first in line drops its bytes
+// past it and is fetched again at the head). Returns the tail slot holding
+// the last part, for the caller to dispatch as any request; null if the
+// connection must close (a wait for room failed).
+request_slot* split_get(loop_context& lc, const route& root, request_slot& first) {
+  const protocol::request whole = first.req;
+  request_slot* slot = &first;
+  const std::size_t n = whole.keys.size();
+  for (std::size_t at = 0;; at += kGetPartKeys) {
+    slot->req.keys.clear();
+    for (std::size_t i = at; i < std::min(n, at + kGetPartKeys); ++i) slot->req.keys.push_back(whole.keys[i]);
+    if (at + kGetPartKeys >= n) {
+      slot->part = request_slot::get_part::Last;
+      return slot;
+    }
+    slot->part = at == 0 ? request_slot::get_part::First : request_slot::get_part::Middle;
+    lc.server.replies_pending = true;
+    dispatch_env env{lc.local, &lc.server, slot->deferred, lc.backends, lc.acks, lc.async};
+    slot->note_dispatch();
+    slot->begin_dispatch();
+    if (root.dispatch(*slot, env) == dispatch_status::Done) {
+      slot->abandon_dispatch();
+      slot->st = request_slot::state::Deferred;
+      lc.inflight.push_tail();
+    } else {
+      slot->st = request_slot::state::Pending;
+      lc.inflight.push_tail();
+      slot->end_dispatch();
+    }
+    if (!pop_ready(lc) || (must_wait(lc) && !settle(lc, settle_until::Room))) return nullptr;
+    slot = &lc.inflight.tail();
+    slot->begin_request();
+    slot->req = whole;
   }
 }
 
@@ -189,11 +261,11 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
       action = exec_action::Close;
       break;
     }
-    request_slot& slot = lc.inflight.tail();
-    slot.begin_request();
+    request_slot* parsed = &lc.inflight.tail();
+    parsed->begin_request();
     // No slot.req.clear() here: the parsers clear it before any Ok or Error
     // (a second clear of the 600-byte request was 4% of a pipelined get).
-    protocol::parse_result r = parser.parse(input.substr(off), slot.req);
+    protocol::parse_result r = parser.parse(input.substr(off), parsed->req);
     off += r.consumed;
     // The rest is an incomplete request (or a value being swallowed).
     if (r.status == protocol::parse_status::NeedMore) break;
@@ -201,10 +273,17 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     // every retrieval before it whose reply was dropped has been sent again:
     // sent after it, that retrieval would see it (request_slot.h: Order).
     if (r.status == protocol::parse_status::Ok && lc.inflight.dropped() > 0 &&
-        !protocol::can_fetch_again(slot.req) && !settle(lc, settle_until::Resent)) {
+        !protocol::can_fetch_again(parsed->req) && !settle(lc, settle_until::Resent)) {
       action = exec_action::Close;
       break;
     }
+    // A long text get to servers goes out in parts; the last is this request's.
+    if (r.status == protocol::parse_status::Ok && routes_to_servers && splits(parsed->req, root) &&
+        !is_introspection(parsed->req) && !(parsed = split_get(lc, root, *parsed))) {
+      action = exec_action::Close;
+      break;
+    }
+    request_slot& slot = *parsed;
     // Nothing earlier pending: answer straight into the reply stream.
     const bool direct = lc.inflight.empty();
     lc.server.replies_pending = !direct;
