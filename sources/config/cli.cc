@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "load.h"
+#include "spool_dir.h"
 
 #ifndef ITHACA_VERSION
 #define ITHACA_VERSION "unknown"
@@ -464,6 +465,13 @@ int check_config(const cli_options& cli, std::string* message) {
   if (!make_config(cli, c, &error)) {
     if (message) *message = error;
     return 1;
+  }
+  // What the start would refuse too (instance.cc), looked at without making it.
+  if (uses_spool(c)) {
+    if (std::string problem = spool_dir_problem(spool_dir_of(c)); !problem.empty()) {
+      if (message) *message = "router.spool_dir: " + problem + " (reliable deletes' spool)";
+      return 1;
+    }
   }
   if (message) *message = "configuration OK";
   return 0;

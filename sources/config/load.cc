@@ -193,6 +193,7 @@ void parse_tls(section& s, config& c) {
 void parse_router(section& s, config& c) {
   s.string("spool_dir", c.router.spool_dir);
   s.size("spool_max_size", c.router.spool_max_size, kSpoolMaxSizeRange);
+  s.boolean("spool_fsync", c.router.spool_fsync);
   if (const YAML::Node* tls = s.mapping("tls")) {
     section t(s.context(), "router.tls", *tls);
     parse_tls_keys(t, "router.tls", c.router.tls);

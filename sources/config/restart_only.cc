@@ -28,6 +28,7 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("logging.async_queue", running.logging.async_queue != fresh.logging.async_queue);
   check("router.spool_dir", running.router.spool_dir != fresh.router.spool_dir);
   check("router.spool_max_size", running.router.spool_max_size != fresh.router.spool_max_size);
+  check("router.spool_fsync", running.router.spool_fsync != fresh.router.spool_fsync);
   // Replication: the role, its listener or connection and its buffers are set
   // up once at start-up.
   const replication_config& ra = running.replication;

@@ -204,11 +204,16 @@ struct listener_route {
 struct router_config {
   // Section `router:` (restart only). Reliable deletes' spool
   // (proxy/delete_spool.h): the directory of its files ("": the default,
-  // $TMPDIR or /tmp, in "ithaca-spool-PORT" by the first tcp listen port, or
-  // "ithaca-spool-pid-PID" without a fixed one) and the bytes of unreplayed
-  // deletes kept per server (past them a delete is dropped and counted).
+  // spool_dir.h: $STATE_DIRECTORY/spool under systemd, else $TMPDIR or /tmp,
+  // in "ithaca-spool-PORT" by the first tcp listen port, or
+  // "ithaca-spool-pid-PID" without a fixed one), the bytes of unreplayed
+  // deletes kept per server (past them a delete is dropped and counted), and
+  // whether each record is fdatasync'ed before its delete is answered as
+  // spooled (a machine crash; without it, a record survives the process's
+  // death, the kernel having it, but not the machine's).
   std::string spool_dir;
   uint64_t spool_max_size = 16ull * 1024 * 1024;
+  bool spool_fsync = false;
   // `router.tls:`: what a pool's `tls: true` (or mcrouter's use_ssl) means,
   // and the defaults under a pool's own `tls:` keys; mcrouter's
   // --pem-cert-path / --pem-key-path / --pem-ca-path set it too. Its

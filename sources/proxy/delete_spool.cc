@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backend_connect.h"
+#include "spool_file.h"
 
 
 namespace ithaca::proxy {
@@ -41,22 +42,21 @@ void count_drop(backend_server& s) {
   g_totals.dropped.fetch_add(1, std::memory_order_relaxed);
 }
 
-// Writes all of `data` at the end of `fd` (O_APPEND). [spool machine]
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 }  // namespace
 
 const spool_totals& spool_counters() { return g_totals; }
 
 void count_spool_drop(backend_server& server) { count_drop(server); }
+
+void spool_mailbox::post(uint64_t seq, bool written) {
+  std::lock_guard lock(mu);
+  done.push_back(outcome{seq, written});
+  if (waiter) {
+    // One wake per wait: the worker takes every outcome there is when it runs.
+    waiter->wake();
+    waiter.reset();
+  }
+}
 
 std::string spool_file_name(const backend_server& server) {
   std::string name = server.pool() + "_" + server.address();
@@ -81,8 +81,11 @@ struct delete_spool::message {
   enum class kind : uint8_t { Append, Replay, Adopt };
   kind what = kind::Append;
   std::shared_ptr<backend_server> server;
-  std::string key;                 // Append
-  std::shared_ptr<ticket> replay;  // Replay
+  std::string key;                       // Append
+  std::shared_ptr<spool_mailbox> reply;  // Append: whom to tell (null: nobody)
+  uint64_t seq = 0;                      // Append: the worker's number for it
+  int64_t deadline_ns = 0;               // Append: not written from then on
+  std::shared_ptr<ticket> replay;        // Replay
 };
 
 // One spool file. [spool machine only]
@@ -94,6 +97,12 @@ struct delete_spool::file_state {
   uint64_t done = 0;       // the prefix already replayed
   int64_t next_try_ns = 0;  // after a failed replay: not before this
   bool replaying = false;
+  bool failing = false;     // the last write failed (logged once, until one succeeds)
+  // fsync: this batch wrote to the file (synced_size: its size before), and
+  // whether the batch's sync worked.
+  bool dirty = false;
+  bool sync_ok = true;
+  uint64_t synced_size = 0;
   std::vector<std::shared_ptr<ticket>> tickets;  // probers waiting for the running replay
 };
 
@@ -106,7 +115,10 @@ class delete_spool::machine_side {
     }
   }
 
-  // The machine's main coroutine: records in order, replays when due.
+  // The machine's main coroutine: records in order, replays when due. A
+  // batch (what the inbox holds) is written, synced (fsync) and answered
+  // before this coroutine waits again, so a replay (another coroutine, which
+  // runs only while this one waits) never sees a record not yet answered.
   void run() {
     for (;;) {
       message m;
@@ -116,6 +128,7 @@ class delete_spool::machine_side {
         handle(std::move(m));
         // Take what else is queued before looking for replays.
         while (owner_.inbox_->try_read(m)) handle(std::move(m));
+        commit();
       }
       start_due_replays();
     }
@@ -124,6 +137,7 @@ class delete_spool::machine_side {
     while (owner_.inbox_->try_read(m)) {
       if (m.what == message::kind::Append) append(std::move(m));
     }
+    commit();
   }
 
  private:
@@ -153,28 +167,85 @@ class delete_spool::machine_side {
     }
   }
 
+  // Appends one record, or answers at once that it was not written: its
+  // deadline passed (its worker gave up and answered the failure), the file
+  // cannot be opened (the directory became a file, a read-only mount...), or
+  // the write failed (nothing of it is left in the file). Without fsync a
+  // written record is answered at once: write(2) has returned, the kernel
+  // holds it, and it survives this process's death. With fsync it waits for
+  // the batch's commit().
   void append(message m) {
     file_state& f = state_of(m.server);
     const uint64_t len = m.key.size() + 1;
-    if (f.fd < 0) f.fd = open_append(f.path);
-    m.key.push_back('\n');
-    if (f.fd < 0 || !write_all(f.fd, m.key)) {
-      spdlog::error("spool: cannot write {}: {}", f.path, std::strerror(errno));
-      m.server->spool().bytes.fetch_sub(len, std::memory_order_relaxed);
-      count_drop(*m.server);
+    if (m.deadline_ns >= 0 && mm::deadline_after(0) >= m.deadline_ns) {
+      refuse(m, len);
       return;
     }
+    std::string why;
+    if (f.fd < 0) f.fd = spool_open(owner_.settings_.dir, f.path, &why);
+    m.key.push_back('\n');
+    if (f.fd < 0 || !spool_append(f.fd, f.size, m.key, &why)) {
+      if (!f.failing) {
+        spdlog::error("spool: cannot write {}: {}; failed deletes for {}/{} get the failure until a write works",
+                      f.path, why, m.server->pool(), m.server->address());
+      }
+      f.failing = true;
+      refuse(m, len);
+      return;
+    }
+    if (f.failing) spdlog::info("spool: {} is written again", f.path);
+    f.failing = false;
     f.size += len;
+    if (!owner_.settings_.fsync) {
+      accept(m);
+      return;
+    }
+    if (!f.dirty) {
+      f.dirty = true;
+      f.synced_size = f.size - len;
+      dirty_.push_back(&f);
+    }
+    unsynced_.push_back(unsynced{std::move(m), &f, len});
   }
 
-  // The directory is made on the first record, so a router that never
-  // spools leaves nothing on disk.
-  int open_append(const std::string& path) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (fd < 0 && errno == ENOENT && ::mkdir(owner_.settings_.dir.c_str(), 0700) == 0) {
-      fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  // fsync: syncs every file the batch wrote, then answers the batch's
+  // records: written if their file synced, else taken back out of it (cut
+  // back to its size before the batch) and not written.
+  void commit() {
+    for (file_state* f : dirty_) {
+      std::string why;
+      f->sync_ok = spool_sync(f->fd, f->synced_size, &why);
+      if (!f->sync_ok) {
+        spdlog::error("spool: cannot sync {}: {}; the {} bytes of deletes written since the last sync are taken out "
+                      "and get the failure", f->path, why, f->size - f->synced_size);
+        f->size = f->synced_size;
+      }
+      f->dirty = false;
     }
-    return fd;
+    for (unsynced& u : unsynced_) {
+      if (u.file->sync_ok) {
+        accept(u.m);
+      } else {
+        refuse(u.m, u.len);
+      }
+    }
+    unsynced_.clear();
+    dirty_.clear();
+  }
+
+  // The record is in its file: counted spooled, its worker told.
+  static void accept(const message& m) {
+    m.server->spool().spooled.fetch_add(1, std::memory_order_relaxed);
+    g_totals.spooled.fetch_add(1, std::memory_order_relaxed);
+    if (m.reply) m.reply->post(m.seq, true);
+  }
+
+  // The record is not in its file: its bytes given back, counted dropped,
+  // its worker told (the client gets the failure).
+  static void refuse(const message& m, uint64_t len) {
+    m.server->spool().bytes.fetch_sub(len, std::memory_order_relaxed);
+    count_drop(*m.server);
+    if (m.reply) m.reply->post(m.seq, false);
   }
 
   // A file an earlier run left: its records count against the bound now.
@@ -316,8 +387,17 @@ class delete_spool::machine_side {
     return false;
   }
 
+  // fsync: a record written in this batch, answered by commit().
+  struct unsynced {
+    message m;
+    file_state* file;
+    uint64_t len;
+  };
+
   delete_spool& owner_;
   std::map<std::string, file_state> files_;  // by path
+  std::vector<unsynced> unsynced_;  // fsync: this batch's records, in order
+  std::vector<file_state*> dirty_;  // fsync: the files this batch wrote
 };
 
 delete_spool::delete_spool(spool_settings settings)
@@ -338,8 +418,8 @@ bool delete_spool::start(const mm::machine_config& base) {
     return false;
   }
   g_current.store(this, std::memory_order_release);
-  spdlog::info("spool: reliable deletes are spooled under {} (at most {} bytes per server)", settings_.dir,
-               settings_.max_bytes);
+  spdlog::info("spool: reliable deletes are spooled under {} (at most {} bytes per server{})", settings_.dir,
+               settings_.max_bytes, settings_.fsync ? ", each batch synced" : "");
   return true;
 }
 
@@ -349,7 +429,9 @@ void delete_spool::stop() {
   mm::machine_stop(machine_);
   mm::machine_join(machine_);
   machine_ = nullptr;
-  side_.reset();
+  side_.reset();  // closes the files
+  // Fails (ENOTEMPTY), as it should, while a file holds deletes.
+  if (settings_.remove_dir_if_empty) ::rmdir(settings_.dir.c_str());
 }
 
 void delete_spool::adopt(std::shared_ptr<backend_server> server) {
@@ -359,7 +441,8 @@ void delete_spool::adopt(std::shared_ptr<backend_server> server) {
   (void)inbox_->try_write(std::move(m));  // start-up: the queue is empty
 }
 
-bool delete_spool::spool(const std::shared_ptr<backend_server>& server, std::string_view key) {
+bool delete_spool::submit(const std::shared_ptr<backend_server>& server, std::string_view key,
+                          std::shared_ptr<spool_mailbox> reply, uint64_t seq, int64_t deadline_ns) {
   spool_counts& c = server->spool();
   if (!replayable_key(key)) {
     count_drop(*server);
@@ -376,13 +459,14 @@ bool delete_spool::spool(const std::shared_ptr<backend_server>& server, std::str
   message m;
   m.server = server;
   m.key.assign(key);
+  m.reply = std::move(reply);
+  m.seq = seq;
+  m.deadline_ns = deadline_ns;
   if (!inbox_->try_write(std::move(m))) {
     c.bytes.fetch_sub(need, std::memory_order_relaxed);
     count_drop(*server);
     return false;
   }
-  c.spooled.fetch_add(1, std::memory_order_relaxed);
-  g_totals.spooled.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 

@@ -4,21 +4,28 @@
 // server's spool file and replayed to it, in order, when it answers again.
 //
 // Threads: one dedicated machine, "spool", owns every file and does every
-// disk write and every replay. Workers only enqueue (spool(): a bounded
-// channel's try_write, never a wait, never a disk access); a prober asks for
-// a replay before it marks its server up (replay_before_up(): a message, then
-// a wait of its own coroutine with a deadline; the spool machine never waits
-// on a worker, so there is no cycle).
+// disk write and every replay. Workers never touch the disk: submit() is a
+// bounded channel's try_write; the machine appends the record (one write(2),
+// and an fdatasync with `fsync`) and only then answers the worker through
+// its mailbox (spool_mailbox below), which wakes the worker's coroutine
+// that holds the client's request (spool_waits.h): a delete is answered as
+// spooled only once its record is in the file. A prober asks for a replay
+// before it marks its server up (replay_before_up(): a message, then a wait
+// of its own coroutine with a deadline). The spool machine never waits on a
+// worker or a prober (it only posts wakes), so there is no cycle.
 //
 // Files: `<dir>/<pool>_<address>.spool` (bytes other than [A-Za-z0-9.-] as
 // `_`), one key and a newline per delete, appended in the order the spool
 // machine receives them (per worker, the order of the failures). A file
 // fully replayed is deleted; one left at exit is replayed at the next start
-// for a server of the config (adopt()).
+// for a server of the config (adopt()). A write that fails is cut back off
+// the file (ftruncate), so no partial record is left before the next one.
 //
 // Bounds: per server `max_bytes` of spooled, unreplayed records (a record is
 // key + 1 bytes), reserved by the worker before it enqueues; over it, or
 // with the channel full (kQueue records), the delete is dropped and counted.
+// A record the machine reaches after its deadline (the worker has answered
+// the failure by then) is not written: dropped and counted.
 //
 // Order (what is guaranteed): one server's deletes are replayed in the order
 // they were spooled, one at a time, each reply checked (DELETED or NOT_FOUND;
@@ -35,8 +42,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backend_server.h"
 #include "machinarium.h"
@@ -44,8 +54,32 @@
 namespace ithaca::proxy {
 
 struct spool_settings {
-  std::string dir;                           // created at the first record if missing
+  std::string dir;                           // made and proved at start (config/spool_dir.h); made again if removed
   uint64_t max_bytes = 16ull * 1024 * 1024;  // per server
+  bool fsync = false;                        // fdatasync a batch of records before answering them
+  // The start made `dir`: stop() removes it if it is empty then, so a router
+  // that never spooled leaves nothing behind (a pid-named default is never
+  // found again).
+  bool remove_dir_if_empty = false;
+};
+
+// Where the spool machine answers one worker: each record's outcome, by the
+// number the worker gave it, and a wake for the worker's coroutine if it
+// waits (spool_waits.h). The wake is posted under `mu`, and the waiter takes
+// itself off under `mu` before its coroutine may end, so no wake is ever
+// posted to a machine that has stopped. [mu] both sides; a leaf lock: only a
+// wake's post (the machine inbox's own mutex) happens under it.
+struct spool_mailbox {
+  struct outcome {
+    uint64_t seq = 0;
+    bool written = false;  // in the file (and synced, with fsync); else not in it at all
+  };
+  std::mutex mu;
+  std::vector<outcome> done;                // not yet taken by the worker
+  std::optional<mm::remote_waiter> waiter;  // the worker coroutine's current wait, if it waits
+
+  // Adds an outcome and wakes the waiter (once: it is taken off). [spool machine]
+  void post(uint64_t seq, bool written);
 };
 
 // Process-wide totals (all servers, never reset), for `stats`.
@@ -71,7 +105,8 @@ class delete_spool {
   // Starts the machine; false (logged) if it fails. Publishes this spool as current(). [main thread]
   bool start(const mm::machine_config& base);
   // Stops the machine (records still queued are written first) and
-  // unpublishes it. [main thread, after the workers stopped]
+  // unpublishes it; removes the directory if it made it and it is empty.
+  // [main thread, after the workers stopped]
   void stop();
 
   // The running spool, or null (no spool started). [any thread]
@@ -82,10 +117,17 @@ class delete_spool {
   // soon as the machine gets to it). [main thread, after start]
   void adopt(std::shared_ptr<backend_server> server);
 
-  // Spools a delete of `key` for `server`. False (and counted as dropped) if
-  // the bound or the queue is full, or the key cannot be replayed in the
-  // text protocol (a space, a control byte). [any worker; never waits]
-  bool spool(const std::shared_ptr<backend_server>& server, std::string_view key);
+  // Hands a delete of `key` for `server` to the machine, which appends it
+  // and posts {seq, written} to `reply` (null: nobody waits), or posts
+  // written = false without writing it if it reaches the record at or after
+  // `deadline_ns` (mm::deadline_after's clock; -1: no deadline) or the write
+  // fails. Counted spooled
+  // (per server and in total) once written, dropped otherwise. False (and
+  // counted as dropped; nothing is posted) if the bound or the queue is
+  // full, or the key cannot be replayed in the text protocol (a space, a
+  // control byte). [any worker; never waits]
+  bool submit(const std::shared_ptr<backend_server>& server, std::string_view key,
+              std::shared_ptr<spool_mailbox> reply, uint64_t seq, int64_t deadline_ns);
 
   // [prober coroutine] Replays `server`'s spool, if it has one, and waits
   // for the outcome until `deadline_ns`: true when nothing is left (the

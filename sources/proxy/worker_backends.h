@@ -15,6 +15,7 @@
 
 #include "backend_conn.h"
 #include "pool.h"
+#include "spool_waits.h"
 
 namespace ithaca::proxy {
 
@@ -49,8 +50,15 @@ class worker_backends {
   // [the worker's sweeper coroutine, every second]
   void sweep();
 
+  // This worker's failed deletes waiting for their spool record to be
+  // written (reliable_deletes); its coroutine is started by the worker.
+  spool_waits& spool_waiting() { return spool_waits_; }
+
  private:
   unsigned worker_;
+  // First, so destroyed last: the connections' failures, as they go, never
+  // find it gone (its coroutine has released every slot by then anyway).
+  spool_waits spool_waits_;
   std::function<std::uint64_t()> max_value_source_;
   std::unordered_map<const backend_server*, std::vector<std::unique_ptr<backend_conn>>> conns_;
   struct live_placement {

@@ -24,6 +24,7 @@
 #include "route_builder.h"
 #include "fanout.h"
 #include "served_role.h"
+#include "spool_dir.h"
 #include "server_directory.h"
 #include "server_clock.h"
 #include "watch_evictions.h"
@@ -37,18 +38,6 @@ namespace ithaca::server {
 
 namespace {
 
-// router.spool_dir, or its default: beside the cache's large values ($TMPDIR
-// or /tmp), named by the first tcp port so that a restart on the same port
-// finds its spool and two routers on one host do not share one; without a
-// fixed port, by the process id (nothing to find again after a restart).
-std::string spool_dir_of(const config::config& cfg) {
-  if (!cfg.router.spool_dir.empty()) return cfg.router.spool_dir;
-  const std::string base = config::cache_config::default_large_value_dir();
-  if (!cfg.listen.tcp.empty() && cfg.listen.tcp.front().port != 0) {
-    return base + "/ithaca-spool-" + std::to_string(cfg.listen.tcp.front().port);
-  }
-  return base + "/ithaca-spool-pid-" + std::to_string(::getpid());
-}
 mm::backend_kind backend_of(config::io_backend b) {
   switch (b) {
     case config::io_backend::IoUring: return mm::backend_kind::IoUring;
@@ -245,11 +234,20 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   live_cell live(std::make_shared<const live_settings>(std::move(first)));
   // Reliable deletes' spool (proxy/delete_spool.h): its machine runs in the
   // router role, before the workers (they spool) and after them (it writes
-  // what they queued); a spool an earlier run left is replayed.
+  // what they queued); a spool an earlier run left is replayed. Its
+  // directory must be usable now: a spool that cannot write answers every
+  // failed delete with the failure, which a deployment must hear of at once.
   std::unique_ptr<proxy::delete_spool> spool;
-  if (!cfg.router.pools.empty()) {
+  if (config::uses_spool(cfg)) {
+    const std::string dir = config::spool_dir_of(cfg);
+    std::string why;
+    bool made = false;
+    if (!config::make_spool_dir(dir, &why, &made)) {
+      spdlog::critical("router.spool_dir: {} (reliable deletes' spool; name a writable directory)", why);
+      return 1;
+    }
     spool = std::make_unique<proxy::delete_spool>(
-        proxy::spool_settings{spool_dir_of(cfg), cfg.router.spool_max_size});
+        proxy::spool_settings{dir, cfg.router.spool_max_size, cfg.router.spool_fsync, made});
     if (!spool->start(mc)) {
       spdlog::critical("spool machine did not start (see the log above)");
       return 1;

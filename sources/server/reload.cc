@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "restart_only.h"
+#include "spool_dir.h"
 #include "tls_context.h"
 #include "route_builder.h"
 
@@ -31,6 +32,22 @@ void apply_to_store(const live_settings& l, store::store& st) {
   st.set_lease_interval_ms(l.lease_interval_ms);
 }
 
+// router.spool_dir is restart-only (the running spool keeps its directory),
+// but a file that names an unusable one is refused as a whole rather than
+// accepted with a warning: the restart it asks for would fail (instance.cc).
+// Only a directory other than the running one is looked at (nothing is
+// made): the running one was made and proved at start. [the blocking pool]
+bool spool_dir_usable(const config::config& fresh, const std::string& running_dir, const std::string& path,
+                      std::string* error) {
+  if (!config::uses_spool(fresh)) return true;
+  const std::string dir = config::spool_dir_of(fresh);
+  if (dir == running_dir) return true;
+  const std::string problem = config::spool_dir_problem(dir);
+  if (problem.empty()) return true;
+  *error = path + ": router.spool_dir: " + problem + " (reliable deletes' spool)";
+  return false;
+}
+
 // Builds the new config (read, parse, validate) on the blocking pool: a
 // read that hangs (a stuck network file system) must not stop the pooler
 // accepting. The pool thread may outlive a timed-out wait, so it owns what
@@ -49,9 +66,10 @@ bool read_and_validate(const reload_target& t, config::config& out, std::string*
   auto r = std::make_shared<result>();
   auto running = t.reads_running;
   mm::wait_status w = mm::blocking_call(
-      [r, running, cli = *t.cli] {
+      [r, running, cli = *t.cli, spool_dir = config::spool_dir_of(*t.started)] {
         running->fetch_add(1);
         r->ok = config::make_config(cli, r->cfg, &r->error, /*allow_empty_file=*/false);
+        if (r->ok) r->ok = spool_dir_usable(r->cfg, spool_dir, cli.config_path, &r->error);
         running->fetch_sub(1);
       },
       kReloadReadTimeout);

@@ -39,7 +39,9 @@ inline constexpr mm::millis kReloadReadTimeout = 5000;
 
 // Builds a new configuration as at start-up (defaults < file < the same
 // command-line flags, so a flag still wins) and validates it. An error is
-// logged as `file:line: message` and nothing changes. Otherwise: one warning
+// logged as `file:line: message` and nothing changes; so is a router whose
+// file names a spool directory other than the running one that cannot be
+// used (config/spool_dir.h: looked at, not made). Otherwise: one warning
 // names each restart-only setting that changed (they keep their running
 // values), the live ones are applied (the store's limits, the log level, then
 // the new live snapshot is published) and one info line lists each change as

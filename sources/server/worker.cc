@@ -68,6 +68,9 @@ void worker::main() {
   udp_.clear();  // the coroutines own the fds now
   if (acks_) mm::coroutine_create("ack waiters", [this] { acks_->run(); });
   mm::coroutine_create("async", [this] { async_->run(); });
+  // Reliable deletes: answers the deletes parked until the spool machine
+  // wrote their record (proxy/spool_waits.h).
+  mm::coroutine_create("spool waits", [this] { backends_->spool_waiting().run(); });
   // Closes the connections to servers a reload removed, once idle.
   mm::coroutine_create("backend sweeper", [this] {
     while (mm::sleep(1000) != mm::wait_status::Cancelled) backends_->sweep();

@@ -5,11 +5,19 @@ when the server is back, before it takes traffic again; the spool is bounded
 and restarted on the same port; "a server that kept its data" is played by
 setting the keys on it again directly before the prober finds it."""
 
+import contextlib
 import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
 import time
 
+import pytest
+
 import mcwire
-from conftest import free_port
+from conftest import free_port, ithaca_binary
 from test_router import addr, start_memcached_on, stats, wait_for
 
 # The prober's first look comes retry_interval (+-20%) after the server is
@@ -161,6 +169,11 @@ def test_without_reliable_deletes_nothing_is_spooled(ithaca_factory, tmp_path):
     with mcwire.Conn(router.host, router.port) as c:
         assert c.call(b"delete plain\r\n").startswith(b"SERVER_ERROR")
     assert router_stat(router, "router_deletes_spooled") == 0
+    # The directory is made (and proved) at start; it holds nothing, and a
+    # router that made it and never spooled removes it when it stops.
+    assert not os.listdir(tmp_path / "spool")
+    rc, killed = router.stop()
+    assert rc == 0 and not killed, router.describe()
     assert not (tmp_path / "spool").exists()
 
 
@@ -342,3 +355,281 @@ def test_a_timed_out_delete_is_replayed_while_the_server_serves(ithaca_factory, 
         assert stat("spool_bytes") == "0"
     finally:
         fake.close()
+
+
+# ---------------------------------------------------------------- issue 28, item 5
+# A delete is answered as spooled (NOT_FOUND) only once its record is in the
+# spool file; one the spool cannot write gets the failure and is counted
+# dropped, never spooled; an unusable spool directory is refused at start,
+# by --check-config and at a reload that names it.
+
+
+def get_present(server, keys):
+    """The keys of `keys` the server still holds (multi-gets of 100)."""
+    present = set()
+    with mcwire.Conn(server.host, server.port) as c:
+        for i in range(0, len(keys), 100):
+            reply = c.call(b"get " + b" ".join(keys[i:i + 100]) + b"\r\n")
+            present.update(v[0] for v in mcwire.parse_values(reply))
+    return [k for k in keys if k in present]
+
+
+def pipelined_set(server, keys, value=b"old"):
+    with mcwire.Conn(server.host, server.port) as c:
+        replies = c.exchange(b"".join(b"set %s 0 0 %d\r\n%s\r\n" % (k, len(value), value) for k in keys),
+                             lambda buf: len(keys) * len(b"STORED\r\n") if buf.count(b"STORED\r\n") >= len(keys)
+                             else None)
+    assert replies.count(b"STORED\r\n") == len(keys)
+
+
+def test_every_delete_answered_spooled_is_on_disk_when_the_router_is_killed(ithaca_factory, tmp_path):
+    """Issue 28 (b) as reported: 1,000 deletes to a down server answered
+    NOT_FOUND, the router SIGKILLed right after the last reply, restarted on
+    the same spool with the server up: all 1,000 keys are gone from the
+    server. (Before, a record was written a few ms after its reply: 280 of
+    the 1,000 were on disk and 720 keys stayed on the server.)"""
+    from conftest import start_ithaca
+    backend = start_memcached_on(free_port())
+    keys = [b"killed:%04d" % i for i in range(1000)]
+    spool_dir = tmp_path / "spool"
+    text = reliable_yaml(backend, spool_dir)
+    config = tmp_path / "killed.yaml"
+    config.write_text(text)
+    first = start_ithaca([], config)  # not the factory's: it dies by SIGKILL on purpose
+    try:
+        with mcwire.Conn(first.host, first.port) as c:
+            assert c.call(b"get killed:0000\r\n") == b"END\r\n"  # connected
+        port = backend.port
+        backend.stop()  # SIGKILL: the server is down
+        with mcwire.Conn(first.host, first.port) as c:
+            c.send(b"".join(b"delete %s\r\n" % k for k in keys))  # one pipelined batch
+            replies = c.read_replies(len(keys))
+            first.proc.kill()  # right after the last reply
+        first.proc.wait()
+    finally:
+        first.stop()
+    assert replies == [b"NOT_FOUND\r\n"] * len(keys), {r for r in replies}
+    files = os.listdir(spool_dir)
+    assert len(files) == 1, files
+    on_disk = (spool_dir / files[0]).read_bytes().split(b"\n")[:-1]
+    assert len(on_disk) == len(keys), f"{len(on_disk)} of {len(keys)} records on disk"
+    assert on_disk == keys  # in the order they were answered
+    back = start_memcached_on(port)
+    try:
+        pipelined_set(back, keys)  # the server "kept" its values while it was away
+        again = ithaca_factory(config_text=text)
+        wait_for(lambda: not os.listdir(spool_dir), 10, "the spool replayed and removed")
+        assert router_stat(again, "router_deletes_replayed") == len(keys)
+        left = get_present(back, keys)
+        assert not left, f"{len(left)} of {len(keys)} keys still on the server"
+    finally:
+        back.stop()
+
+
+@contextlib.contextmanager
+def read_only_mount(path):
+    """A read-only tmpfs on `path` (made if missing). The tests run as root,
+    for whom permission bits are no obstacle: a read-only mount is."""
+    path.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(path)], capture_output=True,
+                       text=True, timeout=10)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a read-only tmpfs (needs CAP_SYS_ADMIN): {r.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", str(path)], capture_output=True, timeout=10)
+
+
+@contextlib.contextmanager
+def unwritable(kind, spool_dir):
+    """Makes the running router's spool directory unusable, then usable again."""
+    if kind == "a regular file":
+        shutil.rmtree(spool_dir, ignore_errors=True)
+        spool_dir.write_text("not a directory\n")
+        try:
+            yield
+        finally:
+            spool_dir.unlink()
+    else:
+        with read_only_mount(spool_dir):
+            yield
+
+
+@pytest.mark.parametrize("kind", ["a regular file", "a read-only mount"])
+def test_a_delete_the_spool_cannot_write_gets_the_failure(ithaca_factory, tmp_path, kind):
+    """Issue 28 (a): the spool directory became unusable while the router
+    runs. A failed delete gets the failure (as without reliable deletes),
+    is counted dropped and never spooled, and the log says why; once the
+    directory is usable again, deletes are spooled again."""
+    backend = start_memcached_on(free_port())
+    spool_dir = tmp_path / "spool"
+    router = ithaca_factory(config_text=reliable_yaml(backend, spool_dir))
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get unw:0\r\n") == b"END\r\n"
+    backend.stop()
+    with unwritable(kind, spool_dir):
+        with mcwire.Conn(router.host, router.port) as c:
+            reply = c.call(b"delete unw:0\r\n")
+        assert reply.startswith(b"SERVER_ERROR"), reply
+        assert router_stat(router, "router_deletes_spooled") == 0
+        assert router_stat(router, "router_deletes_dropped") == 1
+        assert server_stat(router, backend, "deletes_spooled") == "0"
+        assert server_stat(router, backend, "deletes_dropped") == "1"
+        assert server_stat(router, backend, "spool_bytes") == "0"
+        with mcwire.Conn(router.host, router.port) as c:
+            routes = stats(c, "routes")
+        assert (routes.get("route:0:deletes_spooled", "0"), routes["route:0:deletes_dropped"]) == ("0", "1")
+        wait_for(lambda: "spool: cannot write" in router.log, 5, "the log line (asynchronous)")
+    # Usable again (a missing directory is made again): spooled.
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"delete unw:1\r\n") == b"NOT_FOUND\r\n"
+    assert router_stat(router, "router_deletes_spooled") == 1
+    assert [p.read_bytes() for p in spool_dir.iterdir()] == [b"unw:1\n"]
+
+
+def test_a_missing_nested_spool_dir_is_made(ithaca_factory, tmp_path):
+    """A spool_dir whose parents are missing is made (mkdir -p) at start, and
+    again if it is removed while the router runs (a cleaner emptied /tmp)."""
+    backend = start_memcached_on(free_port())
+    spool_dir = tmp_path / "a" / "b" / "spool"
+    router = ithaca_factory(config_text=reliable_yaml(backend, spool_dir))
+    assert spool_dir.is_dir()
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get nest:0\r\n") == b"END\r\n"
+    backend.stop()
+    shutil.rmtree(tmp_path / "a")
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"delete nest:0\r\n") == b"NOT_FOUND\r\n"
+    assert [p.read_bytes() for p in spool_dir.iterdir()] == [b"nest:0\n"]
+    assert router_stat(router, "router_deletes_spooled") == 1
+
+
+UNUSABLE = ["a regular file", "under a regular file", "a read-only mount", "missing under a read-only mount"]
+
+
+@contextlib.contextmanager
+def unusable(kind, tmp_path):
+    """A spool_dir path of the kind, and the words the refusal must say."""
+    if kind == "a regular file":
+        path = tmp_path / "spool"
+        path.write_text("x\n")
+        yield path, "not a directory"
+    elif kind == "under a regular file":
+        (tmp_path / "file").write_text("x\n")
+        yield tmp_path / "file" / "spool", "not a directory"
+    elif kind == "a read-only mount":
+        with read_only_mount(tmp_path / "ro") as path:
+            yield path, "Read-only file system"
+    else:
+        with read_only_mount(tmp_path / "ro") as ro:
+            yield ro / "a" / "spool", "Read-only file system"
+
+
+@pytest.mark.parametrize("kind", UNUSABLE)
+def test_an_unusable_spool_dir_is_refused_by_check_config_and_at_start(tmp_path, kind):
+    from test_config_file import run_bounded
+    path, _ = ithaca_binary()
+    backend_port = free_port()  # nothing needs to listen: neither run reaches it
+    with unusable(kind, tmp_path) as (spool_dir, words):
+        conf = tmp_path / "ithaca.yaml"
+        conf.write_text(reliable_yaml(FakeAddr(backend_port), spool_dir))
+        check = subprocess.run([path, "--check-config", "--config", str(conf)], capture_output=True, text=True,
+                               timeout=20)
+        assert check.returncode != 0, check.stdout + check.stderr
+        assert str(spool_dir) in check.stderr and words in check.stderr, check.stderr
+        assert "router.spool_dir" in check.stderr, check.stderr
+        rc, out, why = run_bounded([path, "-l", "127.0.0.1", "-p", "0", "-U", "0", "--config", str(conf)], timeout=5)
+        assert why is None, f"ithaca started with spool_dir {kind} ({why}):\n{out}"
+        assert rc == 1, out
+        assert str(spool_dir) in out and words in out and "router.spool_dir" in out, out
+        assert "listening on" not in out
+
+
+class FakeAddr:
+    host = "127.0.0.1"
+
+    def __init__(self, port):
+        self.port = port
+
+
+def test_check_config_accepts_a_spool_dir_it_can_make(tmp_path):
+    """--check-config looks without making: a missing nested path under a
+    writable directory is fine, and is not made by the check."""
+    path, _ = ithaca_binary()
+    spool_dir = tmp_path / "x" / "y" / "spool"
+    conf = tmp_path / "ithaca.yaml"
+    conf.write_text(reliable_yaml(FakeAddr(free_port()), spool_dir))
+    check = subprocess.run([path, "--check-config", "--config", str(conf)], capture_output=True, text=True, timeout=20)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_reload_naming_an_unusable_spool_dir_is_refused(ithaca_factory, tmp_path):
+    """spool_dir needs a restart; a SIGHUP whose file names another, usable
+    one is applied with the usual "needs a restart" warning, one that names
+    an unusable one is refused as a whole, and the running spool goes on."""
+    backend = start_memcached_on(free_port())
+    spool_dir = tmp_path / "spool"
+    router = ithaca_factory(config_text=reliable_yaml(backend, spool_dir) + "logging:\n  level: info\n")
+    conf = pathlib.Path(router.argv[router.argv.index("--config") + 1])
+    (tmp_path / "file").write_text("x\n")
+    conf.write_text(reliable_yaml(backend, tmp_path / "file" / "spool", max_size="1m") + "logging:\n  level: info\n")
+    router.proc.send_signal(signal.SIGHUP)
+    line = wait_for(lambda: re.search(r"SIGHUP: reload refused, keeping the running configuration: (.*)", router.log),
+                    5, "the refusal")
+    assert "router.spool_dir" in line.group(1) and str(tmp_path / "file") in line.group(1), line.group(0)
+    assert "not a directory" in line.group(1), line.group(0)
+    assert "spool_max_size" not in router.log  # nothing of that file was applied
+    # Another usable directory: the usual restart-only warning, the rest applied.
+    conf.write_text(reliable_yaml(backend, tmp_path / "elsewhere") + "logging:\n  level: info\n")
+    router.proc.send_signal(signal.SIGHUP)
+    wait_for(lambda: "router.spool_dir changed; needs a restart" in router.log, 5, "the restart-only warning")
+    assert not (tmp_path / "elsewhere").exists()  # looked at, not made
+    # The running spool is the one it started with.
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get rl:0\r\n") == b"END\r\n"
+    backend.stop()
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"delete rl:0\r\n") == b"NOT_FOUND\r\n"
+    assert [p.read_bytes() for p in spool_dir.iterdir()] == [b"rl:0\n"]
+
+
+def test_spool_fsync_syncs_before_the_reply(ithaca_factory, tmp_path):
+    """router.spool_fsync: each batch of records is fdatasync'ed before its
+    deletes are answered (a machine crash loses no delete answered spooled)."""
+    backend = start_memcached_on(free_port())
+    spool_dir = tmp_path / "spool"
+    text = reliable_yaml(backend, spool_dir).replace("router:\n", "router:\n  spool_fsync: true\n")
+    router = ithaca_factory(config_text=text + "logging:\n  level: info\n")
+    assert "each batch synced" in router.log
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get fs:0\r\n") == b"END\r\n"
+    backend.stop()
+    keys = [b"fs:%d" % i for i in range(50)]
+    with mcwire.Conn(router.host, router.port) as c:
+        c.send(b"".join(b"delete %s\r\n" % k for k in keys))
+        assert c.read_replies(len(keys)) == [b"NOT_FOUND\r\n"] * len(keys)
+    assert [p.read_bytes() for p in spool_dir.iterdir()] == [b"".join(k + b"\n" for k in keys)]
+    assert router_stat(router, "router_deletes_spooled") == len(keys)
+
+
+def test_under_systemd_the_default_spool_is_in_the_state_directory(ithaca_factory, tmp_path, monkeypatch):
+    """The bundled unit says StateDirectory=ithaca: systemd makes
+    /var/lib/ithaca and sets $STATE_DIRECTORY, and a router with no
+    router.spool_dir spools in $STATE_DIRECTORY/spool (kept across restarts;
+    the service's /tmp is private and emptied at each one)."""
+    backend = start_memcached_on(free_port())
+    state = tmp_path / "state"
+    state.mkdir()
+    monkeypatch.setenv("STATE_DIRECTORY", str(state))
+    text = reliable_yaml(backend, "unused")
+    text = text[text.index("pools:"):]  # no router: section, so no spool_dir
+    router = ithaca_factory(config_text=text + "logging:\n  level: info\n")
+    assert f"spooled under {state}/spool " in router.log, router.log
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"get sd:0\r\n") == b"END\r\n"
+    backend.stop()
+    with mcwire.Conn(router.host, router.port) as c:
+        assert c.call(b"delete sd:0\r\n") == b"NOT_FOUND\r\n"
+    assert [p.read_bytes() for p in (state / "spool").iterdir()] == [b"sd:0\n"]

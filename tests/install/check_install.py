@@ -86,6 +86,7 @@ def main():
             "ExecReload": "/bin/kill -HUP $MAINPID",
             "DynamicUser": "yes",
             "RuntimeDirectory": "ithaca",
+            "StateDirectory": "ithaca",  # the reliable deletes' spool: /var/lib/ithaca/spool
             "NoNewPrivileges": "yes",
             "ProtectSystem": "strict",
             "ProtectHome": "yes",

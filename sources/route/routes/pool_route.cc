@@ -78,17 +78,38 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
   return dispatch_status::Pending;
 }
 
-dispatch_status pool_route::resume(request_slot& slot, dispatch_env&) const {
-  if (slot.result.outcome != protocol::routed_outcome::Failed) return dispatch_status::Done;
-  proxy::delete_spool* spool = proxy::delete_spool::current();
-  const auto& server = pool_->servers()[slot.top_frame().state];
-  if (spool != nullptr && spool->spool(server, slot.req.key())) {
-    route_counters::add(counters().deletes_spooled);
-    slot.result.outcome = protocol::routed_outcome::NotFound;  // mcrouter's answer to a spooled delete
+// [reliable_deletes] Two steps on the delete's frame (its `count`):
+// kCallDone, the backend call is done: a delete that got no reply is handed
+// to the spool and its slot parked in this worker's spool_waits (one more
+// call: Pending) until the spool machine has written the record, or not, or
+// the pool's timeout passed; kSpoolAnswered, that wait is over: the outcome
+// is NotFound if the record is in the file (mcrouter's answer to a spooled
+// delete), else still the failure. A delete the spool cannot take at all is
+// answered with the failure at once. [the slot's worker; never blocks]
+dispatch_status pool_route::resume(request_slot& slot, dispatch_env& env) const {
+  enum : std::uint32_t { kCallDone = 0, kSpoolAnswered = 1 };
+  slot_frame& frame = slot.top_frame();
+  if (frame.count == kSpoolAnswered) {
+    if (slot.result.outcome == protocol::routed_outcome::NotFound) {
+      route_counters::add(counters().deletes_spooled);
+    } else {
+      route_counters::add(counters().deletes_dropped);
+    }
     return dispatch_status::Done;
   }
-  if (spool == nullptr) proxy::count_spool_drop(*server);  // else spool() counted it
-  route_counters::add(counters().deletes_dropped);
+  if (slot.result.outcome != protocol::routed_outcome::Failed) return dispatch_status::Done;
+  const auto& server = pool_->servers()[frame.state];
+  proxy::delete_spool* spool = proxy::delete_spool::current();
+  if (spool == nullptr) {
+    proxy::count_spool_drop(*server);
+  } else {
+    const auto timeout = static_cast<mm::millis>(server->settings().timeout_ms);
+    if (env.backends->spool_waiting().park(slot, *spool, server, slot.req.key(), mm::deadline_after(timeout))) {
+      frame.count = kSpoolAnswered;
+      return dispatch_status::Pending;
+    }
+  }
+  route_counters::add(counters().deletes_dropped);  // counted per server where it was refused
   return dispatch_status::Done;
 }
 

@@ -8,9 +8,11 @@
 // connection error, queue full) goes to the server's spool
 // (proxy/delete_spool.h) and is replayed when the server is back. The client
 // then gets NOT_FOUND, as mcrouter answers a spooled delete (its DefaultReply
-// for a delete); a delete the spool had to drop (over its bound) gets the
-// failure as usual. NOT_FOUND or an error line from the server is an answer,
-// never spooled.
+// for a delete), once the record is in the spool file (the request stays
+// Pending until then: proxy/spool_waits.h); a delete the spool could not
+// take or write (its bound, an unwritable directory, no answer within the
+// pool's timeout) gets the failure as usual. NOT_FOUND or an error line from
+// the server is an answer, never spooled.
 #pragma once
 
 #include <memory>
@@ -24,7 +26,8 @@ class pool_route final : public route {
  public:
   pool_route(std::string name, std::shared_ptr<const proxy::pool> pool, bool reliable_deletes = false);
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
-  // [reliable_deletes] A delete's call is done: spool it if it got no reply.
+  // [reliable_deletes] A delete's call is done: spool it if it got no reply
+  // (Pending until the spool has written it); then answer by the outcome.
   dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
   bool reliable_deletes() const { return reliable_; }
   const char* kind() const override { return "pool"; }

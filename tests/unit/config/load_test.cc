@@ -80,11 +80,14 @@ TEST_CASE("the sample config/ithaca.yaml parses") {
 TEST_CASE("router: the reliable deletes' spool directory and bound") {
   config c;
   CHECK(load("", &c).empty());
-  CHECK(c.router.spool_dir.empty());  // the default, chosen at start (instance.cc)
+  CHECK(c.router.spool_dir.empty());  // the default, chosen at start (spool_dir.h)
   CHECK(c.router.spool_max_size == 16ull * 1024 * 1024);
-  CHECK(load("router:\n  spool_dir: /var/spool/ithaca\n  spool_max_size: 1m\n", &c).empty());
+  CHECK_FALSE(c.router.spool_fsync);
+  CHECK(load("router:\n  spool_dir: /var/spool/ithaca\n  spool_max_size: 1m\n  spool_fsync: true\n", &c).empty());
   CHECK(c.router.spool_dir == "/var/spool/ithaca");
   CHECK(c.router.spool_max_size == 1024 * 1024);
+  CHECK(c.router.spool_fsync);
+  CHECK(load("router:\n  spool_fsync: sometimes\n").starts_with("ithaca.yaml:2: spool_fsync:"));
   CHECK(load("router:\n  spool_max_size: 10\n").starts_with("ithaca.yaml:2: spool_max_size:"));
   CHECK(load("router:\n  spool: x\n").starts_with("ithaca.yaml:2:"));
 }

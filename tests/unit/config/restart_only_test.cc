@@ -24,6 +24,11 @@ TEST_CASE("restart_only_changes names the settings a running server keeps") {
   b.cache.slab_min_size = 100;
   CHECK(restart_only_changes(a, b) ==
         std::vector<std::string>{"cache.slab_growth_factor", "cache.slab_min_size"});
+  // The reliable deletes' spool machine is set up once.
+  b = a;
+  b.router.spool_dir = "/elsewhere";
+  b.router.spool_fsync = true;
+  CHECK(restart_only_changes(a, b) == std::vector<std::string>{"router.spool_dir", "router.spool_fsync"});
 }
 
 TEST_CASE("listener_changes: a listener added, removed or moved refuses the reload") {
