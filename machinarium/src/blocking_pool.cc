@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -19,11 +20,22 @@ namespace {
 constexpr size_t kThreads = 4;
 constexpr size_t kQueueBound = 4096;
 
+// Whether the caller still waits in blocking_call. While it does, its
+// coroutine is suspended on its machine, so the machine is alive: the wake
+// is posted under `mu` only then. A caller that left (timed out, cancelled,
+// its machine stopping) is not woken: posting to a machine that may have
+// stopped and been freed crashed the process at shutdown.
+struct completion {
+  std::mutex mu;  // leaf lock: guards waiting, held across the post
+  bool waiting = true;
+};
+
 struct job {
   std::function<void()> fn;
   machine* owner;
   coroutine_id coroutine;
   uint64_t sequence;
+  std::shared_ptr<completion> done;
 };
 
 class blocking_pool {
@@ -56,7 +68,8 @@ class blocking_pool {
       }
       j.fn();
       j.fn = nullptr;
-      detail::post_wake(j.owner, j.coroutine, j.sequence);
+      std::lock_guard lock(j.done->mu);
+      if (j.done->waiting) detail::post_wake(j.owner, j.coroutine, j.sequence);
     }
   }
 
@@ -78,11 +91,15 @@ wait_status blocking_call(std::function<void()> fn, millis timeout) {
   machine* m = detail::current_machine();
   detail::coroutine* c = detail::current_coroutine();
   if (c->cancelled) return wait_status::Cancelled;
-  if (!pool().submit(job{std::move(fn), m, c->id, c->call_sequence + 1})) {
+  auto done = std::make_shared<completion>();
+  if (!pool().submit(job{std::move(fn), m, c->id, c->call_sequence + 1, done})) {
     detail::log(log_level::Warn, "blocking pool queue full; call refused");
     return wait_status::TimedOut;
   }
-  return waiter.wait_until(deadline_after(timeout));
+  const wait_status st = waiter.wait_until(deadline_after(timeout));
+  std::lock_guard lock(done->mu);  // a wake being posted finishes first
+  done->waiting = false;
+  return st;
 }
 
 bool resolve(const std::string& host, const std::string& port, address& out, millis timeout,

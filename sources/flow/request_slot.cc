@@ -130,8 +130,6 @@ std::unique_ptr<request_slot> request_slot::detached(const protocol::request& r,
   return s;
 }
 
-void request_slot::keep_keys() { copy_views(req, kept_keys_, false); }
-
 void request_slot::account_reply() {
   if (queue_ == nullptr) return;  // orphaned or detached: nobody waits for it
   if (own_ == ownership::Child) {
@@ -220,7 +218,11 @@ bool request_slot::orphan() {
   home_ = nullptr;
   calls_pending_ -= static_cast<std::uint32_t>(std::min<std::size_t>(pending_children, calls_pending_));
   if (calls_pending_ == 0) return false;
-  keep_keys();
+  // Its keys and value, copied out of the client's input (which the session
+  // reuses at once): a call of it not yet encoded (waiting behind a server's
+  // in-flight cap) is encoded from them. A view left into that input sent
+  // another request's bytes as this set's value.
+  copy_request();
   return true;
 }
 

@@ -10,9 +10,12 @@
 // client reads nothing new while requests are in flight. A client that is
 // cancelled (shutdown) with requests still in flight orphans their slots
 // instead of freeing them (the backend connection frees each once its last
-// call is failed or answered). An orphan keeps a copy of its keys (a get
-// line may be shared with other clients' calls, whose values are told apart
-// by key); nothing else of its request may be read any more.
+// call is failed or answered); so does a connection that ends with requests
+// in flight (inflight_queue::abandon). An orphan keeps a copy of its keys and
+// value (a get line may be shared with other clients' calls, whose values
+// are told apart by key; a write still waiting to be sent is encoded from
+// them); nothing else of its request that points into the input (args, a
+// meta opaque) may be read any more.
 //
 // Bound: the reply bytes a client's answered requests hold until their turn
 // (held()) are counted as the backend reader stores them. Past
@@ -234,10 +237,6 @@ class request_slot {
   void note_dispatch();
 
  private:
-  // Copies the keys out of the client's input, which is about to go.
-  void keep_keys();
-  std::string kept_keys_;
-
   friend class inflight_queue;
   void reset();
   // The client is gone: this slot and its pending children become orphans.

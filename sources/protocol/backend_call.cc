@@ -119,6 +119,7 @@ std::uint64_t meta_number(const reply_piece& piece, char letter) {
 backend_call::progress backend_call::start(const request& req, backend_protocol proto, routed_result& result,
                                            std::span<const std::uint32_t> keys) {
     req_ = &req;
+    only_reads_ = can_fetch_again(req);
     result_ = &result;
     keys_ = keys;
     proto_ = proto;

@@ -85,8 +85,13 @@ public:
     bool line_open() const { return step_ == step::AsciiGet && line_verb_ != line_verb::Touch; }
     bool join_line(backend_call& prev, std::string& out);
 
+    // Whether the request only reads (a get, an mg that changes nothing:
+    // command_class.h's can_fetch_again), so a call whose client is gone
+    // before it was sent need not be sent at all. Set by start().
+    bool only_reads() const { return only_reads_; }
+
     // The reply to an orphaned call (its client is gone, and of its request
-    // only the keys are left: request_slot::keep_keys): frames it by this
+    // only its keys and value are left: request_slot::orphan): frames it by this
     // call's own state and its keys; never a next step.
     progress on_orphan_piece(const reply_piece& piece);
 
@@ -136,6 +141,7 @@ private:
     bool with_cas() const;     // a cas verb (gets/gats) for this request
 
     const request* req_ = nullptr;
+    bool only_reads_ = false;
     routed_result* result_ = nullptr;
     std::span<const std::uint32_t> keys_;
     backend_protocol proto_ = backend_protocol::Ascii;

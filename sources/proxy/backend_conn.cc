@@ -68,7 +68,7 @@ void backend_conn::submit(flow::request_slot& slot, std::span<const uint32_t> ke
   if (proto_known_ && !start_call(e)) return;
   if (!server_->up()) return fail_entry(e, failure_kind::Down);
   const server_settings& st = server_->settings();
-  if (inflight_.size() >= st.max_inflight && waiting_.size() >= st.max_queued) {
+  if (inflight_.size() >= st.max_inflight && waiting_.size() >= st.max_queued && drop_orphaned_reads() == 0) {
     return fail_entry(e, failure_kind::QueueFull);
   }
   e.deadline_ns = e.started_ns + static_cast<int64_t>(st.timeout_ms) * 1000000;
@@ -120,6 +120,27 @@ void backend_conn::expire_waiting() {
   }
 }
 
+// Takes out of waiting_ the reads whose client has gone (a reset client's
+// pipelined gets): they would only keep later requests waiting, or make
+// them fail with queue_full. Writes stay: the client sent them. Returns how
+// many went. [only when waiting_ is full: one pass over it]
+std::size_t backend_conn::drop_orphaned_reads() {
+  std::size_t dropped = 0;
+  std::deque<entry> kept;
+  while (!waiting_.empty()) {
+    entry e = waiting_.front();
+    waiting_.pop_front();
+    if (e.slot->orphaned() && (!e.started || e.call->only_reads())) {
+      finish(e, false);
+      ++dropped;
+    } else {
+      kept.push_back(e);
+    }
+  }
+  waiting_.swap(kept);
+  return dropped;
+}
+
 void backend_conn::admit_waiting() {
   expire_waiting();
   const std::size_t cap = server_->settings().max_inflight;
@@ -134,6 +155,9 @@ void backend_conn::admit_waiting() {
         continue;
       }
       if (!start_call(e)) continue;
+    } else if (e.slot->orphaned() && e.call->only_reads()) {
+      finish(e, false);  // its client is gone and it changes nothing: not sent
+      continue;
     } else if (e.proto != proto_) {
       // Started for what the server spoke before a reconnect taught
       // otherwise (it was replaced by another version): cannot be sent.

@@ -89,6 +89,8 @@ class backend_conn {
   void admit_waiting();
   // Fails the waiting calls whose deadline has passed (never sent).
   void expire_waiting();
+  // Drops the waiting reads whose client is gone; returns how many.
+  std::size_t drop_orphaned_reads();
   void encode(entry& e);
   // Starts e's call in what the server speaks (proto_); false if the codec
   // answered it without the server (then it is finished).

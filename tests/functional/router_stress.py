@@ -18,7 +18,9 @@ Every reply is checked against what its own request may get:
   (or, after a reset left writes unacknowledged, one of the values it may
   have); a shared key misses only if it was never stored or a delete of it
   was sent; no error at all;
-- keys of the `flaky` pool (prefix `f:`; its server is stopped and resumed):
+- keys of the `flaky` pool (prefix `f:`; its memcached is stopped and
+  resumed, and it also has a server that answers late and one that resets
+  every connection):
   any well-formed reply, errors and misses included, but values still only
   ones written for that key.
 
@@ -254,7 +256,7 @@ class Client(threading.Thread):
     def check_miss(self, req, key, where):
         if key in self.state:
             if None not in self.state[key]:
-                self.fail(f"{where}: private key {key!r} missed but was stored")
+                self.fail(f"{where}: private key {key!r} missed but was stored; history {self.history_of(key)}")
         elif key.startswith(b"s") and key in req.stored and not self.run_.registry.was_deleted(key):
             self.fail(f"{where}: shared key {key!r} missed though it was stored before the request and "
                       "never deleted")

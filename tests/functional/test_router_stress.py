@@ -6,10 +6,9 @@ and ITHACA_STRESS_SEED change the run; the seed is printed on failure."""
 import os
 import random
 
-import pytest
-
 import mcwire
 import router_stress
+from fake_backend import FakeBackend
 from test_router import addr, stats, wait_for
 
 
@@ -21,13 +20,21 @@ def rss_mib(server):
     return mcwire.vm_rss_bytes(server.proc.pid) / (1 << 20)
 
 
-def test_router_stress_differential(ithaca_factory, memcached_factory, tmp_path):
+def test_router_stress_differential(ithaca_factory, memcached_factory, request):
     seed = int(os.environ.get("ITHACA_STRESS_SEED", random.randrange(1 << 30)))
     seconds = float(os.environ.get("ITHACA_STRESS_SECONDS", "15"))
     clients = int(os.environ.get("ITHACA_STRESS_CLIENTS", "100"))
     main = [memcached_factory(args=["-m", "1024"]) for _ in range(2)]
     flaky = memcached_factory(args=["-m", "256"])
-    configs = router_stress.router_configs([addr(m) for m in main], [addr(flaky)])
+    # The flaky pool: that memcached (stopped and resumed by the chaos), the
+    # same behind a relay that answers 0.3 s late, and a server that resets
+    # every connection.
+    lagging = FakeBackend("lag", target=(flaky.host, flaky.port), delay=0.3)
+    resetting = FakeBackend("reset")
+    request.addfinalizer(lagging.close)
+    request.addfinalizer(resetting.close)
+    configs = router_stress.router_configs([addr(m) for m in main],
+                                           [addr(flaky), lagging.address, resetting.address])
     router = ithaca_factory(args=["-c", "4096"], config_text=configs[0])
     with mcwire.Conn(router.host, router.port) as c:
         # Every backend connection open before the baseline is taken.
