@@ -4,7 +4,10 @@
 // the slave sockets. Workers never touch a slave: their store
 // changes reach it through the hand-off ring (mm::byte_queue), filled by the
 // store's change observer under each key's bucket lock; this machine drains
-// the ring into one send buffer per slave and writes each in large writes.
+// the ring into the stream log (stream_log.h), one copy shared by every
+// slave, and each slave's writer sends from its own position in it
+// (outbox.h; a slave's initial-sync items and confirmation requests are its
+// own, placed at the position the drain had reached).
 //
 // Coroutines, all on this machine (so the slave list needs no lock):
 //   main     binds replication.listen:port, accepts slaves (with
@@ -13,21 +16,31 @@
 //            replication.allow, or past the slot limit, is closed at once
 //            and counted in repl_peers_refused: it is sent nothing and holds
 //            no slot and no buffer)
-//   drain    ring -> per-slave buffers (stream records to every slave, sync
-//            records to the slave being synced), wakes the writers
-//   per slave: writer (buffer -> socket), heartbeat reader (drops a slave
-//            silent for slave_timeout), initial-sync scan
+//   drain    ring -> stream log (stream records) and outboxes (sync records
+//            of the slave being synced), in steps; after each step it wakes
+//            the writers, drops the slaves over send_buffer, and yields
+//   per slave: writer (outbox -> socket, bounded writes, each within
+//            slave_timeout), heartbeat reader (drops a slave silent for
+//            slave_timeout), initial-sync scan
+//   (fanout.cc: start, accept, attach, drop; fanout_drain.cc: the drain;
+//   fanout_slave.cc: the per-slave coroutines)
 //
 // With `replication.ack: slave` (ack_state.h): while client writes wait, the
-// drain asks every synced slave, after each batch, to confirm the position it
+// drain asks every synced slave, after each step, to confirm the position it
 // reached (a Noop, record.h); the heartbeat reader reads the confirmations
 // (ack_reader.h) and publishes them (ack_state::confirm). A slave still in
 // its initial sync is never asked: its confirmation would not cover the
 // items its scan has yet to copy.
 //
-// Policy for a slave that cannot keep up: once its buffered bytes pass
-// send_buffer it is dropped (counted; it must resync); a ring overflow drops
-// every slave. No worker ever waits on a slave.
+// Policy for a slave that cannot keep up: once its backlog (what it has yet
+// to be sent) passes send_buffer it is dropped alone (counted; it must
+// resync), as is one whose write does not end within slave_timeout. The
+// drain never waits on a slow slave: it moves records out of the ring while
+// the *fastest* slave is less than half of send_buffer behind, so the ring
+// drains at the pace of the fastest slave, and a burst the drain was late for
+// waits in the ring rather than dropping every slave. A ring overflow (a
+// stream record refused) drops every slave: a stream with a hole cannot be
+// repaired. No worker ever waits on a slave.
 #pragma once
 
 #include <atomic>
@@ -44,6 +57,7 @@
 #include "observer.h"
 #include "repl_counters.h"
 #include "store.h"
+#include "stream_log.h"
 #include "tls_conn.h"
 #include "tls_setup.h"
 
@@ -101,14 +115,20 @@ class fanout {
   void attach(std::unique_ptr<mm::io> io, std::unique_ptr<net::tls_conn> tls, const std::string& peer);
   void discard_stale();
   void drain();
+  size_t drain_steps();
   void deliver(std::string_view record);
-  void append(const slave_ptr& s, std::string_view a, std::string_view b = {});
+  void publish();
+  uint64_t fastest_backlog() const;
   void writer(slave_ptr s);
   void heartbeats(slave_ptr s);
   void initial_sync(slave_ptr s);
   void drop(slave_ptr s, const std::string& why);  // by value: s may be an element of slaves_
   void update_lag();
   void ask_confirmations();
+  // Derived from send_buffer (fanout_drain.cc).
+  uint64_t pace_limit() const { return settings_.send_buffer / 2; }
+  size_t step_bytes() const;
+  size_t write_bytes() const;
 
   fanout_settings settings_;
   store::store& store_;
@@ -121,6 +141,11 @@ class fanout {
   // Fan-out machine only.
   std::vector<slave_ptr> slaves_;
   std::vector<slave_ptr> targets_;  // deliver's, kept to spare an allocation per record
+  stream_log log_;  // the stream records every attached slave has yet to be sent
+  // The drain stopped taking records: the fastest slave is pace_limit()
+  // behind. Writers signal `room_` after each write, drop() and attach() too.
+  bool paced_ = false;
+  mm::cond room_;
   uint32_t next_id_ = 0;
   unsigned handshaking_ = 0;  // replication.tls: handshakes in progress (at most kMaxSlaves)
   int64_t refusal_logged_ns_ = 0;  // the last "peer refused" line (one per 10 s)
