@@ -60,7 +60,7 @@ struct pool_config {
   uint64_t timeout_ms = 1000;  // one request, from send to reply
   unsigned connections = 1;    // per worker per server
   unsigned max_inflight = 4096;  // requests written and unanswered, per connection
-  unsigned max_queued = 4096;   // requests waiting behind them; past it SERVER_ERROR at once
+  unsigned max_queued = 65536;  // requests waiting behind them; past it SERVER_ERROR at once
   unsigned failure_limit = 3;   // consecutive failures that mark a server down
   uint64_t retry_interval_ms = 500;         // the down server's first probe; doubles, jittered
   uint64_t retry_interval_max_ms = 10000;   // ... up to this

@@ -31,7 +31,7 @@ struct server_settings {
   uint64_t timeout_ms = 1000;
   unsigned connections = 1;
   unsigned max_inflight = 4096;
-  unsigned max_queued = 4096;
+  unsigned max_queued = 65536;
   unsigned failure_limit = 3;
   uint64_t retry_interval_ms = 500;
   uint64_t retry_interval_max_ms = 10000;
