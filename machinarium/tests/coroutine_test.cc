@@ -144,12 +144,13 @@ TEST_CASE("tens_of_thousands_of_timers_fire_in_deadline_order_and_cancel") {
     std::vector<mm::coroutine_id> ids;
     std::vector<int64_t> fired;  // the deadlines, in the order they fired
     std::mt19937 rng(11);
-    // Deadlines from one base a second ahead: creating 20,000 coroutines on
-    // a loaded machine can take longer than a few milliseconds, and no timer
-    // may fire before all are armed and half cancelled.
+    // Deadlines from one base three seconds ahead: creating 20,000
+    // coroutines on a loaded machine took longer than one (a compile and a
+    // JVM beside it), and no timer may fire before all are armed and half
+    // cancelled.
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    const int64_t base = ts.tv_sec * 1000000000LL + ts.tv_nsec + 1000 * 1000000LL;
+    const int64_t base = ts.tv_sec * 1000000000LL + ts.tv_nsec + 3000 * 1000000LL;
     for (int i = 0; i < kCount; i++) {
       const int64_t deadline = base + static_cast<int64_t>(rng() % 50) * 1000000LL;
       ids.push_back(mm::coroutine_create("timer", [&fired, deadline] {
