@@ -12,6 +12,11 @@ packages=(
   prometheus libsystemd-dev
   libssl-dev openssl python3-pymemcache
   user-mode-linux kmod
+  # Client libraries for tests/functional/test_client_libraries.py (npm's
+  # memcached and memjs are installed by the test itself).
+  php-cli php-memcached ruby ruby-dalli libcache-memcached-fast-perl
+  openjdk-17-jdk-headless libspymemcached-java
+  golang-go golang-github-bradfitz-gomemcache-dev nodejs
 )
 
 missing=()
@@ -20,6 +25,11 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+# npm: Debian's package, unless a nodejs from elsewhere (NodeSource's, which
+# conflicts with it) already brings its own.
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "installing: ${missing[*]}"
