@@ -107,6 +107,11 @@ void backend_conn::encode_step(entry& e) {
   open_line_ = e.call->line_open() ? e.call : nullptr;
 }
 
+void backend_conn::restart_waiting_deadlines(int64_t timeout_ns) {
+  const int64_t from_now = mm::now_ns() + timeout_ns;
+  for (entry& e : waiting_) e.deadline_ns = std::max(e.deadline_ns, from_now);
+}
+
 // Requests still waiting to be sent whose deadline has passed fail now
 // (SERVER_ERROR backend timeout), as one sent would: otherwise a client
 // could wait for them through connect after connect. waiting_ is in
@@ -351,6 +356,9 @@ void backend_conn::writer_main() {
         counters().connects.add();
         counters().connections.fetch_add(1, std::memory_order_relaxed);
         state_ = state::Ready;
+        // The wait for a connection has its own bound (connect_timeout, and
+        // the probe's): a request's timeout counts from when it can be sent.
+        restart_waiting_deadlines(static_cast<int64_t>(st.timeout_ms) * 1000000);
         admit_waiting();
         reader_wake_.signal();
         break;

@@ -89,6 +89,10 @@ class backend_conn {
   void admit_waiting();
   // Fails the waiting calls whose deadline has passed (never sent).
   void expire_waiting();
+  // A connection is ready: the waiting calls get `timeout_ns` from now at
+  // least (their time waiting for it does not count; the connect's own
+  // deadline bounded it). Keeps waiting_ in deadline order.
+  void restart_waiting_deadlines(int64_t timeout_ns);
   // Drops the waiting reads whose client is gone; returns how many.
   std::size_t drop_orphaned_reads();
   void encode(entry& e);

@@ -288,6 +288,10 @@ cache:
 pools:
   main:
     servers: ["127.0.0.1:{BACKEND_PORT}"]
+    # This is about bytes, not time: the guest is slow on a busy host (a
+    # 1 MiB set timed out at the 1 s default while a build ran beside it).
+    timeout: 10s
+    connect_timeout: 5s
     tls:
       ca_cert: {CA}
       server_name: localhost
