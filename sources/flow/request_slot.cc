@@ -269,7 +269,7 @@ void inflight_queue::abandon() {
   last_unrepeatable_ = 0;
   resumes_.clear();
   resume_next_ = 0;
-  culling_parts_ = false;
+  parts_hit_ = false;
 }
 
 void inflight_queue::resume_later(request_slot& s) {

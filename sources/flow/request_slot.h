@@ -315,11 +315,12 @@ class inflight_queue final : public slot_home {
   // Frees the slots beyond kKeepSlots (between batches, nothing in flight).
   void trim();
   std::size_t allocated() const { return ring_.size(); }
-  // A part of a split get failed and was answered with its error line: the
-  // get's later parts send nothing (memcached ends a multiget at its error),
-  // until its Last part. [the owning coroutine]
-  bool culling_parts() const { return culling_parts_; }
-  void set_culling_parts(bool on) { culling_parts_ = on; }
+  // Whether a part of the split get being rendered had hits (the request
+  // loop's render_ready: a get whose every part failed answers with the
+  // failure's line, one with some hits treats the failed keys as misses).
+  // [the owning coroutine]
+  bool parts_hit() const { return parts_hit_; }
+  void set_parts_hit(bool on) { parts_hit_ = on; }
   // A number of its own per queue (per client) on its thread: spreads
   // clients over a server's connections. (Its address would not: clients
   // live at the same offset of equally aligned coroutine stacks.)
@@ -343,7 +344,7 @@ class inflight_queue final : public slot_home {
   std::uint64_t last_unrepeatable_ = 0;  // seq_ of the last one not to be sent twice
   std::vector<request_slot*> resumes_;   // slots whose frames wait to run
   std::size_t resume_next_ = 0;          // resumes_[resume_next_..] are still to run
-  bool culling_parts_ = false;
+  bool parts_hit_ = false;
   mm::call waiter_;
 };
 

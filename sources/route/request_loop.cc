@@ -8,6 +8,7 @@
 #include "introspect.h"
 #include "parse_error_reply.h"
 #include "prefix_stats.h"
+#include "reply.h"
 #include "reply_drain.h"
 
 namespace ithaca::route {
@@ -58,22 +59,24 @@ void fetch_again(loop_context& lc, request_slot& s) {
 }
 
 // A ready slot's reply into the stream. The parts of a long get (split_get)
-// each render their VALUEs, the Last one the END too; a part answered with
-// an error line ends the get there, as memcached's cull does: the later
-// parts render nothing.
+// answer as the whole get would have: each part's hits in key order and one
+// END after the last; a part that failed (its server down, an error line)
+// leaves its keys as misses, as a pool route does with the keys of a server
+// that failed among others; and if every part failed, the reply is the
+// failure's one line, as for a get sent whole.
 void render_ready(loop_context& lc, request_slot& s) {
   using part = request_slot::get_part;
   if (s.part == part::Whole) return protocol::render_routed_reply(s.req, s.result, lc.out);
-  const bool last = s.part == part::Last;
-  if (s.part == part::First) lc.inflight.set_culling_parts(false);  // a new get begins
-  if (lc.inflight.culling_parts()) {
-    if (last) lc.inflight.set_culling_parts(false);
+  if (s.part == part::First) lc.inflight.set_parts_hit(false);
+  const bool hit = s.result.outcome == protocol::routed_outcome::Hits;
+  if (s.part != part::Last) {
+    if (hit) protocol::render_routed_reply(s.req, s.result, lc.out, false);
+    if (hit) lc.inflight.set_parts_hit(true);
     return;
   }
-  // An outcome other than Hits renders its one line whatever ends_reply says.
-  const bool failed = s.result.outcome != protocol::routed_outcome::Hits;
-  protocol::render_routed_reply(s.req, s.result, lc.out, last);
-  if (failed && !last) lc.inflight.set_culling_parts(true);
+  if (hit || !lc.inflight.parts_hit()) return protocol::render_routed_reply(s.req, s.result, lc.out);
+  protocol::encode_ascii_status(lc.out, protocol::ascii_status::End);  // this part's keys: misses
+  lc.out.mark_sent();
 }
 
 // Resumes the composites whose children have answered (route.h), in any

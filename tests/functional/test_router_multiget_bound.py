@@ -87,7 +87,7 @@ def test_a_split_get_keeps_memcached_order_misses_and_errors(ithaca_factory, mem
 
 def test_a_split_get_answered_with_an_error_line_sends_it_once(ithaca_factory, memcached):
     """Every part of a 40-key get to an `error` route is refused: the client
-    gets the one error line, as for a short get, and nothing after it."""
+    gets the one error line, as for a get sent whole, and nothing after it."""
     text = router_yaml([addr(memcached)], protocol="ascii").replace(
         "route:\n  type: pool\n  pool: main\n",
         'route:\n  type: prefix\n  prefixes:\n    "old:": {type: error, message: "retired"}\n'
