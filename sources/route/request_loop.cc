@@ -346,6 +346,11 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     if (!direct && !pop_ready(lc)) action = exec_action::Close;
   }
   if (!lc.inflight.empty() && !settle(lc, settle_until::Empty)) action = exec_action::Close;
+  // Requests still in flight now mean the connection closes (a drain
+  // failed, the client reset, cancelled): they are orphaned here, while the
+  // input their requests point into (the session's read buffer, on its
+  // stack) still exists; an orphan copies its keys and value out of it.
+  if (!lc.inflight.empty()) lc.inflight.abandon();
   return off;
 }
 

@@ -138,8 +138,9 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     conn_ = nullptr;
   }
   // What the connection left behind must not reach the next one: its
-  // requests still in flight (a write that failed mid-batch leaves them
-  // there) are orphaned, its unsent replies dropped.
+  // unsent replies are dropped, and the queue is emptied (execute_input has
+  // already orphaned any request still in flight, while its input lived;
+  // this resets the counts and slots for the next connection).
   inflight_.abandon();
   pending_.clear();
   if (pending_.capacity() > 4 * shared_.read_buffer_size) std::string().swap(pending_);
