@@ -24,7 +24,10 @@ def test_router_stress_differential(ithaca_factory, memcached_factory, request):
     seed = int(os.environ.get("ITHACA_STRESS_SEED", random.randrange(1 << 30)))
     seconds = float(os.environ.get("ITHACA_STRESS_SECONDS", "15"))
     clients = int(os.environ.get("ITHACA_STRESS_CLIENTS", "100"))
-    main = [memcached_factory(args=["-m", "1024"]) for _ in range(2)]
+    # -M: a memcached that runs out of memory refuses the set (a loud error
+    # here) rather than evicting (a miss the model could not tell from a lost
+    # write); a long run keeps every retired private key's last value.
+    main = [memcached_factory(args=["-m", "2048", "-M"]) for _ in range(2)]
     flaky = memcached_factory(args=["-m", "256"])
     # The flaky pool: that memcached (stopped and resumed by the chaos), the
     # same behind a relay that answers 0.3 s late, and a server that resets
