@@ -45,8 +45,9 @@ void record_prefix_stats(const protocol::request& req, const protocol::routed_re
 // A retrieval whose reply was dropped while it waited behind others (its
 // client held too much, request_slot.h) is first in line now: sent again, on
 // the tree its batch runs on.
-void fetch_again(loop_context& lc, request_slot& s) {
-  s.release_reply();
+// Sends a slot already counted in the queue (not first in line, so an
+// answer at once goes to its deferred buffer).
+void dispatch_queued(loop_context& lc, request_slot& s) {
   dispatch_env env{lc.local, &lc.server, s.deferred, lc.backends, lc.acks, lc.async};
   s.begin_dispatch();
   if (lc.tree->root(lc.root).dispatch(s, env) == dispatch_status::Done) {
@@ -56,6 +57,11 @@ void fetch_again(loop_context& lc, request_slot& s) {
     s.st = request_slot::state::Pending;
     s.end_dispatch();  // Ready now if every call was already answered
   }
+}
+
+void fetch_again(loop_context& lc, request_slot& s) {
+  s.release_reply();
+  dispatch_queued(lc, s);
 }
 
 // A ready slot's reply into the stream. The parts of a long get (split_get)
@@ -183,7 +189,7 @@ bool splits(const protocol::request& req, const route& root) {
 // past it and is fetched again at the head). Returns the tail slot holding
 // the last part, for the caller to dispatch as any request; null if the
 // connection must close (a wait for room failed).
-request_slot* split_get(loop_context& lc, const route& root, request_slot& first) {
+request_slot* split_get(loop_context& lc, request_slot& first) {
   const protocol::request whole = first.req;
   request_slot* slot = &first;
   const std::size_t n = whole.keys.size();
@@ -196,18 +202,9 @@ request_slot* split_get(loop_context& lc, const route& root, request_slot& first
     }
     slot->part = at == 0 ? request_slot::get_part::First : request_slot::get_part::Middle;
     lc.server.replies_pending = true;
-    dispatch_env env{lc.local, &lc.server, slot->deferred, lc.backends, lc.acks, lc.async};
     slot->note_dispatch();
-    slot->begin_dispatch();
-    if (root.dispatch(*slot, env) == dispatch_status::Done) {
-      slot->abandon_dispatch();
-      slot->st = request_slot::state::Deferred;
-      lc.inflight.push_tail();
-    } else {
-      slot->st = request_slot::state::Pending;
-      lc.inflight.push_tail();
-      slot->end_dispatch();
-    }
+    lc.inflight.push_tail();
+    dispatch_queued(lc, *slot);
     if (!pop_ready(lc) || (must_wait(lc) && !settle(lc, settle_until::Room))) return nullptr;
     slot = &lc.inflight.tail();
     slot->begin_request();
@@ -282,7 +279,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     }
     // A long text get to servers goes out in parts; the last is this request's.
     if (r.status == protocol::parse_status::Ok && routes_to_servers && splits(parsed->req, root) &&
-        !is_introspection(parsed->req) && !(parsed = split_get(lc, root, *parsed))) {
+        !is_introspection(parsed->req) && !(parsed = split_get(lc, *parsed))) {
       action = exec_action::Close;
       break;
     }

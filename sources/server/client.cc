@@ -138,10 +138,10 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     conn_ = nullptr;
   }
   // What the connection left behind must not reach the next one: its
-  // unsent replies are dropped, and the queue is emptied (execute_input has
-  // already orphaned any request still in flight, while its input lived;
-  // this resets the counts and slots for the next connection).
-  inflight_.abandon();
+  // unsent replies are dropped. execute_input has already orphaned any
+  // request still in flight (while its input lived); this only guards a
+  // path that returns with the queue still holding some.
+  if (!inflight_.empty()) inflight_.abandon();
   pending_.clear();
   if (pending_.capacity() > 4 * shared_.read_buffer_size) std::string().swap(pending_);
   out_.consume(out_.size());
