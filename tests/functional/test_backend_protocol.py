@@ -6,6 +6,7 @@ ascii the set is followed by a `gets` for its CAS, as before."""
 
 import socket
 import threading
+import time
 
 import pytest
 
@@ -153,13 +154,17 @@ def test_explicit_ascii_sends_no_probe(ithaca_factory, memcached):
 @pytest.mark.parametrize("answer", [b"HELLO\r\n", None])
 def test_a_server_that_fails_the_probe_is_not_used(ithaca_factory, answer):
     # A server that answers `mn` with nonsense, or never answers: the
-    # connect fails within connect_timeout, the request gets SERVER_ERROR.
+    # probe fails (on the nonsense at once, on silence after the pool's
+    # `timeout`, which a slow but honest server must be given) and the
+    # request gets SERVER_ERROR, well inside the client's 10 s.
     fake = FakeBackend("garbage" if answer else "hang")
     try:
         router = ithaca_factory(config_text=router_config(fake.address).replace(
-            "    timeout: 10s\n", "    timeout: 10s\n    connect_timeout: 300ms\n"))
+            "    timeout: 10s\n", "    timeout: 2s\n    connect_timeout: 300ms\n"))
         with mcwire.Conn(router.host, router.port) as c:
+            started = time.monotonic()
             reply = c.call(b"get a\r\n")
             assert reply.startswith(b"SERVER_ERROR"), reply
+            assert time.monotonic() - started < 6
     finally:
         fake.close()
