@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Builds ithaca. usage: scripts/build.sh [release|sanitize]   (default release)
+# Builds ithaca and prints the build directory.
+#   scripts/build.sh [release|sanitize] [all|server]   (default: release all)
 #   release  -> build/          optimised, warnings on
 #   sanitize -> build-sanitize/ AddressSanitizer + UndefinedBehaviorSanitizer
+#   all      every target: the server, tests, tools and benchmarks
+#   server   the server binary alone (sources/server/ithaca), what
+#            scripts/run.sh needs: a few minutes where `all` takes many
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:-release}
+what=${2:-all}
 case "$kind" in
   release) dir=build; opts=(--buildtype=release) ;;
   sanitize) dir=build-sanitize; opts=(--buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false) ;;
-  *) echo "usage: $0 [release|sanitize]" >&2; exit 2 ;;
+  *) echo "usage: $0 [release|sanitize] [all|server]" >&2; exit 2 ;;
+esac
+case "$what" in
+  all) targets=() ;;
+  server) targets=(sources/server/ithaca) ;;
+  *) echo "usage: $0 [release|sanitize] [all|server]" >&2; exit 2 ;;
 esac
 if [ ! -f "$dir/build.ninja" ]; then
   meson setup "$dir" "${opts[@]}" >/dev/null
 fi
-ninja -C "$dir" >&2
+ninja -C "$dir" "${targets[@]}" >&2
 echo "$dir"

@@ -1,23 +1,40 @@
 #!/usr/bin/env bash
-# Installs the Debian packages ithaca needs to build, test and benchmark, and
-# only those that are missing (a machine that has them all returns at once).
+# Installs the Debian packages ithaca needs, and only those that are missing
+# (a machine that has them all returns at once).
+#   scripts/install-deps.sh run    what building and running the server needs
+#                                  (scripts/run.sh: a first start in minutes)
+#   scripts/install-deps.sh [test] that, and every peer the tests and
+#                                  benchmarks run against (scripts/test.sh)
 set -euo pipefail
 
+scope=${1:-test}
+case "$scope" in
+  run|test) ;;
+  *) echo "usage: $0 [run|test]" >&2; exit 2 ;;
+esac
+
+# Building and running: the compiler, meson, and the libraries the server
+# links (doctest-dev too: meson's setup checks for it whatever is built).
 packages=(
   g++ meson ninja-build pkg-config
   libboost-context-dev liburing-dev libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev
-  memcached python3 python3-pytest
-  nutcracker python3-pylibmc yrmcds iproute2
-  clang libclang-rt-14-dev
-  prometheus libsystemd-dev
-  libssl-dev openssl python3-pymemcache
-  user-mode-linux kmod
-  # Client libraries for tests/functional/test_client_libraries.py (npm's
-  # memcached and memjs are installed by the test itself).
-  php-cli php-memcached ruby ruby-dalli libcache-memcached-fast-perl
-  openjdk-17-jdk-headless libspymemcached-java
-  golang-go golang-github-bradfitz-gomemcache-dev nodejs
+  libsystemd-dev libssl-dev
 )
+if [ "$scope" = test ]; then
+  packages+=(
+    memcached python3 python3-pytest python3-pytest-xdist
+    nutcracker python3-pylibmc yrmcds iproute2
+    clang libclang-rt-14-dev
+    prometheus
+    openssl python3-pymemcache
+    user-mode-linux kmod
+    # Client libraries for tests/functional/test_client_libraries.py (npm's
+    # memcached and memjs are installed by the test itself).
+    php-cli php-memcached ruby ruby-dalli libcache-memcached-fast-perl
+    openjdk-17-jdk-headless libspymemcached-java
+    golang-go golang-github-bradfitz-gomemcache-dev nodejs
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -27,7 +44,7 @@ for p in "${packages[@]}"; do
 done
 # npm: Debian's package, unless a nodejs from elsewhere (NodeSource's, which
 # conflicts with it) already brings its own.
-if ! command -v npm >/dev/null 2>&1; then
+if [ "$scope" = test ] && ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
@@ -41,6 +58,7 @@ export DEBIAN_FRONTEND=noninteractive
 # The memcached, yrmcds, nutcracker and prometheus packages may start system
 # services (the first two on port 11211, which ithaca's default config wants);
 # the tests start their own.
+[ "$scope" = test ] || exit 0
 for svc in memcached yrmcds nutcracker prometheus; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     "${sudo_cmd[@]}" systemctl disable --now "$svc" || true

@@ -1,11 +1,13 @@
 #include "cli.h"
 
+#include "preflight.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <string_view>
 
 #include "load.h"
-#include "spool_dir.h"
+#include "preflight.h"
 
 #ifndef ITHACA_VERSION
 #define ITHACA_VERSION "unknown"
@@ -459,19 +461,19 @@ bool make_config(const cli_options& cli, config& out, std::string* error, bool a
   return true;
 }
 
-int check_config(const cli_options& cli, std::string* message) {
+int check_config(const cli_options& cli, std::string* message, std::vector<std::string>* warnings) {
   config c;
   std::string error;
   if (!make_config(cli, c, &error)) {
     if (message) *message = error;
     return 1;
   }
-  // What the start would refuse too (instance.cc), looked at without making it.
-  if (uses_spool(c)) {
-    if (std::string problem = spool_dir_problem(spool_dir_of(c)); !problem.empty()) {
-      if (message) *message = "router.spool_dir: " + problem + " (reliable deletes' spool)";
-      return 1;
-    }
+  // What the start would refuse too, looked at without starting (preflight.h).
+  preflight_report r = preflight(c);
+  if (warnings) *warnings = std::move(r.warnings);
+  if (!r.error.empty()) {
+    if (message) *message = r.error;
+    return 1;
   }
   if (message) *message = "configuration OK";
   return 0;

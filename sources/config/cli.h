@@ -80,9 +80,11 @@ void apply_overrides(const cli_options& cli, config& c);
 bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file = true);
 
 // --check-config: returns the exit code (0 valid, 1 not) and sets *message
-// to "configuration OK" or to the error. Beyond make_config, a router's spool
-// directory must be usable (spool_dir.h: looked at, nothing made).
-int check_config(const cli_options& cli, std::string* message);
+// to "configuration OK" or to the error. Beyond make_config, what the start
+// would trip on (preflight.h: TLS files, the spool directory, looked at with
+// nothing made); *warnings gets what is worth saying (a server without a
+// port, a port in use now), valid or not.
+int check_config(const cli_options& cli, std::string* message, std::vector<std::string>* warnings = nullptr);
 
 // --help text and --version line ("ithaca 0.1.0").
 std::string usage();

@@ -163,6 +163,7 @@ bool parse_backend_server(std::string_view text, backend_server& out, std::strin
     if (spec.size() <= 5 || spec[5] != '/') return fail("a unix socket path must be absolute");
     if (spec.size() - 5 > kMaxUnixPath) return fail("unix socket path too long");
     out.address = std::string(spec);
+    out.written = std::string(text);
     return true;
   }
   // A weight is a third ':'-part after the port: "h:p:w" or "[v6]:p:w".
@@ -182,9 +183,15 @@ bool parse_backend_server(std::string_view text, backend_server& out, std::strin
   }
   tcp_address a;
   std::string why;
-  if (!parse_tcp_address(hostport, kDefaultPort, a, &why)) return fail(why);
-  if (a.port == 0) return fail("port 0 is not a server's port");
+  if (!parse_tcp_address(hostport, 0, a, &why)) return fail(why);
+  if (a.port == 0) {
+    // Not written, or written as 0: only the first takes the default.
+    parse_tcp_address(hostport, kDefaultPort, a, &why);
+    if (a.port == 0) return fail("port 0 is not a server's port");
+    out.port_written = false;
+  }
   out.address = to_string(a);
+  out.written = std::string(text);
   return true;
 }
 

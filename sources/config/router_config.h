@@ -40,6 +40,8 @@ struct backend_server {
   // (mcrouter's pool `weights`); negative: weight over the largest weight.
   double fraction = -1.0;
   int line = 0;         // where it was written (1-based), for errors
+  std::string written;  // the entry as written, for messages
+  bool port_written = true;  // false: "host" alone, which takes kDefaultPort (a warning, preflight.h)
 };
 // Parses one server entry; false and *error ("bad server '...': why").
 bool parse_backend_server(std::string_view text, backend_server& out, std::string* error);

@@ -17,6 +17,7 @@
 #include "delete_spool.h"
 #include "metrics_listener.h"
 #include "pooler.h"
+#include "preflight.h"
 #include "tls_context.h"
 #include "tls_setup.h"
 #include "ready_notify.h"
@@ -231,6 +232,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     spdlog::critical("{}", route_error);
     return 1;
   }
+  for (const std::string& w : config::config_warnings(cfg)) spdlog::warn("{}", w);
   live_cell live(std::make_shared<const live_settings>(std::move(first)));
   // Reliable deletes' spool (proxy/delete_spool.h): its machine runs in the
   // router role, before the workers (they spool) and after them (it writes

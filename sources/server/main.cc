@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "cli.h"
 #include "instance.h"
@@ -27,7 +28,9 @@ int main(int argc, char** argv) {
   }
   if (cli.check_config) {
     std::string message;
-    int rc = config::check_config(cli, &message);
+    std::vector<std::string> warnings;
+    int rc = config::check_config(cli, &message, &warnings);
+    for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
     std::fprintf(rc == 0 ? stdout : stderr, "%s\n", message.c_str());
     return rc;
   }

@@ -54,6 +54,7 @@ the first test that needs them). Debian packages: scripts/install-deps.sh. A
 missing library is a failure, never a skip.
 """
 
+import fcntl
 import hashlib
 import json
 import os
@@ -201,11 +202,14 @@ class Toolchains:
         if not shutil.which("node") or not shutil.which("npm"):
             raise ToolchainError("node or npm is missing: install nodejs (scripts/install-deps.sh)")
         modules = NODE_DIR / "node_modules"
-        if not all(_node_package_version(modules, p) == v for p, v in NODE_PACKAGES.items()):
-            NODE_DIR.mkdir(exist_ok=True)
-            specs = [f"{p}@{v}" for p, v in NODE_PACKAGES.items()]
-            self._run(["npm", "install", "--prefix", str(NODE_DIR), "--no-save", "--no-package-lock",
-                       "--no-audit", "--no-fund", *specs], "npm install " + " ".join(specs))
+        NODE_DIR.mkdir(exist_ok=True)
+        # One install at a time: pytest-xdist's workers share this directory.
+        with open(NODE_DIR / ".install-lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not all(_node_package_version(modules, p) == v for p, v in NODE_PACKAGES.items()):
+                specs = [f"{p}@{v}" for p, v in NODE_PACKAGES.items()]
+                self._run(["npm", "install", "--prefix", str(NODE_DIR), "--no-save", "--no-package-lock",
+                           "--no-audit", "--no-fund", *specs], "npm install " + " ".join(specs))
         return ["node", str(CLIENTS_DIR / "node_driver.js")], {"NODE_PATH": str(modules)}
 
 

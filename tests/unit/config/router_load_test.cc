@@ -124,3 +124,23 @@ TEST_CASE("the sample config/router.yaml parses") {
   REQUIRE(c.router.pools.size() == 1);
   CHECK(c.router.pools[0].servers.size() == 2);
 }
+
+TEST_CASE("a server written without a port takes 11211 and says it was not written") {
+  backend_server b;
+  std::string error;
+  REQUIRE(parse_backend_server("cache-a", b, &error));
+  CHECK(b.address == "cache-a:11211");
+  CHECK_FALSE(b.port_written);
+  CHECK(b.written == "cache-a");
+  backend_server v6;
+  REQUIRE(parse_backend_server("[::1]:2", v6, &error));
+  CHECK(v6.address == "[::1]:2");
+  CHECK(v6.port_written);
+  backend_server weighted;
+  REQUIRE(parse_backend_server("10.0.0.1:11311:3 a", weighted, &error));
+  CHECK(weighted.port_written);
+  CHECK(weighted.weight == 3);
+  backend_server zero;
+  CHECK_FALSE(parse_backend_server("10.0.0.1:0", zero, &error));
+  CHECK(error == "bad server '10.0.0.1:0': port 0 is not a server's port");
+}
