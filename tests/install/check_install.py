@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""`meson install` into a DESTDIR: the layout (exactly these files), the
+"""`meson install` into a DESTDIR: the layout (exactly these files: the
+binary, the configs, the man pages, the examples, the unit), the
 installed binary runs and accepts the installed config, and the systemd unit
 has the keys a service needs; `systemd-analyze verify` checks it where that
 tool exists (a copy whose ExecStart points into the DESTDIR, since the real
@@ -46,6 +47,8 @@ def main():
     prefix = opts["prefix"]
     bindir = under(prefix, opts["bindir"])
     etc = os.path.join(under(prefix, opts["sysconfdir"]), "ithaca")
+    mandir = under(prefix, opts["mandir"])
+    examples = os.path.join(under(prefix, opts["datadir"]), "doc", "ithaca", "examples")
     unit_dir = opts["systemd_unit_dir"] or os.path.join(prefix, "lib", "systemd", "system")
     with tempfile.TemporaryDirectory() as dest:
         subprocess.run([meson, "install", "-C", build, "--destdir", dest, "--no-rebuild", "--quiet"], check=True,
@@ -53,7 +56,8 @@ def main():
         d = lambda p: dest + p  # noqa: E731
 
         expected = {bindir + "/ithaca", etc + "/ithaca.yaml", etc + "/router.yaml", etc + "/replica.yaml",
-                    unit_dir + "/ithaca.service"}
+                    unit_dir + "/ithaca.service", mandir + "/man1/ithaca.1", mandir + "/man5/ithaca.yaml.5",
+                    *(f"{examples}/{name}" for name in ("ithaca.yaml", "router.yaml", "replica.yaml", "routes.yaml"))}
         installed = set()
         for root, _dirs, files in os.walk(dest):
             for name in files:
@@ -66,6 +70,15 @@ def main():
             with open(os.path.join(source, "config", name), "rb") as a, open(d(etc + "/" + name), "rb") as b:
                 if a.read() != b.read():
                     fail(f"{etc}/{name} differs from config/{name}")
+        for name in ("ithaca.yaml", "router.yaml", "replica.yaml", "routes.yaml"):
+            with open(os.path.join(source, "config", name), "rb") as a, open(d(examples + "/" + name), "rb") as b:
+                if a.read() != b.read():
+                    fail(f"{examples}/{name} differs from config/{name}")
+        for page in ("man1/ithaca.1", "man5/ithaca.yaml.5"):
+            with open(os.path.join(source, "doc", os.path.basename(page)), "rb") as a, \
+                 open(d(mandir + "/" + page), "rb") as b:
+                if a.read() != b.read():
+                    fail(f"{mandir}/{page} differs from doc/{os.path.basename(page)}")
 
         # The installed binary runs and takes the installed config.
         version = subprocess.run([d(bindir + "/ithaca"), "--version"], capture_output=True, text=True, timeout=10)
