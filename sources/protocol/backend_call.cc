@@ -869,8 +869,12 @@ void backend_call::fail(call_failure why) {
     const request& req = *req_;
     const bool text_multi_get = req.proto == protocol_kind::Ascii && op_ == op::Retrieve && req.keys.size() > 1;
     if (text_multi_get || is_binary_quiet_get(req)) {
-        // Keys of a multi-key get on a failed server are misses.
+        // Keys of a multi-key get on a failed server are misses, marked so a
+        // failover can ask for them alone.
         r.failed_keys += static_cast<std::uint32_t>(key_count());
+        for (std::size_t i = 0; i < key_count(); ++i) {
+            if (key_index(i) < r.key_count()) r.set_failed(key_index(i), true);
+        }
         if (r.outcome == routed_outcome::Pending) r.outcome = routed_outcome::Hits;
         return;
     }

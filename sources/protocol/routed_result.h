@@ -63,6 +63,9 @@ public:
         // way gets those bytes as they are (render_routed_reply).
         std::size_t header = 0;
         bool raw_has_cas = false;
+        // Its server failed (a multi-key get answers it as a miss, counted in
+        // failed_keys): a failover route asks the next child for it alone.
+        bool failed = false;
     };
 
     // Resets everything for `req` (sizes the per-key slots to req.keys).
@@ -90,6 +93,8 @@ public:
         return h.header == 0 ? std::string_view() : std::string_view(values_).substr(h.offset - h.header, h.header + h.length + 2);
     }
     const key_hit& hit(std::size_t i) const { return hits_[i]; }
+    // Key i's server failed; and, once it is asked elsewhere, no longer.
+    void set_failed(std::size_t i, bool failed) { hits_[i].failed = failed; }
     std::size_t key_count() const { return hits_.size(); }
     std::string_view data(const key_hit& h) const { return std::string_view(values_).substr(h.offset, h.length); }
 

@@ -8,6 +8,8 @@ import signal
 import threading
 import time
 
+import pytest
+
 import mcwire
 from test_ascii_diff import SERVER_ARGS
 from test_reload import config_path_of
@@ -170,3 +172,51 @@ def direct_value(server, key):
     with mcwire.Conn(server.host, server.port) as c:
         values = mcwire.parse_values(c.call(b"get " + key + b"\r\n"))
     return values[0][2] if values else None
+
+
+def multiget(address, keys):
+    """{key: value} of one text get of `keys` (misses absent)."""
+    with mcwire.Conn(*address) as conn:
+        conn.send(b"get " + b" ".join(keys) + b"\r\n")
+        reply = conn.read_until(b"END\r\n")
+    found = {}
+    at = 0
+    while not reply.startswith(b"END\r\n", at):
+        line_end = reply.index(b"\r\n", at)
+        _, key, _, size = reply[at:line_end].split(b" ")
+        start = line_end + 2
+        found[key] = reply[start:start + int(size)]
+        at = start + int(size) + 2
+    return found
+
+
+@pytest.mark.parametrize("tree", [
+    "{type: failover_exptime, normal: pool:main, failover: [pool:gutter], exptime: 10s}",
+    "{type: failover, children: [pool:main, pool:gutter]}",
+])
+def test_a_multiget_fails_over_only_the_keys_of_the_dead_server(ithaca_factory, memcached_factory, tree):
+    # A batch of 100 keys over three servers, one of them dead: the keys of
+    # the two that answer are hits, whatever the batch holds; only the dead
+    # server's keys go to the gutter (misses there until written again).
+    servers = [memcached_factory(args=SERVER_ARGS) for _ in range(3)]
+    gutter = memcached_factory(args=SERVER_ARGS)
+    router = ithaca_factory(config_text=routes_yaml(
+        {"main": [addr(s) for s in servers], "gutter": [addr(gutter)]}, tree))
+    keys = [b"user:%d" % i for i in range(300)]
+    with mcwire.Conn(*router.address) as conn:
+        for k in keys:
+            assert conn.call(b"set %s 0 0 %d\r\nv-%s\r\n" % (k, len(k) + 2, k)) == b"STORED\r\n"
+    on_dead = set(multiget((servers[1].host, servers[1].port), keys))
+    assert 50 < len(on_dead) < 150, len(on_dead)
+    servers[1].proc.send_signal(signal.SIGTERM)
+    servers[1].proc.wait(10)
+    for batch in (keys[0:100], keys[100:200], keys[200:300]):
+        got = multiget(router.address, batch)
+        assert got == {k: b"v-" + k for k in batch if k not in on_dead}, sorted(set(batch) - set(got) - on_dead)
+    # Written again, the dead server's keys land in the gutter and are read back from it.
+    with mcwire.Conn(*router.address) as conn:
+        for k in sorted(on_dead):
+            assert conn.call(b"set %s 0 0 %d\r\nv-%s\r\n" % (k, len(k) + 2, k)) == b"STORED\r\n"
+    for batch in (keys[0:100], keys[100:200], keys[200:300]):
+        assert multiget(router.address, batch) == {k: b"v-" + k for k in batch}
+    assert len(multiget((gutter.host, gutter.port), keys)) == len(on_dead)

@@ -12,8 +12,11 @@
 // in the gutter pool expire quickly and need no invalidation; deletes never
 // fail over there.
 //
-// A multi-key get whose server failed for some of its keys is sent whole to
-// the next child (its keys are not split per server here).
+// A multi-key text get goes to each child as a child slot of its own: the
+// next child is asked only for the keys whose server failed in the one
+// before (key_hit::failed), and the hits gathered so far stay, as mcrouter
+// routes each key of a multiget on its own: one dead server costs a batch
+// only its own keys, never the hits of the servers that answered.
 #pragma once
 
 #include <array>
@@ -46,6 +49,9 @@ class failover_route final : public route {
   bool tries_in_turn(const protocol::request&) const override { return true; }
 
  private:
+  dispatch_status resume_multi(request_slot& slot, dispatch_env& env) const;
+  // A failover token (failover_limit); false: none left (counted).
+  bool take_token() const;
   std::vector<const route*> children_;
   std::array<failover_mask, 6> errors_;
   // failover_limit, in thousandths of a token (any worker; relaxed CAS).

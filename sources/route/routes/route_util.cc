@@ -206,11 +206,13 @@ void merge_hits(protocol::routed_result& into, const protocol::routed_result& fr
   if (into.outcome == routed_outcome::Pending) into.outcome = routed_outcome::Hits;
   if (from.outcome != routed_outcome::Hits) {
     into.failed_keys += static_cast<std::uint32_t>(map.size());
+    for (const std::uint32_t k : map) into.set_failed(k, true);
     return;
   }
   into.failed_keys += from.failed_keys;
   for (std::size_t i = 0; i < map.size() && i < from.key_count(); ++i) {
     const protocol::routed_result::key_hit& h = from.hit(i);
+    if (h.failed) into.set_failed(map[i], true);
     if (!h.found) continue;
     const std::string_view raw = from.raw_piece(h);
     if (raw.empty()) {

@@ -64,7 +64,8 @@ void refuse(const protocol::request& req, protocol::routed_result& result, std::
 
 // Copies the hits `from` gathered for a child request whose key i was the
 // parent's key map[i], into `into` (prepared for the parent's request). A
-// child that failed or was refused counts its keys as failed misses.
+// child that failed or was refused counts its keys as failed misses; keys
+// marked failed in `from` are marked failed in `into` (key_hit::failed).
 void merge_hits(protocol::routed_result& into, const protocol::routed_result& from,
                 std::span<const std::uint32_t> map);
 

@@ -180,6 +180,7 @@ dispatch_status warm_up_route::after_meta(request_slot& slot, dispatch_env& env)
     }
     if (r.outcome == protocol::routed_outcome::Failed) {
       ++slot.result.failed_keys;
+      slot.result.set_failed(i, true);
       continue;
     }
     if (r.outcome != protocol::routed_outcome::Raw) continue;  // a miss or an error: a miss
