@@ -2,7 +2,6 @@
 
 #include <netdb.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -97,10 +96,10 @@ preflight_report preflight(const config& cfg) {
   if (r.error.empty()) r.error = router_tls_problem(cfg.router.tls);
   if (r.error.empty() && uses_spool(cfg)) {
     const std::string dir = spool_dir_of(cfg);
+    // One that does not exist yet but can be made is fine: the start makes
+    // it (a warning there would be noise on every fresh machine).
     if (std::string problem = spool_dir_problem(dir); !problem.empty()) {
       r.error = "router.spool_dir: " + problem + " (reliable deletes' spool)";
-    } else if (struct stat st{}; ::stat(dir.c_str(), &st) != 0) {
-      r.warnings.push_back("router.spool_dir " + dir + " does not exist: the start makes it");
     }
   }
   if (!r.error.empty()) return r;

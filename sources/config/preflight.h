@@ -5,7 +5,8 @@
 // are what may be meant but is worth saying: a server written without a port
 // (it takes 11211), a port another process holds right now (the start fails
 // unless it is free by then; the running instance itself holds it when the
-// file checked is its own), a spool directory the start will create.
+// file checked is its own). A spool directory that does not exist yet but
+// can be made is neither: the start makes it.
 #pragma once
 
 #include <string>
