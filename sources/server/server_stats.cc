@@ -199,7 +199,9 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   add("hash_power_level", table.power);
   add("hash_bytes", table.bytes);
   add("hash_is_expanding", table.growing ? 1 : 0);
-  add("bytes", s.bytes);
+  // memcached's figure (ITEM_ntotal summed, items.c do_item_link); the memory charge the
+  // limit bounds is `stats slabs` total_malloced (memcached's figure the limit bounds).
+  add("bytes", store_.item_bytes());
   add("curr_items", s.curr_items);
   add("total_items", s.total_items - b.total_items);
   add("expired_unfetched", s.expired_unfetched - b.expired_unfetched);
