@@ -10,6 +10,7 @@ namespace ithaca::cache {
 
 bool exec_context::lookup(std::string_view key, protocol::routed_result& result, std::size_t index) {
   store::get_options opts = pinned_get_options();
+  opts.count = false;  // the routed request is counted by its outcome (flow/routed_counts.h)
   store::get_result& res = scratch_get_result();
   store.get(key, now, opts, res);
   if (res.status != store::get_status::Hit) return false;

@@ -333,6 +333,7 @@ exec_action meta_debug(const request& req, out_buffer& out, exec_context& ctx) {
   store::get_options o;
   o.want_value = true;  // for the size
   o.bump = false;
+  o.count = false;  // memcached's me reads the item without counting a get (limited_get)
   store::get_result& res = thread_get_result();
   ctx.store.get(req.key(), ctx.now, o, res);
   if (res.status != store::get_status::Hit) {

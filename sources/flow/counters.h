@@ -20,35 +20,54 @@ class counter {
 };
 
 // What one worker counts while executing commands (memcached's per-thread
-// stats). The store counts hits, misses, evictions and items itself.
+// stats), one line per counter: `stats` (server_stats.cc) sums them by name.
+// The local store counts its hits, misses, evictions and items itself; what a
+// backend server answered a routed request is counted here, by the outcome
+// the client got (routed_counts.cc), as memcached would have counted it.
+#define ITHACA_COMMAND_COUNTERS(X)                                                                          \
+  X(cmd_get)        /* keys requested by get/gets/mg/binary get (local or routed) */                         \
+  X(cmd_set)        /* set-like commands, incl. failed ones (memcached) */                                   \
+  X(cmd_flush)                                                                                               \
+  X(cmd_touch)      /* touch, and each key of gat/gats/mg T/binary touch */                                  \
+  X(cmd_meta)       /* meta commands */                                                                      \
+  X(get_flushed)                                                                                             \
+  X(bytes_read)     /* from clients */                                                                       \
+  X(bytes_written)  /* to clients */                                                                         \
+  X(lease_tokens_issued)                                                                                     \
+  X(lease_waits)                                                                                             \
+  X(lease_sets_refused)                                                                                      \
+  X(parse_errors)   /* CLIENT_ERROR / ERROR replies caused by bad input */                                   \
+  X(udp_requests)   /* UDP datagrams accepted and executed */                                                \
+  X(udp_dropped)    /* UDP datagrams dropped: bad frame, truncated, reply too long or not sent */            \
+  X(idle_kicks)     /* connections closed by the idle timeout (memcached's idle_kicks) */                    \
+  /* Routed requests: the backend's answer, as memcached's hit/miss counters (added to the store's). */      \
+  X(routed_get_hits) X(routed_get_misses) X(routed_touch_hits) X(routed_touch_misses)                        \
+  X(routed_delete_hits) X(routed_delete_misses) X(routed_incr_hits) X(routed_incr_misses)                    \
+  X(routed_decr_hits) X(routed_decr_misses) X(routed_cas_hits) X(routed_cas_misses) X(routed_cas_badval)
+
+// Each counter's index in for_each's order (server_stats keeps baselines by it).
+enum class command_counter : std::size_t {
+#define ITHACA_X(name) name,
+  ITHACA_COMMAND_COUNTERS(ITHACA_X)
+#undef ITHACA_X
+  kCount
+};
+
 struct command_counters {
-  counter cmd_get;       // keys requested by get/gets/gat/gats/mg/binary get
-  counter cmd_set;       // set-like commands, incl. failed ones (memcached)
-  counter cmd_flush;
-  counter cmd_touch;
-  counter cmd_meta;      // meta commands
-  counter get_flushed;
-  counter bytes_read;    // from clients
-  counter bytes_written; // to clients
-  counter lease_tokens_issued;
-  counter lease_waits;
-  counter lease_sets_refused;
-  counter parse_errors;  // CLIENT_ERROR / ERROR replies caused by bad input
-  counter udp_requests;  // UDP datagrams accepted and executed
-  counter udp_dropped;   // UDP datagrams dropped: bad frame, truncated, reply too long or not sent
-  counter idle_kicks;    // connections closed by the idle timeout (memcached's idle_kicks)
+#define ITHACA_X(name) counter name;
+  ITHACA_COMMAND_COUNTERS(ITHACA_X)
+#undef ITHACA_X
 
   // How many counters for_each visits (the stats baselines are sized by it).
-  static constexpr size_t kCount = 15;
+  static constexpr size_t kCount = static_cast<size_t>(command_counter::kCount);
 
   template <class F>
   void for_each(F&& f) {
-    f(cmd_get); f(cmd_set); f(cmd_flush); f(cmd_touch); f(cmd_meta); f(get_flushed);
-    f(bytes_read); f(bytes_written); f(lease_tokens_issued); f(lease_waits);
-    f(lease_sets_refused); f(parse_errors); f(udp_requests); f(udp_dropped); f(idle_kicks);
+#define ITHACA_X(name) f(name);
+    ITHACA_COMMAND_COUNTERS(ITHACA_X)
+#undef ITHACA_X
   }
 };
-// A counter added to the struct must be added to for_each and kCount too.
 static_assert(sizeof(command_counters) == command_counters::kCount * sizeof(counter));
 
 }  // namespace ithaca::flow

@@ -16,6 +16,7 @@
 #include "exec_action.h"
 #include "item_dump.h"
 #include "out_buffer.h"
+#include "pool_stats.h"
 #include "request.h"
 #include "stats_provider.h"
 
@@ -43,6 +44,9 @@ struct server_context {
   // dump to, e.g. UDP), and whether dumps are allowed (memcached -X: not).
   item_dump_source* items = nullptr;
   bool dump_enabled = true;
+  // `stats items` / `stats slabs` of a connection whose requests go to pools:
+  // the pools' servers answer them (pool_stats.h); null: the local store.
+  pool_stats_source* pool_stats = nullptr;
   // Requests before this one still await their replies (the router role),
   // so this one's reply goes to a holding buffer, not the connection: the
   // commands that take the connection over (watch, the dumps) refuse, as

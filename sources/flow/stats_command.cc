@@ -15,6 +15,16 @@ constexpr std::string_view kReset = "reset";
 constexpr std::string_view kDetail = "detail";
 constexpr std::string_view kSettings = "settings";
 
+// A stats group's lines: the pools' servers answer `items` and `slabs` for a
+// connection whose requests go to pools (pool_stats.h), the server the rest.
+bool collect(server_context& ctx, std::string_view group, stat_lines& lines) {
+  if (ctx.pool_stats != nullptr && (group == "items" || group == "slabs") && ctx.pool_stats->collect(group, lines)) {
+    return true;
+  }
+  lines.clear();
+  return ctx.stats.collect(group, lines);
+}
+
 // `stats detail on|off|dump` (memcached: at least one word after "detail",
 // and only the first one counts).
 void stats_detail(std::string_view args, protocol::out_buffer& out) {
@@ -73,7 +83,7 @@ exec_action binary_stats(const protocol::request& req, protocol::out_buffer& out
     return exec_action::Continue;
   }
   stat_lines lines;
-  if (!ctx.stats.collect(key.starts_with(kSettings) ? kSettings : key, lines)) {
+  if (!collect(ctx, key.starts_with(kSettings) ? kSettings : key, lines)) {
     protocol::encode_binary_error(out, req, protocol::binary_status::KeyNotFound);
     return exec_action::Continue;
   }
@@ -98,7 +108,7 @@ exec_action execute_stats(const protocol::request& req, protocol::out_buffer& ou
     return exec_action::Continue;
   }
   stat_lines lines;
-  if (!ctx.stats.collect(req.args, lines)) {
+  if (!collect(ctx, req.args, lines)) {
     // memcached answers an unknown group with a bare ERROR.
     protocol::encode_ascii_status(out, protocol::ascii_status::Error);
     return exec_action::Continue;

@@ -10,6 +10,7 @@
 #include "prefix_stats.h"
 #include "reply.h"
 #include "reply_drain.h"
+#include "routed_counts.h"
 
 namespace ithaca::route {
 
@@ -108,7 +109,11 @@ bool pop_ready(loop_context& lc) {
     if (s.st == request_slot::state::Deferred || (s.st == request_slot::state::Ready && s.reply_in_deferred)) {
       lc.out.splice(s.deferred);
     } else if (s.st == request_slot::state::Ready) {
-      if (!s.silent) record_prefix_stats(s.req, s.result);
+      if (!s.silent) {
+        record_prefix_stats(s.req, s.result);
+        // memcached's hit/miss counters for what the servers answered.
+        flow::count_routed(s.req, s.result, lc.server.counters);
+      }
       render_ready(lc, s);
     } else {
       return true;  // the head is still pending

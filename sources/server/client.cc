@@ -81,6 +81,13 @@ void client::refresh_live() {
   server_.config_file = live_->config_file;
   server_.config_loaded_at = live_->config_loaded_at;
   loop_.tree = live_->routes.get();
+  pick_inspector();
+}
+
+void client::pick_inspector() {
+  const bool to_pools = !loop_.tree->pools().empty() && !loop_.tree->root_is_local(loop_.root);
+  server_.items = to_pools ? static_cast<flow::item_dump_source*>(&pools_) : &dump_;
+  server_.pool_stats = to_pools ? &pools_ : nullptr;
 }
 
 // The idle timeout of the snapshot the last batch ran on: a reload reaches
@@ -101,6 +108,7 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     reason = "error";  // the TLS handshake failed (counted)
   } else {
     loop_.root = c.root;
+    pick_inspector();
     conn_ = c.transport.get();
     ctx_.drain = this;
     ctx_.conn_id = c.id;

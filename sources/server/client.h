@@ -21,6 +21,7 @@
 #include "live_settings.h"
 #include "out_buffer.h"
 #include "parser.h"
+#include "pool_inspect.h"
 #include "request_loop.h"
 #include "request_slot.h"
 #include "store_dump.h"
@@ -88,6 +89,9 @@ class client final : private flow::reply_drain {
   bool peer_gone() const override;
   // Picks up a newer live snapshot, if any, for the batch about to run.
   void refresh_live();
+  // Who answers the commands only a store can (stats items/slabs, the dumps):
+  // the pools for a connection whose requests go to them, else the local store.
+  void pick_inspector();
   mm::millis idle_timeout() const;
 
   const worker_shared& shared_;
@@ -99,6 +103,7 @@ class client final : private flow::reply_drain {
   cache::store_dump dump_{ctx_};  // lru_crawler metadump / mgdump of the local store
   flow::inflight_queue inflight_;  // requests of the batch, in order
   route::loop_context loop_;
+  pool_inspect pools_{loop_};  // stats items/slabs and the dumps, asked of the pools
   std::string pending_;  // an incomplete request carried over to the next read
   stream* conn_ = nullptr;  // while serve() serves it
 };

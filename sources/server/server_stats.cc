@@ -146,9 +146,9 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
     });
     w++;
   }
-  enum { CmdGet, CmdSet, CmdFlush, CmdTouch, CmdMeta, GetFlushed, BytesRead, BytesWritten,
-         LeaseTokens, LeaseWaits, LeaseRefused, ParseErrors,
-         UdpRequests, UdpDropped, IdleKicks };
+  // A worker counter's sum, by name (counters.h).
+  auto sum = [&](flow::command_counter c) { return sums[static_cast<size_t>(c)]; };
+  using cc = flow::command_counter;
   store::store_stats_snapshot s = store_.stats();
   const store::store_stats_snapshot& b = store_base_;
   rusage ru{};
@@ -166,32 +166,35 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   add("total_connections", conns_.total() - total_conns_base_);
   add("rejected_connections", conns_.rejected.load() - rejected_base_);
   add("connection_structures", conns_.current());
-  add("cmd_get", sums[CmdGet]);
-  add("cmd_set", sums[CmdSet]);
-  add("cmd_flush", sums[CmdFlush]);
-  add("cmd_touch", sums[CmdTouch]);
-  add("cmd_meta", sums[CmdMeta]);
-  add("get_hits", s.get_hits - b.get_hits);
-  add("get_misses", s.get_misses - b.get_misses);
+  add("cmd_get", sum(cc::cmd_get));
+  add("cmd_set", sum(cc::cmd_set));
+  add("cmd_flush", sum(cc::cmd_flush));
+  add("cmd_touch", sum(cc::cmd_touch));
+  add("cmd_meta", sum(cc::cmd_meta));
+  // Hits and misses: the local store's and, in the router role, what the
+  // backends answered the routed requests (routed_counts.cc), so a memcached
+  // dashboard reads the same figures in front of a pool.
+  add("get_hits", s.get_hits - b.get_hits + sum(cc::routed_get_hits));
+  add("get_misses", s.get_misses - b.get_misses + sum(cc::routed_get_misses));
   add("get_expired", s.get_expired - b.get_expired);
   add("get_flushed", s.get_flushed - b.get_flushed);
-  add("delete_misses", s.delete_misses - b.delete_misses);
-  add("delete_hits", s.delete_hits - b.delete_hits);
-  add("incr_misses", s.incr_misses - b.incr_misses);
-  add("incr_hits", s.incr_hits - b.incr_hits);
-  add("decr_misses", s.decr_misses - b.decr_misses);
-  add("decr_hits", s.decr_hits - b.decr_hits);
-  add("cas_misses", s.cas_misses - b.cas_misses);
-  add("cas_hits", s.cas_hits - b.cas_hits);
-  add("cas_badval", s.cas_badval - b.cas_badval);
-  add("touch_hits", s.touch_hits - b.touch_hits);
-  add("touch_misses", s.touch_misses - b.touch_misses);
+  add("delete_misses", s.delete_misses - b.delete_misses + sum(cc::routed_delete_misses));
+  add("delete_hits", s.delete_hits - b.delete_hits + sum(cc::routed_delete_hits));
+  add("incr_misses", s.incr_misses - b.incr_misses + sum(cc::routed_incr_misses));
+  add("incr_hits", s.incr_hits - b.incr_hits + sum(cc::routed_incr_hits));
+  add("decr_misses", s.decr_misses - b.decr_misses + sum(cc::routed_decr_misses));
+  add("decr_hits", s.decr_hits - b.decr_hits + sum(cc::routed_decr_hits));
+  add("cas_misses", s.cas_misses - b.cas_misses + sum(cc::routed_cas_misses));
+  add("cas_hits", s.cas_hits - b.cas_hits + sum(cc::routed_cas_hits));
+  add("cas_badval", s.cas_badval - b.cas_badval + sum(cc::routed_cas_badval));
+  add("touch_hits", s.touch_hits - b.touch_hits + sum(cc::routed_touch_hits));
+  add("touch_misses", s.touch_misses - b.touch_misses + sum(cc::routed_touch_misses));
   add("store_no_memory", s.out_of_memory - b.out_of_memory);
   add("auth_cmds", 0);
   add("auth_errors", 0);
-  if (live.idle_timeout_ms > 0) add("idle_kicks", sums[IdleKicks]);  // memcached: only with a timeout
-  add("bytes_read", sums[BytesRead]);
-  add("bytes_written", sums[BytesWritten]);
+  if (live.idle_timeout_ms > 0) add("idle_kicks", sum(cc::idle_kicks));  // memcached: only with a timeout
+  add("bytes_read", sum(cc::bytes_read));
+  add("bytes_written", sum(cc::bytes_written));
   add("limit_maxbytes", store_.memory_limit());
   add("accepting_conns", 1);
   add("threads", cfg_.server.workers);
@@ -199,7 +202,9 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   add("hash_power_level", table.power);
   add("hash_bytes", table.bytes);
   add("hash_is_expanding", table.growing ? 1 : 0);
-  add("bytes", s.bytes);
+  // memcached's figure (ITEM_ntotal summed, items.c do_item_link); the memory charge the
+  // limit bounds is `stats slabs` total_malloced (memcached's figure the limit bounds).
+  add("bytes", store_.item_bytes());
   add("curr_items", s.curr_items);
   add("total_items", s.total_items - b.total_items);
   add("expired_unfetched", s.expired_unfetched - b.expired_unfetched);
@@ -239,10 +244,10 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   add("large_value_inline_evictions", s.large_value_inline_evictions - b.large_value_inline_evictions);
   add("lease_tokens_issued", s.lease_tokens - b.lease_tokens);
   add("lease_waits", s.lease_waits - b.lease_waits);
-  add("lease_sets_refused", sums[LeaseRefused]);
-  add("protocol_errors", sums[ParseErrors]);
-  add("udp_requests", sums[UdpRequests]);
-  add("udp_dropped", sums[UdpDropped]);
+  add("lease_sets_refused", sum(cc::lease_sets_refused));
+  add("protocol_errors", sum(cc::parse_errors));
+  add("udp_requests", sum(cc::udp_requests));
+  add("udp_dropped", sum(cc::udp_dropped));
   add("udp_kernel_drops", udp_kernel_drops());  // cumulative: the kernel's count, not reset
   add("verbosity", verbosity_.load());
   if (repl_) repl_stat_lines(*repl_, out);

@@ -17,9 +17,12 @@ uint64_t since(uint64_t now, uint64_t base) { return now > base ? now - base : 0
 
 }  // namespace
 
-// A class is shown while items occupy chunks of it (memcached: while it has pages; its
-// pages stay after the items go, ithaca's memory does not). Pages and chunks are what
-// the class's chunks in use would fill in memcached's 1 MiB pages.
+// A class is shown once an item has used a chunk of it, and for good: memcached lists a
+// class while it has pages, and keeps a class's pages after its items go (only its slab
+// automover, after minutes of free pages, moves one). Its pages here are those its
+// chunks in use fill now in memcached's 1 MiB pages, at least one: ithaca frees each
+// item, so a class holds no memory of its own to report as pages
+// (slab_classes::emulated_pages).
 void slab_stat_lines(const store::slab_classes& classes, const store::class_stats_snapshot& now,
                      const store::class_stats_snapshot& base, uint64_t total_malloced,
                      flow::stat_lines& out) {
@@ -27,9 +30,9 @@ void slab_stat_lines(const store::slab_classes& classes, const store::class_stat
   for (unsigned id = 1; id <= classes.largest(); ++id) {
     const class_figures& f = now.cls[id];
     const class_figures& b = base.cls[id];
-    if (f.used_chunks == 0) continue;
+    if (!f.seen) continue;
     const uint64_t per_page = classes.per_page(id);
-    const uint64_t pages = (f.used_chunks + per_page - 1) / per_page;
+    const uint64_t pages = store::slab_classes::emulated_pages(f.used_chunks, per_page);
     const std::string p = std::to_string(id) + ":";
     add(out, p, "chunk_size", classes.chunk_size(id));
     add(out, p, "chunks_per_page", per_page);

@@ -37,6 +37,9 @@ struct class_figures {
 #define X(name) uint64_t name = 0;
     ITHACA_CLASS_COUNTERS(X)
 #undef X
+    // The class has held an item since the start: memcached then has a page in it, which
+    // it keeps after the items go (its `stats slabs` lists the class for good).
+    bool seen = false;
     uint32_t evicted_time = 0;  // seconds since the last access of the last item evicted
     // Server seconds (store_time.h) of the least recent access seen in the class by the
     // last complete GC pass; 0 = none seen.
@@ -61,8 +64,17 @@ public:
     {
         oldest_atime_[cls].store(sec, std::memory_order_relaxed);
     }
+    // A chunk of `cls` is in use (an item linked). Written once per class for the life of
+    // the store, read on every link: the line stays shared, never bounces.
+    void mark_seen(unsigned cls) noexcept
+    {
+        if (!seen_[cls].load(std::memory_order_relaxed))
+            seen_[cls].store(true, std::memory_order_relaxed);
+    }
 
     class_stats_snapshot snapshot() const noexcept;
+    // One counter summed over every class (a reader racing writers: clamped at 0).
+    uint64_t total(class_counter c) const noexcept;
 
 private:
     static size_t cell(unsigned cls, class_counter c) noexcept
@@ -73,6 +85,7 @@ private:
     counter_shards shards_;
     std::array<std::atomic<uint32_t>, kSlabClassMax> evicted_time_{};
     std::array<std::atomic<uint32_t>, kSlabClassMax> oldest_atime_{};
+    std::array<std::atomic<bool>, kSlabClassMax> seen_{};
 };
 
 }  // namespace ithaca::store

@@ -69,6 +69,10 @@ void store::set_rmw(std::string_view key, store_mode mode, std::span<const char>
                     uint32_t flags, const store_now& now, const store_options& opts,
                     store_result& res)
 {
+    // memcached reads an append's data into an item of its own (the command's key, flags
+    // and data) and counts the set in that item's class once it has memory, stored or not
+    // (complete_nread_ascii); the combined item it then makes is counted nowhere.
+    class_stats_.add(classes_.item_class(key.size(), flags, value.size()), class_counter::cmd_set);
     get_options peek;
     peek.bump = false;
     get_result cur;
@@ -86,6 +90,7 @@ void store::set_rmw(std::string_view key, store_mode mode, std::span<const char>
             store_options o;
             o.explicit_cas = opts.explicit_cas;
             o.key_binary = opts.key_binary;
+            o.internal = true;  // its set is counted above
             set(key, store_mode::Add, value, flags, opts.vivify_exptime, now, o, res);
             if (res.status != store_status::NotStored)
                 return;
@@ -115,12 +120,6 @@ void store::set_rmw(std::string_view key, store_mode mode, std::span<const char>
         // the combined item and answers NOT_STORED, not "too large".
         if (res.status == store_status::TooLarge)
             res.status = store_status::NotStored;
-        if (res.status == store_status::Stored) {
-            // One client set, counted in the class of the item it made (the internal
-            // store above counts none).
-            class_stats_.add(classes_.item_class(key.size(), cur.flags, combined.size()),
-                             class_counter::cmd_set);
-        }
         if (res.status != store_status::Exists && res.status != store_status::NotFound)
             return;
         // Changed or removed between the read and the write: read again.
@@ -207,6 +206,11 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
         o.explicit_cas = opts.explicit_cas;
         o.keep_flags = o.internal = true;
         o.keep_exptime = !opts.touch;
+        // memcached overwrites the old item when the number fits its length (no new item
+        // for total_items); a longer one replaces it. Its in-place test also asks that no
+        // other thread holds the item: a reader mid-reply there makes a new item, which
+        // ithaca, whose readers copy small values, cannot tell; a bare race, not counted.
+        o.in_place = text.size() == cur.value.size();
         set(key, store_mode::Cas, text, 0, opts.touch ? opts.exptime : 0, now, o, sr);
         if (sr.status == store_status::Exists || sr.status == store_status::NotFound)
             continue;  // raced with another writer: read again

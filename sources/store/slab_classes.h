@@ -68,6 +68,19 @@ public:
         return class_for(item_total(key_len, flags, value_len));
     }
 
+    // A class's pages as memcached's `stats slabs` would count them here: the pages of
+    // `per_page` chunks its `used_chunks` fill, at least one once the class has held an
+    // item (memcached keeps a page it allocated). memcached's own figure is its high-water
+    // mark (it gives no page back as items go, but for its slab automover); ithaca frees
+    // each item, so the pages it reports are those its items need now. 0 without chunks.
+    static uint64_t emulated_pages(uint64_t used_chunks, uint64_t per_page) noexcept
+    {
+        if (per_page == 0)
+            return 0;
+        const uint64_t pages = (used_chunks + per_page - 1) / per_page;
+        return pages > 0 ? pages : 1;
+    }
+
     // The chunks such an item occupies, at most three entries (one for an item that
     // fits a chunk). Returns how many entries were filled.
     using chunk_list = std::array<slab_chunk_use, 3>;

@@ -279,12 +279,17 @@ void store::class_account(const item* it, unsigned cls, uint64_t total, int64_t 
     class_stats_.add(cls, class_counter::mem_requested, sign * static_cast<int64_t>(total));
     if (total <= classes_.chunk_max()) {
         class_stats_.add(cls, class_counter::used_chunks, sign);
+        if (sign > 0)
+            class_stats_.mark_seen(cls);
         return;
     }
     slab_classes::chunk_list chunks;
     const size_t n = classes_.chunks(it->key_len_, it->flags_, it->data_size(), chunks);
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < n; ++i) {
         class_stats_.add(chunks[i].id, class_counter::used_chunks, sign * int64_t{chunks[i].count});
+        if (sign > 0)
+            class_stats_.mark_seen(chunks[i].id);
+    }
 }
 
 uint64_t store::next_cas() noexcept
@@ -337,7 +342,7 @@ item* store::alloc_charged(std::string_view key, size_t value_len, uint32_t flag
 void store::get(std::string_view key, const store_now& now, const get_options& opts,
                 get_result& res)
 {
-    get_impl(key, now, opts, res, true);
+    get_impl(key, now, opts, res, opts.count);
 }
 
 // The one lookup behind every read (get, gets, gat, mg, lease-get, and the
@@ -666,7 +671,8 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
         it->stime_ = it->atime_ = sec;
         res.cas = it->cas_;
         res.value_size = it->data_size();
-        stats_.add(store_counter::total_items);
+        if (!opts.in_place)
+            stats_.add(store_counter::total_items);
         if (it->deadline_ == kExpiredNow && !expiry_by_master()) {
             // Stored and at once invisible (memcached semantics): drop the old one instead.
             // (Following a master, it is kept hidden: a Touch may revive it.)
@@ -738,6 +744,10 @@ remove_status store::remove(std::string_view key, const store_now& now,
                 empty->bits_ = static_cast<uint8_t>(it->bits_ & kKeyBinary);
                 empty->next_ = it->next_;
                 *link = empty;
+                // The emptied item takes the old one's place in its class counts too
+                // (it may change class: its value is gone).
+                class_unlink(it);
+                class_link(empty);
                 rl.add(it);
                 stats_.add(store_counter::total_items);
                 it = empty;

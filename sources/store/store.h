@@ -220,6 +220,10 @@ public:
     // Figures per memcached size class (class_stats.h); any thread.
     const slab_classes& classes() const noexcept { return classes_; }
     class_stats_snapshot class_stats_now() const noexcept { return class_stats_.snapshot(); }
+    // memcached's `bytes`: its ITEM_ntotal (header, key and NUL, flags, value and CRLF,
+    // CAS) summed over the linked items, which is what the classes' mem_requested add up
+    // to. Not the memory charge (stats().bytes, what the limit bounds). [any thread]
+    uint64_t item_bytes() const noexcept { return class_stats_.total(class_counter::mem_requested); }
 
 private:
     static constexpr unsigned kScoreCount = 512;  // eviction score = clock * 2 + !fetched

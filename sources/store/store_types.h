@@ -64,6 +64,10 @@ struct get_options {
     // of a few hundred bytes costs less than the pin's two locked instructions (taken here,
     // dropped by the writer).
     uint32_t copy_at_most = 0;
+    // Count the lookup in get_hits / get_misses and its class's figures. The l1l2 route's
+    // L1 does not: the client's request is counted once, by the outcome it gets from the
+    // router (flow/routed_counts.h), whether L1 or L2 answered it.
+    bool count = true;
 };
 
 struct get_result {
@@ -123,6 +127,9 @@ struct store_options {
     bool keep_flags = false;
     bool keep_exptime = false;
     bool internal = false;
+    // Arithmetic whose result fits the old value's length: memcached writes it over the
+    // old item (do_add_delta), which makes no new item, so `total_items` does not count it.
+    bool in_place = false;
 };
 
 struct store_result {

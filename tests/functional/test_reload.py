@@ -50,7 +50,7 @@ def test_sighup_lowering_memory_limit_evicts_down_to_it(ithaca_factory):
         assert c.exchange_until_sentinel(batch + b"version\r\n") == []
         s = stats(c)
         assert int(s["limit_maxbytes"]) == 64 * MIB, s
-        assert int(s["bytes"]) > 32 * MIB, s
+        assert int(stats(c, b"slabs")["total_malloced"]) > 32 * MIB, s
         assert int(s["evictions"]) == 0, s
 
         reload_with(server, conf.format("16m"), applied="cache.memory_limit 64 MiB -> 16 MiB")
@@ -59,7 +59,7 @@ def test_sighup_lowering_memory_limit_evicts_down_to_it(ithaca_factory):
         assert stats(c, b"settings")["maxbytes"] == str(16 * MIB)
         # The GC sweep (every 100ms) evicts the coldest items until usage is
         # under the new limit; the same connection keeps being served meanwhile.
-        assert poll(lambda: alive(c) and int(stats(c)["bytes"]) <= 16 * MIB, 5), stats(c)
+        assert poll(lambda: alive(c) and int(stats(c, b"slabs")["total_malloced"]) <= 16 * MIB, 5), stats(c)
         s = stats(c)
         assert int(s["evictions"]) > 0, s
         assert set_value(c, b"after", 100) == b"STORED\r\n"
@@ -314,9 +314,9 @@ def test_cache_memlimit_lowered_evicts(ithaca_factory):
         value = b"v" * 1000
         batch = b"".join(b"set key:%d 0 0 1000 noreply\r\n%s\r\n" % (i, value) for i in range(30000))
         assert c.exchange_until_sentinel(batch + b"version\r\n") == []
-        assert int(stats(c)["bytes"]) > 24 * MIB
+        assert int(stats(c, b"slabs")["total_malloced"]) > 24 * MIB
         assert c.call(b"cache_memlimit 8\r\n") == b"OK\r\n"
-        assert poll(lambda: int(stats(c)["bytes"]) <= 8 * MIB, 5), stats(c)
+        assert poll(lambda: int(stats(c, b"slabs")["total_malloced"]) <= 8 * MIB, 5), stats(c)
         assert int(stats(c)["evictions"]) > 0
 
 
