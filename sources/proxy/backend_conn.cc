@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "command_class.h"
 #include "prober.h"
 #include "protocol_probe.h"
 #include "worker_backends.h"
@@ -107,6 +108,13 @@ void backend_conn::encode_step(entry& e) {
   open_line_ = e.call->line_open() ? e.call : nullptr;
 }
 
+// A waiting entry of a client that is gone that only reads: not worth
+// sending. Started, its call says so (backend_call::only_reads); not
+// started yet, its request does (the same rule, command_class.h).
+bool backend_conn::orphan_read(const entry& e) {
+  return e.started ? e.call->only_reads() : protocol::can_fetch_again(e.slot->req);
+}
+
 void backend_conn::restart_waiting_deadlines(int64_t timeout_ns) {
   const int64_t from_now = mm::now_ns() + timeout_ns;
   for (entry& e : waiting_) e.deadline_ns = std::max(e.deadline_ns, from_now);
@@ -135,7 +143,7 @@ std::size_t backend_conn::drop_orphaned_reads() {
   while (!waiting_.empty()) {
     entry e = waiting_.front();
     waiting_.pop_front();
-    if (e.slot->orphaned() && (!e.started || e.call->only_reads())) {
+    if (e.slot->orphaned() && orphan_read(e)) {
       finish(e, false);
       ++dropped;
     } else {
@@ -153,16 +161,14 @@ void backend_conn::admit_waiting() {
   while (!waiting_.empty() && inflight_.size() < cap) {
     entry e = waiting_.front();
     waiting_.pop_front();
-    if (!e.started) {
-      // An orphan's request may not be read any more (only its keys).
-      if (e.slot->orphaned()) {
-        finish(e, false);
-        continue;
-      }
-      if (!start_call(e)) continue;
-    } else if (e.slot->orphaned() && e.call->only_reads()) {
+    if (e.slot->orphaned() && orphan_read(e)) {
       finish(e, false);  // its client is gone and it changes nothing: not sent
       continue;
+    }
+    if (!e.started) {
+      // An orphan's write is sent all the same (the client sent it; the
+      // orphan owns a copy of its key and value, request_slot::orphan).
+      if (!start_call(e)) continue;
     } else if (e.proto != proto_) {
       // Started for what the server spoke before a reconnect taught
       // otherwise (it was replaced by another version): cannot be sent.

@@ -95,6 +95,8 @@ class backend_conn {
   void restart_waiting_deadlines(int64_t timeout_ns);
   // Drops the waiting reads whose client is gone; returns how many.
   std::size_t drop_orphaned_reads();
+  // Whether a waiting entry only reads (its client gone, it is not sent).
+  static bool orphan_read(const entry& e);
   void encode(entry& e);
   // Starts e's call in what the server speaks (proto_); false if the codec
   // answered it without the server (then it is finished).

@@ -105,3 +105,33 @@ def test_quit_closes_only_its_own_connection(ithaca_factory, memcached, protocol
             assert not b.is_closed(wait=0.2), "another client's quit closed this connection"
         s = stats(b)
         assert int(s["curr_connections"]) >= 1
+
+
+def test_writes_of_a_client_that_reset_reach_the_server_though_the_probe_was_pending(ithaca_factory, memcached):
+    # A client pipelines 20 sets (and gets between them) to a router that has
+    # not spoken to the pool's server yet (protocol: auto, so its requests
+    # wait for the probe's answer, 0.3 s away behind a relay), and resets
+    # its connection 50 ms later, once the router has read them. The gets
+    # need not be sent; every set must be, as memcached applies each request
+    # it has read. (The orphans keep a copy of their values for this.)
+    from fake_backend import FakeBackend
+    relay = FakeBackend("lag", target=(memcached.host, memcached.port), delay=0.3)
+    try:
+        router = ithaca_factory(config_text=router_yaml([relay.address], max_inflight=1))
+        batch = b"".join(b"set w%d 0 0 4\r\nv%03d\r\nget w%d\r\n" % (i, i, i) for i in range(20))
+        sock = socket.create_connection((router.host, router.port))
+        sock.sendall(batch)
+        time.sleep(0.05)
+        close_at_once(sock, True)
+        want = {b"w%d" % i: b"v%03d" % i for i in range(20)}
+        deadline = time.monotonic() + 30
+        with mcwire.Conn(memcached.host, memcached.port) as direct:
+            while True:
+                reply = direct.call(b"get " + b" ".join(want) + b"\r\n")
+                got = {key: data for key, _, data, _ in mcwire.parse_values(reply)}
+                if got == want or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+        assert got == want, f"{len(want) - len(got)} of 20 sets never reached the server"
+    finally:
+        relay.close()

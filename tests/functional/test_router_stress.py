@@ -5,6 +5,7 @@ and ITHACA_STRESS_SEED change the run; the seed is printed on failure."""
 
 import os
 import random
+import re
 
 import mcwire
 import router_stress
@@ -51,6 +52,22 @@ def test_router_stress_differential(ithaca_factory, memcached_factory, request):
                                 flaky.proc.pid)
     try:
         requests = run.go(chaos)
+    except router_stress.Failure as e:
+        # A stored private key that misses: where is it now? On the server
+        # its key maps to (the read is wrong), elsewhere (the write went
+        # astray), or nowhere (the write was lost or stored under another key).
+        found = re.search(r"private key b'([^']+)' missed", str(e))
+        if found:
+            key = found.group(1).encode()
+            held = {}
+            for m in main:
+                with mcwire.Conn(m.host, m.port) as c:
+                    held[addr(m)] = c.call(b"get %s\r\n" % key)[:80]
+            with mcwire.Conn(router.host, router.port) as c:
+                held["router"] = c.call(b"get %s\r\n" % key)[:80]
+                held["route"] = c.call(b"get __mcrouter__.route(get,%s)\r\n" % key)[:80]
+            raise router_stress.Failure(f"{e}; {key!r} now: {held}") from e
+        raise
     finally:
         with mcwire.Conn(router.host, router.port) as c:
             failures = {k: v for k, v in stats(c, "servers").items() if ":failures_" in k and v != "0"}
