@@ -9,7 +9,8 @@
 #   scripts/test.sh                  release, sanitize and fuzz
 #   scripts/test.sh release          only the release build
 #   scripts/test.sh fuzz             only the fuzz run
-# ITHACA_FUZZ_SECONDS (default 20) is each fuzz target's time.
+# ITHACA_FUZZ_SECONDS (default 20) is each fuzz target's time;
+# ITHACA_TEST_WORKERS (default 3; 0: none) the functional tests' workers.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh || exit 1
@@ -46,7 +47,13 @@ for kind in "${kinds[@]}"; do
     echo "=== functional tests: $kind"
     sanitized=""
     [ "$kind" = sanitize ] && sanitized=1
-    if ITHACA_BIN="$PWD/$dir/sources/server/ithaca" ITHACA_SANITIZED=$sanitized /usr/bin/python3 -m pytest -q tests/functional; then
+    # Most functional tests wait on sockets and timers, not on a core: three
+    # pytest-xdist workers on two cores (modules kept whole on one worker,
+    # for their module-wide fixtures). ITHACA_TEST_WORKERS=0 runs them in turn.
+    workers=(-n "${ITHACA_TEST_WORKERS:-3}" --dist loadscope)
+    [ "${ITHACA_TEST_WORKERS:-3}" = 0 ] && workers=()
+    if ITHACA_BIN="$PWD/$dir/sources/server/ithaca" ITHACA_SANITIZED=$sanitized /usr/bin/python3 -m pytest -q \
+        "${workers[@]}" tests/functional; then
       passed=$((passed + 1))
     else
       failed=$((failed + 1))

@@ -298,17 +298,22 @@ class Client(threading.Thread):
             if not reply.endswith(b"END\r\n"):
                 self.fail(f"{where}: reply is not a get's: {reply[:80]!r}")
             # VALUEs come in key order, misses left out.
-            i = 0
-            for key, _flags, data, _cas in values:
-                while i < len(req.keys) and req.keys[i] != key:
-                    self.check_miss(req, req.keys[i], where)
+            try:
+                i = 0
+                for key, _flags, data, _cas in values:
+                    while i < len(req.keys) and req.keys[i] != key:
+                        self.check_miss(req, req.keys[i], where)
+                        i += 1
+                    if i == len(req.keys):
+                        self.fail(f"{where}: VALUE for {key!r}, which was not asked for (or out of order)")
+                    self.check_value(key, data, where)
                     i += 1
-                if i == len(req.keys):
-                    self.fail(f"{where}: VALUE for {key!r}, which was not asked for (or out of order)")
-                self.check_value(key, data, where)
-                i += 1
-            for k in req.keys[i:]:
-                self.check_miss(req, k, where)
+                for k in req.keys[i:]:
+                    self.check_miss(req, k, where)
+            except Failure as e:
+                # The whole exchange: a miss may be a VALUE out of its place.
+                raise Failure(f"{e}; keys asked {[k.decode() for k in req.keys]}; "
+                              f"VALUEs in the reply {[k.decode() for k, _, _, _ in values]}") from e
             return
         if req.kind == "mg":
             if reply.startswith(b"EN"):  # memcached echoes the k flag on a miss too
