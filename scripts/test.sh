@@ -50,10 +50,12 @@ for kind in "${kinds[@]}"; do
     # Most functional tests wait on sockets and timers, not on a core: three
     # pytest-xdist workers on two cores (modules kept whole on one worker,
     # for their module-wide fixtures). ITHACA_TEST_WORKERS=0 runs them in turn.
+    # Tests marked `alone` (the stress run) follow, by themselves.
     workers=(-n "${ITHACA_TEST_WORKERS:-3}" --dist loadscope)
     [ "${ITHACA_TEST_WORKERS:-3}" = 0 ] && workers=()
-    if ITHACA_BIN="$PWD/$dir/sources/server/ithaca" ITHACA_SANITIZED=$sanitized /usr/bin/python3 -m pytest -q \
-        "${workers[@]}" tests/functional; then
+    export ITHACA_BIN="$PWD/$dir/sources/server/ithaca" ITHACA_SANITIZED=$sanitized
+    if /usr/bin/python3 -m pytest -q "${workers[@]}" -m "not alone" tests/functional &&
+        /usr/bin/python3 -m pytest -q -m alone tests/functional; then
       passed=$((passed + 1))
     else
       failed=$((failed + 1))

@@ -284,3 +284,10 @@ def memcached_factory():
 @pytest.fixture
 def memcached(memcached_factory):
     return memcached_factory()
+
+
+def pytest_configure(config):
+    # scripts/test.sh runs the tests marked `alone` after the others, one at a
+    # time, with the machine to themselves: a stress run whose model allows a
+    # few timeouts under a known load, not under three other workers' load.
+    config.addinivalue_line("markers", "alone: run after the parallel tests, by itself (scripts/test.sh)")

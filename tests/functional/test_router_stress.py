@@ -7,6 +7,8 @@ import os
 import random
 import re
 
+import pytest
+
 import mcwire
 import router_stress
 from fake_backend import FakeBackend
@@ -19,6 +21,9 @@ def open_fds(server):
 
 def rss_mib(server):
     return mcwire.vm_rss_bytes(server.proc.pid) / (1 << 20)
+
+
+pytestmark = pytest.mark.alone
 
 
 def test_router_stress_differential(ithaca_factory, memcached_factory, request):
