@@ -65,6 +65,9 @@ void backend_conn::submit(flow::request_slot& slot, std::span<const uint32_t> ke
   protocol::backend_call* call = acquire_call();
   slot.add_call();
   entry e{call, &slot, protocol::reply_shape::Line, 0, mm::now_ns(), keys};
+  // A connection that will send nothing more fails the request rather than
+  // keep it unsent (worker_backends::conn never hands one out).
+  if (!accepting()) return fail_entry(e, failure_kind::Connection);
   // Not known yet (auto, never connected): started once the probe tells.
   if (proto_known_ && !start_call(e)) return;
   if (!server_->up()) return fail_entry(e, failure_kind::Down);

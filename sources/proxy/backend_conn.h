@@ -63,6 +63,11 @@ class backend_conn {
   // The server left the configuration: finish what is queued, then end.
   void close_when_idle();
   bool finished() const { return state_ == state::Closed && writer_done_ && reader_done_; }
+  // Whether a request submitted now would be sent: not once the writer has
+  // decided to close for good (a retired server's connection gone idle)
+  // while its reader is still winding down. worker_backends::conn() hands
+  // out another connection then.
+  bool accepting() const { return state_ != state::Closed && !(coroutines_started_ && writer_done_); }
   state current_state() const { return state_; }
   backend_server& server() { return *server_; }
 

@@ -7,6 +7,12 @@ backend_conn& worker_backends::conn(const std::shared_ptr<backend_server>& serve
   const std::size_t n = server->settings().connections;
   if (list.size() < n) list.resize(n);
   std::unique_ptr<backend_conn>& c = list[n == 1 ? 0 : client_tag % n];
+  // A connection whose writer has closed it for good (its server retired by
+  // a reload, idle a moment) would strand a request in its queue: nobody
+  // sends it, and it ends as a silent miss when the object goes. A batch
+  // still running on the old tree gets a fresh connection instead; the old
+  // one had nothing in flight, so no order is lost.
+  if (c && !c->finished() && !c->accepting()) draining_.push_back(std::move(c));
   if (!c || c->finished()) c = std::make_unique<backend_conn>(server, worker_, *this);
   return *c;
 }
@@ -30,6 +36,7 @@ void worker_backends::preconnect(const pool& p) {
 }
 
 void worker_backends::sweep() {
+  std::erase_if(draining_, [](const std::unique_ptr<backend_conn>& c) { return c->finished(); });
   for (auto it = placements_.begin(); it != placements_.end();) {
     it = it->second.owner.expired() ? placements_.erase(it) : std::next(it);
   }

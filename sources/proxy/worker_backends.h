@@ -61,6 +61,10 @@ class worker_backends {
   spool_waits spool_waits_;
   std::function<std::uint64_t()> max_value_source_;
   std::unordered_map<const backend_server*, std::vector<std::unique_ptr<backend_conn>>> conns_;
+  // Connections that stopped accepting before they finished (their
+  // coroutines still winding down): kept alive here until they have, while
+  // a fresh connection takes their place. Freed by sweep().
+  std::vector<std::unique_ptr<backend_conn>> draining_;
   struct live_placement {
     std::weak_ptr<const pool> owner;  // an entry whose pool is gone is dropped by sweep()
     uint64_t epoch = 0;

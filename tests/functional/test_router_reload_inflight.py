@@ -58,3 +58,43 @@ def test_a_get_in_flight_on_a_removed_hung_pool_fails_at_its_timeout(ithaca_fact
             assert c.call(b"get k\r\n") == b"END\r\n"
     finally:
         hung.close()
+
+
+def two_pools(main_address, main_timeout, slow_address):
+    return ("logging:\n  level: info\npools:\n"
+            f"  main:\n    servers: [\"{main_address}\"]\n    timeout: {main_timeout}\n"
+            f"  slow:\n    servers: [\"{slow_address}\"]\n    timeout: 10s\n"
+            "route:\n  type: prefix\n  prefixes:\n    \"slow:\": {type: pool, pool: slow}\n"
+            "  default: {type: pool, pool: main}\n")
+
+
+def test_a_batch_that_outlives_its_servers_retirement_still_reaches_them(ithaca_factory, memcached,
+                                                                         memcached_factory):
+    # A reload that changes a pool's settings retires its server objects:
+    # their connections close once idle (the sweep, every second). A batch
+    # still running on the old tree sends to them afterwards: here a `set`
+    # too large for the cache, whose side effect (memcached deletes the old
+    # value) goes to main only once the get before it, 3 s away on another
+    # pool, has been answered. By then main's old connection has closed;
+    # the delete must go out on a fresh one (it used to wait in the dead
+    # connection's queue, never sent: the stress run's misses).
+    other = memcached_factory()
+    slow = FakeBackend("lag", target=(other.host, other.port), delay=3.0)
+    try:
+        router = ithaca_factory(config_text=two_pools(addr(memcached), "5s", slow.address))
+        with mcwire.Conn(router.host, router.port, timeout=30) as c:
+            assert c.call(b"set k 0 0 3\r\nold\r\n") == b"STORED\r\n"  # main's connection, opened
+            assert c.call(b"get slow:warm\r\n") == b"END\r\n"  # slow's, opened and probed
+            too_big = 2 * 1024 * 1024
+            c.send(b"get slow:a\r\nset k 0 0 %d\r\n" % too_big + b"x" * too_big + b"\r\n")
+            time.sleep(0.3)
+            reload_with(router, two_pools(addr(memcached), "4s", slow.address))
+            assert c.read_reply() == b"END\r\n"
+            assert c.read_reply() == b"SERVER_ERROR object too large for cache\r\n"
+        deadline = time.monotonic() + 5
+        with mcwire.Conn(memcached.host, memcached.port) as m:
+            while m.call(b"get k\r\n") != b"END\r\n":
+                assert time.monotonic() < deadline, "the too-large set's delete never reached the server"
+                time.sleep(0.1)
+    finally:
+        slow.close()
