@@ -96,6 +96,12 @@ class Server:
                     return None
                 self._changed.wait(left)
 
+    def logged(self, text, timeout=10.0):
+        """Whether `text` is in the log within `timeout` s: the server's log
+        is written by a thread of its own, so a line may trail the reply
+        that followed the event it tells of (a loaded machine shows it)."""
+        return self.wait_for_log(re.compile(re.escape(text)), timeout) is not None
+
     def wait_accepting(self, timeout):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

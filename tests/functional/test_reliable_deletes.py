@@ -602,7 +602,7 @@ def test_spool_fsync_syncs_before_the_reply(ithaca_factory, tmp_path):
     spool_dir = tmp_path / "spool"
     text = reliable_yaml(backend, spool_dir).replace("router:\n", "router:\n  spool_fsync: true\n")
     router = ithaca_factory(config_text=text + "logging:\n  level: info\n")
-    assert "each batch synced" in router.log
+    assert router.logged("each batch synced"), router.describe()
     with mcwire.Conn(router.host, router.port) as c:
         assert c.call(b"get fs:0\r\n") == b"END\r\n"
     backend.stop()
@@ -626,7 +626,7 @@ def test_under_systemd_the_default_spool_is_in_the_state_directory(ithaca_factor
     text = reliable_yaml(backend, "unused")
     text = text[text.index("pools:"):]  # no router: section, so no spool_dir
     router = ithaca_factory(config_text=text + "logging:\n  level: info\n")
-    assert f"spooled under {state}/spool " in router.log, router.log
+    assert router.logged(f"spooled under {state}/spool "), router.log
     with mcwire.Conn(router.host, router.port) as c:
         assert c.call(b"get sd:0\r\n") == b"END\r\n"
     backend.stop()

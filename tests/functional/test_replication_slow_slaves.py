@@ -128,6 +128,8 @@ def test_a_slave_that_keeps_up_is_never_dropped_because_others_do_not(ithaca_fac
         wait_until(lambda: stats(master.address)["repl_syncs_done"] == str(NON_READERS + 1), 10,
                    lambda: master.log)
         fake_peers = {f.peer for f in fakes}
+        # The join's log line may trail the stats (the log has a thread of its own).
+        wait_until(lambda: any(p not in fake_peers for p in JOIN_RE.findall(master.log)), 10, lambda: master.log)
         honest_peers = {p for p in JOIN_RE.findall(master.log) if p not in fake_peers}
         assert len(honest_peers) == 1, master.log
 

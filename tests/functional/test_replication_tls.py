@@ -56,8 +56,8 @@ def test_sync_stream_and_acks_over_mutual_tls(ithaca_factory, certs, io_backend)
             m.call(b"set old:%d 0 0 4\r\nv%03d\r\n" % (i, i))
     slave = tls_slave(ithaca_factory, certs, repl_port_of(master), io_backend=io_backend)
     poll(lambda: stats(master.address)["repl_syncs_done"] == "1", "the initial sync")
-    assert "shows /CN=client" in master.log
-    assert "over TLSv1." in slave.log
+    assert master.logged("shows /CN=client"), master.describe()
+    assert slave.logged("over TLSv1."), slave.describe()
     with Conn(*master.address) as m, Conn(*slave.address) as s:
         # The stream, each write confirmed by the slave through TLS (ack: slave).
         assert m.call(b"set new 0 0 3\r\nabc\r\n") == b"STORED\r\n"
@@ -84,7 +84,7 @@ def test_a_slave_with_a_certificate_from_another_ca_gets_nothing(ithaca_factory,
     st = stats(master.address)
     assert st["repl_slaves_joined"] == "0"
     assert int(st["repl_peers_refused"]) >= 1
-    assert "replication.tls:" in master.log and "refused" in master.log
+    assert master.logged("replication.tls:") and master.logged("refused"), master.describe()
     with Conn(*slave.address) as s:
         assert s.call(b"get secret\r\n") == b"END\r\n"
     assert stats(slave.address)["repl_updated"] == "0"
@@ -94,7 +94,7 @@ def test_a_slave_that_distrusts_the_master_does_not_follow_it(ithaca_factory, ce
     master = tls_master(ithaca_factory, certs)
     slave = tls_slave(ithaca_factory, certs, repl_port_of(master), ca="otherca")
     poll(lambda: int(stats(slave.address)["repl_master_tls_failures"]) >= 1, "the slave to refuse the master")
-    assert "certificate verify failed" in slave.log
+    assert slave.logged("certificate verify failed"), slave.describe()
     assert stats(master.address)["repl_slaves_joined"] == "0"
 
 

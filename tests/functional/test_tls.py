@@ -101,7 +101,7 @@ def wait_for(pred, timeout=3.0):
 
 def test_set_get_and_tls_stats_over_tls(ithaca_factory, certs):
     server = ithaca_factory(tls_flags(certs))
-    assert "(TLS)" in server.log
+    assert server.logged("(TLS)"), server.describe()
     with TlsConn(*server.address, client_context(certs)) as c:
         assert c.sock.version() in ("TLSv1.2", "TLSv1.3")
         assert c.serial() == 1001

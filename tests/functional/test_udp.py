@@ -316,7 +316,7 @@ def test_udp_off_by_default_and_in_stats_settings(ithaca_factory):
     assert "listening on udp" not in off.log
     port = free_udp_port()
     on = ithaca_factory(args=["-U", str(port)])
-    assert f"listening on udp 127.0.0.1:{port}" in on.log
+    assert on.logged(f"listening on udp 127.0.0.1:{port}"), on.describe()
     with Conn(*on.address) as c:
         assert parse_stats(c.call(b"stats settings\r\n"))["udpport"] == str(port)
 
