@@ -121,6 +121,21 @@ request_slot& request_slot::child(std::size_t i) {
   return c;
 }
 
+request_slot& request_slot::child_for_keys(std::size_t i, std::span<const std::uint32_t> which) {
+  request_slot& c = child(i);
+  c.key_map.clear();
+  if (which.empty()) {
+    for (std::size_t k = 0; k < req.keys.size(); ++k) c.key_map.push_back(static_cast<std::uint32_t>(k));
+    return c;
+  }
+  c.req.keys.clear();
+  for (const std::uint32_t k : which) {
+    c.req.keys.push_back(req.keys[k]);
+    c.key_map.push_back(k);
+  }
+  return c;
+}
+
 std::unique_ptr<request_slot> request_slot::detached(const protocol::request& r, slot_home& home) {
   auto s = std::make_unique<request_slot>();
   s->own_ = ownership::Detached;

@@ -47,6 +47,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <memory>
 #include <string>
 #include <vector>
@@ -197,6 +198,10 @@ class request_slot {
   // this request with an empty result, its completion one call of this slot.
   // The caller add_call()s for it before it dispatches it.
   request_slot& child(std::size_t i);
+  // Child slot i asking only for this request's keys `which` (its key_map:
+  // the parent's index of each), in that order; every key when `which` is
+  // empty. For the composites that send a multi-key get on in pieces.
+  request_slot& child_for_keys(std::size_t i, std::span<const std::uint32_t> which = {});
   // Child slot i as it is (i < children_in_use()).
   request_slot& child_at(std::size_t i) { return *children_[i]; }
   // Children in use by the current request (child() raises it; reset clears).

@@ -37,9 +37,7 @@ dispatch_status failover_route::dispatch(request_slot& slot, dispatch_env& env) 
   if (multi_get(slot.req) && children_.size() > 1) {
     // frame.state: the child asked last. Hits gather in slot.result.
     slot.result.prepare(slot.req);
-    request_slot& c = slot.child(0);
-    c.key_map.clear();
-    for (std::size_t i = 0; i < slot.req.keys.size(); ++i) c.key_map.push_back(static_cast<std::uint32_t>(i));
+    request_slot& c = slot.child_for_keys(0);
     slot.add_call();
     dispatch_child(*children_[0], c, env);
     return dispatch_status::Pending;
@@ -106,13 +104,7 @@ dispatch_status failover_route::resume_multi(request_slot& slot, dispatch_env& e
   for (const std::uint32_t i : failed) slot.result.set_failed(i, false);
   slot.result.failed_keys -= std::min<std::uint32_t>(slot.result.failed_keys, static_cast<std::uint32_t>(failed.size()));
   f.state += 1;
-  request_slot& c = slot.child(f.state);
-  c.req.keys.clear();
-  c.key_map.clear();
-  for (const std::uint32_t i : failed) {
-    c.req.keys.push_back(slot.req.keys[i]);
-    c.key_map.push_back(i);
-  }
+  request_slot& c = slot.child_for_keys(f.state, failed);
   // gat / gats into the gutter: their new TTL capped as any gutter write.
   if (gutter_ && carries_exptime(c.req)) cap_exptime(c.req, exptime_, static_cast<std::int64_t>(std::time(nullptr)));
   slot.add_call();

@@ -32,9 +32,7 @@ dispatch_status miss_failover_route::dispatch(request_slot& slot, dispatch_env& 
   slot.push_frame(slot_frame{this, 0, 0, 0});
   if (protocol::is_multikey_retrieval(slot.req) && slot.req.keys.size() > 1) {
     slot.result.prepare(slot.req);
-    request_slot& c = slot.child(0);
-    c.key_map.clear();
-    for (std::size_t i = 0; i < slot.req.keys.size(); ++i) c.key_map.push_back(static_cast<std::uint32_t>(i));
+    request_slot& c = slot.child_for_keys(0);
     slot.add_call();
     dispatch_child(*children_[0], c, env);
   } else {
@@ -92,13 +90,7 @@ dispatch_status miss_failover_route::resume_multi(request_slot& slot, dispatch_e
   route_counters::add(counters().failovers);
   slot.result.failed_keys = 0;
   f.state += 1;
-  request_slot& c = slot.child(f.state);
-  c.req.keys.clear();
-  c.key_map.clear();
-  for (const std::uint32_t i : missing) {
-    c.req.keys.push_back(slot.req.keys[i]);
-    c.key_map.push_back(i);
-  }
+  request_slot& c = slot.child_for_keys(f.state, missing);
   slot.add_call();
   dispatch_child(*children_[f.state], c, env);
   return dispatch_status::Pending;
