@@ -42,9 +42,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ithaca: %s\n", error.c_str());
     return 1;
   }
-  // memcached's -L -r -u -d -k, before the first thread (fork and threads do
+  // memcached's -r -u -d -k, before the first thread (fork and threads do
   // not mix): -d's parent does not come back from here.
-  if (int rc = server::process_start(cfg, cli, argv); rc >= 0) return rc;
+  if (int rc = server::process_start(cfg, cli); rc >= 0) return rc;
   // Before the first thread (the logger's): a thread that leaves these
   // unblocked would take SIGHUP/SIGTERM with the default action and end the
   // process, instead of letting the pooler's signalfd receive them.

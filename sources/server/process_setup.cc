@@ -69,10 +69,9 @@ void give_unix_sockets(const config::config& cfg, const target_user& u) {
 
 }  // namespace
 
-int process_start(const config::config& cfg, config::cli_options& cli, char** argv) {
+int process_start(const config::config& cfg, config::cli_options& cli) {
   const config::process_config& p = cfg.process;
   state.memcached_mode = cli.memcached_mode;
-  if (p.large_pages) exec_with_malloc_huge_pages(argv);
   if (p.core_dumps && !raise_core_limit()) return refuse(EX_OSERR, "failed to ensure corefile creation");
   state.root = ::getuid() == 0 || ::geteuid() == 0;
   if (state.root && p.user.empty() && cli.memcached_mode) {

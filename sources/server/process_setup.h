@@ -2,13 +2,14 @@
 // for all but -d), applied in memcached's order, with its words and exit codes:
 //
 //   before any thread (process_start):
-//     -L  re-exec once for malloc's huge pages (large_pages.h)
 //     -r  raise RLIMIT_CORE                    ("failed to ensure corefile creation", 71)
 //     root without -u: memcached mode refuses  ("must add '-u root' to start as root", 64);
 //         ithaca's own command line runs on, with a warning
 //     -u  look the user up                     ("can't find the user X to switch to", 67)
 //     -d  fork; the parent waits for the child's listeners (daemon.h)
 //     -k  mlockall                             ("warning: -k invalid, mlockall() failed: ...")
+//   (-L is the store's: its hash table advises its mappings; large_pages.h
+//   says what it got, in process_log_start)
 //   once every listener is bound (process_ready, the pooler's on_ready):
 //     -P  write the pid file (pid_file.h)
 //     -u  hand the unix sockets to the user, then become it (run_as_user.h);
@@ -27,7 +28,7 @@ namespace ithaca::server {
 // -1 to go on, else the exit code (the message is on stderr). In -d's parent
 // it does not return. `cli.config_path` is made absolute under -d (the daemon
 // runs in "/", and SIGHUP re-reads it). [main thread, before any other thread]
-int process_start(const config::config& cfg, config::cli_options& cli, char** argv);
+int process_start(const config::config& cfg, config::cli_options& cli);
 
 // What the start has to say, once logging is up (root without -u, -k's
 // warning, -L's report, -u ignored when not root). [main thread]
