@@ -10,7 +10,8 @@
 
 namespace ithaca::server {
 
-// [the pooler thread, before the user switch: written as the starting user]
+// [the pooler thread, after the user switch: written as the user, who
+// removes it at exit]
 bool write_pid_file(const std::string& path);
 
 // Unlinks it, logging a failure (memcached's "Could not remove the pid file").

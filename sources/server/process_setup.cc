@@ -119,7 +119,6 @@ void process_log_start(const config::config& cfg) {
 }
 
 bool process_ready(const config::config& cfg) {
-  if (!state.pid_file.empty()) state.pid_written = write_pid_file(state.pid_file);
   if (state.switch_user) {
     give_unix_sockets(cfg, state.user);
     std::string why;
@@ -130,6 +129,10 @@ bool process_ready(const config::config& cfg) {
     }
     spdlog::info("-u {}: running as uid {} gid {}", state.user.name, state.user.uid, state.user.gid);
   }
+  // After the switch, as memcached writes it: the user who removes it at exit
+  // writes it, and a root without CAP_DAC_OVERRIDE (Debian's memcached unit)
+  // could not write into the user's /run/memcached anyway.
+  if (!state.pid_file.empty()) state.pid_written = write_pid_file(state.pid_file);
   notify_ready();
   daemon_ready();
   return true;

@@ -11,10 +11,10 @@
 //   (-L is the store's: its hash table advises its mappings; large_pages.h
 //   says what it got, in process_log_start)
 //   once every listener is bound (process_ready, the pooler's on_ready):
-//     -P  write the pid file (pid_file.h)
 //     -u  hand the unix sockets to the user, then become it (run_as_user.h);
 //         memcached switches before it binds, ithaca after, so ports below
 //         1024 work
+//     -P  write the pid file, as the user (pid_file.h), as memcached does
 //         READY=1 to systemd (ready_notify.h), the byte to -d's parent
 //   at exit (process_finish):
 //     -P  remove the pid file

@@ -418,13 +418,17 @@ def test_debian_conf_through_debians_systemd_wrapper(tmp_path, run_dir, owned, w
     port = free_port()
     pid_file = os.path.join(run_dir, "memcached.pid")
     conf = debian_conf(tmp_path, port, pid_file)
-    # systemd runs the wrapper as root; it execs the server in the foreground (it drops -d).
-    server = owned.add(start_server(which, [str(wrapper_for(tmp_path, binary)), str(conf)], port))
+    # systemd runs the wrapper as root with the unit's CapabilityBoundingSet and
+    # NoNewPrivileges (setpriv does the same here); the wrapper execs the server
+    # in the foreground (it drops -d).
+    unit = ["setpriv", "--bounding-set", "-all,+setgid,+setuid,+sys_resource", "--no-new-privs", "--"]
+    server = owned.add(start_server(which, [*unit, str(wrapper_for(tmp_path, binary)), str(conf)], port))
     server.stop_signal = signal.SIGTERM
     wait_for(lambda: os.path.exists(pid_file), 5, "the pid file")
     assert read_pid(pid_file) == server.proc.pid  # the wrapper exec'd the server
-    # ithaca writes it just before the switch, memcached just after.
-    wait_for(lambda: ids_of_every_thread(server.proc.pid) == {(pw.pw_uid, pw.pw_gid)}, 5, "the switch to memcache")
+    # Both write it as memcache, once switched.
+    assert os.stat(pid_file).st_uid == pw.pw_uid
+    assert ids_of_every_thread(server.proc.pid) == {(pw.pw_uid, pw.pw_gid)}
     with mcwire.Conn(HOST, port) as c:
         assert c.call(b"set k 0 0 2\r\nok\r\n") == b"STORED\r\n"
         settings = mcwire.parse_stats(c.call(b"stats settings\r\n"))
