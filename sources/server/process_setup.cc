@@ -92,7 +92,7 @@ int process_start(const config::config& cfg, config::cli_options& cli) {
       return refuse(EXIT_FAILURE, "failed to daemon() in order to daemonize (" + why + ")");
     }
   }
-  if (p.lock_memory) state.lock_warning = lock_all_memory();
+  if (p.lock_memory) state.lock_warning = lock_all_memory(state.switch_user && state.user.uid != 0);
   return -1;
 }
 

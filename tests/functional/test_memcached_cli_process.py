@@ -650,3 +650,28 @@ def test_l_forms_memcached_refuses_or_ignores(tmp_path):
     r = run([ithaca_path(), "-l", f"tag[toolongname]:{HOST}:1", *SMALL])
     assert r.returncode != 0
     assert 'Listener tags must be between 1 and 8 characters: "toolongname"' in r.stderr, r.stderr
+
+
+def test_k_under_a_finite_lock_limit_warns_and_serves(owned):
+    """-u's user under an 8 MiB RLIMIT_MEMLOCK that root cannot raise (no
+    CAP_SYS_RESOURCE): locking every future mapping would fail them all past
+    8 MiB (a server that accepts nothing). ithaca locks nothing and says so;
+    memcached tries, fails with its warning, and serves too."""
+    need_root()
+    limited = ["setpriv", "--bounding-set", "-sys_resource", "--",
+               "prlimit", "--memlock=8388608:8388608", "--"]
+    for which in ("ithaca", "memcached"):
+        port = free_port()
+        binary = ithaca_path() if which == "ithaca" else conftest.memcached_binary()
+        server = owned.add(start_server(which, [*limited, binary, "-k", "-u", "memcache", *SMALL, "-l", HOST,
+                                                "-p", str(port)], port))
+        assert server.logged("warning: -k invalid, mlockall() "), server.log
+        # Many connections and items: every one gets its stack and its memory.
+        conns = [mcwire.Conn(HOST, port) for _ in range(200)]
+        try:
+            value = b"v" * 50_000
+            for i, c in enumerate(conns):
+                assert c.call(b"set k%d 0 0 %d\r\n%s\r\n" % (i, len(value), value)) == b"STORED\r\n", which
+        finally:
+            for c in conns:
+                c.close()
