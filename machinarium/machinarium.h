@@ -594,7 +594,8 @@ struct address {
   static bool parse(std::string_view text, address& out, std::string* error);
 };
 
-// Creates a listening socket (SO_REUSEADDR; reuse_port sets SO_REUSEPORT).
+// Creates a listening socket (SO_REUSEADDR; reuse_port sets SO_REUSEPORT; an
+// IPv6 one is IPV6_V6ONLY, as memcached's are, so 0.0.0.0 and :: share a port).
 // A unix path that exists is not removed: bind fails with EADDRINUSE (what
 // is there, and whether it may go, is the caller's to decide).
 // Returns nullptr and sets *error on failure. [machine]

@@ -12,7 +12,11 @@ kind=${1:-release}
 what=${2:-all}
 case "$kind" in
   release) dir=build; opts=(--buildtype=release) ;;
-  sanitize) dir=build-sanitize; opts=(--buildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false) ;;
+  # -O1 and line tables only (-g1): what AddressSanitizer recommends, enough
+  # for its reports' file:line, and less than half the compile time of -O2 -g
+  # (backend_conn.cc: 49 s -> 19 s of CPU), which CI pays on two cores.
+  sanitize) dir=build-sanitize; opts=(-Doptimization=1 -Ddebug=false -Db_ndebug=false -Dcpp_args=-g1 -Dc_args=-g1
+                                      -Db_sanitize=address,undefined -Db_lundef=false) ;;
   *) echo "usage: $0 [release|sanitize] [all|server]" >&2; exit 2 ;;
 esac
 case "$what" in

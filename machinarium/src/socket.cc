@@ -122,6 +122,13 @@ std::string sys_error(const char* what) { return std::string(what) + ": " + std:
 int new_socket(const address& addr, int type) {
   return ::socket(addr.storage.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 }
+
+// A socket bound to an IPv6 address takes IPv6 only (memcached's habit), so
+// "0.0.0.0" and "::" can both be bound on one port.
+void v6_only(int fd, const address& addr) {
+  const int one = 1;
+  if (addr.storage.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+}
 }  // namespace
 
 std::unique_ptr<io> listen(const address& addr, int backlog, bool reuse_port, std::string* error) {
@@ -134,6 +141,7 @@ std::unique_ptr<io> listen(const address& addr, int backlog, bool reuse_port, st
   if (addr.storage.ss_family != AF_UNIX) {
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (reuse_port) set_reuseport(fd, true);
+    v6_only(fd, addr);
   }
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr.storage), addr.length) < 0) {
     if (error) *error = sys_error(("bind " + addr.to_string()).c_str());
@@ -164,6 +172,7 @@ int bind_udp_socket(const address& addr, bool reuse_port, std::string* error) {
   // without it: then only same-user SO_REUSEPORT sockets can join.
   int one = 1;
   if (!reuse_port) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  v6_only(fd, addr);
   // Set before bind: the kernel admits a socket to a reuseport group only if
   // every member had the option when it bound.
   if (reuse_port && set_reuseport(fd, true) < 0) {

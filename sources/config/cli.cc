@@ -110,22 +110,31 @@ bool on_min_size(cli_options& o, std::string_view v, const std::string& n, std::
   return integer(o.slab_min_size, kSlabMinSizeRange, v, n, e);
 }
 
+// memcached's -l: comma- (or semicolon-) separated items, repeatable; an
+// argument given twice, or an item listed twice, is bound once (memcached
+// skips a repeated argument).
 bool on_listen(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
   if (!o.listen) o.listen.emplace();
+  if (std::find(o.listen_args.begin(), o.listen_args.end(), v) != o.listen_args.end()) return true;
+  o.listen_args.emplace_back(v);
   while (true) {
-    size_t comma = v.find(',');
+    size_t comma = v.find_first_of(",;");
     std::string_view item = v.substr(0, comma);
     cli_listen l;
     std::string why;
-    if (!parse_listen_address(item, kDefaultPort, l.address, &why)) return fail(e, n + ": " + why);
-    item.remove_prefix(listen_prefix_length(item));  // "notls:", "btls:", "mtls:"
+    std::string warning;
+    if (!parse_listen_address(item, kDefaultPort, l.address, &why, &warning)) return fail(e, n + ": " + why);
+    if (!warning.empty()) o.listen_warnings.push_back(n + ": " + warning);
+    item.remove_prefix(listen_prefix_length(item));  // "notls:", "proto[..]:", "tag[..]:"
     // An explicit port is one the text spelled out: "h:p" or "[v6]:p".
     size_t bracket = item.rfind(']');
     size_t colon = item.rfind(':');
     l.has_port = colon != std::string_view::npos &&
                  (bracket != std::string_view::npos ? colon > bracket
                                                     : item.find(':') == colon);
-    o.listen->push_back(l);
+    bool listed = false;
+    for (const cli_listen& seen : *o.listen) listed = listed || (seen.address == l.address && seen.has_port == l.has_port);
+    if (!listed) o.listen->push_back(l);
     if (comma == std::string_view::npos) break;
     v.remove_prefix(comma + 1);
   }
@@ -257,6 +266,34 @@ bool on_license(cli_options& o, std::string_view, const std::string&, std::strin
   return true;
 }
 
+// memcached's process flags (server/process_setup.h does what they say).
+bool on_daemonize(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.daemonize = true;
+  return true;
+}
+bool on_user(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty()) return fail(e, n + ": expected a user name");
+  o.user = std::string(v);
+  return true;
+}
+bool on_pid_file(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty()) return fail(e, n + ": expected a file name");
+  o.pid_file = std::string(v);
+  return true;
+}
+bool on_core_dumps(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.core_dumps = true;
+  return true;
+}
+bool on_lock_memory(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.lock_memory = true;
+  return true;
+}
+bool on_large_pages(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.large_pages = true;
+  return true;
+}
+
 constexpr const char* kUnsupported = "is a memcached option ithaca does not support";
 
 const option_spec kOptions[] = {
@@ -280,20 +317,17 @@ const option_spec kOptions[] = {
     {'b', "listen-backlog", true, on_backlog, nullptr},
     {'v', "verbose", false, on_verbose, nullptr},
     {'A', "enable-shutdown", false, on_shutdown, nullptr},
-    // memcached options that make no sense here, each with the reason.
-    {'d', "daemon", false, nullptr,
-     "ithaca does not daemonize: run it in the foreground under systemd, a container or a "
-     "supervisor"},
-    {'u', "user", true, nullptr,
-     "ithaca does not switch users: start it as the user it should run as"},
-    {'P', "pidfile", true, nullptr, "ithaca writes no pid file (it does not daemonize)"},
-    {'r', "enable-coredumps", false, nullptr, kUnsupported},
+    // memcached 1.6.45's flags (-e, and those another part of issue 30 has not taken yet, refused with the reason).
+    {'d', "daemon", false, on_daemonize, nullptr},
+    {'u', "user", true, on_user, nullptr},
+    {'P', "pidfile", true, on_pid_file, nullptr},
+    {'r', "enable-coredumps", false, on_core_dumps, nullptr},
     {'M', "disable-evictions", false, nullptr, kUnsupported},
-    {'k', "lock-memory", false, nullptr, kUnsupported},
+    {'k', "lock-memory", false, on_lock_memory, nullptr},
     {'i', "license", false, on_license, nullptr},
     {'f', "slab-growth-factor", true, on_growth_factor, nullptr},
     {'n', "slab-min-size", true, on_min_size, nullptr},
-    {'L', "enable-largepages", false, nullptr, kUnsupported},
+    {'L', "enable-largepages", false, on_large_pages, nullptr},
     {'D', nullptr, true, nullptr, kUnsupported},
     {'R', "max-reqs-per-event", true, nullptr, kUnsupported},
     {'C', "disable-cas", false, nullptr, kUnsupported},
@@ -345,13 +379,25 @@ bool refuse(const option_spec& o, std::string* error) {
 
 bool parse_args(int argc, const char* const* argv, cli_options& out, std::string* error) {
   cli_options o;
-  for (int i = 1; i < argc; ++i) {
+  int first = 1;
+  if (argc > 0 && argv[0] != nullptr) {
+    std::string_view name = argv[0];
+    if (size_t slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+    o.memcached_mode = name == "memcached";
+  }
+  if (argc > 1 && std::string_view(argv[1]) == "--memcached") {
+    o.memcached_mode = true;
+    first = 2;
+  }
+  for (int i = first; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg.size() >= 2 && arg.substr(0, 2) == "--") {
       std::string_view body = arg.substr(2);
       size_t eq = body.find('=');
       std::string_view name = body.substr(0, eq);
       const option_spec* spec = find_long(name);
+      // memcached mode: ithaca's own options (the long-only rows) are unknown.
+      if (o.memcached_mode && spec != nullptr && spec->short_name == 0) spec = nullptr;
       std::string shown = "--" + std::string(name);
       if (spec == nullptr) return fail(error, "unknown option '" + shown + "' (see -h)");
       if (spec->refusal != nullptr) return refuse(*spec, error);
@@ -421,6 +467,8 @@ void apply_overrides(const cli_options& cli, config& c) {
       if (!item.has_port) a.port = fallback;
       l.tcp.push_back(a);
     }
+    l.inter.clear();
+    for (const std::string& arg : cli.listen_args) l.inter += (l.inter.empty() ? "" : ",") + arg;
   } else if (cli.port) {
     for (tcp_address& a : l.tcp) a.port = *cli.port;
   }
@@ -455,6 +503,13 @@ void apply_overrides(const cli_options& cli, config& c) {
   if (cli.pem_key_path) c.router.tls.key = *cli.pem_key_path;
   if (cli.pem_ca_path) c.router.tls.ca_cert = *cli.pem_ca_path;
   resolve_pool_tls(c.router);
+
+  process_config& p = c.process;
+  if (cli.user) p.user = *cli.user;
+  if (cli.pid_file) p.pid_file = *cli.pid_file;
+  if (cli.core_dumps) p.core_dumps = true;
+  if (cli.lock_memory) p.lock_memory = true;
+  if (cli.large_pages) p.large_pages = true;
 
   if (cli.metrics_listen) {
     c.metrics.enabled = true;

@@ -12,7 +12,8 @@
 
 namespace ithaca::config {
 
-// One -l item: "ADDR" or "ADDR:PORT" ("[v6]:PORT").
+// One -l item: "ADDR" or "ADDR:PORT" ("[v6]:PORT"), after memcached's
+// prefixes (notls:, proto[...]:, tag[...]:).
 struct cli_listen {
   tcp_address address;
   bool has_port = false;  // an explicit port beats -p, as in memcached
@@ -33,6 +34,10 @@ inline constexpr int kUsageExit = 64;
 struct cli_options {
   std::string config_path;  // --config FILE; "" = built-in defaults only
   bool check_config = false;
+  // memcached's command line only: argv[0]'s basename is "memcached" (a link)
+  // or the first argument is --memcached. ithaca's own options (--config ...)
+  // are unknown there, and root without -u is refused as memcached refuses it.
+  bool memcached_mode = false;
   bool help = false;
   bool version = false;
   // --metrics-listen HOST[:PORT]: the Prometheus page (overrides metrics.listen).
@@ -46,6 +51,8 @@ struct cli_options {
   // memcached's flags; empty = not given.
   std::optional<uint16_t> port;                  // -p, --port
   std::optional<std::vector<cli_listen>> listen;  // -l, --listen (comma-separated, repeatable)
+  std::vector<std::string> listen_args;          // the -l arguments as given, each once (stats settings' inter)
+  std::vector<std::string> listen_warnings;      // notes on -l items memcached would ignore (proto[meta])
   std::optional<std::string> unix_socket;        // -s, --unix-socket
   std::optional<unsigned> unix_mode;             // -a, --unix-mask (octal permission bits)
   std::optional<uint16_t> udp_port;              // -U, --udp-port
@@ -67,12 +74,21 @@ struct cli_options {
   // it (-N, most -o options): one line each, for the start's log.
   std::vector<std::string> notes;
   bool license = false;                          // -i, --license
+  // memcached's process flags (server/process_setup.h); all but -d also `process:` keys.
+  bool daemonize = false;                        // -d, --daemon
+  std::optional<std::string> user;               // -u, --user
+  std::optional<std::string> pid_file;           // -P, --pidfile
+  bool core_dumps = false;                       // -r, --enable-coredumps
+  bool lock_memory = false;                      // -k, --lock-memory
+  bool large_pages = false;                      // -L, --enable-largepages
 };
 
 // Parses argv[1..argc-1] into `out`. False with *error ("-t: expected an
 // integer from 1 to 256, got 'x'") on an unknown, refused or malformed option;
 // the caller prints it on one line and exits with kUsageExit.
-// Does not touch the file system. [any thread]
+// memcached mode (cli_options::memcached_mode) when argv[0]'s basename is
+// "memcached" or argv[1] is "--memcached": only memcached's options (those
+// with a short name) are known. Does not touch the file system. [any thread]
 bool parse_args(int argc, const char* const* argv, cli_options& out, std::string* error);
 
 // Applies the flags given in `cli` on top of `c`. Rules (memcached's):
@@ -82,7 +98,9 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
 //  -s replaces every listener with that one unix socket (no tcp, no udp);
 //  -a sets the mode of every unix socket (listen.unix_mode);
 //  -I also lowers large_value_threshold to item_size_max if it was above;
-//  -o ssl_* set the tls settings they name over the file's; -Z turns TLS on.
+//  -o ssl_* set the tls settings they name over the file's; -Z turns TLS on;
+//  -u, -P, -r, -k, -L set process.user, pid_file, core_dumps, lock_memory,
+//     large_pages.
 // Does not validate; see make_config().
 void apply_overrides(const cli_options& cli, config& c);
 

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "listen_prefix.h"
+
 namespace ithaca::config {
 
 bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address& out,
@@ -56,20 +58,29 @@ bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address
 }
 
 bool parse_listen_address(std::string_view text, uint16_t default_port, tcp_address& out,
-                          std::string* error) {
-  const size_t prefix = listen_prefix_length(text);
-  const std::string_view word = text.substr(0, prefix);
-  if (!parse_tcp_address(text.substr(prefix), default_port, out, error)) return false;
-  out.notls = word == "notls:";
-  out.peer = word == "btls:" ? peer_check::None : word == "mtls:" ? peer_check::Required : peer_check::Default;
+                          std::string* error, std::string* warning) {
+  listen_prefix p;
+  if (!parse_listen_prefix(text, p, error, warning)) return false;
+  if (!parse_tcp_address(text.substr(p.length), default_port, out, error)) return false;
+  out.notls = p.notls;
+  out.peer = p.peer;
+  out.protocol = p.protocol;
+  out.tag = std::move(p.tag);
   return true;
 }
 
 size_t listen_prefix_length(std::string_view text) {
-  for (std::string_view p : {"notls:", "btls:", "mtls:"}) {
-    if (text.starts_with(p)) return p.size();
+  listen_prefix p;
+  return parse_listen_prefix(text, p, nullptr) ? p.length : 0;
+}
+
+const char* to_string(listen_protocol p) {
+  switch (p) {
+    case listen_protocol::Negotiating: return "negotiating";
+    case listen_protocol::Ascii: return "ascii";
+    case listen_protocol::Binary: return "binary";
   }
-  return 0;
+  return "?";
 }
 
 std::string to_string(const tcp_address& a) {

@@ -31,8 +31,15 @@ inline constexpr uint16_t kDefaultPort = 11211;
 // memcached's default -a: only the server's user may connect.
 inline constexpr unsigned kDefaultUnixMode = 0700;
 
+// memcached's "-l proto[ascii]:..." / "proto[binary]:...": a listener that
+// speaks one protocol from a connection's first byte; Negotiating (memcached's
+// "negotiating", the default) tells them apart by that byte.
+enum class listen_protocol { Negotiating, Ascii, Binary };
+const char* to_string(listen_protocol p);
+
 // A TCP listener. `host` is an IPv4/IPv6 literal or a name; IPv6 is stored
-// without brackets. Port 0 asks the kernel for a free port.
+// without brackets; "*" is every interface, IPv4 and IPv6 (memcached's "-l *",
+// and what it binds without -l). Port 0 asks the kernel for a free port.
 struct tcp_address {
   std::string host;
   uint16_t port = kDefaultPort;
@@ -42,6 +49,11 @@ struct tcp_address {
   // "-l btls:HOST:PORT" / "-l mtls:HOST:PORT": TLS with no client
   // certificate asked / one required (tls_config.h: peer_check).
   peer_check peer = peer_check::Default;
+  // "-l proto[ascii]:HOST:PORT" (memcached 1.6's prefix, after any tls one).
+  listen_protocol protocol = listen_protocol::Negotiating;
+  // "-l tag[NAME]:HOST:PORT": memcached's listener tag (1 to 8 characters),
+  // which only its proxy reads; accepted and kept, it routes nothing here.
+  std::string tag;
   bool operator==(const tcp_address&) const = default;
 };
 // "host", "host:port", "[v6]", "[v6]:port". A missing port is `default_port`.
@@ -49,19 +61,30 @@ bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address
                        std::string* error);
 // "127.0.0.1:11211", "[::1]:11211".
 std::string to_string(const tcp_address& a);
-// parse_tcp_address after memcached's "notls:", "btls:" or "mtls:" prefix,
-// which sets `notls` or `peer`.
 // How many bytes of `text` are a listener prefix ("notls:", "btls:",
-// "mtls:"); 0 without one.
+// "mtls:", then "proto[...]:" and "tag[...]:", memcached 1.6's order); 0
+// without one.
 size_t listen_prefix_length(std::string_view text);
+// parse_tcp_address after memcached's prefixes: "notls:", "btls:" or "mtls:"
+// (sets `notls` or `peer`), then "proto[ascii|binary|negotiating]:" (sets
+// `protocol`), then "tag[NAME]:" (sets `tag`). memcached's words for a bad
+// one ("Invalid protocol spec", "Listener tags must be between 1 and 8
+// characters"). *warning (may be null) gets a note for a protocol name
+// memcached ignores (it keeps negotiating): "proto[meta]".
 bool parse_listen_address(std::string_view text, uint16_t default_port, tcp_address& out,
-                          std::string* error);
+                          std::string* error, std::string* warning = nullptr);
 
 // Section `listen`.
 struct listen_config {
-  // Like memcached without -l: every interface. (The sample file narrows this
-  // to 127.0.0.1; see config/ithaca.yaml.)
-  std::vector<tcp_address> tcp{tcp_address{"0.0.0.0", kDefaultPort}};
+  // Like memcached without -l: every interface, IPv4 and IPv6 ("*": 0.0.0.0
+  // and [::] with IPV6_V6ONLY, both on the port; a host without IPv6 starts
+  // with IPv4 and logs it). The sample file narrows this to 127.0.0.1; see
+  // config/ithaca.yaml.
+  std::vector<tcp_address> tcp{tcp_address{"*", kDefaultPort}};
+  // memcached's -l arguments as given (comma-joined, a repeated one once), for
+  // `stats settings` inter; "" when the listeners come from the file or the
+  // defaults.
+  std::string inter;
   std::vector<std::string> unix_paths;  // unix-domain stream sockets
   // Permission bits of each unix socket, whatever the umask (memcached -a,
   // "access mask for UNIX socket, in octal (default: 700)").
@@ -162,6 +185,18 @@ struct replication_config {
   backend_tls tls;
 };
 
+// Section `process`: memcached's process-level flags (restart only; -d, to
+// daemonize, is a flag only: under systemd ithaca runs in the foreground).
+// Applied in memcached's order (server/process_setup.h).
+struct process_config {
+  std::string pid_file;      // -P: written once listening, removed at a clean exit
+  std::string user;          // -u: switched to once listening, when started as root
+  bool core_dumps = false;   // -r: RLIMIT_CORE raised to its maximum
+  bool lock_memory = false;  // -k: mlockall(MCL_CURRENT | MCL_FUTURE)
+  bool large_pages = false;  // -L: transparent huge pages for the store's memory
+  bool operator==(const process_config&) const = default;
+};
+
 // Section `logging` (defined by the log library, which is built first).
 // Section `metrics`: the Prometheus page (GET /metrics) on a small HTTP
 // listener of its own; off unless `listen` is set (or --metrics-listen).
@@ -186,6 +221,7 @@ struct config {
   replication_config replication;
   metrics_config metrics;
   tls_config tls;  // `tls:`, memcached's -Z and -o ssl_*
+  process_config process;  // `process:`, memcached's -u -P -r -k -L
 };
 
 // The host the master accepts slaves on: replication.listen if set; else

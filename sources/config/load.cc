@@ -203,6 +203,16 @@ void parse_router(section& s, config& c) {
   }
 }
 
+// `process:` memcached's -u -P -r -k -L (-d is a flag only).
+void parse_process(section& s, config& c) {
+  process_config& p = c.process;
+  s.string("pid_file", p.pid_file);
+  s.string("user", p.user);
+  s.boolean("core_dumps", p.core_dumps);
+  s.boolean("lock_memory", p.lock_memory);
+  s.boolean("large_pages", p.large_pages);
+}
+
 struct section_entry {
   const char* name;
   void (*parse)(section&, config&);
@@ -217,6 +227,7 @@ constexpr section_entry kSections[] = {
     {"metrics", parse_metrics},
     {"tls", parse_tls},
     {"router", parse_router},
+    {"process", parse_process},
 };
 
 // ---------------------------------------------------------------- document
@@ -224,7 +235,7 @@ constexpr section_entry kSections[] = {
 void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
   if (root.IsNull()) return;  // an empty file: the defaults
   if (!root.IsMap()) {
-    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging, replication, metrics, tls, router, pools, routes, route, listeners), got " +
+    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging, replication, metrics, tls, router, process, pools, routes, route, listeners), got " +
                               describe_node(root));
     return;
   }

@@ -1,6 +1,7 @@
 #include "preflight.h"
 
 #include <netdb.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -101,6 +102,10 @@ preflight_report preflight(const config& cfg) {
     if (std::string problem = spool_dir_problem(dir); !problem.empty()) {
       r.error = "router.spool_dir: " + problem + " (reliable deletes' spool)";
     }
+  }
+  // process.user (-u): the start looks it up as memcached does, and stops there.
+  if (r.error.empty() && !cfg.process.user.empty() && ::getpwnam(cfg.process.user.c_str()) == nullptr) {
+    r.error = "process.user (-u): can't find the user " + cfg.process.user + " to switch to";
   }
   if (!r.error.empty()) return r;
   for (std::string& w : config_warnings(cfg)) r.warnings.push_back(std::move(w));

@@ -1,7 +1,8 @@
 // What --check-config looks at beyond validate(): the things a start (or a
 // later request) would trip on that the file's own consistency cannot show.
 // Errors are what the start would refuse anyway, caught before it: a TLS
-// file that cannot be read, a spool directory that cannot be made. Warnings
+// file that cannot be read, a spool directory that cannot be made, a
+// process.user (-u) that does not exist. Warnings
 // are what may be meant but is worth saying: a server written without a port
 // (it takes 11211), a port another process holds right now (the start fails
 // unless it is free by then; the running instance itself holds it when the

@@ -62,6 +62,8 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   // TLS: the context is built at start-up from these; a SIGHUP (or
   // refresh_certs) re-reads the certificate files they name, as memcached does.
   check("tls", running.tls != fresh.tls);
+  // The process is set up once: its pid file, user, limits and pages.
+  check("process", running.process != fresh.process);
   return out;
 }
 

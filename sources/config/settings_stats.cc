@@ -19,10 +19,12 @@ int verbosity(log_level l) {
   return 0;
 }
 
-// memcached prints its -l argument, or NULL without one. We print the tcp
+// memcached prints its -l arguments as given (comma-joined), or NULL without
+// one: every interface ("*", the default). Listeners from the file: the tcp
 // hosts, with ":port" where it differs from tcpport.
 std::string interfaces(const listen_config& l) {
-  if (l.tcp.empty()) return "NULL";
+  if (!l.inter.empty()) return l.inter;
+  if (l.tcp.empty() || (l.tcp.size() == 1 && l.tcp.front().host == "*")) return "NULL";
   std::string out;
   for (const tcp_address& a : l.tcp) {
     if (!out.empty()) out += ',';
@@ -164,6 +166,12 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
       {"read_buffer_size", n(c.server.read_buffer_size)},
       {"log_level", to_string(c.logging.level)},
       {"log_async_queue", n(c.logging.async_queue)},
+      // memcached's -P -u -r -k -L, which its stats settings do not show (`process:`)
+      {"pid_file", or_null(c.process.pid_file, "NULL")},
+      {"user", or_null(c.process.user, "NULL")},
+      {"core_dumps", yes_no(c.process.core_dumps)},
+      {"lock_memory", yes_no(c.process.lock_memory)},
+      {"large_pages", yes_no(c.process.large_pages)},
   };
 }
 

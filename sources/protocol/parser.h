@@ -31,7 +31,7 @@ namespace ithaca::protocol {
 class parser {
 public:
     explicit parser(const parser_settings& settings)
-        : settings_(settings), text_(settings_), binary_(settings_) {}
+        : settings_(settings), text_(settings_), binary_(settings_), mode_(bound_mode(settings.binding_protocol)) {}
 
     parse_result parse(std::string_view input, request& out);
 
@@ -61,6 +61,14 @@ public:
 
 private:
     enum class mode : unsigned char { Undecided, Text, Binary };
+    static mode bound_mode(parser_settings::binding b)
+    {
+        return b == parser_settings::binding::Ascii    ? mode::Text
+               : b == parser_settings::binding::Binary ? mode::Binary
+                                                       : mode::Undecided;
+    }
+    // The protocol stays what the first request (or the binding) made it.
+    bool locked() const { return settings_.lock_protocol || settings_.binding_protocol != parser_settings::binding::Negotiating; }
 
     parse_result parse_one(std::string_view input, request& out);
     parse_result parse_after_swallow(std::string_view input, request& out);
@@ -68,7 +76,7 @@ private:
     parser_settings settings_;
     text_parser text_;
     binary_parser binary_;
-    mode mode_ = mode::Undecided;
+    mode mode_;
     std::size_t swallow_ = 0;
 };
 

@@ -28,6 +28,13 @@ struct parser_settings {
     // closed; on a text connection 0x80 is just a byte of a bad command.
     // false: decide per request (0x80 = binary, anything else = text).
     bool lock_protocol = true;
+    // memcached's binding protocol (-l proto[ascii|binary]:, per listener):
+    // Negotiating tells the protocols apart by the first byte; Ascii and
+    // Binary speak that one from the first byte on, whatever it is (a text
+    // line on a binary listener is a bad magic: closed; 0x80 on an ascii one
+    // is a byte of a bad command), as memcached's listeners do.
+    enum class binding : unsigned char { Negotiating, Ascii, Binary };
+    binding binding_protocol = binding::Negotiating;
 };
 
 }  // namespace ithaca::protocol

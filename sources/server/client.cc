@@ -32,7 +32,10 @@ std::unique_ptr<connection> open_connection(const worker_shared& shared, accepte
     return nullptr;
   }
   if (s.peer.starts_with("tcp:")) mm::set_nodelay(s.fd, true);
-  auto c = std::make_unique<connection>(shared.parser);
+  protocol::parser_settings ps = shared.parser;
+  if (s.protocol == config::listen_protocol::Ascii) ps.binding_protocol = protocol::parser_settings::binding::Ascii;
+  if (s.protocol == config::listen_protocol::Binary) ps.binding_protocol = protocol::parser_settings::binding::Binary;
+  auto c = std::make_unique<connection>(ps);
   c->io = std::move(conn);
   c->conn = c->io.get();
   thread_local uint64_t next_tag = 0;  // per worker: its clients spread evenly

@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "any_address.h"
 #include "conn_registry.h"
 #include "delete_spool.h"
 #include "metrics_listener.h"
@@ -20,7 +21,7 @@
 #include "preflight.h"
 #include "tls_context.h"
 #include "tls_setup.h"
-#include "ready_notify.h"
+#include "process_setup.h"
 #include "role_monitor.h"
 #include "route_builder.h"
 #include "fanout.h"
@@ -49,14 +50,21 @@ mm::backend_kind backend_of(config::io_backend b) {
   return mm::backend_kind::Auto;
 }
 
+// The hosts a listen.tcp host stands for: "*" is 0.0.0.0 and [::] (any_address.h).
+std::vector<std::string> hosts_of(const config::tcp_address& a) {
+  return a.host == "*" ? any_address_hosts() : std::vector<std::string>{a.host};
+}
+
 // memcached binds its UDP port on every -l host; a host listed twice (two tcp
 // ports) is bound once.
 std::vector<std::string> udp_addresses(const config::config& cfg) {
   std::vector<std::string> out;
   if (cfg.listen.udp_port == 0) return out;
   for (const auto& a : cfg.listen.tcp) {
-    std::string text = config::to_string(config::tcp_address{a.host, cfg.listen.udp_port});
-    if (std::find(out.begin(), out.end(), text) == out.end()) out.push_back(text);
+    for (const std::string& host : hosts_of(a)) {
+      std::string text = config::to_string(config::tcp_address{host, cfg.listen.udp_port});
+      if (std::find(out.begin(), out.end(), text) == out.end()) out.push_back(text);
+    }
   }
   return out;
 }
@@ -111,10 +119,18 @@ std::vector<listen_entry> listen_addresses(const config::config& cfg) {
   // sockets stay plaintext (as memcached's do).
   const bool tls = cfg.tls.enabled;
   for (const auto& a : cfg.listen.tcp) {
-    listen_entry e{config::to_string(a)};
-    e.tls = tls && !a.notls;
-    e.tls_peer = a.peer;
-    out.push_back(e);
+    bool first = true;
+    for (const std::string& host : hosts_of(a)) {
+      config::tcp_address one = a;
+      one.host = host;
+      listen_entry e{config::to_string(one)};
+      e.tls = tls && !a.notls;
+      e.tls_peer = a.peer;
+      e.protocol = a.protocol;
+      e.port_of_previous = !first && a.port == 0;  // "*" on port 0: [::] takes 0.0.0.0's port
+      first = false;
+      out.push_back(e);
+    }
   }
   for (const auto& p : cfg.listen.unix_paths) out.push_back(listen_entry{"unix:" + p});
   for (std::size_t i = 0; i < cfg.router.listeners.size(); i++) {
@@ -176,6 +192,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   sc.slab_classes.factor = cfg.cache.slab_growth_factor;
   sc.slab_classes.min_size = cfg.cache.slab_min_size;
   sc.slab_classes.chunk_max = static_cast<uint32_t>(config::slab_chunk_max(cfg.cache));
+  sc.large_pages = cfg.process.large_pages;  // -L (large_pages.h)
   auto st = std::make_unique<store::store>(sc);
   if (!st->large_values_available()) {
     spdlog::error("cannot create the large values' file in {}: {}; values over {} bytes will be refused",
@@ -360,7 +377,9 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers, &role};
     ps.reload.tls = tls.get();
     ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
-    ps.on_ready = [] { notify_ready(); };  // the metrics listener, if any, is bound already
+    // The metrics listener, if any, is bound already: the pid file, the user
+    // switch, then READY (process_setup.h).
+    ps.on_ready = [&cfg] { return process_ready(cfg); };
     pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);
     spdlog::info("ithaca starting: {} workers, memory limit {} bytes, io backend {}", started.size(),
                  cfg.cache.memory_limit, started.front()->backend_name());

@@ -9,6 +9,9 @@
 #include "instance.h"
 #include "log.h"
 #include "machinarium.h"
+#include "process_setup.h"
+
+#include <spdlog/spdlog.h>
 
 int main(int argc, char** argv) {
   using namespace ithaca;
@@ -45,6 +48,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ithaca: %s\n", error.c_str());
     return 1;
   }
+  // memcached's -r -u -d -k, before the first thread (fork and threads do
+  // not mix): -d's parent does not come back from here.
+  if (int rc = server::process_start(cfg, cli); rc >= 0) return rc;
   // Before the first thread (the logger's): a thread that leaves these
   // unblocked would take SIGHUP/SIGTERM with the default action and end the
   // process, instead of letting the pooler's signalfd receive them.
@@ -54,7 +60,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   log::install_machinarium_handler();
+  for (const std::string& w : cli.listen_warnings) spdlog::warn("{}", w);
+  server::process_log_start(cfg);
   int rc = server::instance_run(cfg, cli);
+  rc = server::process_finish(rc);  // the pid file goes
   log::shutdown();
   return rc;
 }

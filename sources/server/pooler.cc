@@ -63,6 +63,7 @@ void pooler::request_shutdown() {
 void pooler::main() {
   std::vector<std::unique_ptr<mm::io>> listeners;
   bool reported_port = false;
+  uint16_t previous_port = 0;  // the port the last tcp listener bound
   for (const listen_entry& entry : settings_.listen) {
     const std::string& text = entry.address;
     mm::address addr;
@@ -71,6 +72,9 @@ void pooler::main() {
       spdlog::error("listen {}: {}", text, error);
       failed_ = true;
       break;
+    }
+    if (entry.port_of_previous && addr.storage.ss_family == AF_INET6) {
+      reinterpret_cast<sockaddr_in6&>(addr.storage).sin6_port = htons(previous_port);
     }
     const bool is_unix = addr.storage.ss_family == AF_UNIX;
     const int backlog = entry.backlog > 0 ? entry.backlog : settings_.backlog;
@@ -90,17 +94,21 @@ void pooler::main() {
                       : entry.tls_peer == config::peer_check::None     ? " (TLS, no client certificate)"
                       : entry.tls_peer == config::peer_check::Required ? " (TLS, client certificate required)"
                                                                    : " (TLS)";
+    const char* only = entry.protocol == config::listen_protocol::Ascii    ? " (ascii only)"
+                       : entry.protocol == config::listen_protocol::Binary ? " (binary only)"
+                                                                           : "";
     if (entry.root == 0) {
-      spdlog::warn("listening on {} {}{}", is_unix ? "unix" : "tcp", local, tls);
+      spdlog::warn("listening on {} {}{}{}", is_unix ? "unix" : "tcp", local, tls, only);
     } else {
-      spdlog::warn("listening on {} {}{} (its own route: listeners[{}])", is_unix ? "unix" : "tcp", local, tls,
-                   entry.root - 1);
+      spdlog::warn("listening on {} {}{}{} (its own route: listeners[{}])", is_unix ? "unix" : "tcp", local, tls,
+                   only, entry.root - 1);
     }
-    if (!is_unix && !reported_port && settings_.on_tcp_port) {
+    if (!is_unix) {
       const auto& sa = addr.storage.ss_family == AF_INET6
                            ? reinterpret_cast<const sockaddr_in6&>(bound.storage).sin6_port
                            : reinterpret_cast<const sockaddr_in&>(bound.storage).sin_port;
-      settings_.on_tcp_port(ntohs(sa));
+      previous_port = ntohs(sa);
+      if (!reported_port && settings_.on_tcp_port) settings_.on_tcp_port(previous_port);
       reported_port = true;
     }
     listeners.push_back(std::move(l));
@@ -110,7 +118,11 @@ void pooler::main() {
     shutdown();
     return;
   }
-  if (settings_.on_ready) settings_.on_ready();
+  if (settings_.on_ready && !settings_.on_ready()) {
+    failed_ = true;
+    shutdown();
+    return;
+  }
   std::vector<mm::coroutine_id> children;
   for (size_t i = 0; i < listeners.size(); i++) {
     mm::io* l = listeners[i].get();
@@ -186,7 +198,9 @@ void pooler::feed(int fd, std::string peer, std::size_t index) {
   for (size_t tries = 0; tries < workers_.size(); tries++) {
     worker* w = workers_[next_worker_];
     next_worker_ = (next_worker_ + 1) % workers_.size();
-    if (w->inbox().try_write(accepted_socket{fd, peer, entry.address, entry.root, clients, entry.tls, entry.tls_peer})) return;
+    if (w->inbox().try_write(
+            accepted_socket{fd, peer, entry.address, entry.root, clients, entry.tls, entry.tls_peer, entry.protocol}))
+      return;
   }
   conns_.reserved.fetch_sub(1);
   if (clients) clients->fetch_sub(1);

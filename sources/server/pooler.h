@@ -29,6 +29,10 @@ struct listen_entry {
   uint64_t max_clients = 0;  // open clients at most (a nutcracker pool's client_connections); 0: none
   bool tls = false;          // clients handshake TLS first (-Z; not a notls: one, never unix)
   config::peer_check tls_peer = config::peer_check::Default;  // btls: / mtls:
+  config::listen_protocol protocol = config::listen_protocol::Negotiating;  // -l proto[...]:
+  // Its address says port 0 and it is the second half of "*" ([::] after
+  // 0.0.0.0): it binds the port the listener before it got.
+  bool port_of_previous = false;
 };
 
 struct pooler_settings {
@@ -43,8 +47,9 @@ struct pooler_settings {
   // (the real one when the config says port 0), for `stats settings`.
   std::function<void(uint16_t)> on_tcp_port;
   // Called on the pooler thread once every listener is bound (not if one
-  // failed): the server is ready (systemd's READY=1).
-  std::function<void()> on_ready;
+  // failed): the server is ready (the pid file, the user switch, systemd's
+  // READY=1, -d's parent; process_setup.h). False: the start fails.
+  std::function<bool()> on_ready;
 };
 
 class pooler {

@@ -1,5 +1,6 @@
 #include "udp_server.h"
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -47,6 +48,8 @@ bool udp_port_free(const mm::address& addr, std::string* error) {
     *error = std::string("socket: ") + std::strerror(errno);
     return false;
   }
+  const int one = 1;  // as the sockets themselves will be (mm::bind_udp_socket)
+  if (addr.storage.ss_family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
   bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr.storage), addr.length) == 0;
   if (!ok) *error = "bind udp " + addr.to_string() + ": " + std::strerror(errno);
   ::close(fd);

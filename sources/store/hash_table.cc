@@ -17,7 +17,7 @@ namespace ithaca::store {
 // ends still gives the new chain (its cursor is at the end, and stays there: the next
 // growth has a cursor of its own).
 
-hash_table::hash_table(uint64_t buckets) : lock_mask_(buckets - 1)
+hash_table::hash_table(uint64_t buckets, bool huge_pages) : lock_mask_(buckets - 1), huge_pages_(huge_pages)
 {
     static_assert(std::is_trivially_destructible_v<bucket_lock> && sizeof(bucket_lock) == 1);
     // Zero pages for both: a router's untouched table costs no memory; a zero lock is free.
@@ -51,11 +51,17 @@ hash_table::~hash_table()
 
 // Anonymous pages: zero until written, and (chain heads) given back with MADV_DONTNEED after
 // a growth while the address stays valid (the lock-free hints may still read it).
-void* hash_table::map_zeroed(uint64_t bytes) noexcept
+// With huge pages (-L) a table's pages come 2 MiB at a time where the kernel has them (a
+// refusal, THP off or not built in, leaves the small pages: the advice is only advice).
+void* hash_table::map_zeroed(uint64_t bytes) const noexcept
 {
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
-    return p == MAP_FAILED ? nullptr : p;
+    if (p == MAP_FAILED)
+        return nullptr;
+    if (huge_pages_)
+        (void)madvise(p, bytes, MADV_HUGEPAGE);
+    return p;
 }
 
 bool hash_table::maybe_nonempty(uint64_t b) const noexcept

@@ -36,7 +36,8 @@ namespace ithaca::store {
 class hash_table {
 public:
     // A table of `buckets` (a power of two) chains and as many locks. Throws bad_alloc.
-    explicit hash_table(uint64_t buckets);
+    // huge_pages: every mapping asks for transparent huge pages (MADV_HUGEPAGE, -L).
+    explicit hash_table(uint64_t buckets, bool huge_pages = false);
     ~hash_table();  // unmaps the arrays; the items must be gone (drain)
     hash_table(const hash_table&) = delete;
     hash_table& operator=(const hash_table&) = delete;
@@ -120,13 +121,14 @@ private:
     };
 
     // Zeroed anonymous pages (nullptr if none): chain heads and the locks.
-    static void* map_zeroed(uint64_t bytes) noexcept;
+    void* map_zeroed(uint64_t bytes) const noexcept;
     void finish_growth(const table* t) noexcept;
 
     std::atomic<const table*> current_;
     std::vector<std::unique_ptr<table>> tables_;  // every descriptor published [the grower]
     std::vector<mapping> mappings_;               // every head array, to unmap at the end
     uint64_t lock_mask_;
+    bool huge_pages_;     // madvise(MADV_HUGEPAGE) each mapping [immutable]
     bucket_lock* locks_;  // lock_mask_ + 1 of them, mapped zeroed (unlocked), never moved
     std::atomic<uint64_t> mapped_bytes_{0};       // head arrays holding pages now
 };

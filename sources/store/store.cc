@@ -43,7 +43,7 @@ store::store(const store_config& cfg, std::shared_ptr<large_arena> arena)
       item_size_max_(cfg.item_size_max),
       large_value_threshold_(cfg.large_value_threshold),
       lease_interval_ms_(cfg.lease_interval_ms),
-      table_(round_up_pow2(std::max<uint64_t>(cfg.bucket_count, 1))),
+      table_(round_up_pow2(std::max<uint64_t>(cfg.bucket_count, 1)), cfg.large_pages),
       classes_(cfg.slab_classes)
 {
     cfg_.bucket_count = table_.bucket_count();

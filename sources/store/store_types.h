@@ -29,6 +29,8 @@ struct store_config {
     unsigned gc_low_watermark_pct = 80;   // ... and stops below this one
     // memcached's size classes, only to report items by class (class_stats.h).
     slab_class_config slab_classes;
+    // -L: the hash table's mappings ask for transparent huge pages (hash_table.h).
+    bool large_pages = false;
 };
 
 // ---- get (get, gets, gat, gats, touch via get_options, mg, lease-get) ----

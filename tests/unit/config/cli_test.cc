@@ -81,7 +81,7 @@ TEST_CASE("memcached flags, short, attached and long forms") {
   config c = with_flags({"-p", "0", "-t", "2", "-m", "128", "-c", "50", "-U", "11311", "-b",
                          "64", "-A"});
   REQUIRE(c.listen.tcp.size() == 1);
-  CHECK(c.listen.tcp[0] == tcp_address{"0.0.0.0", 0});
+  CHECK(c.listen.tcp[0] == tcp_address{"*", 0});
   CHECK(c.server.workers == 2);
   CHECK(c.cache.memory_limit == 128ull << 20);
   CHECK(c.server.max_connections == 50);
@@ -171,13 +171,119 @@ TEST_CASE("bad and refused flags") {
   CHECK(parse({"-x"}) == "unknown option '-x' (see -h)");
   CHECK(parse({"--frobnicate"}) == "unknown option '--frobnicate' (see -h)");
   CHECK(parse({"serve"}) == "unexpected argument 'serve' (see -h)");
-  CHECK(parse({"-d"}) ==
-        "-d (--daemon): ithaca does not daemonize: run it in the foreground under systemd, a "
-        "container or a supervisor");
-  CHECK(parse({"--daemon"}).rfind("-d (--daemon): ithaca does not daemonize", 0) == 0);
-  CHECK(parse({"-u", "nobody"}).rfind("-u (--user): ", 0) == 0);
+  CHECK(parse({"-u"}) == "-u: missing value");
+  CHECK(parse({"-P", ""}) == "-P: expected a file name");
   CHECK(parse({"-M"}) == "-M (--disable-evictions): is a memcached option ithaca does not support");
-  CHECK(parse({"-vd"}).rfind("-d (--daemon)", 0) == 0);
+}
+
+TEST_CASE("memcached's process flags: -d -u -P -r -k -L") {
+  cli_options o;
+  REQUIRE(parse({"-d", "-u", "memcache", "-P", "/run/m.pid", "-r", "-k", "-L"}, &o) == "");
+  CHECK(o.daemonize);
+  config c = with_flags({"-d", "-u", "memcache", "-P", "/run/m.pid", "-r", "-k", "-L"});
+  CHECK(c.process.user == "memcache");
+  CHECK(c.process.pid_file == "/run/m.pid");
+  CHECK(c.process.core_dumps);
+  CHECK(c.process.lock_memory);
+  CHECK(c.process.large_pages);
+  c = with_flags({"--daemon", "--user=nobody", "--pidfile=x.pid", "--enable-coredumps", "--lock-memory",
+                  "--enable-largepages"});
+  CHECK(c.process.user == "nobody");
+  CHECK(c.process.pid_file == "x.pid");
+  CHECK(c.process.core_dumps);
+  CHECK(c.process.lock_memory);
+  CHECK(c.process.large_pages);
+  REQUIRE(parse({"-vdrkL"}, &o) == "");  // bundled, as getopt takes them
+  CHECK(o.daemonize);
+  CHECK(o.verbose == 1);
+  c = with_flags({});
+  CHECK(c.process == process_config{});
+}
+
+TEST_CASE("the file's process: section, and the flags over it") {
+  temp_file f("process:\n  pid_file: /run/ithaca.pid\n  user: nobody\n  core_dumps: true\n"
+              "  lock_memory: true\n  large_pages: true\n");
+  cli_options o;
+  REQUIRE(parse({"--config", f.path.c_str(), "-u", "memcache"}, &o) == "");
+  config c;
+  std::string error;
+  REQUIRE(make_config(o, c, &error));
+  CHECK(c.process.pid_file == "/run/ithaca.pid");
+  CHECK(c.process.user == "memcache");
+  CHECK(c.process.core_dumps);
+  CHECK(c.process.lock_memory);
+  CHECK(c.process.large_pages);
+}
+
+TEST_CASE("memcached mode: argv[0] named memcached, or --memcached first") {
+  auto run = [](std::vector<const char*> argv, cli_options* out = nullptr) {
+    cli_options o;
+    std::string error;
+    parse_args(static_cast<int>(argv.size()), argv.data(), o, &error);
+    if (out) *out = o;
+    return error;
+  };
+  cli_options o;
+  CHECK(run({"/usr/libexec/ithaca/memcached", "-p", "11311", "-u", "memcache"}, &o) == "");
+  CHECK(o.memcached_mode);
+  CHECK(*o.port == 11311);
+  CHECK(run({"memcached", "--port=11311"}, &o) == "");
+  CHECK(o.memcached_mode);
+  CHECK(run({"ithaca", "--memcached", "-p", "1"}, &o) == "");
+  CHECK(o.memcached_mode);
+  CHECK(run({"ithaca", "-p", "1"}, &o) == "");
+  CHECK_FALSE(o.memcached_mode);
+  CHECK(run({"memcachedx", "-p", "1"}, &o) == "");
+  CHECK_FALSE(o.memcached_mode);
+  // ithaca's own options are unknown there.
+  CHECK(run({"memcached", "--config", "/etc/ithaca/ithaca.yaml"}) == "unknown option '--config' (see -h)");
+  CHECK(run({"ithaca", "--memcached", "--check-config"}) == "unknown option '--check-config' (see -h)");
+  CHECK(run({"ithaca", "--memcached", "--metrics-listen=1.2.3.4"}).rfind("unknown option", 0) == 0);
+  // Only as the first argument.
+  CHECK(run({"ithaca", "-p", "1", "--memcached"}) == "unknown option '--memcached' (see -h)");
+}
+
+TEST_CASE("-l: memcached 1.6's prefixes, several addresses, '*'") {
+  config c = with_flags({"-l", "proto[ascii]:tag[x]:127.0.0.1:11311", "-p", "11211"});
+  REQUIRE(c.listen.tcp.size() == 1);
+  CHECK(c.listen.tcp[0].host == "127.0.0.1");
+  CHECK(c.listen.tcp[0].port == 11311);
+  CHECK(c.listen.tcp[0].protocol == listen_protocol::Ascii);
+  CHECK(c.listen.tcp[0].tag == "x");
+  CHECK(c.listen.inter == "proto[ascii]:tag[x]:127.0.0.1:11311");
+  c = with_flags({"-l", "proto[binary]:127.0.0.1,proto[negotiating]:[::1]:5;tag_abc_:10.0.0.1", "-p", "7"});
+  REQUIRE(c.listen.tcp.size() == 3);
+  CHECK(c.listen.tcp[0].protocol == listen_protocol::Binary);
+  CHECK(c.listen.tcp[0].port == 7);
+  CHECK(c.listen.tcp[1].host == "::1");
+  CHECK(c.listen.tcp[1].port == 5);
+  CHECK(c.listen.tcp[1].protocol == listen_protocol::Negotiating);
+  CHECK(c.listen.tcp[2].tag == "abc");
+  CHECK(c.listen.tcp[2].port == 7);
+  // With TLS prefixes before (memcached's order).
+  c = with_flags({"-l", "notls:proto[ascii]:127.0.0.1:1"});
+  CHECK(c.listen.tcp[0].notls);
+  CHECK(c.listen.tcp[0].protocol == listen_protocol::Ascii);
+  // Repeated: bound once, shown once.
+  c = with_flags({"-l", "127.0.0.1", "-l", "127.0.0.1", "-l", "127.0.0.2,127.0.0.1"});
+  CHECK(c.listen.tcp.size() == 2);
+  CHECK(c.listen.inter == "127.0.0.1,127.0.0.2,127.0.0.1");
+  // Every interface.
+  c = with_flags({"-l", "*"});
+  CHECK(c.listen.tcp[0].host == "*");
+  // memcached's words.
+  CHECK(parse({"-l", "proto[ascii:127.0.0.1"}) == "-l: Invalid protocol spec: \"[ascii:127.0.0.1\"");
+  CHECK(parse({"-l", "tag[]:127.0.0.1"}) == "-l: Listener tags must be between 1 and 8 characters: \"\"");
+  CHECK(parse({"-l", "tag[123456789]:127.0.0.1"}) ==
+        "-l: Listener tags must be between 1 and 8 characters: \"123456789\"");
+  CHECK(parse({"-l", "tag[x:127.0.0.1"}) == "-l: Invalid tag in socket config: \"[x:127.0.0.1\"");
+  CHECK(parse({"-l", "proto[proxy]:127.0.0.1"}).rfind("-l: proto[proxy]: ", 0) == 0);
+  // A name memcached ignores: accepted, negotiating, with a note.
+  cli_options o;
+  REQUIRE(parse({"-l", "proto[meta]:127.0.0.1"}, &o) == "");
+  CHECK((*o.listen)[0].address.protocol == listen_protocol::Negotiating);
+  REQUIRE(o.listen_warnings.size() == 1);
+  CHECK(o.listen_warnings[0].rfind("-l: proto[meta]: not a protocol memcached knows", 0) == 0);
 }
 
 TEST_CASE("-o: memcached's extended options, with their meaning or a note") {

@@ -28,7 +28,7 @@ std::string load(const std::string& yaml, config* out = nullptr) {
 TEST_CASE("defaults match memcached where the concept exists") {
   config c;
   REQUIRE(c.listen.tcp.size() == 1);
-  CHECK(c.listen.tcp[0] == tcp_address{"0.0.0.0", 11211});
+  CHECK(c.listen.tcp[0] == tcp_address{"*", 11211});  // 0.0.0.0 and [::]
   CHECK(c.listen.unix_paths.empty());
   CHECK(c.listen.udp_port == 0);
   CHECK(c.listen.backlog == 1024);
@@ -216,7 +216,7 @@ TEST_CASE("bad values name the key, the range and what was written") {
   CHECK(load("cache: 5\n") == "ithaca.yaml:1: section 'cache' must be a mapping of keys, got '5'");
   CHECK(load("- a\n- b\n") ==
         "ithaca.yaml:1: expected a mapping of sections (listen, server, cache, logging, replication, metrics, tls, router, "
-        "pools, routes, route, listeners), "
+        "process, pools, routes, route, listeners), "
         "got a list");
 }
 

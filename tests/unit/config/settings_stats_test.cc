@@ -44,7 +44,7 @@ TEST_CASE("stats settings: memcached's names and formats for the defaults") {
   CHECK(m["chunk_size"] == "48");
   CHECK(m["slab_chunk_max"] == "524288");
   CHECK(m["idle_timeout"] == "0");
-  CHECK(m["inter"] == "0.0.0.0");
+  CHECK(m["inter"] == "NULL");  // no -l: every interface, IPv4 and IPv6
   // ithaca's
   CHECK(m["io_backend"] == "auto");
   CHECK(m["hash_power"] == "20");
@@ -52,6 +52,25 @@ TEST_CASE("stats settings: memcached's names and formats for the defaults") {
   CHECK(m["large_value_threshold"] == "262144");
   CHECK(m["large_value_dir"] == "/tmp");
   CHECK(m["lease_interval_ms"] == "10000");
+  CHECK(m["pid_file"] == "NULL");
+  CHECK(m["user"] == "NULL");
+  CHECK(m["core_dumps"] == "no");
+  CHECK(m["lock_memory"] == "no");
+  CHECK(m["large_pages"] == "no");
+}
+
+TEST_CASE("stats settings: -l's text as memcached prints it, the process flags") {
+  config c;
+  c.listen.tcp = {{"127.0.0.1", 11311}};
+  c.listen.inter = "proto[ascii]:tag[x]:127.0.0.1:11311,[::1]";
+  c.process = {"/run/memcached/memcached.pid", "memcache", true, true, true};
+  auto m = as_map(c);
+  CHECK(m["inter"] == "proto[ascii]:tag[x]:127.0.0.1:11311,[::1]");
+  CHECK(m["pid_file"] == "/run/memcached/memcached.pid");
+  CHECK(m["user"] == "memcache");
+  CHECK(m["core_dumps"] == "yes");
+  CHECK(m["lock_memory"] == "yes");
+  CHECK(m["large_pages"] == "yes");
 }
 
 TEST_CASE("stats settings follow the config") {

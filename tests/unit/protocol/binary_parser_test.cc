@@ -182,3 +182,30 @@ TEST_CASE("protocol is fixed by the first request, as memcached does") {
     CHECK(ev[1].cmd == command::Version);
     CHECK(ev[2].cmd == command::MetaNoop);
 }
+
+TEST_CASE("a listener bound to one protocol (-l proto[ascii]: / proto[binary]:)") {
+    // ascii: a binary packet is text from the first byte, as on memcached's ascii port.
+    parser_settings s;
+    s.binding_protocol = parser_settings::binding::Ascii;
+    auto ev = parse_all(kVersion + "\r\nversion\r\n", s);
+    REQUIRE(ev.size() == 2);
+    CHECK(ev[0].reply == "ERROR\r\n");
+    CHECK(ev[1].cmd == command::Version);
+    // binary: text is a bad magic once a header's 24 bytes are in (memcached waits
+    // for them too), closed with no reply.
+    s.binding_protocol = parser_settings::binding::Binary;
+    CHECK(parse_all("version\r\n", s).empty());
+    ev = parse_all("version\r\nversion\r\nversion\r\n", s);
+    REQUIRE(ev.size() == 1);
+    CHECK(ev[0].error == error_kind::BadMagic);
+    CHECK(ev[0].close);
+    ev = parse_all(kVersion, s);
+    REQUIRE(ev.size() == 1);
+    CHECK(ev[0].cmd == command::Version);
+    // Bound even when per-request detection is asked for.
+    s.lock_protocol = false;
+    s.binding_protocol = parser_settings::binding::Ascii;
+    ev = parse_all("version\r\n" + kVersion + "\r\n", s);
+    REQUIRE(ev.size() == 2);
+    CHECK(ev[1].reply == "ERROR\r\n");
+}

@@ -1,0 +1,35 @@
+#include "large_pages.h"
+
+#include <fstream>
+
+namespace ithaca::server {
+
+namespace {
+constexpr const char* kThpPath = "/sys/kernel/mm/transparent_hugepage/enabled";
+}  // namespace
+
+thp_mode read_thp_mode() {
+  std::ifstream f(kThpPath);
+  std::string text;
+  if (!f || !std::getline(f, text)) return thp_mode::Missing;
+  if (text.find("[always]") != std::string::npos) return thp_mode::Always;
+  if (text.find("[madvise]") != std::string::npos) return thp_mode::Madvise;
+  return thp_mode::Never;
+}
+
+large_pages_report report_large_pages() {
+  const std::string head = "-L: transparent huge pages ";
+  switch (read_thp_mode()) {
+    case thp_mode::Missing:
+      return {true, head + "are not available here (no " + kThpPath + "); the default page size is used"};
+    case thp_mode::Never:
+      return {true, head + "are disabled here (" + kThpPath + ": never); the default page size is used"};
+    case thp_mode::Always:
+      return {false, head + "are on for all memory here (" + kThpPath + ": always): the hash table and the items"};
+    case thp_mode::Madvise: break;
+  }
+  return {true, head + "asked for the hash table (MADV_HUGEPAGE); not for the items, malloc blocks that get them "
+                       "only when " + kThpPath + " says always (it says madvise)"};
+}
+
+}  // namespace ithaca::server
