@@ -55,6 +55,12 @@ struct cli_options {
   bool enable_shutdown = false;                  // -A, --enable-shutdown
   bool disable_watch = false;                    // -W, --disable-watch
   bool disable_dumping = false;                  // -X, --disable-dumping
+  bool disable_evictions = false;                // -M, --disable-evictions
+  bool disable_cas = false;                      // -C, --disable-cas
+  bool disable_flush_all = false;                // -F, --disable-flush-all
+  std::optional<char> prefix_delimiter;          // -D <char> (also turns stats detail on)
+  std::optional<unsigned> reqs_per_event;        // -R, --max-reqs-per-event
+  std::optional<binding_protocol> binding;       // -B, --protocol
   bool enable_ssl = false;                       // -Z, --enable-ssl
   std::vector<cli_suboption> tls_options;        // -o ssl_*=..., in order (tls_config.h)
 };
@@ -71,7 +77,8 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
 //  -s replaces every listener with that one unix socket (no tcp, no udp);
 //  -a sets the mode of every unix socket (listen.unix_mode);
 //  -I also lowers large_value_threshold to item_size_max if it was above;
-//  -o ssl_* set the tls settings they name over the file's; -Z turns TLS on.
+//  -o ssl_* set the tls settings they name over the file's; -Z turns TLS on;
+//  -D sets server.prefix_delimiter and turns server.detail_enabled on.
 // Does not validate; see make_config().
 void apply_overrides(const cli_options& cli, config& c);
 

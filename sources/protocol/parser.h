@@ -31,7 +31,7 @@ namespace ithaca::protocol {
 class parser {
 public:
     explicit parser(const parser_settings& settings)
-        : settings_(settings), text_(settings_), binary_(settings_) {}
+        : settings_(settings), text_(settings_), binary_(settings_), mode_(initial_mode(settings.binding)) {}
 
     parse_result parse(std::string_view input, request& out);
 
@@ -61,6 +61,11 @@ public:
 
 private:
     enum class mode : unsigned char { Undecided, Text, Binary };
+    // memcached -B: a bound connection starts decided (and stays so, whatever
+    // lock_protocol says).
+    static mode initial_mode(binding_mode b) {
+        return b == binding_mode::Ascii ? mode::Text : b == binding_mode::Binary ? mode::Binary : mode::Undecided;
+    }
 
     parse_result parse_one(std::string_view input, request& out);
     parse_result parse_after_swallow(std::string_view input, request& out);

@@ -4,6 +4,13 @@
 
 namespace ithaca::protocol {
 
+// memcached -B: what a connection may speak. Auto decides at its first byte
+// (0x80: binary, anything else: text); Ascii and Binary decide before it,
+// so a binary packet on an ascii connection is bytes of a bad text command
+// (ERROR at its first newline), and text on a binary connection is a packet
+// with a bad magic (closed once 24 bytes came), as memcached -B does.
+enum class binding_mode : unsigned char { Auto, Ascii, Binary };
+
 struct parser_settings {
     // Largest value accepted (memcached -I, item_size_max). A larger value is
     // refused with "object too large" and its bytes are swallowed. memcached
@@ -28,6 +35,7 @@ struct parser_settings {
     // closed; on a text connection 0x80 is just a byte of a bad command.
     // false: decide per request (0x80 = binary, anything else = text).
     bool lock_protocol = true;
+    binding_mode binding = binding_mode::Auto;
 };
 
 }  // namespace ithaca::protocol

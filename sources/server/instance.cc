@@ -17,6 +17,7 @@
 #include "delete_spool.h"
 #include "metrics_listener.h"
 #include "pooler.h"
+#include "prefix_stats.h"
 #include "preflight.h"
 #include "tls_context.h"
 #include "tls_setup.h"
@@ -46,6 +47,15 @@ mm::backend_kind backend_of(config::io_backend b) {
     case config::io_backend::Auto: break;
   }
   return mm::backend_kind::Auto;
+}
+
+protocol::binding_mode binding_of(config::binding_protocol b) {
+  switch (b) {
+    case config::binding_protocol::Ascii: return protocol::binding_mode::Ascii;
+    case config::binding_protocol::Binary: return protocol::binding_mode::Binary;
+    case config::binding_protocol::Auto: break;
+  }
+  return protocol::binding_mode::Auto;
 }
 
 // memcached binds its UDP port on every -l host; a host listed twice (two tcp
@@ -175,6 +185,8 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   sc.slab_classes.factor = cfg.cache.slab_growth_factor;
   sc.slab_classes.min_size = cfg.cache.slab_min_size;
   sc.slab_classes.chunk_max = static_cast<uint32_t>(config::slab_chunk_max(cfg.cache));
+  sc.evictions = cfg.cache.evictions;
+  sc.cas_enabled = cfg.cache.cas_enabled;
   auto st = std::make_unique<store::store>(sc);
   if (!st->large_values_available()) {
     spdlog::error("cannot create the large values' file in {}: {}; values over {} bytes will be refused",
@@ -280,6 +292,10 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   shared.clock = &clock;
   shared.live = &live;
   shared.parser.item_size_max = cfg.cache.item_size_max;
+  shared.parser.binding = binding_of(cfg.server.binding);
+  // `stats detail` (-D): the delimiter for good, and on at start if asked.
+  flow::prefix_stats::instance().set_delimiter(cfg.server.prefix_delimiter);
+  flow::prefix_stats::instance().set_enabled(cfg.server.detail_enabled);
   shared.read_buffer_size = cfg.server.read_buffer_size;
   shared.ack_state = repl_ack.get();
   shared.tls = tls.get();
