@@ -138,12 +138,12 @@ bool store_dump::cachedump(unsigned cls, unsigned limit, protocol::out_buffer& o
       if (mm::coroutine_cancelled()) return false;
     }
   } while (next != 0);
-  // Newest first, as memcached walks its LRU from the head.
+  // Newest first, as memcached walks its LRU from the head. The answer is at
+  // most 2 MB: it is not drained mid-way (it may be going to a holding buffer
+  // behind replies still in flight, which cannot be drained); the request loop
+  // drains it after, as any reply.
   std::sort(heap.begin(), heap.end(), std::greater<>{});
-  for (const kept_line& k : heap) {
-    out.append(std::string_view(text).substr(k.begin, k.size));
-    if (!drain_if_full(out, ctx_)) return false;
-  }
+  for (const kept_line& k : heap) out.append(std::string_view(text).substr(k.begin, k.size));
   out.append("END\r\n");
   return true;
 }

@@ -37,7 +37,9 @@ class item_dump_source {
   // `stats cachedump CLASS LIMIT` (CLASS checked, 0..63): memcached's answer,
   // "ITEM <key> [<value bytes> b; <expiry, unix seconds, 0 = never> s]" per
   // item of the class, at most `limit` of them (0: no count limit) and at most
-  // kCachedumpBytes of lines, then END. False if the connection failed.
+  // kCachedumpBytes of lines, then END, appended whole (bounded, so not
+  // drained mid-way: `out` may be a holding buffer behind replies in flight).
+  // False if the worker stops meanwhile.
   virtual bool cachedump(unsigned cls, unsigned limit, protocol::out_buffer& out) = 0;
 };
 

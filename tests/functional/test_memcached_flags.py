@@ -472,6 +472,20 @@ def test_stats_cachedump_lists_a_class_as_memcached_does(ithaca_factory, memcach
     assert replies(ours, bad) == replies(theirs, bad)
 
 
+def test_stats_cachedump_stops_short_of_memcacheds_2_mb(ithaca_factory, memcached_factory):
+    ours, theirs = ithaca_factory(), memcached_factory(["-o", "no_lru_maintainer"])
+    pad = b"p" * 190
+    for server in (ours, theirs):
+        replies(server, b"".join(b"set %s%05d 0 0 10\r\n0123456789\r\n" % (pad, i) for i in range(12000)))
+    classes = {s.name: [k for k in stats(s, b"items") if k.endswith(":number")] for s in (ours, theirs)}
+    assert classes[ours.name] == classes[theirs.name] and len(classes[ours.name]) == 1
+    cls = int(classes[ours.name][0].split(":")[1])
+    every = cachedump(ours, cls, 0)
+    same_items(every, cachedump(theirs, cls, 0))
+    assert 8000 < len(every) < 12000  # 2 MB of 220-byte lines: the newest ones
+    assert every[0][0] == pad + b"11999"
+
+
 def test_disable_dumping_refuses_cachedump_and_detail(ithaca_factory, memcached_factory):
     ours, theirs = pair(ithaca_factory, memcached_factory, ["-X"])
     exchange = b"stats cachedump 1 1\r\nstats cachedump\r\n"
