@@ -338,6 +338,13 @@ def test_without_the_flag_detail_is_off_and_the_delimiter_a_colon(ithaca_factory
     assert got[ours.name] == got[theirs.name] == ([], [b"PREFIX p get 0 hit 0 set 1 del 0"])
 
 
+def test_a_router_counts_prefixes_by_the_delimiter_too(ithaca_factory, memcached_factory):
+    backend = memcached_factory()
+    router = ithaca_factory(["-D", "/"], config_text=router_config(backend))
+    replies(router, DETAIL_EXCHANGE)
+    assert detail_dump(router) == [b"PREFIX a get 2 hit 1 set 1 del 1", b"PREFIX b get 3 hit 2 set 1 del 0"]
+
+
 # --- -R ----------------------------------------------------------------------------------
 
 PIPELINE = b"".join(b"set k%d 0 0 1\r\nx\r\n" % i for i in range(50)) + b"".join(b"get k%d\r\n" % i
