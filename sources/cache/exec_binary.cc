@@ -24,6 +24,9 @@ using protocol::command;
 // The incr/decr expiration that means "do not create a missing item".
 constexpr uint32_t kNoVivify = 0xffffffff;
 
+// The body of a store refused for memory (memcached 1.6.45, proto_bin.c).
+constexpr std::string_view kOutOfMemoryStoring = "Out of memory allocating item";
+
 void reply_ok(protocol::out_buffer& out, const protocol::request& req, uint64_t cas = 0,
               std::string_view value = {}) {
   protocol::encode_binary(out, req.opcode, req.opaque, binary_status::NoError, cas, {}, {}, value);
@@ -67,15 +70,16 @@ void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
 }
 
 // Set/Add/Replace with a CAS become a CAS store, as in memcached; Append and
-// Prepend compare the CAS but keep their mode.
+// Prepend compare the CAS but keep their mode. memcached -C (cas off) drops a
+// store's CAS: a plain store, whatever the packet carried.
 void store_value(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   ctx.counters.cmd_set.add();
   flow::prefix_stats::instance().record_set(req.key());
   store::store_mode mode = store_mode_of(req.cmd);
   store::store_options opts;
-  opts.compare_cas = req.cas;
+  opts.compare_cas = ctx.store.cas_enabled() ? req.cas : 0;
   const bool concat = mode == store::store_mode::Append || mode == store::store_mode::Prepend;
-  if (req.cas != 0 && !concat) mode = store::store_mode::Cas;
+  if (opts.compare_cas != 0 && !concat) mode = store::store_mode::Cas;
   store::store_result res;
   watch_lookup(req.key(), ctx);
   ctx.store.set(req.key(), mode, req.value, req.flags, req.exptime, ctx.now, opts, res);
@@ -96,7 +100,12 @@ void store_value(const protocol::request& req, protocol::out_buffer& out, exec_c
     case store::store_status::Exists: st = binary_status::KeyExists; break;
     case store::store_status::NotFound: st = binary_status::KeyNotFound; break;
     case store::store_status::TooLarge: st = binary_status::ValueTooLarge; break;
-    case store::store_status::OutOfMemory: st = binary_status::OutOfMemory; break;
+    case store::store_status::OutOfMemory:
+      // memcached's words for a store it found no memory for (its out_of_memory()
+      // strips "SERVER_ERROR " for binary).
+      protocol::encode_binary(out, req.opcode, req.opaque, binary_status::OutOfMemory, 0, {}, {},
+                              kOutOfMemoryStoring);
+      return;
     case store::store_status::BadKey: st = binary_status::InvalidArguments; break;
   }
   protocol::encode_binary_error(out, req, st);

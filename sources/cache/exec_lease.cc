@@ -53,6 +53,7 @@ exec_action lease_get(const request& req, out_buffer& out, exec_context& ctx) {
   ctx.counters.cmd_get.add();
   store::get_options o;
   o.lease = true;
+  o.item_cas = true;  // a stale hit's token is its CAS, also with cas off (-C)
   // One result per call: small values fit in its inline buffer and the reply
   // copies them; leases are not the hot path worth a shared buffer.
   store::get_result res;
@@ -122,6 +123,7 @@ void set_over_stale(const request& req, exec_context& ctx, store::store_result& 
   store::get_options peek;
   peek.want_value = false;
   peek.bump = false;
+  peek.item_cas = true;  // the token is the item's CAS, also with cas off (-C)
   store::get_result cur;
   ctx.store.get(req.key(), ctx.now, peek, cur);
   if (cur.status != store::get_status::Hit || !cur.stale || cur.cas != cas) {
@@ -130,6 +132,7 @@ void set_over_stale(const request& req, exec_context& ctx, store::store_result& 
   }
   store::store_options o;
   o.compare_cas = cas;
+  o.item_cas = true;
   ctx.store.set(req.key(), store::store_mode::Cas, req.value, req.flags, req.exptime, ctx.now, o, r);
   if (r.status != store::store_status::Stored && r.status != store::store_status::TooLarge &&
       r.status != store::store_status::OutOfMemory) {

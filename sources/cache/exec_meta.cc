@@ -233,9 +233,10 @@ exec_action meta_delete(const request& req, out_buffer& out, exec_context& ctx) 
   o.flags = m.client_flags;
   o.explicit_cas = m.has('E') ? m.explicit_cas : 0;
   store::remove_status st;
-  if (m.has('C') && m.compare_cas == 0) {
+  if (m.has('C') && m.compare_cas == 0 && ctx.store.cas_enabled()) {
     // C0 never matches (no item has CAS 0), but the store reads 0 as "no
     // compare": answer EX if the key exists, NF if not, as memcached does.
+    // (With memcached -C every item has CAS 0: C0 matches, a plain delete.)
     store::get_options peek;
     peek.want_value = false;
     peek.bump = false;
@@ -343,7 +344,7 @@ exec_action meta_debug(const request& req, out_buffer& out, exec_context& ctx) {
   const uint64_t value_len = res.large ? res.large->size() : res.value.size();
   res.large.reset();
   // memcached's ITEM_ntotal, and the class it falls in (the store's table, -f/-n).
-  const uint64_t size = store::slab_classes::item_total(req.key().size(), res.flags, value_len);
+  const uint64_t size = ctx.store.classes().item_total(req.key().size(), res.flags, value_len);
   // memcached 1.6.45 prints the remaining TTL (1.6.18 printed it negated).
   const int64_t exp = res.ttl;
   std::string& text = ctx.scratch;

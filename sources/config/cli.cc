@@ -175,6 +175,53 @@ bool on_disable_dumping(cli_options& o, std::string_view, const std::string&, st
   o.disable_dumping = true;
   return true;
 }
+bool on_disable_evictions(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.disable_evictions = true;
+  return true;
+}
+bool on_disable_cas(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.disable_cas = true;
+  return true;
+}
+bool on_disable_flush_all(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.disable_flush_all = true;
+  return true;
+}
+
+// memcached's -D: the first character of the value (the rest is ignored, as
+// memcached ignores it); its message for an empty one.
+bool on_prefix_delimiter(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty()) return fail(e, n + ": No delimiter specified");
+  o.prefix_delimiter = v.front();
+  return true;
+}
+
+// memcached's -R, with its message for anything not above 0.
+bool on_reqs_per_event(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  uint64_t count = 0;
+  if (!parse_unsigned(v, count) || !kReqsPerEventRange.contains(count)) {
+    return fail(e, n + ": Number of requests per event must be greater than 0 (and at most " +
+                       std::to_string(kReqsPerEventRange.max) + "), got '" + std::string(v) + "'");
+  }
+  o.reqs_per_event = static_cast<unsigned>(count);
+  return true;
+}
+
+// memcached's -B, with its message for another word.
+bool on_protocol(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v == "auto") {
+    o.binding = binding_protocol::Auto;
+  } else if (v == "ascii") {
+    o.binding = binding_protocol::Ascii;
+  } else if (v == "binary") {
+    o.binding = binding_protocol::Binary;
+  } else {
+    return fail(e, n + ": Invalid value for binding protocol: " + std::string(v) +
+                       " -- should be one of auto, binary, or ascii");
+  }
+  return true;
+}
+
 bool on_help(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.help = true;
   return true;
@@ -317,24 +364,23 @@ const option_spec kOptions[] = {
     {'b', "listen-backlog", true, on_backlog, nullptr},
     {'v', "verbose", false, on_verbose, nullptr},
     {'A', "enable-shutdown", false, on_shutdown, nullptr},
-    // memcached 1.6.45's flags (-e, and those another part of issue 30 has not taken yet, refused with the reason).
+    // memcached 1.6.45's flags (-e, -S and -Y refused with the reason until they are taken).
     {'d', "daemon", false, on_daemonize, nullptr},
     {'u', "user", true, on_user, nullptr},
     {'P', "pidfile", true, on_pid_file, nullptr},
     {'r', "enable-coredumps", false, on_core_dumps, nullptr},
-    {'M', "disable-evictions", false, nullptr, kUnsupported},
+    {'M', "disable-evictions", false, on_disable_evictions, nullptr},
     {'k', "lock-memory", false, on_lock_memory, nullptr},
     {'i', "license", false, on_license, nullptr},
     {'f', "slab-growth-factor", true, on_growth_factor, nullptr},
     {'n', "slab-min-size", true, on_min_size, nullptr},
     {'L', "enable-largepages", false, on_large_pages, nullptr},
-    {'D', nullptr, true, nullptr, kUnsupported},
-    {'R', "max-reqs-per-event", true, nullptr, kUnsupported},
-    {'C', "disable-cas", false, nullptr, kUnsupported},
-    {'B', "protocol", true, nullptr,
-     "ithaca always detects the protocol (ascii, meta, binary) per connection"},
+    {'D', nullptr, true, on_prefix_delimiter, nullptr},
+    {'R', "max-reqs-per-event", true, on_reqs_per_event, nullptr},
+    {'C', "disable-cas", false, on_disable_cas, nullptr},
+    {'B', "protocol", true, on_protocol, nullptr},
     {'S', "enable-sasl", false, nullptr, kUnsupported},
-    {'F', "disable-flush-all", false, nullptr, kUnsupported},
+    {'F', "disable-flush-all", false, on_disable_flush_all, nullptr},
     {'X', "disable-dumping", false, on_disable_dumping, nullptr},
     {'W', "disable-watch", false, on_disable_watch, nullptr},
     {'Y', "auth-file", true, nullptr, kUnsupported},
@@ -481,6 +527,15 @@ void apply_overrides(const cli_options& cli, config& c) {
   if (cli.enable_shutdown) c.server.enable_shutdown = true;
   if (cli.disable_watch) c.server.enable_watch = false;
   if (cli.disable_dumping) c.server.enable_dumping = false;
+  if (cli.disable_flush_all) c.server.enable_flush_all = false;
+  if (cli.prefix_delimiter) {
+    c.server.prefix_delimiter = *cli.prefix_delimiter;
+    c.server.detail_enabled = true;  // memcached's -D turns per-prefix stats on
+  }
+  if (cli.reqs_per_event) c.server.reqs_per_event = *cli.reqs_per_event;
+  if (cli.binding) c.server.binding = *cli.binding;
+  if (cli.disable_evictions) c.cache.evictions = false;
+  if (cli.disable_cas) c.cache.cas_enabled = false;
 
   if (cli.memory_limit) c.cache.memory_limit = *cli.memory_limit;
   if (cli.slab_growth_factor) c.cache.slab_growth_factor = *cli.slab_growth_factor;

@@ -67,6 +67,12 @@ struct cli_options {
   bool enable_shutdown = false;                  // -A, --enable-shutdown
   bool disable_watch = false;                    // -W, --disable-watch
   bool disable_dumping = false;                  // -X, --disable-dumping
+  bool disable_evictions = false;                // -M, --disable-evictions
+  bool disable_cas = false;                      // -C, --disable-cas
+  bool disable_flush_all = false;                // -F, --disable-flush-all
+  std::optional<char> prefix_delimiter;          // -D <char> (also turns stats detail on)
+  std::optional<unsigned> reqs_per_event;        // -R, --max-reqs-per-event
+  std::optional<binding_protocol> binding;       // -B, --protocol
   bool enable_ssl = false;                       // -Z, --enable-ssl
   std::vector<cli_suboption> tls_options;        // -o ssl_*=..., in order (tls_config.h)
   extended_settings extended;                    // the other -o options (extended_options.h)
@@ -101,6 +107,7 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
 //  -o ssl_* set the tls settings they name over the file's; -Z turns TLS on;
 //  -u, -P, -r, -k, -L set process.user, pid_file, core_dumps, lock_memory,
 //     large_pages.
+//  -D sets server.prefix_delimiter and turns server.detail_enabled on.
 // Does not validate; see make_config().
 void apply_overrides(const cli_options& cli, config& c);
 

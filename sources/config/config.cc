@@ -97,6 +97,15 @@ const char* to_string(io_backend b) {
   return "?";
 }
 
+const char* to_string(binding_protocol p) {
+  switch (p) {
+    case binding_protocol::Auto: return "auto-negotiate";
+    case binding_protocol::Ascii: return "ascii";
+    case binding_protocol::Binary: return "binary";
+  }
+  return "?";
+}
+
 const char* to_string(log_level l) {
   switch (l) {
     case log_level::Trace: return "trace";

@@ -96,6 +96,13 @@ struct listen_config {
 enum class io_backend { Auto, IoUring, Epoll };
 const char* to_string(io_backend b);
 
+// memcached -B: the protocols a client connection may speak. Auto decides per
+// connection by its first byte (0x80: binary); Ascii takes every byte as text
+// (classic and meta commands); Binary takes only binary packets.
+enum class binding_protocol { Auto, Ascii, Binary };
+// memcached's names in `stats settings`: "auto-negotiate", "ascii", "binary".
+const char* to_string(binding_protocol p);
+
 // Section `server`: threads and connections.
 struct server_config {
   unsigned workers = 4;  // worker machines, memcached -t
@@ -104,7 +111,18 @@ struct server_config {
   uint64_t idle_timeout_ms = 0;     // close idle clients after this; 0 = never
   bool enable_shutdown = false;     // accept the ascii "shutdown" command, memcached -A
   bool enable_watch = true;         // accept `watch` (live event streams); memcached -W turns it off
-  bool enable_dumping = true;       // accept lru_crawler metadump / mgdump; memcached -X turns it off
+  bool enable_dumping = true;       // accept lru_crawler metadump / mgdump, stats cachedump and
+                                    // stats detail; memcached -X turns it off
+  bool enable_flush_all = true;     // accept flush_all (ascii, binary); memcached -F turns it off
+  // `stats detail`: the character ending a key's prefix (memcached -D) and
+  // whether the per-prefix counts are on at start (-D turns them on, as in
+  // memcached; `stats detail on|off` switches them at run time).
+  char prefix_delimiter = ':';
+  bool detail_enabled = false;
+  // memcached -R: requests a connection runs from one read before it lets
+  // the worker's other connections go first (its replies are sent then).
+  unsigned reqs_per_event = 20;
+  binding_protocol binding = binding_protocol::Auto;  // memcached -B
   uint64_t stack_size = 64 * kKiB;  // usable bytes per coroutine stack
   uint64_t read_buffer_size = 16 * kKiB;  // initial per-client read buffer
 };
@@ -131,6 +149,12 @@ struct cache_config {
   // The hash table doubles past 1.5 items per bucket; false keeps its start
   // size (memcached's -o no_hashexpand).
   bool hash_expand = true;
+  // memcached -M: false answers a store that does not fit "SERVER_ERROR out of
+  // memory storing object" instead of evicting (expired items are still reclaimed).
+  bool evictions = true;
+  // memcached -C: false hands out CAS 0 and compares client CAS values as
+  // memcached -C does (store.h: cas_enabled).
+  bool cas_enabled = true;
 
   // $TMPDIR if set and absolute, else /tmp.
   static std::string default_large_value_dir();
@@ -246,6 +270,7 @@ inline constexpr range kLargeValueThresholdRange{kKiB, kGiB};
 inline constexpr range kLargeValueDiskLimitRange{kMiB, uint64_t{1} << 50};
 inline constexpr range kHashPowerRange{4, 32};
 inline constexpr range kSlabMinSizeRange{1, 512 * kKiB};  // memcached -n
+inline constexpr range kReqsPerEventRange{1, 1u << 30};    // memcached -R (> 0)
 inline constexpr double kSlabGrowthFactorMax = 100;          // memcached -f (> 1)
 inline constexpr range kGcIntervalRange{1, 3600 * 1000};
 inline constexpr range kLeaseIntervalRange{1, 3600 * 1000};

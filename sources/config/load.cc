@@ -56,6 +56,21 @@ void parse_server(section& s, config& c) {
   s.boolean("enable_shutdown", v.enable_shutdown);
   s.boolean("enable_watch", v.enable_watch);
   s.boolean("enable_dumping", v.enable_dumping);
+  s.boolean("enable_flush_all", v.enable_flush_all);
+  std::string delimiter;
+  s.string("prefix_delimiter", delimiter);
+  if (const YAML::Mark* m = s.key_mark("prefix_delimiter"); m != nullptr) {
+    if (delimiter.size() != 1) {
+      s.fail_value("prefix_delimiter", *m, "expected one character (memcached -D), got '" + delimiter + "'");
+    } else {
+      v.prefix_delimiter = delimiter.front();
+    }
+  }
+  s.boolean("detail_enabled", v.detail_enabled);
+  s.integer("reqs_per_event", v.reqs_per_event, kReqsPerEventRange);
+  s.choice("binding_protocol", v.binding,
+           {{"auto", binding_protocol::Auto}, {"ascii", binding_protocol::Ascii},
+            {"binary", binding_protocol::Binary}});
   s.size("stack_size", v.stack_size, kStackSizeRange);
   s.size("read_buffer_size", v.read_buffer_size, kReadBufferRange);
 }
@@ -73,6 +88,8 @@ void parse_cache(section& s, config& c) {
   s.integer("slab_min_size", v.slab_min_size, kSlabMinSizeRange);
   s.boolean("lru_crawler", v.lru_crawler);
   s.boolean("hash_expand", v.hash_expand);
+  s.boolean("evictions", v.evictions);
+  s.boolean("cas_enabled", v.cas_enabled);
   std::string factor;
   s.string("slab_growth_factor", factor);
   if (!factor.empty()) {

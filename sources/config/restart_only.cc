@@ -20,12 +20,16 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("server.io_backend", running.server.backend != fresh.server.backend);
   check("server.stack_size", running.server.stack_size != fresh.server.stack_size);
   check("server.read_buffer_size", running.server.read_buffer_size != fresh.server.read_buffer_size);
+  check("server.binding_protocol", running.server.binding != fresh.server.binding);
+  check("server.prefix_delimiter", running.server.prefix_delimiter != fresh.server.prefix_delimiter);
+  check("server.detail_enabled", running.server.detail_enabled != fresh.server.detail_enabled);
   check("cache.large_value_dir", running.cache.large_value_dir != fresh.cache.large_value_dir);
   check("cache.hash_power", running.cache.hash_power != fresh.cache.hash_power);
   check("cache.hash_expand", running.cache.hash_expand != fresh.cache.hash_expand);
   check("cache.lru_crawler", running.cache.lru_crawler != fresh.cache.lru_crawler);
   check("cache.slab_growth_factor", running.cache.slab_growth_factor != fresh.cache.slab_growth_factor);
   check("cache.slab_min_size", running.cache.slab_min_size != fresh.cache.slab_min_size);
+  check("cache.cas_enabled", running.cache.cas_enabled != fresh.cache.cas_enabled);
   check("logging.file", running.logging.file != fresh.logging.file);
   check("logging.async_queue", running.logging.async_queue != fresh.logging.async_queue);
   check("router.spool_dir", running.router.spool_dir != fresh.router.spool_dir);

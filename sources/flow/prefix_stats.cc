@@ -7,17 +7,13 @@
 
 namespace ithaca::flow {
 
-namespace {
-constexpr char kDelimiter = ':';  // memcached's default (-D)
-}
-
 prefix_stats& prefix_stats::instance() {
   static prefix_stats table;
   return table;
 }
 
 prefix_stats::counts* prefix_stats::find(std::string_view key) {
-  const size_t end = key.find(kDelimiter);
+  const size_t end = key.find(delimiter());
   if (end == std::string_view::npos) return nullptr;
   const std::string prefix(key.substr(0, end));
   auto it = table_.find(prefix);

@@ -1,8 +1,9 @@
 // Per-prefix statistics: memcached's `stats detail on|off|dump`. A key's
-// prefix is what comes before its first ':' (keys without one are not
-// counted, as in memcached); for each prefix, gets, hits, sets and deletes of
+// prefix is what comes before its first delimiter (':', or memcached's -D
+// character; keys without one are not counted, as in memcached); for each prefix, gets, hits, sets and deletes of
 // the classic text and binary commands (meta commands are not counted, as in
-// memcached). Off by default; `stats reset` clears the table.
+// memcached). Off by default (-D turns it on at start); `stats reset` clears
+// the table.
 //
 // Threads: any worker records and dumps. Lock: `mutex_`, a leaf taken only
 // when detail is on (one relaxed load otherwise), never under a bucket lock.
@@ -30,6 +31,9 @@ class prefix_stats {
 
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
   void set_enabled(bool on) { enabled_.store(on, std::memory_order_relaxed); }
+  // memcached's -D. [start-up, before any worker; read relaxed by every record]
+  void set_delimiter(char c) { delimiter_.store(c, std::memory_order_relaxed); }
+  char delimiter() const { return delimiter_.load(std::memory_order_relaxed); }
 
   // No-ops while detail is off (checked inline: every request asks).
   void record_get(std::string_view key, bool hit) {
@@ -59,6 +63,7 @@ class prefix_stats {
   counts* find(std::string_view key);
 
   std::atomic<bool> enabled_{false};
+  std::atomic<char> delimiter_{':'};  // memcached's default
   std::atomic<uint64_t> dropped_{0};
   std::mutex mutex_;
   std::unordered_map<std::string, counts> table_;  // [mutex_]

@@ -61,6 +61,15 @@ void cache_memlimit(const protocol::request& req, protocol::out_buffer& out, ser
 
 }  // namespace
 
+void refuse_flush_all(const protocol::request& req, protocol::out_buffer& out, server_context& ctx) {
+  if (req.proto == protocol::protocol_kind::Binary) {
+    protocol::encode_binary_error(out, req, binary_status::AuthError);  // quiet or not
+    return;
+  }
+  ctx.counters.cmd_flush.add();
+  if (!req.noreply) protocol::encode_ascii_line(out, protocol::kReplyFlushNotAllowed);
+}
+
 exec_action execute_server_command(const protocol::request& req, protocol::out_buffer& out, server_context& ctx) {
   if (req.proto == protocol::protocol_kind::Binary) return binary_command(req, out, ctx);
   switch (req.cmd) {

@@ -43,7 +43,9 @@ struct server_context {
   // `lru_crawler metadump|mgdump`: the local store's dump (null: no stream to
   // dump to, e.g. UDP), and whether dumps are allowed (memcached -X: not).
   item_dump_source* items = nullptr;
-  bool dump_enabled = true;
+  bool dump_enabled = true;  // also stats cachedump and stats detail (memcached 1.6.45's -X)
+  // flush_all and binary Flush/FlushQ (memcached -F: refused, refuse_flush_all).
+  bool flush_enabled = true;
   // `stats items` / `stats slabs` of a connection whose requests go to pools:
   // the pools' servers answer them (pool_stats.h); null: the local store.
   pool_stats_source* pool_stats = nullptr;
@@ -58,6 +60,13 @@ struct server_context {
 };
 
 exec_action execute_server_command(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
+
+// memcached -F's answer to a flush (protocol::command_class::Flush) while
+// ctx.flush_enabled is off, in either role, before any route: ascii
+// "CLIENT_ERROR flush_all not allowed" (nothing with noreply), counted in
+// cmd_flush as memcached counts it; binary Flush and FlushQ alike "Auth
+// failure." (status 0x20), not counted, as memcached 1.6.45 does.
+void refuse_flush_all(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
 
 // `stats [group]` for text and binary (stats_command.cc).
 exec_action execute_stats(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);

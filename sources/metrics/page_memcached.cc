@@ -26,6 +26,8 @@ void memcached_general(prom_writer& w, const lookup& s) {
        "Total number of connections opened since the server started running."},
       {"rejected_connections", "memcached_connections_rejected_total", C,
        "Total number of connections rejected due to hitting the memcached's -c limit in maxconns_fast mode."},
+      {"conn_yields", "memcached_connections_yielded_total", C,
+       "Total number of connections yielded running due to hitting the memcached's -R limit."},
       {"bytes", "memcached_current_bytes", G, "Current number of bytes used to store items."},
       {"limit_maxbytes", "memcached_limit_bytes", G, "Number of bytes this server is allowed to use for storage."},
       {"curr_items", "memcached_current_items", G, "Current number of items stored by this instance."},

@@ -28,7 +28,7 @@ struct parser_settings {
     // closed; on a text connection 0x80 is just a byte of a bad command.
     // false: decide per request (0x80 = binary, anything else = text).
     bool lock_protocol = true;
-    // memcached's binding protocol (-l proto[ascii|binary]:, per listener):
+    // memcached's binding protocol (-B for every listener, -l proto[ascii|binary]: for one):
     // Negotiating tells the protocols apart by the first byte; Ascii and
     // Binary speak that one from the first byte on, whatever it is (a text
     // line on a binary listener is a bad magic: closed; 0x80 on an ascii one

@@ -40,6 +40,12 @@ inline constexpr std::string_view kReplyLruCrawlerSleep = "CLIENT_ERROR sleep mu
 inline constexpr std::string_view kReplyLruPcts = "ERROR hot and warm pcts must not exceed 80";
 inline constexpr std::string_view kReplyLruFactors = "ERROR hot/warm age factors must be greater than 0";
 inline constexpr std::string_view kReplyStatsDetailUsage = "CLIENT_ERROR usage: stats detail on|off|dump";
+// memcached 1.6.45's refusals under -F and -X, and its stats cachedump errors
+inline constexpr std::string_view kReplyFlushNotAllowed = "CLIENT_ERROR flush_all not allowed";
+inline constexpr std::string_view kReplyDetailNotAllowed = "CLIENT_ERROR stats detail not allowed";
+inline constexpr std::string_view kReplyCachedumpNotAllowed = "CLIENT_ERROR stats cachedump not allowed";
+inline constexpr std::string_view kReplyBadCommandLine = "CLIENT_ERROR bad command line";
+inline constexpr std::string_view kReplyIllegalSlabId = "CLIENT_ERROR Illegal slab id";
 // meta
 inline constexpr std::string_view kReplyInvalidFlag = "CLIENT_ERROR invalid flag";
 inline constexpr std::string_view kReplyDuplicateFlag = "CLIENT_ERROR duplicate flag";

@@ -29,6 +29,9 @@ struct repl_counters {
     std::atomic<uint64_t> applied_sets{0};
     std::atomic<uint64_t> applied_touches{0};
     std::atomic<uint64_t> applied_deletes{0};
+    // Sets of the master's the store refused (no memory under -M, or too large here):
+    // the key is dropped instead, so the slave never serves its older value.
+    std::atomic<uint64_t> sets_refused{0};
     std::atomic<uint64_t> stream_errors{0};
     // Master with `ack: slave` (ack_state.h): written by every worker
     // (fetch_add), so unlike the rest they have many writers.

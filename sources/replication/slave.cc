@@ -42,6 +42,14 @@ void apply(const record& r, store::store& st, const store::store_now& now, repl_
         st.set(r.key, store::store_mode::Set, {r.value.data(), r.value.size()}, r.flags, r.exptime, now, {},
                res);
         c.applied_sets.fetch_add(1, std::memory_order_relaxed);
+        if (res.status == store::store_status::OutOfMemory || res.status == store::store_status::TooLarge) {
+            // A set that does not fit here (memcached -M on this slave, or a smaller
+            // memory or item limit than the master's): as memcached does for a set it
+            // cannot store, the key's older value goes, so a promoted slave answers a
+            // miss for it rather than a value the master replaced.
+            st.remove(r.key, now);
+            c.sets_refused.fetch_add(1, std::memory_order_relaxed);
+        }
         break;
     }
     case record_kind::Touch:

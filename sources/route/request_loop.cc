@@ -11,6 +11,7 @@
 #include "reply.h"
 #include "reply_drain.h"
 #include "routed_counts.h"
+#include "server_commands.h"
 
 namespace ithaca::route {
 
@@ -228,6 +229,16 @@ bool routed_side_effect(const protocol::parse_result& r, const protocol::request
           req.cmd == command::Gats);
 }
 
+// memcached -F: a flush is refused before any route, in either role; an
+// ascii flush_all whose delay does not parse is refused too (memcached looks
+// at -F before the arguments).
+bool refuses_flush(const protocol::parse_result& r, const protocol::request& req, const flow::server_context& s) {
+  if (s.flush_enabled || req.cmd != protocol::command::FlushAll) return false;
+  if (r.status == protocol::parse_status::Ok) return true;
+  return r.status == protocol::parse_status::Error && req.proto == protocol::protocol_kind::Ascii &&
+         r.error == protocol::error_kind::BadFormat;
+}
+
 // Turns the refused `set` into the delete memcached does in its place,
 // answered by nobody (the client already has its SERVER_ERROR).
 void as_silent_delete(protocol::request& req) {
@@ -256,6 +267,8 @@ void as_silent_delete(protocol::request& req) {
 std::size_t execute_input(protocol::parser& parser, std::string_view input, loop_context& lc,
                           exec_action& action) {
   std::size_t off = 0;
+  std::size_t budget = lc.request_budget;  // 0: no limit
+  lc.yield_due = false;
   const route& root = lc.tree->root(lc.root);
   const bool all_local = lc.tree->root_is_local(lc.root);
   const bool routes_to_servers = !lc.tree->pools().empty() && !all_local;
@@ -294,7 +307,9 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     lc.server.replies_pending = !direct;
     dispatch_env env{lc.local, &lc.server, direct ? lc.out : slot.deferred, lc.backends, lc.acks, lc.async};
     dispatch_status st = dispatch_status::Done;
-    if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {
+    if (refuses_flush(r, slot.req, lc.server)) {
+      flow::refuse_flush_all(slot.req, env.out, lc.server);
+    } else if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {
       // The parser refused it, but memcached's side effect happens on the
       // server that holds the key, in this request's place in the order.
       if (!settle(lc, settle_until::Empty)) {
@@ -346,6 +361,11 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
       action = exec_action::Close;
     }
     if (!direct && !pop_ready(lc)) action = exec_action::Close;
+    // memcached -R: this many requests, then the other connections' turn.
+    if (budget != 0 && --budget == 0 && off < input.size() && action == exec_action::Continue) {
+      lc.yield_due = true;
+      break;
+    }
   }
   if (!lc.inflight.empty() && !settle(lc, settle_until::Empty)) action = exec_action::Close;
   // Requests still in flight now mean the connection closes (a drain

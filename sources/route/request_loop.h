@@ -34,6 +34,12 @@ struct loop_context {
   // Which of the tree's roots this connection dispatches on: its listener's
   // (route_tree.h; 0 = the default root, also UDP's).
   std::size_t root = 0;
+  // memcached -R: execute_input runs at most this many requests of its input
+  // (0: all of them, as the UDP loop wants), then returns with `yield_due`
+  // set if input is left, so the caller sends the replies and lets the
+  // worker's other connections go first before it runs the rest.
+  std::size_t request_budget = 0;
+  bool yield_due = false;
 };
 
 // Longest a connection waits for a request in flight. Backend calls end
@@ -45,8 +51,9 @@ inline constexpr mm::millis kInflightWaitLimitMs = 10 * 60 * 1000;
 // keeps its state across calls). Returns the bytes consumed, once EVERY
 // request it started has its reply in `lc.out` (the input is pinned until
 // then: requests in flight point into it). Stops early when a request asks
-// to close or shut down (`action`), or when the input ends in an incomplete
-// request (the rest is not consumed).
+// to close or shut down (`action`), when the input ends in an incomplete
+// request (the rest is not consumed), or after lc.request_budget requests
+// with input left (lc.yield_due).
 std::size_t execute_input(protocol::parser& parser, std::string_view input, loop_context& lc,
                           exec_action& action);
 

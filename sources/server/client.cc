@@ -73,6 +73,7 @@ client::client(const worker_shared& shared, flow::command_counters& counters)
   server_.can_watch = live_->enable_watch;
   server_.items = &dump_;
   server_.dump_enabled = live_->enable_dumping;
+  server_.flush_enabled = live_->enable_flush_all;
 }
 
 // One acquire load per batch; the rest only after a reload (snapshot.h).
@@ -81,6 +82,7 @@ void client::refresh_live() {
   server_.enable_shutdown = live_->enable_shutdown;
   server_.can_watch = live_->enable_watch;
   server_.dump_enabled = live_->enable_dumping;
+  server_.flush_enabled = live_->enable_flush_all;
   server_.config_file = live_->config_file;
   server_.config_loaded_at = live_->config_loaded_at;
   loop_.tree = live_->routes.get();
@@ -218,7 +220,12 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
       parser.set_item_size_max(live_->item_size_max);
       ctx_.now = shared_.clock->now();
       std::string_view input(stack_buf, static_cast<size_t>(n));
-      size_t used = route::execute_input(parser, input, loop_, action);
+      bool failed = false;
+      size_t used = run_input(parser, input, conn, action, failed);
+      if (failed) {
+        reason = "error";
+        break;
+      }
       if (used < input.size()) pending_.assign(input.substr(used));
     } else {
       // Continue an incomplete request: read straight behind it.
@@ -235,7 +242,12 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
       refresh_live();
       parser.set_item_size_max(live_->item_size_max);
       ctx_.now = shared_.clock->now();
-      size_t used = route::execute_input(parser, pending_, loop_, action);
+      bool failed = false;
+      size_t used = run_input(parser, pending_, conn, action, failed);
+      if (failed) {
+        reason = "error";
+        break;
+      }
       pending_.erase(0, used);
       // Give a large buffer back once the big request it held is done.
       if (pending_.empty() && pending_.capacity() > 4 * shared_.read_buffer_size) std::string().swap(pending_);
@@ -264,6 +276,32 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
   // Ended by a read: not Continue, which says "parked".
   if (action == flow::exec_action::Continue) action = flow::exec_action::Close;
   return action;
+}
+
+// memcached's -R: after reqs_per_event requests of one read, the replies so
+// far are sent and the session yields to the worker's other coroutines
+// (memcached returns to its event loop), counted in conn_yields; then the
+// rest of the input runs. The input stays put meanwhile: the session's stack
+// buffer or its pending_ string, which nothing else touches. [the session's
+// coroutine; suspends in the flush and the yield, no lock held]
+size_t client::run_input(protocol::parser& parser, std::string_view input, stream& conn, flow::exec_action& action,
+                         bool& failed) {
+  size_t used = 0;
+  for (;;) {
+    loop_.request_budget = live_->reqs_per_event;
+    used += route::execute_input(parser, input.substr(used), loop_, action);
+    if (!loop_.yield_due || action != flow::exec_action::Continue) break;
+    counters_.conn_yields.add();
+    if (!flush(conn)) {
+      failed = true;
+      break;
+    }
+    mm::yield();
+    if (mm::coroutine_cancelled()) break;  // the next read says so and ends the connection
+    ctx_.now = shared_.clock->now();
+  }
+  loop_.request_budget = 0;
+  return used;
 }
 
 // memcached's close reason for a read that ended the connection.

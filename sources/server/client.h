@@ -79,6 +79,10 @@ class client final : private flow::reply_drain {
   bool flush(stream& conn);
   // Reads, freeing spare request slots if the client stays quiet.
   ssize_t read_some(stream& conn, char* buf, size_t len, mm::millis idle);
+  // Runs the requests of `input`, reqs_per_event at a time (memcached -R);
+  // the bytes used. `failed`: a write between two runs failed (close).
+  size_t run_input(protocol::parser& parser, std::string_view input, stream& conn, flow::exec_action& action,
+                   bool& failed);
   // Continue: the connection was parked; otherwise what ended it.
   flow::exec_action serve_requests(connection& c, mm::park_set& parked, std::string_view& reason);
   std::unique_ptr<stream> open_stream(const connection& c);

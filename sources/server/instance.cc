@@ -18,6 +18,7 @@
 #include "delete_spool.h"
 #include "metrics_listener.h"
 #include "pooler.h"
+#include "prefix_stats.h"
 #include "preflight.h"
 #include "tls_context.h"
 #include "tls_setup.h"
@@ -53,6 +54,17 @@ mm::backend_kind backend_of(config::io_backend b) {
 // The hosts a listen.tcp host stands for: "*" is 0.0.0.0 and [::] (any_address.h).
 std::vector<std::string> hosts_of(const config::tcp_address& a) {
   return a.host == "*" ? any_address_hosts() : std::vector<std::string>{a.host};
+}
+
+// memcached -B: the protocol every listener binds (a listener's own
+// proto[...] prefix wins, client.cc).
+protocol::parser_settings::binding binding_of(config::binding_protocol b) {
+  switch (b) {
+    case config::binding_protocol::Ascii: return protocol::parser_settings::binding::Ascii;
+    case config::binding_protocol::Binary: return protocol::parser_settings::binding::Binary;
+    case config::binding_protocol::Auto: break;
+  }
+  return protocol::parser_settings::binding::Negotiating;
 }
 
 // memcached binds its UDP port on every -l host; a host listed twice (two tcp
@@ -193,6 +205,8 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   sc.slab_classes.min_size = cfg.cache.slab_min_size;
   sc.slab_classes.chunk_max = static_cast<uint32_t>(config::slab_chunk_max(cfg.cache));
   sc.large_pages = cfg.process.large_pages;  // -L (large_pages.h)
+  sc.evictions = cfg.cache.evictions;
+  sc.cas_enabled = cfg.cache.cas_enabled;
   auto st = std::make_unique<store::store>(sc);
   if (!st->large_values_available()) {
     spdlog::error("cannot create the large values' file in {}: {}; values over {} bytes will be refused",
@@ -303,6 +317,10 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   shared.clock = &clock;
   shared.live = &live;
   shared.parser.item_size_max = cfg.cache.item_size_max;
+  shared.parser.binding_protocol = binding_of(cfg.server.binding);
+  // `stats detail` (-D): the delimiter for good, and on at start if asked.
+  flow::prefix_stats::instance().set_delimiter(cfg.server.prefix_delimiter);
+  flow::prefix_stats::instance().set_enabled(cfg.server.detail_enabled);
   shared.read_buffer_size = cfg.server.read_buffer_size;
   shared.ack_state = repl_ack.get();
   shared.tls = tls.get();

@@ -20,6 +20,7 @@ constexpr numeric_field kNumeric[] = {
     {"cache.gc_interval", config::value_kind::Duration, &live_settings::gc_interval_ms},
     {"server.max_connections", config::value_kind::Integer, &live_settings::max_connections},
     {"server.idle_timeout", config::value_kind::Duration, &live_settings::idle_timeout_ms},
+    {"server.reqs_per_event", config::value_kind::Integer, &live_settings::reqs_per_event},
     {"replication.ack_timeout", config::value_kind::Duration, &live_settings::ack_timeout_ms},
 };
 
@@ -38,6 +39,9 @@ live_settings live_settings_of(const config::config& c) {
   l.enable_shutdown = c.server.enable_shutdown;
   l.enable_watch = c.server.enable_watch;
   l.enable_dumping = c.server.enable_dumping;
+  l.enable_flush_all = c.server.enable_flush_all;
+  l.reqs_per_event = c.server.reqs_per_event;
+  l.evictions = c.cache.evictions;
   l.log_level = c.logging.level;
   l.ack = c.replication.ack;
   l.ack_timeout_ms = c.replication.ack_timeout_ms;
@@ -57,6 +61,9 @@ void overlay(const live_settings& l, config::config& c) {
   c.server.enable_shutdown = l.enable_shutdown;
   c.server.enable_watch = l.enable_watch;
   c.server.enable_dumping = l.enable_dumping;
+  c.server.enable_flush_all = l.enable_flush_all;
+  c.server.reqs_per_event = static_cast<unsigned>(l.reqs_per_event);
+  c.cache.evictions = l.evictions;
   c.logging.level = l.log_level;
   c.replication.ack = l.ack;
   c.replication.ack_timeout_ms = l.ack_timeout_ms;
@@ -80,6 +87,14 @@ std::vector<std::string> live_changes(const live_settings& before, const live_se
   if (before.enable_dumping != after.enable_dumping) {
     out.push_back(std::string("server.enable_dumping ") + (before.enable_dumping ? "true" : "false") + " -> " +
                   (after.enable_dumping ? "true" : "false"));
+  }
+  if (before.enable_flush_all != after.enable_flush_all) {
+    out.push_back(std::string("server.enable_flush_all ") + (before.enable_flush_all ? "true" : "false") +
+                  " -> " + (after.enable_flush_all ? "true" : "false"));
+  }
+  if (before.evictions != after.evictions) {
+    out.push_back(std::string("cache.evictions ") + (before.evictions ? "true" : "false") + " -> " +
+                  (after.evictions ? "true" : "false"));
   }
   if (before.ack != after.ack) {
     out.push_back(std::string("replication.ack ") + config::to_string(before.ack) + " -> " +

@@ -34,6 +34,9 @@ struct live_settings {
   bool enable_shutdown = false;        // server.enable_shutdown
   bool enable_watch = true;            // server.enable_watch (memcached -W: false)
   bool enable_dumping = true;          // server.enable_dumping (memcached -X: false)
+  bool enable_flush_all = true;        // server.enable_flush_all (memcached -F: false)
+  uint64_t reqs_per_event = 20;        // server.reqs_per_event (memcached -R)
+  bool evictions = true;               // cache.evictions (memcached -M: false; the store's copy rules)
   config::log_level log_level = config::log_level::Warn;  // logging.level
   // replication.ack / ack_timeout: they shape the route tree below (the ack
   // gate), rebuilt at each reload; here for the change list.

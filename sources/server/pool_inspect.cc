@@ -114,4 +114,34 @@ bool pool_inspect::dump(flow::dump_format format, const flow::class_set& classes
   return true;
 }
 
+bool pool_inspect::cachedump(unsigned cls, unsigned limit, protocol::out_buffer& out) {
+  const std::string request = "stats cachedump " + std::to_string(cls) + " " + std::to_string(limit) + "\r\n";
+  // memcached's buffer ends "END\r\n\0" within its 2 MB.
+  constexpr std::size_t kBudget = flow::kCachedumpBytes - 6;
+  std::size_t lines = 0;
+  std::size_t bytes = 0;
+  bool full = false;
+  for (const proxy::backend_server* s : servers()) {
+    if (full) break;
+    // At most 2 MB in all: not drained mid-way (see store_dump::cachedump).
+    const proxy::query_result r = proxy::query_server(*s, request, "END\r\n", [&](std::string_view line) {
+      if ((limit != 0 && lines >= limit) || bytes + line.size() > kBudget) {
+        full = true;
+        return false;  // enough: the rest of this server's answer is not read
+      }
+      ++lines;
+      bytes += line.size();
+      full = limit != 0 && lines >= limit;
+      out.append(line);
+      return true;
+    });
+    if (r.cancelled) return false;
+    if (!r.ok && !full) {
+      spdlog::warn("stats cachedump: {}/{} left out: {}", s->pool(), s->address(), r.error);
+    }
+  }
+  out.append("END\r\n");
+  return true;
+}
+
 }  // namespace ithaca::server

@@ -1,7 +1,10 @@
 // The router role's answers to the commands only its pools can answer:
-// `stats items`, `stats slabs` (flow/pool_stats.h) and `lru_crawler
-// metadump|mgdump` (flow/item_dump.h), so memcached-tool's `display` and
-// `dump` work against a router as against a memcached. Each server of the
+// `stats items`, `stats slabs` (flow/pool_stats.h), `lru_crawler
+// metadump|mgdump` and `stats cachedump` (flow/item_dump.h), so
+// memcached-tool's `display` and `dump` work against a router as against a
+// memcached. (memcached's own proxy answers these from its local cache,
+// empty in front of pools; the class ids `stats items` shows through the
+// router are the servers', so cachedump asks the servers too.) Each server of the
 // pools (a server two pools share, once) is asked on a connection of its
 // own (proxy/server_query.h), one after another: the stats answers are
 // merged (flow/class_stats_merge.h); the dump's lines are passed on as they
@@ -35,6 +38,10 @@ class pool_inspect final : public flow::pool_stats_source, public flow::item_dum
 
   bool collect(std::string_view group, flow::stat_lines& out) override;
   bool dump(flow::dump_format format, const flow::class_set& classes, protocol::out_buffer& out) override;
+  // Each server's ITEM lines of the class, one server after another, until
+  // `limit` lines (0: none) or flow::kCachedumpBytes; one END. A server that
+  // refuses (its -X) or fails is left out and logged.
+  bool cachedump(unsigned cls, unsigned limit, protocol::out_buffer& out) override;
 
   // How long a dump asks again a server whose crawler is busy ("BUSY").
   static constexpr mm::millis kBusyRetryMs = 2000;

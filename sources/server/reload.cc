@@ -30,6 +30,7 @@ void apply_to_store(const live_settings& l, store::store& st) {
   st.set_large_value_threshold(l.large_value_threshold);
   st.set_large_value_disk_limit(l.large_value_disk_limit);
   st.set_lease_interval_ms(l.lease_interval_ms);
+  st.set_evictions(l.evictions);
 }
 
 // router.spool_dir is restart-only (the running spool keeps its directory),

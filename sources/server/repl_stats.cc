@@ -28,6 +28,7 @@ void repl_stat_lines(const replication::repl_counters& c, flow::stat_lines& out)
   add("repl_updated", c.applied_sets);
   add("repl_touched", c.applied_touches);
   add("repl_removed", c.applied_deletes);
+  add("repl_sets_refused", c.sets_refused);
   add("repl_stream_errors", c.stream_errors);
   // ack: slave (master).
   add("repl_ack_requests", c.ack_requests);

@@ -199,6 +199,7 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   add("limit_maxbytes", store_.memory_limit());
   add("accepting_conns", 1);
   add("threads", cfg_.server.workers);
+  add("conn_yields", sum(cc::conn_yields));
   const store::store::table_shape table = store_.table_now();
   add("hash_power_level", table.power);
   add("hash_bytes", table.bytes);

@@ -232,6 +232,8 @@ flow::exec_action udp_server::process(batch& b, std::string_view payload) {
   protocol::parser parser(shared_.parser);
   parser.set_item_size_max(b.live->item_size_max);
   b.server.enable_shutdown = b.live->enable_shutdown;
+  b.server.flush_enabled = b.live->enable_flush_all;
+  b.server.dump_enabled = b.live->enable_dumping;
   b.server.config_file = b.live->config_file;
   b.server.config_loaded_at = b.live->config_loaded_at;
   b.ctx.now = shared_.clock->now();

@@ -142,8 +142,13 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
             static_cast<unsigned __int128>(weighed) * (used - lo) * 9 / (used * 8));
         g.threshold = threshold_for(h, share);
     };
-    start_evicting(gc_memory_, false, mem_used(), high, low);
-    start_evicting(gc_disk_, true, disk_used(), disk_high, disk_low);
+    if (evictions()) {
+        start_evicting(gc_memory_, false, mem_used(), high, low);
+        start_evicting(gc_disk_, true, disk_used(), disk_high, disk_low);
+    } else {
+        // memcached -M (turned off by a reload mid-pass too): the sweep only reclaims.
+        gc_memory_.evicting = gc_disk_.evicting = false;
+    }
 
     for (uint64_t b = first_bucket; b < end; ++b) {
         // Most of a 2^hash_power table is empty: pass an empty bucket without taking (and
@@ -233,7 +238,7 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
     }
     // Over the budget itself (lowered by a SIGHUP, before a full pass gave the watermarks
     // a histogram): sampled eviction at once, as a store would.
-    if (arena_ && arena_->used() > arena_->limit())
+    if (arena_ && arena_->used() > arena_->limit() && evictions())
         evict_large_inline(0, true);
     if (end < table_.bucket_count())  // grown meanwhile: the pass goes on to the new end
         return end;
@@ -257,6 +262,52 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
 bool store::evict_inline() noexcept
 {
     return evict_sampled(false, 0, false);
+}
+
+// memcached -M: a store that does not fit may still take the room of expired and flushed
+// items (memcached's lru_pull_tail reclaims those with evictions off too), so after a
+// flush_all the cache fills again at once rather than after the next GC sweep. The same
+// bounded walk as evict_sampled's sample (kSampleRounds rounds of up to kSampleBuckets
+// non-empty buckets in kMaxVisits), unlinking only what is no longer valid, judged at the
+// last GC sweep's second (a store is given no clock). Counted as reclaimed. [a storing
+// thread, no lock held; bucket locks one at a time] True if usage now fits.
+bool store::reclaim_inline() noexcept
+{
+    const uint32_t sec = last_sec_.load(std::memory_order_relaxed);
+    const uint64_t n = table_.bucket_count();
+    const uint64_t mask = n - 1;
+    const uint64_t max_visits = std::min(kMaxVisits, n);
+    for (int round = 0; round < kSampleRounds; ++round) {
+        if (mem_used() <= memory_limit())
+            return true;
+        size_t taken = 0;
+        for (uint64_t visited = 0; visited < max_visits && taken < kSampleBuckets; ++visited) {
+            const uint64_t b = evict_cursor_.fetch_add(1, std::memory_order_relaxed) & mask;
+            reclaim_list rl(stats_.bytes);
+            bucket_guard guard(table_.lock_of(b));
+            item** link = table_.chain_at(b).head;
+            if (*link == nullptr)
+                continue;
+            ++taken;
+            while (item* it = *link) {
+                remove_reason why;
+                if (!invalid(it, sec, why)) {
+                    link = &it->next_;
+                    continue;
+                }
+                if (!it->is_placeholder()) {
+                    stats_.add(store_counter::reclaimed);
+                    class_count(it, class_counter::reclaimed);
+                    if (why == remove_reason::Expired && !(it->bits_ & kFetched)) {
+                        stats_.add(store_counter::expired_unfetched);
+                        class_count(it, class_counter::expired_unfetched);
+                    }
+                }
+                unlink(link, rl, why);
+            }
+        }
+    }
+    return mem_used() <= memory_limit();
 }
 
 // The same sampling for the large-value disk budget (large_only): only items whose value is
@@ -419,8 +470,8 @@ uint64_t store::scan_meta(uint64_t first_bucket, uint64_t count, const store_now
                           const meta_visitor& visitor)
 {
     return for_each_live(first_bucket, count, now, [&](const item* it) {
-        item_meta m{it->key(), it->deadline_, it->atime_, it->cas_, it->flags_, it->data_size(),
-                    (it->bits_ & kFetched) != 0, (it->bits_ & kKeyBinary) != 0};
+        item_meta m{it->key(), it->deadline_, it->atime_, client_cas(it->cas_), it->flags_, it->data_size(),
+                    (it->bits_ & kFetched) != 0, (it->bits_ & kKeyBinary) != 0, it->cas_};
         visitor(m);
     });
 }

@@ -96,7 +96,8 @@ void store::set_rmw(std::string_view key, store_mode mode, std::span<const char>
                 return;
             continue;
         }
-        if (opts.compare_cas && cur.cas != opts.compare_cas) {
+        // memcached -C ignores an append's CAS (its items have CAS 0, its compare none).
+        if (opts.compare_cas && cfg_.cas_enabled && cur.cas != opts.compare_cas) {
             res.status = store_status::Exists;
             return;
         }
@@ -179,7 +180,8 @@ void store::arithmetic(std::string_view key, arith_op op, uint64_t delta, const 
             res.vivified = true;
             return;
         }
-        if (opts.compare_cas && cur.cas != opts.compare_cas) {
+        // memcached -C: the item's CAS is 0, so any CAS but 0 differs.
+        if (opts.compare_cas && (!cfg_.cas_enabled || cur.cas != opts.compare_cas)) {
             res.status = arith_status::Exists;
             return;
         }

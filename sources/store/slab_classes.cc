@@ -10,6 +10,7 @@ namespace ithaca::store {
 slab_classes::slab_classes(const slab_class_config& cfg)
 {
     chunk_max_ = std::max<uint32_t>(cfg.chunk_max, kItemHeader + kAlign);
+    cas_bytes_ = cfg.cas ? 8 : 0;
     const uint32_t page = std::max(cfg.page_size, chunk_max_);
     const double factor = cfg.factor > 1.0 ? cfg.factor : 1.25;
     unsigned i = 0;  // POWER_SMALLEST - 1
@@ -51,7 +52,7 @@ size_t slab_classes::chunks(size_t key_len, uint32_t flags, uint64_t value_len,
         return 1;
     }
     size_t n = 0;
-    const uint64_t header = kItemHeader + kChunkHeader + key_len + 1 + (flags != 0 ? 4 : 0) + 8;
+    const uint64_t header = kItemHeader + kChunkHeader + key_len + 1 + (flags != 0 ? 4 : 0) + cas_bytes_;
     out[n++] = {static_cast<uint8_t>(class_for(header)), 1};
     const uint64_t data = value_len + 2;
     const uint64_t room = chunk_max_ - kChunkHeader;

@@ -5,7 +5,7 @@
 // the class table memcached's slabs_init() builds from -n (chunk_size), -f (factor),
 // slab_chunk_max and the 1 MiB page, and the item size memcached's item_make_header()
 // computes (its 48-byte header, the key and its NUL, 4 bytes of client flags when they are
-// not 0, the value and its "\r\n", 8 bytes of CAS).
+// not 0, the value and its "\r\n", 8 bytes of CAS unless memcached runs with -C).
 //
 // An item larger than slab_chunk_max is what memcached calls chunked: it is counted in the
 // largest class (its LRU), and its memory is a header chunk in a small class plus data
@@ -29,6 +29,7 @@ struct slab_class_config {
     uint32_t min_size = 48;                     // memcached -n (chunk_size)
     uint32_t page_size = uint32_t{1} << 20;     // memcached's slab_page_size
     uint32_t chunk_max = uint32_t{1} << 19;     // memcached's slab_chunk_max (page / 2)
+    bool cas = true;  // memcached -C off: items count their 8 bytes of CAS (ITEM_ntotal)
 };
 
 // One allocation an item makes: `count` chunks of class `id`.
@@ -56,10 +57,11 @@ public:
     // chunk holds `bytes`, the largest one for anything bigger. 1 for 0 bytes.
     unsigned class_for(uint64_t bytes) const noexcept;
 
-    // memcached's ITEM_ntotal for an item with this key, flags and value (CAS on).
-    static uint64_t item_total(size_t key_len, uint32_t flags, uint64_t value_len) noexcept
+    // memcached's ITEM_ntotal for an item with this key, flags and value (with its CAS
+    // unless the table was made with cas off, as memcached -C makes its items).
+    uint64_t item_total(size_t key_len, uint32_t flags, uint64_t value_len) const noexcept
     {
-        return kItemHeader + key_len + 1 + (flags != 0 ? 4 : 0) + value_len + 2 + 8;
+        return kItemHeader + key_len + 1 + (flags != 0 ? 4 : 0) + value_len + 2 + cas_bytes_;
     }
 
     // The class memcached links such an item in (its `items:N:` figures).
@@ -92,6 +94,7 @@ private:
     std::array<uint32_t, kSlabClassMax> per_page_{};
     unsigned largest_ = 0;
     uint32_t chunk_max_ = 0;
+    uint32_t cas_bytes_ = 8;
 };
 
 }  // namespace ithaca::store

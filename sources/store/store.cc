@@ -21,6 +21,14 @@ bool valid_key(std::string_view key) noexcept
     return !key.empty() && key.size() <= kKeyMax;
 }
 
+// The class table counts an item's CAS as the store keeps it for clients (memcached -C).
+slab_class_config classes_of(const store_config& cfg) noexcept
+{
+    slab_class_config c = cfg.slab_classes;
+    c.cas = cfg.cas_enabled;
+    return c;
+}
+
 uint64_t round_up_pow2(uint64_t n) noexcept
 {
     uint64_t p = 1;
@@ -43,8 +51,9 @@ store::store(const store_config& cfg, std::shared_ptr<large_arena> arena)
       item_size_max_(cfg.item_size_max),
       large_value_threshold_(cfg.large_value_threshold),
       lease_interval_ms_(cfg.lease_interval_ms),
+      evictions_(cfg.evictions),
       table_(round_up_pow2(std::max<uint64_t>(cfg.bucket_count, 1)), cfg.large_pages),
-      classes_(cfg.slab_classes)
+      classes_(classes_of(cfg))
 {
     cfg_.bucket_count = table_.bucket_count();
     std::random_device rd;
@@ -83,8 +92,8 @@ large_value* store::create_large(std::span<const char> value) noexcept
         if (lv || errno != ENOSPC)
             return lv;
         // Ask for a little more than the value's size each time, to get past fragments.
-        if (!evict_large_inline(value.size() << i) && i > 0)
-            break;
+        if (!evictions() || (!evict_large_inline(value.size() << i) && i > 0))
+            break;  // memcached -M: no room is an error, not an eviction
     }
     return nullptr;
 }
@@ -257,7 +266,7 @@ unsigned store::class_of(const item* it) const noexcept
 // Under the item's bucket lock, as it is linked: its flags and value are final.
 void store::class_link(item* it) noexcept
 {
-    const uint64_t total = slab_classes::item_total(it->key_len_, it->flags_, it->data_size());
+    const uint64_t total = classes_.item_total(it->key_len_, it->flags_, it->data_size());
     const unsigned cls = classes_.class_for(total);
     it->slab_class_ = static_cast<uint8_t>(cls);
     class_account(it, cls, total, 1);
@@ -266,7 +275,7 @@ void store::class_link(item* it) noexcept
 // Under the item's bucket lock, as it is unlinked (or replaced).
 void store::class_unlink(const item* it) noexcept
 {
-    const uint64_t total = slab_classes::item_total(it->key_len_, it->flags_, it->data_size());
+    const uint64_t total = classes_.item_total(it->key_len_, it->flags_, it->data_size());
     class_account(it, it->slab_class_, total, -1);
 }
 
@@ -312,7 +321,7 @@ bool store::charge(item* it) noexcept
 {
     const int64_t n = static_cast<int64_t>(item_mem(it));
     const int64_t total = stats_.bytes.fetch_add(n, std::memory_order_relaxed) + n;
-    if (static_cast<uint64_t>(total) <= memory_limit() || evict_inline())
+    if (static_cast<uint64_t>(total) <= memory_limit() || (evictions() ? evict_inline() : reclaim_inline()))
         return true;
     stats_.bytes.fetch_sub(n, std::memory_order_relaxed);
     stats_.add(store_counter::out_of_memory);
@@ -343,6 +352,8 @@ void store::get(std::string_view key, const store_now& now, const get_options& o
                 get_result& res)
 {
     get_impl(key, now, opts, res, opts.count);
+    if (!opts.item_cas)
+        res.cas = client_cas(res.cas);
 }
 
 // The one lookup behind every read (get, gets, gat, mg, lease-get, and the
@@ -499,7 +510,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
                     need_spare = true;
                 } else {
                     spare->deadline_ = to_deadline(opts.vivify_exptime, now);
-                    spare->cas_ = opts.vivify_cas ? opts.vivify_cas : next_cas();
+                    spare->cas_ = new_cas(opts.vivify_cas);
                     spare->stime_ = spare->atime_ = sec;
                     // This caller wins; later readers see Z.
                     spare->bits_ = static_cast<uint8_t>(kWinSent | (opts.vivify_key_binary ? kKeyBinary : 0));
@@ -629,6 +640,8 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
         } else if (compare) {
             if (!live)
                 res.status = store_status::NotFound;
+            else if (!cfg_.cas_enabled && !opts.internal && !opts.item_cas)
+                res.status = store_status::Exists;  // memcached -C: a cas store never matches
             else if (live->cas_ != opts.compare_cas) {
                 if (opts.invalidate && opts.compare_cas < live->cas_)
                     stale_store = true;  // meta I: an older writer stores, marked stale
@@ -658,7 +671,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
             rl.add(it);
             return;
         }
-        it->cas_ = opts.explicit_cas ? opts.explicit_cas : next_cas();
+        it->cas_ = new_cas(opts.explicit_cas);
         it->deadline_ = deadline;
         if (live && (opts.keep_exptime || stale_store))
             it->deadline_ = live->deadline_;
@@ -669,7 +682,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
         if (opts.key_binary || (live && opts.internal && (live->bits_ & kKeyBinary)))
             it->bits_ |= kKeyBinary;
         it->stime_ = it->atime_ = sec;
-        res.cas = it->cas_;
+        res.cas = client_cas(it->cas_);
         res.value_size = it->data_size();
         if (!opts.in_place)
             stats_.add(store_counter::total_items);
@@ -710,6 +723,10 @@ remove_status store::remove(std::string_view key, const store_now& now,
     const uint32_t sec = server_sec(now);
     const uint64_t h = hash_of(key);
     remove_status st = remove_status::NotFound;
+    // A client's CAS against the item's (memcached -C: against 0, so any but 0 differs).
+    auto mismatch = [&](const item* it) {
+        return opts.compare_cas != 0 && (!cfg_.cas_enabled || it->cas_ != opts.compare_cas);
+    };
     // md x: the emptied item, allocated before the lock (malloc is never called under it).
     item* empty = nullptr;
     if (opts.remove_value) {
@@ -722,7 +739,7 @@ remove_status store::remove(std::string_view key, const store_now& now,
         bucket_guard guard(table_.lock_of(h));
         item** link;
         item* it = find_valid(h, key, sec, rl, link);
-        if (it && !it->is_placeholder() && !(opts.compare_cas && it->cas_ != opts.compare_cas))
+        if (it && !it->is_placeholder() && !mismatch(it))
             class_count(it, class_counter::delete_hits);
         if (it && it->is_placeholder()) {
             unlink(link, rl, remove_reason::Deleted);  // invalidates the outstanding lease
@@ -730,7 +747,7 @@ remove_status store::remove(std::string_view key, const store_now& now,
         }
         if (!it) {
             st = remove_status::NotFound;
-        } else if (opts.compare_cas && it->cas_ != opts.compare_cas) {
+        } else if (mismatch(it)) {
             st = remove_status::Exists;
         } else if (opts.remove_value || opts.invalidate) {
             if (opts.remove_value) {
@@ -739,7 +756,7 @@ remove_status store::remove(std::string_view key, const store_now& now,
                 // item's, not the old one's.
                 empty->flags_ = opts.flags;
                 empty->deadline_ = opts.touch ? to_deadline(opts.exptime, now) : kNever;
-                empty->cas_ = opts.explicit_cas ? opts.explicit_cas : it->cas_;
+                empty->cas_ = opts.explicit_cas && cfg_.cas_enabled ? opts.explicit_cas : it->cas_;
                 empty->stime_ = empty->atime_ = sec;
                 empty->bits_ = static_cast<uint8_t>(it->bits_ & kKeyBinary);
                 empty->next_ = it->next_;
@@ -756,7 +773,7 @@ remove_status store::remove(std::string_view key, const store_now& now,
             if (opts.invalidate) {
                 // md I: keep the value, serve it as stale (X) and let one reader win (W).
                 it->bits_ = static_cast<uint8_t>((it->bits_ | kStale) & ~kWinSent);
-                it->cas_ = opts.explicit_cas ? opts.explicit_cas : next_cas();
+                it->cas_ = new_cas(opts.explicit_cas);
                 if (opts.touch)
                     it->deadline_ = to_deadline(opts.exptime, now);
             }

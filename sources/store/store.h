@@ -194,6 +194,22 @@ public:
     {
         large_value_threshold_.store(bytes, std::memory_order_relaxed);
     }
+    // memcached -M: whether a store that does not fit may evict others (inline, and the GC
+    // sweep above its high watermark); off, it is refused with OutOfMemory. [any thread;
+    // the reload sets it]
+    bool evictions() const noexcept { return evictions_.load(std::memory_order_relaxed); }
+    void set_evictions(bool on) noexcept { evictions_.store(on, std::memory_order_relaxed); }
+    // memcached -C off: every CAS a client sees is 0 (get, store, arithmetic results, the
+    // dumps), and client CAS values compare as memcached -C compares them, against an item
+    // CAS of 0: a cas store (ascii cas, ms C in set mode) is Exists on a live key and
+    // NotFound on a missing one; md, ma and binary delete/incr with a non-zero CAS are
+    // Exists, with 0 they do not compare; append/prepend ignore the CAS; E is ignored.
+    // Items keep a CAS of their own inside: flush_all orders items by it, the lease
+    // tokens and the replication stream carry it; so an item costs what it costs with CAS
+    // on (its 48-byte header has no field to drop cheaply: the key follows it at a fixed
+    // offset), but memcached's class figures count it without its 8 bytes, as memcached
+    // -C sizes its items. Fixed for the life of the store. [any thread]
+    bool cas_enabled() const noexcept { return cfg_.cas_enabled; }
     // How long a lease token keeps other readers waiting (lease-get, mg N). [any thread]
     void set_lease_interval_ms(uint64_t ms) noexcept
     {
@@ -259,6 +275,14 @@ private:
     void notify_store(const item* it) noexcept;
     void notify_touch(const item* it) noexcept;
     uint64_t next_cas() noexcept;
+    // The CAS a client sees of an item's `cas` (0 with cas_enabled off).
+    uint64_t client_cas(uint64_t cas) const noexcept { return cfg_.cas_enabled ? cas : 0; }
+    // A client's explicit CAS (meta E), or the next from the counter: with cas_enabled off
+    // memcached ignores E, and the item keeps a counter CAS (flush_all orders by it).
+    uint64_t new_cas(uint64_t explicit_cas) noexcept
+    {
+        return explicit_cas && cfg_.cas_enabled ? explicit_cas : next_cas();
+    }
     uint64_t next_lease_token() noexcept;
 
     // Allocates an item (plain or large), charges it to memory, evicting inline if needed.
@@ -267,6 +291,9 @@ private:
     bool charge(item* it) noexcept;
     // Samples buckets from cursor_ and evicts the coldest items until usage <= limit.
     bool evict_inline() noexcept;
+    // With evictions off (memcached -M): the same sample, unlinking only expired and
+    // flushed items, until usage <= limit (gc.cc).
+    bool reclaim_inline() noexcept;
     // The same for the large-value disk budget: evicts the coldest large values until an
     // extent of `need` bytes fits (0: until usage is within the budget). `by_gc`: the GC
     // sweep is the caller (a lowered budget), not a store; it says which counter to bump.
@@ -305,6 +332,7 @@ private:
     std::atomic<uint64_t> item_size_max_;
     std::atomic<uint64_t> large_value_threshold_;
     std::atomic<uint64_t> lease_interval_ms_;
+    std::atomic<bool> evictions_;  // memcached -M: false
     uint64_t seed_;
     hash_table table_;  // the chains and their locks (hash_table.h)
     change_observer* observer_ = nullptr;   // set before sharing; immutable afterwards

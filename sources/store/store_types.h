@@ -27,10 +27,18 @@ struct store_config {
     uint32_t lease_ttl_sec = 10;         // lifetime of a lease placeholder
     unsigned gc_high_watermark_pct = 90;  // GC starts evicting above this share of the limit
     unsigned gc_low_watermark_pct = 80;   // ... and stops below this one
-    // memcached's size classes, only to report items by class (class_stats.h).
+    // memcached's size classes, only to report items by class (class_stats.h). Their
+    // `cas` is the store's cas_enabled below, whatever is set here.
     slab_class_config slab_classes;
     // -L: the hash table's mappings ask for transparent huge pages (hash_table.h).
     bool large_pages = false;
+    // memcached -M (false): a store that does not fit is refused (OutOfMemory) rather than
+    // evicting others, inline or by the GC sweep; expired and flushed items are still
+    // reclaimed. Live: set_evictions.
+    bool evictions = true;
+    // memcached -C (false): clients see CAS 0 everywhere and their CAS values compare as
+    // with memcached -C (store.h: cas_enabled). Fixed for the life of the store.
+    bool cas_enabled = true;
 };
 
 // ---- get (get, gets, gat, gats, touch via get_options, mg, lease-get) ----
@@ -66,6 +74,9 @@ struct get_options {
     // of a few hundred bytes costs less than the pin's two locked instructions (taken here,
     // dropped by the writer).
     uint32_t copy_at_most = 0;
+    // With cas_enabled off (memcached -C): still the item's own CAS in the result, for a
+    // caller that uses it as a token of its own (a lease over a stale item), not a client's.
+    bool item_cas = false;
     // Count the lookup in get_hits / get_misses and its class's figures. The l1l2 route's
     // L1 does not: the client's request is counted once, by the outcome it gets from the
     // router (flow/routed_counts.h), whether L1 or L2 answered it.
@@ -129,6 +140,9 @@ struct store_options {
     bool keep_flags = false;
     bool keep_exptime = false;
     bool internal = false;
+    // With cas_enabled off (memcached -C): compare_cas is the item's own CAS as a get with
+    // get_options::item_cas saw it (a lease over a stale item), not a client's.
+    bool item_cas = false;
     // Arithmetic whose result fits the old value's length: memcached writes it over the
     // old item (do_add_delta), which makes no new item, so `total_items` does not count it.
     bool in_place = false;
@@ -219,6 +233,9 @@ struct item_meta {
     uint64_t value_len;  // client-visible length (a large value's file size)
     bool fetched;        // read since stored (memcached ITEM_FETCHED)
     bool key_binary;     // stored with a base64 key (meta b)
+    // The item's own CAS, whatever cas_enabled says: a later store has a larger one (but
+    // for meta E's), so it orders items newest first (stats cachedump).
+    uint64_t order;
 };
 
 enum class remove_reason : uint8_t { Deleted, Expired, Evicted, Flushed };

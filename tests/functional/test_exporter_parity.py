@@ -172,7 +172,7 @@ DECIDED = {"memcached_slab_current_pages", "memcached_slab_current_chunks", "mem
 # What the exporter shows for memcached 1.6 and ithaca has no figure for
 # (README's Metrics section lists them).
 ABSENT = {
-    "memcached_connections_yielded_total", "memcached_connections_listener_disabled_total",
+    "memcached_connections_listener_disabled_total",
     "memcached_lru_crawler_starts_total", "memcached_lru_crawler_items_checked_total",
     "memcached_lru_crawler_reclaimed_total", "memcached_lru_crawler_moves_to_cold_total",
     "memcached_lru_crawler_moves_to_warm_total", "memcached_lru_crawler_moves_within_lru_total",

@@ -50,13 +50,14 @@ def main():
     mandir = under(prefix, opts["mandir"])
     examples = os.path.join(under(prefix, opts["datadir"]), "doc", "ithaca", "examples")
     unit_dir = opts["systemd_unit_dir"] or os.path.join(prefix, "lib", "systemd", "system")
+    memcached_link = os.path.join(under(prefix, opts["libexecdir"]), "ithaca", "memcached")
     with tempfile.TemporaryDirectory() as dest:
         subprocess.run([meson, "install", "-C", build, "--destdir", dest, "--no-rebuild", "--quiet"], check=True,
                        stdout=subprocess.DEVNULL)
         d = lambda p: dest + p  # noqa: E731
 
         expected = {bindir + "/ithaca", etc + "/ithaca.yaml", etc + "/router.yaml", etc + "/replica.yaml",
-                    unit_dir + "/ithaca.service", mandir + "/man1/ithaca.1", mandir + "/man5/ithaca.yaml.5",
+                    unit_dir + "/ithaca.service", memcached_link, mandir + "/man1/ithaca.1", mandir + "/man5/ithaca.yaml.5",
                     *(f"{examples}/{name}" for name in ("ithaca.yaml", "router.yaml", "replica.yaml", "routes.yaml"))}
         installed = set()
         for root, _dirs, files in os.walk(dest):
@@ -66,6 +67,13 @@ def main():
             fail(f"installed {sorted(installed)}, expected {sorted(expected)}")
         if not os.access(d(bindir + "/ithaca"), os.X_OK):
             fail("the binary is not executable")
+        # The memcached entry point: a link that resolves to the installed binary.
+        link = d(memcached_link)
+        if not os.path.islink(link):
+            fail(f"{memcached_link} is not a symbolic link")
+        target = os.path.normpath(os.path.join(os.path.dirname(link), os.readlink(link)))
+        if not target.endswith(bindir + "/ithaca") and os.readlink(link) != bindir + "/ithaca":
+            fail(f"{memcached_link} points at {os.readlink(link)!r}, not {bindir}/ithaca")
         for name in ("ithaca.yaml", "router.yaml", "replica.yaml"):
             with open(os.path.join(source, "config", name), "rb") as a, open(d(etc + "/" + name), "rb") as b:
                 if a.read() != b.read():

@@ -173,7 +173,6 @@ TEST_CASE("bad and refused flags") {
   CHECK(parse({"serve"}) == "unexpected argument 'serve' (see -h)");
   CHECK(parse({"-u"}) == "-u: missing value");
   CHECK(parse({"-P", ""}) == "-P: expected a file name");
-  CHECK(parse({"-M"}) == "-M (--disable-evictions): is a memcached option ithaca does not support");
 }
 
 TEST_CASE("memcached's process flags: -d -u -P -r -k -L") {
@@ -327,6 +326,39 @@ TEST_CASE("-o: memcached's extended options, with their meaning or a note") {
   CHECK(parse({"-o", "ext_path=/tmp/x"}).rfind("-o: must supply size to ext_path", 0) == 0);
   CHECK(parse({"-o", "ext_threads=many"}) == "-o: could not parse argument to ext_threads");
   CHECK(parse({"-o", "proxy_config=routelib"}).rfind("-o: proxy_config: memcached's Lua proxy", 0) == 0);
+}
+
+TEST_CASE("-M -C -F -D -R -B: the flags that change replies") {
+  config c = with_flags({});
+  CHECK(c.cache.evictions);
+  CHECK(c.cache.cas_enabled);
+  CHECK(c.server.enable_flush_all);
+  CHECK(c.server.prefix_delimiter == ':');
+  CHECK(!c.server.detail_enabled);
+  CHECK(c.server.reqs_per_event == 20);
+  CHECK(c.server.binding == binding_protocol::Auto);
+  c = with_flags({"-M", "-C", "-F", "-D", "/x", "-R", "5", "-B", "binary"});
+  CHECK(!c.cache.evictions);
+  CHECK(!c.cache.cas_enabled);
+  CHECK(!c.server.enable_flush_all);
+  CHECK(c.server.prefix_delimiter == '/');  // memcached takes the first character
+  CHECK(c.server.detail_enabled);           // -D turns per-prefix stats on
+  CHECK(c.server.reqs_per_event == 5);
+  CHECK(c.server.binding == binding_protocol::Binary);
+  c = with_flags({"--disable-evictions", "--disable-cas", "--disable-flush-all", "--max-reqs-per-event=9",
+                  "--protocol=ascii", "-D."});
+  CHECK(!c.cache.evictions);
+  CHECK(!c.cache.cas_enabled);
+  CHECK(!c.server.enable_flush_all);
+  CHECK(c.server.reqs_per_event == 9);
+  CHECK(c.server.binding == binding_protocol::Ascii);
+  CHECK(c.server.prefix_delimiter == '.');
+  CHECK(with_flags({"-B", "auto"}).server.binding == binding_protocol::Auto);
+  CHECK(parse({"-B", "foo"}) ==
+        "-B: Invalid value for binding protocol: foo -- should be one of auto, binary, or ascii");
+  CHECK(parse({"-R", "0"}).rfind("-R: Number of requests per event must be greater than 0", 0) == 0);
+  CHECK(parse({"-R", "x"}).rfind("-R: Number of requests per event must be greater than 0", 0) == 0);
+  CHECK(parse({"-D", ""}) == "-D: No delimiter specified");
 }
 
 TEST_CASE("-f and -n: memcached's size classes") {

@@ -359,3 +359,21 @@ TEST_CASE("slab_growth_factor: a number above 1, as memcached -f") {
   CHECK(c.cache.slab_growth_factor == 2.0);
   CHECK(c.cache.slab_min_size == 48);
 }
+
+TEST_CASE("the keys of memcached's -M -C -F -D -R -B") {
+  config c;
+  REQUIRE(load("server:\n  enable_flush_all: false\n  prefix_delimiter: \"/\"\n  detail_enabled: true\n"
+               "  reqs_per_event: 3\n  binding_protocol: binary\n"
+               "cache:\n  evictions: false\n  cas_enabled: false\n",
+               &c) == "");
+  CHECK(!c.server.enable_flush_all);
+  CHECK(c.server.prefix_delimiter == '/');
+  CHECK(c.server.detail_enabled);
+  CHECK(c.server.reqs_per_event == 3);
+  CHECK(c.server.binding == binding_protocol::Binary);
+  CHECK(!c.cache.evictions);
+  CHECK(!c.cache.cas_enabled);
+  CHECK(load("server:\n  prefix_delimiter: \"ab\"\n").find("expected one character") != std::string::npos);
+  CHECK(load("server:\n  reqs_per_event: 0\n").find("reqs_per_event") != std::string::npos);
+  CHECK(load("server:\n  binding_protocol: negotiate\n").find("binding_protocol") != std::string::npos);
+}

@@ -95,3 +95,29 @@ TEST_CASE("stats settings follow the config") {
   CHECK(m["inter"] == "NULL");
   CHECK(m["tcpport"] == "0");
 }
+
+TEST_CASE("stats settings: -M -C -F -D -R -B as memcached prints them") {
+  config c;
+  auto m = as_map(c);
+  CHECK(m["flush_enabled"] == "yes");
+  CHECK(m["stat_key_prefix"] == ":");
+  CHECK(m["detail_enabled"] == "no");
+  CHECK(m["reqs_per_event"] == "20");
+  c.cache.evictions = false;
+  c.cache.cas_enabled = false;
+  c.server.enable_flush_all = false;
+  c.server.prefix_delimiter = '/';
+  c.server.detail_enabled = true;
+  c.server.reqs_per_event = 7;
+  c.server.binding = binding_protocol::Ascii;
+  m = as_map(c);
+  CHECK(m["evictions"] == "off");
+  CHECK(m["cas_enabled"] == "no");
+  CHECK(m["flush_enabled"] == "no");
+  CHECK(m["stat_key_prefix"] == "/");
+  CHECK(m["detail_enabled"] == "yes");
+  CHECK(m["reqs_per_event"] == "7");
+  CHECK(m["binding_protocol"] == "ascii");
+  c.server.binding = binding_protocol::Binary;
+  CHECK(as_map(c)["binding_protocol"] == "binary");
+}

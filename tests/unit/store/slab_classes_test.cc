@@ -79,13 +79,23 @@ TEST_CASE("class_for picks the smallest chunk that holds the bytes")
 TEST_CASE("an item's size is memcached's ITEM_ntotal with CAS")
 {
     // 48-byte header, key + NUL, flags only when not 0, value + "\r\n", 8 bytes of CAS.
-    CHECK(slab_classes::item_total(3, 0, 100) == 48 + 4 + 102 + 8);
-    CHECK(slab_classes::item_total(3, 7, 100) == 48 + 4 + 4 + 102 + 8);
     const slab_classes c;
+    CHECK(c.item_total(3, 0, 100) == 48 + 4 + 102 + 8);
+    CHECK(c.item_total(3, 7, 100) == 48 + 4 + 4 + 102 + 8);
     CHECK(c.item_class(3, 0, 100) == 4);    // 162 bytes: 192
     CHECK(c.item_class(3, 0, 5000) == 19);  // 5062 bytes: 5680
     CHECK(c.item_class(1, 0, 0) == 1);      // 59 bytes
     CHECK(c.item_class(250, 1, 0) == 7);    // 48 + 251 + 4 + 2 + 8 = 313 bytes: 384
+}
+
+TEST_CASE("with CAS off (memcached -C) an item's size has no CAS bytes")
+{
+    slab_class_config cfg;
+    cfg.cas = false;
+    const slab_classes c(cfg);
+    CHECK(c.item_total(3, 0, 100) == 48 + 4 + 102);
+    CHECK(c.item_class(3, 0, 98) == 3);             // 152 bytes: class 3's chunk exactly
+    CHECK(slab_classes().item_class(3, 0, 98) == 4);  // 160 bytes with its CAS: 192
 }
 
 TEST_CASE("an item over slab_chunk_max is a header chunk, full chunks and a last chunk")
