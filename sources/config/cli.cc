@@ -214,6 +214,19 @@ bool on_enable_ssl(cli_options& o, std::string_view, const std::string&, std::st
   return true;
 }
 
+// memcached's -Y FILE (ascii authentication) and -S (SASL on the binary
+// protocol). The file is read when the server starts (instance.cc), with
+// memcached's messages when it cannot be.
+bool on_auth_file(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty()) return fail(e, n + ": expected a file name");
+  o.auth_file = std::string(v);
+  return true;
+}
+bool on_sasl(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.sasl = true;
+  return true;
+}
+
 // memcached's -o: comma-separated sub-options, NAME or NAME=VALUE. The TLS
 // ones (ssl_*) are taken; any other is refused, naming it.
 bool on_extended(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
@@ -283,11 +296,11 @@ const option_spec kOptions[] = {
     {'C', "disable-cas", false, nullptr, kUnsupported},
     {'B', "protocol", true, nullptr,
      "ithaca always detects the protocol (ascii, meta, binary) per connection"},
-    {'S', "enable-sasl", false, nullptr, kUnsupported},
+    {'S', "enable-sasl", false, on_sasl, nullptr},
     {'F', "disable-flush-all", false, nullptr, kUnsupported},
     {'X', "disable-dumping", false, on_disable_dumping, nullptr},
     {'W', "disable-watch", false, on_disable_watch, nullptr},
-    {'Y', "auth-file", true, nullptr, kUnsupported},
+    {'Y', "auth-file", true, on_auth_file, nullptr},
     {'e', "memory-file", true, nullptr, kUnsupported},
     {'Z', "enable-ssl", false, on_enable_ssl, nullptr},
     {'o', "extended", true, on_extended, nullptr},
@@ -378,6 +391,10 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
     return fail(error, "-s: a unix socket replaces the network listeners; do not combine it "
                        "with -l, -p or -U (use the config file for both)");
   }
+  // memcached's refusals of UDP beside authentication, in its words (it
+  // checks them once its flags are read: the order they came in is moot).
+  std::string why = auth_flag_conflict(o.sasl, o.auth_file.has_value(), o.udp_port.value_or(0));
+  if (!why.empty()) return fail(error, why);
   out = std::move(o);
   return true;
 }
@@ -412,6 +429,9 @@ void apply_overrides(const cli_options& cli, config& c) {
   if (cli.enable_shutdown) c.server.enable_shutdown = true;
   if (cli.disable_watch) c.server.enable_watch = false;
   if (cli.disable_dumping) c.server.enable_dumping = false;
+  if (cli.auth_file) c.server.auth_file = *cli.auth_file;
+  if (cli.sasl) c.server.sasl = true;
+  if (cli.sasl_pwdb) c.server.sasl_pwdb = *cli.sasl_pwdb;
 
   if (cli.memory_limit) c.cache.memory_limit = *cli.memory_limit;
   if (cli.slab_growth_factor) c.cache.slab_growth_factor = *cli.slab_growth_factor;

@@ -57,6 +57,11 @@ struct cli_options {
   bool disable_dumping = false;                  // -X, --disable-dumping
   bool enable_ssl = false;                       // -Z, --enable-ssl
   std::vector<cli_suboption> tls_options;        // -o ssl_*=..., in order (tls_config.h)
+  std::optional<std::string> auth_file;          // -Y, --auth-file
+  bool sasl = false;                             // -S, --enable-sasl
+  // Not a flag: memcached's MEMCACHED_SASL_PWDB environment variable, which
+  // main() copies here (it names server.sasl_pwdb's file, over the config's).
+  std::optional<std::string> sasl_pwdb;
 };
 
 // Parses argv[1..argc-1] into `out`. False with *error ("-t: expected an

@@ -56,6 +56,9 @@ void parse_server(section& s, config& c) {
   s.boolean("enable_shutdown", v.enable_shutdown);
   s.boolean("enable_watch", v.enable_watch);
   s.boolean("enable_dumping", v.enable_dumping);
+  s.string("auth_file", v.auth_file);
+  s.boolean("sasl", v.sasl);
+  s.string("sasl_pwdb", v.sasl_pwdb);
   s.size("stack_size", v.stack_size, kStackSizeRange);
   s.size("read_buffer_size", v.read_buffer_size, kReadBufferRange);
 }

@@ -20,6 +20,12 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("server.io_backend", running.server.backend != fresh.server.backend);
   check("server.stack_size", running.server.stack_size != fresh.server.stack_size);
   check("server.read_buffer_size", running.server.read_buffer_size != fresh.server.read_buffer_size);
+  // Authentication is on or off for the life of the process (the parsers'
+  // binding and each connection's state follow it); a SIGHUP re-reads the
+  // files' contents (server/auth_store.h), not their names.
+  check("server.auth_file", running.server.auth_file != fresh.server.auth_file);
+  check("server.sasl", running.server.sasl != fresh.server.sasl);
+  check("server.sasl_pwdb", running.server.sasl_pwdb != fresh.server.sasl_pwdb);
   check("cache.large_value_dir", running.cache.large_value_dir != fresh.cache.large_value_dir);
   check("cache.hash_power", running.cache.hash_power != fresh.cache.hash_power);
   check("cache.slab_growth_factor", running.cache.slab_growth_factor != fresh.cache.slab_growth_factor);

@@ -99,9 +99,10 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
       {"reqs_per_event", "20"},
       {"cas_enabled", "yes"},
       {"tcp_backlog", n(l.backlog)},
-      {"binding_protocol", "auto-negotiate"},
-      {"auth_enabled_sasl", "no"},
-      {"auth_enabled_ascii", "no"},
+      // -S allows the binary protocol only, -Y the ascii one (memcached.c).
+      {"binding_protocol", c.server.sasl ? "binary" : !c.server.auth_file.empty() ? "ascii" : "auto-negotiate"},
+      {"auth_enabled_sasl", yes_no(c.server.sasl)},
+      {"auth_enabled_ascii", c.server.auth_file.empty() ? "no" : c.server.auth_file},
       {"item_size_max", n(c.cache.item_size_max)},
       {"maxconns_fast", "yes"},  // over -c a connection is refused at once
       {"hashpower_init", n(c.cache.hash_power)},

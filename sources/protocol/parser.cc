@@ -24,7 +24,9 @@ parse_result parser::parse(std::string_view input, request& out) {
 parse_result parser::parse_one(std::string_view input, request& out) {
     const bool binary_byte = static_cast<unsigned char>(input[0]) == kBinaryRequestMagic;
     mode m = binary_byte ? mode::Binary : mode::Text;
-    if (settings_.lock_protocol) {
+    if (settings_.only != parser_settings::binding::Auto) {
+        m = settings_.only == parser_settings::binding::Binary ? mode::Binary : mode::Text;
+    } else if (settings_.lock_protocol) {
         if (mode_ == mode::Undecided) mode_ = m;
         m = mode_;
     }
@@ -48,7 +50,10 @@ bool parser::closes_partial_line(std::string_view rest) const {
     constexpr std::size_t kLeadingSpacesMax = 100;
     if (rest.size() <= kPartialLineMax || awaiting_data()) return false;
     const bool binary_byte = static_cast<unsigned char>(rest[0]) == kBinaryRequestMagic;
-    const mode m = settings_.lock_protocol && mode_ != mode::Undecided ? mode_ : (binary_byte ? mode::Binary : mode::Text);
+    mode m = settings_.lock_protocol && mode_ != mode::Undecided ? mode_ : (binary_byte ? mode::Binary : mode::Text);
+    if (settings_.only != parser_settings::binding::Auto) {
+        m = settings_.only == parser_settings::binding::Binary ? mode::Binary : mode::Text;
+    }
     if (m == mode::Binary || rest.find('\n') != std::string_view::npos) return false;
     const std::size_t start = std::min(rest.find_first_not_of(' '), rest.size());
     if (start > kLeadingSpacesMax) return true;

@@ -28,6 +28,16 @@ struct parser_settings {
     // closed; on a text connection 0x80 is just a byte of a bad command.
     // false: decide per request (0x80 = binary, anything else = text).
     bool lock_protocol = true;
+    // The one protocol a connection may speak whatever its first byte
+    // (memcached's binding_protocol when not negotiating): -S allows binary
+    // only (a text request is read as a packet header, whose magic closes the
+    // connection), -Y ascii only (0x80 is a byte of a bad text command).
+    enum class binding : unsigned char { Auto, Text, Binary };
+    binding only = binding::Auto;
+    // -S: SASL_AUTH and SASL_STEP are requests (the mechanism as the key, the
+    // data as the value) for the server to answer; off, memcached answers
+    // them "Unknown command".
+    bool sasl = false;
 };
 
 }  // namespace ithaca::protocol

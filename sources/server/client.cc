@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ascii_auth.h"
 #include "reply.h"
 #include "tls_stream.h"
 #include "text_replies.h"
@@ -70,6 +71,7 @@ client::client(const worker_shared& shared, flow::command_counters& counters)
   server_.can_watch = live_->enable_watch;
   server_.items = &dump_;
   server_.dump_enabled = live_->enable_dumping;
+  if (shared_.auth != nullptr && shared_.auth->sasl_enabled()) server_.sasl = shared_.auth;
 }
 
 // One acquire load per batch; the rest only after a reload (snapshot.h).
@@ -114,6 +116,7 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     ctx_.conn_id = c.id;
     inflight_.set_id(c.tag);
     server_.quit = false;
+    server_.auth = &c.auth;
     action = serve_requests(c, parked, reason);
     if (action == flow::exec_action::Continue) {
       ctx_.drain = nullptr;
@@ -215,7 +218,7 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
       parser.set_item_size_max(live_->item_size_max);
       ctx_.now = shared_.clock->now();
       std::string_view input(stack_buf, static_cast<size_t>(n));
-      size_t used = route::execute_input(parser, input, loop_, action);
+      size_t used = run_input(c, input, action);
       if (used < input.size()) pending_.assign(input.substr(used));
     } else {
       // Continue an incomplete request: read straight behind it.
@@ -232,7 +235,7 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
       refresh_live();
       parser.set_item_size_max(live_->item_size_max);
       ctx_.now = shared_.clock->now();
-      size_t used = route::execute_input(parser, pending_, loop_, action);
+      size_t used = run_input(c, pending_, action);
       pending_.erase(0, used);
       // Give a large buffer back once the big request it held is done.
       if (pending_.empty() && pending_.capacity() > 4 * shared_.read_buffer_size) std::string().swap(pending_);
@@ -261,6 +264,49 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
   // Ended by a read: not Continue, which says "parked".
   if (action == flow::exec_action::Continue) action = flow::exec_action::Close;
   return action;
+}
+
+size_t client::run_input(connection& c, std::string_view input, flow::exec_action& action) {
+  size_t used = 0;
+  if (!c.auth.authenticated && shared_.auth != nullptr && shared_.auth->ascii_enabled()) {
+    used = authenticate_ascii(c, input, action);
+    if (!c.auth.authenticated || action != flow::exec_action::Continue) return used;
+  }
+  return used + route::execute_input(c.parser, input.substr(used), loop_, action);
+}
+
+// memcached's try_read_command_asciiauth, one step at a time until the input
+// is used up, more is needed, or the client is in (the rest of the input is
+// then its first commands). Each attempt answered counts in auth_cmds, each
+// refused one in auth_errors too, as memcached counts them.
+size_t client::authenticate_ascii(connection& c, std::string_view input, flow::exec_action& action) {
+  using kind = protocol::ascii_auth_step::kind;
+  size_t used = 0;
+  while (used < input.size()) {
+    const protocol::ascii_auth_step step = protocol::next_ascii_auth(input.substr(used));
+    switch (step.what) {
+      case kind::NeedMore:
+        return used;
+      case kind::Close:
+        action = flow::exec_action::Close;
+        return used;
+      case kind::Reply:
+        protocol::encode_ascii_line(out_, step.reply);
+        break;
+      case kind::Check:
+        counters_.auth_cmds.add();
+        if (shared_.auth->check_ascii(step.user, step.password)) {
+          c.auth.authenticated = true;
+          protocol::encode_ascii_line(out_, protocol::kReplyAuthStored);
+          return used + step.consumed;
+        }
+        counters_.auth_errors.add();
+        protocol::encode_ascii_line(out_, protocol::kReplyAuthFailure);
+        break;
+    }
+    used += step.consumed;
+  }
+  return used;
 }
 
 // memcached's close reason for a read that ended the connection.

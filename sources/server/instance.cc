@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "auth_store.h"
 #include "conn_registry.h"
 #include "delete_spool.h"
 #include "metrics_listener.h"
@@ -164,6 +165,19 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     }
   }
 
+  // -Y / -S: the password files, read before anything serves (memcached's
+  // words when -Y's cannot be); they outlive the workers that check them.
+  auth_store auth;
+  if (!cfg.server.auth_file.empty() || cfg.server.sasl) {
+    std::string why;
+    std::vector<std::string> notes;
+    if (!auth.open(cfg.server, &why, &notes)) {
+      spdlog::critical("{}", why);
+      return 1;
+    }
+    for (const std::string& n : notes) spdlog::warn("auth file {}: {}", cfg.server.auth_file, n);
+  }
+
   store::store_config sc;
   sc.bucket_count = uint64_t{1} << cfg.cache.hash_power;
   sc.memory_limit = cfg.cache.memory_limit;
@@ -280,6 +294,11 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   shared.clock = &clock;
   shared.live = &live;
   shared.parser.item_size_max = cfg.cache.item_size_max;
+  // -S speaks binary only, -Y ascii only (memcached's binding_protocol).
+  using binding = protocol::parser_settings::binding;
+  shared.parser.only = cfg.server.sasl ? binding::Binary : !cfg.server.auth_file.empty() ? binding::Text : binding::Auto;
+  shared.parser.sasl = cfg.server.sasl;
+  if (auth.ascii_enabled() || auth.sasl_enabled()) shared.auth = &auth;
   shared.read_buffer_size = cfg.server.read_buffer_size;
   shared.ack_state = repl_ack.get();
   shared.tls = tls.get();
@@ -352,6 +371,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     ps.unix_mode = cfg.listen.unix_mode;
     ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers, &role};
     ps.reload.tls = tls.get();
+    ps.reload.auth = shared.auth != nullptr ? &auth : nullptr;
     ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
     ps.on_ready = [] { notify_ready(); };  // the metrics listener, if any, is bound already
     pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);
