@@ -121,6 +121,7 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     if (action == flow::exec_action::Continue) {
       ctx_.drain = nullptr;
       conn_ = nullptr;
+      server_.auth = nullptr;  // the connection's own: not left to the next one
       return outcome::Parked;
     }
     // `watch`: from here the connection only receives log lines; if every
@@ -142,11 +143,13 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
       if (action == flow::exec_action::Continue) {
         ctx_.drain = nullptr;
         conn_ = nullptr;
+        server_.auth = nullptr;
         return outcome::Parked;
       }
     }
     ctx_.drain = nullptr;
     conn_ = nullptr;
+    server_.auth = nullptr;
   }
   // What the connection left behind must not reach the next one: its
   // unsent replies are dropped. execute_input has already orphaned any

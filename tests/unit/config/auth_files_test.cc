@@ -64,7 +64,7 @@ TEST_CASE("-Y file: a piece without a colon is malformed, an empty line too") {
 
 TEST_CASE("-Y file: eight entries, and a long line ends the file, each with a note") {
   std::string text;
-  for (int i = 0; i < 10; ++i) text += "u" + std::to_string(i) + ":p\n";
+  for (int i = 0; i < 10; ++i) text.append("u").append(std::to_string(i)).append(":p\n");
   ascii_auth_table t;
   std::vector<std::string> notes;
   REQUIRE(parse_ascii_auth(text, t, &notes));
