@@ -17,6 +17,11 @@
 
 namespace mm::detail {
 
+namespace {
+// Cached stacks kept with their pages (the common case reuses one at once).
+constexpr size_t kWarmStacks = 64;
+}  // namespace
+
 stack_cache::stack_cache(size_t stack_size, size_t max_cached)
     : page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))), max_cached_(max_cached) {
 #if defined(MM_ASAN)
@@ -57,6 +62,10 @@ void stack_cache::deallocate(boost::context::stack_context& sctx) {
   void* base = static_cast<char*>(sctx.sp) - size_ - page_;
   MM_UNPOISON(static_cast<char*>(base) + page_, size_);
   if (free_.size() < max_cached_) {
+    // Past the first kWarmStacks, a cached stack keeps its mapping but not
+    // its pages: after a burst of clients left, their stacks' memory goes
+    // back to the kernel, and a later coroutine faults in what it touches.
+    if (free_.size() >= kWarmStacks) madvise(static_cast<char*>(base) + page_, size_, MADV_DONTNEED);
     free_.push_back(base);
   } else {
     munmap(base, size_ + page_);

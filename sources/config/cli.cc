@@ -227,30 +227,46 @@ bool on_sasl(cli_options& o, std::string_view, const std::string&, std::string*)
   return true;
 }
 
-// memcached's -o: comma-separated sub-options, NAME or NAME=VALUE. The TLS
-// ones (ssl_*) are taken; any other is refused, naming it.
+// memcached's -o: comma-separated sub-options, NAME or NAME=VALUE: the TLS
+// ones (ssl_*, tls_config.h), then the others (extended_options.h).
 bool on_extended(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
   while (!v.empty()) {
     size_t comma = v.find(',');
     std::string_view item = v.substr(0, comma);
     size_t eq = item.find('=');
+    const bool has_value = eq != std::string_view::npos;
     std::string_view name = item.substr(0, eq);
-    std::string_view value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
+    std::string_view value = has_value ? item.substr(eq + 1) : std::string_view{};
     bool known = false;
     std::string why;
     tls_config check;  // validated here; applied over the file's in apply_overrides
-    if (!apply_tls_suboption(name, value, eq != std::string_view::npos, check, known, &why)) {
-      if (!known) {
-        return fail(e, n + ": '" + std::string(name) +
-                           "': of memcached's extended options ithaca takes only the TLS ones (ssl_*); "
-                           "its other settings live in the YAML config (--config)");
-      }
+    if (apply_tls_suboption(name, value, has_value, check, known, &why)) {
+      o.tls_options.push_back({std::string(name), std::string(value), has_value});
+    } else if (known) {
+      return fail(e, n + ": " + why);
+    } else if (!parse_extended_option(name, value, has_value, o.extended, &why)) {
       return fail(e, n + ": " + why);
     }
-    o.tls_options.push_back({std::string(name), std::string(value), eq != std::string_view::npos});
     if (comma == std::string_view::npos) break;
     v.remove_prefix(comma + 1);
   }
+  return true;
+}
+
+// memcached's -N (NAPI ids for thread selection): taken, with a note.
+bool on_napi_ids(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  uint64_t ids = 0;
+  if (!parse_unsigned(v, ids) || ids == 0 || ids > 1024) {
+    return fail(e, n + ": Maximum number of NAPI IDs must be greater than 0, got '" + std::string(v) + "'");
+  }
+  o.notes.push_back(n + " " + std::string(v) +
+                    ": accepted, no effect: ithaca hands connections to workers round-robin, "
+                    "not by the NIC queue they arrived on");
+  return true;
+}
+
+bool on_license(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.license = true;
   return true;
 }
 
@@ -287,7 +303,7 @@ const option_spec kOptions[] = {
     {'r', "enable-coredumps", false, nullptr, kUnsupported},
     {'M', "disable-evictions", false, nullptr, kUnsupported},
     {'k', "lock-memory", false, nullptr, kUnsupported},
-    {'i', "license", false, nullptr, kUnsupported},
+    {'i', "license", false, on_license, nullptr},
     {'f', "slab-growth-factor", true, on_growth_factor, nullptr},
     {'n', "slab-min-size", true, on_min_size, nullptr},
     {'L', "enable-largepages", false, nullptr, kUnsupported},
@@ -301,9 +317,12 @@ const option_spec kOptions[] = {
     {'X', "disable-dumping", false, on_disable_dumping, nullptr},
     {'W', "disable-watch", false, on_disable_watch, nullptr},
     {'Y', "auth-file", true, on_auth_file, nullptr},
-    {'e', "memory-file", true, nullptr, kUnsupported},
+    {'e', "memory-file", true, nullptr,
+     "a memory file that keeps the cache across restarts is not supported yet: ithaca starts "
+     "with an empty cache"},
     {'Z', "enable-ssl", false, on_enable_ssl, nullptr},
     {'o', "extended", true, on_extended, nullptr},
+    {'N', "napi-ids", true, on_napi_ids, nullptr},
 };
 
 const option_spec* find_short(char c) {
@@ -347,7 +366,7 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
       std::string_view name = body.substr(0, eq);
       const option_spec* spec = find_long(name);
       std::string shown = "--" + std::string(name);
-      if (spec == nullptr) return fail(error, "unknown option '" + shown + "' (see --help)");
+      if (spec == nullptr) return fail(error, "unknown option '" + shown + "' (see -h)");
       if (spec->refusal != nullptr) return refuse(*spec, error);
       std::string_view value;
       if (spec->takes_value) {
@@ -365,14 +384,14 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
       continue;
     }
     if (arg.size() < 2 || arg[0] != '-') {
-      return fail(error, "unexpected argument '" + std::string(arg) + "' (see --help)");
+      return fail(error, "unexpected argument '" + std::string(arg) + "' (see -h)");
     }
     // Short options; flags may be bundled (-vv, -Av), a value may be attached
     // (-p11211) or follow (-p 11211).
     for (size_t j = 1; j < arg.size(); ++j) {
       const option_spec* spec = find_short(arg[j]);
       std::string shown = std::string("-") + arg[j];
-      if (spec == nullptr) return fail(error, "unknown option '" + shown + "' (see --help)");
+      if (spec == nullptr) return fail(error, "unknown option '" + shown + "' (see -h)");
       if (spec->refusal != nullptr) return refuse(*spec, error);
       if (!spec->takes_value) {
         if (!spec->handle(o, {}, shown, error)) return false;
@@ -391,6 +410,8 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
     return fail(error, "-s: a unix socket replaces the network listeners; do not combine it "
                        "with -l, -p or -U (use the config file for both)");
   }
+  for (std::string& note : o.extended.notes) o.notes.push_back(std::move(note));
+  o.extended.notes.clear();
   // memcached's refusals of UDP beside authentication, in its words (it
   // checks them once its flags are read: the order they came in is moot).
   std::string why = auth_flag_conflict(o.sasl, o.auth_file.has_value(), o.udp_port.value_or(0));
@@ -448,6 +469,7 @@ void apply_overrides(const cli_options& cli, config& c) {
     apply_tls_suboption(so.name, so.value, so.has_value, c.tls, known, nullptr);  // checked by parse_args
   }
   if (cli.enable_ssl) c.tls.enabled = true;
+  apply_extended(cli.extended, c);
   // mcrouter's certificate flags: router.tls, which TLS pools take.
   if (cli.pem_cert_path) c.router.tls.chain_cert = *cli.pem_cert_path;
   if (cli.pem_key_path) c.router.tls.key = *cli.pem_key_path;
@@ -511,8 +533,6 @@ Settings come from built-in defaults, then the YAML file, then these flags.
   --config FILE             read settings from FILE (see config/ithaca.yaml)
   --check-config            validate the settings, print "configuration OK" or
                             the error, exit 0 or 1
-  -h, --help                print this help and exit
-  -V, --version             print the version and exit
   --metrics-listen=HOST[:PORT]
                             serve Prometheus metrics (GET /metrics) over HTTP
                             on this address (default port 9150; default off)
@@ -520,38 +540,104 @@ Settings come from built-in defaults, then the YAML file, then these flags.
                             mcrouter's: the client certificate, its key and
                             the CA for pools with TLS (YAML: router.tls)
 
-memcached's flags (they override the file):
+memcached 1.6's flags, with memcached's meaning (they override the file):
   -p, --port=PORT           TCP port of every listen address (default 11211;
                             0 = a free port)
-  -l, --listen=ADDR[,ADDR]  listen on these addresses (ADDR or ADDR:PORT,
-                            [v6]:PORT; repeatable); default all interfaces
+  -U, --udp-port=PORT       UDP port on the listen addresses (default 0, off)
   -s, --unix-socket=PATH    listen on this unix socket only (no TCP, no UDP);
                             an existing path is replaced only if it is a
                             stale socket
   -a, --unix-mask=MODE      permissions of the unix socket, in octal
                             (default 700, whatever the umask)
-  -U, --udp-port=PORT       UDP port on the listen addresses (default 0, off)
+  -A, --enable-shutdown     accept the ascii "shutdown" command
+  -l, --listen=ADDR[,ADDR]  listen on these addresses (ADDR or ADDR:PORT,
+                            [v6]:PORT; repeatable; memcached's
+                            proto[NAME]:tag[NAME]: prefixes too); default every
+                            IPv4 and IPv6 interface
+  -d, --daemon              run as a daemon (the parent exits once listening)
+  -r, --enable-coredumps    raise the core file limit to its maximum
+  -u, --user=USER           switch to USER after binding (when run as root)
   -m, --memory-limit=MB     item memory in megabytes (default 64; 2g also works)
-  -t, --threads=N           worker threads (default 4)
+  -M, --disable-evictions   answer "SERVER_ERROR out of memory storing object"
+                            instead of evicting
   -c, --conn-limit=N        max simultaneous connections (default 1024)
-  -I, --max-item-size=SIZE  max item size, bytes or with k/m suffix (default 1m,
-                            min 1k, max 1024m); also caps large_value_threshold
+  -k, --lock-memory         lock all paged memory (mlockall)
+  -v, --verbose             log level info (-vv debug, -vvv trace; default warn)
+  -h, --help                print this help and exit
+  -i, --license             print the licenses of what ithaca links and exit
+  -V, --version             print the version and exit
+  -P, --pidfile=FILE        write the process id to FILE (removed at exit)
   -f, --slab-growth-factor=F  growth of memcached's size classes, which
                             `stats slabs` and `stats items` count items by
                             (default 1.25; ithaca allocates with malloc)
   -n, --slab-min-size=BYTES key + value + flags room of the smallest class
                             (default 48)
+  -L, --enable-largepages   back the store's memory with transparent huge
+                            pages where the kernel allows
+  -D CHAR                   prefix delimiter of per-prefix stats (stats detail),
+                            which it turns on (default ':')
+  -t, --threads=N           worker threads (default 4)
+  -R, --max-reqs-per-event=N  requests one connection runs before the others
+                            on its worker get a turn (default 20)
+  -C, --disable-cas         no CAS: cas values 0, the cas command refused
   -b, --listen-backlog=N    listen backlog (default 1024)
-  -v, -vv, -vvv             log level info, debug, trace (default warn)
-  -A, --enable-shutdown     accept the ascii "shutdown" command
+  -B, --protocol=NAME       ascii, binary or auto (default auto: ascii, meta
+                            and binary detected per connection)
+  -I, --max-item-size=SIZE  max item size, bytes or with k/m suffix (default 1m,
+                            min 1k, max 1024m); also caps large_value_threshold
+  -S, --enable-sasl         SASL (PLAIN) for the binary protocol, the users in
+                            the file $MEMCACHED_SASL_PWDB names (user:password)
+  -F, --disable-flush-all   refuse flush_all
+  -X, --disable-dumping     refuse stats cachedump, stats detail dump and
+                            lru_crawler metadump / mgdump
+  -W, --disable-watch       refuse watch (live logging)
+  -Y, --auth-file=FILE      ascii authentication: a client first sends
+                            "set auth x 0 N" with "user pass" (FILE: user:pass
+                            lines)
+  -e, --memory-file=FILE    (memcached's restartable cache: not supported yet)
   -Z, --enable-ssl          TLS on every TCP listener but those given as
                             -l notls:HOST:PORT (unix sockets and UDP stay plain);
                             -l btls:HOST:PORT asks no client certificate,
                             -l mtls:HOST:PORT requires one (from ssl_ca_cert)
-  -o ssl_chain_cert=FILE,ssl_key=FILE,ssl_ca_cert=FILE,ssl_verify_mode=0..3,
+  -N, --napi-ids=N          accepted; ithaca spreads connections round-robin
+  -o, --extended=OPT[,OPT]  memcached's extended options:
+     ssl_chain_cert=FILE,ssl_key=FILE,ssl_ca_cert=FILE,ssl_verify_mode=0..3,
      ssl_min_version=0..3|tlsv1.2|tlsv1.3,ssl_ciphers=LIST,ssl_keyformat=1|2,
      ssl_wbuf_size=KB,ssl_session_cache,ssl_kernel_tls
-                            memcached's TLS options (YAML: the `tls:` section)
+                            TLS (YAML: the `tls:` section)
+     hashpower=N            2^N hash buckets at start, 12..32 (cache.hash_power)
+     no_hashexpand          the table keeps that size (cache.hash_expand)
+     idle_timeout=SECONDS   close clients idle this long (server.idle_timeout)
+     no_lru_crawler, lru_crawler
+                            lru_crawler commands off / on (cache.lru_crawler)
+     ext_path=FILE:SIZE     large values on disk in FILE's directory, SIZE
+                            budget (cache.large_value_dir, _disk_limit)
+     ext_item_size=BYTES    values above this go there (large_value_threshold)
+     maxconns_fast, modern, no_modern, slab_reassign, slab_automove[=N],
+     slab_automove_ratio, slab_automove_window, slab_sizes, slab_chunk_max,
+     tail_repair_time, hash_algorithm, lru_crawler_sleep, lru_crawler_tocrawl,
+     [no_]lru_maintainer, hot_lru_pct, warm_lru_pct, hot_max_factor,
+     warm_max_factor, temporary_ttl, watcher_logbuf_size, worker_logbuf_size,
+     track_sizes, [no_]inline_ascii_resp, no_chunked_items, [no_]drop_privileges,
+     read_buf_mem_limit, resp_obj_mem_limit, proxy_arg, proxy_uring,
+     proxy_memprofile, sock_cookie_id, the other ext_* and
+     slab_automove_freeratio
+                            checked as memcached checks them and accepted; the
+                            start logs what ithaca does instead of each
+     proxy_config           refused: ithaca's router is configured in YAML
+)";
+}
+
+std::string license_text() {
+  return version_string() + R"(
+ithaca links these libraries, each under its own license:
+  Boost.Context   Boost Software License 1.0
+  liburing        MIT (or LGPL-2.1)
+  yaml-cpp        MIT
+  spdlog, fmt     MIT
+  OpenSSL         Apache License 2.0
+  libsystemd      LGPL-2.1 or later (where built with it)
+Nothing else is bundled (third_party/README.md).
 )";
 }
 

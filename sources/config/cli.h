@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config.h"
+#include "extended_options.h"
 
 namespace ithaca::config {
 
@@ -24,6 +25,10 @@ struct cli_suboption {
   std::string value;
   bool has_value = false;
 };
+
+// The exit code of a command line that cannot be used: sysexits.h's
+// EX_USAGE, which memcached exits with for most of its own.
+inline constexpr int kUsageExit = 64;
 
 struct cli_options {
   std::string config_path;  // --config FILE; "" = built-in defaults only
@@ -57,6 +62,11 @@ struct cli_options {
   bool disable_dumping = false;                  // -X, --disable-dumping
   bool enable_ssl = false;                       // -Z, --enable-ssl
   std::vector<cli_suboption> tls_options;        // -o ssl_*=..., in order (tls_config.h)
+  extended_settings extended;                    // the other -o options (extended_options.h)
+  // What was given that ithaca takes without doing what memcached does with
+  // it (-N, most -o options): one line each, for the start's log.
+  std::vector<std::string> notes;
+  bool license = false;                          // -i, --license
   std::optional<std::string> auth_file;          // -Y, --auth-file
   bool sasl = false;                             // -S, --enable-sasl
   // Not a flag: memcached's MEMCACHED_SASL_PWDB environment variable, which
@@ -65,7 +75,8 @@ struct cli_options {
 };
 
 // Parses argv[1..argc-1] into `out`. False with *error ("-t: expected an
-// integer from 1 to 256, got 'x'") on an unknown, refused or malformed option.
+// integer from 1 to 256, got 'x'") on an unknown, refused or malformed option;
+// the caller prints it on one line and exits with kUsageExit.
 // Does not touch the file system. [any thread]
 bool parse_args(int argc, const char* const* argv, cli_options& out, std::string* error);
 
@@ -91,8 +102,9 @@ bool make_config(const cli_options& cli, config& out, std::string* error, bool a
 // port, a port in use now), valid or not.
 int check_config(const cli_options& cli, std::string* message, std::vector<std::string>* warnings = nullptr);
 
-// --help text and --version line ("ithaca 0.1.0").
+// --help text, --version line ("ithaca 0.1.0"), --license text.
 std::string usage();
 std::string version_string();
+std::string license_text();
 
 }  // namespace ithaca::config

@@ -112,6 +112,13 @@ struct cache_config {
   // allocates with malloc; the classes are only how it counts): -f and -n.
   double slab_growth_factor = 1.25;
   unsigned slab_min_size = 48;
+  // memcached's LRU crawler switch (-o no_lru_crawler): off, `lru_crawler
+  // crawl|metadump|mgdump` answer "CLIENT_ERROR lru crawler disabled" until
+  // `lru_crawler enable`. Expired items are reclaimed by the GC sweep either way.
+  bool lru_crawler = true;
+  // The hash table doubles past 1.5 items per bucket; false keeps its start
+  // size (memcached's -o no_hashexpand).
+  bool hash_expand = true;
 
   // $TMPDIR if set and absolute, else /tmp.
   static std::string default_large_value_dir();

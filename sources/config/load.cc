@@ -74,6 +74,8 @@ void parse_cache(section& s, config& c) {
   s.duration("gc_interval", v.gc_interval_ms, kGcIntervalRange);
   s.duration("lease_interval", v.lease_interval_ms, kLeaseIntervalRange);
   s.integer("slab_min_size", v.slab_min_size, kSlabMinSizeRange);
+  s.boolean("lru_crawler", v.lru_crawler);
+  s.boolean("hash_expand", v.hash_expand);
   std::string factor;
   s.string("slab_growth_factor", factor);
   if (!factor.empty()) {

@@ -28,6 +28,8 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("server.sasl_pwdb", running.server.sasl_pwdb != fresh.server.sasl_pwdb);
   check("cache.large_value_dir", running.cache.large_value_dir != fresh.cache.large_value_dir);
   check("cache.hash_power", running.cache.hash_power != fresh.cache.hash_power);
+  check("cache.hash_expand", running.cache.hash_expand != fresh.cache.hash_expand);
+  check("cache.lru_crawler", running.cache.lru_crawler != fresh.cache.lru_crawler);
   check("cache.slab_growth_factor", running.cache.slab_growth_factor != fresh.cache.slab_growth_factor);
   check("cache.slab_min_size", running.cache.slab_min_size != fresh.cache.slab_min_size);
   check("logging.file", running.logging.file != fresh.logging.file);

@@ -111,7 +111,9 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
       {"slab_automove_ratio", "0.80"},
       {"slab_automove_window", "10"},
       {"slab_chunk_max", n(slab_chunk_max(c.cache))},
-      {"lru_crawler", "yes"},  // metadump / mgdump; crawl's work is the GC sweep's
+      // metadump / mgdump; crawl's work is the GC sweep's. Live: `lru_crawler
+      // enable|disable` switch it (server_stats fills it in).
+      {"lru_crawler", yes_no(c.cache.lru_crawler)},
       {"lru_crawler_sleep", "100"},
       {"lru_crawler_tocrawl", "0"},
       {"tail_repair_time", "0"},

@@ -21,6 +21,12 @@ namespace {
 constexpr std::size_t kReadRoom = 16 * 1024;
 // An idle connection gives a read buffer above this back.
 constexpr std::size_t kKeepReadBuffer = 64 * 1024;
+// A write buffer that grew past this for a burst (pipelined sets of large
+// values) is given back once written, so an idle connection holds no more.
+constexpr std::size_t kKeepWriteBuffer = 64 * 1024;
+// Finished calls kept for reuse: enough for a deep pipeline's steady state;
+// a burst's extra calls (each may hold a large value's buffers) are freed.
+constexpr std::size_t kKeepFreeCalls = 256;
 // How long an idle coroutine sleeps before it looks at its state again (a
 // close_when_idle or a stop also wakes it at once).
 constexpr mm::millis kIdleWaitMs = 1000;
@@ -201,7 +207,11 @@ void backend_conn::finish(entry& e, bool answered) {
     server_->record_success();
   }
   if (open_line_ == e.call) open_line_ = nullptr;
-  free_calls_.emplace_back(e.call);
+  if (free_calls_.size() < kKeepFreeCalls) {
+    free_calls_.emplace_back(e.call);
+  } else {
+    delete e.call;
+  }
   e.call = nullptr;
   e.slot->call_done();
 }
@@ -393,6 +403,7 @@ void backend_conn::writer_main() {
         ssize_t w = tls_ ? tls_->write(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms))
                          : io_->write_batched(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms));
         sending_.clear();
+        if (sending_.capacity() > kKeepWriteBuffer) std::string().swap(sending_);
         if (w == -ECANCELED) {
           cancelled = true;
         } else if (w < 0) {
@@ -492,6 +503,12 @@ void backend_conn::reader_main() {
     }
     if (!process_input()) {
       break_connection(failure_kind::BadReply);
+    } else if (inflight_.empty() && in_start_ == in_len_ && in_.size() > kKeepReadBuffer) {
+      // Every reply taken: a buffer grown for a large value goes back now,
+      // not when the connection ends (a pool's connections live for days).
+      std::string().swap(in_);
+      in_start_ = 0;
+      in_len_ = 0;
     } else if (!inflight_.empty() && mm::now_ns() >= inflight_.front().deadline_ns) {
       // A backend that keeps dripping bytes never lets a read time out: the
       // deadline is checked after every read too.

@@ -40,7 +40,7 @@ void cron_main(store::store& st, const server_clock& clock, gc_counters& counter
       mm::wait_status w = reloaded.wait(std::min(left, kGrowthCheckMs));
       if (w == mm::wait_status::Cancelled) return;
       if (w == mm::wait_status::Ok) continue;  // a reload: the due time again, with its period
-      if (!grow_table(st, s.buckets_per_step)) return;
+      if (s.grow && !grow_table(st, s.buckets_per_step)) return;
       continue;  // the sweep's due time again
     }
     int64_t start = mm::now_ns();
@@ -56,7 +56,7 @@ void cron_main(store::store& st, const server_clock& clock, gc_counters& counter
         if (mm::coroutine_cancelled()) return;
       } while (next != 0);
     }
-    if (!grow_table(st, s.buckets_per_step)) return;
+    if (s.grow && !grow_table(st, s.buckets_per_step)) return;
     counters.runs.fetch_add(1, std::memory_order_relaxed);
     counters.last_ms.store(static_cast<uint64_t>((mm::now_ns() - start) / 1000000), std::memory_order_relaxed);
     if (total.evictions || total.reclaimed)

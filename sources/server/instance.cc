@@ -25,6 +25,7 @@
 #include "role_monitor.h"
 #include "route_builder.h"
 #include "fanout.h"
+#include "item_dump.h"
 #include "served_role.h"
 #include "spool_dir.h"
 #include "server_directory.h"
@@ -247,6 +248,11 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     return 1;
   }
   for (const std::string& w : config::config_warnings(cfg)) spdlog::warn("{}", w);
+  // memcached flags taken without memcached's effect (cli.h: notes).
+  for (const std::string& n : cli.notes) spdlog::warn("{}", n);
+  // The crawler switch starts as configured (-o no_lru_crawler); `lru_crawler
+  // enable|disable` flips it from then on, and a reload leaves it alone.
+  flow::crawler_enabled().store(cfg.cache.lru_crawler, std::memory_order_relaxed);
   live_cell live(std::make_shared<const live_settings>(std::move(first)));
   // Reliable deletes' spool (proxy/delete_spool.h): its machine runs in the
   // router role, before the workers (they spool) and after them (it writes
@@ -369,6 +375,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     ps.listen = listen_addresses(cfg);
     ps.backlog = static_cast<int>(cfg.listen.backlog);
     ps.unix_mode = cfg.listen.unix_mode;
+    ps.cron.grow = cfg.cache.hash_expand;
     ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers, &role};
     ps.reload.tls = tls.get();
     ps.reload.auth = shared.auth != nullptr ? &auth : nullptr;

@@ -16,11 +16,17 @@ int main(int argc, char** argv) {
   config::cli_options cli;
   std::string error;
   if (!config::parse_args(argc, argv, cli, &error)) {
-    std::fprintf(stderr, "ithaca: %s\n%s", error.c_str(), config::usage().c_str());
-    return 2;
+    // One line naming what is wrong (and -h), as memcached prints; the
+    // help is there for who asks.
+    std::fprintf(stderr, "ithaca: %s\n", error.c_str());
+    return config::kUsageExit;
   }
   if (cli.help) {
     std::fputs(config::usage().c_str(), stdout);
+    return 0;
+  }
+  if (cli.license) {
+    std::fputs(config::license_text().c_str(), stdout);
     return 0;
   }
   if (cli.version) {

@@ -116,6 +116,7 @@ void server_stats::settings(const live_settings& live, flow::stat_lines& out) {
     if (name == "io_backend") value = io_backend_;
     if (name == "proxy_uring_enabled" && value == "yes" && io_backend_ != "io_uring") value = "no";
     if (name == "detail_enabled") value = flow::prefix_stats::instance().enabled() ? "yes" : "no";
+    if (name == "lru_crawler") value = flow::crawler_enabled().load(std::memory_order_relaxed) ? "yes" : "no";
     if (name == "slab_chunk_max") value = std::to_string(store_.classes().chunk_max());
   }
 }

@@ -272,9 +272,9 @@ def test_authentication_refuses_udp_like_memcached(flags, words, auth_file, tmp_
     monkeypatch.setenv("MEMCACHED_SASL_PWDB", str(auth_file))
     args = [f.format(auth=auth_file, port=free_port()) for f in flags]
     for path in (ithaca_binary()[0], memcached_binary()):
-        # BASE_ARGS says -U 0; the later -U wins in both.
+        # BASE_ARGS says -U 0; the later -U wins in both. Exit 64: EX_USAGE.
         r = run_server(path, args)
-        assert r.returncode != 0 and words in r.stdout + r.stderr, (path, r.stdout + r.stderr)
+        assert r.returncode == 64 and words in r.stdout + r.stderr, (path, r.returncode, r.stdout + r.stderr)
 
 
 def test_ascii_auth_in_the_router_role(ithaca_factory, memcached_factory, auth_file):

@@ -168,18 +168,59 @@ TEST_CASE("bad and refused flags") {
   CHECK(parse({"-c", "-1"}) == "-c: expected an integer from 1 to 1048576, got '-1'");
   CHECK(parse({"-m", "0"}).rfind("-m: expected megabytes", 0) == 0);
   CHECK(parse({"-p"}) == "-p: missing value");
-  CHECK(parse({"-x"}) == "unknown option '-x' (see --help)");
-  CHECK(parse({"--frobnicate"}) == "unknown option '--frobnicate' (see --help)");
-  CHECK(parse({"serve"}) == "unexpected argument 'serve' (see --help)");
+  CHECK(parse({"-x"}) == "unknown option '-x' (see -h)");
+  CHECK(parse({"--frobnicate"}) == "unknown option '--frobnicate' (see -h)");
+  CHECK(parse({"serve"}) == "unexpected argument 'serve' (see -h)");
   CHECK(parse({"-d"}) ==
         "-d (--daemon): ithaca does not daemonize: run it in the foreground under systemd, a "
         "container or a supervisor");
   CHECK(parse({"--daemon"}).rfind("-d (--daemon): ithaca does not daemonize", 0) == 0);
   CHECK(parse({"-u", "nobody"}).rfind("-u (--user): ", 0) == 0);
   CHECK(parse({"-M"}) == "-M (--disable-evictions): is a memcached option ithaca does not support");
-  // Of memcached's -o sub-options only the TLS ones (tls_config_test.cc).
-  CHECK(parse({"-o", "hashpower=20"}).rfind("-o: 'hashpower': ", 0) == 0);
   CHECK(parse({"-vd"}).rfind("-d (--daemon)", 0) == 0);
+}
+
+TEST_CASE("-o: memcached's extended options, with their meaning or a note") {
+  cli_options o;
+  REQUIRE(parse({"-o", "hashpower=24,idle_timeout=30,no_lru_crawler,no_hashexpand"}, &o) == "");
+  CHECK(o.notes.empty());
+  config c;
+  apply_overrides(o, c);
+  CHECK(c.cache.hash_power == 24);
+  CHECK(c.server.idle_timeout_ms == 30000);
+  CHECK(!c.cache.lru_crawler);
+  CHECK(!c.cache.hash_expand);
+  c = with_flags({"-o", "lru_crawler"});
+  CHECK(c.cache.lru_crawler);
+  CHECK(c.cache.hash_expand);
+
+  // extstore's ext_path: the file's directory and its size.
+  c = with_flags({"-o", "ext_path=/var/tmp/extstore:2g,ext_item_size=4096"});
+  CHECK(c.cache.large_value_dir == "/var/tmp");
+  CHECK(c.cache.large_value_disk_limit == 2 * kGiB);
+  CHECK(c.cache.large_value_threshold == 4096);
+
+  // Accepted with a note each; silent where ithaca does what memcached does.
+  REQUIRE(parse({"-o", "modern,maxconns_fast,hot_lru_pct=30,slab_automove=2,hash_algorithm=xxh3"}, &o) == "");
+  REQUIRE(o.notes.size() == 3);
+  CHECK(o.notes[0].rfind("-o hot_lru_pct=30: accepted, no effect: ", 0) == 0);
+  CHECK(o.notes[1].rfind("-o slab_automove=2: accepted, no effect: ", 0) == 0);
+  CHECK(o.notes[2].rfind("-o hash_algorithm=xxh3: ", 0) == 0);
+  REQUIRE(parse({"-N", "4"}, &o) == "");
+  CHECK(o.notes.size() == 1);
+
+  // memcached's words where it refuses.
+  CHECK(parse({"-o", "hashpower=5"}) == "-o: Initial hashtable multiplier of 5 is too low");
+  CHECK(parse({"-o", "hashpower"}) == "-o: Missing numeric argument for hashpower");
+  CHECK(parse({"-o", "bogus_opt"}) == "-o: Illegal suboption \"bogus_opt\"");
+  CHECK(parse({"-o", "hot_lru_pct=90"}) == "-o: hot_lru_pct must be > 1 and < 80");
+  CHECK(parse({"-o", "slab_automove=3"}) == "-o: slab_automove must be between 0 and 2");
+  CHECK(parse({"-o", "tail_repair_time=5"}) == "-o: Cannot set tail_repair_time to less than 10 seconds");
+  CHECK(parse({"-o", "hash_algorithm=md5"}) == "-o: Unknown hash_algorithm option (jenkins, murmur3, xxh3)");
+  CHECK(parse({"-o", "slab_chunk_max=2048"}) == "-o: slab_chunk_max must be specified in kilobytes.");
+  CHECK(parse({"-o", "ext_path=/tmp/x"}).rfind("-o: must supply size to ext_path", 0) == 0);
+  CHECK(parse({"-o", "ext_threads=many"}) == "-o: could not parse argument to ext_threads");
+  CHECK(parse({"-o", "proxy_config=routelib"}).rfind("-o: proxy_config: memcached's Lua proxy", 0) == 0);
 }
 
 TEST_CASE("-f and -n: memcached's size classes") {
