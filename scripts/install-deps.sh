@@ -27,6 +27,9 @@ if [ "$scope" = test ]; then
     clang libclang-rt-14-dev
     prometheus
     openssl python3-pymemcache
+    # tests/functional/test_auth.py: memcached -S's sasldb (saslpasswd2) and
+    # libmemcached's SASL client tools (memccp, memccat).
+    sasl2-bin libmemcached-tools
     user-mode-linux kmod
     # Client libraries for tests/functional/test_client_libraries.py (npm's
     # memcached and memjs are installed by the test itself).

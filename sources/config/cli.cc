@@ -270,6 +270,19 @@ bool on_enable_ssl(cli_options& o, std::string_view, const std::string&, std::st
   return true;
 }
 
+// memcached's -Y FILE (ascii authentication) and -S (SASL on the binary
+// protocol). The file is read when the server starts (instance.cc), with
+// memcached's messages when it cannot be.
+bool on_auth_file(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty()) return fail(e, n + ": expected a file name");
+  o.auth_file = std::string(v);
+  return true;
+}
+bool on_sasl(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.sasl = true;
+  return true;
+}
+
 // memcached's -o: comma-separated sub-options, NAME or NAME=VALUE: the TLS
 // ones (ssl_*, tls_config.h), then the others (extended_options.h).
 bool on_extended(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
@@ -379,11 +392,11 @@ const option_spec kOptions[] = {
     {'R', "max-reqs-per-event", true, on_reqs_per_event, nullptr},
     {'C', "disable-cas", false, on_disable_cas, nullptr},
     {'B', "protocol", true, on_protocol, nullptr},
-    {'S', "enable-sasl", false, nullptr, kUnsupported},
+    {'S', "enable-sasl", false, on_sasl, nullptr},
     {'F', "disable-flush-all", false, on_disable_flush_all, nullptr},
     {'X', "disable-dumping", false, on_disable_dumping, nullptr},
     {'W', "disable-watch", false, on_disable_watch, nullptr},
-    {'Y', "auth-file", true, nullptr, kUnsupported},
+    {'Y', "auth-file", true, on_auth_file, nullptr},
     {'e', "memory-file", true, nullptr,
      "a memory file that keeps the cache across restarts is not supported yet: ithaca starts "
      "with an empty cache"},
@@ -491,6 +504,15 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
   }
   for (std::string& note : o.extended.notes) o.notes.push_back(std::move(note));
   o.extended.notes.clear();
+  // memcached's refusals of UDP beside authentication, in its words (it
+  // checks them once its flags are read: the order they came in is moot).
+  std::string why = auth_flag_conflict(o.sasl, o.auth_file.has_value(), o.udp_port.value_or(0));
+  if (!why.empty()) return fail(error, why);
+  // A -B given beside them must be theirs: memcached refuses "-B auto" too.
+  if (o.binding && o.sasl && *o.binding != binding_protocol::Binary) return fail(error, kSaslBindingConflict);
+  if (o.binding && o.auth_file && *o.binding != binding_protocol::Ascii) {
+    return fail(error, kAsciiAuthBindingConflict);
+  }
   out = std::move(o);
   return true;
 }
@@ -536,6 +558,9 @@ void apply_overrides(const cli_options& cli, config& c) {
   if (cli.binding) c.server.binding = *cli.binding;
   if (cli.disable_evictions) c.cache.evictions = false;
   if (cli.disable_cas) c.cache.cas_enabled = false;
+  if (cli.auth_file) c.server.auth_file = *cli.auth_file;
+  if (cli.sasl) c.server.sasl = true;
+  if (cli.sasl_pwdb) c.server.sasl_pwdb = *cli.sasl_pwdb;
 
   if (cli.memory_limit) c.cache.memory_limit = *cli.memory_limit;
   if (cli.slab_growth_factor) c.cache.slab_growth_factor = *cli.slab_growth_factor;

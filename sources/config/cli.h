@@ -87,6 +87,11 @@ struct cli_options {
   bool core_dumps = false;                       // -r, --enable-coredumps
   bool lock_memory = false;                      // -k, --lock-memory
   bool large_pages = false;                      // -L, --enable-largepages
+  std::optional<std::string> auth_file;          // -Y, --auth-file
+  bool sasl = false;                             // -S, --enable-sasl
+  // Not a flag: memcached's MEMCACHED_SASL_PWDB environment variable, which
+  // main() copies here (it names server.sasl_pwdb's file, over the config's).
+  std::optional<std::string> sasl_pwdb;
 };
 
 // Parses argv[1..argc-1] into `out`. False with *error ("-t: expected an

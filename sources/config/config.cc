@@ -218,6 +218,29 @@ bool validate_server(const server_config& s, checker& c) {
                     s.read_buffer_size, kReadBufferRange);
 }
 
+// -S / -Y beside UDP (memcached's refusals) or beside each other; and SASL
+// needs its password file named (memcached would fall back to Cyrus SASL's
+// own configuration, which ithaca does not read).
+bool validate_auth(const config& cfg, checker& c) {
+  const server_config& s = cfg.server;
+  std::string why = auth_flag_conflict(s.sasl, !s.auth_file.empty(), cfg.listen.udp_port);
+  if (!why.empty()) return c.fail({"server.sasl", "server.auth_file", "listen.udp"}, why);
+  // -S binds the binary protocol and -Y the ascii one: a -B that says the
+  // other is memcached's refusal (an unset -B follows them).
+  if (s.sasl && s.binding == binding_protocol::Ascii) {
+    return c.fail({"server.binding_protocol", "server.sasl"}, kSaslBindingConflict);
+  }
+  if (!s.auth_file.empty() && s.binding == binding_protocol::Binary) {
+    return c.fail({"server.binding_protocol", "server.auth_file"}, kAsciiAuthBindingConflict);
+  }
+  if (s.sasl && s.sasl_pwdb.empty()) {
+    return c.fail({"server.sasl", "server.sasl_pwdb"},
+                  "sasl (-S): no password file: name it in server.sasl_pwdb or in the environment's "
+                  "MEMCACHED_SASL_PWDB (user:password lines)");
+  }
+  return true;
+}
+
 bool validate_cache(const cache_config& k, checker& c) {
   if (!c.in_range("cache.memory_limit", "memory_limit", value_kind::Size, k.memory_limit,
                   kMemoryLimitRange) ||
@@ -399,13 +422,27 @@ bool validate_replication_tls(const replication_config& r, checker& c) {
   return true;
 }
 
+const char* const kSaslBindingConflict = "ERROR: You cannot allow the ASCII protocol while using SASL.";
+const char* const kAsciiAuthBindingConflict =
+    "ERROR: You cannot allow the BINARY protocol while using ascii authentication tokens.";
+
+std::string auth_flag_conflict(bool sasl, bool ascii_auth, uint16_t udp_port) {
+  if (sasl && udp_port != 0) return "ERROR: Cannot enable UDP while using binary SASL authentication.";
+  if (sasl && ascii_auth) {
+    return "-S and -Y: SASL authenticates the binary protocol only and -Y the ascii protocol only; "
+           "use one of them";
+  }
+  if (ascii_auth && udp_port != 0) return "Cannot use UDP with ascii authentication enabled (-U 0 to disable)";
+  return {};
+}
+
 bool validate(const config& cfg, validation_error* error) {
   checker c(error);
   if (!validate_tls(cfg, c)) return false;
   if (!validate_backend_tls(cfg.router, c)) return false;
   if (!validate_replication_tls(cfg.replication, c)) return false;
   return validate_listen(cfg.listen, !cfg.router.listeners.empty(), c) && validate_listeners(cfg, c) &&
-         validate_server(cfg.server, c) &&
+         validate_server(cfg.server, c) && validate_auth(cfg, c) &&
          validate_cache(cfg.cache, c) && validate_logging(cfg.logging, c) &&
          validate_replication(cfg.replication, cfg.cache, c);
 }

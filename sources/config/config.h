@@ -125,6 +125,17 @@ struct server_config {
   binding_protocol binding = binding_protocol::Auto;  // memcached -B
   uint64_t stack_size = 64 * kKiB;  // usable bytes per coroutine stack
   uint64_t read_buffer_size = 16 * kKiB;  // initial per-client read buffer
+  // memcached -Y: ascii authentication. A connection must first send `set <any key> 0 0 N`
+  // whose value is "user password", matched against this file's `user:password` lines
+  // (auth_files.h); before that every command answers "CLIENT_ERROR unauthenticated".
+  // "" = off. The file is read at start and again on each SIGHUP (as memcached does).
+  std::string auth_file;
+  // memcached -S: SASL PLAIN on the binary protocol, which is then the only one; a
+  // binary command other than SASL's and version before authentication gets "Auth failure."
+  bool sasl = false;
+  // The `user:password` file SASL PLAIN checks (memcached --enable-sasl-pwdb's
+  // MEMCACHED_SASL_PWDB, which overrides it). Read at start and on each SIGHUP.
+  std::string sasl_pwdb;
 };
 
 // Section `cache`: the local store.
@@ -299,5 +310,14 @@ struct validation_error {
 // large_value_dir). Returns false and fills *error on the first failure.
 // Per-field ranges are checked where values enter (loader, flags).
 bool validate(const config& c, validation_error* error);
+
+// memcached's refusals of -S / -Y beside UDP, in its words, and ithaca's of
+// -S with -Y (memcached starts with both, -Y's ascii binding winning, and
+// SASL then never reachable); "" when the combination is fine. [pure]
+std::string auth_flag_conflict(bool sasl, bool ascii_auth, uint16_t udp_port);
+// memcached's refusals of a -B beside -S (anything but binary) or -Y
+// (anything but ascii).
+extern const char* const kSaslBindingConflict;
+extern const char* const kAsciiAuthBindingConflict;
 
 }  // namespace ithaca::config

@@ -71,6 +71,9 @@ void parse_server(section& s, config& c) {
   s.choice("binding_protocol", v.binding,
            {{"auto", binding_protocol::Auto}, {"ascii", binding_protocol::Ascii},
             {"binary", binding_protocol::Binary}});
+  s.string("auth_file", v.auth_file);
+  s.boolean("sasl", v.sasl);
+  s.string("sasl_pwdb", v.sasl_pwdb);
   s.size("stack_size", v.stack_size, kStackSizeRange);
   s.size("read_buffer_size", v.read_buffer_size, kReadBufferRange);
 }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "auth_files.h"
 #include "spool_dir.h"
 
 namespace ithaca::config {
@@ -106,6 +107,17 @@ preflight_report preflight(const config& cfg) {
   // process.user (-u): the start looks it up as memcached does, and stops there.
   if (r.error.empty() && !cfg.process.user.empty() && ::getpwnam(cfg.process.user.c_str()) == nullptr) {
     r.error = "process.user (-u): can't find the user " + cfg.process.user + " to switch to";
+  }
+  // The password files the start reads (-Y's: memcached's words; a note is a warning).
+  if (r.error.empty() && !cfg.server.auth_file.empty()) {
+    ascii_auth_table table;
+    std::vector<std::string> notes;
+    if (!load_ascii_auth(cfg.server.auth_file, table, &r.error, &notes)) return r;
+    for (std::string& n : notes) r.warnings.push_back("server.auth_file " + cfg.server.auth_file + ": " + n);
+  }
+  if (r.error.empty() && cfg.server.sasl) {
+    sasl_pwdb_table table;
+    load_sasl_pwdb(cfg.server.sasl_pwdb, table, &r.error);
   }
   if (!r.error.empty()) return r;
   for (std::string& w : config_warnings(cfg)) r.warnings.push_back(std::move(w));

@@ -23,6 +23,12 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("server.binding_protocol", running.server.binding != fresh.server.binding);
   check("server.prefix_delimiter", running.server.prefix_delimiter != fresh.server.prefix_delimiter);
   check("server.detail_enabled", running.server.detail_enabled != fresh.server.detail_enabled);
+  // Authentication is on or off for the life of the process (the parsers'
+  // binding and each connection's state follow it); a SIGHUP re-reads the
+  // files' contents (server/auth_store.h), not their names.
+  check("server.auth_file", running.server.auth_file != fresh.server.auth_file);
+  check("server.sasl", running.server.sasl != fresh.server.sasl);
+  check("server.sasl_pwdb", running.server.sasl_pwdb != fresh.server.sasl_pwdb);
   check("cache.large_value_dir", running.cache.large_value_dir != fresh.cache.large_value_dir);
   check("cache.hash_power", running.cache.hash_power != fresh.cache.hash_power);
   check("cache.hash_expand", running.cache.hash_expand != fresh.cache.hash_expand);

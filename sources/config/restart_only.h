@@ -16,7 +16,9 @@ namespace ithaca::config {
 // coroutine stack size (machines start once), hash_power (the bucket array
 // is never resized), large_value_dir, read_buffer_size, and the log file and
 // queue (the logger is built once), and `tls` (a SIGHUP re-reads the same
-// certificate files; server/tls_context.h). [any thread; pure]
+// certificate files; server/tls_context.h), and authentication (server.auth_file,
+// server.sasl, server.sasl_pwdb: a SIGHUP re-reads the same files).
+// [any thread; pure]
 std::vector<std::string> restart_only_changes(const config& running, const config& fresh);
 
 // The listeners with trees of their own (`listeners:`, a nutcracker.yml's

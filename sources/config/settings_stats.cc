@@ -101,9 +101,12 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
       {"reqs_per_event", n(c.server.reqs_per_event)},
       {"cas_enabled", yes_no(c.cache.cas_enabled)},
       {"tcp_backlog", n(l.backlog)},
-      {"binding_protocol", to_string(c.server.binding)},
-      {"auth_enabled_sasl", "no"},
-      {"auth_enabled_ascii", "no"},
+      // -S binds the binary protocol, -Y the ascii one (memcached.c), else -B.
+      {"binding_protocol", c.server.sasl              ? "binary"
+                           : !c.server.auth_file.empty() ? "ascii"
+                                                         : to_string(c.server.binding)},
+      {"auth_enabled_sasl", yes_no(c.server.sasl)},
+      {"auth_enabled_ascii", c.server.auth_file.empty() ? "no" : c.server.auth_file},
       {"item_size_max", n(c.cache.item_size_max)},
       {"maxconns_fast", "yes"},  // over -c a connection is refused at once
       {"hashpower_init", n(c.cache.hash_power)},

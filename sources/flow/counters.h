@@ -41,6 +41,8 @@ class counter {
   X(udp_dropped)    /* UDP datagrams dropped: bad frame, truncated, reply too long or not sent */            \
   X(idle_kicks)     /* connections closed by the idle timeout (memcached's idle_kicks) */                    \
   X(conn_yields)    /* a connection let others go first after reqs_per_event requests (memcached -R) */    \
+  X(auth_cmds)      /* -S / -Y authentication attempts answered (memcached's auth_cmds) */                   \
+  X(auth_errors)    /* ... of them refused (memcached's auth_errors) */                                      \
   /* Routed requests: the backend's answer, as memcached's hit/miss counters (added to the store's). */      \
   X(routed_get_hits) X(routed_get_misses) X(routed_touch_hits) X(routed_touch_misses)                        \
   X(routed_delete_hits) X(routed_delete_misses) X(routed_incr_hits) X(routed_incr_misses)                    \

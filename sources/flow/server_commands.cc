@@ -33,10 +33,15 @@ exec_action binary_command(const protocol::request& req, protocol::out_buffer& o
       return exec_action::Continue;
     case command::Stat:
       return execute_stats(req, out, ctx);
+    case command::SaslListMechs:
+    case command::SaslAuth:
+    case command::SaslStep:
+      if (ctx.sasl != nullptr && ctx.auth != nullptr) return execute_sasl(req, out, ctx);
+      protocol::encode_binary_error(out, req, binary_status::UnknownCommand);
+      return exec_action::Continue;
     default:
       // Verbosity: memcached 1.6.18 answers even a well-formed packet with
-      // "Unknown command" and leaves its verbosity alone; so do we. SASL is
-      // off: memcached treats its opcodes as unknown.
+      // "Unknown command" and leaves its verbosity alone; so do we.
       protocol::encode_binary_error(out, req, binary_status::UnknownCommand);
       return exec_action::Continue;
   }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "auth.h"
 #include "counters.h"
 #include "exec_action.h"
 #include "item_dump.h"
@@ -57,7 +58,17 @@ struct server_context {
   bool replies_pending = false;
   // The connection closes because its client said `quit` (conn_close reason=normal).
   bool quit = false;
+  // -S: who checks SASL passwords (null: SASL off, its opcodes unknown), and
+  // the state of the connection being served (the client points it at the
+  // connection's own, per batch; null for UDP).
+  const sasl_checker* sasl = nullptr;
+  conn_auth* auth = nullptr;
 };
+
+// -S before authentication: whether a binary request (by opcode) may run;
+// the others get "Auth failure." and the connection closes (memcached's
+// authenticated(): SASL's three and version).
+bool allowed_unauthenticated(uint8_t opcode);
 
 exec_action execute_server_command(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
 
@@ -76,5 +87,7 @@ exec_action execute_stats(const protocol::request& req, protocol::out_buffer& ou
 exec_action execute_admin(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
 // slabs reassign / automove, memcached 1.6.45's answers (slabs_command.cc).
 exec_action execute_slabs(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
+// SASL_LIST_MECHS, SASL_AUTH, SASL_STEP with -S (sasl_command.cc).
+exec_action execute_sasl(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
 
 }  // namespace ithaca::flow

@@ -11,6 +11,9 @@ namespace ithaca::protocol {
 inline constexpr std::uint8_t kBinaryRequestMagic = 0x80;
 inline constexpr std::uint8_t kBinaryResponseMagic = 0x81;
 inline constexpr std::size_t kBinaryHeaderSize = 24;
+// memcached's MAX_SASL_MECH_LEN: the longest SASL mechanism name (a SASL
+// request's key).
+inline constexpr std::size_t kMaxSaslMechLength = 32;
 
 enum class opcode : std::uint8_t {
     Get = 0x00, Set = 0x01, Add = 0x02, Replace = 0x03, Delete = 0x04,

@@ -190,18 +190,31 @@ parse_result binary_parser::parse(std::string_view input, request& out) {
     }
 
     if (info.cmd == command::SaslAuth || info.cmd == command::SaslStep) {
-        // SASL is off: memcached reads the key, answers "Unknown command"
-        // and swallows the rest of the body as it arrives, never holding it
-        // (a 600 MB SASL body costs nothing).
+        // SASL off: memcached reads the key, answers "Unknown command" and
+        // swallows the rest of the body as it arrives, never holding it (a
+        // 600 MB SASL body costs nothing). SASL on (-S): a mechanism name
+        // over 32 bytes is "Invalid arguments", data it could not hold in an
+        // item "Out of memory", each with the body swallowed; else the
+        // request is whole once its data is.
         const std::size_t key_end = head + ext_len + key_len;
-        if (input.size() < key_end) {
-            need_ = key_end;
-            return parse_result::need_more();
+        const std::size_t data_len = body_len - key_len - ext_len;
+        const bool refused = key_len > kMaxSaslMechLength || data_len + 2 > settings_.item_size_max;
+        if (!settings_.sasl || refused) {
+            if (input.size() < key_end) {
+                need_ = key_end;
+                return parse_result::need_more();
+            }
+            need_ = 0;
+            parse_result r = !settings_.sasl
+                                 ? fail(error_kind::UnknownCommand, key_end, binary_status::UnknownCommand, false)
+                                 : fail(error_kind::SaslRefused, key_end,
+                                        key_len > kMaxSaslMechLength ? binary_status::InvalidArguments
+                                                                     : binary_status::OutOfMemory,
+                                        false);
+            r.swallow = swallow_of(data_len);
+            return r;
         }
-        need_ = 0;
-        parse_result r = fail(error_kind::UnknownCommand, key_end, binary_status::UnknownCommand, false);
-        r.swallow = swallow_of(body_len - key_len - ext_len);
-        return r;
+        has_value = true;
     }
 
     if (has_value) {

@@ -26,6 +26,7 @@ enum class error_kind : std::uint8_t {
     BadMagic,         // binary magic is not 0x80: close without a reply
     InvalidArguments, // binary 0x04 (extras/key lengths wrong for the opcode): reply, close
     LyingLength,      // binary key+extras longer than the body: 0x81, close
+    SaslRefused,      // -S: SASL mechanism over 32 bytes (0x04) or data too large (0x82); body swallowed
 };
 
 // Binary response status codes used by the parser's errors.
@@ -38,6 +39,7 @@ enum class binary_status : std::uint16_t {
     ItemNotStored = 0x0005,
     DeltaBadValue = 0x0006,
     AuthError = 0x0020,
+    AuthContinue = 0x0021,  // SASL: another step is wanted (its body: the challenge)
     UnknownCommand = 0x0081,
     OutOfMemory = 0x0082,
     // memcached's protocol_binary.h names them but 1.6.18 never sends them;

@@ -35,6 +35,11 @@ struct parser_settings {
     // is a byte of a bad command), as memcached's listeners do.
     enum class binding : unsigned char { Negotiating, Ascii, Binary };
     binding binding_protocol = binding::Negotiating;
+    // -S: SASL_AUTH and SASL_STEP are requests (the mechanism as the key, the
+    // data as the value) for the server to answer; off, memcached answers
+    // them "Unknown command". -S binds the binary protocol, -Y the ascii one
+    // (binding_protocol above, set with them: server/instance.cc).
+    bool sasl = false;
 };
 
 }  // namespace ithaca::protocol

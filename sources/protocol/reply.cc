@@ -256,6 +256,7 @@ std::string_view binary_status_text(binary_status status) {
         case binary_status::ItemNotStored: return "Not stored.";
         case binary_status::DeltaBadValue: return "Non-numeric server-side value for incr or decr";
         case binary_status::AuthError: return "Auth failure.";
+        case binary_status::AuthContinue: return {};
         case binary_status::UnknownCommand: return "Unknown command";
         case binary_status::OutOfMemory: return "Out of memory";
         case binary_status::NotSupported: return "Not supported";

@@ -252,6 +252,21 @@ void as_silent_delete(protocol::request& req) {
   req.cas = 0;
 }
 
+// -S: a binary request its client may not make before authenticating
+// (memcached checks once a packet's lengths are judged sane, before its
+// opcode's own rules): answered "Auth failure.", then the connection closes.
+bool refused_unauthenticated(const loop_context& lc, const protocol::parse_result& r,
+                             const protocol::request& req) {
+  const flow::server_context& s = lc.server;
+  if (s.sasl == nullptr || s.auth == nullptr || s.auth->authenticated) return false;
+  if (req.proto != protocol::protocol_kind::Binary) return false;
+  if (r.status == protocol::parse_status::Error &&
+      (r.error == protocol::error_kind::BadMagic || r.error == protocol::error_kind::LyingLength)) {
+    return false;
+  }
+  return !flow::allowed_unauthenticated(req.opcode);
+}
+
 }  // namespace
 
 // Parses and dispatches every complete request of `input` on the tree of the
@@ -307,7 +322,10 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     lc.server.replies_pending = !direct;
     dispatch_env env{lc.local, &lc.server, direct ? lc.out : slot.deferred, lc.backends, lc.acks, lc.async};
     dispatch_status st = dispatch_status::Done;
-    if (refuses_flush(r, slot.req, lc.server)) {
+    if (refused_unauthenticated(lc, r, slot.req)) {
+      protocol::encode_binary_error(env.out, slot.req, protocol::binary_status::AuthError);
+      slot.action = exec_action::Close;
+    } else if (refuses_flush(r, slot.req, lc.server)) {
       flow::refuse_flush_all(slot.req, env.out, lc.server);
     } else if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {
       // The parser refused it, but memcached's side effect happens on the

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ascii_auth.h"
 #include "reply.h"
 #include "tls_stream.h"
 #include "text_replies.h"
@@ -33,8 +34,12 @@ std::unique_ptr<connection> open_connection(const worker_shared& shared, accepte
   }
   if (s.peer.starts_with("tcp:")) mm::set_nodelay(s.fd, true);
   protocol::parser_settings ps = shared.parser;
-  if (s.protocol == config::listen_protocol::Ascii) ps.binding_protocol = protocol::parser_settings::binding::Ascii;
-  if (s.protocol == config::listen_protocol::Binary) ps.binding_protocol = protocol::parser_settings::binding::Binary;
+  // A listener's proto[...] prefix binds its connections, but not past -S's
+  // or -Y's binding: the login's protocol is the only way in.
+  if (!shared.auth_binds_protocol) {
+    if (s.protocol == config::listen_protocol::Ascii) ps.binding_protocol = protocol::parser_settings::binding::Ascii;
+    if (s.protocol == config::listen_protocol::Binary) ps.binding_protocol = protocol::parser_settings::binding::Binary;
+  }
   auto c = std::make_unique<connection>(ps);
   c->io = std::move(conn);
   c->conn = c->io.get();
@@ -74,6 +79,7 @@ client::client(const worker_shared& shared, flow::command_counters& counters)
   server_.items = &dump_;
   server_.dump_enabled = live_->enable_dumping;
   server_.flush_enabled = live_->enable_flush_all;
+  if (shared_.auth != nullptr && shared_.auth->sasl_enabled()) server_.sasl = shared_.auth;
 }
 
 // One acquire load per batch; the rest only after a reload (snapshot.h).
@@ -119,10 +125,12 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     ctx_.conn_id = c.id;
     inflight_.set_id(c.tag);
     server_.quit = false;
+    server_.auth = &c.auth;
     action = serve_requests(c, parked, reason);
     if (action == flow::exec_action::Continue) {
       ctx_.drain = nullptr;
       conn_ = nullptr;
+      server_.auth = nullptr;  // the connection's own: not left to the next one
       return outcome::Parked;
     }
     // `watch`: from here the connection only receives log lines; if every
@@ -144,11 +152,13 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
       if (action == flow::exec_action::Continue) {
         ctx_.drain = nullptr;
         conn_ = nullptr;
+        server_.auth = nullptr;
         return outcome::Parked;
       }
     }
     ctx_.drain = nullptr;
     conn_ = nullptr;
+    server_.auth = nullptr;
   }
   // What the connection left behind must not reach the next one: its
   // unsent replies are dropped. execute_input has already orphaned any
@@ -221,7 +231,7 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
       ctx_.now = shared_.clock->now();
       std::string_view input(stack_buf, static_cast<size_t>(n));
       bool failed = false;
-      size_t used = run_input(parser, input, conn, action, failed);
+      size_t used = run_input(c, input, conn, action, failed);
       if (failed) {
         reason = "error";
         break;
@@ -243,7 +253,7 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
       parser.set_item_size_max(live_->item_size_max);
       ctx_.now = shared_.clock->now();
       bool failed = false;
-      size_t used = run_input(parser, pending_, conn, action, failed);
+      size_t used = run_input(c, pending_, conn, action, failed);
       if (failed) {
         reason = "error";
         break;
@@ -284,12 +294,18 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
 // rest of the input runs. The input stays put meanwhile: the session's stack
 // buffer or its pending_ string, which nothing else touches. [the session's
 // coroutine; suspends in the flush and the yield, no lock held]
-size_t client::run_input(protocol::parser& parser, std::string_view input, stream& conn, flow::exec_action& action,
+// -Y: the authentication comes first (authenticate_ascii); the rest of the
+// input after the login runs as requests.
+size_t client::run_input(connection& c, std::string_view input, stream& conn, flow::exec_action& action,
                          bool& failed) {
   size_t used = 0;
+  if (!c.auth.authenticated && shared_.auth != nullptr && shared_.auth->ascii_enabled()) {
+    used = authenticate_ascii(c, input, action);
+    if (!c.auth.authenticated || action != flow::exec_action::Continue) return used;
+  }
   for (;;) {
     loop_.request_budget = live_->reqs_per_event;
-    used += route::execute_input(parser, input.substr(used), loop_, action);
+    used += route::execute_input(c.parser, input.substr(used), loop_, action);
     if (!loop_.yield_due || action != flow::exec_action::Continue) break;
     counters_.conn_yields.add();
     if (!flush(conn)) {
@@ -301,6 +317,40 @@ size_t client::run_input(protocol::parser& parser, std::string_view input, strea
     ctx_.now = shared_.clock->now();
   }
   loop_.request_budget = 0;
+  return used;
+}
+
+// memcached's try_read_command_asciiauth, one step at a time until the input
+// is used up, more is needed, or the client is in (the rest of the input is
+// then its first commands). Each attempt answered counts in auth_cmds, each
+// refused one in auth_errors too, as memcached counts them.
+size_t client::authenticate_ascii(connection& c, std::string_view input, flow::exec_action& action) {
+  using kind = protocol::ascii_auth_step::kind;
+  size_t used = 0;
+  while (used < input.size()) {
+    const protocol::ascii_auth_step step = protocol::next_ascii_auth(input.substr(used));
+    switch (step.what) {
+      case kind::NeedMore:
+        return used;
+      case kind::Close:
+        action = flow::exec_action::Close;
+        return used;
+      case kind::Reply:
+        protocol::encode_ascii_line(out_, step.reply);
+        break;
+      case kind::Check:
+        counters_.auth_cmds.add();
+        if (shared_.auth->check_ascii(step.user, step.password)) {
+          c.auth.authenticated = true;
+          protocol::encode_ascii_line(out_, protocol::kReplyAuthStored);
+          return used + step.consumed;
+        }
+        counters_.auth_errors.add();
+        protocol::encode_ascii_line(out_, protocol::kReplyAuthFailure);
+        break;
+    }
+    used += step.consumed;
+  }
   return used;
 }
 

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "auth_store.h"
 #include "executor.h"
 #include "live_settings.h"
 #include "out_buffer.h"
@@ -54,6 +55,8 @@ struct connection final : mm::park_set::entry {
   bool tls = false;
   config::peer_check tls_peer = config::peer_check::Default;  // its listener's btls: / mtls:
   std::unique_ptr<stream> transport;
+  // -Y / -S: whether this client has authenticated (its own, never shared).
+  flow::conn_auth auth;
 };
 
 // Attaches a socket the pooler handed over, registers it (`stats conns`,
@@ -79,12 +82,16 @@ class client final : private flow::reply_drain {
   bool flush(stream& conn);
   // Reads, freeing spare request slots if the client stays quiet.
   ssize_t read_some(stream& conn, char* buf, size_t len, mm::millis idle);
-  // Runs the requests of `input`, reqs_per_event at a time (memcached -R);
-  // the bytes used. `failed`: a write between two runs failed (close).
-  size_t run_input(protocol::parser& parser, std::string_view input, stream& conn, flow::exec_action& action,
+  // Runs the requests of `input` (-Y: the authentication first),
+  // reqs_per_event at a time (memcached -R); the bytes used. `failed`: a
+  // write between two runs failed (close).
+  size_t run_input(connection& c, std::string_view input, stream& conn, flow::exec_action& action,
                    bool& failed);
   // Continue: the connection was parked; otherwise what ended it.
   flow::exec_action serve_requests(connection& c, mm::park_set& parked, std::string_view& reason);
+  // -Y before authentication: memcached's token exchange over `input`
+  // (protocol/ascii_auth.h), replies into out_; returns the bytes used.
+  size_t authenticate_ascii(connection& c, std::string_view input, flow::exec_action& action);
   std::unique_ptr<stream> open_stream(const connection& c);
   std::string_view close_reason(ssize_t n, mm::millis idle);
   // flow::reply_drain: a batch's replies passed the high-water mark; write

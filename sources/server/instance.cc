@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "any_address.h"
+#include "auth_store.h"
 #include "conn_registry.h"
 #include "delete_spool.h"
 #include "metrics_listener.h"
@@ -193,6 +194,19 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     }
   }
 
+  // -Y / -S: the password files, read before anything serves (memcached's
+  // words when -Y's cannot be); they outlive the workers that check them.
+  auth_store auth;
+  if (!cfg.server.auth_file.empty() || cfg.server.sasl) {
+    std::string why;
+    std::vector<std::string> notes;
+    if (!auth.open(cfg.server, &why, &notes)) {
+      spdlog::critical("{}", why);
+      return 1;
+    }
+    for (const std::string& n : notes) spdlog::warn("auth file {}: {}", cfg.server.auth_file, n);
+  }
+
   store::store_config sc;
   sc.bucket_count = uint64_t{1} << cfg.cache.hash_power;
   sc.memory_limit = cfg.cache.memory_limit;
@@ -317,7 +331,16 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   shared.clock = &clock;
   shared.live = &live;
   shared.parser.item_size_max = cfg.cache.item_size_max;
-  shared.parser.binding_protocol = binding_of(cfg.server.binding);
+  // The protocol every listener binds: -S binary, -Y ascii (memcached
+  // binds them so; validate() refuses a -B that says otherwise), else -B's.
+  using binding = protocol::parser_settings::binding;
+  shared.parser.binding_protocol = cfg.server.sasl              ? binding::Binary
+                                   : !cfg.server.auth_file.empty() ? binding::Ascii
+                                                                   : binding_of(cfg.server.binding);
+  // Under -S or -Y a listener's proto[] prefix may not speak past the login.
+  shared.auth_binds_protocol = cfg.server.sasl || !cfg.server.auth_file.empty();
+  shared.parser.sasl = cfg.server.sasl;
+  if (auth.ascii_enabled() || auth.sasl_enabled()) shared.auth = &auth;
   // `stats detail` (-D): the delimiter for good, and on at start if asked.
   flow::prefix_stats::instance().set_delimiter(cfg.server.prefix_delimiter);
   flow::prefix_stats::instance().set_enabled(cfg.server.detail_enabled);
@@ -394,6 +417,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     ps.cron.grow = cfg.cache.hash_expand;
     ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers, &role};
     ps.reload.tls = tls.get();
+    ps.reload.auth = shared.auth != nullptr ? &auth : nullptr;
     ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
     // The metrics listener, if any, is bound already: the pid file, the user
     // switch, then READY (process_setup.h).

@@ -2,6 +2,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ int main(int argc, char** argv) {
     std::printf("%s\n", config::version_string().c_str());
     return 0;
   }
+  // memcached's SASL password file comes from the environment (-S).
+  if (const char* pwdb = std::getenv("MEMCACHED_SASL_PWDB"); pwdb != nullptr) cli.sasl_pwdb = pwdb;
   if (cli.check_config) {
     std::string message;
     std::vector<std::string> warnings;

@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "auth_store.h"
 #include "memory_trim.h"
 #include "unix_listener.h"
 
@@ -241,6 +242,7 @@ void pooler::reload_loop() {
     reload_again_ = false;
     if (reload_config(settings_.reload)) cron_reloaded_.signal();
     reload_certificates(settings_.reload);
+    if (settings_.reload.auth) settings_.reload.auth->reload(kReloadReadTimeout);
   } while (reload_again_ && !mm::coroutine_cancelled());
   reloading_ = false;
 }

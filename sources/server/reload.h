@@ -18,6 +18,7 @@ class server_directory;
 namespace ithaca::server {
 
 class tls_context;
+class auth_store;
 
 struct reload_target {
   const config::cli_options* cli = nullptr;  // the flags the server started with
@@ -31,6 +32,8 @@ struct reload_target {
   std::shared_ptr<std::atomic<int>> reads_running = std::make_shared<std::atomic<int>>(0);
   // TLS on (-Z): a SIGHUP also re-reads the certificate files (tls_context.h).
   tls_context* tls = nullptr;
+  // -Y / -S: a SIGHUP also re-reads the password files (auth_store.h).
+  auth_store* auth = nullptr;
 };
 
 // How long a reload waits for the file to be read and parsed (on the

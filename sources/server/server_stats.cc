@@ -191,8 +191,8 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   add("touch_hits", s.touch_hits - b.touch_hits + sum(cc::routed_touch_hits));
   add("touch_misses", s.touch_misses - b.touch_misses + sum(cc::routed_touch_misses));
   add("store_no_memory", s.out_of_memory - b.out_of_memory);
-  add("auth_cmds", 0);
-  add("auth_errors", 0);
+  add("auth_cmds", sum(cc::auth_cmds));
+  add("auth_errors", sum(cc::auth_errors));
   if (live.idle_timeout_ms > 0) add("idle_kicks", sum(cc::idle_kicks));  // memcached: only with a timeout
   add("bytes_read", sum(cc::bytes_read));
   add("bytes_written", sum(cc::bytes_written));

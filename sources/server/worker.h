@@ -32,6 +32,7 @@ class async_runner;
 namespace ithaca::server {
 
 class tls_context;
+class auth_store;
 
 // A socket handed from the pooler to a worker.
 struct accepted_socket {
@@ -80,6 +81,11 @@ struct worker_shared {
   route::ack_waiters* acks = nullptr;
   // This worker's detached requests (route/async_runner.h); set by the worker.
   route::async_runner* async = nullptr;
+  // -Y / -S: the password tables (auth_store.h); null when neither is on.
+  const auth_store* auth = nullptr;
+  // -S or -Y bound `parser`'s protocol: listeners' proto[] prefixes do not
+  // apply (client.cc open_connection).
+  bool auth_binds_protocol = false;
 };
 
 // Most session coroutines a worker runs at once: connections that wake beyond

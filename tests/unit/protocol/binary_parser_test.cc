@@ -209,3 +209,53 @@ TEST_CASE("a listener bound to one protocol (-l proto[ascii]: / proto[binary]:)"
     REQUIRE(ev.size() == 2);
     CHECK(ev[1].reply == "ERROR\r\n");
 }
+
+TEST_CASE("-S: SASL requests carry the mechanism and the data; a long mechanism or big data is refused") {
+    using namespace std::string_literals;
+    parser_settings s;
+    s.sasl = true;
+    s.binding_protocol = parser_settings::binding::Binary;
+    auto ev = parse_all(packet(0x21, "PLAIN", {}, "\0u\0p"s) + packet(0x22, "PLAIN", {}, "x") + packet(0x20) +
+                            packet(0x21, "PLAIN") + kVersion,
+                        s);
+    REQUIRE(ev.size() == 5);
+    CHECK(ev[0].cmd == command::SaslAuth);
+    CHECK(ev[0].keys == std::vector<std::string>{"PLAIN"});
+    CHECK(ev[0].value == "\0u\0p"s);
+    CHECK(ev[1].cmd == command::SaslStep);
+    CHECK(ev[1].value == "x");
+    CHECK(ev[2].cmd == command::SaslListMechs);
+    CHECK(ev[3].cmd == command::SaslAuth);
+    CHECK(ev[3].value.empty());
+    // 33 bytes of mechanism: "Invalid arguments", the data swallowed, the connection kept.
+    ev = parse_all(packet(0x21, std::string(33, 'M'), {}, "data") + kVersion, s);
+    REQUIRE(ev.size() == 2);
+    CHECK(ev[0].error == error_kind::SaslRefused);
+    CHECK(!ev[0].close);
+    CHECK(ev[0].reply.substr(6, 2) == "\x00\x04"s);
+    CHECK(ev[1].cmd == command::Version);
+    s.item_size_max = 1024;
+    ev = parse_all(packet(0x21, "PLAIN", {}, std::string(1023, 'd')) + kVersion, s);
+    REQUIRE(ev.size() == 2);
+    CHECK(ev[0].reply.substr(6, 2) == "\x00\x82"s);  // Out of memory
+    CHECK(ev[1].cmd == command::Version);
+}
+
+TEST_CASE("a binding forces the protocol whatever the first byte") {
+    parser_settings s;
+    s.binding_protocol = parser_settings::binding::Binary;
+    // -S: text is read as a packet header, whose magic closes the connection.
+    auto ev = parse_all("get foo bar baz quux 12345\r\n", s);
+    REQUIRE(ev.size() == 1);
+    CHECK(ev[0].error == error_kind::BadMagic);
+    CHECK(ev[0].close);
+    CHECK(ev[0].reply.empty());
+    // Fewer than 24 bytes: nothing yet (memcached waits for a header).
+    CHECK(parse_all("get foo\r\n", s).empty());
+    // -Y: 0x80 is a byte of a bad text command.
+    s.binding_protocol = parser_settings::binding::Ascii;
+    ev = parse_all(kVersion + "\r\n", s);
+    REQUIRE(!ev.empty());
+    CHECK(ev[0].status == parse_status::Error);
+    CHECK(ev[0].reply == "ERROR\r\n");
+}
