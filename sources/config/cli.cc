@@ -700,15 +700,16 @@ memcached 1.6's flags, with memcached's meaning (they override the file):
                             and binary detected per connection)
   -I, --max-item-size=SIZE  max item size, bytes or with k/m suffix (default 1m,
                             min 1k, max 1024m); also caps large_value_threshold
-  -S, --enable-sasl         SASL (PLAIN) for the binary protocol, the users in
-                            the file $MEMCACHED_SASL_PWDB names (user:password)
+  -S, --enable-sasl         SASL (PLAIN) on the binary protocol (binary only),
+                            the users in the file $MEMCACHED_SASL_PWDB names
+                            (user:password lines; YAML: server.sasl_pwdb)
   -F, --disable-flush-all   refuse flush_all
   -X, --disable-dumping     refuse stats cachedump, stats detail dump and
                             lru_crawler metadump / mgdump
   -W, --disable-watch       refuse watch (live logging)
-  -Y, --auth-file=FILE      ascii authentication: a client first sends
-                            "set auth x 0 N" with "user pass" (FILE: user:pass
-                            lines)
+  -Y, --auth-file=FILE      ascii authentication: a client first sends a set
+                            whose value is "user pass" (FILE: user:pass lines);
+                            ascii only
   -e, --memory-file=FILE    (memcached's restartable cache: not supported yet)
   -Z, --enable-ssl          TLS on every TCP listener but those given as
                             -l notls:HOST:PORT (unix sockets and UDP stay plain);
