@@ -380,9 +380,11 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     }
     if (!direct && !pop_ready(lc)) action = exec_action::Close;
     // memcached -R: this many requests, then the other connections' turn.
+    // What is in flight stays so: the caller's next call goes on from here
+    // (over the same input) and settles it (server/client.cc run_input).
     if (budget != 0 && --budget == 0 && off < input.size() && action == exec_action::Continue) {
       lc.yield_due = true;
-      break;
+      return off;
     }
   }
   if (!lc.inflight.empty() && !settle(lc, settle_until::Empty)) action = exec_action::Close;

@@ -37,7 +37,10 @@ struct loop_context {
   // memcached -R: execute_input runs at most this many requests of its input
   // (0: all of them, as the UDP loop wants), then returns with `yield_due`
   // set if input is left, so the caller sends the replies and lets the
-  // worker's other connections go first before it runs the rest.
+  // worker's other connections go first before it runs the rest. Requests
+  // in flight then stay in flight: the caller must call again over the rest
+  // of the same input (with budget 0 if it will not yield again), and that
+  // last call settles them or orphans them.
   std::size_t request_budget = 0;
   bool yield_due = false;
 };

@@ -303,17 +303,26 @@ size_t client::run_input(connection& c, std::string_view input, stream& conn, fl
     used = authenticate_ascii(c, input, action);
     if (!c.auth.authenticated || action != flow::exec_action::Continue) return used;
   }
+  // Requests in flight stay in flight across a yield (execute_input settles
+  // them only in its last call, which has no budget left to yield on): the
+  // input they point into stays put meanwhile. After a failed write or a
+  // cancel, the rest of what was read runs at once: memcached applies every
+  // request it has read (a client that reset after a pipeline of sets still
+  // has them stored); their replies go nowhere.
+  bool last_run = false;
   for (;;) {
-    loop_.request_budget = live_->reqs_per_event;
+    loop_.request_budget = last_run ? 0 : live_->reqs_per_event;
     used += route::execute_input(c.parser, input.substr(used), loop_, action);
-    if (!loop_.yield_due || action != flow::exec_action::Continue) break;
+    if (last_run || !loop_.yield_due || action != flow::exec_action::Continue) break;
     counters_.conn_yields.add();
     if (!flush(conn)) {
       failed = true;
-      break;
+      last_run = true;
+      continue;
     }
     mm::yield();
-    if (mm::coroutine_cancelled()) break;  // the next read says so and ends the connection
+    // Cancelled: the next read says so and ends the connection.
+    last_run = mm::coroutine_cancelled();
     ctx_.now = shared_.clock->now();
   }
   loop_.request_budget = 0;

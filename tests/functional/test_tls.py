@@ -367,8 +367,9 @@ def test_start_errors_in_memcacheds_words(certs):
     assert p.returncode != 0 and "'notls' option is valid only when SSL is enabled" in p.stderr, p.stderr
     p = run_ithaca(*tls_flags(certs, extra="ssl_verify_mode=9"))
     assert p.returncode != 0 and "Invalid ssl_verify_mode. Use help to see valid options." in p.stderr, p.stderr
-    p = run_ithaca("-o", "hashpower=20")
-    assert p.returncode != 0 and "'hashpower'" in p.stderr, p.stderr
+    # A -o option memcached does not know, beside the TLS ones: its words.
+    p = run_ithaca("-o", "ssl_session_cache,ssl_bogus=1")
+    assert p.returncode != 0 and 'Illegal suboption "ssl_bogus=1"' in p.stderr, p.stderr
 
 
 # --- real clients: pymemcache against the cache and the router roles --------------------------------

@@ -114,7 +114,7 @@ def test_config_key_sets_the_mode_and_the_flag_beats_it(unix_ithaca, tmp_path):
 @pytest.mark.parametrize("value", ["800", "1777", "rwx", "", "07777"])
 def test_a_bad_unix_mask_is_refused(tmp_path, value):
     rc, out = run_to_end(["-s", str(tmp_path / "mc.sock"), "-a", value])
-    assert rc == 2, out
+    assert rc == 64, out  # EX_USAGE
     assert "-a: expected an octal mode from 0 to 777" in out, out
     conf = tmp_path / "ithaca.yaml"
     conf.write_text(f"listen:\n  unix: [{tmp_path / 'mc.sock'}]\n  unix_mode: '{value}'\n")
