@@ -504,6 +504,15 @@ def test_k_locks_the_memory(owned, which):
     assert vm_kb(plain.proc.pid, "VmLck") == 0
     port = free_port()
     locked = owned.add(start_server(which, [*base, "-k", "-l", HOST, "-p", str(port)], port))
+    if which == "ithaca" and os.environ.get("ITHACA_SANITIZED"):
+        # AddressSanitizer intercepts mlockall and ignores it (its shadow
+        # memory could not be locked): a sanitized ithaca locks nothing and
+        # says nothing. The release run checks the locking; here, that -k
+        # starts and serves.
+        with socket.create_connection((HOST, port), timeout=10) as s:
+            s.sendall(b"version\r\n")
+            assert s.recv(100).startswith(b"VERSION ")
+        return
     # Every page mapped then, and those mapped since (MCL_FUTURE).
     assert vm_kb(locked.proc.pid, "VmLck") > 0
     assert vm_kb(locked.proc.pid, "VmLck") >= vm_kb(locked.proc.pid, "VmRSS") * 9 // 10
