@@ -295,14 +295,7 @@ bool store::reclaim_inline() noexcept
                     link = &it->next_;
                     continue;
                 }
-                if (!it->is_placeholder()) {
-                    stats_.add(store_counter::reclaimed);
-                    class_count(it, class_counter::reclaimed);
-                    if (why == remove_reason::Expired && !(it->bits_ & kFetched)) {
-                        stats_.add(store_counter::expired_unfetched);
-                        class_count(it, class_counter::expired_unfetched);
-                    }
-                }
+                if (!it->is_placeholder()) count_reclaimed(it, why);
                 unlink(link, rl, why);
             }
         }

@@ -202,6 +202,18 @@ bool store::hidden_expired(const item* it, uint32_t sec) const noexcept
     return !it->is_placeholder() && deadline_passed(it->deadline_, sec) && expiry_by_master();
 }
 
+// memcached's reclaimed and expired_unfetched counts of an invalid item about
+// to be unlinked, store-wide and per class. [under its bucket lock]
+void store::count_reclaimed(const item* it, remove_reason why) noexcept
+{
+    stats_.add(store_counter::reclaimed);
+    class_count(it, class_counter::reclaimed);
+    if (why == remove_reason::Expired && !(it->bits_ & kFetched)) {
+        stats_.add(store_counter::expired_unfetched);
+        class_count(it, class_counter::expired_unfetched);
+    }
+}
+
 // Under the item's bucket lock: unlinks *link, notifies, hands it to rl for freeing.
 item* store::find_valid(uint64_t h, std::string_view key, uint32_t sec, reclaim_list& rl,
                         item**& link, bool reclaim) noexcept
@@ -210,14 +222,7 @@ item* store::find_valid(uint64_t h, std::string_view key, uint32_t sec, reclaim_
     item* it = *link;
     remove_reason why;
     if (it && invalid(it, sec, why)) {
-        if (reclaim && !it->is_placeholder()) {
-            stats_.add(store_counter::reclaimed);
-            class_count(it, class_counter::reclaimed);
-            if (why == remove_reason::Expired && !(it->bits_ & kFetched)) {
-                stats_.add(store_counter::expired_unfetched);
-                class_count(it, class_counter::expired_unfetched);
-            }
-        }
+        if (reclaim && !it->is_placeholder()) count_reclaimed(it, why);
         unlink(link, rl, why);
         return nullptr;
     }

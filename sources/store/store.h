@@ -309,6 +309,8 @@ private:
     void class_unlink(const item* it) noexcept;
     void class_account(const item* it, unsigned cls, uint64_t total, int64_t sign) noexcept;
     void count_class_eviction(const item* it, uint32_t sec, bool direct) noexcept;
+    // reclaimed / expired_unfetched of an invalid item being unlinked (store.cc).
+    void count_reclaimed(const item* it, remove_reason why) noexcept;
     void class_count(const item* it, class_counter c) noexcept
     {
         class_stats_.add(it->slab_class_, c);
