@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <span>
+
+#include "route_kind_reader.h"
 
 namespace ithaca::config {
 
@@ -19,38 +22,60 @@ std::vector<std::string> keys_of(route_kind k) {
     case route_kind::Failover: return {"children", "failover_errors", "failover_limit"};
     case route_kind::FailoverExptime:
       return {"normal", "failover", "exptime", "failover_errors", "failover_limit"};
-    case route_kind::MissFailover: return {"children", "return_best_on_error"};
-    case route_kind::AllSync:
-    case route_kind::AllAsync:
-    case route_kind::AllInitial:
-    case route_kind::AllMajority:
-    case route_kind::AllFastest:
-    case route_kind::Random: return {"children"};
     case route_kind::Shadow: return {"normal", "shadows"};
-    case route_kind::WarmUp: return {"cold", "warm", "exptime"};
-    case route_kind::L1L2: return {"l2", "exptime"};
     case route_kind::Hash: return {"children", "hash", "distribution"};
-    case route_kind::ModifyExptime: return {"target", "action", "exptime"};
     case route_kind::RateLimit: return {"target", "fallback", "rates", "burst"};
     case route_kind::Error: return {"message"};
     case route_kind::Null: return {};
+    case route_kind::Module: break;
   }
   return {};
 }
 
+// The YAML keys of a kind its module describes: its slots, then its options.
+std::vector<std::string> keys_of(const route_kind_info& k) {
+  std::vector<std::string> out;
+  for (const child_slot& c : k.children) {
+    if (c.name != nullptr) out.emplace_back(c.name);
+  }
+  for (const option_spec& o : k.options) {
+    if (o.name != nullptr) out.emplace_back(o.name);
+  }
+  return out;
+}
+
+// The kinds not yet described by a module of their own (route_kind_info.h).
 constexpr route_kind kAllKinds[] = {
-    route_kind::Local,        route_kind::Pool,      route_kind::Ref,        route_kind::Prefix,
-    route_kind::Operation,    route_kind::Failover,  route_kind::FailoverExptime, route_kind::MissFailover,
-    route_kind::AllSync,      route_kind::AllAsync,  route_kind::AllInitial, route_kind::AllMajority,
-    route_kind::AllFastest,   route_kind::Shadow,    route_kind::WarmUp,     route_kind::L1L2,
-    route_kind::Hash,         route_kind::Random,    route_kind::ModifyExptime, route_kind::RateLimit,
-    route_kind::Error,        route_kind::Null,
+    route_kind::Local,     route_kind::Pool,     route_kind::Ref,    route_kind::Prefix,
+    route_kind::Operation, route_kind::Failover, route_kind::FailoverExptime, route_kind::Shadow,
+    route_kind::Hash,      route_kind::RateLimit, route_kind::Error, route_kind::Null,
 };
+
+// Every kind's YAML name: those above, then the registered ones.
+std::vector<std::string> kind_names() {
+  std::vector<std::string> out;
+  for (route_kind k : kAllKinds) out.emplace_back(to_string(k));
+  for (const route_kind_info* k : route_kinds()) out.emplace_back(k->name);
+  return out;
+}
 
 std::string kind_list() {
   std::string out;
-  for (route_kind k : kAllKinds) out += (out.empty() ? "" : ", ") + std::string(to_string(k));
+  for (const std::string& n : kind_names()) out += (out.empty() ? "" : ", ") + n;
   return out;
+}
+
+// Every key some kind takes (a key another kind takes is a misplaced one,
+// not a typo).
+bool any_kind_takes(const std::string& key) {
+  auto has = [&](const std::vector<std::string>& keys) { return std::find(keys.begin(), keys.end(), key) != keys.end(); };
+  for (route_kind k : kAllKinds) {
+    if (has(keys_of(k))) return true;
+  }
+  for (const route_kind_info* k : route_kinds()) {
+    if (has(keys_of(*k))) return true;
+  }
+  return false;
 }
 
 std::string backquoted(const std::vector<std::string>& keys) {
@@ -60,13 +85,6 @@ std::string backquoted(const std::vector<std::string>& keys) {
     out += "`" + keys[i] + ":`";
   }
   return out;
-}
-
-// "a failover route", "an operation route"
-std::string a_kind(route_kind k) {
-  const std::string n = to_string(k);
-  const bool vowel = n[0] == 'a' || n[0] == 'e' || n[0] == 'i' || n[0] == 'o' || n[0] == 'u';
-  return std::string(vowel ? "an " : "a ") + n + " route";
 }
 
 // The longest exptime a route takes: memcached reads a larger one as a
@@ -90,12 +108,20 @@ class tree_reader {
                              "under `routes:`, got " + describe_node(node));
       return r;
     }
-    if (!kind_of(node, r)) return r;
-    if (!keys_fit(node, r.kind)) return r;
+    const route_kind_info* module = nullptr;
+    if (!kind_of(node, r, module)) return r;
+    if (!keys_fit(node, module != nullptr ? module->name : to_string(r.kind),
+                  module != nullptr ? keys_of(*module) : keys_of(r.kind))) {
+      return r;
+    }
     section s(ctx_, "route", node);
     s.any("type");
     s.string("name", r.name);
-    body(s, node, r);
+    if (module != nullptr) {
+      kind_reader(*this, s, node).read(*module, r);
+    } else {
+      body(s, node, r);
+    }
     return r;
   }
 
@@ -117,7 +143,47 @@ class tree_reader {
     }
   }
 
-  bool kind_of(const YAML::Node& node, route_config& r) {
+  // A registered kind's node, read through the description its module
+  // gives (route_kind_reader.h): YAML's spellings and messages.
+  class kind_reader final : public route_kind_reader {
+   public:
+    kind_reader(tree_reader& t, section& s, const YAML::Node& node) : t_(t), s_(s), node_(node) {}
+    route_format format() const override { return route_format::Yaml; }
+    bool has(const char* key) override { return s_.key_mark(key) != nullptr; }
+    bool seconds(const char* key, std::uint32_t& out) override { return t_.seconds(s_, key, out); }
+    bool flag(const char* key, bool& out) override { return s_.boolean(key, out); }
+    bool choice(const char* key, std::span<const char* const> names, int& out) override {
+      const std::vector<std::string> all(names.begin(), names.end());
+      std::size_t index = 0;
+      if (!s_.choice_index(key, all, index)) return false;
+      out = static_cast<int>(index);
+      return true;
+    }
+    bool text(const char* key, std::string& out) override {
+      if (!has(key)) return false;
+      s_.string(key, out);
+      return true;
+    }
+    void children(const char* key, const child_slot& slot, route_config& r) override {
+      if (slot.list) {
+        t_.list(s_, node_, r, key, slot.role, slot.min);
+      } else {
+        t_.one(s_, node_, r, key, slot.role, slot.min > 0);
+      }
+    }
+    void fail(std::string message) override { t_.ctx_.fail(node_.Mark(), std::move(message)); }
+    void fail_at(const char* key, std::string message) override {
+      const YAML::Mark* m = s_.key_mark(key);
+      t_.ctx_.fail(m != nullptr ? *m : node_.Mark(), std::move(message));
+    }
+
+   private:
+    tree_reader& t_;
+    section& s_;
+    const YAML::Node& node_;
+  };
+
+  bool kind_of(const YAML::Node& node, route_config& r, const route_kind_info*& module) {
     const YAML::Node t = node["type"];
     if (!t) {
       ctx_.fail(node.Mark(), "a route needs `type:` (" + kind_list() + ")");
@@ -131,15 +197,17 @@ class tree_reader {
       ctx_.fail(t.Mark(), "type: expected a route type, got " + describe_node(t));
       return false;
     }
-    if (route_kind_from_string(t.Scalar(), r.kind)) return true;
-    std::vector<std::string> names;
+    if (route_kind_from_string(t.Scalar(), r.kind) && r.kind != route_kind::Module) return true;
+    if ((module = find_route_kind(t.Scalar())) != nullptr) return true;
     std::string hint;
     for (route_kind k : kAllKinds) {
-      names.emplace_back(to_string(k));
       if (t.Scalar() == mcrouter_name(k)) hint = " (mcrouter's " + t.Scalar() + " is `type: " + to_string(k) + "` here)";
     }
+    if (const route_kind_info* k = find_mcrouter_kind(t.Scalar())) {
+      hint = " (mcrouter's " + t.Scalar() + " is `type: " + k->name + "` here)";
+    }
     if (hint.empty()) {
-      const std::string close = closest_key(t.Scalar(), names);
+      const std::string close = closest_key(t.Scalar(), kind_names());
       hint = close.empty() ? " (types: " + kind_list() + ")" : " (did you mean '" + close + "'?)";
     }
     ctx_.fail(t.Mark(), "unknown route type '" + t.Scalar() + "'" + hint);
@@ -148,28 +216,22 @@ class tree_reader {
 
   // A key another kind takes is a child or option this kind does not have;
   // any other key is a typo.
-  bool keys_fit(const YAML::Node& node, route_kind kind) {
-    std::vector<std::string> own = keys_of(kind);
+  bool keys_fit(const YAML::Node& node, const std::string& kind_name, const std::vector<std::string>& takes) {
+    std::vector<std::string> own = takes;
     own.insert(own.end(), {"type", "name"});
     bool ok = true;
     for (const auto kv : node) {
       if (!kv.first.IsScalar()) continue;  // section reports it
       const std::string& key = kv.first.Scalar();
       if (std::find(own.begin(), own.end(), key) != own.end()) continue;
-      bool elsewhere = false;
-      for (route_kind k : kAllKinds) {
-        const std::vector<std::string> other = keys_of(k);
-        elsewhere = elsewhere || std::find(other.begin(), other.end(), key) != other.end();
-      }
-      const std::vector<std::string> takes = keys_of(kind);
       std::string message;
-      if (elsewhere) {
-        message = a_kind(kind) + " takes no `" + key + ":`" +
+      if (any_kind_takes(key)) {
+        message = a_kind(kind_name) + " takes no `" + key + ":`" +
                   (takes.empty() ? std::string(" (it takes nothing but `type:` and `name:`)")
                                  : " (it takes " + backquoted(takes) + ")");
       } else {
         const std::string close = closest_key(key, own);
-        message = "unknown key '" + key + "' in " + a_kind(kind) +
+        message = "unknown key '" + key + "' in " + a_kind(kind_name) +
                   (close.empty() ? std::string() : " (did you mean '" + close + "'?)");
       }
       ctx_.fail(kv.first.Mark(), message);
@@ -187,7 +249,8 @@ class tree_reader {
   void body(section& s, const YAML::Node& node, route_config& r) {
     switch (r.kind) {
       case route_kind::Local:
-      case route_kind::Null: break;
+      case route_kind::Null:
+      case route_kind::Module: break;
       case route_kind::Pool:
         s.string("pool", r.pool);
         s.boolean("reliable_deletes", r.reliable_deletes);
@@ -209,16 +272,6 @@ class tree_reader {
         exptime(s, r);
         failover_options(s, r);
         break;
-      case route_kind::MissFailover:
-        list(s, node, r, "children", "", 2);
-        s.boolean("return_best_on_error", r.return_best_on_error);
-        break;
-      case route_kind::AllSync:
-      case route_kind::AllAsync:
-      case route_kind::AllInitial:
-      case route_kind::AllMajority:
-      case route_kind::AllFastest:
-      case route_kind::Random: list(s, node, r, "children", "", 1); break;
       case route_kind::Hash:
         list(s, node, r, "children", "", 1);
         s.choice("hash", r.hash,
@@ -237,28 +290,6 @@ class tree_reader {
         one(s, node, r, "normal", "normal", true);
         shadows(s, node, r);
         break;
-      case route_kind::WarmUp:
-        one(s, node, r, "cold", "cold", true);
-        one(s, node, r, "warm", "warm", true);
-        exptime(s, r);
-        break;
-      case route_kind::L1L2:
-        one(s, node, r, "l2", "l2", true);
-        if (!exptime(s, r) && s.key_mark("exptime") == nullptr) {
-          ctx_.fail(node.Mark(), "an l1l2 route needs `exptime:` (the longest the local store keeps a value, e.g. 60s)");
-        } else if (r.exptime == 0 && s.key_mark("exptime") != nullptr) {
-          ctx_.fail(*s.key_mark("exptime"), "exptime: an l1l2 route's cap must be above 0 (the local store is "
-                                            "not invalidated by other routers, so what it keeps must expire)");
-        }
-        break;
-      case route_kind::ModifyExptime:
-        one(s, node, r, "target", "target", true);
-        s.choice("action", r.action, {{"set", exptime_action::Set}, {"min", exptime_action::Min}});
-        if (s.key_mark("exptime") == nullptr) {
-          ctx_.fail(node.Mark(), "a modify_exptime route needs `exptime:` (what to set, or the cap with action: min)");
-        }
-        exptime(s, r);
-        break;
       case route_kind::RateLimit: rate_limit(s, node, r); break;
       case route_kind::Error:
         s.string("message", r.message);
@@ -273,7 +304,7 @@ class tree_reader {
   void one(section& s, const YAML::Node& node, route_config& r, const char* key, const char* role, bool required) {
     const YAML::Node* child = s.any(key);
     if (child == nullptr) {
-      if (required) ctx_.fail(node.Mark(), a_kind(r.kind) + " needs `" + key + ":` (a route)");
+      if (required) ctx_.fail(node.Mark(), a_kind(kind_name(r)) + " needs `" + key + ":` (a route)");
       return;
     }
     r.children.push_back(read(*child, role));
@@ -286,12 +317,12 @@ class tree_reader {
     const YAML::Node* children = s.any(key);
     const std::string need = std::string(min == 1 ? "at least one route" : "at least two routes");
     if (children == nullptr) {
-      ctx_.fail(node.Mark(), a_kind(r.kind) + " needs `" + key + ":` (a list of routes, " + need + ")");
+      ctx_.fail(node.Mark(), a_kind(kind_name(r)) + " needs `" + key + ":` (a list of routes, " + need + ")");
       return;
     }
     if (single_ok && (children->IsMap() || children->IsScalar())) {
       r.children.push_back(read(*children, role));
-      if (min > 1) ctx_.fail(children->Mark(), std::string(key) + ": " + a_kind(r.kind) + " needs " + need);
+      if (min > 1) ctx_.fail(children->Mark(), std::string(key) + ": " + a_kind(kind_name(r)) + " needs " + need);
       return;
     }
     if (!children->IsSequence()) {
@@ -304,7 +335,7 @@ class tree_reader {
       ++n;
     }
     if (n < min) {
-      ctx_.fail(*s.key_mark(key), std::string(key) + ": " + a_kind(r.kind) + " needs " + need + ", got " +
+      ctx_.fail(*s.key_mark(key), std::string(key) + ": " + a_kind(kind_name(r)) + " needs " + need + ", got " +
                                       std::to_string(n));
     }
   }
@@ -427,19 +458,23 @@ class tree_reader {
 
   // `exptime:` as a duration in whole seconds (10s, 5m, 0). True if present
   // and valid (then r.exptime is set).
-  bool exptime(section& s, route_config& r) {
-    const YAML::Node* v = s.any("exptime");
+  bool exptime(section& s, route_config& r) { return seconds(s, "exptime", r.exptime); }
+
+  // `key:` as a duration in whole seconds (10s, 5m, 0) up to 30 days. True
+  // if present and valid (then `out` is set).
+  bool seconds(section& s, const char* key, std::uint32_t& out) {
+    const YAML::Node* v = s.any(key);
     if (v == nullptr) return false;
     uint64_t ms = 0;
     const std::string text = v->IsScalar() ? v->Scalar() : "";
     if (!v->IsScalar() || !parse_duration(text, ms) || ms % 1000 != 0 || ms / 1000 > kMaxExptimeSeconds) {
       uint64_t bare = 0;
       const std::string hint = parse_unsigned(text, bare) ? " (a unit is required: " + text + "s?)" : "";
-      ctx_.fail(v->Mark(), "exptime: expected a duration in whole seconds (10s, 5m, 1h, or 0) up to 30 days, got " +
-                               describe_node(*v) + hint);
+      ctx_.fail(v->Mark(), std::string(key) + ": expected a duration in whole seconds (10s, 5m, 1h, or 0) up to 30 "
+                               "days, got " + describe_node(*v) + hint);
       return false;
     }
-    r.exptime = static_cast<uint32_t>(ms / 1000);
+    out = static_cast<uint32_t>(ms / 1000);
     return true;
   }
 

@@ -110,7 +110,7 @@ bool as_bool(const YAML::Node& n, bool& out) {
   return true;
 }
 
-void json_errors::allow(const YAML::Node& json, const std::string& what, std::initializer_list<const char*> keys) {
+void json_errors::allow(const YAML::Node& json, const std::string& what, std::span<const char* const> keys) {
   if (!json.IsMap()) return;
   std::set<std::string> seen;
   for (const auto kv : json) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 
 #include "yaml_section.h"
@@ -39,7 +40,10 @@ class json_errors {
   // Refuses the keys of an object (a route, a pool) that are not `keys`,
   // `type` or `name`, and a key given twice: mcrouter options ithaca does not
   // read are never ignored.
-  void allow(const YAML::Node& json, const std::string& what, std::initializer_list<const char*> keys);
+  void allow(const YAML::Node& json, const std::string& what, std::span<const char* const> keys);
+  void allow(const YAML::Node& json, const std::string& what, std::initializer_list<const char*> keys) {
+    allow(json, what, std::span<const char* const>(keys.begin(), keys.size()));
+  }
 
  private:
   load_context& ctx_;

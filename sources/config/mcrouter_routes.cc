@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
+
+#include "route_kind_reader.h"
 
 namespace ithaca::config::mcrouter {
 
@@ -18,11 +21,10 @@ const std::set<std::string> kUnsupportedTypes = {
     "AxonLogRoute", "DestinationRoute", "OutstandingLimitRoute", "SlowWarmUpRoute", "ShardSplitRoute",
 };
 
+// The types read here; the registered kinds' (route_kind_info.h) besides.
 const std::vector<std::string> kSupportedTypes = {
-    "PoolRoute", "Pool", "AllSyncRoute", "AllAsyncRoute", "AllInitialRoute", "AllMajorityRoute",
-    "AllFastestRoute", "FailoverRoute", "FailoverWithExptimeRoute", "MissFailoverRoute", "HashRoute",
-    "RandomRoute", "OperationSelectorRoute", "PrefixSelectorRoute", "WarmUpRoute", "ShadowRoute",
-    "ModifyExptimeRoute", "RateLimitRoute", "ErrorRoute", "NullRoute",
+    "PoolRoute", "Pool", "FailoverRoute", "FailoverWithExptimeRoute", "HashRoute", "OperationSelectorRoute",
+    "PrefixSelectorRoute", "ShadowRoute", "RateLimitRoute", "ErrorRoute", "NullRoute",
 };
 
 // mcrouter's operation names (carbon's request names) -> ithaca's classes.
@@ -55,20 +57,12 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
   const int ln = err_.line(at);
   if (type == "Pool") return pool_servers(json, at);
   if (type == "PoolRoute") return {pool_route(json, at)};
-  if (type == "AllSyncRoute") return {collection(route_kind::AllSync, type, json, ln)};
-  if (type == "AllAsyncRoute") return {collection(route_kind::AllAsync, type, json, ln)};
-  if (type == "AllInitialRoute") return {collection(route_kind::AllInitial, type, json, ln)};
-  if (type == "AllMajorityRoute") return {collection(route_kind::AllMajority, type, json, ln)};
-  if (type == "AllFastestRoute") return {collection(route_kind::AllFastest, type, json, ln)};
-  if (type == "RandomRoute") return {collection(route_kind::Random, type, json, ln)};
+  if (const route_kind_info* k = find_mcrouter_kind(type)) return {module_route(*k, json, at)};
   if (type == "HashRoute") return {hash_route(json, at)};
   if (type == "FailoverRoute") return {failover(json, ln)};
   if (type == "FailoverWithExptimeRoute") return {failover_exptime(json, at)};
-  if (type == "MissFailoverRoute") return {miss_failover(json, ln)};
   if (type == "OperationSelectorRoute") return {operation_selector(json, at)};
-  if (type == "WarmUpRoute") return {warm_up(json, at)};
   if (type == "ShadowRoute") return {shadow(json, at)};
-  if (type == "ModifyExptimeRoute") return {modify_exptime(json, at)};
   if (type == "RateLimitRoute") return {rate_limit(json, at)};
   if (type == "ErrorRoute") return {error_route(json, at)};
   if (type == "NullRoute") {
@@ -88,9 +82,120 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
     err_.fail(at, "mcrouter's " + type + " is not supported by ithaca");
     return {};
   }
-  const std::string close = closest_key(type, kSupportedTypes);
+  std::vector<std::string> supported = kSupportedTypes;
+  for (const route_kind_info* k : route_kinds()) {
+    if (k->mcrouter != nullptr) supported.emplace_back(k->mcrouter);
+  }
+  const std::string close = closest_key(type, supported);
   err_.fail(at, "unknown route type '" + type + "'" + (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));
   return {};
+}
+
+namespace {
+
+// A registered kind's node (route_kind_reader.h) with mcrouter's spellings,
+// values (integers of seconds, unquoted booleans) and messages.
+class json_kind_reader final : public route_kind_reader {
+ public:
+  json_kind_reader(route_factory& f, json_errors& err, const YAML::Node& json, const YAML::Node& at)
+      : f_(f), err_(err), json_(json), at_(at) {}
+  route_format format() const override { return route_format::Mcrouter; }
+  bool has(const char* key) override { return json_.IsMap() && json_[key]; }
+  bool seconds(const char* key, std::uint32_t& out) override {
+    if (!has(key)) return false;
+    int64_t v = 0;
+    if (!as_int(json_[key], v) || v < 0 || v > 30 * 24 * 3600) {
+      err_.fail(json_[key], what() + ": " + key + " is not an integer from 0 to 2592000");
+      return false;
+    }
+    out = static_cast<std::uint32_t>(v);
+    return true;
+  }
+  bool flag(const char* key, bool& out) override {
+    if (!has(key)) return false;
+    if (!as_bool(json_[key], out)) {
+      err_.fail(json_[key], what() + ": " + key + " is not a boolean");
+      return false;
+    }
+    return true;
+  }
+  bool choice(const char* key, std::span<const char* const> names, int& out) override {
+    if (!has(key)) return false;
+    const YAML::Node v = json_[key];
+    std::string list;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (v.IsScalar() && v.Scalar() == names[i]) {
+        out = static_cast<int>(i);
+        return true;
+      }
+      list += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + "'" + names[i] + "'";
+    }
+    err_.fail(v, what() + ": " + key + " is " + list + ", got '" + (v.IsScalar() ? v.Scalar() : "") + "'");
+    return false;
+  }
+  bool text(const char* key, std::string& out) override {
+    if (!has(key)) return false;
+    out = json_[key].Scalar();
+    return true;
+  }
+  // A list slot spelled `children` takes the short form's rest as well
+  // ("AllSyncRoute|Pool|A", or a list): mcrouter's children of a list route.
+  void children(const char* key, const child_slot& slot, route_config& r) override {
+    std::vector<route_config> made;
+    if (!json_.IsMap()) {
+      if (slot.list) made = f_.list(json_);
+    } else if (const YAML::Node c = json_[key]) {
+      if (slot.list) {
+        made = f_.list(c);
+      } else {
+        made.push_back(f_.one(c, key));
+      }
+    } else if (!slot.list && slot.min > 0) {
+      err_.fail(json_, slot.mcrouter_missing != nullptr ? std::string(slot.mcrouter_missing)
+                                                        : what() + ": no " + key + " route");
+    }
+    for (route_config& c : made) {
+      c.role = slot.role;
+      r.children.push_back(std::move(c));
+    }
+  }
+  void fail(std::string message) override { err_.fail(json_.IsMap() ? json_ : at_, message); }
+  void fail_at(const char* key, std::string message) override {
+    err_.fail(has(key) ? json_[key] : at_, message);
+  }
+
+ private:
+  route_factory& f_;
+  json_errors& err_;
+  const YAML::Node& json_;
+  const YAML::Node& at_;
+};
+
+}  // namespace
+
+// A registered kind (route_kind_info.h): its keys are the description's
+// mcrouter spellings; an object, or for a list kind a short form's rest.
+route_config provider::module_route(const route_kind_info& k, const YAML::Node& json, const YAML::Node& at) {
+  route_config r;
+  r.line = err_.line(at);
+  const bool list_kind = !k.children.empty() && k.children.front().list;
+  if (!json.IsMap() && !(list_kind && !json.IsNull())) {
+    err_.fail(at, std::string(k.mcrouter) + " should be an object");
+    return r;
+  }
+  std::vector<const char*> keys;
+  for (const child_slot& c : k.children) {
+    if (c.mcrouter != nullptr) keys.push_back(c.mcrouter);
+  }
+  for (const option_spec& o : k.options) {
+    if (o.mcrouter != nullptr) keys.push_back(o.mcrouter);
+  }
+  err_.allow(json, k.mcrouter, keys);
+  json_kind_reader(f_, err_, json, at).read(k, r);
+  using collapse = route_kind_info::collapse;
+  if (k.mcrouter_collapse != collapse::None && r.children.empty()) return null_route(r.line);
+  if (k.mcrouter_collapse == collapse::NullOrSingleton && r.children.size() == 1) return std::move(r.children[0]);
+  return r;
 }
 
 // Children of a list route: `children` of an object, or the json itself
@@ -101,16 +206,6 @@ std::vector<route_config> provider::children_of(const YAML::Node& json) {
     return c ? f_.list(c) : std::vector<route_config>{};
   }
   return f_.list(json);
-}
-
-route_config provider::collection(route_kind kind, const std::string& type, const YAML::Node& json, int ln) {
-  err_.allow(json, type, {"children"});
-  route_config r;
-  r.kind = kind;
-  r.line = ln;
-  r.children = children_of(json);
-  if (r.children.empty()) return null_route(ln);  // mcrouter: a NullRoute
-  return r;
 }
 
 route_config provider::hash_route(const YAML::Node& json, const YAML::Node& at) {
@@ -268,22 +363,6 @@ route_config provider::failover_exptime(const YAML::Node& json, const YAML::Node
   return r;
 }
 
-route_config provider::miss_failover(const YAML::Node& json, int ln) {
-  err_.allow(json, "MissFailoverRoute", {"children", "return_best_on_error"});
-  route_config r;
-  r.kind = route_kind::MissFailover;
-  r.line = ln;
-  r.return_best_on_error = false;  // mcrouter's default
-  if (json.IsMap() && json["return_best_on_error"] &&
-      !as_bool(json["return_best_on_error"], r.return_best_on_error)) {
-    err_.fail(json["return_best_on_error"], "MissFailoverRoute: return_best_on_error is not a bool");
-  }
-  r.children = children_of(json);
-  if (r.children.empty()) return null_route(ln);
-  if (r.children.size() == 1) return std::move(r.children[0]);
-  return r;
-}
-
 route_config provider::operation_selector(const YAML::Node& json, const YAML::Node& at) {
   if (!json.IsMap()) return f_.one(json, "OperationSelectorRoute");
   err_.allow(json, "OperationSelectorRoute", {"default_policy", "operation_policies"});
@@ -340,39 +419,6 @@ route_config provider::operation_selector(const YAML::Node& json, const YAML::No
       e.message = "no route for this operation";
       r.children.push_back(std::move(e));
     }
-  }
-  return r;
-}
-
-route_config provider::warm_up(const YAML::Node& json, const YAML::Node& at) {
-  route_config r;
-  r.kind = route_kind::WarmUp;
-  r.line = err_.line(at);
-  if (!json.IsMap()) {
-    err_.fail(at, "WarmUpRoute should be object");
-    return r;
-  }
-  err_.allow(json, "WarmUpRoute", {"cold", "warm", "exptime", "enable_metaget"});
-  if (!json["cold"]) err_.fail(json, "WarmUpRoute: no cold route");
-  if (!json["warm"]) err_.fail(json, "WarmUpRoute: no warm route");
-  if (!json["cold"] || !json["warm"]) return r;
-  route_config cold = f_.one(json["cold"], "cold");
-  cold.role = "cold";
-  route_config warm = f_.one(json["warm"], "warm");
-  warm.role = "warm";
-  r.children.push_back(std::move(cold));
-  r.children.push_back(std::move(warm));
-  if (const YAML::Node e = json["exptime"]) {
-    int64_t v = 0;
-    if (!as_int(e, v) || v < 0 || v > 30 * 24 * 3600) {
-      err_.fail(e, "WarmUpRoute: exptime is not an integer from 0 to 2592000");
-    } else {
-      r.exptime = static_cast<uint32_t>(v);
-    }
-  }
-  bool metaget = true;
-  if (const YAML::Node m = json["enable_metaget"]; m && !as_bool(m, metaget)) {
-    err_.fail(m, "WarmUpRoute: enable_metaget is not a boolean");
   }
   return r;
 }
@@ -448,40 +494,6 @@ route_config provider::shadow(const YAML::Node& json, const YAML::Node& at) {
     }
     r.children.push_back(std::move(t));
   }
-  return r;
-}
-
-route_config provider::modify_exptime(const YAML::Node& json, const YAML::Node& at) {
-  route_config r;
-  r.kind = route_kind::ModifyExptime;
-  r.line = err_.line(at);
-  if (!json.IsMap()) {
-    err_.fail(at, "ModifyExptimeRoute: should be an object");
-    return r;
-  }
-  err_.allow(json, "ModifyExptimeRoute", {"target", "exptime", "action"});
-  if (!json["target"]) {
-    err_.fail(json, "ModifyExptimeRoute: no target");
-    return r;
-  }
-  route_config target = f_.one(json["target"], "target");
-  int64_t v = 0;
-  if (!json["exptime"]) {
-    err_.fail(json, "ModifyExptimeRoute: no exptime");
-  } else if (!as_int(json["exptime"], v) || v < 0 || v > 30 * 24 * 3600) {
-    err_.fail(json["exptime"], "ModifyExptimeRoute: exptime is not an integer from 0 to 2592000");
-  }
-  r.exptime = static_cast<uint32_t>(std::max<int64_t>(v, 0));
-  if (const YAML::Node a = json["action"]) {
-    if (a.Scalar() == "min") {
-      r.action = exptime_action::Min;
-    } else if (a.Scalar() != "set") {
-      err_.fail(a, "ModifyExptimeRoute: action is 'set' or 'min', got '" + a.Scalar() + "'");
-    }
-  }
-  if (r.action == exptime_action::Min && r.exptime == 0) return target;  // 0 is no cap (mcrouter)
-  target.role = "target";
-  r.children.push_back(std::move(target));
   return r;
 }
 

@@ -13,6 +13,7 @@
 
 #include "mcrouter_json.h"
 #include "mcrouter_pools.h"
+#include "route_kind_info.h"
 #include "router_config.h"
 
 namespace ithaca::config::mcrouter {
@@ -47,18 +48,15 @@ class provider {
 
  private:
   std::vector<route_config> children_of(const YAML::Node& json);
-  route_config collection(route_kind kind, const std::string& type, const YAML::Node& json, int ln);
+  route_config module_route(const route_kind_info& k, const YAML::Node& json, const YAML::Node& at);
   route_config hash_route(const YAML::Node& json, const YAML::Node& at);
   void salt(const YAML::Node& json, const std::string& what);
   void failover_settings(const YAML::Node& json, route_config& r, const std::string& what);
   void error_names(const YAML::Node& list, std::vector<std::string>& out, const std::string& what);
   route_config failover(const YAML::Node& json, int ln);
   route_config failover_exptime(const YAML::Node& json, const YAML::Node& at);
-  route_config miss_failover(const YAML::Node& json, int ln);
   route_config operation_selector(const YAML::Node& json, const YAML::Node& at);
-  route_config warm_up(const YAML::Node& json, const YAML::Node& at);
   route_config shadow(const YAML::Node& json, const YAML::Node& at);
-  route_config modify_exptime(const YAML::Node& json, const YAML::Node& at);
   route_config rate_limit(const YAML::Node& json, const YAML::Node& at);
   void rates(const YAML::Node& json, route_config& r);
   route_config error_route(const YAML::Node& json, const YAML::Node& at);

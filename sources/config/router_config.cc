@@ -1,6 +1,7 @@
 #include "router_config.h"
 
 #include "config.h"
+#include "route_kind_info.h"
 #include "units.h"
 
 namespace ithaca::config {
@@ -53,12 +54,12 @@ const char* to_string(backend_protocol p) {
 
 namespace {
 
-struct kind_name {
+struct kind_entry {
   route_kind kind;
   const char* name;
   const char* mcrouter;  // mcrouter's type name ("" = none)
 };
-constexpr kind_name kKindNames[] = {
+constexpr kind_entry kKindNames[] = {
     {route_kind::Local, "local", ""},
     {route_kind::Pool, "pool", "PoolRoute"},
     {route_kind::Ref, "ref", ""},
@@ -66,21 +67,12 @@ constexpr kind_name kKindNames[] = {
     {route_kind::Operation, "operation", "OperationSelectorRoute"},
     {route_kind::Failover, "failover", "FailoverRoute"},
     {route_kind::FailoverExptime, "failover_exptime", "FailoverWithExptimeRoute"},
-    {route_kind::MissFailover, "miss_failover", "MissFailoverRoute"},
-    {route_kind::AllSync, "all_sync", "AllSyncRoute"},
-    {route_kind::AllAsync, "all_async", "AllAsyncRoute"},
-    {route_kind::AllInitial, "all_initial", "AllInitialRoute"},
-    {route_kind::AllMajority, "all_majority", "AllMajorityRoute"},
-    {route_kind::AllFastest, "all_fastest", "AllFastestRoute"},
     {route_kind::Shadow, "shadow", "ShadowRoute"},
-    {route_kind::WarmUp, "warm_up", "WarmUpRoute"},
-    {route_kind::L1L2, "l1l2", ""},
     {route_kind::Hash, "hash", "HashRoute"},
-    {route_kind::Random, "random", "RandomRoute"},
-    {route_kind::ModifyExptime, "modify_exptime", "ModifyExptimeRoute"},
     {route_kind::RateLimit, "rate_limit", "RateLimitRoute"},
     {route_kind::Error, "error", "ErrorRoute"},
     {route_kind::Null, "null", "NullRoute"},
+    {route_kind::Module, "", ""},
 };
 
 constexpr const char* kOpClassNames[kOpClasses] = {"get", "set", "delete", "arithmetic", "touch"};
@@ -88,14 +80,18 @@ constexpr const char* kOpClassNames[kOpClasses] = {"get", "set", "delete", "arit
 }  // namespace
 
 const char* to_string(route_kind k) {
-  for (const kind_name& n : kKindNames) {
+  for (const kind_entry& n : kKindNames) {
     if (n.kind == k) return n.name;
   }
   return "?";
 }
 
+const char* kind_name(const route_config& r) {
+  return r.module != nullptr ? r.module->name : to_string(r.kind);
+}
+
 bool route_kind_from_string(std::string_view name, route_kind& out) {
-  for (const kind_name& n : kKindNames) {
+  for (const kind_entry& n : kKindNames) {
     if (name == n.name) {
       out = n.kind;
       return true;
@@ -105,7 +101,7 @@ bool route_kind_from_string(std::string_view name, route_kind& out) {
 }
 
 const char* mcrouter_name(route_kind k) {
-  for (const kind_name& n : kKindNames) {
+  for (const kind_entry& n : kKindNames) {
     if (n.kind == k) return n.mcrouter;
   }
   return "";

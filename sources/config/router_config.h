@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,7 +78,9 @@ struct pool_config {
   int line = 0;
 };
 
-// The route kinds (issue 15; README "Routes"). mcrouter's names in comments.
+// The route kinds not yet described by a module of their own (issue 15;
+// README "Routes"); the others are registered (route_kind_info.h) and have
+// kind Module. mcrouter's names in comments.
 enum class route_kind {
   Local,           // the local store
   Pool,            // a pool's servers by key hash (PoolRoute)
@@ -87,23 +90,17 @@ enum class route_kind {
   Failover,        // children in order until a reply that is not an error (FailoverRoute)
   FailoverExptime, // gutter: normal child, failover children whose writes get a TTL cap
                    // (FailoverWithExptimeRoute)
-  MissFailover,    // get-like requests try the next child on a miss (MissFailoverRoute)
-  AllSync,         // every child, wait for all, the worst reply (AllSyncRoute)
-  AllAsync,        // every child, reply at once (AllAsyncRoute)
-  AllInitial,      // every child, reply from the first (AllInitialRoute)
-  AllMajority,     // every child, the reply of a majority (AllMajorityRoute)
-  AllFastest,      // every child, the first non-error reply (AllFastestRoute)
   Shadow,          // the normal child, and a copy of a fraction to shadow routes (ShadowRoute)
-  WarmUp,          // cold child, filled from the warm one on a miss (WarmUpRoute)
-  L1L2,            // the local store as L1 in front of an L2 route (L1L2RouteFactory)
   Hash,            // a child by key hash (HashRoute)
-  Random,          // a child at random (RandomRoute)
-  ModifyExptime,   // set or cap the exptime of writes (ModifyExptimeRoute)
   RateLimit,       // token buckets per operation class, over the limit to a fallback
   Error,           // answers an error (ErrorRoute)
   Null,            // answers as if nothing were there (NullRoute)
+  Module,          // a kind its module describes (route_config::module, route_kind_info.h)
 };
 const char* to_string(route_kind k);
+struct route_config;
+// A node's kind name: its module's for kind Module, else to_string(kind).
+const char* kind_name(const route_config& r);
 // The YAML spelling ("all_sync") back to the kind; false if there is none.
 bool route_kind_from_string(std::string_view name, route_kind& out);
 
@@ -122,27 +119,31 @@ const std::vector<std::string>& known_failover_errors();
 // mcrouter's type name for a kind ("FailoverRoute"), for hints in messages.
 const char* mcrouter_name(route_kind k);
 
-enum class exptime_action : std::uint8_t { Set, Min };  // ModifyExptime: replace, or cap
-
 // One node of the route tree, as any of the three readers (ithaca's YAML, an
 // mcrouter JSON file, a nutcracker.yml) writes it. Plain values; the route
 // builder (route/route_builder.cc) checks what each kind needs and builds it.
 //
 // Children: every child route is in `children`, each naming its place in its
 // parent by `role` (so one shape serves every kind):
-//   ""          one of a list (failover, miss_failover, all_*, hash, random)
+//   ""          one of a list (failover, hash, and the registered list kinds)
 //   "default"   prefix/operation: the fallback (mcrouter's wildcard / default_policy)
 //   "prefix"    prefix: the child for keys starting with `match`
 //   an op class operation: the child for that class ("get", "set", ...)
 //   "normal"    failover_exptime, shadow: where requests go
 //   "failover"  failover_exptime: the failover children, in order
 //   "shadow"    shadow: a shadow route (with key_fraction_* and request_fraction)
-//   "cold", "warm"   warm_up
-//   "l2"        l1l2: the route behind the local store
 //   "fallback"  rate_limit: where requests over the limit go (none: an error)
-//   "target"    modify_exptime, rate_limit: the route the requests go on to
+//   "target"    rate_limit: the route the requests go on to
+//   a registered kind's slot role (route_kind_info.h: child_slot::role)
+struct route_kind_info;
+struct route_options;
+
 struct route_config {
   route_kind kind = route_kind::Local;
+  // A kind its module describes (kind Module): its description and the
+  // options read for it (route_kind_reader.h); options_of<T>() gives them.
+  const route_kind_info* module = nullptr;
+  std::shared_ptr<const route_options> options;
   std::string name;   // optional, for logs and `stats routes`; for Ref, the named route
   std::string pool;   // Pool
   std::string role;   // its place in its parent (above)
@@ -151,11 +152,8 @@ struct route_config {
 
   // FailoverExptime: TTL cap of writes sent to a failover child (the gutter;
   // 10 s from ithaca's YAML, as the paper's gutter pool; 60 s from an mcrouter
-  // file, mcrouter's own default; 0: no cap, as in mcrouter). WarmUp: TTL of
-  // a fill (0: what the warm child says is left). L1L2: longest TTL the local
-  // store keeps (> 0). ModifyExptime: the exptime set, or the cap.
+  // file, mcrouter's own default; 0: no cap, as in mcrouter).
   uint32_t exptime = 0;
-  exptime_action action = exptime_action::Set;  // ModifyExptime
   // Failover, FailoverExptime: which results fail over, by mcrouter's result
   // names (known_failover_errors()). `failover_errors` holds for every class;
   // a non-empty `failover_errors_by_class[c]` replaces it for class c (mcrouter's
@@ -171,7 +169,6 @@ struct route_config {
   // one the error is returned instead. rate 0 = no limit.
   double failover_rate = 0;
   double failover_burst = 0;
-  bool return_best_on_error = true;  // MissFailover: on all errors, the best reply seen
   // Shadow (on a role "shadow" child): the keys whose hash falls in
   // [key_fraction_lo, key_fraction_hi) and this fraction of their requests.
   double key_fraction_lo = 0;

@@ -156,9 +156,9 @@ bool section::unsigned_value(std::string_view key, uint64_t& out, value_kind kin
   return true;
 }
 
-void section::boolean(std::string_view key, bool& out) {
+bool section::boolean(std::string_view key, bool& out) {
   entry* e = nullptr;
-  if (!scalar(key, e, "true or false")) return;
+  if (!scalar(key, e, "true or false")) return false;
   const std::string& t = e->value.Scalar();
   if (t == "true" || t == "yes" || t == "on") {
     out = true;
@@ -166,7 +166,9 @@ void section::boolean(std::string_view key, bool& out) {
     out = false;
   } else {
     fail_value(key, e->key_mark, "expected true or false, got '" + t + "'");
+    return false;
   }
+  return true;
 }
 
 void section::string(std::string_view key, std::string& out) {

@@ -66,7 +66,8 @@ class section {
   void duration(std::string_view key, uint64_t& out_ms, range r) {
     unsigned_value(key, out_ms, value_kind::Duration, r);
   }
-  void boolean(std::string_view key, bool& out);
+  // True when the key is present and its value one of YAML's booleans.
+  bool boolean(std::string_view key, bool& out);
   void string(std::string_view key, std::string& out);
   // One of the names in `map` (exact spelling).
   template <class E>
@@ -76,6 +77,9 @@ class section {
     size_t index = 0;
     if (choice_index(key, names, index)) out = (map.begin() + index)->second;
   }
+  // The index of the value among `names` (exact spelling); true if present
+  // and one of them.
+  bool choice_index(std::string_view key, const std::vector<std::string>& names, size_t& index);
   // A scalar or a list of scalars, as strings: `tcp: a` or `tcp: [a, b]`.
   // True if the key is present and valid (then `out` and `marks` are set).
   bool string_list(std::string_view key, std::vector<std::string>& out,
@@ -113,7 +117,6 @@ class section {
   entry* find(std::string_view key);
   bool scalar(std::string_view key, entry*& e, std::string_view expected);
   bool unsigned_value(std::string_view key, uint64_t& out, value_kind kind, range r);
-  bool choice_index(std::string_view key, const std::vector<std::string>& names, size_t& index);
 
   load_context& ctx_;
   std::string name_;

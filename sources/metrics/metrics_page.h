@@ -45,6 +45,7 @@ struct page_input {
   stat_lines servers;   // stats servers
   stat_lines latency;   // stats latency: POOL/ADDR:latency_le_US (cumulative), _sum_us, _count
   stat_lines routes;    // stats routes: route:N (KIND NAME), route:N:listener, route:N:COUNTER, async_*
+  stat_lines route_help;  // COUNTER -> the HELP of a counter a route kind keeps (its module's, route_kind.h)
   std::vector<worker_runtime> workers;
 };
 

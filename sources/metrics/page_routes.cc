@@ -26,14 +26,14 @@ struct route_field {
   const char* help;
 };
 
-// Every per-node figure of `stats routes` is a count since start. A field
-// not listed here is shown as ithaca_route_FIELD_total all the same, so a
-// counter added to route_counters reaches the page without a second list;
-// a level would have to be listed here as a gauge.
+// Every per-node figure of `stats routes` is a count since start: those of
+// route_counters here, those a kind keeps in its module's stats
+// (route_kind.h). A field in neither is shown as ithaca_route_FIELD_total
+// all the same; a level would have to be listed here as a gauge.
 constexpr route_field kRouteFields[] = {
     {"requests", "ithaca_route_requests_total", "Requests the route node dispatched."},
     {"failovers", "ithaca_route_failovers_total",
-     "failover: requests tried on a next child; miss_failover: misses read on from a next child."},
+     "Requests tried on a next child after an error, or gets read on from a next child after a miss."},
     {"failover_limited", "ithaca_route_failover_limited_total",
      "failover: next tries not made, over failover_limit."},
     {"gutter_writes", "ithaca_route_gutter_writes_total",
@@ -43,9 +43,7 @@ constexpr route_field kRouteFields[] = {
      "Detached requests the node sent (all_async, all_initial, the stragglers of all_majority, all_fastest)."},
     {"async_dropped", "ithaca_route_async_dropped_total",
      "Detached requests the node dropped over its worker's bound (async_runner.h)."},
-    {"warm_fills", "ithaca_route_warm_fills_total", "warm_up: values added to the cold child."},
     {"rate_limited", "ithaca_route_rate_limited_total", "rate_limit: requests refused over the rate."},
-    {"l1_hits", "ithaca_route_l1_hits_total", "l1l2: keys answered by the local store."},
     {"deletes_spooled", "ithaca_route_deletes_spooled_total",
      "pool with reliable_deletes: failed deletes spooled to be replayed."},
     {"deletes_dropped", "ithaca_route_deletes_dropped_total",
@@ -74,7 +72,16 @@ bool metric_name_part(std::string_view s) {
   return true;
 }
 
-void add_node(prom_writer& w, const route_node& n) {
+// The help of a counter a kind keeps (page_input::route_help), else a
+// generic one.
+std::string kind_help(const stat_lines& help, std::string_view field) {
+  for (const auto& [f, text] : help) {
+    if (field == f) return text;
+  }
+  return "stats routes' " + std::string(field) + " of the route node.";
+}
+
+void add_node(prom_writer& w, const route_node& n, const stat_lines& help) {
   labels l{{"node", n.index}, {"kind", n.kind}, {"name", n.name}};
   if (!n.listener.empty()) l.emplace_back("listener", n.listener);
   for (const auto& [field, text] : n.fields) {
@@ -88,7 +95,7 @@ void add_node(prom_writer& w, const route_node& n) {
       w.add(known->name, C, known->help, l, v);
     } else if (metric_name_part(field)) {
       const std::string name = "ithaca_route_" + std::string(field) + "_total";
-      w.add(name, C, "stats routes' " + std::string(field) + " of the route node.", l, v);
+      w.add(name, C, kind_help(help, field), l, v);
     }
   }
 }
@@ -132,7 +139,7 @@ void route_families(prom_writer& w, const page_input& in) {
       n.fields.emplace_back(field, value);
     }
   }
-  for (const route_node& n : nodes) add_node(w, n);
+  for (const route_node& n : nodes) add_node(w, n, in.route_help);
 }
 
 }  // namespace ithaca::metrics

@@ -8,8 +8,8 @@
 //                          records them: selectors pick their child; a
 //                          failover stops at the first child that reaches a
 //                          server that is up; a server marked down gets
-//                          nothing; all_* and a get through miss_failover
-//                          reach every child.
+//                          nothing; the other composites reach every child
+//                          their targets_for() names (all_*: every one).
 //   route_handles(OP,KEY)  the routes that request walks, one per line,
 //                          indented one space per level (mcrouter's form);
 //                          a pool's line is followed by its chosen server's

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,9 +61,7 @@ struct route_counters {
   std::atomic<std::uint64_t> shadow_sent{0};
   std::atomic<std::uint64_t> async_sent{0};        // all_async / all_initial / stragglers
   std::atomic<std::uint64_t> async_dropped{0};     // over the worker's bound (async_runner.h)
-  std::atomic<std::uint64_t> warm_fills{0};        // warm_up: values added to the cold child
   std::atomic<std::uint64_t> rate_limited{0};
-  std::atomic<std::uint64_t> l1_hits{0};
   std::atomic<std::uint64_t> deletes_spooled{0};  // pool, reliable_deletes: failed deletes spooled
   std::atomic<std::uint64_t> deletes_dropped{0};  // ... and those the spool could not take
   static void add(std::atomic<std::uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
@@ -113,6 +112,11 @@ class route : public flow::frame_owner {
   // reaches a server that is up, as a request would.
   virtual bool tries_in_turn(const protocol::request&) const { return false; }
   route_counters& counters() const { return counters_; }
+  // The counters the kind keeps besides route_counters (its module's
+  // route_kind::stats), by field; `stats routes` shows those not zero.
+  // [any thread; relaxed reads]
+  using counter_out = std::function<void(const char* field, std::uint64_t value)>;
+  virtual void kind_counters(const counter_out&) const {}
 
  private:
   std::string name_;

@@ -6,15 +6,12 @@
 
 #include "distribution/distribution.h"
 #include "local_route.h"
+#include "route_kind.h"
 #include "routes/ack_route.h"
-#include "routes/all_route.h"
 #include "routes/closed_route.h"
 #include "routes/failover_route.h"
 #include "routes/fixed_reply_route.h"
 #include "routes/hash_route.h"
-#include "routes/l1l2_route.h"
-#include "routes/miss_failover_route.h"
-#include "routes/modify_exptime_route.h"
 #include "routes/operation_route.h"
 #include "routes/pool_route.h"
 #include "routes/prefix_route.h"
@@ -22,13 +19,14 @@
 #include "routes/read_only_route.h"
 #include "routes/route_util.h"
 #include "routes/shadow_route.h"
-#include "routes/warm_up_route.h"
 
 namespace ithaca::route {
 
 namespace {
 
-struct builder {
+struct builder final : tree_builder {
+  explicit builder(const config::config& c) : cfg(c) {}
+
   const config::config& cfg;
   std::map<std::string, std::shared_ptr<const proxy::pool>> pools;
   std::vector<std::unique_ptr<const route>> routes;
@@ -36,17 +34,35 @@ struct builder {
   std::map<std::string, const route*> named;  // named routes built so far
   std::vector<std::string> building;          // named routes being built (cycles)
 
-  template <class R, class... Args>
-  const route* add(Args&&... args) {
-    routes.push_back(std::make_unique<R>(std::forward<Args>(args)...));
+  const route* keep(std::unique_ptr<const route> made) override {
+    routes.push_back(std::move(made));
     return routes.back().get();
   }
 
-  const route* fail(const config::route_config& r, std::string why) {
+  const route* fail(const config::route_config& r, std::string why) override {
     if (error.empty()) {
-      error = (r.line > 0 ? "line " + std::to_string(r.line) + ": " : std::string()) + to_string(r.kind) + " route: " + why;
+      error = (r.line > 0 ? "line " + std::to_string(r.line) + ": " : std::string()) + config::kind_name(r) +
+              " route: " + why;
     }
     return nullptr;
+  }
+
+  const route* child(const config::route_config& r, std::string_view role, bool result) override {
+    return one(r, role, result);
+  }
+
+  bool children(const config::route_config& r, std::string_view role, bool result, std::size_t min,
+                std::vector<const route*>& out) override {
+    for (const config::route_config* c : r.with_role(role)) {
+      const route* built = result ? result_child(r, *c) : node(*c);
+      if (built == nullptr) return false;
+      out.push_back(built);
+    }
+    if (out.size() < min) {
+      fail(r, "needs at least " + std::to_string(min) + " child route" + (min == 1 ? "" : "s"));
+      return false;
+    }
+    return true;
   }
 
   // The local store; on a master with `ack: slave`, behind the ack gate.
@@ -73,16 +89,7 @@ struct builder {
   }
 
   bool list(const config::route_config& r, std::vector<const route*>& out, std::size_t min) {
-    for (const config::route_config* c : r.with_role("")) {
-      const route* built = result_child(r, *c);
-      if (built == nullptr) return false;
-      out.push_back(built);
-    }
-    if (out.size() < min) {
-      fail(r, "needs at least " + std::to_string(min) + " child route" + (min == 1 ? "" : "s"));
-      return false;
-    }
-    return true;
+    return children(r, "", true, min, out);
   }
 
   const route* one(const config::route_config& r, std::string_view role, bool result) {
@@ -92,8 +99,9 @@ struct builder {
   }
 
   // The runtime route of one config node, built once (a named route through
-  // `ref` is shared; a cycle was refused by route_check): one case per kind,
-  // so adding a kind is one case here and one file under routes/. Every node
+  // `ref` is shared; a cycle was refused by route_check): a registered kind
+  // by its module's build function (route_kind.h), the others by a case
+  // here (until each has a module of its own). Every node
   // is owned by the tree being built; a failure records the node's line and
   // returns null. [the thread building the tree: main at start-up, the pooler at
   // a reload, under served_role's publish mutex, which orders it before the
@@ -173,25 +181,6 @@ struct builder {
         }
         return add<failover_route>(name_of(r, config::to_string(r.kind)), std::move(children), o);
       }
-      case route_kind::MissFailover: {
-        std::vector<const route*> children;
-        if (!list(r, children, 1)) return nullptr;
-        return add<miss_failover_route>(name_of(r, "miss_failover"), std::move(children), r.return_best_on_error);
-      }
-      case route_kind::AllSync:
-      case route_kind::AllAsync:
-      case route_kind::AllInitial:
-      case route_kind::AllMajority:
-      case route_kind::AllFastest: {
-        std::vector<const route*> children;
-        if (!list(r, children, 1)) return nullptr;
-        const all_policy p = r.kind == route_kind::AllSync      ? all_policy::Sync
-                             : r.kind == route_kind::AllAsync   ? all_policy::Async
-                             : r.kind == route_kind::AllInitial ? all_policy::Initial
-                             : r.kind == route_kind::AllMajority ? all_policy::Majority
-                                                                 : all_policy::Fastest;
-        return add<all_route>(name_of(r, config::to_string(r.kind)), std::move(children), p);
-      }
       case route_kind::Shadow: {
         const route* normal = one(r, "normal", false);
         if (normal == nullptr) return nullptr;
@@ -204,8 +193,7 @@ struct builder {
         if (shadows.empty()) return fail(r, "needs at least one `shadow` route");
         return add<shadow_route>(name_of(r, "shadow"), *normal, std::move(shadows));
       }
-      case route_kind::Hash:
-      case route_kind::Random: {
+      case route_kind::Hash: {
         std::vector<const route*> children;
         for (const config::route_config* c : r.with_role("")) {
           const route* built = node(*c);
@@ -213,19 +201,12 @@ struct builder {
           children.push_back(built);
         }
         if (children.empty()) return fail(r, "needs at least one child route");
-        if (r.kind == route_kind::Random) return add<random_route>(name_of(r, "random"), std::move(children));
         std::vector<proxy::server_spec> specs;
         for (std::size_t i = 0; i < children.size(); ++i) specs.push_back(proxy::server_spec{"child:" + std::to_string(i), 1});
         std::string why;
         auto dist = proxy::make_distribution(proxy::distribution_of(r.dist), specs, proxy::hash_of(r.hash), &why);
         if (!dist) return fail(r, why);
         return add<hash_route>(name_of(r, "hash"), std::move(children), std::move(dist));
-      }
-      case route_kind::ModifyExptime: {
-        const route* child = one(r, "target", false);
-        if (child == nullptr) return nullptr;
-        return add<modify_exptime_route>(name_of(r, "modify_exptime"), *child, r.exptime,
-                                         r.action == config::exptime_action::Min);
       }
       case route_kind::RateLimit: {
         const route* child = one(r, "target", false);
@@ -242,18 +223,10 @@ struct builder {
         }
         return add<rate_limit_route>(name_of(r, "rate_limit"), *child, fallback, rate, burst);
       }
-      case route_kind::WarmUp: {
-        const route* cold = one(r, "cold", true);
-        if (cold == nullptr) return nullptr;
-        const route* warm = one(r, "warm", true);
-        if (warm == nullptr) return nullptr;
-        return add<warm_up_route>(name_of(r, "warm_up"), *cold, *warm, r.exptime);
-      }
-      case route_kind::L1L2: {
-        const route* l2 = one(r, "l2", true);
-        if (l2 == nullptr) return nullptr;
-        if (r.exptime == 0) return fail(r, "needs an `exptime` above 0 (the longest the local store keeps a value)");
-        return add<l1l2_route>(name_of(r, "l1l2"), *l2, r.exptime);
+      case route_kind::Module: {
+        const kind_module* k = r.module != nullptr ? find_route_kind(r.module->name) : nullptr;
+        if (k == nullptr) return fail(r, "has no module (route_kinds.cc)");
+        return k->build(*this, r);
       }
     }
     return fail(r, "unknown kind");
@@ -327,7 +300,7 @@ std::shared_ptr<const route_tree> store_tree(store_access access,
 
 std::shared_ptr<const route_tree> build_route_tree(const config::config& cfg, proxy::server_directory& dir,
                                                    store_access access, std::string* error) {
-  builder b{cfg, {}, {}, {}, {}, {}};
+  builder b(cfg);
   std::vector<std::shared_ptr<const proxy::pool>> pools;
   // Every pool is built (connections open only when a route sends to one).
   for (const config::pool_config& p : cfg.router.pools) {

@@ -10,12 +10,15 @@
 #include "instance.h"
 #include "log.h"
 #include "machinarium.h"
+#include "route_kind.h"
 #include "process_setup.h"
 
 #include <spdlog/spdlog.h>
 
 int main(int argc, char** argv) {
   using namespace ithaca;
+  // The route kinds' config side, before any config is read.
+  route::register_route_kinds();
   config::cli_options cli;
   std::string error;
   if (!config::parse_args(argc, argv, cli, &error)) {

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "http_request.h"
+#include "route_kind.h"
 #include "metrics_page.h"
 
 namespace ithaca::server {
@@ -180,6 +181,9 @@ std::string metrics_listener::page() {
   stats_.collect("servers", in.servers);
   stats_.collect("latency", in.latency);
   stats_.collect("routes", in.routes);
+  for (const route::kind_module* k : route::route_kinds()) {
+    for (const route::route_stat& st : k->stats) in.route_help.emplace_back(st.field, st.help);
+  }
   for (const worker* w : workers_) {
     const mm::machine_counters c = w->runtime();
     metrics::worker_runtime r;

@@ -141,11 +141,12 @@ void router_stats_routes(const route::route_tree& tree, flow::stat_lines& out) {
     add("shadow_sent", c.shadow_sent);
     add("async_sent", c.async_sent);
     add("async_dropped", c.async_dropped);
-    add("warm_fills", c.warm_fills);
     add("rate_limited", c.rate_limited);
-    add("l1_hits", c.l1_hits);
     add("deletes_spooled", c.deletes_spooled);
     add("deletes_dropped", c.deletes_dropped);
+    r->kind_counters([&](const char* field, std::uint64_t n) {
+      if (n != 0) out.emplace_back(prefix + ":" + field, std::to_string(n));
+    });
   }
   const route::async_totals& a = route::async_counters();
   const std::uint64_t sent = a.sent.load(std::memory_order_relaxed);

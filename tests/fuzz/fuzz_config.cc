@@ -12,6 +12,7 @@
 #include "fuzz_check.h"
 #include "load.h"
 #include "restart_only.h"
+#include "route_kind.h"
 #include "settings_stats.h"
 
 namespace {
@@ -19,6 +20,9 @@ namespace {
 using namespace ithaca::config;
 
 constexpr unsigned kMarker = 77;  // a workers value no default has
+
+// The route kinds' config side, before any input is read (as main does).
+const bool kKindsRegistered = (ithaca::route::register_route_kinds(), true);
 
 }  // namespace
 

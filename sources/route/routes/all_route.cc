@@ -1,12 +1,56 @@
-#include "all_route.h"
-
+// The `all_*` routes: one request to every child at once.
+//   all_sync      waits for every child; answers the worst reply (mcrouter's
+//                 AllSyncRoute: an error over a miss over a success)
+//   all_async     answers at once as the null route does (a get misses, a
+//                 store is NOT_STORED); the children's requests are detached
+//                 and run in the background, bounded per worker
+//                 (async_runner.h), their replies dropped (AllAsyncRoute)
+//   all_initial   answers the first child's reply; the others are detached
+//                 (AllInitialRoute)
+//   all_majority  answers once more than half of the children agree on how
+//                 a reply went (success, miss, error, failure), with the
+//                 first such reply; or, when no class can get a majority any
+//                 more, the worst reply; stragglers finish detached
+//                 (AllMajorityRoute)
+//   all_fastest   answers the first reply that is not an error; if every
+//                 child fails, the last error; stragglers finish detached
+//                 (AllFastestRoute)
+// Each child has a child slot of its own (flow::request_slot::child); a
+// straggler still out when the answer is chosen is handed to the worker's
+// async runner with a copy of its request, so a write still reaches every
+// replica.
 #include <array>
 #include <utility>
+#include <vector>
 
 #include "async_runner.h"
+#include "route.h"
+#include "route_kind.h"
 #include "route_util.h"
 
 namespace ithaca::route {
+
+namespace {
+
+enum class all_policy : std::uint8_t { Sync, Async, Initial, Majority, Fastest };
+
+class all_route final : public route {
+ public:
+  all_route(std::string name, std::vector<const route*> children, all_policy policy);
+  dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
+  dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
+  bool child_answered(request_slot& parent, request_slot& child) const override;
+  const char* kind() const override;
+  std::vector<const route*> children() const override { return children_; }
+
+ private:
+  // Sends children [from, end) as detached requests (all_async, all_initial).
+  void send_detached(request_slot& slot, dispatch_env& env, std::size_t from) const;
+  std::vector<const route*> children_;
+  all_policy policy_;
+};
+
+}  // namespace
 
 all_route::all_route(std::string name, std::vector<const route*> children, all_policy policy)
     : route(std::move(name)), children_(std::move(children)), policy_(policy) {}
@@ -129,5 +173,45 @@ dispatch_status all_route::resume(request_slot& slot, dispatch_env& env) const {
   if (answer != nullptr) std::swap(slot.result, answer->result);
   return dispatch_status::Done;
 }
+
+// ---- the kinds: one per policy, each a list of children.
+
+namespace {
+
+constexpr config::child_slot kSlots[] = {
+    {"", "children", "children", true, 1},
+};
+std::shared_ptr<config::route_options> no_options(config::route_format) {
+  return std::make_shared<config::route_options>();
+}
+
+template <all_policy P>
+const route* build_all(tree_builder& b, const config::route_config& r) {
+  std::vector<const route*> children;
+  if (!b.children(r, "", true, 1, children)) return nullptr;
+  return b.add<all_route>(b.name_of(r), std::move(children), P);
+}
+
+constexpr auto kEmptyIsNull = config::route_kind_info::collapse::EmptyIsNull;
+constexpr config::route_kind_info kSync{"all_sync", "AllSyncRoute", "every child; waits for all, the worst reply",
+                                        kSlots, {}, no_options, kEmptyIsNull};
+constexpr config::route_kind_info kAsync{"all_async", "AllAsyncRoute", "every child; answers at once", kSlots, {},
+                                         no_options, kEmptyIsNull};
+constexpr config::route_kind_info kInitial{"all_initial", "AllInitialRoute", "every child; the first child's reply",
+                                           kSlots, {}, no_options, kEmptyIsNull};
+constexpr config::route_kind_info kMajority{"all_majority", "AllMajorityRoute",
+                                            "every child; the reply of a majority", kSlots, {}, no_options,
+                                            kEmptyIsNull};
+constexpr config::route_kind_info kFastest{"all_fastest", "AllFastestRoute",
+                                           "every child; the first reply that is not an error", kSlots, {},
+                                           no_options, kEmptyIsNull};
+
+}  // namespace
+
+extern const kind_module kAllSyncKind{kSync, build_all<all_policy::Sync>};
+extern const kind_module kAllAsyncKind{kAsync, build_all<all_policy::Async>};
+extern const kind_module kAllInitialKind{kInitial, build_all<all_policy::Initial>};
+extern const kind_module kAllMajorityKind{kMajority, build_all<all_policy::Majority>};
+extern const kind_module kAllFastestKind{kFastest, build_all<all_policy::Fastest>};
 
 }  // namespace ithaca::route

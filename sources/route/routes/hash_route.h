@@ -23,16 +23,4 @@ class hash_route final : public selector_route {
   std::unique_ptr<proxy::distribution> dist_;
 };
 
-// The `random` route (mcrouter's RandomRoute): a child at random per request.
-class random_route final : public selector_route {
- public:
-  random_route(std::string name, std::vector<const route*> targets);
-  const char* kind() const override { return "random"; }
-  // Any child may be picked: introspection shows them all.
-  std::vector<const route*> targets_for(const protocol::request&) const override { return targets(); }
-
- protected:
-  std::size_t pick(const protocol::request& req, std::string_view key) const override;
-};
-
 }  // namespace ithaca::route

@@ -1,11 +1,40 @@
-#include "miss_failover_route.h"
-
+// The `miss_failover` route (mcrouter's MissFailoverRoute): a get-like
+// request (get, gets, gat, gats, mg, binary get) tries the children in order
+// until one has the value; any other request goes to the first child only.
+// A multi-key get asks each next child only for the keys still missing and
+// merges what it finds, in the client's key order. When no child has a
+// single-key value, the best reply seen is returned (a miss over an error:
+// return_best_on_error), or the last child's.
 #include <utility>
+#include <vector>
 
 #include "command_class.h"
+#include "route.h"
+#include "route_kind.h"
 #include "route_util.h"
 
 namespace ithaca::route {
+
+namespace {
+
+class miss_failover_route final : public route {
+ public:
+  miss_failover_route(std::string name, std::vector<const route*> children, bool return_best_on_error);
+  dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
+  dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
+  const char* kind() const override { return "miss_failover"; }
+  std::vector<const route*> children() const override { return children_; }
+  // A get tries every child while they miss; anything else the first.
+  std::vector<const route*> targets_for(const protocol::request& req) const override;
+
+ private:
+  dispatch_status resume_single(request_slot& slot, dispatch_env& env) const;
+  dispatch_status resume_multi(request_slot& slot, dispatch_env& env) const;
+  std::vector<const route*> children_;
+  bool best_on_error_;
+};
+
+}  // namespace
 
 namespace {
 
@@ -95,5 +124,44 @@ dispatch_status miss_failover_route::resume_multi(request_slot& slot, dispatch_e
   dispatch_child(*children_[f.state], c, env);
   return dispatch_status::Pending;
 }
+
+// ---- the kind: options, how the config formats spell them, build.
+
+namespace {
+
+struct miss_failover_options final : config::route_options {
+  bool return_best_on_error = true;
+};
+
+constexpr config::child_slot kSlots[] = {
+    {"", "children", "children", true, 2},
+};
+constexpr config::option_spec kOptions[] = {
+    config::flag_option<&miss_failover_options::return_best_on_error>(
+        "return_best_on_error", "return_best_on_error",
+        "when no child has the value, the best reply seen (a miss over an error) rather than the last child's"),
+};
+
+const route* build_miss_failover(tree_builder& b, const config::route_config& r) {
+  std::vector<const route*> children;
+  if (!b.children(r, "", true, 1, children)) return nullptr;
+  return b.add<miss_failover_route>(b.name_of(r), std::move(children),
+                                    config::options_of<miss_failover_options>(r).return_best_on_error);
+}
+
+constexpr config::route_kind_info kInfo{
+    "miss_failover", "MissFailoverRoute", "get-like requests try the next child on a miss",
+    kSlots, kOptions,
+    [](config::route_format f) -> std::shared_ptr<config::route_options> {
+      auto o = std::make_shared<miss_failover_options>();
+      o->return_best_on_error = f == config::route_format::Yaml;  // mcrouter's default: false
+      return o;
+    },
+    config::route_kind_info::collapse::NullOrSingleton,
+};
+
+}  // namespace
+
+extern const kind_module kMissFailoverKind{kInfo, build_miss_failover};
 
 }  // namespace ithaca::route

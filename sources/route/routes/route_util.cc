@@ -3,6 +3,7 @@
 #include <array>
 
 #include "command_class.h"
+#include "number.h"
 
 namespace ithaca::route {
 
@@ -221,6 +222,45 @@ void merge_hits(protocol::routed_result& into, const protocol::routed_result& fr
       into.set_hit_raw(map[i], h.flags, h.cas, h.raw_has_cas, from.data(h), raw);
     }
   }
+}
+
+bool parse_meta_value(std::string_view raw, std::string_view& value, std::uint32_t& flags, std::int64_t& ttl) {
+  if (!raw.starts_with("VA ")) return false;
+  const std::size_t eol = raw.find("\r\n");
+  if (eol == std::string_view::npos) return false;
+  std::string_view line = raw.substr(3, eol - 3);
+  std::uint64_t size = 0;
+  bool have_size = false;
+  flags = 0;
+  ttl = -1;
+  while (!line.empty()) {
+    const std::size_t sp = line.find(' ');
+    const std::string_view tok = line.substr(0, sp);
+    line = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
+    if (tok.empty()) continue;
+    if (!have_size) {
+      const auto v = protocol::parse_u64(tok);
+      if (!v) return false;
+      size = *v;
+      have_size = true;
+    } else if (tok[0] == 'f') {
+      const auto v = protocol::parse_u64(tok.substr(1));
+      if (!v || *v > UINT32_MAX) return false;
+      flags = static_cast<std::uint32_t>(*v);
+    } else if (tok[0] == 't') {
+      const std::string_view n = tok.substr(1);
+      if (n == "-1") {
+        ttl = -1;
+      } else {
+        const auto v = protocol::parse_u64(n);
+        if (!v) return false;
+        ttl = static_cast<std::int64_t>(*v);
+      }
+    }
+  }
+  if (!have_size || raw.size() < eol + 2 + size + 2) return false;
+  value = raw.substr(eol + 2, size);
+  return true;
 }
 
 }  // namespace ithaca::route

@@ -69,4 +69,9 @@ void refuse(const protocol::request& req, protocol::routed_result& result, std::
 void merge_hits(protocol::routed_result& into, const protocol::routed_result& from,
                 std::span<const std::uint32_t> map);
 
+// The pieces of a meta `VA` reply to `mg KEY t v f` (Raw passthrough):
+// false when it is not a hit (EN, an error) or does not parse. ttl: seconds
+// left, -1 for none.
+bool parse_meta_value(std::string_view raw, std::string_view& value, std::uint32_t& flags, std::int64_t& ttl);
+
 }  // namespace ithaca::route

@@ -1,6 +1,30 @@
-#include "warm_up_route.h"
-
+// The `warm_up` route (mcrouter's WarmUpRoute): a new (cold) pool is filled
+// from an old (warm) one as clients read it, so adding servers does not
+// raise the miss rate. A `get` (text or binary, one key or several) goes to
+// the cold child; the keys it misses are read from the warm child, the
+// client gets what warm has, and each value found is added to the cold child
+// by a detached `add` (async_runner: the client does not wait for it; an
+// add, so a value set on cold meanwhile is not overwritten), counted in
+// warm_fills (async_dropped when the worker's bound refuses it).
+//
+// The fill's TTL: `exptime` when it is not 0; with 0, what the warm item has
+// left, asked with `mg KEY t v f` (one per missing key) where the warm child
+// speaks meta. A warm child that speaks only ascii cannot say (the mg is
+// refused by its codec): its keys are then read with a plain get and filled
+// with no expiry (mcrouter's fill without metaget), the documented fallback.
+// An item whose TTL runs out as it is read is answered but not filled.
+//
+// A meta client's `mg` that only reads (no T, N, R, E or q) is read from
+// warm the same way on a miss or an error on cold: warm is sent the client's
+// mg (its reply is the client's, as warm gives it) and `mg KEY t v f` for
+// the fill (with an ascii warm backend, the client's own reply holds the
+// value when it asked for it: v).
+//
+// Everything else (sets, deletes, arithmetic, touches, gets/gats/gat whose
+// CAS or TTL belongs to the cold server, other meta commands, lease-get)
+// goes to the cold child only: the client keeps the warm pool consistent.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <ctime>
 #include <utility>
@@ -8,11 +32,39 @@
 #include "async_runner.h"
 #include "backend_encode.h"
 #include "number.h"
+#include "route_kind.h"
 #include "route_util.h"
 
 namespace ithaca::route {
 
 namespace {
+
+class warm_up_route final : public route {
+ public:
+  warm_up_route(std::string name, const route& cold, const route& warm, std::uint32_t exptime);
+  dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
+  dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
+  const char* kind() const override { return "warm_up"; }
+  std::vector<const route*> children() const override { return {&cold_, &warm_}; }
+  void kind_counters(const counter_out& out) const override { out("warm_fills", fills_.load(std::memory_order_relaxed)); }
+
+ private:
+  dispatch_status after_cold(request_slot& slot, dispatch_env& env) const;
+  dispatch_status after_meta(request_slot& slot, dispatch_env& env) const;
+  dispatch_status after_get(request_slot& slot, dispatch_env& env) const;
+  dispatch_status after_cold_mg(request_slot& slot, dispatch_env& env) const;
+  dispatch_status after_warm_mg(request_slot& slot, dispatch_env& env) const;
+  void send_get(request_slot& slot, dispatch_env& env, const std::vector<std::uint32_t>& keys) const;
+  // An `add` of key `i`'s value (in slot.result) to the cold child.
+  void fill(request_slot& slot, dispatch_env& env, std::size_t i, std::int64_t ttl) const;
+  void send_add(std::string_view key, std::string_view value, std::uint32_t flags, std::int64_t ttl,
+                dispatch_env& env) const;
+  const route& cold_;
+  const route& warm_;
+  std::uint32_t exptime_;  // 0: the TTL the warm item has left
+  mutable std::atomic<std::uint64_t> fills_{0};  // warm_fills
+};
+
 
 // frame.state: the phase whose calls are out.
 enum phase : std::uint32_t {
@@ -67,44 +119,6 @@ std::vector<std::uint32_t> misses_of(const protocol::routed_result& result) {
 
 }  // namespace
 
-bool parse_meta_value(std::string_view raw, std::string_view& value, std::uint32_t& flags, std::int64_t& ttl) {
-  if (!raw.starts_with("VA ")) return false;
-  const std::size_t eol = raw.find("\r\n");
-  if (eol == std::string_view::npos) return false;
-  std::string_view line = raw.substr(3, eol - 3);
-  std::uint64_t size = 0;
-  bool have_size = false;
-  flags = 0;
-  ttl = -1;
-  while (!line.empty()) {
-    const std::size_t sp = line.find(' ');
-    const std::string_view tok = line.substr(0, sp);
-    line = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
-    if (tok.empty()) continue;
-    if (!have_size) {
-      const auto v = protocol::parse_u64(tok);
-      if (!v) return false;
-      size = *v;
-      have_size = true;
-    } else if (tok[0] == 'f') {
-      const auto v = protocol::parse_u64(tok.substr(1));
-      if (!v || *v > UINT32_MAX) return false;
-      flags = static_cast<std::uint32_t>(*v);
-    } else if (tok[0] == 't') {
-      const std::string_view n = tok.substr(1);
-      if (n == "-1") {
-        ttl = -1;
-      } else {
-        const auto v = protocol::parse_u64(n);
-        if (!v) return false;
-        ttl = static_cast<std::int64_t>(*v);
-      }
-    }
-  }
-  if (!have_size || raw.size() < eol + 2 + size + 2) return false;
-  value = raw.substr(eol + 2, size);
-  return true;
-}
 
 warm_up_route::warm_up_route(std::string name, const route& cold, const route& warm, std::uint32_t exptime)
     : route(std::move(name)), cold_(cold), warm_(warm), exptime_(exptime) {}
@@ -281,10 +295,51 @@ void warm_up_route::send_add(std::string_view key, std::string_view value, std::
   add.exptime = ttl > kRelativeMax ? static_cast<std::int64_t>(std::time(nullptr)) + ttl : ttl;
   // send() copies the key and value before it returns.
   if (env.async != nullptr && env.async->send(cold_, add)) {
-    route_counters::add(counters().warm_fills);
+    fills_.fetch_add(1, std::memory_order_relaxed);
   } else {
     route_counters::add(counters().async_dropped);
   }
 }
+
+// ---- the kind: options, how the config formats spell them, build.
+
+namespace {
+
+struct warm_up_options final : config::route_options {
+  std::uint32_t exptime = 0;
+  bool enable_metaget = true;  // mcrouter's; ithaca asks warm with mg whenever it speaks meta
+};
+
+constexpr config::child_slot kSlots[] = {
+    {"cold", "cold", "cold", false, 1},
+    {"warm", "warm", "warm", false, 1},
+};
+constexpr config::option_spec kOptions[] = {
+    config::seconds_option<&warm_up_options::exptime>(
+        "exptime", "exptime", "the TTL of a value filled into cold; 0: what the warm item has left"),
+    config::flag_option<&warm_up_options::enable_metaget>(
+        nullptr, "enable_metaget", "mcrouter's: ask warm for the TTL with a metaget (ithaca does when warm speaks meta)"),
+};
+constexpr route_stat kStats[] = {
+    {"warm_fills", "warm_up: values added to the cold child."},
+};
+
+const route* build_warm_up(tree_builder& b, const config::route_config& r) {
+  const route* cold = b.child(r, "cold", true);
+  if (cold == nullptr) return nullptr;
+  const route* warm = b.child(r, "warm", true);
+  if (warm == nullptr) return nullptr;
+  return b.add<warm_up_route>(b.name_of(r), *cold, *warm, config::options_of<warm_up_options>(r).exptime);
+}
+
+constexpr config::route_kind_info kInfo{
+    "warm_up", "WarmUpRoute", "a cold route filled from a warm one on a miss",
+    kSlots, kOptions,
+    [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<warm_up_options>(); },
+};
+
+}  // namespace
+
+extern const kind_module kWarmUpKind{kInfo, build_warm_up, kStats};
 
 }  // namespace ithaca::route

@@ -5,6 +5,7 @@
 
 #include "load.h"
 #include "mcrouter_reader.h"
+#include "route_kind_info.h"
 
 using namespace ithaca::config;
 
@@ -151,7 +152,7 @@ TEST_CASE("PoolRoute objects: hash Crc32, WeightedCh3 from pool weights, asynclo
 TEST_CASE("short forms: Pool|name is each server, Type|... nests") {
   config c;
   route_config r = route_of("\"AllSyncRoute|Pool|A\"", &c);
-  CHECK(r.kind == route_kind::AllSync);
+  CHECK(std::string(kind_name(r)) == "all_sync");
   REQUIRE(r.children.size() == 3);
   CHECK(r.children[2].kind == route_kind::Pool);
   CHECK(r.children[2].pool == "A#3");
@@ -159,12 +160,12 @@ TEST_CASE("short forms: Pool|name is each server, Type|... nests") {
   CHECK(pool_named(c, "A#3").servers[0].address == "127.0.0.1:5003");
   CHECK(route_of("\"HashRoute|Pool|A\"").kind == route_kind::Hash);
   CHECK(route_of("\"FailoverRoute|Pool|A\"").kind == route_kind::Failover);
-  CHECK(route_of("\"MissFailoverRoute|Pool|A\"").kind == route_kind::MissFailover);
-  CHECK(route_of("\"RandomRoute|Pool|A\"").kind == route_kind::Random);
-  CHECK(route_of("\"AllAsyncRoute|PoolRoute|B\"").kind == route_kind::AllAsync);
-  CHECK(route_of("\"AllInitialRoute|Pool|A\"").kind == route_kind::AllInitial);
-  CHECK(route_of("\"AllMajorityRoute|Pool|A\"").kind == route_kind::AllMajority);
-  CHECK(route_of("\"AllFastestRoute|Pool|A\"").kind == route_kind::AllFastest);
+  CHECK(std::string(kind_name(route_of("\"MissFailoverRoute|Pool|A\""))) == "miss_failover");
+  CHECK(std::string(kind_name(route_of("\"RandomRoute|Pool|A\""))) == "random");
+  CHECK(std::string(kind_name(route_of("\"AllAsyncRoute|PoolRoute|B\""))) == "all_async");
+  CHECK(std::string(kind_name(route_of("\"AllInitialRoute|Pool|A\""))) == "all_initial");
+  CHECK(std::string(kind_name(route_of("\"AllMajorityRoute|Pool|A\""))) == "all_majority");
+  CHECK(std::string(kind_name(route_of("\"AllFastestRoute|Pool|A\""))) == "all_fastest");
   CHECK(route_of("\"NullRoute\"").kind == route_kind::Null);
   route_config e = route_of("\"ErrorRoute|try later\"");
   CHECK(e.kind == route_kind::Error);
@@ -215,15 +216,16 @@ TEST_CASE("route objects and their mcrouter option names") {
   CHECK(route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A"})").kind == route_kind::Pool);
 
   route_config m = route_of(R"({"type": "MissFailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})");
-  CHECK_FALSE(m.return_best_on_error);  // mcrouter's default
-  CHECK(route_of(R"({"type": "MissFailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "return_best_on_error": true})")
-            .return_best_on_error);
+  CHECK(describe_options(m) == "miss_failover return_best_on_error=false");  // mcrouter's default
+  CHECK(describe_options(route_of(
+            R"({"type": "MissFailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "return_best_on_error": true})")) ==
+        "miss_failover return_best_on_error=true");
 
   route_config w = route_of(R"({"type": "WarmUpRoute", "cold": "PoolRoute|A", "warm": "PoolRoute|B", "exptime": 30})");
-  CHECK(w.kind == route_kind::WarmUp);
+  CHECK(std::string(kind_name(w)) == "warm_up");
   CHECK(child(w, "cold").pool == "A");
   CHECK(child(w, "warm").pool == "B");
-  CHECK(w.exptime == 30);
+  CHECK(describe_options(w) == "warm_up exptime=30");
 
   route_config s = route_of(R"({"type": "ShadowRoute", "children": "PoolRoute|A",
                                  "shadows": [{"target": "PoolRoute|B", "key_fraction_range": [0, 0.1], "requests_fraction": 0.5}]})");
@@ -240,8 +242,7 @@ TEST_CASE("route objects and their mcrouter option names") {
   CHECK(route_of(R"({"type": "HashRoute", "children": []})").kind == route_kind::Error);
 
   route_config x = route_of(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 10, "action": "min"})");
-  CHECK(x.kind == route_kind::ModifyExptime);
-  CHECK(x.action == exptime_action::Min);
+  CHECK(describe_options(x) == "modify_exptime action=min exptime=10");
   CHECK(child(x, "target").pool == "A");
   CHECK(route_of(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 0, "action": "min"})").kind ==
         route_kind::Pool);
@@ -278,7 +279,7 @@ TEST_CASE("named handles become named routes; routes with one entry") {
     if (r.name == "route:all") all = &r;
   }
   REQUIRE(all != nullptr);
-  CHECK(all->kind == route_kind::AllSync);
+  CHECK(std::string(kind_name(*all)) == "all_sync");
   CHECK(all->children[0].kind == route_kind::Ref);
   CHECK(all->children[2].kind == route_kind::Ref);
   CHECK(all->children[2].name == "nil");

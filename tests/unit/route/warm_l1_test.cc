@@ -2,9 +2,11 @@
 // the builder's warm_up and l1l2 nodes.
 #include <doctest/doctest.h>
 
+#include "load.h"
 #include "route_builder.h"
+#include "route_kind_info.h"
 #include "route_tree.h"
-#include "routes/warm_up_route.h"
+#include "routes/route_util.h"
 #include "server_directory.h"
 
 using namespace ithaca;
@@ -35,26 +37,18 @@ TEST_CASE("parse_meta_value reads the value, flags and TTL of a VA reply") {
 
 namespace {
 
-config::config with_pools() {
+// A router config with pools a and b and the route `route` (YAML), read as
+// the server reads it.
+config::config with_route(const std::string& route) {
+  const std::string text =
+      "pools:\n"
+      "  a: {servers: [\"127.0.0.1:1\"]}\n"
+      "  b: {servers: [\"127.0.0.1:2\"]}\n"
+      "route: " + route + "\n";
   config::config cfg;
-  for (const char* name : {"a", "b"}) {
-    config::pool_config p;
-    p.name = name;
-    config::backend_server s;
-    s.address = std::string("127.0.0.1:") + (name[0] == 'a' ? "1" : "2");
-    p.servers.push_back(s);
-    cfg.router.pools.push_back(p);
-  }
-  cfg.router.has_route = true;
+  std::string error;
+  REQUIRE_MESSAGE(config::load_config_text(text, "t.yaml", cfg, &error), error);
   return cfg;
-}
-
-config::route_config pool_child(const char* pool, const char* role) {
-  config::route_config c;
-  c.kind = config::route_kind::Pool;
-  c.pool = pool;
-  c.role = role;
-  return c;
 }
 
 }  // namespace
@@ -62,10 +56,7 @@ config::route_config pool_child(const char* pool, const char* role) {
 TEST_CASE("the builder makes warm_up and l1l2 nodes, and refuses an l1l2 without a cap") {
   proxy::server_directory dir(1);
   std::string error;
-  config::config cfg = with_pools();
-  cfg.router.route.kind = config::route_kind::WarmUp;
-  cfg.router.route.children.push_back(pool_child("a", "cold"));
-  cfg.router.route.children.push_back(pool_child("b", "warm"));
+  config::config cfg = with_route("{type: warm_up, cold: pool:a, warm: pool:b}");
   auto t = route::build_route_tree(cfg, dir, route::store_access::ReadWrite, &error);
   REQUIRE_MESSAGE(t, error);
   CHECK(std::string(t->root().kind()) == "warm_up");
@@ -73,16 +64,19 @@ TEST_CASE("the builder makes warm_up and l1l2 nodes, and refuses an l1l2 without
   CHECK(t->root().children()[0]->name() == "pool:a");
   CHECK(t->root().children()[1]->name() == "pool:b");
 
-  cfg = with_pools();
-  cfg.router.route.kind = config::route_kind::L1L2;
-  cfg.router.route.children.push_back(pool_child("a", "l2"));
-  cfg.router.route.exptime = 60;
+  cfg = with_route("{type: l1l2, l2: pool:a, exptime: 60s}");
   t = route::build_route_tree(cfg, dir, route::store_access::ReadWrite, &error);
   REQUIRE_MESSAGE(t, error);
   CHECK(std::string(t->root().kind()) == "l1l2");
   CHECK_FALSE(t->root_is_local());
 
-  cfg.router.route.exptime = 0;
+  // The reader refuses a cap of 0; the builder does as well, for a tree made
+  // another way.
+  config::config zero;
+  CHECK_FALSE(config::load_config_text("route: {type: l1l2, l2: local, exptime: 0}\n", "t.yaml", zero, &error));
+  CHECK(error.find("exptime: an l1l2 route's cap must be above 0") != std::string::npos);
+  config::route_config& root = cfg.router.route;
+  root.options = root.module->make_options(config::route_format::Yaml);  // exptime 0
   error.clear();
   CHECK_FALSE(route::build_route_tree(cfg, dir, route::store_access::ReadWrite, &error));
   CHECK(error.find("exptime") != std::string::npos);

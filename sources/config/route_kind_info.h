@@ -1,0 +1,148 @@
+// A route kind's configuration side, as its module describes it
+// (route/routes/KIND_route.cc): its names in ithaca's YAML and in mcrouter's
+// JSON, its children and its options, each with a one-line doc. Both config
+// readers read every registered kind from this description
+// (route_kind_reader.h), so a kind's options are written in one place, its
+// module, whichever file format names them.
+//
+// The registry is filled by the route layer (route::register_route_kinds),
+// once, before any config is read [main at start-up, a test's main]: config
+// cannot include the modules, which hold the runtime routes above it.
+// Read-only afterwards, from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace ithaca::config {
+
+// Which file a route node came from: how its keys are spelled, what its
+// values look like (a duration "10s" or an integer of seconds) and which
+// defaults and messages apply.
+enum class route_format : std::uint8_t { Yaml, Mcrouter };
+
+// Every kind's options derive from this (a plain struct of fields with their
+// defaults); the kind's build function casts back to its own type.
+struct route_options {
+  virtual ~route_options() = default;
+};
+
+enum class option_type : std::uint8_t {
+  Seconds,  // std::uint32_t: YAML a duration in whole seconds (10s, 5m, 0), mcrouter an integer; up to 30 days
+  Flag,     // bool
+  Choice,   // int: the index of one of `choices`
+  Text,     // std::string, one line
+};
+
+// One option of a kind. Made by the helpers below, which tie it to the
+// field of the kind's options it fills.
+struct option_spec {
+  const char* name;      // ithaca's YAML key
+  const char* mcrouter;  // mcrouter's JSON key; nullptr: not in mcrouter files
+  option_type type;
+  const char* doc;       // one line: what it means (errors quote it)
+  bool required = false;
+  std::span<const char* const> choices = {};  // Choice: the names, by index
+  void* (*field)(route_options&) = nullptr;  // where the value goes
+};
+
+namespace detail {
+template <class O, class T>
+O owner_of(T O::*);
+template <class O, class T>
+T member_of(T O::*);
+template <auto Field, class T>
+inline constexpr bool is_field_of = std::is_same_v<decltype(member_of(Field)), T>;
+template <auto Field>
+void* field_of(route_options& o) {
+  using owner = decltype(owner_of(Field));
+  return &(static_cast<owner&>(o).*Field);
+}
+}  // namespace detail
+
+template <auto Field>
+constexpr option_spec seconds_option(const char* name, const char* mcrouter, const char* doc, bool required = false) {
+  static_assert(detail::is_field_of<Field, std::uint32_t>);
+  return {name, mcrouter, option_type::Seconds, doc, required, {}, &detail::field_of<Field>};
+}
+template <auto Field>
+constexpr option_spec flag_option(const char* name, const char* mcrouter, const char* doc) {
+  static_assert(detail::is_field_of<Field, bool>);
+  return {name, mcrouter, option_type::Flag, doc, false, {}, &detail::field_of<Field>};
+}
+template <auto Field>
+constexpr option_spec choice_option(const char* name, const char* mcrouter, std::span<const char* const> choices,
+                                    const char* doc) {
+  static_assert(detail::is_field_of<Field, int>);
+  return {name, mcrouter, option_type::Choice, doc, false, choices, &detail::field_of<Field>};
+}
+template <auto Field>
+constexpr option_spec text_option(const char* name, const char* mcrouter, const char* doc) {
+  static_assert(detail::is_field_of<Field, std::string>);
+  return {name, mcrouter, option_type::Text, doc, false, {}, &detail::field_of<Field>};
+}
+
+// Where a kind's children are written: one key holding a route, or a list
+// of them. The children read from it carry `role` (route_config::role).
+struct child_slot {
+  const char* role;
+  const char* name;      // YAML key
+  const char* mcrouter;  // mcrouter key; nullptr: not in mcrouter files
+  bool list;             // a list of routes (else exactly one)
+  unsigned min;          // a list: at least this many (YAML; mcrouter: see collapse)
+  // mcrouter's own words when the key is missing ("ModifyExptimeRoute: no
+  // target"); nullptr: "TYPE: no KEY route".
+  const char* mcrouter_missing = nullptr;
+};
+
+struct route_config;
+class route_kind_reader;
+
+struct route_kind_info {
+  const char* name;      // ithaca's `type:` ("all_sync")
+  const char* mcrouter;  // mcrouter's type ("AllSyncRoute"); nullptr: none
+  const char* summary;   // one line, for the README-style lists and hints
+  std::span<const child_slot> children;
+  std::span<const option_spec> options;
+  // A new options object holding the kind's defaults for `format` (mcrouter's
+  // defaults differ for some options: MissFailoverRoute's
+  // return_best_on_error is false there).
+  std::shared_ptr<route_options> (*make_options)(route_format format);
+  // mcrouter's reductions of a list kind (its children under `children`, or
+  // the short form "TYPE|..."): none, no child is a NullRoute, or also one
+  // child is that child (makeNullOrSingletonRoute).
+  enum class collapse : std::uint8_t { None, EmptyIsNull, NullOrSingleton };
+  collapse mcrouter_collapse = collapse::None;
+  // After the generic reading: the kind's own checks across options and
+  // children (errors through the reader), and mcrouter's reductions
+  // (ModifyExptimeRoute with action min and exptime 0 is its target).
+  // nullptr: none.
+  void (*finish)(route_kind_reader& reader, route_config& r) = nullptr;
+};
+
+// Registration [main, before any config is read]. Names must be unique.
+void register_route_kind(const route_kind_info& k);
+// Every registered kind, in registration order.
+std::span<const route_kind_info* const> route_kinds();
+const route_kind_info* find_route_kind(std::string_view name);
+const route_kind_info* find_mcrouter_kind(std::string_view mcrouter_type);
+
+// The options of a node of a registered kind, as its module's type.
+template <class O>
+const O& options_of(const route_config& r);
+
+// "l1l2 exptime=60": a node's kind and options, for tests and logs.
+std::string describe_options(const route_config& r);
+
+}  // namespace ithaca::config
+
+#include "router_config.h"
+
+template <class O>
+const O& ithaca::config::options_of(const route_config& r) {
+  return static_cast<const O&>(*r.options);
+}

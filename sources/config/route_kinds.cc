@@ -1,0 +1,61 @@
+// The registry of route kinds (route_kind_info.h). Filled once by the route
+// layer before any config is read [main], read-only afterwards.
+#include <cassert>
+#include <string>
+#include <vector>
+
+#include "route_kind_info.h"
+#include "router_config.h"
+
+namespace ithaca::config {
+
+namespace {
+std::vector<const route_kind_info*>& registry() {
+  static std::vector<const route_kind_info*> kinds;
+  return kinds;
+}
+}  // namespace
+
+void register_route_kind(const route_kind_info& k) {
+  if (find_route_kind(k.name) == &k) return;  // registered already (a second call of the route layer's)
+  assert(find_route_kind(k.name) == nullptr && "two route kinds of one name");
+  registry().push_back(&k);
+}
+
+std::span<const route_kind_info* const> route_kinds() { return registry(); }
+
+const route_kind_info* find_route_kind(std::string_view name) {
+  for (const route_kind_info* k : registry()) {
+    if (name == k->name) return k;
+  }
+  return nullptr;
+}
+
+const route_kind_info* find_mcrouter_kind(std::string_view mcrouter_type) {
+  for (const route_kind_info* k : registry()) {
+    if (k->mcrouter != nullptr && mcrouter_type == k->mcrouter) return k;
+  }
+  return nullptr;
+}
+
+std::string describe_options(const route_config& r) {
+  if (r.module == nullptr || !r.options) return to_string(r.kind);
+  std::string out = r.module->name;
+  // The options are read through their fields, which take a mutable object;
+  // nothing is written.
+  route_options& opts = const_cast<route_options&>(*r.options);
+  for (const option_spec& o : r.module->options) {
+    if (o.name == nullptr) continue;  // mcrouter's alone: ithaca does not use it
+    const void* field = o.field(opts);
+    out += std::string(" ") + o.name + "=";
+    switch (o.type) {
+      case option_type::Seconds: out += std::to_string(*static_cast<const std::uint32_t*>(field)); break;
+      case option_type::Flag: out += *static_cast<const bool*>(field) ? "true" : "false"; break;
+      case option_type::Choice: out += o.choices[static_cast<std::size_t>(*static_cast<const int*>(field))]; break;
+      case option_type::Text: out += *static_cast<const std::string*>(field); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace ithaca::config

@@ -1,0 +1,71 @@
+// A route kind as one module (route/routes/KIND_route.cc): its runtime
+// route, its options and how both config formats spell them
+// (config::route_kind_info, read by config/route_kind_reader.h), its build
+// function and the counters it adds to `stats routes`. The registry
+// (route_kinds.cc) lists every module; route_builder.cc and the two config
+// readers iterate it and know no kind. Adding a kind: one file under
+// routes/, one line in route_kinds.cc, its tests.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "route.h"
+#include "route_kind_info.h"
+#include "router_config.h"
+
+namespace ithaca::route {
+
+// What a kind's build function may use while the tree is built [the thread
+// building the tree: main at start-up, the pooler at a reload]. Every route
+// it makes is owned by the tree; a failure records the node's line and the
+// build function returns null.
+class tree_builder {
+ public:
+  // The built route of the only child of `r` in `role` (none or several: an
+  // error). With `result`, the child must answer into slot.result (not the
+  // local store, which renders its reply itself): a composite looks at it.
+  virtual const route* child(const config::route_config& r, std::string_view role, bool result) = 0;
+  // The built children of `r` in `role`, in order; at least `min` of them.
+  virtual bool children(const config::route_config& r, std::string_view role, bool result, std::size_t min,
+                        std::vector<const route*>& out) = 0;
+  // Records "line N: KIND route: why" (the first failure wins); returns null.
+  virtual const route* fail(const config::route_config& r, std::string why) = 0;
+  // Hands a made route to the tree.
+  virtual const route* keep(std::unique_ptr<const route> made) = 0;
+
+  template <class R, class... Args>
+  const route* add(Args&&... args) {
+    return keep(std::make_unique<R>(std::forward<Args>(args)...));
+  }
+  // The node's name, or its kind's when it has none.
+  static std::string name_of(const config::route_config& r);
+
+ protected:
+  ~tree_builder() = default;
+};
+
+// A counter a kind's routes keep, shown as `stats routes`' route:N:FIELD
+// (once not zero) and on the metrics page as ithaca_route_FIELD_total.
+struct route_stat {
+  const char* field;
+  const char* help;  // the metric's HELP line
+};
+
+struct kind_module {
+  const config::route_kind_info& config;
+  const route* (*build)(tree_builder& b, const config::route_config& r);
+  std::span<const route_stat> stats = {};
+};
+
+// Every kind module, in the order the README lists them (route_kinds.cc).
+std::span<const kind_module* const> route_kinds();
+const kind_module* find_route_kind(std::string_view name);
+// Registers every kind's config side (config::register_route_kind) [main,
+// and a test's main, before any config is read; again is harmless].
+void register_route_kinds();
+
+}  // namespace ithaca::route

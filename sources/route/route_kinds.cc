@@ -1,0 +1,42 @@
+// The registry of route kind modules (route_kind.h): one line per kind.
+#include "route_kind.h"
+
+namespace ithaca::route {
+
+// Each defined in its module under routes/.
+extern const kind_module kMissFailoverKind;
+extern const kind_module kAllSyncKind, kAllAsyncKind, kAllInitialKind, kAllMajorityKind, kAllFastestKind;
+extern const kind_module kWarmUpKind;
+extern const kind_module kL1L2Kind;
+extern const kind_module kRandomKind;
+extern const kind_module kModifyExptimeKind;
+
+namespace {
+constexpr const kind_module* kKinds[] = {
+    &kMissFailoverKind,
+    &kAllSyncKind, &kAllAsyncKind, &kAllInitialKind, &kAllMajorityKind, &kAllFastestKind,
+    &kWarmUpKind,
+    &kL1L2Kind,
+    &kRandomKind,
+    &kModifyExptimeKind,
+};
+}  // namespace
+
+std::span<const kind_module* const> route_kinds() { return kKinds; }
+
+const kind_module* find_route_kind(std::string_view name) {
+  for (const kind_module* k : kKinds) {
+    if (name == k->config.name) return k;
+  }
+  return nullptr;
+}
+
+void register_route_kinds() {
+  for (const kind_module* k : kKinds) config::register_route_kind(k->config);
+}
+
+std::string tree_builder::name_of(const config::route_config& r) {
+  return r.name.empty() ? std::string(config::kind_name(r)) : r.name;
+}
+
+}  // namespace ithaca::route
