@@ -4,7 +4,7 @@
 
 namespace ithaca::server {
 
-void repl_stat_lines(const replication::repl_counters& c, flow::stat_lines& out) {
+void repl_stat_lines(const replication::repl_counters& c, stats::stat_lines& out) {
   auto add = [&out](const char* name, const std::atomic<uint64_t>& v) {
     out.emplace_back(name, std::to_string(v.load(std::memory_order_relaxed)));
   };

@@ -21,7 +21,7 @@
 namespace ithaca::server {
 
 namespace {
-constexpr size_t kCounters = flow::command_counters::kCount;
+constexpr size_t kCounters = stats::command_counters::kCount;
 
 std::string timeval_text(const timeval& tv) {
   char buf[48];
@@ -35,8 +35,8 @@ server_stats::server_stats(const config::config& cfg, const live_cell& live, sto
                            std::string io_backend)
     : cfg_(cfg), live_(live), store_(st), conns_(conns), clock_(clock), gc_(gc), io_backend_(std::move(io_backend)) {}
 
-flow::command_counters& server_stats::add_worker() {
-  workers_.push_back(std::make_unique<flow::command_counters>());
+stats::command_counters& server_stats::add_worker() {
+  workers_.push_back(std::make_unique<stats::command_counters>());
   worker_base_.resize(workers_.size() * kCounters, 0);
   return *workers_.back();
 }
@@ -51,7 +51,7 @@ bool server_stats::refresh_certs(std::string& error) {
   return tls_->refresh_from_coroutine(&error, kReloadReadTimeout);
 }
 
-bool server_stats::collect(std::string_view arg, flow::stat_lines& out) {
+bool server_stats::collect(std::string_view arg, stats::stat_lines& out) {
   // Taken before reset_mutex_, so the two locks are never held together.
   const std::shared_ptr<const live_settings> live = live_.load();
   std::lock_guard lock(reset_mutex_);
@@ -93,7 +93,7 @@ void server_stats::reset() {
   size_t w = 0;
   for (auto& c : workers_) {
     size_t i = 0;
-    c->for_each([&](flow::counter& k) { worker_base_[w * kCounters + i++] = k.get(); });
+    c->for_each([&](stats::counter& k) { worker_base_[w * kCounters + i++] = k.get(); });
     w++;
   }
   total_conns_base_ = conns_.total();
@@ -102,7 +102,7 @@ void server_stats::reset() {
 
 // The running configuration: the start-up one with the live settings over it,
 // and the store's memory limit (which `cache_memlimit` may have set since).
-void server_stats::settings(const live_settings& live, flow::stat_lines& out) {
+void server_stats::settings(const live_settings& live, stats::stat_lines& out) {
   config::config running = cfg_;
   overlay(live, running);
   running.cache.memory_limit = store_.memory_limit();
@@ -115,8 +115,8 @@ void server_stats::settings(const live_settings& live, flow::stat_lines& out) {
     if (name == "tcpport" && port != 0) value = std::to_string(port);
     if (name == "io_backend") value = io_backend_;
     if (name == "proxy_uring_enabled" && value == "yes" && io_backend_ != "io_uring") value = "no";
-    if (name == "detail_enabled") value = flow::prefix_stats::instance().enabled() ? "yes" : "no";
-    if (name == "lru_crawler") value = flow::crawler_enabled().load(std::memory_order_relaxed) ? "yes" : "no";
+    if (name == "detail_enabled") value = stats::prefix_stats::instance().enabled() ? "yes" : "no";
+    if (name == "lru_crawler") value = commands::crawler_enabled().load(std::memory_order_relaxed) ? "yes" : "no";
     if (name == "slab_chunk_max") value = std::to_string(store_.classes().chunk_max());
   }
 }
@@ -128,7 +128,7 @@ void server_stats::settings(const live_settings& live, flow::stat_lines& out) {
 // under reset_mutex_ (collect()), which it holds while it takes the UDP drop
 // registry's mutex (udp_kernel_drops)] Cost: one pass over the workers'
 // counter blocks; no allocation beyond the output lines.
-void server_stats::general(const live_settings& live, flow::stat_lines& out) {
+void server_stats::general(const live_settings& live, stats::stat_lines& out) {
   auto add = [&](const char* name, auto value) {
     if constexpr (std::is_convertible_v<decltype(value), std::string>) {
       out.emplace_back(name, std::string(value));
@@ -141,15 +141,15 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   size_t w = 0;
   for (auto& c : workers_) {
     size_t i = 0;
-    c->for_each([&](flow::counter& k) {
+    c->for_each([&](stats::counter& k) {
       sums[i] += k.get() - worker_base_[w * kCounters + i];
       i++;
     });
     w++;
   }
   // A worker counter's sum, by name (counters.h).
-  auto sum = [&](flow::command_counter c) { return sums[static_cast<size_t>(c)]; };
-  using cc = flow::command_counter;
+  auto sum = [&](stats::command_counter c) { return sums[static_cast<size_t>(c)]; };
+  using cc = stats::command_counter;
   store::store_stats_snapshot s = store_.stats();
   const store::store_stats_snapshot& b = store_base_;
   rusage ru{};
@@ -158,7 +158,7 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   add("pid", static_cast<int64_t>(getpid()));
   add("uptime", clock_.uptime_s());
   add("time", static_cast<int64_t>(std::time(nullptr)));
-  add("version", std::string(flow::kVersion));
+  add("version", std::string(commands::kVersion));
   add("pointer_size", static_cast<int>(sizeof(void*) * 8));
   add("rusage_user", timeval_text(ru.ru_utime));
   add("rusage_system", timeval_text(ru.ru_stime));
@@ -216,7 +216,7 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
   // `watch` (flow/watch_hub.h), memcached's names: lines made, lines a full
   // watcher dropped, lines handed to watchers, watchers now. There is no
   // per-worker log buffer to overflow, so log_worker_dropped stays 0.
-  const flow::watch::hub& wh = flow::watch::hub::instance();
+  const stats::watch::hub& wh = stats::watch::hub::instance();
   add("log_worker_dropped", 0);
   add("log_worker_written", wh.written());
   add("log_watcher_skipped", wh.skipped());
@@ -256,15 +256,15 @@ void server_stats::general(const live_settings& live, flow::stat_lines& out) {
 }
 
 // Per memcached size class: see slab_stats.h.
-void server_stats::items(flow::stat_lines& out) {
+void server_stats::items(stats::stat_lines& out) {
   item_stat_lines(store_.class_stats_now(), class_base_, store::server_sec(clock_.now()), out);
 }
 
-void server_stats::slabs(flow::stat_lines& out) {
+void server_stats::slabs(stats::stat_lines& out) {
   slab_stat_lines(store_.classes(), store_.class_stats_now(), class_base_, store_.mem_used(), out);
 }
 
-void server_stats::conns(flow::stat_lines& out) {
+void server_stats::conns(stats::stat_lines& out) {
   int64_t now = clock_.uptime_s();
   conns_.for_each([&](uint64_t id, const conn_info& c) {
     std::string prefix = std::to_string(id) + ":";

@@ -21,7 +21,15 @@
 #include "request.h"
 #include "stats_provider.h"
 
-namespace ithaca::flow {
+namespace ithaca::commands {
+
+// The names the commands speak in: the pipeline's next action (flow/) and
+// the stats layer's counters, lines and providers (stats/).
+using flow::exec_action;
+using stats::command_counters;
+using stats::pool_stats_source;
+using stats::stat_lines;
+using stats::stats_provider;
 
 // What `version` and `stats` report: memcached's version (clients parse it to
 // pick features; ithaca answers as memcached 1.6.45) with ithaca's name after it.
@@ -90,4 +98,4 @@ exec_action execute_slabs(const protocol::request& req, protocol::out_buffer& ou
 // SASL_LIST_MECHS, SASL_AUTH, SASL_STEP with -S (sasl_command.cc).
 exec_action execute_sasl(const protocol::request& req, protocol::out_buffer& out, server_context& ctx);
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::commands

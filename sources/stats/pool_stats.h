@@ -13,7 +13,7 @@
 
 #include "stats_provider.h"
 
-namespace ithaca::flow {
+namespace ithaca::stats {
 
 class pool_stats_source {
  public:
@@ -23,4 +23,4 @@ class pool_stats_source {
   virtual bool collect(std::string_view group, stat_lines& out) = 0;
 };
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::stats

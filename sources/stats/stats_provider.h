@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace ithaca::flow {
+namespace ithaca::stats {
 
 using stat_lines = std::vector<std::pair<std::string, std::string>>;
 
@@ -37,4 +37,4 @@ class stats_provider {
   }
 };
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::stats

@@ -26,8 +26,9 @@
 #include "reply.h"
 #include "text_replies.h"
 #include "watch_hub.h"
+#include "watch_kinds.h"
 
-namespace ithaca::flow {
+namespace ithaca::commands {
 
 namespace {
 
@@ -154,7 +155,7 @@ exec_action execute_admin(const protocol::request& req, protocol::out_buffer& ou
         reply = protocol::kReplyWatchPipelined;
         break;
       }
-      const auto kinds = watch::parse_kinds(w);
+      const auto kinds = parse_watch_kinds(w);
       if (!kinds) break;  // ERROR
       // The client answers OK (or WATCHER_TOO_MANY) once it has a slot.
       ctx.watch_kinds = *kinds;
@@ -172,4 +173,4 @@ exec_action execute_admin(const protocol::request& req, protocol::out_buffer& ou
   return exec_action::Continue;
 }
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::commands

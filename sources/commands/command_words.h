@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ithaca::flow {
+namespace ithaca::commands {
 
 inline std::vector<std::string_view> words_of(std::string_view args) {
   std::vector<std::string_view> words;
@@ -26,4 +26,4 @@ inline bool is_prefix_of(std::string_view word, std::string_view name) {
   return !word.empty() && word.size() <= name.size() && name.substr(0, word.size()) == word;
 }
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::commands

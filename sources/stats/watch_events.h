@@ -11,7 +11,7 @@
 
 #include "watch_hub.h"
 
-namespace ithaca::flow::watch {
+namespace ithaca::stats::watch {
 
 inline bool watching(uint32_t k) { return hub::instance().watching(k); }
 
@@ -40,4 +40,4 @@ void eviction(std::string_view key, bool fetched, int64_t ttl, int64_t last_acce
 void conn_new(std::string_view peer, uint64_t cfd);
 void conn_close(std::string_view peer, std::string_view reason, uint64_t cfd);
 
-}  // namespace ithaca::flow::watch
+}  // namespace ithaca::stats::watch

@@ -5,7 +5,7 @@
 
 #include "command_class.h"
 
-namespace ithaca::flow {
+namespace ithaca::stats {
 
 namespace {
 
@@ -159,4 +159,4 @@ void count_routed(const request& req, const routed_result& r, command_counters& 
   }
 }
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::stats

@@ -10,7 +10,7 @@
 #include "reply.h"
 #include "text_replies.h"
 
-namespace ithaca::flow {
+namespace ithaca::commands {
 
 namespace {
 
@@ -35,7 +35,7 @@ void stats_detail(std::string_view args, protocol::out_buffer& out) {
   std::string_view rest = args.substr(kDetail.size());
   while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
   const std::string_view word = rest.substr(0, rest.find(' '));
-  prefix_stats& table = prefix_stats::instance();
+  stats::prefix_stats& table = stats::prefix_stats::instance();
   if (word == "on" || word == "off") {
     table.set_enabled(word == "on");
     protocol::encode_ascii_status(out, protocol::ascii_status::Ok);
@@ -91,7 +91,7 @@ exec_action stats_cachedump(std::string_view args, protocol::out_buffer& out, se
 // ("PREFIX ...\r\n" lines and "END\r\n"), then that empty stat.
 void binary_stats_detail(const protocol::request& req, std::string_view rest, protocol::out_buffer& out,
                          const server_context& ctx) {
-  prefix_stats& table = prefix_stats::instance();
+  stats::prefix_stats& table = stats::prefix_stats::instance();
   if (!ctx.dump_enabled) {  // memcached 1.6.45 -X
     protocol::encode_binary_error(out, req, protocol::binary_status::KeyNotFound);
     return;
@@ -116,7 +116,7 @@ exec_action binary_stats(const protocol::request& req, protocol::out_buffer& out
   const std::string_view key = req.args;
   if (key.starts_with(kReset)) {
     ctx.stats.reset();
-    prefix_stats::instance().clear();
+    stats::prefix_stats::instance().clear();
     protocol::encode_binary_stat(out, req, {}, {});
     return exec_action::Continue;
   }
@@ -141,7 +141,7 @@ exec_action execute_stats(const protocol::request& req, protocol::out_buffer& ou
   if (req.proto == protocol::protocol_kind::Binary) return binary_stats(req, out, ctx);
   if (req.args == kReset) {
     ctx.stats.reset();
-    prefix_stats::instance().clear();  // memcached's stats_reset clears them too
+    stats::prefix_stats::instance().clear();  // memcached's stats_reset clears them too
     protocol::encode_ascii_line(out, "RESET");
     return exec_action::Continue;
   }
@@ -165,4 +165,4 @@ exec_action execute_stats(const protocol::request& req, protocol::out_buffer& ou
   return exec_action::Continue;
 }
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::commands

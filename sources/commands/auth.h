@@ -9,7 +9,7 @@
 
 #include <string_view>
 
-namespace ithaca::flow {
+namespace ithaca::commands {
 
 // One connection's authentication. [its worker; only the session serving it]
 struct conn_auth {
@@ -29,4 +29,4 @@ class sasl_checker {
   virtual bool check_sasl(std::string_view user, std::string_view password) const = 0;
 };
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::commands

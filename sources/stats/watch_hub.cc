@@ -5,43 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "command_words.h"
-
-namespace ithaca::flow::watch {
-
-namespace {
-
-struct kind_name {
-  std::string_view name;
-  uint32_t bit;
-};
-
-// In memcached's order: a word that is a prefix of several takes the first.
-constexpr kind_name kKindNames[] = {
-    {"rawcmds", kRawCmds},       {"evictions", kEvictions},     {"fetchers", kFetchers},
-    {"mutations", kMutations},   {"sysevents", kSysEvents},     {"connevents", kConnEvents},
-    {"proxyreqs", kProxyReqs},   {"proxyevents", kProxyEvents}, {"proxyuser", kProxyUser},
-    {"deletions", kDeletions},
-};
-
-}  // namespace
-
-std::optional<uint32_t> parse_kinds(const std::vector<std::string_view>& words) {
-  if (words.empty()) return kFetchers;
-  uint32_t kinds = 0;
-  for (std::string_view w : words) {
-    bool known = false;
-    for (const kind_name& k : kKindNames) {
-      if (is_prefix_of(w, k.name)) {
-        kinds |= k.bit;
-        known = true;
-        break;
-      }
-    }
-    if (!known) return std::nullopt;
-  }
-  return kinds;
-}
+namespace ithaca::stats::watch {
 
 hub& hub::instance() {
   static hub h;
@@ -112,4 +76,4 @@ void hub::update_mask() {
   mask_.store(m, std::memory_order_relaxed);
 }
 
-}  // namespace ithaca::flow::watch
+}  // namespace ithaca::stats::watch

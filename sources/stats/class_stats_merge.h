@@ -20,8 +20,8 @@
 
 #include "stats_provider.h"
 
-namespace ithaca::flow {
+namespace ithaca::stats {
 
 stat_lines merge_class_stats(const std::vector<stat_lines>& answers);
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::stats

@@ -25,9 +25,9 @@ protocol::request make(command cmd, std::initializer_list<std::string_view> keys
 }
 
 // Counters are atomics (not copyable): each count gets a block of its own.
-std::unique_ptr<flow::command_counters> count(const protocol::request& req, const protocol::routed_result& res) {
-  auto c = std::make_unique<flow::command_counters>();
-  flow::count_routed(req, res, *c);
+std::unique_ptr<stats::command_counters> count(const protocol::request& req, const protocol::routed_result& res) {
+  auto c = std::make_unique<stats::command_counters>();
+  stats::count_routed(req, res, *c);
   return c;
 }
 

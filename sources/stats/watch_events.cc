@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-namespace ithaca::flow::watch {
+namespace ithaca::stats::watch {
 
 namespace {
 
@@ -149,4 +149,4 @@ void conn_close(std::string_view peer, std::string_view reason, uint64_t cfd) {
   hub::instance().emit(kConnEvents, b);
 }
 
-}  // namespace ithaca::flow::watch
+}  // namespace ithaca::stats::watch

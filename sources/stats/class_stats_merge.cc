@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace ithaca::flow {
+namespace ithaca::stats {
 
 namespace {
 
@@ -126,4 +126,4 @@ stat_lines merge_class_stats(const std::vector<stat_lines>& answers) {
   return out;
 }
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::stats

@@ -21,7 +21,7 @@
 #include "sasl_plain.h"
 #include "server_commands.h"
 
-namespace ithaca::flow {
+namespace ithaca::commands {
 
 namespace {
 
@@ -102,4 +102,4 @@ exec_action execute_sasl(const protocol::request& req, protocol::out_buffer& out
   }
 }
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::commands

@@ -27,7 +27,7 @@
 #include "server_commands.h"
 #include "text_replies.h"
 
-namespace ithaca::flow {
+namespace ithaca::commands {
 
 namespace {
 
@@ -88,4 +88,4 @@ exec_action execute_slabs(const protocol::request& req, protocol::out_buffer& ou
   return exec_action::Continue;
 }
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::commands

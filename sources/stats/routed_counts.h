@@ -21,8 +21,8 @@
 #include "request.h"
 #include "routed_result.h"
 
-namespace ithaca::flow {
+namespace ithaca::stats {
 
 void count_routed(const protocol::request& req, const protocol::routed_result& result, command_counters& c);
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::stats

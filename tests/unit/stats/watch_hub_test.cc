@@ -6,7 +6,7 @@
 #include "watch_events.h"
 #include "watch_hub.h"
 
-using namespace ithaca::flow::watch;
+using namespace ithaca::stats::watch;
 
 namespace {
 
@@ -41,18 +41,6 @@ bool stamped(std::string_view text, std::string_view rest) {
 }
 
 }  // namespace
-
-TEST_CASE("watch kinds are read as memcached 1.6.45 reads them") {
-  CHECK(parse_kinds({}) == kFetchers);
-  CHECK(parse_kinds({"fetchers", "mutations"}) == (kFetchers | kMutations));
-  CHECK(parse_kinds({"f", "m", "d"}) == (kFetchers | kMutations | kDeletions));
-  CHECK(parse_kinds({"connevents", "evictions"}) == (kConnEvents | kEvictions));
-  CHECK(parse_kinds({"proxy"}) == kProxyReqs);  // a prefix of several: the first in memcached's order
-  CHECK(parse_kinds({"e"}) == kEvictions);
-  CHECK_FALSE(parse_kinds({"fetchersX"}).has_value());
-  CHECK_FALSE(parse_kinds({"noreply"}).has_value());
-  CHECK_FALSE(parse_kinds({"fetchers", "bogus"}).has_value());
-}
 
 TEST_CASE("the mask follows the watchers, and a line reaches only watchers of its kind") {
   hub h;

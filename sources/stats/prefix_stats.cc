@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-namespace ithaca::flow {
+namespace ithaca::stats {
 
 prefix_stats& prefix_stats::instance() {
   static prefix_stats table;
@@ -64,4 +64,4 @@ void prefix_stats::clear() {
   table_.clear();
 }
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::stats

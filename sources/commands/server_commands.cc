@@ -3,7 +3,7 @@
 #include "reply.h"
 #include "text_replies.h"
 
-namespace ithaca::flow {
+namespace ithaca::commands {
 
 namespace {
 
@@ -126,4 +126,4 @@ exec_action execute_server_command(const protocol::request& req, protocol::out_b
   return exec_action::Continue;
 }
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::commands

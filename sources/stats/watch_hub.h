@@ -27,7 +27,7 @@
 
 #include "machinarium.h"
 
-namespace ithaca::flow::watch {
+namespace ithaca::stats::watch {
 
 // memcached's LOG_* bits (logger.h), so the kinds combine the same way.
 enum kind : uint32_t {
@@ -49,11 +49,6 @@ inline constexpr std::size_t kMaxWatchers = 20;
 inline constexpr std::size_t kWatcherBufferBytes = 64 * 1024;
 // The longest line: a 250-byte key URI-encoded (750) and the fields.
 inline constexpr std::size_t kMaxLine = 1024;
-
-// The words after `watch` as memcached 1.6.45 reads them: each a prefix of a
-// kind's name (strncmp over the word's length), none means fetchers; nullopt
-// on a word that names no kind ("ERROR").
-std::optional<uint32_t> parse_kinds(const std::vector<std::string_view>& words);
 
 // A record in a watcher's queue: this header, then the line.
 struct record_header {
@@ -110,4 +105,4 @@ class hub {
   std::array<slot, kMaxWatchers> slots_;
 };
 
-}  // namespace ithaca::flow::watch
+}  // namespace ithaca::stats::watch

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace ithaca::flow {
+namespace ithaca::stats {
 
 class prefix_stats {
  public:
@@ -69,4 +69,4 @@ class prefix_stats {
   std::unordered_map<std::string, counts> table_;  // [mutex_]
 };
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::stats

@@ -3,8 +3,8 @@
 
 #include "class_stats_merge.h"
 
-using ithaca::flow::merge_class_stats;
-using ithaca::flow::stat_lines;
+using ithaca::stats::merge_class_stats;
+using ithaca::stats::stat_lines;
 
 TEST_CASE("one server's answer comes back as it was") {
   const stat_lines slabs = {{"1:chunk_size", "96"}, {"1:total_pages", "1"}, {"5:chunk_size", "240"},

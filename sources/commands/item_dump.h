@@ -15,7 +15,7 @@
 
 #include "out_buffer.h"
 
-namespace ithaca::flow {
+namespace ithaca::commands {
 
 // memcached's crawler output formats.
 enum class dump_format : std::uint8_t {
@@ -54,4 +54,4 @@ inline std::atomic<bool>& crawler_enabled() {
   return on;
 }
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::commands

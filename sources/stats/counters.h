@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace ithaca::flow {
+namespace ithaca::stats {
 
 class counter {
  public:
@@ -73,4 +73,4 @@ struct command_counters {
 };
 static_assert(sizeof(command_counters) == command_counters::kCount * sizeof(counter));
 
-}  // namespace ithaca::flow
+}  // namespace ithaca::stats
