@@ -7,12 +7,23 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace ithaca::stats {
 
 using stat_lines = std::vector<std::pair<std::string, std::string>>;
+
+// One `stats` line: text as it is, a number in decimal.
+template <class V>
+void add_stat(stat_lines& out, const char* name, const V& value) {
+  if constexpr (std::is_convertible_v<V, std::string>) {
+    out.emplace_back(name, std::string(value));
+  } else {
+    out.emplace_back(name, std::to_string(value));
+  }
+}
 
 class stats_provider {
  public:
