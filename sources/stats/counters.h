@@ -21,7 +21,8 @@ class counter {
 
 // What one worker counts while executing commands (memcached's per-thread
 // stats), one line per counter: `stats` (server_stats.cc) sums them by name.
-// The local store counts its hits, misses, evictions and items itself; what a
+// The local store counts its hits, misses, evictions, items, get_flushed and
+// the lease tokens and waits itself (store_stats.h); what a
 // backend server answered a routed request is counted here, by the outcome
 // the client got (routed_counts.cc), as memcached would have counted it.
 #define ITHACA_COMMAND_COUNTERS(X)                                                                          \
@@ -30,11 +31,8 @@ class counter {
   X(cmd_flush)                                                                                               \
   X(cmd_touch)      /* touch, and each key of gat/gats/mg T/binary touch */                                  \
   X(cmd_meta)       /* meta commands */                                                                      \
-  X(get_flushed)                                                                                             \
   X(bytes_read)     /* from clients */                                                                       \
   X(bytes_written)  /* to clients */                                                                         \
-  X(lease_tokens_issued)                                                                                     \
-  X(lease_waits)                                                                                             \
   X(lease_sets_refused)                                                                                      \
   X(parse_errors)   /* CLIENT_ERROR / ERROR replies caused by bad input */                                   \
   X(udp_requests)   /* UDP datagrams accepted and executed */                                                \
