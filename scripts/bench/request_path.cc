@@ -119,9 +119,9 @@ void put_get(std::string& out, proto p, std::mt19937_64& rng, int keys) {
 }
 
 // Answers nothing: no `stats` in these rows.
-class no_stats final : public flow::stats_provider {
+class no_stats final : public stats::stats_provider {
  public:
-  bool collect(std::string_view, flow::stat_lines&) override { return false; }
+  bool collect(std::string_view, stats::stat_lines&) override { return false; }
   void reset() override {}
   void set_verbosity(uint32_t) override {}
   void set_memory_limit(uint64_t) override {}
@@ -158,10 +158,10 @@ double run_row(const row& r, int rounds, int millis) {
   store::store_config sc;  // the server's defaults: 2^20 buckets, 64 MiB
   store::store st(sc);
   no_stats stats;
-  flow::command_counters counters;
+  stats::command_counters counters;
   dropper drain;
   cache::exec_context ctx(st, counters);
-  flow::server_context server{stats, counters, false};
+  commands::server_context server{stats, counters, false};
   ctx.drain = &drain;
   ctx.now = store::store_now{1000, 1700000000};
   protocol::parser parser{protocol::parser_settings{}};

@@ -37,7 +37,7 @@ bool retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
     store::get_result& res = scratch_get_result();
     ctx.store.get(key, ctx.now, opts, res);
     watch_fetch(key, res, ctx);
-    flow::prefix_stats::instance().record_get(key, res.status == store::get_status::Hit);
+    stats::prefix_stats::instance().record_get(key, res.status == store::get_status::Hit);
     if (res.status != store::get_status::Hit) continue;
     const uint32_t flags = res.flags;
     const uint64_t cas = res.cas;
@@ -56,7 +56,7 @@ bool retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
 
 void store_value(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   ctx.counters.cmd_set.add();
-  flow::prefix_stats::instance().record_set(req.key());
+  stats::prefix_stats::instance().record_set(req.key());
   store::store_options opts;
   if (req.cmd == command::Cas) opts.compare_cas = req.cas;
   store::store_result res;
@@ -94,7 +94,7 @@ void arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_co
 }
 
 void remove(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
-  flow::prefix_stats::instance().record_delete(req.key());
+  stats::prefix_stats::instance().record_delete(req.key());
   const watch_before before = watch_lookup(req.key(), ctx);
   const store::remove_status st = ctx.store.remove(req.key(), ctx.now);
   if (st == store::remove_status::Deleted) watch_deleted(req.key(), "delete", before);

@@ -48,7 +48,7 @@ void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
   watch_fetch(req.key(), res, ctx);
   value_bytes v;
   const bool hit = res.status == store::get_status::Hit;
-  flow::prefix_stats::instance().record_get(req.key(), hit);
+  stats::prefix_stats::instance().record_get(req.key(), hit);
   const uint32_t flags = res.flags;
   const uint64_t cas = res.cas;
   if (hit && !touch_only && !take_value(res, v)) {
@@ -74,7 +74,7 @@ void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
 // store's CAS: a plain store, whatever the packet carried.
 void store_value(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   ctx.counters.cmd_set.add();
-  flow::prefix_stats::instance().record_set(req.key());
+  stats::prefix_stats::instance().record_set(req.key());
   store::store_mode mode = store_mode_of(req.cmd);
   store::store_options opts;
   opts.compare_cas = ctx.store.cas_enabled() ? req.cas : 0;
@@ -112,7 +112,7 @@ void store_value(const protocol::request& req, protocol::out_buffer& out, exec_c
 }
 
 void remove(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
-  flow::prefix_stats::instance().record_delete(req.key());
+  stats::prefix_stats::instance().record_delete(req.key());
   store::remove_options opts;
   opts.compare_cas = req.cas;
   binary_status st = binary_status::NoError;

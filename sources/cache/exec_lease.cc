@@ -68,11 +68,9 @@ exec_action lease_get(const request& req, out_buffer& out, exec_context& ctx) {
       encode_ascii_status(out, protocol::ascii_status::End);
       return exec_action::Continue;
     case store::get_status::LeaseToken:
-      ctx.counters.lease_tokens_issued.add();
       encode_lease_value(out, req.key(), res.lease_token, 0, {});
       return exec_action::Continue;
     case store::get_status::LeaseWait:
-      ctx.counters.lease_waits.add();
       encode_lease_value(out, req.key(), kWaitToken, 0, {});
       return exec_action::Continue;
     case store::get_status::Hit:
@@ -104,10 +102,8 @@ exec_action lease_get(const request& req, out_buffer& out, exec_context& ctx) {
   const std::string_view data = res.value;
   // encode_lease_value copies the data: fine for a stale read, which is rare.
   if (res.win) {
-    ctx.counters.lease_tokens_issued.add();
     encode_lease_value(out, req.key(), res.cas | kStaleTokenTag, res.flags, data);
   } else {
-    ctx.counters.lease_waits.add();
     encode_lease_value(out, req.key(), kWaitToken, res.flags, data);
   }
   return exec_action::Continue;

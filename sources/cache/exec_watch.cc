@@ -6,7 +6,7 @@
 
 namespace ithaca::cache {
 
-namespace watch = flow::watch;
+namespace watch = stats::watch;
 
 namespace {
 

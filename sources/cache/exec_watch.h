@@ -17,7 +17,7 @@ namespace ithaca::cache {
 // inline: every lookup makes it.
 void log_fetch(std::string_view key, const store::get_result& res, exec_context& ctx);
 inline void watch_fetch(std::string_view key, const store::get_result& res, exec_context& ctx) {
-  if (flow::watch::watching(flow::watch::kFetchers)) log_fetch(key, res, ctx);
+  if (stats::watch::watching(stats::watch::kFetchers)) log_fetch(key, res, ctx);
 }
 
 // What a write is about to change, looked up only while fetchers or

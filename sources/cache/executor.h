@@ -24,8 +24,8 @@
 
 namespace ithaca::cache {
 
-using flow::command_counters;
-using flow::counter;
+using stats::command_counters;
+using stats::counter;
 using flow::exec_action;
 using flow::reply_drain;
 

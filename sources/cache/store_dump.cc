@@ -24,7 +24,7 @@ constexpr uint64_t kBucketsPerStep = 1024;
 // numbers go straight into `out` (no temporary strings).
 void append_meta_line(std::string& out, const store::item_meta& m, unsigned cls, uint64_t size, int64_t wall_base) {
   out += "key=";
-  flow::watch::append_uri_encoded(out, m.key);
+  stats::watch::append_uri_encoded(out, m.key);
   out += " exp=";
   if (m.deadline == store::kNever) {
     out += "-1";
@@ -93,7 +93,7 @@ struct kept_line {
 bool store_dump::cachedump(unsigned cls, unsigned limit, protocol::out_buffer& out) {
   const store::slab_classes& table = ctx_.store.classes();
   // memcached's buffer ends "END\r\n\0" within its 2 MB.
-  constexpr std::size_t kBudget = flow::kCachedumpBytes - 6;
+  constexpr std::size_t kBudget = commands::kCachedumpBytes - 6;
   std::string text;                // the kept lines' bytes (and dropped ones until compacted)
   std::vector<kept_line> heap;     // min-heap by order (std::greater)
   std::size_t kept_bytes = 0;
@@ -148,7 +148,7 @@ bool store_dump::cachedump(unsigned cls, unsigned limit, protocol::out_buffer& o
   return true;
 }
 
-bool store_dump::dump(flow::dump_format format, const flow::class_set& classes, protocol::out_buffer& out) {
+bool store_dump::dump(commands::dump_format format, const commands::class_set& classes, protocol::out_buffer& out) {
   out.append("OK\r\n");
   const store::slab_classes& table = ctx_.store.classes();
   uint64_t next = 0;
@@ -159,7 +159,7 @@ bool store_dump::dump(flow::dump_format format, const flow::class_set& classes, 
       const uint64_t size = table.item_total(m.key.size(), m.flags, m.value_len);
       const unsigned cls = table.class_for(size);
       if (cls >= classes.size() || !classes.test(cls)) return;
-      if (format == flow::dump_format::Meta) {
+      if (format == commands::dump_format::Meta) {
         append_meta_line(lines_, m, cls, size, now.wall_base);
       } else {
         append_mg_line(lines_, m);
@@ -172,7 +172,7 @@ bool store_dump::dump(flow::dump_format format, const flow::class_set& classes, 
       if (mm::coroutine_cancelled()) return false;
     }
   } while (next != 0);
-  out.append(format == flow::dump_format::Meta ? "END\r\n" : "EN\r\n");
+  out.append(format == commands::dump_format::Meta ? "END\r\n" : "EN\r\n");
   return true;
 }
 

@@ -17,14 +17,14 @@
 
 namespace ithaca::cache {
 
-class store_dump final : public flow::item_dump_source {
+class store_dump final : public commands::item_dump_source {
  public:
   explicit store_dump(exec_context& ctx) : ctx_(ctx) {}
-  bool dump(flow::dump_format format, const flow::class_set& classes, protocol::out_buffer& out) override;
+  bool dump(commands::dump_format format, const commands::class_set& classes, protocol::out_buffer& out) override;
   // The whole table is walked (there is no LRU per class to start from); what
   // is kept on the way is bounded by the answer: the newest `limit` items (by
   // store order, memcached's COLD LRU order for items never read) whose
-  // lines fit in flow::kCachedumpBytes, so at most 2 MB of lines are held.
+  // lines fit in commands::kCachedumpBytes, so at most 2 MB of lines are held.
   bool cachedump(unsigned cls, unsigned limit, protocol::out_buffer& out) override;
 
  private:

@@ -12,7 +12,7 @@ exec_action execute_parse_error_reply(const protocol::parse_result& result, cons
   // the set before it finds the value too large); meta commands never count.
   if (result.error == protocol::error_kind::TooLarge && req.proto != protocol::protocol_kind::Meta &&
       !req.key().empty()) {
-    prefix_stats::instance().record_set(req.key());
+    stats::prefix_stats::instance().record_set(req.key());
   }
   // A text get refused for a key over 250 bytes: memcached drops every reply
   // it has not transmitted yet (those since the last get), then answers.

@@ -28,6 +28,58 @@ void add_figures(prom_writer& w, const lookup& m, std::initializer_list<simple_f
   }
 }
 
+namespace {
+
+// "k=v,k=v" as labels.
+labels labels_of(std::string_view text) {
+  labels out;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view pair = text.substr(0, comma);
+    const size_t eq = pair.find('=');
+    out.emplace_back(std::string(pair.substr(0, eq)), std::string(pair.substr(eq + 1)));
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+  }
+  return out;
+}
+
+// memcached_exporter's sets: cmd_set counts cas commands too, which it subtracts.
+bool sets_less_cas(const lookup& m, double set, double& out) {
+  double hits = 0, misses = 0, badval = 0;
+  if (!number(m, "cas_hits", hits) || !number(m, "cas_misses", misses) || !number(m, "cas_badval", badval)) {
+    return false;
+  }
+  const double sets = set - hits - misses - badval;
+  out = sets > 0 ? sets : 0;
+  return true;
+}
+
+}  // namespace
+
+void add_rows(prom_writer& w, const lookup& m, std::span<const stats::stat_row> rows, std::string_view prefix) {
+  for (const stats::stat_row& r : rows) {
+    if (r.type == stats::prom_type::None || !std::string_view(r.prom).starts_with(prefix)) continue;
+    const metric_type type = r.type == stats::prom_type::Counter ? C : G;
+    auto it = m.find(r.name);
+    if (it == m.end()) continue;
+    if (r.read == stats::page_read::Label) {
+      w.add(r.prom, type, r.help, {{r.labels, it->second}}, 1);
+      continue;
+    }
+    double v = 0;
+    if (!to_number(it->second, v)) continue;
+    switch (r.read) {
+      case stats::page_read::Millis: v /= 1000; break;
+      case stats::page_read::Micros: v /= 1e6; break;
+      case stats::page_read::SetsLessCas:
+        if (!sets_less_cas(m, v, v)) continue;
+        break;
+      default: break;
+    }
+    w.add(r.prom, type, r.help, labels_of(r.labels), v);
+  }
+}
+
 std::string render_page(const page_input& in) {
   prom_writer w;
   memcached_families(w, in);

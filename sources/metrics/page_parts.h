@@ -5,11 +5,13 @@
 
 #include <initializer_list>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "metrics_page.h"
 #include "prom_writer.h"
+#include "stat_row.h"
 
 namespace ithaca::metrics {
 
@@ -29,6 +31,9 @@ struct simple_figure {
 };
 void add_figures(prom_writer& w, const lookup& m, std::initializer_list<simple_figure> figures,
                  const labels& l = {});
+// The families of a counter group's table (stats/stat_row.h) whose name starts
+// with `prefix`, each from the stat line of its row, if present.
+void add_rows(prom_writer& w, const lookup& m, std::span<const stats::stat_row> rows, std::string_view prefix);
 
 inline constexpr auto C = metric_type::Counter;
 inline constexpr auto G = metric_type::Gauge;

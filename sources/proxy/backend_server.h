@@ -58,13 +58,13 @@ const char* to_string(failure_kind f);
 
 // One worker's counters for one server. [single writer: that worker]
 struct server_counters {
-  flow::counter requests;      // backend calls started
-  flow::counter replies;       // calls answered
-  flow::counter results[protocol::kReplyResultCount];  // what the answers said (reply_result.h)
-  flow::counter failures[kFailureKindCount];  // by failure_kind
-  flow::counter connects;      // connections opened
-  flow::counter joined;        // gets that joined another's get line (one reply for both)
-  flow::counter idle_closes;   // idle connections the server closed (recycled, not failures)
+  stats::counter requests;      // backend calls started
+  stats::counter replies;       // calls answered
+  stats::counter results[protocol::kReplyResultCount];  // what the answers said (reply_result.h)
+  stats::counter failures[kFailureKindCount];  // by failure_kind
+  stats::counter connects;      // connections opened
+  stats::counter joined;        // gets that joined another's get line (one reply for both)
+  stats::counter idle_closes;   // idle connections the server closed (recycled, not failures)
   std::atomic<int64_t> inflight{0};     // calls sent and unanswered (gauge)
   std::atomic<int64_t> connections{0};  // open connections (gauge)
   latency_histogram latency;

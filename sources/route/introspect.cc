@@ -163,7 +163,7 @@ parsed_command parse_command(std::string_view s) {
 
 }  // namespace
 
-std::string introspection_answer(std::string_view key, const route& root, const flow::server_context& ctx,
+std::string introspection_answer(std::string_view key, const route& root, const commands::server_context& ctx,
                                  proxy::worker_backends* backends) {
   const bool ithaca_names = key.starts_with(kIthacaPrefix);
   key.remove_prefix(ithaca_names ? kIthacaPrefix.size() : kMcrouterPrefix.size());
@@ -200,7 +200,7 @@ std::string introspection_answer(std::string_view key, const route& root, const 
   return error + "unknown command: " + std::string(c.cmd);
 }
 
-void answer_introspection(const protocol::request& req, const route& root, const flow::server_context& ctx,
+void answer_introspection(const protocol::request& req, const route& root, const commands::server_context& ctx,
                           proxy::worker_backends* backends, protocol::routed_result& scratch,
                           protocol::out_buffer& out) {
   scratch.prepare(req);

@@ -69,12 +69,12 @@ inline bool is_introspection(const protocol::request& req) {
 // (the connection's tree root) for route/route_handles. `backends`: this
 // worker's, for the live placement of an auto_eject_hosts pool (may be null).
 // [the client coroutine; never waits]
-std::string introspection_answer(std::string_view key, const route& root, const flow::server_context& ctx,
+std::string introspection_answer(std::string_view key, const route& root, const commands::server_context& ctx,
                                  proxy::worker_backends* backends);
 
 // Answers `req` (is_introspection) into `out` in its protocol; `scratch`
 // holds the values meanwhile.
-void answer_introspection(const protocol::request& req, const route& root, const flow::server_context& ctx,
+void answer_introspection(const protocol::request& req, const route& root, const commands::server_context& ctx,
                           proxy::worker_backends* backends, protocol::routed_result& scratch,
                           protocol::out_buffer& out);
 

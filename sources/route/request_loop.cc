@@ -22,7 +22,7 @@ namespace {
 // per key with their hit (binary touch too), stores, deletes; never meta.
 void record_prefix_stats(const protocol::request& req, const protocol::routed_result& result) {
   using protocol::command;
-  flow::prefix_stats& ps = flow::prefix_stats::instance();
+  stats::prefix_stats& ps = stats::prefix_stats::instance();
   if (!ps.enabled() || req.proto == protocol::protocol_kind::Meta || req.cmd == command::LeaseGet ||
       req.cmd == command::LeaseSet)
     return;
@@ -113,7 +113,7 @@ bool pop_ready(loop_context& lc) {
       if (!s.silent) {
         record_prefix_stats(s.req, s.result);
         // memcached's hit/miss counters for what the servers answered.
-        flow::count_routed(s.req, s.result, lc.server.counters);
+        stats::count_routed(s.req, s.result, lc.server.counters);
       }
       render_ready(lc, s);
     } else {
@@ -232,7 +232,7 @@ bool routed_side_effect(const protocol::parse_result& r, const protocol::request
 // memcached -F: a flush is refused before any route, in either role; an
 // ascii flush_all whose delay does not parse is refused too (memcached looks
 // at -F before the arguments).
-bool refuses_flush(const protocol::parse_result& r, const protocol::request& req, const flow::server_context& s) {
+bool refuses_flush(const protocol::parse_result& r, const protocol::request& req, const commands::server_context& s) {
   if (s.flush_enabled || req.cmd != protocol::command::FlushAll) return false;
   if (r.status == protocol::parse_status::Ok) return true;
   return r.status == protocol::parse_status::Error && req.proto == protocol::protocol_kind::Ascii &&
@@ -257,14 +257,14 @@ void as_silent_delete(protocol::request& req) {
 // opcode's own rules): answered "Auth failure.", then the connection closes.
 bool refused_unauthenticated(const loop_context& lc, const protocol::parse_result& r,
                              const protocol::request& req) {
-  const flow::server_context& s = lc.server;
+  const commands::server_context& s = lc.server;
   if (s.sasl == nullptr || s.auth == nullptr || s.auth->authenticated) return false;
   if (req.proto != protocol::protocol_kind::Binary) return false;
   if (r.status == protocol::parse_status::Error &&
       (r.error == protocol::error_kind::BadMagic || r.error == protocol::error_kind::LyingLength)) {
     return false;
   }
-  return !flow::allowed_unauthenticated(req.opcode);
+  return !commands::allowed_unauthenticated(req.opcode);
 }
 
 }  // namespace
@@ -326,7 +326,7 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
       protocol::encode_binary_error(env.out, slot.req, protocol::binary_status::AuthError);
       slot.action = exec_action::Close;
     } else if (refuses_flush(r, slot.req, lc.server)) {
-      flow::refuse_flush_all(slot.req, env.out, lc.server);
+      commands::refuse_flush_all(slot.req, env.out, lc.server);
     } else if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {
       // The parser refused it, but memcached's side effect happens on the
       // server that holds the key, in this request's place in the order.

@@ -23,7 +23,7 @@ namespace ithaca::route {
 // A connection's loop state, owned by its coroutine.
 struct loop_context {
   flow::local_executor* local;   // the local store; null when the tree uses none
-  flow::server_context& server;  // the server commands' context (stats, counters, ...)
+  commands::server_context& server;  // the server commands' context (stats, counters, ...)
   flow::reply_drain* drain;      // drains `out` past the high-water mark; null: never early
   const route_tree* tree;     // the snapshot this batch runs on
   inflight_queue& inflight;

@@ -42,7 +42,7 @@ class async_runner;
 // worker machine. [one client coroutine]
 struct dispatch_env {
   flow::local_executor* local;     // the local store; null when no route of the tree uses it
-  flow::server_context* server;    // what the server commands need (stats, version, ...); null off a client
+  commands::server_context* server;    // what the server commands need (stats, version, ...); null off a client
   // Where a reply given at once goes: the client's reply stream when nothing
   // before this request is still pending, else the slot's `deferred` buffer.
   protocol::out_buffer& out;

@@ -33,7 +33,7 @@
 
 namespace ithaca::server {
 
-class auth_store final : public flow::sasl_checker {
+class auth_store final : public commands::sasl_checker {
  public:
   auth_store();
 

@@ -51,7 +51,7 @@ std::unique_ptr<connection> open_connection(const worker_shared& shared, accepte
   c->listener_clients = s.listener_clients;
   c->id = shared.conns->add(conn_info{s.peer, std::move(s.listener), shared.clock->uptime_s()});
   c->peer = std::move(s.peer);
-  flow::watch::conn_new(c->peer, c->id);
+  stats::watch::conn_new(c->peer, c->id);
   return c;
 }
 
@@ -60,13 +60,13 @@ void close_connection(const worker_shared& shared, connection& c, std::string_vi
   c.transport.reset();
   if (c.io) c.io->close();
   c.conn = nullptr;
-  flow::watch::conn_close(c.peer, reason, c.id);
+  stats::watch::conn_close(c.peer, reason, c.id);
   shared.conns->remove(c.id);
   if (c.listener_clients) c.listener_clients->fetch_sub(1);
   c.listener_clients = nullptr;
 }
 
-client::client(const worker_shared& shared, flow::command_counters& counters)
+client::client(const worker_shared& shared, stats::command_counters& counters)
     : shared_(shared),
       live_(*shared.live),
       counters_(counters),
@@ -97,7 +97,7 @@ void client::refresh_live() {
 
 void client::pick_inspector() {
   const bool to_pools = !loop_.tree->pools().empty() && !loop_.tree->root_is_local(loop_.root);
-  server_.items = to_pools ? static_cast<flow::item_dump_source*>(&pools_) : &dump_;
+  server_.items = to_pools ? static_cast<commands::item_dump_source*>(&pools_) : &dump_;
   server_.pool_stats = to_pools ? &pools_ : nullptr;
 }
 
@@ -136,10 +136,10 @@ client::outcome client::serve(connection& c, mm::park_set& parked) {
     // `watch`: from here the connection only receives log lines; if every
     // slot is taken it is told so and goes on as a client (parked no more).
     while (action == flow::exec_action::Watch) {
-      const int slot = flow::watch::hub::instance().add(server_.watch_kinds);
+      const int slot = stats::watch::hub::instance().add(server_.watch_kinds);
       if (slot >= 0) {
         serve_watcher(*c.transport, slot, server_.watch_kinds, counters_);
-        flow::watch::hub::instance().remove(slot);
+        stats::watch::hub::instance().remove(slot);
         reason = mm::coroutine_cancelled() ? "shutdown" : "normal";
         break;
       }

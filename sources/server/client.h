@@ -56,7 +56,7 @@ struct connection final : mm::park_set::entry {
   config::peer_check tls_peer = config::peer_check::Default;  // its listener's btls: / mtls:
   std::unique_ptr<stream> transport;
   // -Y / -S: whether this client has authenticated (its own, never shared).
-  flow::conn_auth auth;
+  commands::conn_auth auth;
 };
 
 // Attaches a socket the pooler handed over, registers it (`stats conns`,
@@ -69,7 +69,7 @@ void close_connection(const worker_shared& shared, connection& c, std::string_vi
 
 class client final : private flow::reply_drain {
  public:
-  client(const worker_shared& shared, flow::command_counters& counters);
+  client(const worker_shared& shared, stats::command_counters& counters);
   enum class outcome { Parked, Closed };
   // Serves `c` until it is parked in `parked` again or closed (then the
   // caller frees it). A cancelled session (shutdown) closes, never parks.
@@ -107,10 +107,10 @@ class client final : private flow::reply_drain {
 
   const worker_shared& shared_;
   live_reader live_;
-  flow::command_counters& counters_;
+  stats::command_counters& counters_;
   protocol::out_buffer out_;
   cache::exec_context ctx_;
-  flow::server_context server_;
+  commands::server_context server_;
   cache::store_dump dump_{ctx_};  // lru_crawler metadump / mgdump of the local store
   flow::inflight_queue inflight_;  // requests of the batch, in order
   route::loop_context loop_;

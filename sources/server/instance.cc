@@ -283,7 +283,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   for (const std::string& n : cli.notes) spdlog::warn("{}", n);
   // The crawler switch starts as configured (-o no_lru_crawler); `lru_crawler
   // enable|disable` flips it from then on, and a reload leaves it alone.
-  flow::crawler_enabled().store(cfg.cache.lru_crawler, std::memory_order_relaxed);
+  commands::crawler_enabled().store(cfg.cache.lru_crawler, std::memory_order_relaxed);
   live_cell live(std::make_shared<const live_settings>(std::move(first)));
   // Reliable deletes' spool (proxy/delete_spool.h): its machine runs in the
   // router role, before the workers (they spool) and after them (it writes
@@ -342,8 +342,8 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   shared.parser.sasl = cfg.server.sasl;
   if (auth.ascii_enabled() || auth.sasl_enabled()) shared.auth = &auth;
   // `stats detail` (-D): the delimiter for good, and on at start if asked.
-  flow::prefix_stats::instance().set_delimiter(cfg.server.prefix_delimiter);
-  flow::prefix_stats::instance().set_enabled(cfg.server.detail_enabled);
+  stats::prefix_stats::instance().set_delimiter(cfg.server.prefix_delimiter);
+  stats::prefix_stats::instance().set_enabled(cfg.server.detail_enabled);
   shared.read_buffer_size = cfg.server.read_buffer_size;
   shared.ack_state = repl_ack.get();
   shared.tls = tls.get();

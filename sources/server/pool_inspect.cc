@@ -28,7 +28,7 @@ bool stat_line(std::string_view line, std::string& name, std::string& value) {
 
 // The class list of a dump request, as memcached's lru_crawler reads it:
 // "all" when every class is asked, else "1,2,...".
-std::string class_word(const flow::class_set& classes) {
+std::string class_word(const commands::class_set& classes) {
   bool every = true;
   for (std::size_t id = 1; id < classes.size(); ++id) every = every && classes.test(id);
   if (every) return "all";
@@ -56,11 +56,11 @@ std::vector<const proxy::backend_server*> pool_inspect::servers() const {
 }
 
 // `stats items` / `stats slabs`: every server's answer, merged.
-bool pool_inspect::collect(std::string_view group, flow::stat_lines& out) {
+bool pool_inspect::collect(std::string_view group, stats::stat_lines& out) {
   const std::string request = "stats " + std::string(group) + "\r\n";
-  std::vector<flow::stat_lines> answers;
+  std::vector<stats::stat_lines> answers;
   for (const proxy::backend_server* s : servers()) {
-    flow::stat_lines lines;
+    stats::stat_lines lines;
     std::string name, value;
     const proxy::query_result r = proxy::query_server(*s, request, "END\r\n", [&](std::string_view line) {
       if (stat_line(line, name, value)) lines.emplace_back(name, value);
@@ -74,7 +74,7 @@ bool pool_inspect::collect(std::string_view group, flow::stat_lines& out) {
     answers.push_back(std::move(lines));
   }
   if (answers.empty()) return false;
-  out = flow::merge_class_stats(answers);
+  out = stats::merge_class_stats(answers);
   return true;
 }
 
@@ -82,8 +82,8 @@ bool pool_inspect::collect(std::string_view group, flow::stat_lines& out) {
 // END left out), then END (metadump) or EN (mgdump). The lines go to the
 // client through its drain as they pass the high-water mark, so a large
 // pool is never held whole.
-bool pool_inspect::dump(flow::dump_format format, const flow::class_set& classes, protocol::out_buffer& out) {
-  const bool meta = format == flow::dump_format::Meta;
+bool pool_inspect::dump(commands::dump_format format, const commands::class_set& classes, protocol::out_buffer& out) {
+  const bool meta = format == commands::dump_format::Meta;
   const std::string request = std::string(meta ? "lru_crawler metadump " : "lru_crawler mgdump ") +
                               class_word(classes) + "\r\n";
   const std::string_view end = meta ? "END\r\n" : "EN\r\n";
@@ -117,7 +117,7 @@ bool pool_inspect::dump(flow::dump_format format, const flow::class_set& classes
 bool pool_inspect::cachedump(unsigned cls, unsigned limit, protocol::out_buffer& out) {
   const std::string request = "stats cachedump " + std::to_string(cls) + " " + std::to_string(limit) + "\r\n";
   // memcached's buffer ends "END\r\n\0" within its 2 MB.
-  constexpr std::size_t kBudget = flow::kCachedumpBytes - 6;
+  constexpr std::size_t kBudget = commands::kCachedumpBytes - 6;
   std::size_t lines = 0;
   std::size_t bytes = 0;
   bool full = false;

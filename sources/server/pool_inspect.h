@@ -32,14 +32,14 @@ class backend_server;
 
 namespace ithaca::server {
 
-class pool_inspect final : public flow::pool_stats_source, public flow::item_dump_source {
+class pool_inspect final : public stats::pool_stats_source, public commands::item_dump_source {
  public:
   explicit pool_inspect(const route::loop_context& loop) : loop_(loop) {}
 
-  bool collect(std::string_view group, flow::stat_lines& out) override;
-  bool dump(flow::dump_format format, const flow::class_set& classes, protocol::out_buffer& out) override;
+  bool collect(std::string_view group, stats::stat_lines& out) override;
+  bool dump(commands::dump_format format, const commands::class_set& classes, protocol::out_buffer& out) override;
   // Each server's ITEM lines of the class, one server after another, until
-  // `limit` lines (0: none) or flow::kCachedumpBytes; one END. A server that
+  // `limit` lines (0: none) or commands::kCachedumpBytes; one END. A server that
   // refuses (its -X) or fails is left out and logged.
   bool cachedump(unsigned cls, unsigned limit, protocol::out_buffer& out) override;
 

@@ -6,6 +6,6 @@
 
 namespace ithaca::server {
 
-void repl_stat_lines(const replication::repl_counters& c, flow::stat_lines& out);
+void repl_stat_lines(const replication::repl_counters& c, stats::stat_lines& out);
 
 }  // namespace ithaca::server

@@ -33,7 +33,7 @@ server_gauges gauges(const proxy::backend_server& s) {
 
 }  // namespace
 
-void router_stats_pools(const route::route_tree& tree, flow::stat_lines& out) {
+void router_stats_pools(const route::route_tree& tree, stats::stat_lines& out) {
   for (const auto& p : tree.pools()) {
     uint64_t up = 0, requests = 0, replies = 0, failures = 0;
     std::array<uint64_t, protocol::kReplyResultCount> results{};
@@ -57,7 +57,7 @@ void router_stats_pools(const route::route_tree& tree, flow::stat_lines& out) {
   }
 }
 
-void router_stats_servers(const route::route_tree& tree, flow::stat_lines& out) {
+void router_stats_servers(const route::route_tree& tree, stats::stat_lines& out) {
   for (const auto& p : tree.pools()) {
     for (const auto& s : p->servers()) {
       const proxy::server_totals n = s->totals();
@@ -100,7 +100,7 @@ void router_stats_servers(const route::route_tree& tree, flow::stat_lines& out) 
   }
 }
 
-void router_stats_latency(const route::route_tree& tree, flow::stat_lines& out) {
+void router_stats_latency(const route::route_tree& tree, stats::stat_lines& out) {
   using proxy::latency_histogram;
   for (const auto& p : tree.pools()) {
     for (const auto& s : p->servers()) {
@@ -118,7 +118,7 @@ void router_stats_latency(const route::route_tree& tree, flow::stat_lines& out) 
   }
 }
 
-void router_stats_routes(const route::route_tree& tree, flow::stat_lines& out) {
+void router_stats_routes(const route::route_tree& tree, stats::stat_lines& out) {
   // Only a tree with listeners of their own says which one a node serves.
   const auto listeners =
       tree.roots() > 1 ? tree.first_roots() : std::unordered_map<const route::route*, std::size_t>{};
@@ -156,7 +156,7 @@ void router_stats_routes(const route::route_tree& tree, flow::stat_lines& out) {
   out.emplace_back("async_in_flight", std::to_string(sent >= done ? sent - done : 0));
 }
 
-void router_stats_summary(const route::route_tree& tree, flow::stat_lines& out) {
+void router_stats_summary(const route::route_tree& tree, stats::stat_lines& out) {
   uint64_t servers = 0, down = 0, requests = 0, failures = 0;
   for (const auto& p : tree.pools()) {
     for (const auto& s : p->servers()) {

@@ -30,11 +30,11 @@
 
 namespace ithaca::server {
 
-void router_stats_pools(const route::route_tree& tree, flow::stat_lines& out);
-void router_stats_servers(const route::route_tree& tree, flow::stat_lines& out);
-void router_stats_latency(const route::route_tree& tree, flow::stat_lines& out);
-void router_stats_routes(const route::route_tree& tree, flow::stat_lines& out);
-void router_stats_summary(const route::route_tree& tree, flow::stat_lines& out);
+void router_stats_pools(const route::route_tree& tree, stats::stat_lines& out);
+void router_stats_servers(const route::route_tree& tree, stats::stat_lines& out);
+void router_stats_latency(const route::route_tree& tree, stats::stat_lines& out);
+void router_stats_routes(const route::route_tree& tree, stats::stat_lines& out);
+void router_stats_summary(const route::route_tree& tree, stats::stat_lines& out);
 void router_stats_reset(const route::route_tree& tree);
 
 }  // namespace ithaca::server

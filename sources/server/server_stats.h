@@ -33,16 +33,16 @@ struct gc_counters {
   std::atomic<uint64_t> evicted_unfetched{0};
 };
 
-class server_stats final : public flow::stats_provider {
+class server_stats final : public stats::stats_provider {
  public:
   // `cfg` is the start-up config; `live` overrides what a reload changed.
   server_stats(const config::config& cfg, const live_cell& live, store::store& st, conn_registry& conns,
                const server_clock& clock, gc_counters& gc, std::string io_backend);
 
   // One per worker, created before the workers start; never removed.
-  flow::command_counters& add_worker();
+  stats::command_counters& add_worker();
 
-  bool collect(std::string_view arg, flow::stat_lines& out) override;
+  bool collect(std::string_view arg, stats::stat_lines& out) override;
   void reset() override;
   void set_verbosity(uint32_t level) override { verbosity_.store(level); }
   void set_memory_limit(uint64_t bytes) override { store_.set_memory_limit(bytes); }
@@ -58,11 +58,11 @@ class server_stats final : public flow::stats_provider {
   bool refresh_certs(std::string& error) override;
 
  private:
-  void general(const live_settings& live, flow::stat_lines& out);
-  void settings(const live_settings& live, flow::stat_lines& out);
-  void items(flow::stat_lines& out);
-  void slabs(flow::stat_lines& out);
-  void conns(flow::stat_lines& out);
+  void general(const live_settings& live, stats::stat_lines& out);
+  void settings(const live_settings& live, stats::stat_lines& out);
+  void items(stats::stat_lines& out);
+  void slabs(stats::stat_lines& out);
+  void conns(stats::stat_lines& out);
 
   const config::config& cfg_;
   const live_cell& live_;
@@ -71,7 +71,7 @@ class server_stats final : public flow::stats_provider {
   const server_clock& clock_;
   gc_counters& gc_;
   std::string io_backend_;
-  std::vector<std::unique_ptr<flow::command_counters>> workers_;  // fixed after start
+  std::vector<std::unique_ptr<stats::command_counters>> workers_;  // fixed after start
   std::atomic<uint32_t> verbosity_{0};
   const replication::repl_counters* repl_ = nullptr;
   tls_context* tls_ = nullptr;

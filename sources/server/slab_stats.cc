@@ -8,7 +8,7 @@ namespace {
 
 using store::class_figures;
 
-void add(flow::stat_lines& out, const std::string& prefix, const char* field, uint64_t v) {
+void add(stats::stat_lines& out, const std::string& prefix, const char* field, uint64_t v) {
   out.emplace_back(prefix + field, std::to_string(v));
 }
 
@@ -25,7 +25,7 @@ uint64_t since(uint64_t now, uint64_t base) { return now > base ? now - base : 0
 // (slab_classes::emulated_pages).
 void slab_stat_lines(const store::slab_classes& classes, const store::class_stats_snapshot& now,
                      const store::class_stats_snapshot& base, uint64_t total_malloced,
-                     flow::stat_lines& out) {
+                     stats::stat_lines& out) {
   unsigned active = 0;
   for (unsigned id = 1; id <= classes.largest(); ++id) {
     const class_figures& f = now.cls[id];
@@ -59,7 +59,7 @@ void slab_stat_lines(const store::slab_classes& classes, const store::class_stat
 // in memcached without its segmented LRU), every hit a hit to cold, and the figures of
 // segments, moves between them, tail repairs and reference-locked tails are 0.
 void item_stat_lines(const store::class_stats_snapshot& now, const store::class_stats_snapshot& base,
-                     uint32_t now_sec, flow::stat_lines& out) {
+                     uint32_t now_sec, stats::stat_lines& out) {
   for (unsigned id = 0; id < store::kSlabClassMax; ++id) {
     const class_figures& f = now.cls[id];
     const class_figures& b = base.cls[id];

@@ -106,12 +106,12 @@ bool udp_bind_listeners(const std::vector<std::string>& addresses, unsigned work
   return true;
 }
 
-udp_server::batch::batch(const worker_shared& shared, flow::command_counters& counters)
+udp_server::batch::batch(const worker_shared& shared, stats::command_counters& counters)
     : live(*shared.live), ctx(*shared.store, counters), server{*shared.stats, counters} {
   ctx.drain = this;
 }
 
-udp_server::udp_server(const worker_shared& shared, flow::command_counters& counters)
+udp_server::udp_server(const worker_shared& shared, stats::command_counters& counters)
     : shared_(shared),
       counters_(counters),
       inline_(shared, counters),

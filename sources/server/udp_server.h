@@ -77,7 +77,7 @@ inline constexpr size_t kUdpMaxConcurrent = 128;
 
 class udp_server {
  public:
-  udp_server(const worker_shared& shared, flow::command_counters& counters);
+  udp_server(const worker_shared& shared, stats::command_counters& counters);
   ~udp_server();
   udp_server(const udp_server&) = delete;
   udp_server& operator=(const udp_server&) = delete;
@@ -88,7 +88,7 @@ class udp_server {
  private:
   // One datagram's requests and replies (and its own in-flight queue).
   struct batch final : flow::reply_drain {
-    explicit batch(const worker_shared& shared, flow::command_counters& counters);
+    explicit batch(const worker_shared& shared, stats::command_counters& counters);
     // flow::reply_drain: a reply cannot be sent before it is complete (the
     // frame carries the datagram count), so this only refuses, once the
     // reply is past what the frame can number: the batch stops and is dropped.
@@ -97,7 +97,7 @@ class udp_server {
     live_reader live;  // the snapshot this batch's datagram runs on
     protocol::out_buffer out;
     cache::exec_context ctx;
-    flow::server_context server;
+    commands::server_context server;
     flow::inflight_queue inflight;
     std::string payload;  // a concurrent batch's copy of its datagram's payload
     sockaddr_storage peer{};
@@ -119,7 +119,7 @@ class udp_server {
   void serve_concurrent(mm::io& sock, batch& b);
 
   const worker_shared& shared_;
-  flow::command_counters& counters_;
+  stats::command_counters& counters_;
   batch inline_;  // the receive loop's own batch, for datagrams that never wait
   std::vector<std::unique_ptr<batch>> running_;  // concurrent batches in flight
   std::vector<std::unique_ptr<batch>> spare_;    // finished ones kept for reuse

@@ -6,10 +6,10 @@
 namespace ithaca::server {
 
 void watch_evictions::on_evict(const store::evicted_item& item) noexcept {
-  if (!flow::watch::watching(flow::watch::kEvictions)) return;
+  if (!stats::watch::watching(stats::watch::kEvictions)) return;
   const uint32_t sec = store::server_sec(clock_.now());
   const int64_t la = item.atime < sec ? int64_t{sec} - item.atime : 0;
-  flow::watch::eviction(item.key, item.fetched, store::ttl_remaining(item.deadline, sec), la,
+  stats::watch::eviction(item.key, item.fetched, store::ttl_remaining(item.deadline, sec), la,
                         item.slab_class, item.value_size);
 }
 

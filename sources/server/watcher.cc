@@ -16,11 +16,11 @@ namespace {
 // past that, lines wait in the queue, and once that is full producers drop
 // and count them. A "skipped=N" line goes before the first line taken after
 // a drop, as memcached's logger does.
-void take_lines(flow::watch::hub& h, int slot, uint32_t kinds, uint64_t min_gid, std::string& pending) {
+void take_lines(stats::watch::hub& h, int slot, uint32_t kinds, uint64_t min_gid, std::string& pending) {
   mm::byte_queue& q = h.queue(slot);
   std::string_view rec;
-  while (pending.size() < flow::watch::kWatcherBufferBytes && q.try_peek(rec)) {
-    flow::watch::record_header hdr{};
+  while (pending.size() < stats::watch::kWatcherBufferBytes && q.try_peek(rec)) {
+    stats::watch::record_header hdr{};
     if (rec.size() >= sizeof hdr) {
       std::memcpy(&hdr, rec.data(), sizeof hdr);
       // Left by a producer that saw this slot's previous watcher.
@@ -47,14 +47,14 @@ bool peer_gone(int fd) {
 
 }  // namespace
 
-void serve_watcher(stream& conn, int slot, uint32_t kinds, flow::command_counters& counters) {
-  flow::watch::hub& h = flow::watch::hub::instance();
+void serve_watcher(stream& conn, int slot, uint32_t kinds, stats::command_counters& counters) {
+  stats::watch::hub& h = stats::watch::hub::instance();
   mm::byte_queue::reader reader(h.queue(slot));
   const uint64_t min_gid = h.min_gid(slot);
   const int fd = conn.fd();
   // The kernel's share of a watcher's backlog is bounded too (by default it
   // grows to megabytes): past these bytes, lines wait here, then drop.
-  const int sndbuf = static_cast<int>(flow::watch::kWatcherBufferBytes);
+  const int sndbuf = static_cast<int>(stats::watch::kWatcherBufferBytes);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
   std::string pending = "OK\r\n";
   while (!mm::coroutine_cancelled()) {

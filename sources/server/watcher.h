@@ -24,6 +24,6 @@ inline constexpr mm::millis kWatcherPollMs = 100;
 // connection ends (plain or TLS: stream.h). The caller removes the slot
 // afterwards. A TLS watcher's peer_gone check reads raw bytes off the socket;
 // what a watcher sends is ignored anyway.
-void serve_watcher(stream& conn, int slot, uint32_t kinds, flow::command_counters& counters);
+void serve_watcher(stream& conn, int slot, uint32_t kinds, stats::command_counters& counters);
 
 }  // namespace ithaca::server

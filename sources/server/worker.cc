@@ -12,7 +12,7 @@
 
 namespace ithaca::server {
 
-worker::worker(int index, worker_shared shared, flow::command_counters& counters)
+worker::worker(int index, worker_shared shared, stats::command_counters& counters)
     : index_(index),
       shared_(std::move(shared)),
       counters_(counters),

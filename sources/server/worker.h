@@ -61,7 +61,7 @@ struct udp_socket {
 // enable_shutdown.
 struct worker_shared {
   store::store* store = nullptr;
-  flow::stats_provider* stats = nullptr;
+  stats::stats_provider* stats = nullptr;
   conn_registry* conns = nullptr;
   const server_clock* clock = nullptr;
   const live_cell* live = nullptr;
@@ -97,7 +97,7 @@ inline constexpr mm::millis kSessionLingerMs = 2000;
 
 class worker {
  public:
-  worker(int index, worker_shared shared, flow::command_counters& counters);
+  worker(int index, worker_shared shared, stats::command_counters& counters);
   ~worker();  // closes UDP sockets never handed to a coroutine (the worker did not start)
   worker(const worker&) = delete;
   worker& operator=(const worker&) = delete;
@@ -124,7 +124,7 @@ class worker {
 
   int index_;
   worker_shared shared_;
-  flow::command_counters& counters_;
+  stats::command_counters& counters_;
   mm::channel<accepted_socket> inbox_{4096};
   // This worker's backend connections (router role). Outlives the machine:
   // its connections' coroutines run on it until it stops.

@@ -6,7 +6,7 @@ memcached that got the same traffic.
   counts its items in memcached's classes; the router forwards both groups to
   its pools' servers and merges their answers (server/pool_inspect.h).
 - stats: `stats`. Both roles answer it themselves; the router counts the
-  routed commands by what the servers answered (flow/routed_counts.h), while
+  routed commands by what the servers answered (stats/routed_counts.h), while
   its item counts are its own store's (none): the pools hold the items.
 - dump: `lru_crawler metadump all`, then a `get` per key. The router forwards
   the metadump to every server of its pools and routes the gets.

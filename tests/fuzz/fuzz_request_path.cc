@@ -48,10 +48,10 @@ using fuzz::split_plan;
 
 // Answers `stats` from the store alone (the server's provider needs the
 // whole process: connections, workers, cron).
-class store_stats_provider final : public flow::stats_provider {
+class store_stats_provider final : public stats::stats_provider {
  public:
   explicit store_stats_provider(store::store& s) : store_(s) {}
-  bool collect(std::string_view arg, flow::stat_lines& out) override {
+  bool collect(std::string_view arg, stats::stat_lines& out) override {
     if (!arg.empty() && arg != "settings") return false;
     const store::store_stats_snapshot st = store_.stats();
     out.emplace_back("curr_items", std::to_string(st.curr_items));
@@ -136,10 +136,10 @@ void run_input(const fuzz::fuzz_input& in) {
   FUZZ_CHECK(arena.used() == 0 && arena.file_end() == 0, "an earlier input left extents in the arena");
   store::store st(sc, arena_ref);
   store_stats_provider stats(st);
-  flow::command_counters counters;
+  stats::command_counters counters;
   writer out_writer;
   cache::exec_context ctx(st, counters);
-  flow::server_context server{stats, counters, (in.options & 32) != 0};
+  commands::server_context server{stats, counters, (in.options & 32) != 0};
   ctx.drain = &out_writer;
   store::store_now now{kSecond, 1700000000};
   ctx.now = now;

@@ -3,7 +3,7 @@
 namespace ithaca::route {
 
 dispatch_status server_route::dispatch(request_slot& slot, dispatch_env& env) const {
-  slot.action = flow::execute_server_command(slot.req, env.out, *env.server);
+  slot.action = commands::execute_server_command(slot.req, env.out, *env.server);
   return dispatch_status::Done;
 }
 

@@ -14,8 +14,8 @@ using ithaca::route::is_introspection;
 
 namespace {
 
-struct no_stats final : flow::stats_provider {
-  bool collect(std::string_view, flow::stat_lines&) override { return false; }
+struct no_stats final : stats::stats_provider {
+  bool collect(std::string_view, stats::stat_lines&) override { return false; }
   void reset() override {}
   void set_verbosity(uint32_t) override {}
   void set_memory_limit(uint64_t) override {}
@@ -78,8 +78,8 @@ TEST_CASE("route and route_handles walk the failover's children and name the poo
   auto tree = route::build_route_tree(cfg, dir, route::store_access::ReadWrite, &error);
   REQUIRE_MESSAGE(tree, error);
   no_stats stats;
-  flow::command_counters counters;
-  flow::server_context ctx{stats, counters};
+  stats::command_counters counters;
+  commands::server_context ctx{stats, counters};
   const route::route& root = tree->root();
   const proxy::pool& p = *tree->pools()[0];
   for (std::string_view key : {"a", "b", "c", "user:17"}) {

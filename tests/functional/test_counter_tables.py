@@ -1,0 +1,246 @@
+"""The counter groups' tables (sources/stats/general_stats.h,
+sources/stats/repl_stats_table.h) against the running server: every row is a
+line of `stats` (where its condition holds), every row with a family is on
+the Prometheus page under that family, and the counters move when their
+event happens, driven over the wire.
+
+The rows are read from the headers themselves, so a row added there is
+checked here without a change to this file. Counters this test cannot drive
+(NOT_DRIVEN) say why.
+"""
+
+import os
+import re
+
+import pytest
+
+from mcwire import Conn, parse_stats
+from replica import master_config
+from test_metrics import page, start
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MACROS = {
+    "ITHACA_COMMANDS_HELP": '"Total number of all requests broken down by command (get, set, etc.) and status."',
+    "ITHACA_REPL_APPLIED_HELP": '"Changes a slave applied, by kind."',
+}
+FIELD = r'\s*("(?:[^"\\]|\\.)*"|\w+)\s*'
+ROW = re.compile(r"\bX\(" + ",".join([FIELD] * 7) + ",")
+
+
+def table(path):
+    """The rows of an X-macro table: name, type, family, help, page read, labels, when."""
+    text = open(os.path.join(ROOT, path)).read()
+    text = re.sub(r"/\*.*?\*/", "", re.sub(r"\\\n", " ", text), flags=re.S)
+    for k, v in MACROS.items():
+        text = text.replace(k, v)
+    rows = []
+    for m in ROW.finditer(text):
+        f = [x[1:-1] if x.startswith('"') else x for x in m.groups()]
+        rows.append(dict(name=f[0], type=f[1], family=f[2], help=f[3], read=f[4], labels=f[5], when=f[6]))
+    assert rows, path
+    return rows
+
+
+GENERAL = table("sources/stats/general_stats.h")
+REPL = table("sources/stats/repl_stats_table.h")
+
+# Rows printed only under a condition this server does not meet.
+CONDITIONAL = {"idle_kicks", "ssl_new_sessions", "ssl_handshake_errors", "ssl_proto_errors",
+               "time_since_server_cert_refresh", "ssl_handshakes", "ssl_kernel_tls_connections"}
+
+# Counters of the general table this test does not drive, and why.
+NOT_DRIVEN = {
+    "rejected_connections": "needs the -c limit reached (test_connections.py does it)",
+    "auth_cmds": "needs -Y or -S (test_auth.py counts them)",
+    "auth_errors": "needs -Y or -S (test_auth.py counts them)",
+    "idle_kicks": "printed only with an idle timeout (test_idle_connections.py)",
+    "expired_unfetched": "an expired item reclaimed by the GC sweep: timing",
+    "evicted_unfetched": "counted, but which item an eviction picks is the CLOCK's",
+    "reclaimed": "an expired item's memory reused: timing of the sweep",
+    "log_worker_written": "needs a watcher connection (test_watch.py)",
+    "log_watcher_skipped": "needs a watcher whose queue is full (test_watch.py)",
+    "log_watcher_sent": "needs a watcher connection (test_watch.py)",
+    "gc_runs": "the cron sweep's period, not an event a client makes",
+    "large_value_gc_evictions": "needs the large values' disk above its high watermark",
+    "large_value_inline_evictions": "needs the large values' disk budget full",
+    "udp_requests": "needs -U (test_udp.py)",
+    "udp_dropped": "needs -U and a bad datagram (test_udp.py)",
+    "udp_kernel_drops": "the kernel's own drops",
+    "repl_*": "replication's events need a slave (test_replication*.py); here only their presence",
+}
+
+
+def stats(c, group=b""):
+    return parse_stats(c.call(b"stats" + (b" " + group if group else b"") + b"\r\n"))
+
+
+def families(text):
+    """{family: [sample lines]} and {family: (type, help)} of a page."""
+    samples, meta = {}, {}
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            name, help_text = line[7:].split(" ", 1)
+            meta.setdefault(name, [None, None])[1] = help_text
+        elif line.startswith("# TYPE "):
+            name, kind = line[7:].split(" ", 1)
+            meta.setdefault(name, [None, None])[0] = kind
+        elif line and not line.startswith("#"):
+            samples.setdefault(re.split(r"[{ ]", line, 1)[0], []).append(line)
+    return samples, meta
+
+
+def value_on_page(text, row, stat_value):
+    """The row's sample on the page, checked against its `stats` value."""
+    lines = families(text)[0].get(row["family"], [])
+    if row["read"] == "Label":
+        want = f'{row["family"]}{{{row["labels"]}="{stat_value}"}} 1'
+        assert want in lines, (row["name"], lines)
+        return None
+    labels = ",".join(f'{k}="{v}"' for k, v in (p.split("=") for p in row["labels"].split(",") if p))
+    prefix = row["family"] + (f"{{{labels}}}" if labels else "") + " "
+    found = [line for line in lines if line.startswith(prefix)]
+    assert len(found) == 1, (row["name"], prefix, lines)
+    return float(found[0].rsplit(" ", 1)[1])
+
+
+# Counters that move between reading the page and the `stats` after it.
+MOVING = {"uptime", "rusage_user", "rusage_system", "bytes_read", "bytes_written"}
+
+
+def check_table(rows, st, text):
+    """Every row's line is in `stats`, in the table's order, and every row with
+    a family is on the page with the table's type and help."""
+    present = [r["name"] for r in rows if r["name"] in st]
+    missing = [r["name"] for r in rows if r["name"] not in st and r["name"] not in CONDITIONAL]
+    assert not missing, missing
+    order = [k for k in st if k in present]
+    assert order == present
+    _, meta = families(text)
+    for r in rows:
+        if r["type"] == "None" or r["name"] not in st:
+            continue
+        assert meta.get(r["family"]) == [r["type"].lower(), r["help"]], (r["name"], meta.get(r["family"]))
+        v = value_on_page(text, r, st[r["name"]])
+        if v is None:
+            continue
+        want = float(st[r["name"]])
+        if r["read"] == "Millis":
+            want /= 1000
+        elif r["read"] == "Micros":
+            want /= 1e6
+        elif r["read"] == "SetsLessCas":
+            want = max(0.0, want - sum(float(st[k]) for k in ("cas_hits", "cas_misses", "cas_badval")))
+        if r["type"] == "Gauge":
+            continue  # may move between the two reads: checked by presence
+        if r["name"] in MOVING:
+            assert v <= want, (r["name"], v, want)  # the page was read first
+        else:
+            assert v == want, (r["name"], v, want)
+
+
+def events(c):
+    """Drives one of each event a client can make; returns nothing."""
+    def call(req):
+        return c.call(req)
+
+    assert call(b"set a 0 0 1\r\n1\r\n") == b"STORED\r\n"
+    c.send(b"get a nope\r\n")
+    c.read_until(b"END\r\n")
+    assert call(b"touch a 0\r\n") == b"TOUCHED\r\n"
+    assert call(b"touch nope 0\r\n") == b"NOT_FOUND\r\n"
+    assert call(b"incr a 1\r\n") == b"2\r\n"
+    assert call(b"incr nope 1\r\n") == b"NOT_FOUND\r\n"
+    assert call(b"decr a 1\r\n") == b"1\r\n"
+    assert call(b"decr nope 1\r\n") == b"NOT_FOUND\r\n"
+    c.send(b"gets a\r\n")
+    cas = c.read_until(b"END\r\n").split(b"\r\n")[0].split()[4]
+    assert call(b"cas a 0 0 1 " + cas + b"\r\n3\r\n") == b"STORED\r\n"
+    assert call(b"cas a 0 0 1 " + cas + b"\r\n4\r\n") == b"EXISTS\r\n"
+    assert call(b"cas nope 0 0 1 1\r\n5\r\n") == b"NOT_FOUND\r\n"
+    assert call(b"mn\r\n") == b"MN\r\n"
+    assert call(b"delete a\r\n") == b"DELETED\r\n"
+    assert call(b"delete a\r\n") == b"NOT_FOUND\r\n"
+    assert call(b"bogus\r\n") == b"ERROR\r\n"
+    # An expired item found by a get (touch to a past time expires it at once).
+    assert call(b"set e 0 0 1\r\nx\r\n") == b"STORED\r\n"
+    assert call(b"touch e -1\r\n") == b"TOUCHED\r\n"
+    assert c.call(b"get e\r\n") == b"END\r\n"
+    # An item invalidated by flush_all, found by a get.
+    assert call(b"set f 0 0 1\r\nx\r\n") == b"STORED\r\n"
+    assert call(b"flush_all\r\n") == b"OK\r\n"
+    assert c.call(b"get f\r\n") == b"END\r\n"
+    # Leases: a token on a miss, a wait for the next reader, a set refused for a wrong token.
+    c.send(b"lease-get hot\r\n")
+    assert c.read_until(b"END\r\n").startswith(b"LVALUE hot ")
+    c.send(b"lease-get hot\r\n")
+    assert c.read_until(b"END\r\n").startswith(b"LVALUE hot 1 ")
+    assert call(b"lease-set hot 12345 0 0 1\r\nx\r\n") != b"STORED\r\n"
+    # More than reqs_per_event (20) requests in one read: the connection yields.
+    c.send(b"mn\r\n" * 50)
+    for _ in range(50):
+        assert c.read_until() == b"MN\r\n"
+
+
+# Counters each event above moves (at least by one).
+MOVED = ["cmd_get", "cmd_set", "cmd_flush", "cmd_touch", "cmd_meta", "get_hits", "get_misses", "get_expired",
+         "get_flushed", "delete_misses", "delete_hits", "incr_misses", "incr_hits", "decr_misses", "decr_hits",
+         "cas_misses", "cas_hits", "cas_badval", "touch_hits", "touch_misses", "bytes_read", "bytes_written",
+         "conn_yields", "total_items", "total_connections", "lease_tokens_issued", "lease_waits",
+         "lease_sets_refused", "protocol_errors"]
+
+
+def test_general_table_on_stats_and_page_and_counters_move(ithaca_factory):
+    server = start(ithaca_factory)
+    with Conn(*server.address) as c:
+        before = stats(c)
+        with Conn(*server.address) as d:
+            events(d)
+        after = stats(c)
+        text = page(server.metrics_port)
+        last = stats(c)
+    for name in MOVED:
+        assert int(after[name]) > int(before[name]), (name, before[name], after[name])
+    check_table(GENERAL, last, text)
+    driven = set(MOVED)
+    counters = {r["name"] for r in GENERAL if r["type"] == "Counter"}
+    # every counter of the table is driven here or named with its reason
+    assert counters - driven - set(NOT_DRIVEN) <= {"uptime", "rusage_user", "rusage_system", "evictions", "store_no_memory"}
+
+
+def test_evictions_with_a_small_memory_limit(ithaca_factory):
+    """-m 2 and 6 MB of 10 KB values: evictions; a store that finds no item to
+    evict in time answers memcached's out of memory, counted in store_no_memory."""
+    server = start_small(ithaca_factory)
+    oom = b"SERVER_ERROR out of memory storing object\r\n"
+    replies = []
+    with Conn(*server.address) as c:
+        before = stats(c)
+        value = b"v" * 10000
+        for i in range(600):
+            replies.append(c.call(b"set k%d 0 0 %d\r\n%s\r\n" % (i, len(value), value)))
+        st = stats(c)
+    assert set(replies) <= {b"STORED\r\n", oom}
+    assert int(st["evictions"]) > int(before["evictions"])
+    assert int(st["store_no_memory"]) - int(before["store_no_memory"]) == replies.count(oom)
+    assert families(page(server.metrics_port))[0]["memcached_items_evicted_total"]
+
+
+def start_small(factory):
+    server = factory(["-m", "2", "--metrics-listen", "127.0.0.1:0"], memory_flag=False)
+    from test_metrics import METRICS_RE
+    m = server.wait_for_log(METRICS_RE, 5)
+    server.metrics_port = int(m.group(1))
+    return server
+
+
+def test_replication_table_on_stats_and_page(ithaca_factory):
+    server = start(ithaca_factory, config_text=master_config(0))
+    with Conn(*server.address) as c:
+        assert c.call(b"set r 0 0 1\r\nx\r\n") == b"STORED\r\n"
+        text = page(server.metrics_port)
+        st = stats(c)
+    assert st["repl_role"] == "master"
+    check_table(REPL, st, text)
+    # the replication lines come after the general ones, in the table's order
+    names = list(st)
+    assert names.index(REPL[0]["name"]) > names.index(GENERAL[-1]["name"])
