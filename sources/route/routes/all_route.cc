@@ -208,10 +208,10 @@ constexpr config::route_kind_info kFastest{"all_fastest", "AllFastestRoute",
 
 }  // namespace
 
-extern const kind_module kAllSyncKind{kSync, build_all<all_policy::Sync>};
-extern const kind_module kAllAsyncKind{kAsync, build_all<all_policy::Async>};
-extern const kind_module kAllInitialKind{kInitial, build_all<all_policy::Initial>};
-extern const kind_module kAllMajorityKind{kMajority, build_all<all_policy::Majority>};
-extern const kind_module kAllFastestKind{kFastest, build_all<all_policy::Fastest>};
+extern constinit const kind_module kAllSyncKind{kSync, build_all<all_policy::Sync>};
+extern constinit const kind_module kAllAsyncKind{kAsync, build_all<all_policy::Async>};
+extern constinit const kind_module kAllInitialKind{kInitial, build_all<all_policy::Initial>};
+extern constinit const kind_module kAllMajorityKind{kMajority, build_all<all_policy::Majority>};
+extern constinit const kind_module kAllFastestKind{kFastest, build_all<all_policy::Fastest>};
 
 }  // namespace ithaca::route

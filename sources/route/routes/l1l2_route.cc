@@ -174,6 +174,6 @@ constexpr config::route_kind_info kInfo{
 
 }  // namespace
 
-extern const kind_module kL1L2Kind{kInfo, build_l1l2, kStats};
+extern constinit const kind_module kL1L2Kind{kInfo, build_l1l2, kStats};
 
 }  // namespace ithaca::route

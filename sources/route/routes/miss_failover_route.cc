@@ -162,6 +162,6 @@ constexpr config::route_kind_info kInfo{
 
 }  // namespace
 
-extern const kind_module kMissFailoverKind{kInfo, build_miss_failover};
+extern constinit const kind_module kMissFailoverKind{kInfo, build_miss_failover};
 
 }  // namespace ithaca::route

@@ -94,6 +94,6 @@ constexpr config::route_kind_info kInfo{
 
 }  // namespace
 
-extern const kind_module kModifyExptimeKind{kInfo, build_modify_exptime};
+extern constinit const kind_module kModifyExptimeKind{kInfo, build_modify_exptime};
 
 }  // namespace ithaca::route

@@ -44,6 +44,6 @@ constexpr config::route_kind_info kInfo{
 
 }  // namespace
 
-extern const kind_module kRandomKind{kInfo, build_random};
+extern constinit const kind_module kRandomKind{kInfo, build_random};
 
 }  // namespace ithaca::route

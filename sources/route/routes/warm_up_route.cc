@@ -340,6 +340,6 @@ constexpr config::route_kind_info kInfo{
 
 }  // namespace
 
-extern const kind_module kWarmUpKind{kInfo, build_warm_up, kStats};
+extern constinit const kind_module kWarmUpKind{kInfo, build_warm_up, kStats};
 
 }  // namespace ithaca::route
