@@ -54,12 +54,14 @@ TEST_CASE("init appends to the file, in kPattern's layout, with the name of the 
   std::string error;
   REQUIRE(init(to_file(path), &error));
   {
+    // The name is read when the logging thread formats the line: it is kept
+    // until shutdown() has written every queued line.
     thread_named name("log-unit-test");
     spdlog::info("hello {}", 42);
     spdlog::warn("careful");
     spdlog::debug("below the level");
+    shutdown();
   }
-  shutdown();
   const auto lines = read_lines(path);
   REQUIRE(lines.size() == 3);
   CHECK(lines[0] == "an earlier run");
