@@ -347,7 +347,10 @@ class DeleteBackend:
                     line, buf = buf.split(b"\n", 1)
                     reply = self.answer(line.strip())
                     if reply:
-                        conn.sendall(reply)
+                        try:
+                            conn.sendall(reply)
+                        except OSError:  # the peer (or close()) ended it
+                            return
 
     def close(self):
         """Stops listening and ends every connection before it returns, so
