@@ -12,14 +12,20 @@ thp_mode read_thp_mode() {
   std::ifstream f(kThpPath);
   std::string text;
   if (!f || !std::getline(f, text)) return thp_mode::Missing;
-  if (text.find("[always]") != std::string::npos) return thp_mode::Always;
-  if (text.find("[madvise]") != std::string::npos) return thp_mode::Madvise;
+  return parse_thp_mode(text);
+}
+
+thp_mode parse_thp_mode(std::string_view line) {
+  if (line.find("[always]") != std::string_view::npos) return thp_mode::Always;
+  if (line.find("[madvise]") != std::string_view::npos) return thp_mode::Madvise;
   return thp_mode::Never;
 }
 
-large_pages_report report_large_pages() {
+large_pages_report report_large_pages() { return report_large_pages(read_thp_mode()); }
+
+large_pages_report report_large_pages(thp_mode mode) {
   const std::string head = "-L: transparent huge pages ";
-  switch (read_thp_mode()) {
+  switch (mode) {
     case thp_mode::Missing:
       return {true, head + "are not available here (no " + kThpPath + "); the default page size is used"};
     case thp_mode::Never:

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace ithaca::server {
 
@@ -19,6 +20,9 @@ enum class thp_mode { Always, Madvise, Never, Missing };
 
 // The kernel's THP setting (the bracketed word of the sysfs file).
 thp_mode read_thp_mode();
+// The setting a line of that file names ("always [madvise] never"): Never
+// when neither always nor madvise is the bracketed word. [pure]
+thp_mode parse_thp_mode(std::string_view line);
 
 // The line to log at start (level warn when `warn`, else info).
 struct large_pages_report {
@@ -26,5 +30,7 @@ struct large_pages_report {
   std::string line;
 };
 large_pages_report report_large_pages();
+// The line for a given setting. [pure]
+large_pages_report report_large_pages(thp_mode mode);
 
 }  // namespace ithaca::server

@@ -19,17 +19,8 @@ namespace {
 
 // How often the connection count is sampled (the peak is a sample's).
 constexpr mm::millis kSampleMs = 1000;
-// The least time between two trims.
-constexpr int64_t kMinIntervalMs = 5000;
 // A trim the blocking pool has not finished by then is left to finish alone.
 constexpr mm::millis kTrimTimeoutMs = 10000;
-// Follow-up trims go on while each gives back at least this much, at most
-// kMaxFollowUps in a row: what the clients used is freed over a while after
-// they left (sessions linger, backend calls of a stopped server wait for
-// their timeout, a reload's old tree drains), so one trim soon after the
-// fall can miss most of it (a 30-minute stress run kept 50 MiB that way).
-constexpr uint64_t kWorthwhileBytes = 1 << 20;
-constexpr int kMaxFollowUps = 12;
 
 // Resident bytes now (/proc/self/statm's second field); 0 if unreadable.
 uint64_t resident_bytes() {
@@ -43,18 +34,32 @@ uint64_t resident_bytes() {
 
 }  // namespace
 
+bool trim_policy::due(uint64_t conns, int64_t now_ns) {
+  sample_ = conns;
+  peak_ = std::max(peak_, conns);
+  fell_ = peak_ > 0 && conns * 2 <= peak_;
+  if (!fell_ && follow_ups_ == 0) return false;
+  return now_ns - last_trim_ns_ >= kMinIntervalNs;
+}
+
+void trim_policy::trimmed(uint64_t given, int64_t now_ns) {
+  last_trim_ns_ = now_ns;
+  if (fell_) {
+    follow_ups_ = kMaxFollowUps;
+  } else if (given < kWorthwhileBytes) {
+    follow_ups_ = 0;
+  } else {
+    --follow_ups_;
+  }
+  peak_ = sample_;
+}
+
 void memory_trim_main(const conn_registry& conns) {
-  uint64_t peak = conns.current();
-  int64_t last_trim = mm::now_ns();
-  // Trims still to come after the fall, while they give memory back.
-  int follow_ups = 0;
+  trim_policy policy(conns.current(), mm::now_ns());
   for (;;) {
     if (mm::sleep(kSampleMs) == mm::wait_status::Cancelled) return;
     const uint64_t now = conns.current();
-    peak = std::max(peak, now);
-    const bool fell = peak > 0 && now * 2 <= peak;
-    if (!fell && follow_ups == 0) continue;
-    if (mm::now_ns() - last_trim < kMinIntervalMs * 1000000) continue;
+    if (!policy.due(now, mm::now_ns())) continue;
     // The statm reads run on the blocking pool too (a file read is a syscall
     // the pooler's machine does not make). The result is shared: a trim that
     // outlives its timeout must not write into this frame.
@@ -67,16 +72,8 @@ void memory_trim_main(const conn_registry& conns) {
         }, kTrimTimeoutMs);
     if (w == mm::wait_status::Cancelled) return;
     const uint64_t given = given_back->load();
-    spdlog::debug("memory: clients {} -> {}: {} KiB of freed heap given back", peak, now, given >> 10);
-    last_trim = mm::now_ns();
-    if (fell) {
-      follow_ups = kMaxFollowUps;
-    } else if (given < kWorthwhileBytes) {
-      follow_ups = 0;
-    } else {
-      --follow_ups;
-    }
-    peak = now;
+    spdlog::debug("memory: clients {} -> {}: {} KiB of freed heap given back", policy.peak(), now, given >> 10);
+    policy.trimmed(given, mm::now_ns());
   }
 }
 

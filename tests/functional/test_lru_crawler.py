@@ -17,6 +17,12 @@ import mcwire
 META_LINE = re.compile(r"key=(\S+) exp=(-?\d+) la=(\d+) cas=(\d+) fetch=(yes|no) cls=(\d+) size=(\d+)(?: flags=(\d+) )?$")
 
 
+def server_time(conn):
+    """The server's clock: `stats time` (unix seconds)."""
+    conn.send(b"stats\r\n")
+    return int(mcwire.parse_stats(conn.read_reply())["time"])
+
+
 def is_1645(server):
     return mcwire.server_version(server.address) >= (1, 6, 45)
 
@@ -178,11 +184,18 @@ def test_a_large_dump_streams_and_skips_the_dead(ithaca):
     another client is served; expired and deleted items are not listed."""
     n = 20000
     with mcwire.Conn(ithaca.host, ithaca.port, timeout=30) as c:
+        # "gone" expires at an absolute time on the server's clock (unix
+        # seconds, one-second resolution); the dump waits until that clock,
+        # read from `stats time`, is past it.
+        expires = server_time(c) + 1
         batch = b"".join(b"set key:%d 0 0 100 noreply\r\n%s\r\n" % (i, b"v" * 100) for i in range(n))
-        c.send(batch + b"delete key:0\r\nset gone 0 1 1\r\ng\r\n")
+        c.send(batch + b"delete key:0\r\nset gone 0 %d 1\r\ng\r\n" % expires)
         assert c.read_line() == b"DELETED\r\n"
         assert c.read_line() == b"STORED\r\n"
-        time.sleep(2.1)  # "gone" expires (one-second resolution)
+        deadline = time.monotonic() + 10
+        while server_time(c) <= expires:
+            assert time.monotonic() < deadline, "the server's clock did not pass the expiry"
+            time.sleep(0.05)
         c.send(b"lru_crawler metadump all\r\n")
         with mcwire.Conn(ithaca.host, ithaca.port) as other:
             assert other.call(b"version\r\n").startswith(b"VERSION ")

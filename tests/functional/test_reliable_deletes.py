@@ -12,7 +12,6 @@ import re
 import shutil
 import signal
 import subprocess
-import time
 
 import pytest
 
@@ -25,12 +24,13 @@ from test_router import addr, start_memcached_on, stats, wait_for
 RETRY = "1500ms"
 
 
-def reliable_yaml(server, spool_dir, *, max_size=None, reliable=True):
+def reliable_yaml(server, spool_dir, *, max_size=None, reliable=True, timeout="2s", pool_extra=()):
     lines = ["router:", f"  spool_dir: {spool_dir}"]
     if max_size is not None:
         lines.append(f"  spool_max_size: {max_size}")
-    lines += ["pools:", "  main:", f'    servers: ["{addr(server)}"]', "    timeout: 2s",
+    lines += ["pools:", "  main:", f'    servers: ["{addr(server)}"]', f"    timeout: {timeout}",
               "    connect_timeout: 300ms", f"    retry_interval: {RETRY}", f"    retry_interval_max: {RETRY}",
+              *(f"    {line}" for line in pool_extra),
               "route:", "  type: pool", "  pool: main"]
     if reliable:
         lines.append("  reliable_deletes: true")
@@ -81,7 +81,9 @@ def test_failed_deletes_are_replayed_before_the_server_takes_traffic(ithaca_fact
     backend = start_memcached_on(free_port())
     keys = [b"rd:%d" % i for i in range(20)]
     direct_set(backend, keys)
-    router = ithaca_factory(config_text=reliable_yaml(backend, tmp_path / "spool"))
+    # A timeout below failure_limit leaves the server up (the last part).
+    router = ithaca_factory(config_text=reliable_yaml(backend, tmp_path / "spool", timeout="500ms",
+                                                      pool_extra=["failure_limit: 10"]))
     with mcwire.Conn(router.host, router.port) as c:
         assert c.call(b"get rd:0\r\n") == b"VALUE rd:0 0 3\r\nold\r\nEND\r\n"  # connected
     back = kill_and_delete(router, backend, keys)
@@ -100,19 +102,34 @@ def test_failed_deletes_are_replayed_before_the_server_takes_traffic(ithaca_fact
         with mcwire.Conn(router.host, router.port) as c:
             assert c.call(b"set rd:0 0 0 3\r\nnew\r\n") == b"STORED\r\n"
             assert c.call(b"get rd:0\r\n") == b"VALUE rd:0 0 3\r\nnew\r\n" + b"END\r\n"
-        time.sleep(0.3)  # a few spool machine ticks: nothing more is replayed
-        assert direct_get(back, b"rd:0") == b"VALUE rd:0 0 3\r\nnew\r\nEND\r\n"
-        assert router_stat(router, "router_deletes_replayed") == len(keys)
-        assert router_stat(router, "router_deletes_dropped") == 0
         assert not os.listdir(tmp_path / "spool"), "a fully replayed spool file is removed"
+        # Nor by a later replay to the same server: a delete that times out
+        # while the server is stopped (it stays up: below failure_limit) is
+        # spooled and replayed while it serves. Its replay comes after the
+        # set, so once it is counted the spool has had its chance to send
+        # rd:0's delete again, and must not have.
+        back.proc.send_signal(signal.SIGSTOP)
+        try:
+            with mcwire.Conn(router.host, router.port) as c:
+                assert c.call(b"delete rd:late\r\n") == b"NOT_FOUND\r\n"  # after the timeout: spooled
+        finally:
+            back.proc.send_signal(signal.SIGCONT)
+        wait_for(lambda: int(server_stat(router, back, "deletes_replayed")) == len(keys) + 1, 10,
+                 "the later delete replayed")
+        assert server_stat(router, back, "state") == "up"
+        assert direct_get(back, b"rd:0") == b"VALUE rd:0 0 3\r\nnew\r\nEND\r\n"
+        assert router_stat(router, "router_deletes_replayed") == len(keys) + 1
+        assert router_stat(router, "router_deletes_dropped") == 0
     finally:
+        back.proc.send_signal(signal.SIGCONT)
         back.stop()
 
 
 def test_a_replay_that_fails_again_keeps_the_rest(ithaca_factory, tmp_path):
     backend = start_memcached_on(free_port())
     keys = [b"again:%d" % i for i in range(5)]
-    router = ithaca_factory(config_text=reliable_yaml(backend, tmp_path / "spool"))
+    # protocol: ascii, which both the memcached and the stand-in below speak.
+    router = ithaca_factory(config_text=reliable_yaml(backend, tmp_path / "spool", pool_extra=["protocol: ascii"]))
     with mcwire.Conn(router.host, router.port) as c:
         assert c.call(b"get again:0\r\n") == b"END\r\n"
     port = backend.port
@@ -120,10 +137,21 @@ def test_a_replay_that_fails_again_keeps_the_rest(ithaca_factory, tmp_path):
     with mcwire.Conn(router.host, router.port) as c:
         for k in keys:
             assert c.call(b"delete %s\r\n" % k) == b"NOT_FOUND\r\n"
-    # Nothing listens for a while: probes are refused, nothing is replayed.
-    time.sleep(2.0)
-    assert server_stat(router, backend, "deletes_replayed") == "0"
-    assert int(server_stat(router, backend, "spool_bytes")) == sum(len(k) + 1 for k in keys)
+    # On the port meanwhile, a server that answers the prober's `version` but
+    # refuses every delete: the replay runs (logged as stopped) and fails at
+    # its first delete, so nothing is replayed, every record is kept, and the
+    # server is not marked up.
+    refusing = DeleteBackend(port=port)
+    refusing.budget = 0
+    try:
+        wait_for(lambda: re.search(r"spool: replay to main/\S+ stopped \(.*\); \d+ bytes kept", router.log), 10,
+                 "a replay refused")
+        assert refusing.refused >= 1
+        assert server_stat(router, backend, "deletes_replayed") == "0"
+        assert int(server_stat(router, backend, "spool_bytes")) == sum(len(k) + 1 for k in keys)
+        assert server_stat(router, backend, "state") == "down"
+    finally:
+        refusing.close()
     back = start_memcached_on(port)
     try:
         direct_set(back, keys)
@@ -245,20 +273,25 @@ class DeleteBackend:
     then `SERVER_ERROR out of memory`. It records the deletes it answered
     DELETED, in order."""
 
-    def __init__(self):
+    def __init__(self, port=0):
         import socket
         import threading
         self.mode = "ok"
         self.budget = None
         self.deleted = []
+        self.refused = 0  # deletes answered SERVER_ERROR
+        self.conns = []
         self.lock = threading.Lock()
         self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
+        # A port a killed memcached used (its connections in TIME_WAIT).
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", port))
         self.listener.listen(16)
         self.listener.settimeout(0.2)
         self.port = self.listener.getsockname()[1]
         self.stop = threading.Event()
-        threading.Thread(target=self.accept_loop, daemon=True).start()
+        self.acceptor = threading.Thread(target=self.accept_loop, daemon=True)
+        self.acceptor.start()
 
     def accept_loop(self):
         import socket
@@ -270,6 +303,8 @@ class DeleteBackend:
                 continue
             except OSError:
                 return
+            with self.lock:
+                self.conns.append(conn)
             threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
 
     def answer(self, line):
@@ -287,6 +322,7 @@ class DeleteBackend:
                 return None
             if self.budget is not None:
                 if self.budget == 0:
+                    self.refused += 1
                     return b"SERVER_ERROR out of memory\r\n"
                 self.budget -= 1
             self.deleted.append(words[1])
@@ -311,11 +347,22 @@ class DeleteBackend:
                     line, buf = buf.split(b"\n", 1)
                     reply = self.answer(line.strip())
                     if reply:
-                        conn.sendall(reply)
+                        try:
+                            conn.sendall(reply)
+                        except OSError:  # the peer (or close()) ended it
+                            return
 
     def close(self):
+        """Stops listening and ends every connection before it returns, so
+        the port is free for a server started next on it."""
         self.stop.set()
+        self.acceptor.join(5)  # its accept() times out within 0.2 s
         self.listener.close()
+        with self.lock:
+            for conn in self.conns:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(2)  # socket.SHUT_RDWR
+                conn.close()
 
 
 def test_a_timed_out_delete_is_replayed_while_the_server_serves(ithaca_factory, tmp_path):
