@@ -62,11 +62,11 @@ class connection {
 
   store::store& store() { return store_; }
   exec_context& ctx() { return ctx_; }
-  flow::command_counters& counters() { return counters_; }
+  stats::command_counters& counters() { return counters_; }
 
  private:
   store::store store_;
-  flow::command_counters counters_;
+  stats::command_counters counters_;
   protocol::parser_settings settings_;
   exec_context ctx_;
   protocol::parser parser_;

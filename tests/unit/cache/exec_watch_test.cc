@@ -13,7 +13,7 @@
 namespace ithaca::cache {
 
 using test::connection;
-namespace watch = flow::watch;
+namespace watch = stats::watch;
 
 namespace {
 

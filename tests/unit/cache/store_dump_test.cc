@@ -17,8 +17,8 @@ using test::connection;
 
 namespace {
 
-flow::class_set every_class() {
-  flow::class_set s;
+commands::class_set every_class() {
+  commands::class_set s;
   s.set();
   return s;
 }
@@ -33,7 +33,7 @@ std::vector<std::string> split(const std::string& text, const std::string& sep) 
   return out;
 }
 
-std::string dump(connection& c, flow::dump_format f, const flow::class_set& classes) {
+std::string dump(connection& c, commands::dump_format f, const commands::class_set& classes) {
   store_dump d(c.ctx());
   protocol::out_buffer out;
   REQUIRE(d.dump(f, classes, out));
@@ -52,7 +52,7 @@ TEST_CASE("metadump: one line per live item with its expiry, access, fetch, clas
   CHECK(c.send("set deleted 0 0 1\r\nd\r\n") == "STORED\r\n");
   CHECK(c.send("delete deleted\r\n") == "DELETED\r\n");
   c.advance_seconds(2);  // "gone" expires
-  const std::string text = dump(c, flow::dump_format::Meta, every_class());
+  const std::string text = dump(c, commands::dump_format::Meta, every_class());
   REQUIRE(text.starts_with("OK\r\n"));
   REQUIRE(text.ends_with("END\r\n"));
   std::vector<std::string> lines = split(text.substr(4, text.size() - 9), "\n");
@@ -77,18 +77,18 @@ TEST_CASE("a dump of some classes lists only their items") {
   const store::slab_classes& classes = c.store().classes();
   const unsigned big = classes.item_class(3, 0, 5000);
   REQUIRE(big != classes.item_class(5, 0, 1));
-  flow::class_set only;
+  commands::class_set only;
   only.set(big);
-  CHECK(dump(c, flow::dump_format::Mg, only) == "OK\r\nmg big\r\nEN\r\n");
-  flow::class_set none;
-  CHECK(dump(c, flow::dump_format::Meta, none) == "OK\r\nEND\r\n");
+  CHECK(dump(c, commands::dump_format::Mg, only) == "OK\r\nmg big\r\nEN\r\n");
+  commands::class_set none;
+  CHECK(dump(c, commands::dump_format::Meta, none) == "OK\r\nEND\r\n");
 }
 
 TEST_CASE("mgdump: one mg line per item, a binary key in base64 with b") {
   connection c;
   CHECK(c.send("set text 0 0 1\r\nt\r\n") == "STORED\r\n");
   CHECK(c.send("ms Zm9vYg== 1 b\r\nz\r\n") == "HD\r\n");
-  const std::string text = dump(c, flow::dump_format::Mg, every_class());
+  const std::string text = dump(c, commands::dump_format::Mg, every_class());
   REQUIRE(text.starts_with("OK\r\n"));
   REQUIRE(text.ends_with("EN\r\n"));
   const auto lines = split(text.substr(4, text.size() - 8), "\r\n");

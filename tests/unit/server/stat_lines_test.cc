@@ -14,7 +14,7 @@ namespace ithaca::server {
 
 namespace {
 
-std::map<std::string, std::string> as_map(const flow::stat_lines& lines) {
+std::map<std::string, std::string> as_map(const stats::stat_lines& lines) {
   std::map<std::string, std::string> m;
   for (const auto& [k, v] : lines) CHECK(m.emplace(k, v).second);  // no name twice
   return m;
@@ -36,7 +36,7 @@ TEST_CASE("stats slabs lists each class that ever held an item, in memcached's e
   base.cls[small].cas_badval = 9;  // a baseline above the counter: never negative
   now.cls[big].seen = true;          // its items are gone: still listed, one page
   now.cls[3].used_chunks = 7;        // never seen: not listed
-  flow::stat_lines lines;
+  stats::stat_lines lines;
   slab_stat_lines(classes, now, base, 123456, lines);
   const auto m = as_map(lines);
   CHECK(m.at("1:chunk_size") == std::to_string(classes.chunk_size(small)));
@@ -75,7 +75,7 @@ TEST_CASE("stats items lists each class with items, every item cold, events sinc
   now.cls[7].evicted_time = 9;
   now.cls[7].crawler_reclaimed = 6;
   now.cls[4].get_hits = 5;  // no items now: not listed
-  flow::stat_lines lines;
+  stats::stat_lines lines;
   item_stat_lines(now, base, 160, lines);
   const auto m = as_map(lines);
   CHECK(m.at("items:2:number") == "10");
@@ -103,7 +103,7 @@ TEST_CASE("the replication lines give the counters, the role and the ack latency
   c.applied_sets = 5;
   c.applied_touches = 6;
   c.applied_deletes = 7;
-  flow::stat_lines lines;
+  stats::stat_lines lines;
   repl_stat_lines(c, lines);
   auto m = as_map(lines);
   CHECK(lines.front() == std::pair<std::string, std::string>{"repl_role", "master"});
