@@ -7,6 +7,7 @@
 
 #include "large_arena.h"
 #include "store.h"
+#include "store_inline.h"
 
 namespace ithaca::store {
 
