@@ -235,10 +235,14 @@ bool start_spool(const config::config& cfg, const proxy::server_directory& serve
   return true;
 }
 
-// The workers' protocol settings: the protocol every listener binds (-S
-// binary, -Y ascii: memcached binds them so; validate() refuses a -B that
-// says otherwise; else -B's), SASL, and the password tables when in use.
-void set_protocols(worker_shared& shared, const config::config& cfg, auth_store& auth) {
+// The workers' settings from the config: the protocol every listener binds
+// (-S binary, -Y ascii: memcached binds them so; validate() refuses a -B that
+// says otherwise; else -B's), SASL, the password tables when in use, the read
+// buffer; and `stats detail` (-D): the delimiter for good, on at start if asked.
+void set_worker_settings(worker_shared& shared, const config::config& cfg, auth_store& auth) {
+  shared.read_buffer_size = cfg.server.read_buffer_size;
+  flow::prefix_stats::instance().set_delimiter(cfg.server.prefix_delimiter);
+  flow::prefix_stats::instance().set_enabled(cfg.server.detail_enabled);
   shared.parser.item_size_max = cfg.cache.item_size_max;
   using binding = protocol::parser_settings::binding;
   shared.parser.binding_protocol = cfg.server.sasl              ? binding::Binary
@@ -293,6 +297,31 @@ mm::machine* start_slave(const config::config& cfg, const mm::machine_config& mc
   });
   if (!m) spdlog::critical("slave machine did not start (see the log above)");
   return m;
+}
+
+// The node's first role: a configured master starts its fan-out, a
+// configured slave serves the store as serve_reads says; with `role: auto`
+// the virtual IP decides now (first_role_of), before the first snapshot, so
+// clients meet the right role from the start.
+struct first_role {
+  bool start_fanout = false;
+  route::store_access access = route::store_access::ReadWrite;
+  role_settings settings;  // role: auto only
+  role_state state = role_state::Slave;
+};
+
+first_role decide_first_role(const config::config& cfg, const mm::machine_config& mc, const repl_tls& rtls,
+                            replication::repl_counters& repl) {
+  first_role f;
+  const config::replication_role r = cfg.replication.role;
+  f.start_fanout = r == config::replication_role::Master;
+  if (r == config::replication_role::Slave) f.access = route::slave_access(cfg.replication.serve_reads);
+  if (r != config::replication_role::Auto) return f;
+  f.settings = role_settings_of(cfg, mc, rtls);
+  f.state = first_role_of(f.settings, repl);
+  f.start_fanout = f.state == role_state::Master;
+  if (!f.start_fanout) f.access = f.settings.slave_access;
+  return f;
 }
 
 // A master's (or a possible master's) replication: the ack state and the
@@ -435,36 +464,25 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     make_fanout(cfg, rtls, *st, clock, repl, repl_ack, repl_fanout);
   // Roles by virtual IP: the first role is decided here, before the first
   // snapshot, so clients meet the right one from the start.
-  bool start_fanout = repl_role == config::replication_role::Master;
-  route::store_access access = repl_role == config::replication_role::Slave
-                                   ? route::slave_access(cfg.replication.serve_reads)
-                                   : route::store_access::ReadWrite;
-  role_settings auto_settings;
-  role_state first_role = role_state::Slave;
-  if (auto_role) {
-    auto_settings = role_settings_of(cfg, mc, rtls);
-    first_role = first_role_of(auto_settings, repl);
-    start_fanout = first_role == role_state::Master;
-    if (!start_fanout) access = auto_settings.slave_access;
-  }
+  first_role first = decide_first_role(cfg, mc, rtls, repl);
   // What a SIGHUP may change; the pooler publishes the next one (reload.h),
   // and so does a role change (served_role.h).
   proxy::server_directory servers(cfg.server.workers);
-  std::shared_ptr<const live_settings> first = first_live_settings(cfg, cli, servers, access);
-  if (!first) return 1;
+  std::shared_ptr<const live_settings> first_live = first_live_settings(cfg, cli, servers, first.access);
+  if (!first_live) return 1;
   for (const std::string& w : config::config_warnings(cfg)) spdlog::warn("{}", w);
   // memcached flags taken without memcached's effect (cli.h: notes).
   for (const std::string& n : cli.notes) spdlog::warn("{}", n);
   // The crawler switch starts as configured (-o no_lru_crawler); `lru_crawler
   // enable|disable` flips it from then on, and a reload leaves it alone.
   flow::crawler_enabled().store(cfg.cache.lru_crawler, std::memory_order_relaxed);
-  live_cell live(std::move(first));
+  live_cell live(std::move(first_live));
   std::unique_ptr<proxy::delete_spool> spool;
   if (!start_spool(cfg, servers, mc, spool)) return 1;
-  served_role role(access);
+  served_role role(first.access);
   std::unique_ptr<role_monitor> monitor;
   if (auto_role) {
-    monitor = std::make_unique<role_monitor>(std::move(auto_settings), first_role, *repl_fanout, *st, clock, repl,
+    monitor = std::make_unique<role_monitor>(std::move(first.settings), first.state, *repl_fanout, *st, clock, repl,
                                              role, live);
   }
 
@@ -484,13 +502,9 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   shared.conns = &conns;
   shared.clock = &clock;
   shared.live = &live;
-  set_protocols(shared, cfg, auth);
-  // `stats detail` (-D): the delimiter for good, and on at start if asked.
-  flow::prefix_stats::instance().set_delimiter(cfg.server.prefix_delimiter);
-  flow::prefix_stats::instance().set_enabled(cfg.server.detail_enabled);
-  shared.read_buffer_size = cfg.server.read_buffer_size;
   shared.ack_state = repl_ack.get();
   shared.tls = tls.get();
+  set_worker_settings(shared, cfg, auth);
   shared.request_shutdown = [&pool] {
     if (pool) pool->request_shutdown();
   };
@@ -500,7 +514,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   if (!bind_udp(cfg, workers)) return 1;
   std::vector<worker*> started;
   int rc = start_workers(mc, workers, started) ? 0 : 1;
-  if (rc == 0 && start_fanout && !repl_fanout->start(mc)) {
+  if (rc == 0 && first.start_fanout && !repl_fanout->start(mc)) {
     spdlog::critical("fan-out machine did not start (see the log above)");
     rc = 1;
   }
