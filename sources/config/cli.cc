@@ -436,6 +436,11 @@ bool refuse(const option_spec& o, std::string* error) {
 
 }  // namespace
 
+// argv into `out` (the contract is in cli.h): memcached mode from argv[0] or
+// --memcached, then each option looked up in the option table and handed to
+// its reader; short options may be bundled and take their value attached or
+// as the next word. `out` is written only on success. [main thread, before
+// anything starts; pure] False with *error on the first bad option.
 bool parse_args(int argc, const char* const* argv, cli_options& out, std::string* error) {
   cli_options o;
   int first = 1;
@@ -638,6 +643,9 @@ int check_config(const cli_options& cli, std::string* message, std::vector<std::
 
 std::string version_string() { return std::string("ithaca ") + ITHACA_VERSION; }
 
+// The text of `ithaca -h`: one raw string, the flags grouped as the README
+// lists them (long because it is the help text, not because it does much).
+// [any thread; pure]
 std::string usage() {
   return version_string() + R"( - a memcached-compatible cache and proxy
 

@@ -4,6 +4,10 @@
 
 namespace ithaca::config {
 
+// The restart-only settings that differ between `running` and `fresh`, by
+// name, in the order of the config's sections (the list and why each is
+// restart-only: restart_only.h). One comparison per setting. [the pooler's
+// reload, any thread; pure, no lock]
 std::vector<std::string> restart_only_changes(const config& running, const config& fresh) {
   std::vector<std::string> out;
   auto check = [&out](const char* name, bool changed) {

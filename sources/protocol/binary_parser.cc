@@ -78,66 +78,19 @@ opcode_info classify(std::uint8_t op) {
     return {};
 }
 
-}  // namespace
+// Whether a packet's lengths fit its opcode's rules, checked before waiting
+// for the body so that a hostile length is refused without buffering it.
+enum class lengths { Fit, Invalid, UnknownCommand };
 
-// One binary request from the front of `input`: the 24-byte header, then
-// every length checked against the others and the opcode's rules before
-// anything is trusted (memcached closes on a bad magic or lengths that lie:
-// Error with close). A value over item_size_max, an unknown opcode's or
-// SASL's body, is swallowed as it arrives (swallow_of), never buffered.
-// NeedMore consumes nothing but swallowed bytes. [the connection's coroutine;
-// pure, no lock] One long switch over the opcodes: the wire format is one
-// table and reads best in one place.
-parse_result binary_parser::parse(std::string_view input, request& out) {
-    if (need_ > input.size() || input.size() < kBinaryHeaderSize) return parse_result::need_more();
-    const binary_header h = decode_header(input.data());
-    out.clear();
-    out.proto = protocol_kind::Binary;
-    out.opcode = h.opcode;
-    out.opaque = h.opaque;
-
-    if (h.magic != kBinaryRequestMagic) {
-        need_ = 0;
-        parse_result r = fail(error_kind::BadMagic, input.size(), binary_status::NoError, true);
-        return r;  // memcached closes without a reply
-    }
-    const std::size_t key_len = h.key_length;
-    const std::size_t ext_len = h.extras_length;
-    const std::size_t body_len = h.body_length;
-    const std::size_t head = kBinaryHeaderSize;
-    if (key_len + ext_len > body_len) {
-        // Lying lengths: memcached answers "Unknown command" and closes.
-        need_ = 0;
-        return fail(error_kind::LyingLength, head, binary_status::UnknownCommand, true);
-    }
-
-    const opcode_info info = classify(h.opcode);
-    out.cmd = info.cmd;
-    out.noreply = info.quiet;
-    out.binary_with_key = info.with_key;
-    out.cas = h.cas;
-
-    // Validate the lengths for the opcode before waiting for the body, so a
-    // hostile length is refused without buffering it.
+lengths check_lengths(command cmd, std::size_t key_len, std::size_t ext_len, std::size_t body_len) {
     bool ok = true;
-    bool has_value = false;
-    switch (info.cmd) {
-        case command::Unknown: {
-            // memcached answers 0x81 and swallows the body, keeping the connection.
-            need_ = 0;
-            parse_result r = fail(error_kind::UnknownCommand, head, binary_status::UnknownCommand, false);
-            r.swallow = body_len;
-            return r;
-        }
+    switch (cmd) {
+        case command::Unknown:
+            return lengths::UnknownCommand;  // memcached answers 0x81, swallows the body, keeps the connection
         case command::Verbosity:
-            if (!(ext_len == 4 && key_len == 0 && body_len == 4)) {
-                // Unlike other opcodes, a bad verbosity packet is "unknown command"
-                // and the connection stays open (memcached 1.6.18).
-                need_ = 0;
-                parse_result r = fail(error_kind::UnknownCommand, head, binary_status::UnknownCommand, false);
-                r.swallow = body_len;
-                return r;
-            }
+            // Unlike other opcodes, a bad verbosity packet is "unknown command"
+            // and the connection stays open (memcached 1.6.18).
+            if (!(ext_len == 4 && key_len == 0 && body_len == 4)) return lengths::UnknownCommand;
             break;
         case command::Version:
         case command::Noop:
@@ -152,12 +105,10 @@ parse_result binary_parser::parse(std::string_view input, request& out) {
         case command::Add:
         case command::Replace:
             ok = ext_len == 8 && key_len != 0;
-            has_value = true;
             break;
         case command::Append:
         case command::Prepend:
             ok = ext_len == 0 && key_len != 0;
-            has_value = true;
             break;
         case command::Get:
         case command::Delete:
@@ -181,71 +132,31 @@ parse_result binary_parser::parse(std::string_view input, request& out) {
         default:
             break;
     }
-    if (ok && key_len > kMaxKeyLength && info.cmd != command::SaslAuth && info.cmd != command::SaslStep) {
+    if (ok && key_len > kMaxKeyLength && cmd != command::SaslAuth && cmd != command::SaslStep) {
         ok = false;  // memcached: "Invalid arguments" and close
     }
-    if (!ok) {
-        need_ = 0;
-        return invalid(head);
-    }
+    return ok ? lengths::Fit : lengths::Invalid;
+}
 
-    if (info.cmd == command::SaslAuth || info.cmd == command::SaslStep) {
-        // SASL off: memcached reads the key, answers "Unknown command" and
-        // swallows the rest of the body as it arrives, never holding it (a
-        // 600 MB SASL body costs nothing). SASL on (-S): a mechanism name
-        // over 32 bytes is "Invalid arguments", data it could not hold in an
-        // item "Out of memory", each with the body swallowed; else the
-        // request is whole once its data is.
-        const std::size_t key_end = head + ext_len + key_len;
-        const std::size_t data_len = body_len - key_len - ext_len;
-        const bool refused = key_len > kMaxSaslMechLength || data_len + 2 > settings_.item_size_max;
-        if (!settings_.sasl || refused) {
-            if (input.size() < key_end) {
-                need_ = key_end;
-                return parse_result::need_more();
-            }
-            need_ = 0;
-            parse_result r = !settings_.sasl
-                                 ? fail(error_kind::UnknownCommand, key_end, binary_status::UnknownCommand, false)
-                                 : fail(error_kind::SaslRefused, key_end,
-                                        key_len > kMaxSaslMechLength ? binary_status::InvalidArguments
-                                                                     : binary_status::OutOfMemory,
-                                        false);
-            r.swallow = swallow_of(data_len);
-            return r;
-        }
-        has_value = true;
+// The opcodes whose body ends with a value (SASL's data is one when SASL is on).
+bool has_value(command cmd) {
+    switch (cmd) {
+        case command::Set:
+        case command::Add:
+        case command::Replace:
+        case command::Append:
+        case command::Prepend:
+        case command::SaslAuth:
+        case command::SaslStep:
+            return true;
+        default:
+            return false;
     }
+}
 
-    if (has_value) {
-        const std::size_t value_len = body_len - key_len - ext_len;
-        if (value_len > settings_.item_size_max) {
-            // Refuse before buffering the value. memcached has read the
-            // extras and key at this point, so we wait for them too (the
-            // executor needs the key: a too-large set unlinks the old item).
-            const std::size_t key_end = head + ext_len + key_len;
-            if (input.size() < key_end) {
-                need_ = key_end;
-                return parse_result::need_more();
-            }
-            need_ = 0;
-            out.keys.push_back(input.substr(head + ext_len, key_len));
-            parse_result r = fail(error_kind::TooLarge, key_end, binary_status::ValueTooLarge, false);
-            r.swallow = swallow_of(value_len);
-            return r;
-        }
-    }
-
-    const std::size_t total = head + body_len;
-    if (input.size() < total) {
-        need_ = total;
-        return parse_result::need_more();
-    }
-    need_ = 0;
-
-    const char* extras = input.data() + head;
-    if (key_len > 0) out.keys.push_back(input.substr(head + ext_len, key_len));
-    switch (info.cmd) {
+// The extras of a whole packet into `out`, by opcode.
+void decode_extras(command cmd, const char* extras, std::size_t ext_len, request& out) {
+    switch (cmd) {
         case command::Set:
         case command::Add:
         case command::Replace:
@@ -277,10 +188,114 @@ parse_result binary_parser::parse(std::string_view input, request& out) {
         default:
             break;
     }
-    if (has_value) {
-        const std::size_t value_at = head + ext_len + key_len;
-        out.value = input.substr(value_at, total - value_at);
+}
+
+}  // namespace
+
+// SASL off: memcached reads the key, answers "Unknown command" and swallows
+// the rest of the body as it arrives, never holding it (a 600 MB SASL body
+// costs nothing). SASL on (-S) and `refused` (a mechanism name over 32 bytes:
+// "Invalid arguments"; data it could not hold in an item: "Out of memory"):
+// the same, with that status. NeedMore until the key is there.
+parse_result binary_parser::refuse_sasl(std::string_view input, std::size_t key_end, std::size_t key_len,
+                                        std::size_t data_len) {
+    if (input.size() < key_end) {
+        need_ = key_end;
+        return parse_result::need_more();
     }
+    need_ = 0;
+    parse_result r = !settings_.sasl
+                         ? fail(error_kind::UnknownCommand, key_end, binary_status::UnknownCommand, false)
+                         : fail(error_kind::SaslRefused, key_end,
+                                key_len > kMaxSaslMechLength ? binary_status::InvalidArguments
+                                                             : binary_status::OutOfMemory,
+                                false);
+    r.swallow = swallow_of(data_len);
+    return r;
+}
+
+// A value over item_size_max, refused before it is buffered. memcached has
+// read the extras and key at this point, so we wait for them too (the
+// executor needs the key: a too-large set unlinks the old item); the value is
+// swallowed as it arrives.
+parse_result binary_parser::refuse_value(std::string_view input, std::size_t key_end, std::size_t key_len,
+                                         std::size_t value_len, request& out) {
+    if (input.size() < key_end) {
+        need_ = key_end;
+        return parse_result::need_more();
+    }
+    need_ = 0;
+    out.keys.push_back(input.substr(key_end - key_len, key_len));
+    parse_result r = fail(error_kind::TooLarge, key_end, binary_status::ValueTooLarge, false);
+    r.swallow = swallow_of(value_len);
+    return r;
+}
+
+// One binary request from the front of `input`: the 24-byte header, then
+// every length checked against the others and the opcode's rules before
+// anything is trusted (check_lengths; memcached closes on a bad magic or
+// lengths that lie: Error with close). A value over item_size_max, an unknown
+// opcode's or SASL's body, is swallowed as it arrives (swallow_of), never
+// buffered. NeedMore consumes nothing but swallowed bytes. [the connection's
+// coroutine; pure, no lock]
+parse_result binary_parser::parse(std::string_view input, request& out) {
+    if (need_ > input.size() || input.size() < kBinaryHeaderSize) return parse_result::need_more();
+    const binary_header h = decode_header(input.data());
+    out.clear();
+    out.proto = protocol_kind::Binary;
+    out.opcode = h.opcode;
+    out.opaque = h.opaque;
+
+    if (h.magic != kBinaryRequestMagic) {
+        need_ = 0;
+        parse_result r = fail(error_kind::BadMagic, input.size(), binary_status::NoError, true);
+        return r;  // memcached closes without a reply
+    }
+    const std::size_t key_len = h.key_length;
+    const std::size_t ext_len = h.extras_length;
+    const std::size_t body_len = h.body_length;
+    const std::size_t head = kBinaryHeaderSize;
+    if (key_len + ext_len > body_len) {
+        // Lying lengths: memcached answers "Unknown command" and closes.
+        need_ = 0;
+        return fail(error_kind::LyingLength, head, binary_status::UnknownCommand, true);
+    }
+
+    const opcode_info info = classify(h.opcode);
+    out.cmd = info.cmd;
+    out.noreply = info.quiet;
+    out.binary_with_key = info.with_key;
+    out.cas = h.cas;
+
+    switch (check_lengths(info.cmd, key_len, ext_len, body_len)) {
+        case lengths::Fit: break;
+        case lengths::UnknownCommand: {
+            need_ = 0;
+            parse_result r = fail(error_kind::UnknownCommand, head, binary_status::UnknownCommand, false);
+            r.swallow = body_len;
+            return r;
+        }
+        case lengths::Invalid:
+            need_ = 0;
+            return invalid(head);
+    }
+    const std::size_t key_end = head + ext_len + key_len;
+    const std::size_t value_len = body_len - key_len - ext_len;
+    const bool sasl = info.cmd == command::SaslAuth || info.cmd == command::SaslStep;
+    if (sasl && (!settings_.sasl || key_len > kMaxSaslMechLength || value_len + 2 > settings_.item_size_max))
+        return refuse_sasl(input, key_end, key_len, value_len);
+    const bool value = has_value(info.cmd);
+    if (value && value_len > settings_.item_size_max) return refuse_value(input, key_end, key_len, value_len, out);
+
+    const std::size_t total = head + body_len;
+    if (input.size() < total) {
+        need_ = total;
+        return parse_result::need_more();
+    }
+    need_ = 0;
+    if (key_len > 0) out.keys.push_back(input.substr(head + ext_len, key_len));
+    decode_extras(info.cmd, input.data() + head, ext_len, out);
+    if (value) out.value = input.substr(key_end, total - key_end);
     return parse_result::ok(total);
 }
 

@@ -29,12 +29,79 @@ struct flag_pass {
     std::string_view reply;
 };
 
+// A flag's number token: there and strict (`parse`), stored in `to`; else
+// false, and `bad` (when the flag has a message) is the pass's latest.
+template <typename Parse, typename T>
+bool number_flag(std::string_view arg, Parse parse, T& to, std::string_view bad, std::string_view& last) {
+    const auto v = arg.empty() ? decltype(parse(arg)){} : parse(arg);
+    if (!v) {
+        if (!bad.empty()) last = bad;
+        return false;
+    }
+    to = *v;
+    return true;
+}
+
+// b: the key is base64; decoded into out.scratch, the request's key then.
+bool key_flag(request& out, std::string_view& last) {
+    auto n = base64_decode(out.keys.front(), std::span<char>(out.scratch));
+    if (!n) {
+        last = kReplyBadKeyEncoding;
+        return false;
+    }
+    out.keys.set(0, std::string_view(out.scratch.data(), *n));
+    out.meta_key_binary = true;
+    return true;
+}
+
+// One flag `o` of token `tok` into out.meta (or the key, for b). Returns
+// false for a bad token, with `last` set to its message if it has one;
+// `invalid` for a letter that is no flag.
+bool read_flag(char o, std::string_view tok, request& out, std::string_view& last, bool& invalid) {
+    meta_flags& m = out.meta;
+    const std::string_view arg = tok.substr(1);
+    const auto i32 = [](std::string_view t) { return parse_strict_i32(t); };  // 1.6.45: mcmc_token_get_flag_arg_32
+    const auto u32 = [](std::string_view t) { return parse_strict_u32(t); };
+    const auto u64 = [](std::string_view t) { return parse_strict_u64(t); };
+    // Digits and punctuation have no bit; they are all invalid flags below.
+    switch (o) {
+        case 'b': return key_flag(out, last);
+        case 'N': return number_flag(arg, i32, m.vivify_ttl, kReplyBadToken, last);
+        case 'T': return number_flag(arg, i32, m.ttl, kReplyBadToken, last);
+        case 'R': return number_flag(arg, i32, m.recache_ttl, kReplyBadToken, last);
+        case 'F': return number_flag(arg, u32, m.client_flags, {}, last);  // memcached sets no message here
+        // E (explicit new CAS) is not in 1.6.18, which answers "invalid
+        // flag"; 1.6.45 accepts it, and so do we.
+        case 'C': return number_flag(arg, u64, m.compare_cas, kReplyBadToken, last);
+        case 'E': return number_flag(arg, u64, m.explicit_cas, kReplyBadToken, last);
+        case 'J': return number_flag(arg, u64, m.initial, kReplyBadInitial, last);
+        case 'D': return number_flag(arg, u64, m.delta, kReplyBadDeltaValue, last);
+        case 'M':
+            // 1.6.45 takes the byte after M, whatever follows it ("MII" is I);
+            // a bare M has none: an invalid mode, reported by the command.
+            m.mode = tok.size() > 1 ? tok[1] : ' ';
+            return true;
+        case 'O':
+            m.opaque = arg;
+            return true;
+        // Flags without a token (any trailing bytes are ignored, as memcached does).
+        case 'P': case 'L':  // proxy hints: accepted and ignored
+        case 'k': case 's': case 't': case 'c': case 'f':
+        case 'v': case 'h': case 'l': case 'u': case 'q': case 'I':
+        case 'x':  // md: empty the value, keep the item (memcached 1.6.45)
+            return true;
+        default:
+            invalid = true;
+            return false;
+    }
+}
+
 // The flags of one meta line, from word `first` on, into out.meta: one bit
 // per letter, tokens kept as views into the line, each checked as memcached
-// 1.6.18 checks it (an unknown or repeated flag stops at once; a bad token
-// records its message and the pass goes on, so the last message wins, as
-// there). [the connection's coroutine; pure, no lock] At most the line's
-// words, which the caller bounds (20: "options flags are too long").
+// 1.6.18 checks it (read_flag; an unknown or repeated flag stops at once; a
+// bad token records its message and the pass goes on, so the last message
+// wins, as there). [the connection's coroutine; pure, no lock] At most the
+// line's words, which the caller bounds (20: "options flags are too long").
 flag_pass parse_flags_into(const meta_line& line, std::size_t first, request& out) {
     flag_pass p;
     // Default message for a failure that sets none (a bad F token).
@@ -43,101 +110,13 @@ flag_pass parse_flags_into(const meta_line& line, std::size_t first, request& ou
     for (std::size_t i = first; i < line.total; ++i) {
         const std::string_view tok = line.word[i];
         const char o = tok[0];
-        const std::string_view arg = tok.substr(1);
         if (static_cast<unsigned char>(o) >= 127 || m.has(o)) {
             return {false, kReplyDuplicateFlag};
         }
-        // Digits and punctuation have no bit; they are all invalid flags below.
-        switch (o) {
-            case 'b': {
-                const std::string_view key = out.keys.front();
-                auto n = base64_decode(key, std::span<char>(out.scratch));
-                if (!n) {
-                    last = kReplyBadKeyEncoding;
-                    p.ok = false;
-                } else {
-                    out.keys.set(0, std::string_view(out.scratch.data(), *n));
-                    out.meta_key_binary = true;
-                }
-                break;
-            }
-            case 'N':
-            case 'T':
-            case 'R': {
-                auto v = parse_strict_i32(arg);  // 1.6.45: mcmc_token_get_flag_arg_32
-                if (arg.empty()) v.reset();
-                if (!v) {
-                    last = kReplyBadToken;
-                    p.ok = false;
-                } else if (o == 'N') {
-                    m.vivify_ttl = *v;
-                } else if (o == 'T') {
-                    m.ttl = *v;
-                } else {
-                    m.recache_ttl = *v;
-                }
-                break;
-            }
-            case 'F': {
-                auto v = arg.empty() ? std::nullopt : parse_strict_u32(arg);
-                if (!v) {
-                    p.ok = false;  // memcached sets no message here
-                } else {
-                    m.client_flags = *v;
-                }
-                break;
-            }
-            case 'C':
-            case 'E': {
-                // E (explicit new CAS) is not in 1.6.18, which answers
-                // "invalid flag"; 1.6.45 accepts it, and so do we.
-                auto v = arg.empty() ? std::nullopt : parse_strict_u64(arg);
-                if (!v) {
-                    last = kReplyBadToken;
-                    p.ok = false;
-                } else if (o == 'C') {
-                    m.compare_cas = *v;
-                } else {
-                    m.explicit_cas = *v;
-                }
-                break;
-            }
-            case 'M':
-                // 1.6.45 takes the byte after M, whatever follows it ("MII" is I);
-                // a bare M has none: an invalid mode, reported by the command.
-                m.mode = tok.size() > 1 ? tok[1] : ' ';
-                break;
-            case 'J': {
-                auto v = arg.empty() ? std::nullopt : parse_strict_u64(arg);
-                if (!v) {
-                    last = kReplyBadInitial;
-                    p.ok = false;
-                } else {
-                    m.initial = *v;
-                }
-                break;
-            }
-            case 'D': {
-                auto v = arg.empty() ? std::nullopt : parse_strict_u64(arg);
-                if (!v) {
-                    last = kReplyBadDeltaValue;
-                    p.ok = false;
-                } else {
-                    m.delta = *v;
-                }
-                break;
-            }
-            case 'O':
-                m.opaque = arg;
-                break;
-            // Flags without a token (any trailing bytes are ignored, as memcached does).
-            case 'P': case 'L':  // proxy hints: accepted and ignored
-            case 'k': case 's': case 't': case 'c': case 'f':
-            case 'v': case 'h': case 'l': case 'u': case 'q': case 'I':
-            case 'x':  // md: empty the value, keep the item (memcached 1.6.45)
-                break;
-            default:
-                return {false, kReplyInvalidFlag};
+        bool invalid = false;
+        if (!read_flag(o, tok, out, last, invalid)) {
+            if (invalid) return {false, kReplyInvalidFlag};
+            p.ok = false;
         }
         m.set(o);
         if (m.order_size < m.order.size()) m.order[m.order_size++] = o;

@@ -11,7 +11,7 @@
 #include "text_replies.h"
 
 namespace ithaca::protocol {
-namespace {
+namespace text_detail {
 
 // memcached tokenizes at most 24 tokens; commands that take more words than
 // that are refused anyway, except multi-key gets, which are walked separately.
@@ -28,6 +28,18 @@ struct token_list {
     std::size_t total = 0;   // words in the line
     token_list() {}
 };
+
+// A storage command's words: set add replace append prepend (Plain), cas (a
+// unique after the length), lease-set (a token after the key).
+enum class storage_form { None, Plain, Cas, Lease };
+
+}  // namespace text_detail
+
+namespace {
+
+using text_detail::kMaxTokens;
+using text_detail::storage_form;
+using text_detail::token_list;
 
 // Splits on ' ' only (memcached: tabs are part of a token), collapsing runs.
 void tokenize(std::string_view line, token_list& t) {
@@ -148,202 +160,33 @@ bool starts_multiget(std::string_view in) {
     return rest.starts_with("get ") || rest.starts_with("gets ");
 }
 
-}  // namespace
-
-parse_result text_parser::parse(std::string_view input, request& out) {
-    if (need_ > input.size()) return parse_result::need_more();
-    if (scanned_ > input.size()) scanned_ = 0;
-
-    // A line, newline included, may be max_line_length bytes long (a
-    // multiget max_get_line_length): its newline must be among the first
-    // `limit` bytes. Whether it is a multiget is known from the line's first
-    // bytes, long before the limit matters, and once known stays so as more
-    // bytes arrive; so the answer does not depend on how the line was cut.
-    // (Asked only once the short limit is reached: a line trickling in byte
-    // by byte costs no rescan of its start per byte.)
-    std::size_t limit = settings_.max_line_length;
-    if (input.size() >= limit && starts_multiget(input)) limit = settings_.max_get_line_length;
-    const std::size_t window = std::min(input.size(), limit);
-    const void* nl = scanned_ < window
-                         ? std::memchr(input.data() + scanned_, '\n', window - scanned_)
-                         : nullptr;
-    if (nl == nullptr) {
-        scanned_ = window;
-        if (input.size() >= limit) {
-            scanned_ = 0;
-            out.clear();
-            return fail_and_close(error_kind::LineTooLong, input.size());
+// The storage command `cmd` names (setting out.cmd), or None.
+storage_form storage_form_of(std::string_view cmd, request& out) {
+    struct entry {
+        std::string_view word;
+        command cmd;
+        storage_form form;
+    };
+    static constexpr entry kStorage[] = {
+        {"set", command::Set, storage_form::Plain},         {"add", command::Add, storage_form::Plain},
+        {"replace", command::Replace, storage_form::Plain}, {"append", command::Append, storage_form::Plain},
+        {"prepend", command::Prepend, storage_form::Plain}, {"cas", command::Cas, storage_form::Cas},
+        {"lease-set", command::LeaseSet, storage_form::Lease},
+    };
+    for (const entry& e : kStorage) {
+        if (cmd == e.word) {
+            out.cmd = e.cmd;
+            return e.form;
         }
-        return parse_result::need_more();
     }
-    const std::size_t nl_pos = static_cast<std::size_t>(static_cast<const char*>(nl) - input.data());
-    const std::size_t line_len = nl_pos + 1;
-    std::string_view line = input.substr(0, nl_pos);
-    // "\r\n" or a bare "\n" ends a line; only one '\r' is stripped
-    // ("get a\r\r\n" asks for the key "a\r").
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    // A NUL is a byte like any other (memcached 1.6.45 tokenizes by length;
-    // 1.6.18 read the line as a C string and dropped what followed a NUL).
-
-    out.clear();
-    // Done with this line unless parse_line waits for its value (await_value).
-    need_ = 0;
-    scanned_ = 0;
-    // Every return here is a prvalue, built in the caller's slot: a named
-    // result copied out stalled on store forwarding (5% of a pipelined get).
-    return parse_line(input, line, line_len, out);
+    return storage_form::None;
 }
 
-// The line is whole and its value is not: wait for `need` bytes in all.
-// scanned_ stays at the line's end, so its newline is found again at once.
-parse_result text_parser::await_value(std::size_t need, std::size_t line_len) {
-    need_ = need;
-    scanned_ = line_len - 1;
-    return parse_result::need_more();
-}
-
-// One complete text line (classic or meta; retrievals are handed to
-// parse_retrieval first) into `out`: the command by its first word, then its
-// arguments with memcached 1.6.18's exact checks and error replies; a store
-// command's value is read from `input` behind the line (or NeedMore, or
-// swallowed when too large). [the connection's coroutine; pure, no lock] Too
-// long for one screen: it is memcached's process_command() as a table of
-// commands, each case small; split per command family if it grows again.
-parse_result text_parser::parse_line(std::string_view input, std::string_view line,
-                                     std::size_t line_len, request& out) {
-    {
-        std::size_t i = 0;
-        while (i < line.size() && line[i] == ' ') ++i;
-        std::size_t e = i;
-        while (e < line.size() && line[e] != ' ') ++e;
-        command kind;
-        if (retrieval_command(line.substr(i, e - i), kind)) {
-            return parse_retrieval(line, line.substr(i, e - i), kind, line_len, out);
-        }
-    }
-    // memcached 1.6.45 refuses a line shorter than a two-letter command and its
-    // newline (" \n", "\r\n", "mn\n") as a bad command line; 1.6.18 said ERROR.
-    if (line_len < 4) return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
-    token_list t;
-    tokenize(line, t);
-    if (t.total == 0) return fail(error_kind::UnknownCommand, line_len, kReplyError);
-    const std::string_view cmd = t.word[0];
-    out.proto = protocol_kind::Ascii;
-
-    // Meta commands: two letters starting with 'm'.
-    if (cmd.size() == 2 && cmd[0] == 'm') {
-        out.proto = protocol_kind::Meta;
-        meta_line ml{t.word, t.stored, t.total};
-        meta_outcome m = parse_meta(cmd, ml, out, settings_);
-        if (m.status == meta_outcome::Status::UnknownCommand) {
-            out.proto = protocol_kind::Ascii;
-            return unknown_command(t, line_len, out);
-        }
-        if (m.status == meta_outcome::Status::Error) {
-            // Meta errors are never hidden by 'q' (memcached out_errstring).
-            parse_result r = fail(m.kind, line_len, m.reply);
-            r.swallow = m.swallow;
-            return r;
-        }
-        if (out.cmd != command::MetaSet) return parse_result::ok(line_len);
-        const std::size_t need = line_len + m.value_length + 2;
-        if (input.size() < need) return await_value(need, line_len);
-        if (input[need - 2] != '\r' || input[need - 1] != '\n') {
-            return fail(error_kind::BadDataChunk, need, kReplyBadDataChunk);
-        }
-        out.value = input.substr(line_len, m.value_length);
-        return parse_result::ok(need);
-    }
-
-    // Storage commands share the value handling.
-    enum class storage_form { None, Plain, Cas, Lease };
-    storage_form form = storage_form::None;
-    if (cmd == "set") {
-        out.cmd = command::Set;
-        form = storage_form::Plain;
-    } else if (cmd == "add") {
-        out.cmd = command::Add;
-        form = storage_form::Plain;
-    } else if (cmd == "replace") {
-        out.cmd = command::Replace;
-        form = storage_form::Plain;
-    } else if (cmd == "append") {
-        out.cmd = command::Append;
-        form = storage_form::Plain;
-    } else if (cmd == "prepend") {
-        out.cmd = command::Prepend;
-        form = storage_form::Plain;
-    } else if (cmd == "cas") {
-        out.cmd = command::Cas;
-        form = storage_form::Cas;
-    } else if (cmd == "lease-set") {
-        out.cmd = command::LeaseSet;
-        form = storage_form::Lease;
-    }
-
-    if (form != storage_form::None) {
-        // set key flags exptime bytes [noreply]; cas adds casunique; lease-set
-        // (mcrouter) puts the lease token after the key:
-        //   lease-set <key> <token> <flags> <exptime> <bytes> [noreply]
-        // As memcached 1.6.45: the length must be there and be a strict number,
-        // or the line is a bad command line and nothing is swallowed (its
-        // tokenizer); once the length is known every later error swallows the
-        // data; words after the last one used are ignored, and the line is
-        // noreply when its last word is.
-        const std::size_t f = form == storage_form::Lease ? 3 : 2;
-        if (t.total < f + 3) return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
-        auto vlen = parse_strict_i32(t.word[f + 2]);
-        if (!vlen || *vlen < 0 || *vlen > INT_MAX - 2) {
-            return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
-        }
-        const auto value_len = static_cast<std::size_t>(*vlen);
-        out.noreply = ends_with_noreply(t);
-        const bool silent = out.noreply;
-        auto refuse = [&](error_kind kind) {
-            parse_result r = fail(kind, line_len, kReplyBadFormat, silent);
-            r.swallow = value_len + 2;
-            return r;
-        };
-        if (t.word[1].size() > kMaxKeyLength) return refuse(error_kind::KeyTooLong);
-        out.keys.push_back(t.word[1]);
-        if (form == storage_form::Lease) {
-            auto token = parse_u64(t.word[2]);
-            if (!token) return refuse(error_kind::BadFormat);
-            out.lease_token = *token;
-        }
-        // memcached: safe_strtoflags and safe_strtol (32-bit truncation: "-0" is fine).
-        auto flags = parse_flags(t.word[f]);
-        auto exptime = parse_i32(t.word[f + 1]);
-        if (!flags || !exptime) return refuse(error_kind::BadFormat);
-        out.flags = *flags;
-        out.exptime = *exptime;
-        if (form == storage_form::Cas) {
-            // The unique is the sixth word, a strict number ("noreply" there is not).
-            auto cas = t.total > 5 && t.stored > 5 ? parse_strict_u64(t.word[5]) : std::nullopt;
-            if (!cas) return refuse(error_kind::BadFormat);
-            out.cas = *cas;
-        }
-        if (value_len > settings_.item_size_max) {
-            // memcached swallows the value (and, for set, unlinks the old item:
-            // the executor does that, the key is in `out`).
-            parse_result r = fail(error_kind::TooLarge, line_len, kReplyTooLarge, silent);
-            r.swallow = value_len + 2;
-            return r;
-        }
-        const std::size_t need = line_len + value_len + 2;
-        if (input.size() < need) return await_value(need, line_len);
-        if (input[need - 2] != '\r' || input[need - 1] != '\n') {
-            // memcached reads exactly bytes+2 and resumes parsing right after.
-            return fail(error_kind::BadDataChunk, need, kReplyBadDataChunk, silent);
-        }
-        out.value = input.substr(line_len, value_len);
-        return parse_result::ok(need);
-    }
-
-    // The keyed commands and the admin ones with a number, as memcached 1.6.45:
-    // too few words is a bad command line; words after the last one used are
-    // ignored ("delete a 5" deletes); the line is noreply when its last word
-    // is; numbers are strict (no '+', no blanks).
+// incr, decr, delete, touch: a key and (but delete) a number. As memcached
+// 1.6.45: too few words is a bad command line; words after the last one used
+// are ignored ("delete a 5" deletes); the line is noreply when its last word
+// is; numbers are strict (no '+', no blanks).
+parse_result parse_keyed(std::string_view cmd, const token_list& t, std::size_t line_len, request& out) {
     if (cmd == "incr" || cmd == "decr") {
         out.cmd = cmd == "incr" ? command::Incr : command::Decr;
         if (t.total < 3) return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
@@ -382,7 +225,12 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         out.exptime = *exptime;
         return parse_result::ok(line_len);
     }
+    return fail(error_kind::UnknownCommand, line_len, kReplyError);  // not reached: parse_line's list
+}
 
+// flush_all, verbosity, cache_memlimit: the admin commands with a number,
+// under the same rules as parse_keyed.
+parse_result parse_admin_number(std::string_view cmd, const token_list& t, std::size_t line_len, request& out) {
     if (cmd == "flush_all") {
         out.cmd = command::FlushAll;
         out.noreply = ends_with_noreply(t);
@@ -415,8 +263,14 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
         out.memlimit_mb = *mb;
         return parse_result::ok(line_len);
     }
+    return fail(error_kind::UnknownCommand, line_len, kReplyError);  // not reached: parse_line's list
+}
 
-    // Commands whose arguments are the rest of the line, left to the executor.
+// The commands whose arguments are the rest of the line, left to the
+// executor (version quit stats refresh_certs shutdown watch slabs lru_crawler
+// lru), lease-get, and else an unknown command.
+parse_result parse_rest_of_line(std::string_view line, std::string_view cmd, const token_list& t,
+                                std::size_t line_len, request& out) {
     auto rest_of_line = [&]() {
         std::size_t i = static_cast<std::size_t>(cmd.data() + cmd.size() - line.data());
         while (i < line.size() && line[i] == ' ') ++i;
@@ -472,6 +326,190 @@ parse_result text_parser::parse_line(std::string_view input, std::string_view li
     }
 
     return unknown_command(t, line_len, out);
+}
+
+}  // namespace
+
+parse_result text_parser::parse(std::string_view input, request& out) {
+    if (need_ > input.size()) return parse_result::need_more();
+    if (scanned_ > input.size()) scanned_ = 0;
+
+    // A line, newline included, may be max_line_length bytes long (a
+    // multiget max_get_line_length): its newline must be among the first
+    // `limit` bytes. Whether it is a multiget is known from the line's first
+    // bytes, long before the limit matters, and once known stays so as more
+    // bytes arrive; so the answer does not depend on how the line was cut.
+    // (Asked only once the short limit is reached: a line trickling in byte
+    // by byte costs no rescan of its start per byte.)
+    std::size_t limit = settings_.max_line_length;
+    if (input.size() >= limit && starts_multiget(input)) limit = settings_.max_get_line_length;
+    const std::size_t window = std::min(input.size(), limit);
+    const void* nl = scanned_ < window
+                         ? std::memchr(input.data() + scanned_, '\n', window - scanned_)
+                         : nullptr;
+    if (nl == nullptr) {
+        scanned_ = window;
+        if (input.size() >= limit) {
+            scanned_ = 0;
+            out.clear();
+            return fail_and_close(error_kind::LineTooLong, input.size());
+        }
+        return parse_result::need_more();
+    }
+    const std::size_t nl_pos = static_cast<std::size_t>(static_cast<const char*>(nl) - input.data());
+    const std::size_t line_len = nl_pos + 1;
+    std::string_view line = input.substr(0, nl_pos);
+    // "\r\n" or a bare "\n" ends a line; only one '\r' is stripped
+    // ("get a\r\r\n" asks for the key "a\r").
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // A NUL is a byte like any other (memcached 1.6.45 tokenizes by length;
+    // 1.6.18 read the line as a C string and dropped what followed a NUL).
+
+    out.clear();
+    // Done with this line unless parse_line waits for its value (await_value).
+    need_ = 0;
+    scanned_ = 0;
+    // Every return here is a prvalue, built in the caller's slot: a named
+    // result copied out stalled on store forwarding (5% of a pipelined get).
+    return parse_line(input, line, line_len, out);
+}
+
+// The line is whole and its value is not: wait for `need` bytes in all.
+// scanned_ stays at the line's end, so its newline is found again at once.
+parse_result text_parser::await_value(std::size_t need, std::size_t line_len) {
+    need_ = need;
+    scanned_ = line_len - 1;
+    return parse_result::need_more();
+}
+
+// A meta command's line (two letters starting with 'm', parse_meta's), and
+// an ms's value behind it: NeedMore until it is all there, a bad data chunk
+// without its CRLF. Not a meta command: unknown_command. [as parse_line]
+parse_result text_parser::parse_meta_line(std::string_view input, std::string_view cmd,
+                                          const token_list& t, std::size_t line_len, request& out) {
+    out.proto = protocol_kind::Meta;
+    meta_line ml{t.word, t.stored, t.total};
+    meta_outcome m = parse_meta(cmd, ml, out, settings_);
+    if (m.status == meta_outcome::Status::UnknownCommand) {
+        out.proto = protocol_kind::Ascii;
+        return unknown_command(t, line_len, out);
+    }
+    if (m.status == meta_outcome::Status::Error) {
+        // Meta errors are never hidden by 'q' (memcached out_errstring).
+        parse_result r = fail(m.kind, line_len, m.reply);
+        r.swallow = m.swallow;
+        return r;
+    }
+    if (out.cmd != command::MetaSet) return parse_result::ok(line_len);
+    const std::size_t need = line_len + m.value_length + 2;
+    if (input.size() < need) return await_value(need, line_len);
+    if (input[need - 2] != '\r' || input[need - 1] != '\n') {
+        return fail(error_kind::BadDataChunk, need, kReplyBadDataChunk);
+    }
+    out.value = input.substr(line_len, m.value_length);
+    return parse_result::ok(need);
+}
+
+// A storage command's line (set add replace append prepend cas lease-set,
+// `form` says which words it has) and its value behind it, with memcached
+// 1.6.45's checks: a bad length refuses the line alone, a later error
+// swallows the value too, a value over item_size_max is swallowed.
+// [as parse_line]
+parse_result text_parser::parse_storage(std::string_view input, storage_form form, const token_list& t,
+                                        std::size_t line_len, request& out) {
+    // set key flags exptime bytes [noreply]; cas adds casunique; lease-set
+    // (mcrouter) puts the lease token after the key:
+    //   lease-set <key> <token> <flags> <exptime> <bytes> [noreply]
+    // As memcached 1.6.45: the length must be there and be a strict number,
+    // or the line is a bad command line and nothing is swallowed (its
+    // tokenizer); once the length is known every later error swallows the
+    // data; words after the last one used are ignored, and the line is
+    // noreply when its last word is.
+    const std::size_t f = form == storage_form::Lease ? 3 : 2;
+    if (t.total < f + 3) return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
+    auto vlen = parse_strict_i32(t.word[f + 2]);
+    if (!vlen || *vlen < 0 || *vlen > INT_MAX - 2) {
+        return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
+    }
+    const auto value_len = static_cast<std::size_t>(*vlen);
+    out.noreply = ends_with_noreply(t);
+    const bool silent = out.noreply;
+    auto refuse = [&](error_kind kind) {
+        parse_result r = fail(kind, line_len, kReplyBadFormat, silent);
+        r.swallow = value_len + 2;
+        return r;
+    };
+    if (t.word[1].size() > kMaxKeyLength) return refuse(error_kind::KeyTooLong);
+    out.keys.push_back(t.word[1]);
+    if (form == storage_form::Lease) {
+        auto token = parse_u64(t.word[2]);
+        if (!token) return refuse(error_kind::BadFormat);
+        out.lease_token = *token;
+    }
+    // memcached: safe_strtoflags and safe_strtol (32-bit truncation: "-0" is fine).
+    auto flags = parse_flags(t.word[f]);
+    auto exptime = parse_i32(t.word[f + 1]);
+    if (!flags || !exptime) return refuse(error_kind::BadFormat);
+    out.flags = *flags;
+    out.exptime = *exptime;
+    if (form == storage_form::Cas) {
+        // The unique is the sixth word, a strict number ("noreply" there is not).
+        auto cas = t.total > 5 && t.stored > 5 ? parse_strict_u64(t.word[5]) : std::nullopt;
+        if (!cas) return refuse(error_kind::BadFormat);
+        out.cas = *cas;
+    }
+    if (value_len > settings_.item_size_max) {
+        // memcached swallows the value (and, for set, unlinks the old item:
+        // the executor does that, the key is in `out`).
+        parse_result r = fail(error_kind::TooLarge, line_len, kReplyTooLarge, silent);
+        r.swallow = value_len + 2;
+        return r;
+    }
+    const std::size_t need = line_len + value_len + 2;
+    if (input.size() < need) return await_value(need, line_len);
+    if (input[need - 2] != '\r' || input[need - 1] != '\n') {
+        // memcached reads exactly bytes+2 and resumes parsing right after.
+        return fail(error_kind::BadDataChunk, need, kReplyBadDataChunk, silent);
+    }
+    out.value = input.substr(line_len, value_len);
+    return parse_result::ok(need);
+}
+
+// One complete text line (classic or meta; retrievals are handed to
+// parse_retrieval first) into `out`: the command by its first word, then its
+// arguments with memcached's exact checks and error replies, by family
+// (parse_meta_line, parse_storage, parse_keyed, parse_admin_number,
+// parse_rest_of_line); a store command's value is read from `input` behind
+// the line (or NeedMore, or swallowed when too large). Every family returns
+// its result as a prvalue, built in the caller's slot. [the connection's
+// coroutine; pure, no lock]
+parse_result text_parser::parse_line(std::string_view input, std::string_view line,
+                                     std::size_t line_len, request& out) {
+    {
+        std::size_t i = 0;
+        while (i < line.size() && line[i] == ' ') ++i;
+        std::size_t e = i;
+        while (e < line.size() && line[e] != ' ') ++e;
+        command kind;
+        if (retrieval_command(line.substr(i, e - i), kind)) {
+            return parse_retrieval(line, line.substr(i, e - i), kind, line_len, out);
+        }
+    }
+    // memcached 1.6.45 refuses a line shorter than a two-letter command and its
+    // newline (" \n", "\r\n", "mn\n") as a bad command line; 1.6.18 said ERROR.
+    if (line_len < 4) return fail(error_kind::BadFormat, line_len, kReplyBadFormat);
+    token_list t;
+    tokenize(line, t);
+    if (t.total == 0) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+    const std::string_view cmd = t.word[0];
+    out.proto = protocol_kind::Ascii;
+    if (cmd.size() == 2 && cmd[0] == 'm') return parse_meta_line(input, cmd, t, line_len, out);
+    const storage_form form = storage_form_of(cmd, out);
+    if (form != storage_form::None) return parse_storage(input, form, t, line_len, out);
+    if (cmd == "incr" || cmd == "decr" || cmd == "delete" || cmd == "touch") return parse_keyed(cmd, t, line_len, out);
+    if (cmd == "flush_all" || cmd == "verbosity" || cmd == "cache_memlimit")
+        return parse_admin_number(cmd, t, line_len, out);
+    return parse_rest_of_line(line, cmd, t, line_len, out);
 }
 
 }  // namespace ithaca::protocol

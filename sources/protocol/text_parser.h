@@ -16,6 +16,11 @@
 
 namespace ithaca::protocol {
 
+namespace text_detail {
+struct token_list;  // a line's words (text_parser.cc)
+enum class storage_form;
+}  // namespace text_detail
+
 class text_parser {
 public:
     explicit text_parser(const parser_settings& settings) : settings_(settings) {}
@@ -30,6 +35,11 @@ private:
     parse_result parse_line(std::string_view input, std::string_view line,
                             std::size_t line_len, request& out);
     parse_result await_value(std::size_t need, std::size_t line_len);
+    // parse_line's families that read a value behind the line (text_parser.cc).
+    parse_result parse_meta_line(std::string_view input, std::string_view cmd, const text_detail::token_list& t,
+                                 std::size_t line_len, request& out);
+    parse_result parse_storage(std::string_view input, text_detail::storage_form form,
+                               const text_detail::token_list& t, std::size_t line_len, request& out);
 
     const parser_settings& settings_;
     // Bytes the current request needs in total; parse() answers NeedMore at

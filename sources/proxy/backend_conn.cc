@@ -289,150 +289,167 @@ void backend_conn::start_coroutines() {
   mm::coroutine_create(name + " reader", [this] { reader_main(); });
 }
 
-// The connection's state machine. Clients only queue; this coroutine
-// connects, writes, and closes; the reader only reads and breaks.
+// Idle: wait for a request (or connect_idle_), close when asked to and
+// nothing waits, fail the waiting at once while the server is marked down,
+// else go Connecting. Returns true when the wait was cancelled.
+bool backend_conn::writer_idle() {
+  if (waiting_.empty() && !connect_idle_) {
+    if (closing_) {
+      state_ = state::Closed;
+      return false;
+    }
+    return writer_wake_.wait(kIdleWaitMs) == mm::wait_status::Cancelled;
+  }
+  connect_idle_ = false;
+  if (!server_->up()) {
+    fail_waiting(failure_kind::Down);
+    return false;
+  }
+  state_ = state::Connecting;
+  return false;
+}
+
+// With `protocol: auto`, ask a fresh link what it speaks. `mn` is a request
+// like any: it has the pool's request timeout, not the connect's (a server
+// slower than connect_timeout would otherwise fail every request queued
+// behind the probe, which it would have answered in time). On a failed probe
+// the link is closed and `why`/`error` say why. Returns true when cancelled.
+bool backend_conn::learn_protocol(backend_link& link, failure_kind& why, std::string& error) {
+  const server_settings& st = server_->settings();
+  const protocol_probe probe = probe_protocol(link, mm::deadline_after(static_cast<mm::millis>(st.timeout_ms)));
+  if (probe.ok) {
+    if (!proto_known_ || proto_ != probe.learned) {
+      spdlog::info("pool {}: {} speaks {}", server_->pool(), server_->address(),
+                   probe.learned == protocol::backend_protocol::Meta ? "meta" : "ascii (no meta)");
+    }
+    proto_ = probe.learned;
+    proto_known_ = true;
+    server_->learned_protocol(proto_ == protocol::backend_protocol::Meta);
+    return false;
+  }
+  link.close();
+  if (probe.cancelled) return true;
+  why = probe.why;
+  error = probe.error;
+  return false;
+}
+
+// A connect (or probe) failed: logged, the server's failure recorded (which
+// may mark it down and start its prober), and the requests that never left
+// fail with the connect's reason (counted once, as one failed connect).
+void backend_conn::connect_failed(failure_kind why, const std::string& error) {
+  spdlog::warn("pool {}: connect to {}: {}", server_->pool(), server_->address(), error);
+  server_->set_last_error(error);
+  if (server_->record_failure(why)) start_prober(server_);
+  counters().failures[static_cast<int>(why)].add();
+  while (!waiting_.empty()) {
+    entry e = waiting_.front();
+    waiting_.pop_front();
+    fail_call(e, why);
+  }
+  state_ = state::Idle;
+}
+
+// Connecting: connect, the TLS handshake for a TLS pool, then with
+// `protocol: auto` the probe, all within the connect's deadline; Ready with
+// the waiting calls admitted, or Idle with them failed. Returns true when
+// cancelled.
+bool backend_conn::writer_connect() {
+  const server_settings& st = server_->settings();
+  const int64_t deadline = mm::deadline_after(static_cast<mm::millis>(st.connect_timeout_ms));
+  backend_link link = connect_backend(*server_, deadline);
+  if (link.cancelled) return true;
+  failure_kind why = link.why;
+  std::string error = link.error;
+  if (link && st.protocol == config::backend_protocol::Auto && learn_protocol(link, why, error)) return true;
+  if (!link) {
+    connect_failed(why, error);
+    return false;
+  }
+  std::unique_ptr<mm::io> io = std::move(link.io);
+  tls_ = std::move(link.tls);
+  server_->set_last_error("");
+  io_ = std::move(io);
+  counters().connects.add();
+  counters().connections.fetch_add(1, std::memory_order_relaxed);
+  state_ = state::Ready;
+  // The wait for a connection has its own bound (connect_timeout, and
+  // the probe's): a request's timeout counts from when it can be sent.
+  restart_waiting_deadlines(static_cast<int64_t>(st.timeout_ms) * 1000000);
+  admit_waiting();
+  reader_wake_.signal();
+  return false;
+}
+
+// Ready: admit what waits, then write everything the clients queued this
+// turn in one write (they keep appending to out_ while it is written); with
+// nothing to write, wait, or when closing and nothing is left, go Broken (the
+// socket shut down, the reader woken to leave). Returns true when cancelled.
+bool backend_conn::writer_send() {
+  const server_settings& st = server_->settings();
+  admit_waiting();
+  if (out_.empty()) {
+    if (closing_ && inflight_.empty() && waiting_.empty()) {
+      state_ = state::Broken;  // nothing left: close the socket and end
+      ::shutdown(io_->fd(), SHUT_RDWR);
+      reader_wake_.signal();
+      return false;
+    }
+    return writer_wake_.wait(kIdleWaitMs) == mm::wait_status::Cancelled;
+  }
+  sending_.swap(out_);
+  open_line_ = nullptr;
+  // TLS: SSL_write on the socket (the reader may be inside SSL_read on
+  // it meanwhile); plain: io_uring's batched send.
+  ssize_t w = tls_ ? tls_->write(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms))
+                   : io_->write_batched(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms));
+  sending_.clear();
+  if (sending_.capacity() > kKeepWriteBuffer) std::string().swap(sending_);
+  if (w == -ECANCELED) return true;
+  if (w < 0) break_connection(w == -ETIMEDOUT ? failure_kind::Timeout : failure_kind::Connection);
+  return false;
+}
+
+// Broken: the reader may still be inside a read (shutdown() ended it); wait
+// until it has left, then close the socket, drop the buffers and the parser's
+// state, and go Idle (or Closed when closing with nothing waiting). Returns
+// true when cancelled.
+bool backend_conn::writer_close() {
+  if (!reader_parked_) {
+    reader_wake_.signal();
+    return writer_wake_.wait(10) == mm::wait_status::Cancelled;
+  }
+  tls_.reset();  // no close_notify: the socket is shut down already
+  io_->close();
+  io_.reset();
+  counters().connections.fetch_sub(1, std::memory_order_relaxed);
+  in_start_ = 0;
+  in_len_ = 0;
+  if (in_.size() > kKeepReadBuffer) std::string().swap(in_);
+  parser_.reset();
+  out_.clear();
+  open_line_ = nullptr;
+  state_ = closing_ && waiting_.empty() ? state::Closed : state::Idle;
+  return false;
+}
+
+// The connection's state machine, one step per state (writer_idle,
+// writer_connect, writer_send, writer_close). Clients only queue; this
+// coroutine connects, writes, and closes; the reader only reads and breaks.
 // [the worker that owns the connection; its `backend POOL/ADDR writer`
 // coroutine] Every wait has the pool's timeouts (connect_timeout for connect
 // and probe, timeout for a write) or kIdleWaitMs; nothing is locked (one
 // machine). Bounds: what it writes is what submit() queued, at most
 // max_inflight calls on the wire and max_queued waiting.
 void backend_conn::writer_main() {
-  const server_settings& st = server_->settings();
   bool cancelled = false;
   while (!cancelled && state_ != state::Closed) {
     switch (state_) {
-      case state::Idle:
-        if (waiting_.empty() && !connect_idle_) {
-          if (closing_) {
-            state_ = state::Closed;
-            break;
-          }
-          cancelled = writer_wake_.wait(kIdleWaitMs) == mm::wait_status::Cancelled;
-          break;
-        }
-        connect_idle_ = false;
-        if (!server_->up()) {
-          fail_waiting(failure_kind::Down);
-          break;
-        }
-        state_ = state::Connecting;
-        break;
-      case state::Connecting: {
-        // Connect, the TLS handshake for a TLS pool, then with `protocol:
-        // auto` the probe, all within the connect's deadline.
-        const int64_t deadline = mm::deadline_after(static_cast<mm::millis>(st.connect_timeout_ms));
-        backend_link link = connect_backend(*server_, deadline);
-        if (link.cancelled) {
-          cancelled = true;
-          break;
-        }
-        failure_kind why = link.why;
-        std::string error = link.error;
-        if (link && st.protocol == config::backend_protocol::Auto) {
-          // Ask what it speaks. `mn` is a request like any: it has the
-          // pool's request timeout, not the connect's (a server slower than
-          // connect_timeout would otherwise fail every request queued
-          // behind the probe, which it would have answered in time).
-          const protocol_probe probe =
-              probe_protocol(link, mm::deadline_after(static_cast<mm::millis>(st.timeout_ms)));
-          if (probe.ok) {
-            if (!proto_known_ || proto_ != probe.learned) {
-              spdlog::info("pool {}: {} speaks {}", server_->pool(), server_->address(),
-                           probe.learned == protocol::backend_protocol::Meta ? "meta" : "ascii (no meta)");
-            }
-            proto_ = probe.learned;
-            proto_known_ = true;
-            server_->learned_protocol(proto_ == protocol::backend_protocol::Meta);
-          } else {
-            link.close();
-            if (probe.cancelled) {
-              cancelled = true;
-              break;
-            }
-            why = probe.why;
-            error = probe.error;
-          }
-        }
-        if (!link) {
-          spdlog::warn("pool {}: connect to {}: {}", server_->pool(), server_->address(), error);
-          server_->set_last_error(error);
-          if (server_->record_failure(why)) start_prober(server_);
-          counters().failures[static_cast<int>(why)].add();
-          // Requests that never left fail with the connect's reason (counted
-          // once above, as one failed connect).
-          while (!waiting_.empty()) {
-            entry e = waiting_.front();
-            waiting_.pop_front();
-            fail_call(e, why);
-          }
-          state_ = state::Idle;
-          break;
-        }
-        std::unique_ptr<mm::io> io = std::move(link.io);
-        tls_ = std::move(link.tls);
-        server_->set_last_error("");
-        io_ = std::move(io);
-        counters().connects.add();
-        counters().connections.fetch_add(1, std::memory_order_relaxed);
-        state_ = state::Ready;
-        // The wait for a connection has its own bound (connect_timeout, and
-        // the probe's): a request's timeout counts from when it can be sent.
-        restart_waiting_deadlines(static_cast<int64_t>(st.timeout_ms) * 1000000);
-        admit_waiting();
-        reader_wake_.signal();
-        break;
-      }
-      case state::Ready: {
-        admit_waiting();
-        if (out_.empty()) {
-          if (closing_ && inflight_.empty() && waiting_.empty()) {
-            state_ = state::Broken;  // nothing left: close the socket and end
-            ::shutdown(io_->fd(), SHUT_RDWR);
-            reader_wake_.signal();
-            break;
-          }
-          cancelled = writer_wake_.wait(kIdleWaitMs) == mm::wait_status::Cancelled;
-          break;
-        }
-        // Everything the clients queued this turn, in one write. Clients
-        // keep appending to out_ while it is being written.
-        sending_.swap(out_);
-        open_line_ = nullptr;
-        // TLS: SSL_write on the socket (the reader may be inside SSL_read on
-        // it meanwhile); plain: io_uring's batched send.
-        ssize_t w = tls_ ? tls_->write(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms))
-                         : io_->write_batched(sending_.data(), sending_.size(), static_cast<mm::millis>(st.timeout_ms));
-        sending_.clear();
-        if (sending_.capacity() > kKeepWriteBuffer) std::string().swap(sending_);
-        if (w == -ECANCELED) {
-          cancelled = true;
-        } else if (w < 0) {
-          break_connection(w == -ETIMEDOUT ? failure_kind::Timeout : failure_kind::Connection);
-        }
-        break;
-      }
-      case state::Broken:
-        // The reader may still be inside a read: shutdown() ended it; wait
-        // until it has left before the socket is closed under it.
-        if (!reader_parked_) {
-          reader_wake_.signal();
-          cancelled = writer_wake_.wait(10) == mm::wait_status::Cancelled;
-          break;
-        }
-        tls_.reset();  // no close_notify: the socket is shut down already
-        io_->close();
-        io_.reset();
-        counters().connections.fetch_sub(1, std::memory_order_relaxed);
-        in_start_ = 0;
-        in_len_ = 0;
-        if (in_.size() > kKeepReadBuffer) std::string().swap(in_);
-        parser_.reset();
-        out_.clear();
-        open_line_ = nullptr;
-        state_ = closing_ && waiting_.empty() ? state::Closed : state::Idle;
-        break;
-      case state::Closed:
-        break;
+      case state::Idle: cancelled = writer_idle(); break;
+      case state::Connecting: cancelled = writer_connect(); break;
+      case state::Ready: cancelled = writer_send(); break;
+      case state::Broken: cancelled = writer_close(); break;
+      case state::Closed: break;
     }
   }
   // Cancelled (the worker stops) or closed: nothing more will be answered.

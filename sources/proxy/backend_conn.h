@@ -88,6 +88,14 @@ class backend_conn {
 
   void start_coroutines();
   void writer_main();
+  // writer_main's step in each state; each returns true when its wait was
+  // cancelled (backend_conn.cc).
+  bool writer_idle();
+  bool writer_connect();
+  bool learn_protocol(backend_link& link, failure_kind& why, std::string& error);
+  void connect_failed(failure_kind why, const std::string& error);
+  bool writer_send();
+  bool writer_close();
   void reader_main();
   // Encodes as many waiting calls as the in-flight cap allows (after
   // failing those whose deadline passed while they waited).

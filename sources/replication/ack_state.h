@@ -5,10 +5,11 @@
 //
 //   worker: `waiting` + 1, the store call (its record enters the ring at
 //           position p), a waiter (route/ack_waiters.h) parks the slot
-//   router: drains the ring; after a batch, while `waiting` > 0, asks every
-//           synced slave to confirm the position reached (record.h's Noop)
+//   fan-out (the replication machine, fanout.h): drains the ring; after a
+//           batch, while `waiting` > 0, asks every synced slave to confirm
+//           the position reached (record.h's Noop)
 //   slave:  applies everything before the request, answers with the position
-//   router: confirm(p): raises `confirmed`, wakes the workers whose oldest
+//   fan-out: confirm(p): raises `confirmed`, wakes the workers whose oldest
 //           waiting write it covers (an eventfd each, coalesced)
 //
 // No lock anywhere: `waiting` is raised before the store call, so the drain
@@ -40,7 +41,7 @@ public:
     void confirm(uint64_t position) noexcept;
 
     // Writes between their store call and their reply (every worker). The
-    // router asks for confirmations only while it is not 0. [any thread]
+    // fan-out machine asks for confirmations only while it is not 0. [any thread]
     std::atomic<uint64_t> waiting{0};
 
     // A worker's wake: its ack coroutine stores the position of its oldest

@@ -41,7 +41,7 @@ bool stream_observer::put_set(const store::item_view& item, ring_kind kind, uint
     ring_tag tag{kind, 0, 0, sync_id, nullptr};
     mm::byte_queue::reservation r;
     if (item.large) {
-        // The value stays in its file: the router reads it off the lock.
+        // The value stays in its file: the fan-out machine reads it off the lock.
         tag.large = 1;
         tag.value = item.large;
         char* p = claim(queue_, set_size(item.key.size(), 0), tag, r);

@@ -9,7 +9,7 @@
 // fan-out machine flips `streaming` and reads the counters.
 //
 // Policy when the ring is full: the record is not written, `lost` counts it,
-// and the router drops every slave (a stream with a hole cannot be repaired;
+// and the fan-out machine drops every slave (a stream with a hole cannot be repaired;
 // each slave must resync). Workers never wait.
 #pragma once
 
@@ -66,7 +66,7 @@ public:
 
     // Records the ring refused. (Records written are not counted here: one
     // counter shared by every worker would be a contended write per change;
-    // the router counts what it hands to slaves.)
+    // the fan-out machine counts what it hands to slaves.)
     uint64_t lost() const noexcept { return lost_.load(std::memory_order_relaxed); }
 
 private:

@@ -8,9 +8,9 @@
 // reads it with memcached's rule (above 30 days = absolute), so master and
 // slave clocks must agree, as with yrmcds.
 //
-// Encoders write into a caller's buffer of exactly *_size() bytes (the router
-// writes them straight into the hand-off ring, under the bucket lock: no
-// allocation, no lock, no I/O).
+// Encoders write into a caller's buffer of exactly *_size() bytes (the store
+// observer, observer.h, writes them straight into the hand-off ring, under
+// the bucket lock: no allocation, no lock, no I/O).
 #pragma once
 
 #include <cstddef>

@@ -97,7 +97,7 @@ mm::wait_status ack_waiters::sleep_for_head(std::int64_t deadline_ns) {
   const entry& head = parked_.front();
   wake_.wanted.store(head.position, std::memory_order_relaxed);
   wake_.sleeping.store(true, std::memory_order_seq_cst);
-  if (state_.confirmed() >= head.position) {  // confirmed before the router could see us sleep
+  if (state_.confirmed() >= head.position) {  // confirmed before the fan-out machine could see us sleep
     wake_.sleeping.store(false, std::memory_order_relaxed);
     return mm::wait_status::Ok;
   }

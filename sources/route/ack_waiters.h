@@ -74,7 +74,7 @@ class ack_waiters {
   // Releases every entry past its deadline (the head only while deadlines
   // are in order) and returns the earliest deadline left.
   std::int64_t release_expired(std::int64_t now);
-  // Waits until the head may be released (a wake from the router) or the
+  // Waits until the head may be released (a wake from the replication fan-out machine) or the
   // earliest deadline.
   mm::wait_status sleep_for_head(std::int64_t deadline_ns);
 

@@ -267,10 +267,87 @@ bool refused_unauthenticated(const loop_context& lc, const protocol::parse_resul
   return !commands::allowed_unauthenticated(req.opcode);
 }
 
+// One parsed request (or parse error) to where it goes: refused before any
+// route (-S before login, -F's flush), a parse error's reply (and, routed,
+// memcached's side effect as a silent delete to the key's server, in this
+// request's place in the order), an introspection get answered here, else the
+// connection's root (or the server-command tree). `st` is the dispatch's
+// status. False when the connection must close at once (waiting for the
+// slots before a side effect failed). [execute_input's loop; inline there]
+inline bool dispatch_parsed(loop_context& lc, const protocol::parse_result& r, request_slot& slot,
+                            dispatch_env& env, const route& root, bool all_local, bool routes_to_servers,
+                            dispatch_status& st) {
+  if (refused_unauthenticated(lc, r, slot.req)) {
+    protocol::encode_binary_error(env.out, slot.req, protocol::binary_status::AuthError);
+    slot.action = exec_action::Close;
+  } else if (refuses_flush(r, slot.req, lc.server)) {
+    commands::refuse_flush_all(slot.req, env.out, lc.server);
+  } else if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {
+    // The parser refused it, but memcached's side effect happens on the
+    // server that holds the key, in this request's place in the order.
+    if (!settle(lc, settle_until::Empty)) return false;
+    lc.server.counters.parse_errors.add();
+    slot.action = flow::execute_parse_error_reply(r, slot.req, lc.out);
+    if (r.close) slot.action = exec_action::Close;
+    if (r.error == protocol::error_kind::KeyTooLong) {
+      st = dispatch_status::Done;  // the cull was all; nothing goes to a server
+    } else {
+      as_silent_delete(slot.req);
+      slot.silent = true;  // its set was counted with the error
+      slot.note_dispatch();
+      slot.begin_dispatch();
+      st = root.dispatch(slot, env);
+    }
+  } else if (r.status == protocol::parse_status::Error) {
+    lc.server.counters.parse_errors.add();
+    // The local store's side effects only where it is the whole tree (a
+    // read-only replica's store changes only by its master's stream).
+    slot.action = all_local ? lc.local->execute_parse_error(r, slot.req, env.out)
+                            : flow::execute_parse_error_reply(r, slot.req, env.out);
+    if (r.close) slot.action = exec_action::Close;
+  } else if (is_introspection(slot.req)) {
+    // `get __mcrouter__.route(get,k)` ...: answered here, on this
+    // connection's root, in whichever protocol the get came (introspect.h).
+    answer_introspection(slot.req, root, lc.server, lc.backends, slot.result, env.out);
+  } else {
+    const bool server_command = protocol::classify(slot.req) == protocol::command_class::Server;
+    const route& target = server_command ? lc.tree->server() : root;
+    // Only what reaches a server takes a place in the order that a
+    // retrieval sent again must keep (request_slot.h: Order).
+    if (&target == &root) slot.note_dispatch();
+    slot.begin_dispatch();
+    st = target.dispatch(slot, env);
+  }
+  return true;
+}
+
+// A dispatched slot's place: Pending (waiting on servers) or Deferred (its
+// reply behind earlier ones) in the in-flight queue, or its reply written
+// straight into the stream (drained when full); then the ready replies at the
+// head go out. Sets `action` to Close when the slot asks or a drain fails.
+// [execute_input's loop; inline there]
+inline void queue_dispatched(loop_context& lc, request_slot& slot, dispatch_status st, bool direct,
+                             exec_action& action) {
+  if (st == dispatch_status::Done) slot.abandon_dispatch();
+  if (slot.action != exec_action::Continue) action = slot.action;
+  if (st == dispatch_status::Pending) {
+    slot.st = request_slot::state::Pending;
+    lc.inflight.push_tail();
+    slot.end_dispatch();  // Ready now if every call was already answered
+  } else if (!direct) {
+    slot.st = request_slot::state::Deferred;
+    lc.inflight.push_tail();
+  } else if (!flow::drain_if_full(lc.out, lc.drain)) {
+    action = exec_action::Close;
+  }
+  if (!direct && !pop_ready(lc)) action = exec_action::Close;
+}
+
 }  // namespace
 
 // Parses and dispatches every complete request of `input` on the tree of the
-// caller's batch, pipelined (a request does not wait for the one before),
+// caller's batch, pipelined (a request does not wait for the one before;
+// dispatch_parsed, then queue_dispatched),
 // and returns only when each has its reply in lc.out, in request order;
 // returns how many bytes it used (the rest is an incomplete request). Parse
 // errors get memcached's reply and, where memcached has one, its side effect
@@ -322,63 +399,11 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     lc.server.replies_pending = !direct;
     dispatch_env env{lc.local, &lc.server, direct ? lc.out : slot.deferred, lc.backends, lc.acks, lc.async};
     dispatch_status st = dispatch_status::Done;
-    if (refused_unauthenticated(lc, r, slot.req)) {
-      protocol::encode_binary_error(env.out, slot.req, protocol::binary_status::AuthError);
-      slot.action = exec_action::Close;
-    } else if (refuses_flush(r, slot.req, lc.server)) {
-      commands::refuse_flush_all(slot.req, env.out, lc.server);
-    } else if (r.status == protocol::parse_status::Error && routes_to_servers && routed_side_effect(r, slot.req)) {
-      // The parser refused it, but memcached's side effect happens on the
-      // server that holds the key, in this request's place in the order.
-      if (!settle(lc, settle_until::Empty)) {
-        action = exec_action::Close;
-        break;
-      }
-      lc.server.counters.parse_errors.add();
-      slot.action = flow::execute_parse_error_reply(r, slot.req, lc.out);
-      if (r.close) slot.action = exec_action::Close;
-      if (r.error == protocol::error_kind::KeyTooLong) {
-        st = dispatch_status::Done;  // the cull was all; nothing goes to a server
-      } else {
-        as_silent_delete(slot.req);
-        slot.silent = true;  // its set was counted with the error
-        slot.note_dispatch();
-        slot.begin_dispatch();
-        st = root.dispatch(slot, env);
-      }
-    } else if (r.status == protocol::parse_status::Error) {
-      lc.server.counters.parse_errors.add();
-      // The local store's side effects only where it is the whole tree (a
-      // read-only replica's store changes only by its master's stream).
-      slot.action = all_local ? lc.local->execute_parse_error(r, slot.req, env.out)
-                              : flow::execute_parse_error_reply(r, slot.req, env.out);
-      if (r.close) slot.action = exec_action::Close;
-    } else if (is_introspection(slot.req)) {
-      // `get __mcrouter__.route(get,k)` ...: answered here, on this
-      // connection's root, in whichever protocol the get came (introspect.h).
-      answer_introspection(slot.req, root, lc.server, lc.backends, slot.result, env.out);
-    } else {
-      const bool server_command = protocol::classify(slot.req) == protocol::command_class::Server;
-      const route& target = server_command ? lc.tree->server() : root;
-      // Only what reaches a server takes a place in the order that a
-      // retrieval sent again must keep (request_slot.h: Order).
-      if (&target == &root) slot.note_dispatch();
-      slot.begin_dispatch();
-      st = target.dispatch(slot, env);
-    }
-    if (st == dispatch_status::Done) slot.abandon_dispatch();
-    if (slot.action != exec_action::Continue) action = slot.action;
-    if (st == dispatch_status::Pending) {
-      slot.st = request_slot::state::Pending;
-      lc.inflight.push_tail();
-      slot.end_dispatch();  // Ready now if every call was already answered
-    } else if (!direct) {
-      slot.st = request_slot::state::Deferred;
-      lc.inflight.push_tail();
-    } else if (!flow::drain_if_full(lc.out, lc.drain)) {
+    if (!dispatch_parsed(lc, r, slot, env, root, all_local, routes_to_servers, st)) {
       action = exec_action::Close;
+      break;
     }
-    if (!direct && !pop_ready(lc)) action = exec_action::Close;
+    queue_dispatched(lc, slot, st, direct, action);
     // memcached -R: this many requests, then the other connections' turn.
     // What is in flight stays so: the caller's next call goes on from here
     // (over the same input) and settles it (server/client.cc run_input).

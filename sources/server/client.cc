@@ -107,6 +107,16 @@ mm::millis client::idle_timeout() const {
   return live_->idle_timeout_ms > 0 ? static_cast<mm::millis>(live_->idle_timeout_ms) : mm::kForever;
 }
 
+// One turn of a connection on this client (the session's coroutine): an
+// expired park is closed (idle_timeout, or error when the kernel gave up on
+// the peer); else the stream is opened (TLS handshake on a TLS listener),
+// the requests served (serve_requests) until the connection parks again
+// (Parked) or ends, with `watch` turning it into a log receiver. A closed
+// connection leaves nothing to the next one: unsent replies dropped, requests
+// in flight orphaned, its buffer trimmed, the socket closed with memcached's
+// reason; a `shutdown` command then asks the pooler to stop. [the worker's
+// session coroutine that owns the client; no lock; suspends in reads, writes
+// and settles] Returns Parked or Closed (the caller frees `c` then).
 client::outcome client::serve(connection& c, mm::park_set& parked) {
   mm::io& conn = *c.io;
   std::string_view reason = "normal";  // conn_close's reason (memcached's close_reasons)

@@ -153,60 +153,45 @@ std::vector<listen_entry> listen_addresses(const config::config& cfg) {
   }
   return out;
 }
-}  // namespace
-
-// The process from the first config to the last join: builds what every
-// thread shares (store, replication, live snapshot, route tree, spool,
-// stats), starts the machines in dependency order (spool, workers,
-// fan-out, role, slave, metrics, pooler last: nothing is accepted before
-// its consumers run), waits for the pooler to end (SIGTERM, `shutdown`, a
-// listen failure), then stops and joins the metrics machine, the workers,
-// the spool, role, fan-out and slave machines. Returns the exit code.
-// [the main thread; it blocks in joins, which is fine for a thread that
-// serves nothing] Long, but one straight line of start-up steps with no
-// loop; each step is a call into the component that owns it.
-int instance_run(const config::config& cfg, const config::cli_options& cli) {
-  // Every machine thread inherits this mask (main blocked these already,
-  // before the logger thread); the pooler receives them.
-  mm::signal_block({SIGHUP, SIGTERM, SIGINT});
-  ::signal(SIGPIPE, SIG_IGN);
-
-  // TLS (-Z): the certificate files are read now, so a missing or bad one
-  // fails the start with memcached's words (tls_context.h).
-  std::shared_ptr<tls_context> tls;
+// TLS (-Z): the certificate files are read now, so a missing or bad one
+// fails the start with memcached's words (tls_context.h); and
+// replication.tls's contexts. False (logged) when one cannot be made.
+bool make_tls_contexts(const config::config& cfg, std::shared_ptr<tls_context>& tls, repl_tls& rtls) {
   if (cfg.tls.enabled) {
     std::string tls_error;
     tls = tls_context::create(cfg.tls, &tls_error);
     if (!tls) {
       spdlog::critical("{}", tls_error);
-      return 1;
+      return false;
     }
   }
-
-  repl_tls rtls;
   if (cfg.replication.tls.enabled) {
     std::string why;
     rtls.server = net::make_mutual_server_ctx(cfg.replication.tls, &why);
     if (rtls.server) rtls.client = net::make_client_ctx(cfg.replication.tls, &why);
     if (!rtls.client) {
       spdlog::critical("replication.tls: {}", why);
-      return 1;
+      return false;
     }
   }
+  return true;
+}
 
-  // -Y / -S: the password files, read before anything serves (memcached's
-  // words when -Y's cannot be); they outlive the workers that check them.
-  auth_store auth;
-  if (!cfg.server.auth_file.empty() || cfg.server.sasl) {
-    std::string why;
-    std::vector<std::string> notes;
-    if (!auth.open(cfg.server, &why, &notes)) {
-      spdlog::critical("{}", why);
-      return 1;
-    }
-    for (const std::string& n : notes) spdlog::warn("auth file {}: {}", cfg.server.auth_file, n);
+// -Y / -S: the password files, read before anything serves (memcached's
+// words when -Y's cannot be). False (logged) when they cannot be read.
+bool open_auth(const config::config& cfg, auth_store& auth) {
+  if (cfg.server.auth_file.empty() && !cfg.server.sasl) return true;
+  std::string why;
+  std::vector<std::string> notes;
+  if (!auth.open(cfg.server, &why, &notes)) {
+    spdlog::critical("{}", why);
+    return false;
   }
+  for (const std::string& n : notes) spdlog::warn("auth file {}: {}", cfg.server.auth_file, n);
+  return true;
+}
 
+store::store_config store_config_of(const config::config& cfg) {
   store::store_config sc;
   sc.bucket_count = uint64_t{1} << cfg.cache.hash_power;
   sc.memory_limit = cfg.cache.memory_limit;
@@ -221,6 +206,236 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   sc.large_pages = cfg.process.large_pages;  // -L (large_pages.h)
   sc.evictions = cfg.cache.evictions;
   sc.cas_enabled = cfg.cache.cas_enabled;
+  return sc;
+}
+
+// Reliable deletes' spool (proxy/delete_spool.h): its machine runs in the
+// router role, before the workers (they spool) and after them (it writes
+// what they queued); a spool an earlier run left is replayed. Its
+// directory must be usable now: a spool that cannot write answers every
+// failed delete with the failure, which a deployment must hear of at once.
+// False (logged) when it cannot start; `spool` stays null without one.
+bool start_spool(const config::config& cfg, const proxy::server_directory& servers, const mm::machine_config& mc,
+                 std::unique_ptr<proxy::delete_spool>& spool) {
+  if (!config::uses_spool(cfg)) return true;
+  const std::string dir = config::spool_dir_of(cfg);
+  std::string why;
+  bool made = false;
+  if (!config::make_spool_dir(dir, &why, &made)) {
+    spdlog::critical("router.spool_dir: {} (reliable deletes' spool; name a writable directory)", why);
+    return false;
+  }
+  spool = std::make_unique<proxy::delete_spool>(
+      proxy::spool_settings{dir, cfg.router.spool_max_size, cfg.router.spool_fsync, made});
+  if (!spool->start(mc)) {
+    spdlog::critical("spool machine did not start (see the log above)");
+    return false;
+  }
+  for (const auto& s : servers.list()) spool->adopt(s);
+  return true;
+}
+
+// The workers' settings from the config: the protocol every listener binds
+// (-S binary, -Y ascii: memcached binds them so; validate() refuses a -B that
+// says otherwise; else -B's), SASL, the password tables when in use, the read
+// buffer; and `stats detail` (-D): the delimiter for good, on at start if asked.
+void set_worker_settings(worker_shared& shared, const config::config& cfg, auth_store& auth) {
+  shared.read_buffer_size = cfg.server.read_buffer_size;
+  stats::prefix_stats::instance().set_delimiter(cfg.server.prefix_delimiter);
+  stats::prefix_stats::instance().set_enabled(cfg.server.detail_enabled);
+  shared.parser.item_size_max = cfg.cache.item_size_max;
+  using binding = protocol::parser_settings::binding;
+  shared.parser.binding_protocol = cfg.server.sasl              ? binding::Binary
+                                   : !cfg.server.auth_file.empty() ? binding::Ascii
+                                                                   : binding_of(cfg.server.binding);
+  // Under -S or -Y a listener's proto[] prefix may not speak past the login.
+  shared.auth_binds_protocol = cfg.server.sasl || !cfg.server.auth_file.empty();
+  shared.parser.sasl = cfg.server.sasl;
+  if (auth.ascii_enabled() || auth.sasl_enabled()) shared.auth = &auth;
+}
+
+// UDP sockets are bound here, before any machine starts, so a port in use
+// fails the start at once and the log shows the udp line before the tcp one.
+// Each worker gets its share. False (logged) on a failure.
+bool bind_udp(const config::config& cfg, std::vector<std::unique_ptr<worker>>& workers) {
+  std::vector<std::vector<udp_socket>> udp;
+  if (!udp_bind_listeners(udp_addresses(cfg), cfg.server.workers, udp)) {
+    spdlog::critical("could not bind the udp port (see the log above)");
+    return false;
+  }
+  for (size_t i = 0; i < udp.size(); i++) {
+    for (udp_socket& s : udp[i]) workers[i]->add_udp_socket(std::move(s));
+  }
+  return true;
+}
+
+// The workers' machines, in order; `started` lists those that run (to be
+// stopped and joined whatever the result). False (logged) at the first that
+// does not start.
+bool start_workers(const mm::machine_config& mc, std::vector<std::unique_ptr<worker>>& workers,
+                   std::vector<worker*>& started) {
+  for (auto& w : workers) {
+    if (!w->start(mc)) {
+      spdlog::critical("worker machine did not start (see the log above)");
+      return false;
+    }
+    started.push_back(w.get());
+  }
+  return true;
+}
+
+// A configured slave's machine (replication::slave_main), or null (logged)
+// when it cannot start. The store, clock and counters outlive it.
+mm::machine* start_slave(const config::config& cfg, const mm::machine_config& mc, const repl_tls& rtls,
+                         store::store& st, server_clock& clock, replication::repl_counters& repl) {
+  mm::machine_config sm = mc;
+  sm.name = "slave";
+  replication::slave_settings ss = slave_settings_of(cfg, rtls);
+  store::store* sp = &st;
+  mm::machine* m = mm::machine_create(sm, [ss, sp, &clock, &repl] {
+    replication::slave_main(ss, *sp, [&clock] { return clock.now(); }, repl);
+  });
+  if (!m) spdlog::critical("slave machine did not start (see the log above)");
+  return m;
+}
+
+// The node's first role: a configured master starts its fan-out, a
+// configured slave serves the store as serve_reads says; with `role: auto`
+// the virtual IP decides now (first_role_of), before the first snapshot, so
+// clients meet the right role from the start.
+struct first_role {
+  bool start_fanout = false;
+  route::store_access access = route::store_access::ReadWrite;
+  role_settings settings;  // role: auto only
+  role_state state = role_state::Slave;
+};
+
+first_role decide_first_role(const config::config& cfg, const mm::machine_config& mc, const repl_tls& rtls,
+                            replication::repl_counters& repl) {
+  first_role f;
+  const config::replication_role r = cfg.replication.role;
+  f.start_fanout = r == config::replication_role::Master;
+  if (r == config::replication_role::Slave) f.access = route::slave_access(cfg.replication.serve_reads);
+  if (r != config::replication_role::Auto) return f;
+  f.settings = role_settings_of(cfg, mc, rtls);
+  f.state = first_role_of(f.settings, repl);
+  f.start_fanout = f.state == role_state::Master;
+  if (!f.start_fanout) f.access = f.settings.slave_access;
+  return f;
+}
+
+// A master's (or a possible master's) replication: the ack state and the
+// fan-out machine's object (not started here), its observer installed on the
+// store before any worker can touch it.
+void make_fanout(const config::config& cfg, const repl_tls& rtls, store::store& st, server_clock& clock,
+                 replication::repl_counters& repl, std::unique_ptr<replication::ack_state>& repl_ack,
+                 std::unique_ptr<replication::fanout>& repl_fanout) {
+  repl_ack = std::make_unique<replication::ack_state>(cfg.server.workers, repl);
+  repl_fanout = std::make_unique<replication::fanout>(fanout_settings_of(cfg, rtls), st, [&clock] { return clock.now(); },
+                                                      clock.wall_base(), repl, repl_ack.get());
+  st.set_observer(repl_fanout->observer());
+}
+
+// The first live settings: the config's, with the route tree built for the
+// store access the first role gives. Null (logged) when the tree cannot be built.
+std::shared_ptr<const live_settings> first_live_settings(const config::config& cfg, const config::cli_options& cli,
+                                                         proxy::server_directory& servers, route::store_access access) {
+  std::string route_error;
+  live_settings first = live_settings_of(cfg);
+  first.routes = route::build_route_tree(cfg, servers, access, &route_error);
+  first.close_clients = access == route::store_access::Closed;
+  first.config_file = cli.config_path;
+  first.config_loaded_at = static_cast<int64_t>(std::time(nullptr));
+  if (!first.routes) {
+    spdlog::critical("{}", route_error);
+    return nullptr;
+  }
+  return std::make_shared<const live_settings>(std::move(first));
+}
+
+// The Prometheus page, when configured: bound before the client listeners, so
+// a port in use fails the start. False (logged) when it does not start.
+bool start_metrics(const config::config& cfg, server_stats& stats, const std::vector<worker*>& started,
+                   const mm::machine_config& mc, std::unique_ptr<metrics_listener>& metrics) {
+  if (!cfg.metrics.enabled) return true;
+  metrics_listener_settings ms;
+  ms.listen = config::to_string(cfg.metrics.listen);
+  metrics = std::make_unique<metrics_listener>(ms, stats, started);
+  if (metrics->start(mc)) return true;
+  spdlog::critical("metrics listener did not start (see the log above)");
+  metrics.reset();
+  return false;
+}
+
+// The pooler's listeners, cron, reload target and start-up callbacks. The
+// metrics listener, if any, is bound already: on_ready writes the pid file,
+// switches user, then says READY (process_setup.h).
+pooler_settings pooler_settings_of(const config::config& cfg, reload_target reload, server_stats& stats) {
+  pooler_settings ps;
+  ps.listen = listen_addresses(cfg);
+  ps.backlog = static_cast<int>(cfg.listen.backlog);
+  ps.unix_mode = cfg.listen.unix_mode;
+  ps.cron.grow = cfg.cache.hash_expand;
+  ps.reload = reload;
+  ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
+  ps.on_ready = [&cfg] { return process_ready(cfg); };
+  return ps;
+}
+
+// What runs, stopped and joined in the order their users need: the metrics
+// machine before the workers whose counters it reads; the workers before the
+// spool (it writes what they queued); the role monitor before the fan-out (it
+// may be starting or stopping it); the slave last. Null ones are skipped.
+void stop_machines(metrics_listener* metrics, const std::vector<worker*>& started, proxy::delete_spool* spool,
+                   role_monitor* monitor, replication::fanout* repl_fanout, mm::machine* repl_slave) {
+  if (metrics) {
+    metrics->stop();
+    metrics->join();
+  }
+  for (worker* w : started) w->stop();
+  for (worker* w : started) w->join();
+  if (spool) spool->stop();
+  if (monitor) {
+    monitor->stop();
+    monitor->join();
+  }
+  if (repl_fanout) {
+    repl_fanout->stop();
+    repl_fanout->join();
+  }
+  if (repl_slave) {
+    mm::machine_stop(repl_slave);
+    mm::machine_join(repl_slave);
+  }
+}
+
+}  // namespace
+
+// The process from the first config to the last join: builds what every
+// thread shares (store, replication, live snapshot, route tree, spool,
+// stats), starts the machines in dependency order (spool, workers,
+// fan-out, role, slave, metrics, pooler last: nothing is accepted before
+// its consumers run), waits for the pooler to end (SIGTERM, `shutdown`, a
+// listen failure), then stops and joins the metrics machine, the workers,
+// the spool, role, fan-out and slave machines. Returns the exit code.
+// [the main thread; it blocks in joins, which is fine for a thread that
+// serves nothing] Long, but one straight line of start-up steps with no
+// loop; each step is a call into the component that owns it, and the
+// objects stay here, declared in the order their lifetimes need.
+int instance_run(const config::config& cfg, const config::cli_options& cli) {
+  // Every machine thread inherits this mask (main blocked these already,
+  // before the logger thread); the pooler receives them.
+  mm::signal_block({SIGHUP, SIGTERM, SIGINT});
+  ::signal(SIGPIPE, SIG_IGN);
+
+  std::shared_ptr<tls_context> tls;
+  repl_tls rtls;
+  if (!make_tls_contexts(cfg, tls, rtls)) return 1;
+  // The password files outlive the workers that check them.
+  auth_store auth;
+  if (!open_auth(cfg, auth)) return 1;
+
+  const store::store_config sc = store_config_of(cfg);
   auto st = std::make_unique<store::store>(sc);
   if (!st->large_values_available()) {
     spdlog::error("cannot create the large values' file in {}: {}; values over {} bytes will be refused",
@@ -245,72 +460,29 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   // fan-out (which a role change stops and starts again) and the workers.
   std::unique_ptr<replication::ack_state> repl_ack;
   std::unique_ptr<replication::fanout> repl_fanout;
-  if (repl_role == config::replication_role::Master || auto_role) {
-    repl_ack = std::make_unique<replication::ack_state>(cfg.server.workers, repl);
-    repl_fanout = std::make_unique<replication::fanout>(fanout_settings_of(cfg, rtls), *st, [&clock] { return clock.now(); },
-                                                        clock.wall_base(), repl, repl_ack.get());
-    st->set_observer(repl_fanout->observer());
-  }
+  if (repl_role == config::replication_role::Master || auto_role)
+    make_fanout(cfg, rtls, *st, clock, repl, repl_ack, repl_fanout);
   // Roles by virtual IP: the first role is decided here, before the first
   // snapshot, so clients meet the right one from the start.
-  bool start_fanout = repl_role == config::replication_role::Master;
-  route::store_access access = repl_role == config::replication_role::Slave
-                                   ? route::slave_access(cfg.replication.serve_reads)
-                                   : route::store_access::ReadWrite;
-  role_settings auto_settings;
-  role_state first_role = role_state::Slave;
-  if (auto_role) {
-    auto_settings = role_settings_of(cfg, mc, rtls);
-    first_role = first_role_of(auto_settings, repl);
-    start_fanout = first_role == role_state::Master;
-    if (!start_fanout) access = auto_settings.slave_access;
-  }
+  first_role first = decide_first_role(cfg, mc, rtls, repl);
   // What a SIGHUP may change; the pooler publishes the next one (reload.h),
   // and so does a role change (served_role.h).
   proxy::server_directory servers(cfg.server.workers);
-  std::string route_error;
-  live_settings first = live_settings_of(cfg);
-  first.routes = route::build_route_tree(cfg, servers, access, &route_error);
-  first.close_clients = access == route::store_access::Closed;
-  first.config_file = cli.config_path;
-  first.config_loaded_at = static_cast<int64_t>(std::time(nullptr));
-  if (!first.routes) {
-    spdlog::critical("{}", route_error);
-    return 1;
-  }
+  std::shared_ptr<const live_settings> first_live = first_live_settings(cfg, cli, servers, first.access);
+  if (!first_live) return 1;
   for (const std::string& w : config::config_warnings(cfg)) spdlog::warn("{}", w);
   // memcached flags taken without memcached's effect (cli.h: notes).
   for (const std::string& n : cli.notes) spdlog::warn("{}", n);
   // The crawler switch starts as configured (-o no_lru_crawler); `lru_crawler
   // enable|disable` flips it from then on, and a reload leaves it alone.
   commands::crawler_enabled().store(cfg.cache.lru_crawler, std::memory_order_relaxed);
-  live_cell live(std::make_shared<const live_settings>(std::move(first)));
-  // Reliable deletes' spool (proxy/delete_spool.h): its machine runs in the
-  // router role, before the workers (they spool) and after them (it writes
-  // what they queued); a spool an earlier run left is replayed. Its
-  // directory must be usable now: a spool that cannot write answers every
-  // failed delete with the failure, which a deployment must hear of at once.
+  live_cell live(std::move(first_live));
   std::unique_ptr<proxy::delete_spool> spool;
-  if (config::uses_spool(cfg)) {
-    const std::string dir = config::spool_dir_of(cfg);
-    std::string why;
-    bool made = false;
-    if (!config::make_spool_dir(dir, &why, &made)) {
-      spdlog::critical("router.spool_dir: {} (reliable deletes' spool; name a writable directory)", why);
-      return 1;
-    }
-    spool = std::make_unique<proxy::delete_spool>(
-        proxy::spool_settings{dir, cfg.router.spool_max_size, cfg.router.spool_fsync, made});
-    if (!spool->start(mc)) {
-      spdlog::critical("spool machine did not start (see the log above)");
-      return 1;
-    }
-    for (const auto& s : servers.list()) spool->adopt(s);
-  }
-  served_role role(access);
+  if (!start_spool(cfg, servers, mc, spool)) return 1;
+  served_role role(first.access);
   std::unique_ptr<role_monitor> monitor;
   if (auto_role) {
-    monitor = std::make_unique<role_monitor>(std::move(auto_settings), first_role, *repl_fanout, *st, clock, repl,
+    monitor = std::make_unique<role_monitor>(std::move(first.settings), first.state, *repl_fanout, *st, clock, repl,
                                              role, live);
   }
 
@@ -330,50 +502,19 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   shared.conns = &conns;
   shared.clock = &clock;
   shared.live = &live;
-  shared.parser.item_size_max = cfg.cache.item_size_max;
-  // The protocol every listener binds: -S binary, -Y ascii (memcached
-  // binds them so; validate() refuses a -B that says otherwise), else -B's.
-  using binding = protocol::parser_settings::binding;
-  shared.parser.binding_protocol = cfg.server.sasl              ? binding::Binary
-                                   : !cfg.server.auth_file.empty() ? binding::Ascii
-                                                                   : binding_of(cfg.server.binding);
-  // Under -S or -Y a listener's proto[] prefix may not speak past the login.
-  shared.auth_binds_protocol = cfg.server.sasl || !cfg.server.auth_file.empty();
-  shared.parser.sasl = cfg.server.sasl;
-  if (auth.ascii_enabled() || auth.sasl_enabled()) shared.auth = &auth;
-  // `stats detail` (-D): the delimiter for good, and on at start if asked.
-  stats::prefix_stats::instance().set_delimiter(cfg.server.prefix_delimiter);
-  stats::prefix_stats::instance().set_enabled(cfg.server.detail_enabled);
-  shared.read_buffer_size = cfg.server.read_buffer_size;
   shared.ack_state = repl_ack.get();
   shared.tls = tls.get();
+  set_worker_settings(shared, cfg, auth);
   shared.request_shutdown = [&pool] {
     if (pool) pool->request_shutdown();
   };
 
   for (unsigned i = 0; i < cfg.server.workers; i++)
     workers.push_back(std::make_unique<worker>(static_cast<int>(i), shared, stats.add_worker()));
-  // UDP sockets are bound here, before any machine starts, so a port in use
-  // fails the start at once and the log shows the udp line before the tcp one.
-  std::vector<std::vector<udp_socket>> udp;
-  if (!udp_bind_listeners(udp_addresses(cfg), cfg.server.workers, udp)) {
-    spdlog::critical("could not bind the udp port (see the log above)");
-    return 1;
-  }
-  for (size_t i = 0; i < udp.size(); i++) {
-    for (udp_socket& s : udp[i]) workers[i]->add_udp_socket(std::move(s));
-  }
-  int rc = 0;
+  if (!bind_udp(cfg, workers)) return 1;
   std::vector<worker*> started;
-  for (auto& w : workers) {
-    if (!w->start(mc)) {
-      spdlog::critical("worker machine did not start (see the log above)");
-      rc = 1;
-      break;
-    }
-    started.push_back(w.get());
-  }
-  if (rc == 0 && start_fanout && !repl_fanout->start(mc)) {
+  int rc = start_workers(mc, workers, started) ? 0 : 1;
+  if (rc == 0 && first.start_fanout && !repl_fanout->start(mc)) {
     spdlog::critical("fan-out machine did not start (see the log above)");
     rc = 1;
   }
@@ -383,46 +524,17 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   }
   mm::machine* repl_slave = nullptr;
   if (rc == 0 && cfg.replication.role == config::replication_role::Slave) {
-    mm::machine_config sm = mc;
-    sm.name = "slave";
-    replication::slave_settings ss = slave_settings_of(cfg, rtls);
-    store::store* sp = st.get();
-    repl_slave = mm::machine_create(sm, [ss, sp, &clock, &repl] {
-      replication::slave_main(ss, *sp, [&clock] { return clock.now(); }, repl);
-    });
-    if (!repl_slave) {
-      spdlog::critical("slave machine did not start (see the log above)");
-      rc = 1;
-    }
+    repl_slave = start_slave(cfg, mc, rtls, *st, clock, repl);
+    if (!repl_slave) rc = 1;
   }
-  // The Prometheus page: bound before the client listeners, so a port in use
-  // fails the start; stopped before the workers whose counters it reads.
   std::unique_ptr<metrics_listener> metrics;
   if (rc == 0) stats.set_io_backend(started.front()->backend_name());  // before any reader starts
-  if (rc == 0 && cfg.metrics.enabled) {
-    metrics_listener_settings ms;
-    ms.listen = config::to_string(cfg.metrics.listen);
-    metrics = std::make_unique<metrics_listener>(ms, stats, started);
-    if (!metrics->start(mc)) {
-      spdlog::critical("metrics listener did not start (see the log above)");
-      metrics.reset();
-      rc = 1;
-    }
-  }
+  if (rc == 0 && !start_metrics(cfg, stats, started, mc, metrics)) rc = 1;
   if (rc == 0) {
-    pooler_settings ps;
-    ps.listen = listen_addresses(cfg);
-    ps.backlog = static_cast<int>(cfg.listen.backlog);
-    ps.unix_mode = cfg.listen.unix_mode;
-    ps.cron.grow = cfg.cache.hash_expand;
-    ps.reload = reload_target{&cli, &cfg, &live, st.get(), &servers, &role};
-    ps.reload.tls = tls.get();
-    ps.reload.auth = shared.auth != nullptr ? &auth : nullptr;
-    ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
-    // The metrics listener, if any, is bound already: the pid file, the user
-    // switch, then READY (process_setup.h).
-    ps.on_ready = [&cfg] { return process_ready(cfg); };
-    pool = std::make_unique<pooler>(ps, started, conns, *st, clock, gc);
+    reload_target reload{&cli, &cfg, &live, st.get(), &servers, &role};
+    reload.tls = tls.get();
+    reload.auth = shared.auth != nullptr ? &auth : nullptr;
+    pool = std::make_unique<pooler>(pooler_settings_of(cfg, reload, stats), started, conns, *st, clock, gc);
     spdlog::info("ithaca starting: {} workers, memory limit {} bytes, io backend {}", started.size(),
                  cfg.cache.memory_limit, started.front()->backend_name());
     if (!pool->start(mc)) {
@@ -433,26 +545,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
       if (pool->failed()) rc = 1;
     }
   }
-  if (metrics) {
-    metrics->stop();
-    metrics->join();
-  }
-  for (worker* w : started) w->stop();
-  for (worker* w : started) w->join();
-  if (spool) spool->stop();
-  // The monitor first: it may be starting or stopping the fan-out machine.
-  if (monitor) {
-    monitor->stop();
-    monitor->join();
-  }
-  if (repl_fanout) {
-    repl_fanout->stop();
-    repl_fanout->join();
-  }
-  if (repl_slave) {
-    mm::machine_stop(repl_slave);
-    mm::machine_join(repl_slave);
-  }
+  stop_machines(metrics.get(), started, spool.get(), monitor.get(), repl_fanout.get(), repl_slave);
   spdlog::info("ithaca stopped");
   return rc;
 }

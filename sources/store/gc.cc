@@ -7,6 +7,7 @@
 
 #include "large_arena.h"
 #include "store.h"
+#include "store_inline.h"
 
 namespace ithaca::store {
 
@@ -94,132 +95,121 @@ uint64_t store::gc_sample(bool disk, uint32_t sec, histogram& h) noexcept
     return total;
 }
 
-// See store.h for the contract. [the cron coroutine on the pooler, the one
-// caller; bucket locks one at a time, each for one chain] Work per call:
-// `count` buckets, plus one threshold sample (gc_sample) when a budget goes
-// above its high watermark; the threshold then holds to the end of the pass,
-// so a sweep never needs a second look at a bucket.
-uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now& now,
-                         gc_stats& total)
+// The sweep's watermarks now, of the memory limit and of the arena's disk budget (no
+// arena: both 0, never evicting).
+store::gc_marks store::gc_marks_now() const noexcept
 {
-    gc_stats out;  // this call's counts; added to the caller's running totals at the end
-    const uint64_t n = table_.bucket_count();
-    if (first_bucket >= n)
-        return 0;
-    const uint64_t end = std::min(n, first_bucket + count);
-    const uint32_t sec = server_sec(now);
-    last_sec_.store(sec, std::memory_order_relaxed);
-    // Items visited per class, added to class_stats_ once at the end (the sweep is
-    // memcached's LRU crawler here: crawler_items_checked).
-    std::array<uint64_t, kSlabClassMax> checked{};
+    gc_marks m;
     const uint64_t limit = memory_limit();
-    const uint64_t high = limit / 100 * cfg_.gc_high_watermark_pct;
-    const uint64_t low = limit / 100 * cfg_.gc_low_watermark_pct;
-    // The arena's budget has the same watermarks (no store: both 0, never evicting).
+    m.high = limit / 100 * cfg_.gc_high_watermark_pct;
+    m.low = limit / 100 * cfg_.gc_low_watermark_pct;
     const uint64_t disk_limit = arena_ ? arena_->limit() : 0;
-    const uint64_t disk_high = disk_limit / 100 * cfg_.gc_high_watermark_pct;
-    const uint64_t disk_low = disk_limit / 100 * cfg_.gc_low_watermark_pct;
-    auto disk_used = [&]() -> uint64_t { return arena_ ? arena_->used() : 0; };
+    m.disk_high = disk_limit / 100 * cfg_.gc_high_watermark_pct;
+    m.disk_low = disk_limit / 100 * cfg_.gc_low_watermark_pct;
+    return m;
+}
 
-    // Above the high watermark, choose the threshold from a sample of the items there are
-    // now: evicting everything at or above it frees the share of the budget that brings
-    // usage under the low watermark, coldest first. (An older pass's histogram does not
-    // do: stores evicting inline age what their sampling hand passes, so after a burst
-    // its scores say nothing of the items stored since.)
-    auto start_evicting = [&](gc_budget& g, bool disk, uint64_t used, uint64_t hi, uint64_t lo) {
-        if (g.evicting || used <= hi)
-            return;
-        g.evicting = true;
-        histogram h;
-        const uint64_t weighed = gc_sample(disk, sec, h);
-        if (weighed == 0) {
-            g.threshold = kScoreCount;  // nothing of this budget's kind seen: nothing to evict
-            return;
-        }
-        // The sample's share of the excess, and an eighth more: a sample misjudges the
-        // share a little either way, and the sweep stops at the low watermark anyway.
-        const auto share = static_cast<uint64_t>(
-            static_cast<unsigned __int128>(weighed) * (used - lo) * 9 / (used * 8));
-        g.threshold = threshold_for(h, share);
-    };
-    if (evictions()) {
-        start_evicting(gc_memory_, false, mem_used(), high, low);
-        start_evicting(gc_disk_, true, disk_used(), disk_high, disk_low);
-    } else {
-        // memcached -M (turned off by a reload mid-pass too): the sweep only reclaims.
-        gc_memory_.evicting = gc_disk_.evicting = false;
+// Above the high watermark, choose the threshold from a sample of the items there are
+// now: evicting everything at or above it frees the share of the budget that brings
+// usage under the low watermark, coldest first. (An older pass's histogram does not
+// do: stores evicting inline age what their sampling hand passes, so after a burst
+// its scores say nothing of the items stored since.) [gc_sweep's caller; the sample
+// takes bucket locks one at a time]
+void store::gc_start_evicting(gc_budget& g, bool disk, uint64_t used, uint64_t hi, uint64_t lo, uint32_t sec) noexcept
+{
+    if (g.evicting || used <= hi)
+        return;
+    g.evicting = true;
+    histogram h;
+    const uint64_t weighed = gc_sample(disk, sec, h);
+    if (weighed == 0) {
+        g.threshold = kScoreCount;  // nothing of this budget's kind seen: nothing to evict
+        return;
     }
+    // The sample's share of the excess, and an eighth more: a sample misjudges the
+    // share a little either way, and the sweep stops at the low watermark anyway.
+    const auto share = static_cast<uint64_t>(
+        static_cast<unsigned __int128>(weighed) * (used - lo) * 9 / (used * 8));
+    g.threshold = threshold_for(h, share);
+}
 
-    for (uint64_t b = first_bucket; b < end; ++b) {
-        // Most of a 2^hash_power table is empty: pass an empty bucket without taking (and
-        // so writing) its lock. An item linked just after this look waits for the next sweep.
-        if (!table_.maybe_nonempty(b))
-            continue;
-        reclaim_list rl(stats_.bytes);
-        bucket_guard guard(table_.lock_of(b));
-        uint64_t pending = 0;       // bytes unlinked in this bucket, freed after the unlock
-        uint64_t pending_disk = 0;  // ... and their extents, released then (unless read)
-        const hash_table::chain c = table_.chain_at(b);
-        item** link = c.head;
-        while (item* it = *link) {
-            if (!in_bucket(it, b, c)) {  // the sibling bucket's, on a chain not moved yet
-                link = &it->next_;
-                continue;
-            }
-            ++out.visited;
-            if (!it->is_placeholder())
-                ++checked[it->slab_class_];
-            remove_reason why;
-            if (invalid(it, sec, why)) {
-                if (!it->is_placeholder()) {
-                    ++out.reclaimed;
-                    class_count(it, class_counter::reclaimed);
-                    class_count(it, class_counter::crawler_reclaimed);
-                    if (why == remove_reason::Expired && !(it->bits_ & kFetched)) {
-                        ++out.expired_unfetched;
-                        class_count(it, class_counter::expired_unfetched);
-                    }
-                }
-                pending += item_mem(it);
-                unlink(link, rl, why);
-                continue;
-            }
-            if (it->clock_ < 255)
-                ++it->clock_;
-            const unsigned s = score(it);
-            const uint64_t size = item_mem(it);
-            const uint64_t disk = it->is_large() ? large_arena::rounded(it->large()->size()) : 0;
-            const bool over_memory = gc_memory_.evicting && s >= gc_memory_.threshold &&
-                                     mem_used() > low + pending;
-            const bool over_disk = disk && gc_disk_.evicting && s >= gc_disk_.threshold &&
-                                   disk_used() > disk_low + pending_disk;
-            if (over_memory || over_disk) {
-                if (!it->is_placeholder()) {
-                    ++out.evictions;
-                    if (!(it->bits_ & kFetched))
-                        ++out.evicted_unfetched;
-                    if (disk)
-                        ++out.large_evictions;
-                    count_class_eviction(it, sec, false);
-                }
-                pending += size;
-                pending_disk += disk;
-                unlink(link, rl, remove_reason::Evicted);
-                continue;
-            }
-            if (!it->is_placeholder()) {
-                uint32_t& oldest = gc_oldest_atime_[it->slab_class_];
-                if (oldest == 0 || it->atime_ < oldest)
-                    oldest = it->atime_;
-            }
+// One bucket of the sweep, under its lock: unlinks the invalid items (reclaimed), ages
+// the others (CLOCK), evicts those at or above an evicting budget's threshold while that
+// budget is above its low watermark, and notes each class's least recent access. Counts
+// into `out` and `checked` (items visited per class); what it unlinks is freed after the
+// unlock. An empty bucket is passed without taking (and so writing) its lock: an item
+// linked just after that look waits for the next sweep.
+void store::gc_sweep_bucket(uint64_t b, uint32_t sec, const gc_marks& m, gc_stats& out,
+                            std::array<uint64_t, kSlabClassMax>& checked) noexcept
+{
+    if (!table_.maybe_nonempty(b))
+        return;
+    reclaim_list rl(stats_.bytes);
+    bucket_guard guard(table_.lock_of(b));
+    uint64_t pending = 0;       // bytes unlinked in this bucket, freed after the unlock
+    uint64_t pending_disk = 0;  // ... and their extents, released then (unless read)
+    const hash_table::chain c = table_.chain_at(b);
+    item** link = c.head;
+    while (item* it = *link) {
+        if (!in_bucket(it, b, c)) {  // the sibling bucket's, on a chain not moved yet
             link = &it->next_;
+            continue;
         }
+        ++out.visited;
+        if (!it->is_placeholder())
+            ++checked[it->slab_class_];
+        remove_reason why;
+        if (invalid(it, sec, why)) {
+            if (!it->is_placeholder()) {
+                ++out.reclaimed;
+                class_count(it, class_counter::reclaimed);
+                class_count(it, class_counter::crawler_reclaimed);
+                if (why == remove_reason::Expired && !(it->bits_ & kFetched)) {
+                    ++out.expired_unfetched;
+                    class_count(it, class_counter::expired_unfetched);
+                }
+            }
+            pending += item_mem(it);
+            unlink(link, rl, why);
+            continue;
+        }
+        if (it->clock_ < 255)
+            ++it->clock_;
+        const unsigned s = score(it);
+        const uint64_t size = item_mem(it);
+        const uint64_t disk = it->is_large() ? large_arena::rounded(it->large()->size()) : 0;
+        const bool over_memory = gc_memory_.evicting && s >= gc_memory_.threshold &&
+                                 mem_used() > m.low + pending;
+        const bool over_disk = disk && gc_disk_.evicting && s >= gc_disk_.threshold &&
+                               (arena_ ? arena_->used() : 0) > m.disk_low + pending_disk;
+        if (over_memory || over_disk) {
+            if (!it->is_placeholder()) {
+                ++out.evictions;
+                if (!(it->bits_ & kFetched))
+                    ++out.evicted_unfetched;
+                if (disk)
+                    ++out.large_evictions;
+                count_class_eviction(it, sec, false);
+            }
+            pending += size;
+            pending_disk += disk;
+            unlink(link, rl, remove_reason::Evicted);
+            continue;
+        }
+        if (!it->is_placeholder()) {
+            uint32_t& oldest = gc_oldest_atime_[it->slab_class_];
+            if (oldest == 0 || it->atime_ < oldest)
+                oldest = it->atime_;
+        }
+        link = &it->next_;
     }
-    if (gc_memory_.evicting && mem_used() <= low)
-        gc_memory_.evicting = false;
-    if (gc_disk_.evicting && disk_used() <= disk_low)
-        gc_disk_.evicting = false;
+}
 
+// A sweep call's counts into the store's counters, the caller's running totals and the
+// per-class crawler_items_checked.
+void store::gc_count(const gc_stats& out, const std::array<uint64_t, kSlabClassMax>& checked,
+                     gc_stats& total) noexcept
+{
     stats_.add(store_counter::reclaimed, static_cast<int64_t>(out.reclaimed));
     stats_.add(store_counter::expired_unfetched, static_cast<int64_t>(out.expired_unfetched));
     stats_.add(store_counter::evictions, static_cast<int64_t>(out.evictions));
@@ -236,6 +226,43 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
             class_stats_.add(cls, class_counter::crawler_items_checked,
                              static_cast<int64_t>(checked[cls]));
     }
+}
+
+// See store.h for the contract. [the cron coroutine on the pooler, the one
+// caller; bucket locks one at a time, each for one chain] Work per call:
+// `count` buckets (gc_sweep_bucket), plus one threshold sample (gc_sample)
+// when a budget goes above its high watermark (gc_start_evicting); the
+// threshold then holds to the end of the pass, so a sweep never needs a
+// second look at a bucket.
+uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now& now,
+                         gc_stats& total)
+{
+    gc_stats out;  // this call's counts; added to the caller's running totals at the end
+    const uint64_t n = table_.bucket_count();
+    if (first_bucket >= n)
+        return 0;
+    const uint64_t end = std::min(n, first_bucket + count);
+    const uint32_t sec = server_sec(now);
+    last_sec_.store(sec, std::memory_order_relaxed);
+    // Items visited per class, added to class_stats_ once at the end (the sweep is
+    // memcached's LRU crawler here: crawler_items_checked).
+    std::array<uint64_t, kSlabClassMax> checked{};
+    const gc_marks m = gc_marks_now();
+    auto disk_used = [&]() -> uint64_t { return arena_ ? arena_->used() : 0; };
+    if (evictions()) {
+        gc_start_evicting(gc_memory_, false, mem_used(), m.high, m.low, sec);
+        gc_start_evicting(gc_disk_, true, disk_used(), m.disk_high, m.disk_low, sec);
+    } else {
+        // memcached -M (turned off by a reload mid-pass too): the sweep only reclaims.
+        gc_memory_.evicting = gc_disk_.evicting = false;
+    }
+    for (uint64_t b = first_bucket; b < end; ++b)
+        gc_sweep_bucket(b, sec, m, out, checked);
+    if (gc_memory_.evicting && mem_used() <= m.low)
+        gc_memory_.evicting = false;
+    if (gc_disk_.evicting && disk_used() <= m.disk_low)
+        gc_disk_.evicting = false;
+    gc_count(out, checked, total);
     // Over the budget itself (lowered by a SIGHUP, before a full pass gave the watermarks
     // a histogram): sampled eviction at once, as a store would.
     if (arena_ && arena_->used() > arena_->limit() && evictions())

@@ -8,6 +8,7 @@
 #include <charconv>
 
 #include "store.h"
+#include "store_inline.h"
 
 namespace ithaca::store {
 

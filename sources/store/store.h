@@ -328,6 +328,22 @@ private:
     // get() with stats counting optional (read-modify-write helpers read without counting).
     void get_impl(std::string_view key, const store_now& now, const get_options& opts,
                   get_result& res, bool count);
+    // set's steps (store_write.cc; the contracts are above each).
+    item* make_item(std::string_view key, std::span<const char> value, uint32_t flags) noexcept;
+    store_status store_verdict(store_mode mode, const store_options& opts, const item* old, const item* live,
+                               bool& stale_store) const noexcept;
+    void count_store(store_mode mode, const store_options& opts, store_status status, const item* it,
+                     const item* live) noexcept;
+    // get_impl's steps (store_get.cc, inline there; the contracts are above each).
+    item* find_readable(uint64_t h, std::string_view key, uint32_t sec, bool count, bool& counted_expiry,
+                        reclaim_list& rl, bool& hidden) noexcept;
+    size_t read_hit(item* it, const store_now& now, uint32_t sec, const get_options& opts,
+                    get_result& res);
+    bool lease_miss(item* placeholder, uint64_t h, item*& spare, const store_now& now, uint32_t sec,
+                    get_result& res) noexcept;
+    bool vivify_miss(uint64_t h, item*& spare, const store_now& now, uint32_t sec, const get_options& opts,
+                     get_result& res) noexcept;
+    void count_read(const get_options& opts, const get_result& res, unsigned hit_class) noexcept;
 
     store_config cfg_;  // fixed after construction; the live limits below override its copies
     std::atomic<uint64_t> memory_limit_;
@@ -360,6 +376,17 @@ private:
     };
     gc_budget gc_memory_;
     gc_budget gc_disk_;
+    // The sweep's watermarks, in bytes (gc_marks_now).
+    struct gc_marks {
+        uint64_t high = 0, low = 0;            // of the memory limit
+        uint64_t disk_high = 0, disk_low = 0;  // of the arena's disk budget
+    };
+    // gc_sweep's steps (gc.cc; the contracts are above each).
+    gc_marks gc_marks_now() const noexcept;
+    void gc_start_evicting(gc_budget& g, bool disk, uint64_t used, uint64_t hi, uint64_t lo, uint32_t sec) noexcept;
+    void gc_sweep_bucket(uint64_t b, uint32_t sec, const gc_marks& m, gc_stats& out,
+                         std::array<uint64_t, kSlabClassMax>& checked) noexcept;
+    void gc_count(const gc_stats& out, const std::array<uint64_t, kSlabClassMax>& checked, gc_stats& total) noexcept;
     uint64_t gc_sample_offset_ = 0;  // where the threshold sample's runs start (gc_sample)
 
     store_stats stats_;
