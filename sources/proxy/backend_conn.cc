@@ -47,9 +47,10 @@ protocol::call_failure call_failure_of(failure_kind f) {
 
 backend_conn::backend_conn(std::shared_ptr<backend_server> server, unsigned worker, worker_backends& owner)
     : server_(std::move(server)), worker_(worker), owner_(owner) {
-  const config::backend_protocol p = server_->settings().protocol;
-  proto_known_ = p != config::backend_protocol::Auto;
-  proto_ = p == config::backend_protocol::Meta ? protocol::backend_protocol::Meta : protocol::backend_protocol::Ascii;
+  const kinds::backend_protocol p = server_->settings().protocol;
+  proto_known_ = p != kinds::backend_protocol::Auto;
+  // Auto speaks ascii until the probe has learned otherwise.
+  proto_ = p == kinds::backend_protocol::Meta ? kinds::backend_protocol::Meta : kinds::backend_protocol::Ascii;
 }
 
 backend_conn::~backend_conn() {
@@ -328,7 +329,7 @@ void backend_conn::writer_main() {
         }
         failure_kind why = link.why;
         std::string error = link.error;
-        if (link && st.protocol == config::backend_protocol::Auto) {
+        if (link && st.protocol == kinds::backend_protocol::Auto) {
           // Ask what it speaks. `mn` is a request like any: it has the
           // pool's request timeout, not the connect's (a server slower than
           // connect_timeout would otherwise fail every request queued
