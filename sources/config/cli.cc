@@ -209,16 +209,12 @@ bool on_reqs_per_event(cli_options& o, std::string_view v, const std::string& n,
 
 // memcached's -B, with its message for another word.
 bool on_protocol(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
-  if (v == "auto") {
-    o.binding = binding_protocol::Auto;
-  } else if (v == "ascii") {
-    o.binding = binding_protocol::Ascii;
-  } else if (v == "binary") {
-    o.binding = binding_protocol::Binary;
-  } else {
+  kinds::binding_protocol b{};
+  if (!from_string(v, b)) {
     return fail(e, n + ": Invalid value for binding protocol: " + std::string(v) +
                        " -- should be one of auto, binary, or ascii");
   }
+  o.binding = b;
   return true;
 }
 
@@ -514,8 +510,8 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
   std::string why = auth_flag_conflict(o.sasl, o.auth_file.has_value(), o.udp_port.value_or(0));
   if (!why.empty()) return fail(error, why);
   // A -B given beside them must be theirs: memcached refuses "-B auto" too.
-  if (o.binding && o.sasl && *o.binding != binding_protocol::Binary) return fail(error, kSaslBindingConflict);
-  if (o.binding && o.auth_file && *o.binding != binding_protocol::Ascii) {
+  if (o.binding && o.sasl && *o.binding != kinds::binding_protocol::Binary) return fail(error, kSaslBindingConflict);
+  if (o.binding && o.auth_file && *o.binding != kinds::binding_protocol::Ascii) {
     return fail(error, kAsciiAuthBindingConflict);
   }
   out = std::move(o);

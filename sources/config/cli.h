@@ -72,7 +72,7 @@ struct cli_options {
   bool disable_flush_all = false;                // -F, --disable-flush-all
   std::optional<char> prefix_delimiter;          // -D <char> (also turns stats detail on)
   std::optional<unsigned> reqs_per_event;        // -R, --max-reqs-per-event
-  std::optional<binding_protocol> binding;       // -B, --protocol
+  std::optional<kinds::binding_protocol> binding;  // -B, --protocol
   bool enable_ssl = false;                       // -Z, --enable-ssl
   std::vector<cli_suboption> tls_options;        // -o ssl_*=..., in order (tls_config.h)
   extended_settings extended;                    // the other -o options (extended_options.h)

@@ -74,15 +74,6 @@ size_t listen_prefix_length(std::string_view text) {
   return parse_listen_prefix(text, p, nullptr) ? p.length : 0;
 }
 
-const char* to_string(listen_protocol p) {
-  switch (p) {
-    case listen_protocol::Negotiating: return "negotiating";
-    case listen_protocol::Ascii: return "ascii";
-    case listen_protocol::Binary: return "binary";
-  }
-  return "?";
-}
-
 std::string to_string(const tcp_address& a) {
   bool v6 = a.host.find(':') != std::string::npos;
   return (v6 ? "[" + a.host + "]" : a.host) + ":" + std::to_string(a.port);
@@ -93,15 +84,6 @@ const char* to_string(io_backend b) {
     case io_backend::Auto: return "auto";
     case io_backend::IoUring: return "io_uring";
     case io_backend::Epoll: return "epoll";
-  }
-  return "?";
-}
-
-const char* to_string(binding_protocol p) {
-  switch (p) {
-    case binding_protocol::Auto: return "auto-negotiate";
-    case binding_protocol::Ascii: return "ascii";
-    case binding_protocol::Binary: return "binary";
   }
   return "?";
 }
@@ -227,10 +209,10 @@ bool validate_auth(const config& cfg, checker& c) {
   if (!why.empty()) return c.fail({"server.sasl", "server.auth_file", "listen.udp"}, why);
   // -S binds the binary protocol and -Y the ascii one: a -B that says the
   // other is memcached's refusal (an unset -B follows them).
-  if (s.sasl && s.binding == binding_protocol::Ascii) {
+  if (s.sasl && s.binding == kinds::binding_protocol::Ascii) {
     return c.fail({"server.binding_protocol", "server.sasl"}, kSaslBindingConflict);
   }
-  if (!s.auth_file.empty() && s.binding == binding_protocol::Binary) {
+  if (!s.auth_file.empty() && s.binding == kinds::binding_protocol::Binary) {
     return c.fail({"server.binding_protocol", "server.auth_file"}, kAsciiAuthBindingConflict);
   }
   if (s.sasl && s.sasl_pwdb.empty()) {

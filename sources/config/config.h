@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend_tls.h"
+#include "binding_protocol.h"
 #include "cidr.h"
 #include "log_config.h"
 #include "router_config.h"
@@ -31,12 +32,6 @@ inline constexpr uint16_t kDefaultPort = 11211;
 // memcached's default -a: only the server's user may connect.
 inline constexpr unsigned kDefaultUnixMode = 0700;
 
-// memcached's "-l proto[ascii]:..." / "proto[binary]:...": a listener that
-// speaks one protocol from a connection's first byte; Negotiating (memcached's
-// "negotiating", the default) tells them apart by that byte.
-enum class listen_protocol { Negotiating, Ascii, Binary };
-const char* to_string(listen_protocol p);
-
 // A TCP listener. `host` is an IPv4/IPv6 literal or a name; IPv6 is stored
 // without brackets; "*" is every interface, IPv4 and IPv6 (memcached's "-l *",
 // and what it binds without -l). Port 0 asks the kernel for a free port.
@@ -49,8 +44,11 @@ struct tcp_address {
   // "-l btls:HOST:PORT" / "-l mtls:HOST:PORT": TLS with no client
   // certificate asked / one required (tls_config.h: peer_check).
   peer_check peer = peer_check::Default;
-  // "-l proto[ascii]:HOST:PORT" (memcached 1.6's prefix, after any tls one).
-  listen_protocol protocol = listen_protocol::Negotiating;
+  // "-l proto[ascii]:HOST:PORT" (memcached 1.6's prefix, after any tls one):
+  // a listener that speaks one protocol from a connection's first byte;
+  // Negotiating (memcached's "negotiating", the default) tells them apart by
+  // that byte.
+  kinds::binding_protocol protocol = kinds::binding_protocol::Negotiating;
   // "-l tag[NAME]:HOST:PORT": memcached's listener tag (1 to 8 characters),
   // which only its proxy reads; accepted and kept, it routes nothing here.
   std::string tag;
@@ -96,13 +94,6 @@ struct listen_config {
 enum class io_backend { Auto, IoUring, Epoll };
 const char* to_string(io_backend b);
 
-// memcached -B: the protocols a client connection may speak. Auto decides per
-// connection by its first byte (0x80: binary); Ascii takes every byte as text
-// (classic and meta commands); Binary takes only binary packets.
-enum class binding_protocol { Auto, Ascii, Binary };
-// memcached's names in `stats settings`: "auto-negotiate", "ascii", "binary".
-const char* to_string(binding_protocol p);
-
 // Section `server`: threads and connections.
 struct server_config {
   unsigned workers = 4;  // worker machines, memcached -t
@@ -122,7 +113,11 @@ struct server_config {
   // memcached -R: requests a connection runs from one read before it lets
   // the worker's other connections go first (its replies are sent then).
   unsigned reqs_per_event = 20;
-  binding_protocol binding = binding_protocol::Auto;  // memcached -B
+  // memcached -B: the protocols a client connection may speak (kinds/).
+  // Negotiating decides per connection by its first byte (0x80: binary);
+  // Ascii takes every byte as text (classic and meta commands); Binary takes
+  // only binary packets.
+  kinds::binding_protocol binding = kinds::binding_protocol::Negotiating;
   uint64_t stack_size = 64 * kKiB;  // usable bytes per coroutine stack
   uint64_t read_buffer_size = 16 * kKiB;  // initial per-client read buffer
   // memcached -Y: ascii authentication. A connection must first send `set <any key> 0 0 N`

@@ -46,11 +46,11 @@ bool parse_listen_prefix(std::string_view text, listen_prefix& out, std::string*
     const size_t taken = bracketed(rest.substr(5), false, name);
     if (taken == 0) return fail(error, "Invalid protocol spec: \"" + std::string(rest.substr(5)) + "\"");
     if (name == "ascii") {
-      p.protocol = listen_protocol::Ascii;
+      p.protocol = kinds::binding_protocol::Ascii;
     } else if (name == "binary") {
-      p.protocol = listen_protocol::Binary;
+      p.protocol = kinds::binding_protocol::Binary;
     } else if (name == "negotiating") {
-      p.protocol = listen_protocol::Negotiating;
+      p.protocol = kinds::binding_protocol::Negotiating;
     } else if (name == "proxy") {
       return fail(error, "proto[proxy]: ithaca's router role comes from the config file (pools:, route:, "
                          "listeners:), not from -l");

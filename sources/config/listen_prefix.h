@@ -17,7 +17,7 @@ struct listen_prefix {
   size_t length = 0;  // bytes of the item the prefixes take (the address follows)
   bool notls = false;
   peer_check peer = peer_check::Default;
-  listen_protocol protocol = listen_protocol::Negotiating;
+  kinds::binding_protocol protocol = kinds::binding_protocol::Negotiating;
   std::string tag;
 };
 

@@ -68,9 +68,7 @@ void parse_server(section& s, config& c) {
   }
   s.boolean("detail_enabled", v.detail_enabled);
   s.integer("reqs_per_event", v.reqs_per_event, kReqsPerEventRange);
-  s.choice("binding_protocol", v.binding,
-           {{"auto", binding_protocol::Auto}, {"ascii", binding_protocol::Ascii},
-            {"binary", binding_protocol::Binary}});
+  s.choice("binding_protocol", v.binding);
   s.string("auth_file", v.auth_file);
   s.boolean("sasl", v.sasl);
   s.string("sasl_pwdb", v.sasl_pwdb);

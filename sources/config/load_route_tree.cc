@@ -274,17 +274,11 @@ class tree_reader {
         break;
       case route_kind::Hash:
         list(s, node, r, "children", "", 1);
-        s.choice("hash", r.hash,
-                 {{"one_at_a_time", hash_function::OneAtATime}, {"md5", hash_function::Md5},
-                  {"crc16", hash_function::Crc16}, {"crc32", hash_function::Crc32},
-                  {"crc32a", hash_function::Crc32a}, {"fnv1_64", hash_function::Fnv1_64},
-                  {"fnv1a_64", hash_function::Fnv1a_64}, {"fnv1_32", hash_function::Fnv1_32},
-                  {"fnv1a_32", hash_function::Fnv1a_32}, {"hsieh", hash_function::Hsieh},
-                  {"murmur", hash_function::Murmur}, {"jenkins", hash_function::Jenkins}});
+        s.choice("hash", r.hash);
         // Only distributions that need nothing but the number of children.
         s.choice("distribution", r.dist,
-                 {{"ch3", distribution::Ch3}, {"mcrouter_crc32", distribution::McrouterCrc32},
-                  {"modula", distribution::Modula}, {"jump", distribution::Jump}});
+                 {kinds::distribution_kind::Ch3, kinds::distribution_kind::McrouterCrc32,
+                  kinds::distribution_kind::Modula, kinds::distribution_kind::Jump});
         break;
       case route_kind::Shadow:
         one(s, node, r, "normal", "normal", true);

@@ -4,6 +4,7 @@
 
 #include "load_route_tree.h"
 #include "route_check.h"
+#include "server_list.h"
 #include "tls_config.h"
 
 namespace ithaca::config {
@@ -15,35 +16,6 @@ constexpr range kInflightRange{1, 1u << 16};
 constexpr range kQueuedRange{0, 1u << 20};
 constexpr range kFailureLimitRange{1, 1000};
 constexpr range kTimeoutRange{1, 3600 * 1000};
-
-void parse_servers(section& s, const YAML::Node& pool_node, pool_config& p) {
-  std::vector<std::string> texts;
-  std::vector<YAML::Mark> marks;
-  if (!s.string_list("servers", texts, &marks)) {
-    s.context().fail(pool_node.Mark(), "pool '" + p.name + "' needs `servers:` (a list of host:port)");
-    return;
-  }
-  if (texts.empty()) {
-    s.context().fail(pool_node.Mark(), "pool '" + p.name + "' has no servers");
-    return;
-  }
-  for (size_t i = 0; i < texts.size(); ++i) {
-    backend_server b;
-    std::string why;
-    if (!parse_backend_server(texts[i], b, &why)) {
-      s.fail_value("servers", marks[i], why);
-      return;
-    }
-    b.line = marks[i].line + 1;
-    for (const backend_server& other : p.servers) {
-      if (other.address == b.address) {
-        s.fail_value("servers", marks[i], "server " + b.address + " is listed twice in pool '" + p.name + "'");
-        return;
-      }
-    }
-    p.servers.push_back(std::move(b));
-  }
-}
 
 // A pool's `tls:`: true / false, or a map of its own keys (TLS on).
 void parse_pool_tls(section& s, pool_config& p) {
@@ -71,24 +43,14 @@ void parse_pool_tls(section& s, pool_config& p) {
 }
 
 void parse_pool(section& s, const YAML::Node& node, pool_config& p) {
-  parse_servers(s, node, p);
-  s.choice("hash", p.hash,
-           {{"one_at_a_time", hash_function::OneAtATime}, {"md5", hash_function::Md5},
-            {"crc16", hash_function::Crc16}, {"crc32", hash_function::Crc32},
-            {"crc32a", hash_function::Crc32a}, {"fnv1_64", hash_function::Fnv1_64},
-            {"fnv1a_64", hash_function::Fnv1a_64}, {"fnv1_32", hash_function::Fnv1_32},
-            {"fnv1a_32", hash_function::Fnv1a_32}, {"hsieh", hash_function::Hsieh},
-            {"murmur", hash_function::Murmur}, {"jenkins", hash_function::Jenkins}});
-  s.choice("distribution", p.dist,
-           {{"ketama", distribution::Ketama}, {"modula", distribution::Modula},
-            {"random", distribution::Random}, {"jump", distribution::Jump},
-            {"rendezvous", distribution::Rendezvous},
-            {"libmemcached_ketama", distribution::LibmemcachedKetama}, {"ch3", distribution::Ch3},
-            {"weighted_ch3", distribution::WeightedCh3}, {"mcrouter_crc32", distribution::McrouterCrc32}});
+  if (!read_server_list(s, node, p, server_syntax::Ithaca)) {
+    s.context().fail(node.Mark(), "pool '" + p.name + "' needs `servers:` (a list of host:port)");
+  }
+  s.choice("hash", p.hash);
+  s.choice("distribution", p.dist);
   s.string("hash_tag", p.hash_tag);
   s.boolean("hash_stop", p.hash_stop);
-  s.choice("protocol", p.protocol,
-           {{"auto", backend_protocol::Auto}, {"ascii", backend_protocol::Ascii}, {"meta", backend_protocol::Meta}});
+  s.choice("protocol", p.protocol);
   s.duration("connect_timeout", p.connect_timeout_ms, kTimeoutRange);
   s.duration("timeout", p.timeout_ms, kTimeoutRange);
   s.integer("connections", p.connections, kConnectionsRange);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "server_list.h"
+
 namespace ithaca::config::mcrouter {
 
 bool pools::have(const std::string& name) const {
@@ -79,10 +81,10 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
     return read(merged, d, seen);
   }
   pool_config& p = d.base;
-  p.protocol = backend_protocol::Ascii;  // mcrouter speaks ascii unless told
-  p.hash_stop = true;                     // mcrouter hashes a key up to "|#|"
-  p.hash = hash_function::Md5;            // unused by ch3 and crc32
-  p.timeout_ms = 1000;                    // mcrouter's server_timeout_ms default
+  p.protocol = kinds::backend_protocol::Ascii;  // mcrouter speaks ascii unless told
+  p.hash_stop = true;                           // mcrouter hashes a key up to "|#|"
+  p.hash = kinds::hash_kind::Md5;               // unused by ch3 and crc32
+  p.timeout_ms = 1000;                          // mcrouter's server_timeout_ms default
   if (const YAML::Node proto = json["protocol"]; proto && proto.Scalar() != "ascii") {
     err_.fail(proto, what + ": protocol '" + proto.Scalar() + "' is not supported by ithaca (ascii)");
   }
@@ -205,10 +207,10 @@ bool pools::server(const YAML::Node& s, backend_server& b, const std::string& wh
 // A pool placed by `dist` (with the weights when WeightedCh3): the pool
 // itself the first time, a copy named "NAME~dist" when another PoolRoute
 // places the same pool differently.
-std::string pools::placed(const pool_def& d, distribution dist, const std::vector<double>& weights) {
+std::string pools::placed(const pool_def& d, kinds::distribution_kind dist, const std::vector<double>& weights) {
   pool_config p = d.base;
   p.dist = dist;
-  if (dist == distribution::WeightedCh3) {
+  if (dist == kinds::distribution_kind::WeightedCh3) {
     for (size_t i = 0; i < p.servers.size(); ++i) p.servers[i].fraction = weights[i];
   }
   for (const pool_config& have : out_) {
@@ -235,7 +237,7 @@ std::vector<std::string> pools::each_server(const pool_def& d) {
     pool_config one = d.base;
     one.name = d.base.name + "#" + std::to_string(i + 1);
     one.servers = {s};
-    one.dist = distribution::Ch3;
+    one.dist = kinds::distribution_kind::Ch3;
     if (!have(one.name)) out_.push_back(one);
     names.push_back(one.name);
   }

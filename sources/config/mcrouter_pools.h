@@ -37,7 +37,7 @@ class pools {
   // The name of a pool config over d's servers placed by `dist` (with
   // `weights` for WeightedCh3): d's own name the first time, "NAME~dist"
   // when another PoolRoute places the same pool differently.
-  std::string placed(const pool_def& d, distribution dist, const std::vector<double>& weights);
+  std::string placed(const pool_def& d, kinds::distribution_kind dist, const std::vector<double>& weights);
   // "Pool|A": one single-server pool config per server ("A#1", "A#2", ...;
   // not "A/host:port", which `stats servers` would print as POOL/ADDRESS twice).
   std::vector<std::string> each_server(const pool_def& d);

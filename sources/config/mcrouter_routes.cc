@@ -213,12 +213,12 @@ route_config provider::hash_route(const YAML::Node& json, const YAML::Node& at) 
   route_config r;
   r.kind = route_kind::Hash;
   r.line = err_.line(at);
-  r.dist = distribution::Ch3;
+  r.dist = kinds::distribution_kind::Ch3;
   if (json.IsMap()) {
     if (const YAML::Node f = json["hash_func"]) {
       const std::string fn = f.Scalar();
       if (fn == "Crc32") {
-        r.dist = distribution::McrouterCrc32;
+        r.dist = kinds::distribution_kind::McrouterCrc32;
       } else if (fn != "Ch3") {
         err_.fail(f, "HashRoute: hash_func '" + fn + "' is not supported by ithaca (Ch3 or Crc32)");
       }
@@ -602,7 +602,7 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   const pools::pool_def* d = pools_.find(pool_json, at);
   if (d == nullptr) return r;
   std::vector<double> weights = d->weights;
-  distribution dist = weights.empty() ? distribution::Ch3 : distribution::WeightedCh3;
+  kinds::distribution_kind dist = weights.empty() ? kinds::distribution_kind::Ch3 : kinds::distribution_kind::WeightedCh3;
   if (json.IsMap()) {
     if (const YAML::Node h = json["hash"]) {
       std::string fn;
@@ -621,17 +621,17 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
         err_.fail(h, "PoolRoute: hash is not object/string");
       }
       if (fn == "Ch3") {
-        dist = distribution::Ch3;
+        dist = kinds::distribution_kind::Ch3;
       } else if (fn == "Crc32") {
-        dist = distribution::McrouterCrc32;
+        dist = kinds::distribution_kind::McrouterCrc32;
       } else if (fn == "WeightedCh3") {
-        dist = distribution::WeightedCh3;
+        dist = kinds::distribution_kind::WeightedCh3;
       } else if (!fn.empty()) {
         err_.fail(h, "PoolRoute: hash_func '" + fn + "' is not supported by ithaca (Ch3, WeightedCh3 or Crc32)");
       }
     }
   }
-  if (dist == distribution::WeightedCh3 &&
+  if (dist == kinds::distribution_kind::WeightedCh3 &&
       (weights.size() != d->base.servers.size() ||
        std::any_of(weights.begin(), weights.end(), [](double w) { return w < 0 || w > 1; }))) {
     err_.fail(at, "PoolRoute: WeightedCh3 needs one weight from 0 to 1 per server of pool '" + d->base.name + "'");

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "load_listeners.h"
+#include "server_list.h"
 
 namespace ithaca::config {
 
@@ -23,27 +24,6 @@ constexpr range kConnectionsRange{1, 64};
 constexpr range kFailureLimitRange{1, 1000};
 constexpr range kClientsRange{0, 1u << 20};
 
-// twemproxy's server line: "host:port:weight [name]", or for a unix socket
-// "/path:weight [name]"; ithaca's parser takes the first (and "unix:/path").
-bool parse_server_line(const std::string& text, backend_server& out, std::string* error) {
-  if (!text.starts_with("/")) return parse_backend_server(text, out, error);
-  const size_t space = text.find_first_of(" \t");
-  std::string spec = text.substr(0, space);
-  const std::string rest = space == std::string::npos ? "" : text.substr(space);
-  const size_t colon = spec.rfind(':');
-  uint64_t weight = 1;
-  if (colon != std::string::npos) {
-    if (!parse_unsigned(spec.substr(colon + 1), weight) || weight < 1 || weight > 1000000) {
-      if (error) *error = "bad server '" + text + "': weight must be an integer from 1 to 1000000";
-      return false;
-    }
-    spec.resize(colon);
-  }
-  if (!parse_backend_server("unix:" + spec + rest, out, error)) return false;
-  out.weight = static_cast<uint32_t>(weight);
-  return true;
-}
-
 // `listen:` "host:port", "name:port", or "/path" with an optional octal mode.
 bool parse_listen(const std::string& text, std::string& address, std::optional<unsigned>& mode,
                   std::string* error) {
@@ -60,34 +40,6 @@ bool parse_listen(const std::string& text, std::string& address, std::optional<u
   }
   mode = bits;
   return true;
-}
-
-void parse_servers(section& s, const YAML::Node& node, pool_config& p) {
-  std::vector<std::string> texts;
-  std::vector<YAML::Mark> marks;
-  if (!s.string_list("servers", texts, &marks)) {
-    if (!s.context().mark_of(p.name + ".servers")) {
-      s.context().fail(node.Mark(), "pool '" + p.name + "' needs `servers:` (a list of host:port:weight)");
-    }
-    return;
-  }
-  if (texts.empty()) s.context().fail(node.Mark(), "pool '" + p.name + "' has no servers");
-  for (size_t i = 0; i < texts.size(); ++i) {
-    backend_server b;
-    std::string why;
-    if (!parse_server_line(texts[i], b, &why)) {
-      s.fail_value("servers", marks[i], why);
-      return;
-    }
-    b.line = marks[i].line + 1;
-    for (const backend_server& other : p.servers) {
-      if (other.address == b.address) {
-        s.fail_value("servers", marks[i], "server " + b.address + " is listed twice in pool '" + p.name + "'");
-        return;
-      }
-    }
-    p.servers.push_back(std::move(b));
-  }
 }
 
 // Refuses `key` when set (to anything but false, for the booleans): what
@@ -119,8 +71,8 @@ pool_read read_pool(load_context& ctx, const std::string& name, const YAML::Node
   p.name = name;
   p.line = key_mark.line + 1;
   // twemproxy's defaults where they differ from ithaca's.
-  p.hash = hash_function::Fnv1a_64;
-  p.dist = distribution::Ketama;
+  p.hash = kinds::hash_kind::Fnv1a_64;
+  p.dist = kinds::distribution_kind::Ketama;
   p.failure_limit = kNutcrackerFailureLimit;
   p.retry_interval_ms = p.retry_interval_max_ms = kNutcrackerRetryMs;
   r.listener.backlog = kNutcrackerBacklog;
@@ -139,17 +91,15 @@ pool_read read_pool(load_context& ctx, const std::string& name, const YAML::Node
   } else {
     ctx.fail(node.Mark(), "pool '" + name + "' needs `listen:` (host:port or /path)");
   }
-  parse_servers(s, node, p);
-  s.choice("hash", p.hash,
-           {{"one_at_a_time", hash_function::OneAtATime}, {"md5", hash_function::Md5},
-            {"crc16", hash_function::Crc16}, {"crc32", hash_function::Crc32},
-            {"crc32a", hash_function::Crc32a}, {"fnv1_64", hash_function::Fnv1_64},
-            {"fnv1a_64", hash_function::Fnv1a_64}, {"fnv1_32", hash_function::Fnv1_32},
-            {"fnv1a_32", hash_function::Fnv1a_32}, {"hsieh", hash_function::Hsieh},
-            {"murmur", hash_function::Murmur}, {"jenkins", hash_function::Jenkins}});
+  // twemproxy's server line: "host:port:weight [name]", or "/path:weight [name]".
+  if (!read_server_list(s, node, p, server_syntax::Twemproxy) && !ctx.mark_of(name + ".servers")) {
+    ctx.fail(node.Mark(), "pool '" + name + "' needs `servers:` (a list of host:port:weight)");
+  }
+  s.choice("hash", p.hash);
   s.string("hash_tag", p.hash_tag);
+  // twemproxy's three.
   s.choice("distribution", p.dist,
-           {{"ketama", distribution::Ketama}, {"modula", distribution::Modula}, {"random", distribution::Random}});
+           {kinds::distribution_kind::Ketama, kinds::distribution_kind::Modula, kinds::distribution_kind::Random});
   // twemproxy's timeouts are plain milliseconds ("timeout: 400"); its one
   // timeout covers the connect and the reply.
   s.integer("timeout", p.timeout_ms, kTimeoutRange);

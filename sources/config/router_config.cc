@@ -6,50 +6,8 @@
 
 namespace ithaca::config {
 
-const char* to_string(hash_function h) {
-  switch (h) {
-    case hash_function::OneAtATime: return "one_at_a_time";
-    case hash_function::Md5: return "md5";
-    case hash_function::Crc16: return "crc16";
-    case hash_function::Crc32: return "crc32";
-    case hash_function::Crc32a: return "crc32a";
-    case hash_function::Fnv1_64: return "fnv1_64";
-    case hash_function::Fnv1a_64: return "fnv1a_64";
-    case hash_function::Fnv1_32: return "fnv1_32";
-    case hash_function::Fnv1a_32: return "fnv1a_32";
-    case hash_function::Hsieh: return "hsieh";
-    case hash_function::Murmur: return "murmur";
-    case hash_function::Jenkins: return "jenkins";
-  }
-  return "?";
-}
-
-const char* to_string(distribution d) {
-  switch (d) {
-    case distribution::Ketama: return "ketama";
-    case distribution::Modula: return "modula";
-    case distribution::Random: return "random";
-    case distribution::Jump: return "jump";
-    case distribution::Rendezvous: return "rendezvous";
-    case distribution::LibmemcachedKetama: return "libmemcached_ketama";
-    case distribution::Ch3: return "ch3";
-    case distribution::WeightedCh3: return "weighted_ch3";
-    case distribution::McrouterCrc32: return "mcrouter_crc32";
-  }
-  return "?";
-}
-
 void resolve_pool_tls(router_config& rc) {
   for (pool_config& p : rc.pools) p.tls = p.tls_own.enabled ? merge_tls(rc.tls, p.tls_own) : backend_tls{};
-}
-
-const char* to_string(backend_protocol p) {
-  switch (p) {
-    case backend_protocol::Ascii: return "ascii";
-    case backend_protocol::Meta: return "meta";
-    case backend_protocol::Auto: return "auto";
-  }
-  return "?";
 }
 
 namespace {
@@ -136,59 +94,6 @@ std::vector<const route_config*> route_config::with_role(std::string_view r) con
     if (c.role == r) out.push_back(&c);
   }
   return out;
-}
-
-// "host:port[:weight][ name]", "[v6]:port[:weight][ name]", "unix:/path[ name]".
-bool parse_backend_server(std::string_view text, backend_server& out, std::string* error) {
-  auto fail = [&](const std::string& why) {
-    if (error) *error = "bad server '" + std::string(text) + "': " + why;
-    return false;
-  };
-  std::string_view spec = text;
-  const size_t space = spec.find_first_of(" \t");
-  if (space != std::string_view::npos) {
-    std::string_view name = spec.substr(space);
-    name.remove_prefix(std::min(name.find_first_not_of(" \t"), name.size()));
-    if (name.empty() || name.find_first_of(" \t") != std::string_view::npos) {
-      return fail("expected 'host:port[:weight] [name]'");
-    }
-    out.name = std::string(name);
-    spec = spec.substr(0, space);
-  }
-  if (spec.starts_with("unix:")) {
-    if (spec.size() <= 5 || spec[5] != '/') return fail("a unix socket path must be absolute");
-    if (spec.size() - 5 > kMaxUnixPath) return fail("unix socket path too long");
-    out.address = std::string(spec);
-    out.written = std::string(text);
-    return true;
-  }
-  // A weight is a third ':'-part after the port: "h:p:w" or "[v6]:p:w".
-  std::string_view hostport = spec;
-  const size_t close = spec.find(']');
-  const size_t port_colon = spec.find(':', close == std::string_view::npos ? 0 : close);
-  if (port_colon != std::string_view::npos) {
-    const size_t weight_colon = spec.find(':', port_colon + 1);
-    if (weight_colon != std::string_view::npos && (close != std::string_view::npos || spec.find(':') == port_colon)) {
-      uint64_t w = 0;
-      if (!parse_unsigned(spec.substr(weight_colon + 1), w) || w < 1 || w > 1000000) {
-        return fail("weight must be an integer from 1 to 1000000");
-      }
-      out.weight = static_cast<uint32_t>(w);
-      hostport = spec.substr(0, weight_colon);
-    }
-  }
-  tcp_address a;
-  std::string why;
-  if (!parse_tcp_address(hostport, 0, a, &why)) return fail(why);
-  if (a.port == 0) {
-    // Not written, or written as 0: only the first takes the default.
-    parse_tcp_address(hostport, kDefaultPort, a, &why);
-    if (a.port == 0) return fail("port 0 is not a server's port");
-    out.port_written = false;
-  }
-  out.address = to_string(a);
-  out.written = std::string(text);
-  return true;
 }
 
 }  // namespace ithaca::config

@@ -1,8 +1,8 @@
 // The router role's configuration: `pools:` (named lists of backend servers
 // with their hashing and connection settings) and `route:` (the route tree).
-// Plain values, like the rest of config.h; the proxy library maps them onto
-// its hash functions and distributions (as instance.cc maps io_backend onto
-// machinarium's), and route/route_builder.cc builds the tree.
+// Plain values, like the rest of config.h; the hash, distribution and
+// protocol are the runtime's own enums (sources/kinds/), which the proxy
+// library builds pools from, and route/route_builder.cc builds the tree.
 #pragma once
 
 #include <cstdint>
@@ -12,24 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "backend_protocol.h"
 #include "backend_tls.h"
+#include "distribution_kind.h"
+#include "hash_kind.h"
 
 namespace ithaca::config {
-
-// twemproxy's `hash:` names.
-enum class hash_function {
-  OneAtATime, Md5, Crc16, Crc32, Crc32a, Fnv1_64, Fnv1a_64, Fnv1_32, Fnv1a_32, Hsieh, Murmur, Jenkins,
-};
-// twemproxy's `distribution:` names plus jump, rendezvous and libmemcached's
-// weighted ketama.
-enum class distribution { Ketama, Modula, Random, Jump, Rendezvous, LibmemcachedKetama, Ch3, WeightedCh3, McrouterCrc32 };
-// What ithaca speaks to a pool's servers. Auto: each new connection asks the
-// server (`mn`) and speaks meta if it answers MN, ascii if it answers ERROR.
-enum class backend_protocol { Ascii, Meta, Auto };
-
-const char* to_string(hash_function h);
-const char* to_string(distribution d);
-const char* to_string(backend_protocol p);
 
 // One server of a pool, as written: "host:port", "[v6]:port" or "unix:/path",
 // with twemproxy's optional ":weight" and " name" ("10.0.0.1:11211:2 cache-a").
@@ -44,8 +32,7 @@ struct backend_server {
   std::string written;  // the entry as written, for messages
   bool port_written = true;  // false: "host" alone, which takes kDefaultPort (a warning, preflight.h)
 };
-// Parses one server entry; false and *error ("bad server '...': why").
-bool parse_backend_server(std::string_view text, backend_server& out, std::string* error);
+// Parsed by parse_backend_server (server_list.h).
 
 struct pool_config {
   std::string name;
@@ -54,11 +41,11 @@ struct pool_config {
   // clients' placement, which spreads short similar keys (k0..k199) evenly;
   // twemproxy's default fnv1a_64 puts all of those on one of two servers.
   // A pool that must place keys as nutcracker did says `hash: fnv1a_64`.
-  hash_function hash = hash_function::Md5;
-  distribution dist = distribution::Ketama;
+  kinds::hash_kind hash = kinds::hash_kind::Md5;
+  kinds::distribution_kind dist = kinds::distribution_kind::Ketama;
   std::string hash_tag;        // twemproxy: two characters, e.g. "{}"; "" = off
   bool hash_stop = false;      // mcrouter: a key with "|#|" hashes only the part before it
-  backend_protocol protocol = backend_protocol::Auto;
+  kinds::backend_protocol protocol = kinds::backend_protocol::Auto;
   uint64_t connect_timeout_ms = 1000;
   uint64_t timeout_ms = 1000;  // one request, from send to reply
   unsigned connections = 1;    // per worker per server
@@ -181,8 +168,8 @@ struct route_config {
   // "" = the route builder's default text.
   std::string message;
   bool reliable_deletes = false;  // Pool: spool deletes a server could not take (asynclog)
-  hash_function hash = hash_function::Md5;       // Hash
-  distribution dist = distribution::Ch3;         // Hash
+  kinds::hash_kind hash = kinds::hash_kind::Md5;                  // Hash
+  kinds::distribution_kind dist = kinds::distribution_kind::Ch3;  // Hash
 
   int line = 0;  // where it was written (1-based), for errors
   // Children with role `r`, in order.

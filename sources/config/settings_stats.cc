@@ -64,6 +64,16 @@ unsigned openssl_verify_flags(unsigned mode) {
 // memcached's "%s" of an unset path (glibc prints a null string so).
 std::string or_null(const std::string& s, const char* unset) { return s.empty() ? unset : s; }
 
+// memcached's binding_protocol line: -S binds the binary protocol, -Y the
+// ascii one (memcached.c), else -B's, whose Negotiating it calls
+// "auto-negotiate" (-B's own word is "auto").
+const char* binding_name(const config& c) {
+  if (c.server.sasl) return "binary";
+  if (!c.server.auth_file.empty()) return "ascii";
+  if (c.server.binding == kinds::binding_protocol::Negotiating) return "auto-negotiate";
+  return to_string(c.server.binding);
+}
+
 }  // namespace
 
 // `stats settings`: memcached's names and formats in memcached's order, then
@@ -101,10 +111,7 @@ std::vector<std::pair<std::string, std::string>> settings_stats(const config& c)
       {"reqs_per_event", n(c.server.reqs_per_event)},
       {"cas_enabled", yes_no(c.cache.cas_enabled)},
       {"tcp_backlog", n(l.backlog)},
-      // -S binds the binary protocol, -Y the ascii one (memcached.c), else -B.
-      {"binding_protocol", c.server.sasl              ? "binary"
-                           : !c.server.auth_file.empty() ? "ascii"
-                                                         : to_string(c.server.binding)},
+      {"binding_protocol", binding_name(c)},
       {"auth_enabled_sasl", yes_no(c.server.sasl)},
       {"auth_enabled_ascii", c.server.auth_file.empty() ? "no" : c.server.auth_file},
       {"item_size_max", n(c.cache.item_size_max)},

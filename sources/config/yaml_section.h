@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "name_table.h"
 #include "units.h"
 
 namespace ithaca::config {
@@ -80,6 +81,22 @@ class section {
   // The index of the value among `names` (exact spelling); true if present
   // and one of them.
   bool choice_index(std::string_view key, const std::vector<std::string>& names, size_t& index);
+  // One of the enum's names, from its one table (kinds/name_table.h); an
+  // error lists them in the table's order.
+  template <kinds::named_enum E>
+  void choice(std::string_view key, E& out) {
+    size_t index = 0;
+    if (choice_index(key, kinds::names_of<E>(), index)) out = name_table(E{})[index].value;
+  }
+  // One of `allowed` only (a use that takes fewer than the enum has), by
+  // the table's names; an error lists them in this order.
+  template <kinds::named_enum E>
+  void choice(std::string_view key, E& out, std::initializer_list<E> allowed) {
+    std::vector<std::string> names;
+    for (E value : allowed) names.emplace_back(to_string(value));
+    size_t index = 0;
+    if (choice_index(key, names, index)) out = *(allowed.begin() + index);
+  }
   // A scalar or a list of scalars, as strings: `tcp: a` or `tcp: [a, b]`.
   // True if the key is present and valid (then `out` and `marks` are set).
   bool string_list(std::string_view key, std::vector<std::string>& out,

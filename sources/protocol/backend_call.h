@@ -26,6 +26,7 @@
 #include <span>
 #include <string>
 
+#include "backend_protocol.h"
 #include "backend_reply_parser.h"
 #include "reply_result.h"
 #include "request.h"
@@ -33,7 +34,10 @@
 
 namespace ithaca::protocol {
 
-enum class backend_protocol : std::uint8_t { Ascii, Meta };
+// The pool's `protocol:` enum (kinds/backend_protocol.h), by the codec's
+// name. A call is started with Ascii or Meta, never Auto: the connection
+// learns which first (proxy/protocol_probe.h).
+using kinds::backend_protocol;
 
 class backend_call {
 public:

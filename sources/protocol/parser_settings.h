@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include "binding_protocol.h"
+
 namespace ithaca::protocol {
 
 struct parser_settings {
@@ -33,7 +35,8 @@ struct parser_settings {
     // Binary speak that one from the first byte on, whatever it is (a text
     // line on a binary listener is a bad magic: closed; 0x80 on an ascii one
     // is a byte of a bad command), as memcached's listeners do.
-    enum class binding : unsigned char { Negotiating, Ascii, Binary };
+    // (kinds/binding_protocol.h, the config's -B and -l proto[...] too.)
+    using binding = kinds::binding_protocol;
     binding binding_protocol = binding::Negotiating;
     // -S: SASL_AUTH and SASL_STEP are requests (the mechanism as the key, the
     // data as the value) for the server to answer; off, memcached answers

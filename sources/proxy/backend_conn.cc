@@ -47,9 +47,10 @@ protocol::call_failure call_failure_of(failure_kind f) {
 
 backend_conn::backend_conn(std::shared_ptr<backend_server> server, unsigned worker, worker_backends& owner)
     : server_(std::move(server)), worker_(worker), owner_(owner) {
-  const config::backend_protocol p = server_->settings().protocol;
-  proto_known_ = p != config::backend_protocol::Auto;
-  proto_ = p == config::backend_protocol::Meta ? protocol::backend_protocol::Meta : protocol::backend_protocol::Ascii;
+  const kinds::backend_protocol p = server_->settings().protocol;
+  proto_known_ = p != kinds::backend_protocol::Auto;
+  // Auto speaks ascii until the probe has learned otherwise.
+  proto_ = p == kinds::backend_protocol::Meta ? kinds::backend_protocol::Meta : kinds::backend_protocol::Ascii;
 }
 
 backend_conn::~backend_conn() {
@@ -361,7 +362,7 @@ bool backend_conn::writer_connect() {
   if (link.cancelled) return true;
   failure_kind why = link.why;
   std::string error = link.error;
-  if (link && st.protocol == config::backend_protocol::Auto && learn_protocol(link, why, error)) return true;
+  if (link && st.protocol == kinds::backend_protocol::Auto && learn_protocol(link, why, error)) return true;
   if (!link) {
     connect_failed(why, error);
     return false;

@@ -67,11 +67,11 @@ void backend_server::mark_up() {
 }
 
 const char* backend_server::protocol_name() const {
-  if (settings_.protocol != config::backend_protocol::Auto) return config::to_string(settings_.protocol);
+  if (settings_.protocol != kinds::backend_protocol::Auto) return kinds::to_string(settings_.protocol);
   switch (learned_.load(std::memory_order_relaxed)) {
-    case 1: return "ascii";
-    case 2: return "meta";
-    default: return "auto";
+    case 1: return kinds::to_string(kinds::backend_protocol::Ascii);
+    case 2: return kinds::to_string(kinds::backend_protocol::Meta);
+    default: return kinds::to_string(kinds::backend_protocol::Auto);
   }
 }
 

@@ -26,7 +26,7 @@ namespace ithaca::proxy {
 
 // What a pool says about talking to its servers (copied from config::pool_config).
 struct server_settings {
-  config::backend_protocol protocol = config::backend_protocol::Auto;
+  kinds::backend_protocol protocol = kinds::backend_protocol::Auto;
   uint64_t connect_timeout_ms = 1000;
   uint64_t timeout_ms = 1000;
   unsigned connections = 1;

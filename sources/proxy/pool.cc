@@ -5,39 +5,6 @@
 
 namespace ithaca::proxy {
 
-hash_kind hash_of(config::hash_function h) {
-  switch (h) {
-    case config::hash_function::OneAtATime: return hash_kind::OneAtATime;
-    case config::hash_function::Md5: return hash_kind::Md5;
-    case config::hash_function::Crc16: return hash_kind::Crc16;
-    case config::hash_function::Crc32: return hash_kind::Crc32;
-    case config::hash_function::Crc32a: return hash_kind::Crc32a;
-    case config::hash_function::Fnv1_64: return hash_kind::Fnv1_64;
-    case config::hash_function::Fnv1a_64: return hash_kind::Fnv1a_64;
-    case config::hash_function::Fnv1_32: return hash_kind::Fnv1_32;
-    case config::hash_function::Fnv1a_32: return hash_kind::Fnv1a_32;
-    case config::hash_function::Hsieh: return hash_kind::Hsieh;
-    case config::hash_function::Murmur: return hash_kind::Murmur;
-    case config::hash_function::Jenkins: return hash_kind::Jenkins;
-  }
-  return hash_kind::Fnv1a_64;
-}
-
-distribution_kind distribution_of(config::distribution d) {
-  switch (d) {
-    case config::distribution::Ketama: return distribution_kind::Ketama;
-    case config::distribution::Modula: return distribution_kind::Modula;
-    case config::distribution::Random: return distribution_kind::Random;
-    case config::distribution::Jump: return distribution_kind::Jump;
-    case config::distribution::Rendezvous: return distribution_kind::Rendezvous;
-    case config::distribution::LibmemcachedKetama: return distribution_kind::LibmemcachedKetama;
-    case config::distribution::Ch3: return distribution_kind::Ch3;
-    case config::distribution::WeightedCh3: return distribution_kind::WeightedCh3;
-    case config::distribution::McrouterCrc32: return distribution_kind::McrouterCrc32;
-  }
-  return distribution_kind::Ketama;
-}
-
 namespace {
 
 server_settings settings_of(const config::pool_config& c) {
@@ -76,7 +43,7 @@ std::shared_ptr<const pool> pool::build(const config::pool_config& cfg, server_d
   p->auto_eject_ = cfg.auto_eject_hosts;
   p->hash_options_.hash_tag = cfg.hash_tag;
   p->hash_options_.hash_stop = cfg.hash_stop;
-  const distribution_kind kind = distribution_of(cfg.dist);
+  const distribution_kind kind = cfg.dist;
   std::vector<server_spec> specs;
   const server_settings settings = settings_of(cfg);
   // One client context for the pool's servers, read from its files now (at
@@ -96,13 +63,13 @@ std::shared_ptr<const pool> pool::build(const config::pool_config& cfg, server_d
     specs.push_back(server_spec{point_name(kind, b), b.weight, b.fraction});
   }
   std::string why;
-  p->dist_ = make_distribution(kind, specs, hash_of(cfg.hash), &why);
+  p->dist_ = make_distribution(kind, specs, cfg.hash, &why);
   if (!p->dist_) {
     if (error) *error = "pool '" + cfg.name + "': " + why;
     return nullptr;
   }
   p->kind_ = kind;
-  p->hash_ = hash_of(cfg.hash);
+  p->hash_ = cfg.hash;
   p->specs_ = std::move(specs);
   return p;
 }

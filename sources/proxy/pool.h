@@ -14,10 +14,6 @@
 
 namespace ithaca::proxy {
 
-// The proxy's names for the config's hash and distribution.
-hash_kind hash_of(config::hash_function h);
-distribution_kind distribution_of(config::distribution d);
-
 class server_directory;
 
 class pool {

@@ -204,7 +204,7 @@ struct builder final : tree_builder {
         std::vector<proxy::server_spec> specs;
         for (std::size_t i = 0; i < children.size(); ++i) specs.push_back(proxy::server_spec{"child:" + std::to_string(i), 1});
         std::string why;
-        auto dist = proxy::make_distribution(proxy::distribution_of(r.dist), specs, proxy::hash_of(r.hash), &why);
+        auto dist = proxy::make_distribution(r.dist, specs, r.hash, &why);
         if (!dist) return fail(r, why);
         return add<hash_route>(name_of(r, "hash"), std::move(children), std::move(dist));
       }

@@ -37,8 +37,7 @@ std::unique_ptr<connection> open_connection(const worker_shared& shared, accepte
   // A listener's proto[...] prefix binds its connections, but not past -S's
   // or -Y's binding: the login's protocol is the only way in.
   if (!shared.auth_binds_protocol) {
-    if (s.protocol == config::listen_protocol::Ascii) ps.binding_protocol = protocol::parser_settings::binding::Ascii;
-    if (s.protocol == config::listen_protocol::Binary) ps.binding_protocol = protocol::parser_settings::binding::Binary;
+    if (s.protocol != kinds::binding_protocol::Negotiating) ps.binding_protocol = s.protocol;
   }
   auto c = std::make_unique<connection>(ps);
   c->io = std::move(conn);

@@ -57,17 +57,6 @@ std::vector<std::string> hosts_of(const config::tcp_address& a) {
   return a.host == "*" ? any_address_hosts() : std::vector<std::string>{a.host};
 }
 
-// memcached -B: the protocol every listener binds (a listener's own
-// proto[...] prefix wins, client.cc).
-protocol::parser_settings::binding binding_of(config::binding_protocol b) {
-  switch (b) {
-    case config::binding_protocol::Ascii: return protocol::parser_settings::binding::Ascii;
-    case config::binding_protocol::Binary: return protocol::parser_settings::binding::Binary;
-    case config::binding_protocol::Auto: break;
-  }
-  return protocol::parser_settings::binding::Negotiating;
-}
-
 // memcached binds its UDP port on every -l host; a host listed twice (two tcp
 // ports) is bound once.
 std::vector<std::string> udp_addresses(const config::config& cfg) {
@@ -247,7 +236,7 @@ void set_worker_settings(worker_shared& shared, const config::config& cfg, auth_
   using binding = protocol::parser_settings::binding;
   shared.parser.binding_protocol = cfg.server.sasl              ? binding::Binary
                                    : !cfg.server.auth_file.empty() ? binding::Ascii
-                                                                   : binding_of(cfg.server.binding);
+                                                                   : cfg.server.binding;
   // Under -S or -Y a listener's proto[] prefix may not speak past the login.
   shared.auth_binds_protocol = cfg.server.sasl || !cfg.server.auth_file.empty();
   shared.parser.sasl = cfg.server.sasl;

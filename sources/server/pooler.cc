@@ -95,8 +95,8 @@ void pooler::main() {
                       : entry.tls_peer == config::peer_check::None     ? " (TLS, no client certificate)"
                       : entry.tls_peer == config::peer_check::Required ? " (TLS, client certificate required)"
                                                                    : " (TLS)";
-    const char* only = entry.protocol == config::listen_protocol::Ascii    ? " (ascii only)"
-                       : entry.protocol == config::listen_protocol::Binary ? " (binary only)"
+    const char* only = entry.protocol == kinds::binding_protocol::Ascii    ? " (ascii only)"
+                       : entry.protocol == kinds::binding_protocol::Binary ? " (binary only)"
                                                                            : "";
     if (entry.root == 0) {
       spdlog::warn("listening on {} {}{}{}", is_unix ? "unix" : "tcp", local, tls, only);

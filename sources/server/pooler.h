@@ -29,7 +29,7 @@ struct listen_entry {
   uint64_t max_clients = 0;  // open clients at most (a nutcracker pool's client_connections); 0: none
   bool tls = false;          // clients handshake TLS first (-Z; not a notls: one, never unix)
   config::peer_check tls_peer = config::peer_check::Default;  // btls: / mtls:
-  config::listen_protocol protocol = config::listen_protocol::Negotiating;  // -l proto[...]:
+  kinds::binding_protocol protocol = kinds::binding_protocol::Negotiating;  // -l proto[...]:
   // Its address says port 0 and it is the second half of "*" ([::] after
   // 0.0.0.0): it binds the port the listener before it got.
   bool port_of_previous = false;

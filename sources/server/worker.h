@@ -45,7 +45,7 @@ struct accepted_socket {
   std::atomic<uint64_t>* listener_clients = nullptr;
   bool tls = false;  // a TLS listener: the client handshakes first (tls_stream.h)
   config::peer_check tls_peer = config::peer_check::Default;  // its btls: / mtls: prefix
-  config::listen_protocol protocol = config::listen_protocol::Negotiating;  // its proto[...]: prefix
+  kinds::binding_protocol protocol = kinds::binding_protocol::Negotiating;  // its proto[...]: prefix
 };
 
 // A bound UDP socket handed to a worker before it starts (udp_server.h). The

@@ -87,11 +87,11 @@ int main(int argc, char** argv) {
             return argv[++i];
         };
         if (arg == "--distribution") {
-            if (!parse_distribution_kind(value(), dist)) {
+            if (!from_string(value(), dist)) {
                 usage("unknown distribution '" + std::string(argv[i]) + "'");
             }
         } else if (arg == "--hash") {
-            if (!parse_hash_kind(value(), hash)) usage("unknown hash '" + std::string(argv[i]) + "'");
+            if (!from_string(value(), hash)) usage("unknown hash '" + std::string(argv[i]) + "'");
         } else if (arg == "--hash-tag") {
             options.hash_tag = value();
             if (!valid_hash_tag(options.hash_tag)) usage("a hash tag has two characters");

@@ -1,7 +1,6 @@
 #include "distribution/distribution.h"
 
 #include <algorithm>
-#include <array>
 #include <limits>
 #include <vector>
 
@@ -10,11 +9,6 @@
 namespace ithaca::proxy {
 
 namespace {
-
-constexpr std::array<std::string_view, kDistributionKindCount> kNames{
-    "ketama", "modula", "random", "jump", "rendezvous", "libmemcached_ketama",
-    "ch3", "weighted_ch3", "mcrouter_crc32",
-};
 
 // Longest server name taken: a DNS name's limit. Keeps "<name>-<index>" below
 // twemproxy's 273-byte ketama point buffer, so its truncation never applies.
@@ -81,20 +75,6 @@ bool detail::validate(distribution_kind kind, std::span<const server_spec> serve
         return fail(error, "total weight " + std::to_string(total) + " over " + std::to_string(limit));
     }
     return true;
-}
-
-bool parse_distribution_kind(std::string_view name, distribution_kind& out) {
-    for (std::size_t i = 0; i < kNames.size(); ++i) {
-        if (kNames[i] == name) {
-            out = static_cast<distribution_kind>(i);
-            return true;
-        }
-    }
-    return false;
-}
-
-std::string_view to_string(distribution_kind kind) {
-    return kNames[static_cast<std::size_t>(kind)];
 }
 
 std::uint32_t distribution::key_hash(std::string_view part) const {

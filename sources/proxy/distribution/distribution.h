@@ -25,11 +25,15 @@
 #include <string>
 #include <string_view>
 
-#include "distribution/distribution_kind.h"
 #include "distribution/server_spec.h"
-#include "hash/hash_kind.h"
+#include "distribution_kind.h"
+#include "hash/hash_key.h"
 
 namespace ithaca::proxy {
+
+// The one distribution_kind (kinds/distribution_kind.h: its values and
+// names), by the name the proxy's code has always used.
+using kinds::distribution_kind;
 
 class distribution {
 public:

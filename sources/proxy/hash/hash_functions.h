@@ -1,6 +1,6 @@
 #pragma once
 // One function per hash family (one .cc each), as twemproxy 0.5.0 computes
-// them. hash_key() in hash_kind.h is how the rest of the program calls them;
+// them. hash_key() in hash_key.h is how the rest of the program calls them;
 // the unit tests call them directly.
 //
 // Signedness: twemproxy reads keys through `const char*`, and on x86-64 a

@@ -8,6 +8,7 @@
 #include "cli.h"
 
 using namespace ithaca::config;
+namespace kinds = ithaca::kinds;
 
 namespace {
 
@@ -247,22 +248,22 @@ TEST_CASE("-l: memcached 1.6's prefixes, several addresses, '*'") {
   REQUIRE(c.listen.tcp.size() == 1);
   CHECK(c.listen.tcp[0].host == "127.0.0.1");
   CHECK(c.listen.tcp[0].port == 11311);
-  CHECK(c.listen.tcp[0].protocol == listen_protocol::Ascii);
+  CHECK(c.listen.tcp[0].protocol == kinds::binding_protocol::Ascii);
   CHECK(c.listen.tcp[0].tag == "x");
   CHECK(c.listen.inter == "proto[ascii]:tag[x]:127.0.0.1:11311");
   c = with_flags({"-l", "proto[binary]:127.0.0.1,proto[negotiating]:[::1]:5;tag_abc_:10.0.0.1", "-p", "7"});
   REQUIRE(c.listen.tcp.size() == 3);
-  CHECK(c.listen.tcp[0].protocol == listen_protocol::Binary);
+  CHECK(c.listen.tcp[0].protocol == kinds::binding_protocol::Binary);
   CHECK(c.listen.tcp[0].port == 7);
   CHECK(c.listen.tcp[1].host == "::1");
   CHECK(c.listen.tcp[1].port == 5);
-  CHECK(c.listen.tcp[1].protocol == listen_protocol::Negotiating);
+  CHECK(c.listen.tcp[1].protocol == kinds::binding_protocol::Negotiating);
   CHECK(c.listen.tcp[2].tag == "abc");
   CHECK(c.listen.tcp[2].port == 7);
   // With TLS prefixes before (memcached's order).
   c = with_flags({"-l", "notls:proto[ascii]:127.0.0.1:1"});
   CHECK(c.listen.tcp[0].notls);
-  CHECK(c.listen.tcp[0].protocol == listen_protocol::Ascii);
+  CHECK(c.listen.tcp[0].protocol == kinds::binding_protocol::Ascii);
   // Repeated: bound once, shown once.
   c = with_flags({"-l", "127.0.0.1", "-l", "127.0.0.1", "-l", "127.0.0.2,127.0.0.1"});
   CHECK(c.listen.tcp.size() == 2);
@@ -280,7 +281,7 @@ TEST_CASE("-l: memcached 1.6's prefixes, several addresses, '*'") {
   // A name memcached ignores: accepted, negotiating, with a note.
   cli_options o;
   REQUIRE(parse({"-l", "proto[meta]:127.0.0.1"}, &o) == "");
-  CHECK((*o.listen)[0].address.protocol == listen_protocol::Negotiating);
+  CHECK((*o.listen)[0].address.protocol == kinds::binding_protocol::Negotiating);
   REQUIRE(o.listen_warnings.size() == 1);
   CHECK(o.listen_warnings[0].rfind("-l: proto[meta]: not a protocol memcached knows", 0) == 0);
 }
@@ -336,7 +337,7 @@ TEST_CASE("-M -C -F -D -R -B: the flags that change replies") {
   CHECK(c.server.prefix_delimiter == ':');
   CHECK(!c.server.detail_enabled);
   CHECK(c.server.reqs_per_event == 20);
-  CHECK(c.server.binding == binding_protocol::Auto);
+  CHECK(c.server.binding == kinds::binding_protocol::Negotiating);
   c = with_flags({"-M", "-C", "-F", "-D", "/x", "-R", "5", "-B", "binary"});
   CHECK(!c.cache.evictions);
   CHECK(!c.cache.cas_enabled);
@@ -344,16 +345,16 @@ TEST_CASE("-M -C -F -D -R -B: the flags that change replies") {
   CHECK(c.server.prefix_delimiter == '/');  // memcached takes the first character
   CHECK(c.server.detail_enabled);           // -D turns per-prefix stats on
   CHECK(c.server.reqs_per_event == 5);
-  CHECK(c.server.binding == binding_protocol::Binary);
+  CHECK(c.server.binding == kinds::binding_protocol::Binary);
   c = with_flags({"--disable-evictions", "--disable-cas", "--disable-flush-all", "--max-reqs-per-event=9",
                   "--protocol=ascii", "-D."});
   CHECK(!c.cache.evictions);
   CHECK(!c.cache.cas_enabled);
   CHECK(!c.server.enable_flush_all);
   CHECK(c.server.reqs_per_event == 9);
-  CHECK(c.server.binding == binding_protocol::Ascii);
+  CHECK(c.server.binding == kinds::binding_protocol::Ascii);
   CHECK(c.server.prefix_delimiter == '.');
-  CHECK(with_flags({"-B", "auto"}).server.binding == binding_protocol::Auto);
+  CHECK(with_flags({"-B", "auto"}).server.binding == kinds::binding_protocol::Negotiating);
   CHECK(parse({"-B", "foo"}) ==
         "-B: Invalid value for binding protocol: foo -- should be one of auto, binary, or ascii");
   CHECK(parse({"-R", "0"}).rfind("-R: Number of requests per event must be greater than 0", 0) == 0);

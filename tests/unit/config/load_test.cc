@@ -10,6 +10,7 @@
 #include "load.h"
 
 using namespace ithaca::config;
+namespace kinds = ithaca::kinds;
 
 namespace {
 
@@ -370,7 +371,7 @@ TEST_CASE("the keys of memcached's -M -C -F -D -R -B") {
   CHECK(c.server.prefix_delimiter == '/');
   CHECK(c.server.detail_enabled);
   CHECK(c.server.reqs_per_event == 3);
-  CHECK(c.server.binding == binding_protocol::Binary);
+  CHECK(c.server.binding == kinds::binding_protocol::Binary);
   CHECK(!c.cache.evictions);
   CHECK(!c.cache.cas_enabled);
   CHECK(load("server:\n  prefix_delimiter: \"ab\"\n").find("expected one character") != std::string::npos);

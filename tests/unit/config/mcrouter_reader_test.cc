@@ -8,6 +8,7 @@
 #include "route_kind_info.h"
 
 using namespace ithaca::config;
+namespace kinds = ithaca::kinds;
 
 namespace {
 
@@ -103,8 +104,8 @@ TEST_CASE("a pool: mcrouter's defaults (Ch3, ascii, 1 s, the hash stop) and its 
   REQUIRE(a.servers.size() == 3);
   CHECK(a.servers[1].address == "127.0.0.1:5002");
   CHECK(a.servers[1].line == 3);
-  CHECK(a.dist == distribution::Ch3);
-  CHECK(a.protocol == backend_protocol::Ascii);
+  CHECK(a.dist == kinds::distribution_kind::Ch3);
+  CHECK(a.protocol == kinds::backend_protocol::Ascii);
   CHECK(a.hash_stop);
   CHECK(a.timeout_ms == 1000);
   CHECK(a.connect_timeout_ms == 1000);
@@ -118,23 +119,23 @@ TEST_CASE("a pool: mcrouter's defaults (Ch3, ascii, 1 s, the hash stop) and its 
 TEST_CASE("PoolRoute objects: hash Crc32, WeightedCh3 from pool weights, asynclog, inline pools, inherit") {
   config c;
   route_config r = route_of(R"({"type": "PoolRoute", "pool": "A", "hash": "Crc32", "asynclog": false})", &c);
-  CHECK(pool_named(c, r.pool).dist == distribution::McrouterCrc32);
+  CHECK(pool_named(c, r.pool).dist == kinds::distribution_kind::McrouterCrc32);
   CHECK_FALSE(r.reliable_deletes);
   r = route_of(R"({"type": "PoolRoute", "pool": "A", "hash": {"hash_func": "WeightedCh3", "weights": [1, 0.5, 0]}})", &c);
   const pool_config& w = pool_named(c, r.pool);
-  CHECK(w.dist == distribution::WeightedCh3);
+  CHECK(w.dist == kinds::distribution_kind::WeightedCh3);
   CHECK(w.servers[1].fraction == 0.5);
   CHECK(w.servers[2].fraction == 0);
   r = route_of(R"({"type": "PoolRoute", "pool": {"name": "C", "servers": ["[::1]:7001"], "weights": [0.25]}})", &c);
   CHECK(r.pool == "C");
-  CHECK(pool_named(c, "C").dist == distribution::WeightedCh3);
+  CHECK(pool_named(c, "C").dist == kinds::distribution_kind::WeightedCh3);
   CHECK(pool_named(c, "C").servers[0].fraction == 0.25);
   CHECK(pool_named(c, "C").servers[0].address == "[::1]:7001");
   // One pool placed two ways: two pool configs over the same servers.
   r = route_of(R"({"type": "AllSyncRoute", "children": ["PoolRoute|A", {"type": "PoolRoute", "pool": "A", "hash": "Crc32"}]})", &c);
   CHECK(child(r, "", 0).pool == "A");
   CHECK(child(r, "", 1).pool == "A~mcrouter_crc32");
-  CHECK(pool_named(c, "A~mcrouter_crc32").dist == distribution::McrouterCrc32);
+  CHECK(pool_named(c, "A~mcrouter_crc32").dist == kinds::distribution_kind::McrouterCrc32);
   // inherit: the parent's keys where the pool has none.
   REQUIRE(load_json(R"({"pools": {"base": {"servers": ["127.0.0.1:1"], "server_timeout": 300},
                         "child": {"inherit": "base", "connect_timeout": 50}},
@@ -237,8 +238,8 @@ TEST_CASE("route objects and their mcrouter option names") {
 
   route_config h = route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "hash_func": "Crc32"})");
   CHECK(h.kind == route_kind::Hash);
-  CHECK(h.dist == distribution::McrouterCrc32);
-  CHECK(route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})").dist == distribution::Ch3);
+  CHECK(h.dist == kinds::distribution_kind::McrouterCrc32);
+  CHECK(route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})").dist == kinds::distribution_kind::Ch3);
   CHECK(route_of(R"({"type": "HashRoute", "children": []})").kind == route_kind::Error);
 
   route_config x = route_of(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 10, "action": "min"})");

@@ -6,6 +6,7 @@
 #include "load.h"
 
 using namespace ithaca::config;
+namespace kinds = ithaca::kinds;
 
 namespace {
 
@@ -58,9 +59,9 @@ TEST_CASE("nutcracker.yml: two pools become two pools, each with a listener of i
   const pool_config& a = c.router.pools[0];
   CHECK(a.name == "alpha");
   CHECK(a.line == 1);
-  CHECK(a.hash == hash_function::Fnv1a_64);
+  CHECK(a.hash == kinds::hash_kind::Fnv1a_64);
   CHECK(a.hash_tag == "{}");
-  CHECK(a.dist == distribution::Ketama);
+  CHECK(a.dist == kinds::distribution_kind::Ketama);
   CHECK(a.timeout_ms == 400);
   CHECK(a.connect_timeout_ms == 400);
   CHECK(a.preconnect);
@@ -86,8 +87,8 @@ TEST_CASE("nutcracker.yml: two pools become two pools, each with a listener of i
   CHECK(la.route.pool == "alpha");
 
   const pool_config& b = c.router.pools[1];
-  CHECK(b.hash == hash_function::Hsieh);
-  CHECK(b.dist == distribution::Modula);
+  CHECK(b.hash == kinds::hash_kind::Hsieh);
+  CHECK(b.dist == kinds::distribution_kind::Modula);
   REQUIRE(b.servers.size() == 1);
   CHECK(b.servers[0].address == "unix:/run/mc.sock");
   CHECK(b.servers[0].weight == 2);
@@ -100,8 +101,8 @@ TEST_CASE("nutcracker.yml: twemproxy's defaults where a key is omitted") {
   config c;
   REQUIRE(load("p:\n  listen: 127.0.0.1:0\n  servers: [\"127.0.0.1:11211:1\"]\n", &c) == "");
   const pool_config& p = c.router.pools[0];
-  CHECK(p.hash == hash_function::Fnv1a_64);  // not ithaca's md5: placement stays nutcracker's
-  CHECK(p.dist == distribution::Ketama);
+  CHECK(p.hash == kinds::hash_kind::Fnv1a_64);  // not ithaca's md5: placement stays nutcracker's
+  CHECK(p.dist == kinds::distribution_kind::Ketama);
   CHECK(p.hash_tag.empty());
   CHECK(p.connections == 1);
   CHECK_FALSE(p.auto_eject_hosts);

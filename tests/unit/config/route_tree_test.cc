@@ -9,6 +9,7 @@
 #include "route_kind_info.h"
 
 using namespace ithaca::config;
+namespace kinds = ithaca::kinds;
 
 namespace {
 
@@ -191,10 +192,10 @@ TEST_CASE("warm_up, l1l2, modify_exptime") {
 TEST_CASE("hash: children, hash and distribution") {
   route_config h = route_of("route: {type: hash, children: [pool:main, pool:gutter]}\n");
   CHECK(h.kind == route_kind::Hash);
-  CHECK(h.dist == distribution::Ch3);
+  CHECK(h.dist == kinds::distribution_kind::Ch3);
   route_config j = route_of("route: {type: hash, children: [local, local], hash: crc32, distribution: jump}\n");
-  CHECK(j.hash == hash_function::Crc32);
-  CHECK(j.dist == distribution::Jump);
+  CHECK(j.hash == kinds::hash_kind::Crc32);
+  CHECK(j.dist == kinds::distribution_kind::Jump);
 }
 
 TEST_CASE("rate_limit: target, fallback, rates and bursts by class") {

@@ -5,8 +5,10 @@
 #include <cstdlib>
 
 #include "load.h"
+#include "server_list.h"
 
 using namespace ithaca::config;
+namespace kinds = ithaca::kinds;
 
 namespace {
 
@@ -53,11 +55,11 @@ TEST_CASE("a pool and a pool route") {
   CHECK(p.servers[1].address == "[::1]:11212");
   CHECK(p.servers[1].weight == 1);
   CHECK(p.servers[2].address == "unix:/run/mc.sock");
-  CHECK(p.hash == hash_function::Md5);
-  CHECK(p.dist == distribution::Modula);
+  CHECK(p.hash == kinds::hash_kind::Md5);
+  CHECK(p.dist == kinds::distribution_kind::Modula);
   CHECK(p.hash_tag == "{}");
   CHECK(p.hash_stop);
-  CHECK(p.protocol == backend_protocol::Meta);
+  CHECK(p.protocol == kinds::backend_protocol::Meta);
   CHECK(p.timeout_ms == 250);
   CHECK(p.connections == 2);
   CHECK(p.allow_flush);
@@ -70,14 +72,14 @@ TEST_CASE("a pool and a pool route") {
 TEST_CASE("defaults: md5 over ketama (not twemproxy's fnv1a_64); the protocol learned per connection") {
   config c;
   REQUIRE(load("pools:\n  p:\n    servers: [127.0.0.1:1]\nroute: {type: pool, pool: p}\n", &c) == "");
-  CHECK(c.router.pools[0].hash == hash_function::Md5);
-  CHECK(c.router.pools[0].dist == distribution::Ketama);
-  CHECK(c.router.pools[0].protocol == backend_protocol::Auto);
+  CHECK(c.router.pools[0].hash == kinds::hash_kind::Md5);
+  CHECK(c.router.pools[0].dist == kinds::distribution_kind::Ketama);
+  CHECK(c.router.pools[0].protocol == kinds::backend_protocol::Auto);
 }
 
 TEST_CASE("protocol: auto, ascii or meta") {
-  for (const auto& [text, want] : {std::pair{"auto", backend_protocol::Auto}, std::pair{"ascii", backend_protocol::Ascii},
-                                   std::pair{"meta", backend_protocol::Meta}}) {
+  for (const auto& [text, want] : {std::pair{"auto", kinds::backend_protocol::Auto}, std::pair{"ascii", kinds::backend_protocol::Ascii},
+                                   std::pair{"meta", kinds::backend_protocol::Meta}}) {
     config c;
     REQUIRE(load(std::string("pools:\n  p:\n    servers: [127.0.0.1:1]\n    protocol: ") + text +
                      "\nroute: {type: pool, pool: p}\n",

@@ -5,6 +5,7 @@
 #include "settings_stats.h"
 
 using namespace ithaca::config;
+namespace kinds = ithaca::kinds;
 
 namespace {
 std::map<std::string, std::string> as_map(const config& c) {
@@ -109,7 +110,7 @@ TEST_CASE("stats settings: -M -C -F -D -R -B as memcached prints them") {
   c.server.prefix_delimiter = '/';
   c.server.detail_enabled = true;
   c.server.reqs_per_event = 7;
-  c.server.binding = binding_protocol::Ascii;
+  c.server.binding = kinds::binding_protocol::Ascii;
   m = as_map(c);
   CHECK(m["evictions"] == "off");
   CHECK(m["cas_enabled"] == "no");
@@ -118,6 +119,6 @@ TEST_CASE("stats settings: -M -C -F -D -R -B as memcached prints them") {
   CHECK(m["detail_enabled"] == "yes");
   CHECK(m["reqs_per_event"] == "7");
   CHECK(m["binding_protocol"] == "ascii");
-  c.server.binding = binding_protocol::Binary;
+  c.server.binding = kinds::binding_protocol::Binary;
   CHECK(as_map(c)["binding_protocol"] == "binary");
 }

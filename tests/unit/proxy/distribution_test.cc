@@ -12,6 +12,7 @@
 #include "distribution/distribution.h"
 
 using namespace ithaca::proxy;
+namespace kinds = ithaca::kinds;
 
 namespace {
 
@@ -298,14 +299,14 @@ TEST_CASE("server names as twemproxy and libmemcached hash them") {
 TEST_CASE("distribution kind names") {
     const char* names[] = {"ketama",     "modula",      "random",       "jump",          "rendezvous",
                            "libmemcached_ketama", "ch3", "weighted_ch3", "mcrouter_crc32"};
-    static_assert(std::size(names) == kDistributionKindCount);
-    for (int k = 0; k < kDistributionKindCount; ++k) {
+    static_assert(std::size(names) == kinds::kDistributionKindCount);
+    for (int k = 0; k < kinds::kDistributionKindCount; ++k) {
         distribution_kind parsed = distribution_kind::Random;
-        REQUIRE(parse_distribution_kind(names[k], parsed));
+        REQUIRE(from_string(names[k], parsed));
         CHECK(static_cast<int>(parsed) == k);
         CHECK(to_string(parsed) == names[k]);
     }
     distribution_kind untouched = distribution_kind::Jump;
-    CHECK_FALSE(parse_distribution_kind("consistent", untouched));
+    CHECK_FALSE(from_string("consistent", untouched));
     CHECK(untouched == distribution_kind::Jump);
 }

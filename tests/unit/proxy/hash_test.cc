@@ -9,9 +9,10 @@
 #include <string>
 
 #include "hash/hash_functions.h"
-#include "hash/hash_kind.h"
+#include "hash/hash_key.h"
 
 using namespace ithaca::proxy;
+namespace kinds = ithaca::kinds;
 
 namespace {
 
@@ -76,7 +77,7 @@ TEST_CASE("standard check values") {
 TEST_CASE("every hash kind against twemproxy 0.5.0's values") {
     struct row {
         std::string key;
-        std::uint32_t want[kHashKindCount];  // in hash_kind order
+        std::uint32_t want[kinds::kHashKindCount];  // in hash_kind order
     };
     const row rows[] = {
         {"a", {0xca2e9442, 0xb975c10c, 0x00007c87, 0x000068b7, 0xe8b7be43, 0x8601b7be, 0x8601ec8c, 0x050c5d7e,
@@ -97,7 +98,7 @@ TEST_CASE("every hash kind against twemproxy 0.5.0's values") {
               0x811c9dc5, 0x00000000, 0x00000000, 0xdeadbefc}},
     };
     for (const auto& r : rows) {
-        for (int k = 0; k < kHashKindCount; ++k) {
+        for (int k = 0; k < kinds::kHashKindCount; ++k) {
             const auto kind = static_cast<hash_kind>(k);
             CAPTURE(r.key);
             CAPTURE(to_string(kind));
@@ -124,15 +125,15 @@ TEST_CASE("jenkins and murmur: every tail length gives a distinct, stable value"
 TEST_CASE("hash kind names are twemproxy's") {
     const char* names[] = {"one_at_a_time", "md5", "crc16", "crc32", "crc32a", "fnv1_64",
                            "fnv1a_64", "fnv1_32", "fnv1a_32", "hsieh", "murmur", "jenkins"};
-    for (int k = 0; k < kHashKindCount; ++k) {
+    for (int k = 0; k < kinds::kHashKindCount; ++k) {
         hash_kind parsed = hash_kind::Md5;
-        REQUIRE(parse_hash_kind(names[k], parsed));
+        REQUIRE(from_string(names[k], parsed));
         CHECK(static_cast<int>(parsed) == k);
         CHECK(to_string(parsed) == names[k]);
     }
     hash_kind untouched = hash_kind::Murmur;
-    CHECK_FALSE(parse_hash_kind("MD5", untouched));
-    CHECK_FALSE(parse_hash_kind("crc32b", untouched));
-    CHECK_FALSE(parse_hash_kind("", untouched));
+    CHECK_FALSE(from_string("MD5", untouched));
+    CHECK_FALSE(from_string("crc32b", untouched));
+    CHECK_FALSE(from_string("", untouched));
     CHECK(untouched == hash_kind::Murmur);
 }

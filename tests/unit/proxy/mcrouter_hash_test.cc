@@ -113,7 +113,7 @@ TEST_CASE("distributions ch3 and mcrouter_crc32 read the hashed part, in list or
     auto crc = make(distribution_kind::McrouterCrc32, servers_n(100));
     CHECK(crc->locate("sample") == 7);
     distribution_kind k;
-    REQUIRE(parse_distribution_kind("weighted_ch3", k));
+    REQUIRE(from_string("weighted_ch3", k));
     CHECK(k == distribution_kind::WeightedCh3);
     CHECK(to_string(distribution_kind::McrouterCrc32) == "mcrouter_crc32");
 }
