@@ -25,8 +25,6 @@ std::vector<std::string> keys_of(route_kind k) {
     case route_kind::Shadow: return {"normal", "shadows"};
     case route_kind::Hash: return {"children", "hash", "distribution"};
     case route_kind::RateLimit: return {"target", "fallback", "rates", "burst"};
-    case route_kind::Error: return {"message"};
-    case route_kind::Null: return {};
     case route_kind::Module: break;
   }
   return {};
@@ -48,7 +46,7 @@ std::vector<std::string> keys_of(const route_kind_info& k) {
 constexpr route_kind kAllKinds[] = {
     route_kind::Local,     route_kind::Pool,     route_kind::Ref,    route_kind::Prefix,
     route_kind::Operation, route_kind::Failover, route_kind::FailoverExptime, route_kind::Shadow,
-    route_kind::Hash,      route_kind::RateLimit, route_kind::Error, route_kind::Null,
+    route_kind::Hash,      route_kind::RateLimit,
 };
 
 // Every kind's YAML name: those above, then the registered ones.
@@ -190,8 +188,8 @@ class tree_reader {
       return false;
     }
     if (t.IsNull()) {  // `type: null` is YAML's null, and our null route
-      r.kind = route_kind::Null;
-      return true;
+      module = find_route_kind("null");
+      return module != nullptr;
     }
     if (!t.IsScalar()) {
       ctx_.fail(t.Mark(), "type: expected a route type, got " + describe_node(t));
@@ -249,7 +247,6 @@ class tree_reader {
   void body(section& s, const YAML::Node& node, route_config& r) {
     switch (r.kind) {
       case route_kind::Local:
-      case route_kind::Null:
       case route_kind::Module: break;
       case route_kind::Pool:
         s.string("pool", r.pool);
@@ -285,12 +282,6 @@ class tree_reader {
         shadows(s, node, r);
         break;
       case route_kind::RateLimit: rate_limit(s, node, r); break;
-      case route_kind::Error:
-        s.string("message", r.message);
-        if (r.message.find_first_of("\r\n") != std::string::npos) {
-          ctx_.fail(*s.key_mark("message"), "message: one line, without CR or LF");
-        }
-        break;
     }
   }
 

@@ -24,7 +24,7 @@ const std::set<std::string> kUnsupportedTypes = {
 // The types read here; the registered kinds' (route_kind_info.h) besides.
 const std::vector<std::string> kSupportedTypes = {
     "PoolRoute", "Pool", "FailoverRoute", "FailoverWithExptimeRoute", "HashRoute", "OperationSelectorRoute",
-    "PrefixSelectorRoute", "ShadowRoute", "RateLimitRoute", "ErrorRoute", "NullRoute",
+    "PrefixSelectorRoute", "ShadowRoute", "RateLimitRoute",
 };
 
 // mcrouter's operation names (carbon's request names) -> ithaca's classes.
@@ -45,12 +45,7 @@ bool op_class_of(const std::string& op, op_class& out) {
 
 }  // namespace
 
-route_config null_route(int line) {
-  route_config r;
-  r.kind = route_kind::Null;
-  r.line = line;
-  return r;
-}
+route_config null_route(int line) { return module_node("null", route_format::Mcrouter, line); }
 
 
 std::vector<route_config> provider::create(const std::string& type, const YAML::Node& json, const YAML::Node& at) {
@@ -64,11 +59,6 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
   if (type == "OperationSelectorRoute") return {operation_selector(json, at)};
   if (type == "ShadowRoute") return {shadow(json, at)};
   if (type == "RateLimitRoute") return {rate_limit(json, at)};
-  if (type == "ErrorRoute") return {error_route(json, at)};
-  if (type == "NullRoute") {
-    err_.allow(json, type, {});
-    return {null_route(ln)};
-  }
   if (type == "PrefixSelectorRoute") {
     err_.fail(at, "PrefixSelectorRoute is only read at the top of `route` or `routes` (as mcrouter reads it)");
     return {};
@@ -130,7 +120,8 @@ class json_kind_reader final : public route_kind_reader {
       }
       list += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + "'" + names[i] + "'";
     }
-    err_.fail(v, what() + ": " + key + " is " + list + ", got '" + (v.IsScalar() ? v.Scalar() : "") + "'");
+    err_.fail(v, what() + ": " + key + " '" + (v.IsScalar() ? v.Scalar() : "") + "' is not supported by ithaca (" +
+                     list + ")");
     return false;
   }
   bool text(const char* key, std::string& out) override {
@@ -178,9 +169,15 @@ class json_kind_reader final : public route_kind_reader {
 route_config provider::module_route(const route_kind_info& k, const YAML::Node& json, const YAML::Node& at) {
   route_config r;
   r.line = err_.line(at);
+  // Not an object: a list kind's short form ("AllSyncRoute|Pool|A"), the
+  // text of a kind that takes one ("ErrorRoute|text"), or nothing for a kind
+  // that needs nothing ("NullRoute").
   const bool list_kind = !k.children.empty() && k.children.front().list;
-  if (!json.IsMap() && !(list_kind && !json.IsNull())) {
-    err_.fail(at, std::string(k.mcrouter) + " should be an object");
+  const bool takes_nothing = k.children.empty() && k.options.empty();
+  const bool scalar_ok = k.mcrouter_scalar != nullptr && (json.IsScalar() || json.IsNull());
+  if (!json.IsMap() && !(list_kind && !json.IsNull()) && !scalar_ok && !(takes_nothing && json.IsNull())) {
+    err_.fail(at, std::string(k.mcrouter) + (k.mcrouter_scalar != nullptr ? " should be a string or an object"
+                                                                           : " should be an object"));
     return r;
   }
   std::vector<const char*> keys;
@@ -191,7 +188,14 @@ route_config provider::module_route(const route_kind_info& k, const YAML::Node& 
     if (o.mcrouter != nullptr) keys.push_back(o.mcrouter);
   }
   err_.allow(json, k.mcrouter, keys);
-  json_kind_reader(f_, err_, json, at).read(k, r);
+  if (scalar_ok && !json.IsMap()) {
+    // The string is the option's value: read it as the object {option: string}.
+    YAML::Node object(YAML::NodeType::Map);
+    if (json.IsScalar()) object[k.mcrouter_scalar] = json;
+    json_kind_reader(f_, err_, object, at).read(k, r);
+  } else {
+    json_kind_reader(f_, err_, json, at).read(k, r);
+  }
   using collapse = route_kind_info::collapse;
   if (k.mcrouter_collapse != collapse::None && r.children.empty()) return null_route(r.line);
   if (k.mcrouter_collapse == collapse::NullOrSingleton && r.children.size() == 1) return std::move(r.children[0]);
@@ -233,11 +237,7 @@ route_config provider::hash_route(const YAML::Node& json, const YAML::Node& at) 
       err_.fail(json["error_on_empty"], "HashRoute: error_on_empty is not a boolean");
     }
     if (!error_on_empty) return null_route(r.line);
-    route_config e;
-    e.kind = route_kind::Error;
-    e.line = r.line;
-    e.message = "HashRoute with empty children";
-    return e;
+    return module_node("error", route_format::Mcrouter, r.line, {{"message", "HashRoute with empty children"}});
   }
   return r;
 }
@@ -412,11 +412,10 @@ route_config provider::operation_selector(const YAML::Node& json, const YAML::No
   } else {
     for (size_t i = 0; i < kOpClasses; ++i) {
       if (by_class.count(static_cast<op_class>(i)) != 0) continue;
-      route_config e;  // mcrouter answers an error where no policy applies
-      e.kind = route_kind::Error;
-      e.line = r.line;
+      // mcrouter answers an error where no policy applies
+      route_config e =
+          module_node("error", route_format::Mcrouter, r.line, {{"message", "no route for this operation"}});
       e.role = to_string(static_cast<op_class>(i));
-      e.message = "no route for this operation";
       r.children.push_back(std::move(e));
     }
   }
@@ -550,25 +549,6 @@ void provider::rates(const YAML::Node& json, route_config& r) {
   }
 }
 
-route_config provider::error_route(const YAML::Node& json, const YAML::Node& at) {
-  route_config r;
-  r.kind = route_kind::Error;
-  r.line = err_.line(at);
-  if (json.IsScalar()) {
-    r.message = json.Scalar();
-  } else if (json.IsMap()) {
-    err_.allow(json, "ErrorRoute", {"response", "enable_logging", "result"});
-    if (const YAML::Node m = json["response"]) r.message = m.Scalar();
-    if (const YAML::Node res = json["result"]; res && res.Scalar() != "mc_res_local_error") {
-      err_.fail(res, "ErrorRoute: result '" + res.Scalar() + "' is not supported by ithaca (it answers SERVER_ERROR, "
-                "mc_res_local_error)");
-    }
-  } else if (!json.IsNull()) {
-    err_.fail(at, "ErrorRoute: should be string or object");
-  }
-  if (r.message.find_first_of("\r\n") != std::string::npos) err_.fail(at, "ErrorRoute: response has a line break");
-  return r;
-}
 
 
 // mcrouter's PoolRoute (object or "Pool|name" string): a `pool` route with

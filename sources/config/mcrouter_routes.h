@@ -59,7 +59,6 @@ class provider {
   route_config shadow(const YAML::Node& json, const YAML::Node& at);
   route_config rate_limit(const YAML::Node& json, const YAML::Node& at);
   void rates(const YAML::Node& json, route_config& r);
-  route_config error_route(const YAML::Node& json, const YAML::Node& at);
   route_config pool_route(const YAML::Node& json, const YAML::Node& at);
   std::vector<route_config> pool_servers(const YAML::Node& json, const YAML::Node& at);
 

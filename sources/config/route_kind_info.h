@@ -12,11 +12,13 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 namespace ithaca::config {
 
@@ -122,6 +124,10 @@ struct route_kind_info {
   // (ModifyExptimeRoute with action min and exptime 0 is its target).
   // nullptr: none.
   void (*finish)(route_kind_reader& reader, route_config& r) = nullptr;
+  // mcrouter: a string in place of the object ("ErrorRoute|text") is the
+  // value of this Text option (its mcrouter spelling); nullptr: an object
+  // (or, for a list kind, the short form's children) is required.
+  const char* mcrouter_scalar = nullptr;
 };
 
 // Registration [main, before any config is read]. Names must be unique.
@@ -130,6 +136,13 @@ void register_route_kind(const route_kind_info& k);
 std::span<const route_kind_info* const> route_kinds();
 const route_kind_info* find_route_kind(std::string_view name);
 const route_kind_info* find_mcrouter_kind(std::string_view mcrouter_type);
+
+// A node of registered kind `name` made by a reader or the builder rather
+// than read from a file (mcrouter's NullRoute for a list with no child, an
+// ErrorRoute where no operation policy applies, the builder's fallbacks):
+// `format`'s defaults, then `text` for Text options by their ithaca name.
+route_config module_node(std::string_view name, route_format format, int line,
+                         std::initializer_list<std::pair<const char*, std::string>> text = {});
 
 // The options of a node of a registered kind, as its module's type.
 template <class O>

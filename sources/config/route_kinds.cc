@@ -38,6 +38,26 @@ const route_kind_info* find_mcrouter_kind(std::string_view mcrouter_type) {
   return nullptr;
 }
 
+route_config module_node(std::string_view name, route_format format, int line,
+                         std::initializer_list<std::pair<const char*, std::string>> text) {
+  const route_kind_info* k = find_route_kind(name);
+  assert(k != nullptr && "a module_node of a kind no module registered");
+  route_config r;
+  r.kind = route_kind::Module;
+  r.module = k;
+  r.line = line;
+  std::shared_ptr<route_options> opts = k->make_options(format);
+  for (const auto& [option, value] : text) {
+    for (const option_spec& o : k->options) {
+      if (o.type == option_type::Text && o.name != nullptr && std::string_view(o.name) == option) {
+        *static_cast<std::string*>(o.field(*opts)) = value;
+      }
+    }
+  }
+  r.options = std::move(opts);
+  return r;
+}
+
 std::string describe_options(const route_config& r) {
   if (r.module == nullptr || !r.options) return to_string(r.kind);
   std::string out = r.module->name;

@@ -28,8 +28,6 @@ constexpr kind_entry kKindNames[] = {
     {route_kind::Shadow, "shadow", "ShadowRoute"},
     {route_kind::Hash, "hash", "HashRoute"},
     {route_kind::RateLimit, "rate_limit", "RateLimitRoute"},
-    {route_kind::Error, "error", "ErrorRoute"},
-    {route_kind::Null, "null", "NullRoute"},
     {route_kind::Module, "", ""},
 };
 

@@ -80,8 +80,6 @@ enum class route_kind {
   Shadow,          // the normal child, and a copy of a fraction to shadow routes (ShadowRoute)
   Hash,            // a child by key hash (HashRoute)
   RateLimit,       // token buckets per operation class, over the limit to a fallback
-  Error,           // answers an error (ErrorRoute)
-  Null,            // answers as if nothing were there (NullRoute)
   Module,          // a kind its module describes (route_config::module, route_kind_info.h)
 };
 const char* to_string(route_kind k);
@@ -164,9 +162,6 @@ struct route_config {
   // RateLimit: per class, requests per second (0 = unlimited) and burst.
   double rate[kOpClasses] = {};
   double burst[kOpClasses] = {};
-  // Error: the text after "SERVER_ERROR " in the reply (one line, no CR/LF);
-  // "" = the route builder's default text.
-  std::string message;
   bool reliable_deletes = false;  // Pool: spool deletes a server could not take (asynclog)
   kinds::hash_kind hash = kinds::hash_kind::Md5;                  // Hash
   kinds::distribution_kind dist = kinds::distribution_kind::Ch3;  // Hash

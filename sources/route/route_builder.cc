@@ -10,7 +10,6 @@
 #include "routes/ack_route.h"
 #include "routes/closed_route.h"
 #include "routes/failover_route.h"
-#include "routes/fixed_reply_route.h"
 #include "routes/hash_route.h"
 #include "routes/operation_route.h"
 #include "routes/pool_route.h"
@@ -119,10 +118,6 @@ struct builder final : tree_builder {
       }
       case route_kind::Ref:
         return ref(r);
-      case route_kind::Null:
-        return add<null_route>(name_of(r, "null"));
-      case route_kind::Error:
-        return add<error_route>(name_of(r, "error"), r.message.empty() ? std::string("error route") : r.message);
       case route_kind::Prefix: {
         std::vector<std::pair<std::string, const route*>> by_prefix;
         for (const config::route_config* c : r.with_role("prefix")) {
@@ -131,7 +126,7 @@ struct builder final : tree_builder {
           by_prefix.emplace_back(c->match, built);
         }
         const route* fallback = r.with_role("default").empty()
-                                    ? add<error_route>("no_prefix", "no route for this key (no prefix matches)")
+                                    ? implicit(r, "error", "no_prefix", "no route for this key (no prefix matches)")
                                     : one(r, "default", false);
         if (fallback == nullptr) return nullptr;
         return add<prefix_route>(name_of(r, "prefix"), std::move(by_prefix), *fallback);
@@ -144,7 +139,7 @@ struct builder final : tree_builder {
           by_class[c] = node(*found.front());
           if (by_class[c] == nullptr) return nullptr;
         }
-        const route* fallback = r.with_role("default").empty() ? add<null_route>("null") : one(r, "default", false);
+        const route* fallback = r.with_role("default").empty() ? implicit(r, "null", "null") : one(r, "default", false);
         if (fallback == nullptr) return nullptr;
         return add<operation_route>(name_of(r, "operation"), by_class, *fallback);
       }
@@ -230,6 +225,18 @@ struct builder final : tree_builder {
       }
     }
     return fail(r, "unknown kind");
+  }
+
+  // A node the config does not write: a selector's fallback (a registered
+  // kind, named `name`, with its `message` when it takes one).
+  const route* implicit(const config::route_config& parent, std::string_view kind, const char* name,
+                        std::string message = {}) {
+    config::route_config n = message.empty()
+                                 ? config::module_node(kind, config::route_format::Yaml, parent.line)
+                                 : config::module_node(kind, config::route_format::Yaml, parent.line,
+                                                       {{"message", std::move(message)}});
+    n.name = name;
+    return node(n);
   }
 
   // A named route under `routes:`, built once and shared wherever it is used.

@@ -10,6 +10,8 @@ extern const kind_module kWarmUpKind;
 extern const kind_module kL1L2Kind;
 extern const kind_module kRandomKind;
 extern const kind_module kModifyExptimeKind;
+extern const kind_module kErrorKind;
+extern const kind_module kNullKind;
 
 namespace {
 constexpr const kind_module* kKinds[] = {
@@ -19,6 +21,8 @@ constexpr const kind_module* kKinds[] = {
     &kL1L2Kind,
     &kRandomKind,
     &kModifyExptimeKind,
+    &kErrorKind,
+    &kNullKind,
 };
 }  // namespace
 
