@@ -195,7 +195,7 @@ class tree_reader {
       ctx_.fail(t.Mark(), "type: expected a route type, got " + describe_node(t));
       return false;
     }
-    if (route_kind_from_string(t.Scalar(), r.kind) && r.kind != route_kind::Module) return true;
+    if (route_kind_from_string(t.Scalar(), r.kind)) return true;
     if ((module = find_route_kind(t.Scalar())) != nullptr) return true;
     std::string hint;
     for (route_kind k : kAllKinds) {

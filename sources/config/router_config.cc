@@ -28,7 +28,6 @@ constexpr kind_entry kKindNames[] = {
     {route_kind::Shadow, "shadow", "ShadowRoute"},
     {route_kind::Hash, "hash", "HashRoute"},
     {route_kind::RateLimit, "rate_limit", "RateLimitRoute"},
-    {route_kind::Module, "", ""},
 };
 
 constexpr const char* kOpClassNames[kOpClasses] = {"get", "set", "delete", "arithmetic", "touch"};
