@@ -11,25 +11,6 @@ namespace ithaca::config {
 
 namespace {
 
-// The keys each kind takes besides `type:` and `name:`.
-std::vector<std::string> keys_of(route_kind k) {
-  switch (k) {
-    case route_kind::Local: return {};
-    case route_kind::Pool: return {"pool", "reliable_deletes"};
-    case route_kind::Ref: return {};
-    case route_kind::Prefix: return {"prefixes", "default"};
-    case route_kind::Operation: return {"get", "set", "delete", "arithmetic", "touch", "default"};
-    case route_kind::Failover: return {"children", "failover_errors", "failover_limit"};
-    case route_kind::FailoverExptime:
-      return {"normal", "failover", "exptime", "failover_errors", "failover_limit"};
-    case route_kind::Shadow: return {"normal", "shadows"};
-    case route_kind::Hash: return {"children", "hash", "distribution"};
-    case route_kind::RateLimit: return {"target", "fallback", "rates", "burst"};
-    case route_kind::Module: break;
-  }
-  return {};
-}
-
 // The YAML keys of a kind its module describes: its slots, then its options.
 std::vector<std::string> keys_of(const route_kind_info& k) {
   std::vector<std::string> out;
@@ -42,18 +23,14 @@ std::vector<std::string> keys_of(const route_kind_info& k) {
   return out;
 }
 
-// The kinds not yet described by a module of their own (route_kind_info.h).
-constexpr route_kind kAllKinds[] = {
-    route_kind::Local,     route_kind::Pool,     route_kind::Ref,    route_kind::Prefix,
-    route_kind::Operation, route_kind::Failover, route_kind::FailoverExptime, route_kind::Shadow,
-    route_kind::Hash,      route_kind::RateLimit,
-};
-
-// Every kind's YAML name: those above, then the registered ones.
+// Every kind's YAML name: the registered ones, in the README's order, and
+// "ref" (a reference to a named route).
 std::vector<std::string> kind_names() {
   std::vector<std::string> out;
-  for (route_kind k : kAllKinds) out.emplace_back(to_string(k));
-  for (const route_kind_info* k : route_kinds()) out.emplace_back(k->name);
+  for (const route_kind_info* k : route_kinds()) {
+    out.emplace_back(k->name);
+    if (out.back() == "pool") out.emplace_back("ref");  // where the README lists it
+  }
   return out;
 }
 
@@ -67,9 +44,6 @@ std::string kind_list() {
 // not a typo).
 bool any_kind_takes(const std::string& key) {
   auto has = [&](const std::vector<std::string>& keys) { return std::find(keys.begin(), keys.end(), key) != keys.end(); };
-  for (route_kind k : kAllKinds) {
-    if (has(keys_of(k))) return true;
-  }
   for (const route_kind_info* k : route_kinds()) {
     if (has(keys_of(*k))) return true;
   }
@@ -107,9 +81,9 @@ class tree_reader {
       return r;
     }
     const route_kind_info* module = nullptr;
-    if (!kind_of(node, r, module)) return r;
-    if (!keys_fit(node, module != nullptr ? module->name : to_string(r.kind),
-                  module != nullptr ? keys_of(*module) : keys_of(r.kind))) {
+    if (!kind_of(node, module)) return r;
+    if (!keys_fit(node, module != nullptr ? module->name : "ref",
+                  module != nullptr ? keys_of(*module) : std::vector<std::string>{})) {
       return r;
     }
     section s(ctx_, "route", node);
@@ -117,8 +91,8 @@ class tree_reader {
     s.string("name", r.name);
     if (module != nullptr) {
       kind_reader(*this, s, node).read(*module, r);
-    } else {
-      body(s, node, r);
+    } else if (r.name.empty()) {
+      ctx_.fail(node.Mark(), "a ref route needs `name:` (a route under `routes:`)");
     }
     return r;
   }
@@ -127,18 +101,18 @@ class tree_reader {
   // "local", "pool:NAME", or a named route's name.
   void shorthand(const YAML::Node& node, route_config& r) {
     const std::string& text = node.Scalar();
+    const std::string role = std::move(r.role);
     if (text == "local") {
-      r.kind = route_kind::Local;
+      r = module_node("local", route_format::Yaml, r.line);
     } else if (text.starts_with("pool:")) {
-      r.kind = route_kind::Pool;
-      r.pool = text.substr(5);
-      if (r.pool.empty()) ctx_.fail(node.Mark(), "\"pool:\" needs a pool's name after it (\"pool:main\")");
+      r = module_node("pool", route_format::Yaml, r.line, {{"pool", text.substr(5)}});
+      if (text.size() == 5) ctx_.fail(node.Mark(), "\"pool:\" needs a pool's name after it (\"pool:main\")");
     } else if (text.empty()) {
       ctx_.fail(node.Mark(), "an empty route; write \"local\", \"pool:NAME\", a named route or a mapping with `type:`");
     } else {
-      r.kind = route_kind::Ref;
       r.name = text;
     }
+    r.role = role;
   }
 
   // A registered kind's node, read through the description its module
@@ -164,7 +138,7 @@ class tree_reader {
     }
     void children(const char* key, const child_slot& slot, route_config& r) override {
       if (slot.list) {
-        t_.list(s_, node_, r, key, slot.role, slot.min);
+        t_.list(s_, node_, r, key, slot.role, slot.min, slot.single_ok);
       } else {
         t_.one(s_, node_, r, key, slot.role, slot.min > 0);
       }
@@ -174,6 +148,23 @@ class tree_reader {
       const YAML::Mark* m = s_.key_mark(key);
       t_.ctx_.fail(m != nullptr ? *m : node_.Mark(), std::move(message));
     }
+    const YAML::Node* value(const char* key) override { return s_.any(key); }
+    void fail_node(const YAML::Node& at, std::string message) override { t_.ctx_.fail(at.Mark(), std::move(message)); }
+    route_config route_at(const YAML::Node& n, const char* role, const char*) override { return t_.read(n, role); }
+    std::vector<route_config> routes_at(const YAML::Node& n, const char* role) override {
+      std::vector<route_config> out;
+      if (!n.IsSequence()) {
+        out.push_back(t_.read(n, role));
+      } else {
+        for (const YAML::Node& c : n) out.push_back(t_.read(c, role));
+      }
+      return out;
+    }
+    void check_keys(const YAML::Node& map, const std::string& what, std::initializer_list<const char*> keys) override {
+      section inner(t_.ctx_, what, map);
+      for (const char* k : keys) inner.any(k);
+      inner.finish();
+    }
 
    private:
     tree_reader& t_;
@@ -181,7 +172,8 @@ class tree_reader {
     const YAML::Node& node_;
   };
 
-  bool kind_of(const YAML::Node& node, route_config& r, const route_kind_info*& module) {
+  // The kind `type:` names (nullptr: "ref"); false, and an error, if none.
+  bool kind_of(const YAML::Node& node, const route_kind_info*& module) {
     const YAML::Node t = node["type"];
     if (!t) {
       ctx_.fail(node.Mark(), "a route needs `type:` (" + kind_list() + ")");
@@ -195,12 +187,10 @@ class tree_reader {
       ctx_.fail(t.Mark(), "type: expected a route type, got " + describe_node(t));
       return false;
     }
-    if (route_kind_from_string(t.Scalar(), r.kind)) return true;
+    if (t.Scalar() == "ref") return true;
     if ((module = find_route_kind(t.Scalar())) != nullptr) return true;
     std::string hint;
-    for (route_kind k : kAllKinds) {
-      if (t.Scalar() == mcrouter_name(k)) hint = " (mcrouter's " + t.Scalar() + " is `type: " + to_string(k) + "` here)";
-    }
+    if (t.Scalar() == "PoolRoute") hint = " (mcrouter's PoolRoute is `type: pool` here)";
     if (const route_kind_info* k = find_mcrouter_kind(t.Scalar())) {
       hint = " (mcrouter's " + t.Scalar() + " is `type: " + k->name + "` here)";
     }
@@ -236,53 +226,6 @@ class tree_reader {
       ok = false;
     }
     return ok;
-  }
-
-  // Reads the keys of one route node's kind (its options and its children by
-  // role) into `r`, after `type:` chose the kind. One switch over every kind:
-  // adding a kind is one case here, the key table above and the builder's case.
-  // [the thread loading the config: main at start-up, a blocking-pool thread at
-  // SIGHUP; no lock] Errors go to ctx_ with the node's line; children recurse
-  // through list()/one(), so the depth is the file's (at most 1 MiB of it).
-  void body(section& s, const YAML::Node& node, route_config& r) {
-    switch (r.kind) {
-      case route_kind::Local:
-      case route_kind::Module: break;
-      case route_kind::Pool:
-        s.string("pool", r.pool);
-        s.boolean("reliable_deletes", r.reliable_deletes);
-        if (r.pool.empty()) ctx_.fail(node.Mark(), "a pool route needs `pool:` (the name of a pool under `pools:`)");
-        break;
-      case route_kind::Ref:
-        if (r.name.empty()) ctx_.fail(node.Mark(), "a ref route needs `name:` (a route under `routes:`)");
-        break;
-      case route_kind::Prefix: prefix(s, node, r); break;
-      case route_kind::Operation: operation(s, node, r); break;
-      case route_kind::Failover:
-        list(s, node, r, "children", "", 2);
-        failover_options(s, r);
-        break;
-      case route_kind::FailoverExptime:
-        one(s, node, r, "normal", "normal", true);
-        list(s, node, r, "failover", "failover", 1, true);
-        r.exptime = 10;
-        exptime(s, r);
-        failover_options(s, r);
-        break;
-      case route_kind::Hash:
-        list(s, node, r, "children", "", 1);
-        s.choice("hash", r.hash);
-        // Only distributions that need nothing but the number of children.
-        s.choice("distribution", r.dist,
-                 {kinds::distribution_kind::Ch3, kinds::distribution_kind::McrouterCrc32,
-                  kinds::distribution_kind::Modula, kinds::distribution_kind::Jump});
-        break;
-      case route_kind::Shadow:
-        one(s, node, r, "normal", "normal", true);
-        shadows(s, node, r);
-        break;
-      case route_kind::RateLimit: rate_limit(s, node, r); break;
-    }
   }
 
   // One child route under `key`; `required` records an error when absent.
@@ -325,126 +268,6 @@ class tree_reader {
     }
   }
 
-  void prefix(section& s, const YAML::Node& node, route_config& r) {
-    const YAML::Node* prefixes = s.any("prefixes");
-    if (prefixes != nullptr) {
-      if (!prefixes->IsMap()) {
-        ctx_.fail(*s.key_mark("prefixes"),
-                  "prefixes: expected a mapping of key prefixes to routes, got " + describe_node(*prefixes));
-      } else {
-        std::vector<std::string> seen;
-        for (const auto kv : *prefixes) {
-          const std::string match = kv.first.IsScalar() ? kv.first.Scalar() : "";
-          if (std::find(seen.begin(), seen.end(), match) != seen.end()) {
-            ctx_.fail(kv.first.Mark(), "prefixes: the prefix '" + match + "' is listed twice");
-            continue;
-          }
-          seen.push_back(match);
-          route_config child = read(kv.second, "prefix");
-          child.match = match;
-          r.children.push_back(std::move(child));
-        }
-      }
-    }
-    one(s, node, r, "default", "default", false);
-    if (prefixes == nullptr && s.key_mark("default") == nullptr) {
-      ctx_.fail(node.Mark(), "a prefix route needs `prefixes:` (key prefix: route) and usually `default:` "
-                             "(the route of keys no prefix matches)");
-    }
-  }
-
-  void operation(section& s, const YAML::Node& node, route_config& r) {
-    std::vector<std::string> missing;
-    for (size_t i = 0; i < kOpClasses; ++i) {
-      const char* cls = to_string(static_cast<op_class>(i));
-      if (s.key_mark(cls) == nullptr) missing.emplace_back(cls);
-      one(s, node, r, cls, cls, false);
-    }
-    one(s, node, r, "default", "default", false);
-    if (!missing.empty() && s.key_mark("default") == nullptr) {
-      ctx_.fail(node.Mark(), "an operation route needs `default:` or a route for every class (get, set, delete, "
-                             "arithmetic, touch); none for " + backquoted(missing));
-    }
-  }
-
-  void failover_options(section& s, route_config& r) {
-    if (const YAML::Node* errors = s.any("failover_errors")) {
-      if (errors->IsMap()) {
-        section per(ctx_, "failover_errors", *errors);
-        for (size_t i = 0; i < kOpClasses; ++i) {
-          const char* cls = to_string(static_cast<op_class>(i));
-          if (const YAML::Node* l = per.any(cls)) error_names(*l, cls, r.failover_errors_by_class[i]);
-        }
-        per.finish();
-      } else {
-        error_names(*errors, "failover_errors", r.failover_errors);
-      }
-    }
-    if (const YAML::Node* limit = s.any("failover_limit")) {
-      if (!limit->IsMap()) {
-        ctx_.fail(*s.key_mark("failover_limit"),
-                  "failover_limit: expected {rate: R, burst: B}, got " + describe_node(*limit));
-        return;
-      }
-      section l(ctx_, "failover_limit", *limit);
-      r.failover_burst = 1000;
-      if (!number(l, "rate", r.failover_rate, 0, 1, "a fraction of requests above 0, at most 1", true)) {
-        if (l.key_mark("rate") == nullptr) {
-          ctx_.fail(limit->Mark(), "failover_limit needs `rate:` (the share of requests that may fail over, 0 to 1)");
-        }
-      }
-      number(l, "burst", r.failover_burst, 1, 1e12, "a number of failovers, at least 1", false);
-      l.finish();
-    }
-  }
-
-  void error_names(const YAML::Node& node, const std::string& where, std::vector<std::string>& out) {
-    if (!node.IsSequence()) {
-      ctx_.fail(node.Mark(), where + ": expected a list of error names (connect_error, timeout, tko, ...), got " +
-                                 describe_node(node));
-      return;
-    }
-    const std::vector<std::string>& known = known_failover_errors();
-    for (const YAML::Node& e : node) {
-      const std::string name = e.IsScalar() ? e.Scalar() : "";
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
-        const std::string close = closest_key(name, known);
-        ctx_.fail(e.Mark(), where + ": unknown error '" + name + "'" +
-                                (close.empty() ? " (mcrouter's result names: connect_error, connect_timeout, "
-                                                 "timeout, tko, remote_error, busy, try_again, ...)"
-                                               : " (did you mean '" + close + "'?)"));
-        continue;
-      }
-      out.push_back(name);
-    }
-    if (out.empty() && node.size() == 0) ctx_.fail(node.Mark(), where + ": an empty list would never fail over");
-  }
-
-  // A number in [lo, hi] (above lo when `open_lo`). True if present and valid.
-  bool number(section& s, const char* key, double& out, double lo, double hi, const char* what, bool open_lo) {
-    const YAML::Node* v = s.any(key);
-    if (v == nullptr) return false;
-    double d = 0;
-    if (!as_number(*v, d) || d < lo || d > hi || (open_lo && d == lo)) {
-      ctx_.fail(v->Mark(), std::string(key) + ": expected " + what + ", got " + describe_node(*v));
-      return false;
-    }
-    out = d;
-    return true;
-  }
-
-  static bool as_number(const YAML::Node& v, double& out) {
-    if (!v.IsScalar() || v.Scalar().empty()) return false;
-    const std::string& t = v.Scalar();
-    char* end = nullptr;
-    out = std::strtod(t.c_str(), &end);
-    return end == t.c_str() + t.size() && std::isfinite(out);
-  }
-
-  // `exptime:` as a duration in whole seconds (10s, 5m, 0). True if present
-  // and valid (then r.exptime is set).
-  bool exptime(section& s, route_config& r) { return seconds(s, "exptime", r.exptime); }
-
   // `key:` as a duration in whole seconds (10s, 5m, 0) up to 30 days. True
   // if present and valid (then `out` is set).
   bool seconds(section& s, const char* key, std::uint32_t& out) {
@@ -461,83 +284,6 @@ class tree_reader {
     }
     out = static_cast<uint32_t>(ms / 1000);
     return true;
-  }
-
-  void shadows(section& s, const YAML::Node& node, route_config& r) {
-    const YAML::Node* list = s.any("shadows");
-    if (list == nullptr) {
-      ctx_.fail(node.Mark(), "a shadow route needs `shadows:` (a list of {route: ROUTE, key_fraction: [A, B], "
-                             "request_fraction: F})");
-      return;
-    }
-    if (!list->IsSequence() || list->size() == 0) {
-      ctx_.fail(*s.key_mark("shadows"), "shadows: expected a list of at least one {route: ROUTE, key_fraction: "
-                                        "[A, B], request_fraction: F}, got " + describe_node(*list));
-      return;
-    }
-    for (const YAML::Node& item : *list) {
-      if (!item.IsMap()) {
-        ctx_.fail(item.Mark(), "shadows: each shadow is a mapping with `route:`, got " + describe_node(item));
-        continue;
-      }
-      section sh(ctx_, "shadows", item);
-      const YAML::Node* target = sh.any("route");
-      if (target == nullptr) {
-        ctx_.fail(item.Mark(), "a shadow needs `route:` (where the copies go)");
-        sh.any("key_fraction");
-        sh.any("request_fraction");
-        sh.finish();
-        continue;
-      }
-      route_config child = read(*target, "shadow");
-      if (const YAML::Node* kf = sh.any("key_fraction")) {
-        double lo = 0, hi = 0;
-        if (!kf->IsSequence() || kf->size() != 2 || !as_number((*kf)[0], lo) || !as_number((*kf)[1], hi) ||
-            lo < 0 || hi > 1 || lo > hi) {
-          ctx_.fail(kf->Mark(), "key_fraction: expected [A, B] with 0 <= A <= B <= 1 (the share of the key hash "
-                                "space whose keys are shadowed), got " + describe_node(*kf));
-        } else {
-          child.key_fraction_lo = lo;
-          child.key_fraction_hi = hi;
-        }
-      }
-      number(sh, "request_fraction", child.request_fraction, 0, 1, "a fraction from 0 to 1", false);
-      sh.finish();
-      r.children.push_back(std::move(child));
-    }
-  }
-
-  void rate_limit(section& s, const YAML::Node& node, route_config& r) {
-    one(s, node, r, "target", "target", true);
-    one(s, node, r, "fallback", "fallback", false);
-    const YAML::Node* rates = s.any("rates");
-    if (rates == nullptr || !rates->IsMap() || rates->size() == 0) {
-      ctx_.fail(rates ? rates->Mark() : node.Mark(),
-                "a rate_limit route needs `rates:` (requests per second by class: get, set, delete, arithmetic, "
-                "touch), got " + (rates ? describe_node(*rates) : std::string("nothing")));
-      return;
-    }
-    section rs(ctx_, "rates", *rates);
-    for (size_t i = 0; i < kOpClasses; ++i) {
-      if (number(rs, to_string(static_cast<op_class>(i)), r.rate[i], 0, 1e12, "requests per second above 0", true)) {
-        r.burst[i] = r.rate[i];  // mcrouter's default burst: one second's worth
-      }
-    }
-    rs.finish();
-    const YAML::Node* burst = s.any("burst");
-    if (burst == nullptr) return;
-    if (!burst->IsMap()) {
-      ctx_.fail(*s.key_mark("burst"), "burst: expected a mapping of classes to burst sizes, got " + describe_node(*burst));
-      return;
-    }
-    section bs(ctx_, "burst", *burst);
-    for (size_t i = 0; i < kOpClasses; ++i) {
-      const char* cls = to_string(static_cast<op_class>(i));
-      if (number(bs, cls, r.burst[i], 1, 1e12, "a number of requests, at least 1", false) && r.rate[i] == 0) {
-        ctx_.fail(*bs.key_mark(cls), std::string("burst: ") + cls + " has a burst but no rate under `rates:`");
-      }
-    }
-    bs.finish();
   }
 
   load_context& ctx_;

@@ -136,7 +136,7 @@ void parse_named_routes(const YAML::Node& node, load_context& ctx, router_config
       continue;
     }
     route_config r = read_route_node(kv.second, ctx);
-    if (r.kind == route_kind::Ref) {
+    if (r.is_ref() && !r.name.empty()) {  // (no name: a node that failed to read, reported)
       ctx.fail(kv.second.Mark(), "routes: '" + name + "' is only another name for '" + r.name +
                                      "'; use '" + r.name + "' where '" + name + "' is used");
       continue;

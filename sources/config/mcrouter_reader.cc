@@ -149,32 +149,10 @@ class reader final : public route_factory {
     out_.has_route = true;
   }
 
+  // mcrouter's PrefixSelectorRoute, read only here (its module:
+  // route/routes/prefix_route.cc).
   route_config prefix_selector(const YAML::Node& json) {
-    route_config r;
-    r.kind = route_kind::Prefix;
-    r.line = line(json);
-    allow(json, "PrefixSelectorRoute", {"policies", "wildcard"});
-    const YAML::Node policies = json["policies"];
-    const YAML::Node wildcard = json["wildcard"];
-    if (!policies && !wildcard) fail(json, "PrefixSelectorRoute: no policies/wildcard");
-    if (policies) {
-      if (!policies.IsMap()) {
-        fail(policies, "PrefixSelectorRoute: policies is not an object");
-      } else {
-        for (const auto kv : policies) {
-          route_config child = one(kv.second, "policies");
-          child.role = "prefix";
-          child.match = kv.first.Scalar();
-          r.children.push_back(std::move(child));
-        }
-      }
-    }
-    if (wildcard) {
-      route_config child = one(wildcard, "wildcard");
-      child.role = "default";
-      r.children.push_back(std::move(child));
-    }
-    return r;
+    return provider_.module_route(*find_mcrouter_kind("PrefixSelectorRoute"), json, json);
   }
 
   // ---------------------------------------------------------- route lists
@@ -275,7 +253,7 @@ class reader final : public route_factory {
     if (auto it = built_.find(name); it != built_.end()) {
       std::vector<route_config> copy = it->second;
       for (route_config& r : copy) {
-        if (r.kind == route_kind::Ref) r.line = line(at);
+        if (r.is_ref()) r.line = line(at);
       }
       return copy;
     }
@@ -296,16 +274,12 @@ class reader final : public route_factory {
       made = list(json);
     }
     building_.erase(name);
-    if (json.IsMap() && made.size() == 1 && made[0].kind != route_kind::Ref) {
+    if (json.IsMap() && made.size() == 1 && !made[0].is_ref()) {
       route_config body = std::move(made[0]);
       body.name = name;
       body.role.clear();
       out_.named_routes.push_back(std::move(body));
-      route_config ref;
-      ref.kind = route_kind::Ref;
-      ref.name = name;
-      ref.line = line(at);
-      made = {ref};
+      made = {ref_node(name, line(at))};
     }
     built_[name] = made;
     return made;

@@ -45,20 +45,11 @@ class provider {
   // make one route; "Pool" makes one per server. An unknown or unsupported
   // type is an error (and no route).
   std::vector<route_config> create(const std::string& type, const YAML::Node& json, const YAML::Node& at);
+  // A route of registered kind `k` (route_kind_info.h) from `json`.
+  route_config module_route(const route_kind_info& k, const YAML::Node& json, const YAML::Node& at);
 
  private:
-  std::vector<route_config> children_of(const YAML::Node& json);
-  route_config module_route(const route_kind_info& k, const YAML::Node& json, const YAML::Node& at);
-  route_config hash_route(const YAML::Node& json, const YAML::Node& at);
   void salt(const YAML::Node& json, const std::string& what);
-  void failover_settings(const YAML::Node& json, route_config& r, const std::string& what);
-  void error_names(const YAML::Node& list, std::vector<std::string>& out, const std::string& what);
-  route_config failover(const YAML::Node& json, int ln);
-  route_config failover_exptime(const YAML::Node& json, const YAML::Node& at);
-  route_config operation_selector(const YAML::Node& json, const YAML::Node& at);
-  route_config shadow(const YAML::Node& json, const YAML::Node& at);
-  route_config rate_limit(const YAML::Node& json, const YAML::Node& at);
-  void rates(const YAML::Node& json, route_config& r);
   route_config pool_route(const YAML::Node& json, const YAML::Node& at);
   std::vector<route_config> pool_servers(const YAML::Node& json, const YAML::Node& at);
 

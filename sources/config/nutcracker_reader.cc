@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "load_listeners.h"
+#include "route_kind_info.h"
 #include "server_list.h"
 
 namespace ithaca::config {
@@ -117,9 +118,7 @@ pool_read read_pool(load_context& ctx, const std::string& name, const YAML::Node
                  "must be two characters, like \"{}\", got \"" + p.hash_tag + "\"");
   }
   s.finish();
-  r.listener.route.kind = route_kind::Pool;
-  r.listener.route.pool = name;
-  r.listener.route.line = p.line;
+  r.listener.route = module_node("pool", route_format::Yaml, p.line, {{"pool", name}});
   return r;
 }
 

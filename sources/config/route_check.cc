@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "route_kind_info.h"
 #include "yaml_section.h"
 
 namespace ithaca::config {
@@ -23,13 +24,13 @@ struct checker {
   std::map<std::string, const route_config*> named;
 
   void node(const route_config& r) {
-    if (r.kind == route_kind::Pool &&
-        std::find(pool_names.begin(), pool_names.end(), r.pool) == pool_names.end()) {
-      problems.push_back({r.line, "route names pool '" + r.pool + "', which is not under `pools:`" +
+    const std::string* pool = pool_named(r);
+    if (pool != nullptr && std::find(pool_names.begin(), pool_names.end(), *pool) == pool_names.end()) {
+      problems.push_back({r.line, "route names pool '" + *pool + "', which is not under `pools:`" +
                                       (pool_names.empty() ? std::string(" (there are none)")
                                                           : " (pools: " + joined(pool_names) + ")")});
     }
-    if (r.kind == route_kind::Ref && named.find(r.name) == named.end()) {
+    if (r.is_ref() && named.find(r.name) == named.end()) {
       std::string hint = closest_key(r.name, route_names);
       problems.push_back({r.line, "route refers to '" + r.name + "', which is not under `routes:`" +
                                       (!hint.empty()             ? " (did you mean '" + hint + "'?)"
@@ -41,7 +42,7 @@ struct checker {
 
   // The refs a tree makes, in order, with where each was written.
   static void refs_of(const route_config& r, std::vector<const route_config*>& out) {
-    if (r.kind == route_kind::Ref) out.push_back(&r);
+    if (r.is_ref()) out.push_back(&r);
     for (const route_config& c : r.children) refs_of(c, out);
   }
 

@@ -38,7 +38,12 @@ enum class option_type : std::uint8_t {
   Flag,     // bool
   Choice,   // int: the index of one of `choices`
   Text,     // std::string, one line
+  Custom,   // read by the option's own function (option_spec::read) from the
+            // raw value: nested mappings, lists, per-class tables
 };
+
+class route_kind_reader;
+struct route_config;
 
 // One option of a kind. Made by the helpers below, which tie it to the
 // field of the kind's options it fills.
@@ -49,7 +54,16 @@ struct option_spec {
   const char* doc;       // one line: what it means (errors quote it)
   bool required = false;
   std::span<const char* const> choices = {};  // Choice: the names, by index
-  void* (*field)(route_options&) = nullptr;  // where the value goes
+  void* (*field)(route_options&) = nullptr;  // where the value goes (not Custom)
+  // Text: the value names a pool under `pools:` (route_check.cc checks it).
+  bool names_pool = false;
+  // Custom: reads the value of `key` (its spelling in the reader's format)
+  // into the options; shows what it read (describe_options); and a value each
+  // format accepts, as that format spells it (docs, and the registry's test).
+  void (*read)(route_kind_reader& in, const char* key, route_config& r, route_options& out) = nullptr;
+  std::string (*show)(const route_options& o) = nullptr;
+  const char* yaml_sample = nullptr;
+  const char* mcrouter_sample = nullptr;
 };
 
 namespace detail {
@@ -83,9 +97,29 @@ constexpr option_spec choice_option(const char* name, const char* mcrouter, std:
   return {name, mcrouter, option_type::Choice, doc, false, choices, &detail::field_of<Field>};
 }
 template <auto Field>
-constexpr option_spec text_option(const char* name, const char* mcrouter, const char* doc) {
+constexpr option_spec text_option(const char* name, const char* mcrouter, const char* doc, bool required = false) {
   static_assert(detail::is_field_of<Field, std::string>);
-  return {name, mcrouter, option_type::Text, doc, false, {}, &detail::field_of<Field>};
+  return {name, mcrouter, option_type::Text, doc, required, {}, &detail::field_of<Field>};
+}
+// A Text option whose value is the name of a pool under `pools:`.
+template <auto Field>
+constexpr option_spec pool_option(const char* name, const char* mcrouter, const char* doc) {
+  option_spec o = text_option<Field>(name, mcrouter, doc, true);
+  o.names_pool = true;
+  return o;
+}
+// An option its kind reads itself (a table, a list of entries): `read` gets
+// the reader, through which it sees the raw value and reports errors.
+constexpr option_spec custom_option(const char* name, const char* mcrouter, const char* doc,
+                                    void (*read)(route_kind_reader&, const char*, route_config&, route_options&),
+                                    std::string (*show)(const route_options&), const char* yaml_sample,
+                                    const char* mcrouter_sample, bool required = false) {
+  option_spec o{name, mcrouter, option_type::Custom, doc, required};
+  o.read = read;
+  o.show = show;
+  o.yaml_sample = yaml_sample;
+  o.mcrouter_sample = mcrouter_sample;
+  return o;
 }
 
 // Where a kind's children are written: one key holding a route, or a list
@@ -99,10 +133,12 @@ struct child_slot {
   // mcrouter's own words when the key is missing ("ModifyExptimeRoute: no
   // target"); nullptr: "TYPE: no KEY route".
   const char* mcrouter_missing = nullptr;
+  // A list slot: YAML also takes one route written without a list.
+  bool single_ok = false;
+  // A list slot: at most this many (0: no limit), which the kind's finish()
+  // checks in its format's words (mcrouter's ShadowRoute takes a list of one).
+  unsigned max = 0;
 };
-
-struct route_config;
-class route_kind_reader;
 
 struct route_kind_info {
   const char* name;      // ithaca's `type:` ("all_sync")
@@ -117,7 +153,9 @@ struct route_kind_info {
   // mcrouter's reductions of a list kind (its children under `children`, or
   // the short form "TYPE|..."): none, no child is a NullRoute, or also one
   // child is that child (makeNullOrSingletonRoute).
-  enum class collapse : std::uint8_t { None, EmptyIsNull, NullOrSingleton };
+  // ScalarIsChild: a string in place of the object is the route it names
+  // (OperationSelectorRoute's "if not an object, the route itself").
+  enum class collapse : std::uint8_t { None, EmptyIsNull, NullOrSingleton, ScalarIsChild };
   collapse mcrouter_collapse = collapse::None;
   // After the generic reading: the kind's own checks across options and
   // children (errors through the reader), and mcrouter's reductions
@@ -140,9 +178,10 @@ const route_kind_info* find_mcrouter_kind(std::string_view mcrouter_type);
 // A node of registered kind `name` made by a reader or the builder rather
 // than read from a file (mcrouter's NullRoute for a list with no child, an
 // ErrorRoute where no operation policy applies, the builder's fallbacks):
-// `format`'s defaults, then `text` for Text options by their ithaca name.
+// `format`'s defaults, then `values` for Text options and Flag options
+// ("true" or "false") by their ithaca name.
 route_config module_node(std::string_view name, route_format format, int line,
-                         std::initializer_list<std::pair<const char*, std::string>> text = {});
+                         std::initializer_list<std::pair<const char*, std::string>> values = {});
 
 // The options of a node of a registered kind, as its module's type.
 template <class O>
@@ -150,6 +189,21 @@ const O& options_of(const route_config& r);
 
 // "l1l2 exptime=60": a node's kind and options, for tests and logs.
 std::string describe_options(const route_config& r);
+
+// A Custom option's show() for one describe_options leaves out (mcrouter's
+// alone, which are refused or only checked).
+std::string show_nothing(const route_options&);
+
+// r becomes its only child (its role cleared): mcrouter's reductions of a
+// route with one child where it needs more ("a list of one is its route").
+void become_only_child(route_config& r);
+
+// A number as describe_options shows it: "0.5", "1000" (%g).
+std::string number_text(double v);
+
+// The pool a node's kind names (a Text option marked names_pool), or
+// nullptr: a kind that names none.
+const std::string* pool_named(const route_config& r);
 
 }  // namespace ithaca::config
 

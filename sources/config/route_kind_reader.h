@@ -10,10 +10,14 @@
 // SIGHUP; no lock] Internal to the config library and the kinds' modules.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "route_kind_info.h"
 #include "router_config.h"
@@ -27,6 +31,9 @@ class route_kind_reader {
   // of each slot, then the kind's finish(). Mistakes are recorded through the
   // format's fail(); reading goes on so one pass reports the first of them.
   void read(const route_kind_info& k, route_config& r);
+  // Only the options of kind `k` into `r` (r.module, r.options): a node the
+  // reader makes around children of its own (mcrouter's PoolRoute `rates`).
+  void read_options(const route_kind_info& k, route_config& r);
 
   const route_kind_info& kind() const { return *kind_; }
   virtual route_format format() const = 0;
@@ -48,6 +55,29 @@ class route_kind_reader {
   // An error at the node, or at `key` (an option's spelling in this format).
   virtual void fail(std::string message) = 0;
   virtual void fail_at(const char* key, std::string message) = 0;
+
+  // ---- for a Custom option's reader (option_spec::read) and a kind's
+  // finish(): the raw value as both formats are parsed (yaml-cpp reads
+  // mcrouter's JSON too) and the format's means of reading routes in it.
+  // The value of `key` (marked as read), or nullptr when absent.
+  virtual const YAML::Node* value(const char* key) = 0;
+  // An error at `at` (a node inside the route node).
+  virtual void fail_node(const YAML::Node& at, std::string message) = 0;
+  // The one route written at `n` (YAML: a route or a shorthand; mcrouter:
+  // exactly one route of what may be a list or a short form; `what` names
+  // the place in its message), with `role`.
+  virtual route_config route_at(const YAML::Node& n, const char* role, const char* what) = 0;
+  // The routes written at `n` as a list (mcrouter's lists flatten, a string
+  // is a short form or a named handle), each with `role`. mcrouter only.
+  virtual std::vector<route_config> routes_at(const YAML::Node& n, const char* role) = 0;
+  // Refuses the keys of the mapping `map` that are not `keys` (and a key
+  // given twice) in the format's words; `what` names the mapping.
+  virtual void check_keys(const YAML::Node& map, const std::string& what, std::initializer_list<const char*> keys) = 0;
+  // YAML's number under `key` of `map`, in [lo, hi] (above lo when
+  // `open_lo`); true when present and valid, else "KEY: expected EXPECTED,
+  // got ..." when present.
+  bool number_in(const YAML::Node& map, const char* key, double& out, double lo, double hi, const char* expected,
+                 bool open_lo);
 
  protected:
   ~route_kind_reader() = default;

@@ -12,54 +12,17 @@ void resolve_pool_tls(router_config& rc) {
 
 namespace {
 
-struct kind_entry {
-  route_kind kind;
-  const char* name;
-  const char* mcrouter;  // mcrouter's type name ("" = none)
-};
-constexpr kind_entry kKindNames[] = {
-    {route_kind::Local, "local", ""},
-    {route_kind::Pool, "pool", "PoolRoute"},
-    {route_kind::Ref, "ref", ""},
-    {route_kind::Prefix, "prefix", "PrefixSelectorRoute"},
-    {route_kind::Operation, "operation", "OperationSelectorRoute"},
-    {route_kind::Failover, "failover", "FailoverRoute"},
-    {route_kind::FailoverExptime, "failover_exptime", "FailoverWithExptimeRoute"},
-    {route_kind::Shadow, "shadow", "ShadowRoute"},
-    {route_kind::Hash, "hash", "HashRoute"},
-    {route_kind::RateLimit, "rate_limit", "RateLimitRoute"},
-};
-
 constexpr const char* kOpClassNames[kOpClasses] = {"get", "set", "delete", "arithmetic", "touch"};
 
 }  // namespace
 
-const char* to_string(route_kind k) {
-  for (const kind_entry& n : kKindNames) {
-    if (n.kind == k) return n.name;
-  }
-  return "?";
-}
+const char* kind_name(const route_config& r) { return r.module != nullptr ? r.module->name : "ref"; }
 
-const char* kind_name(const route_config& r) {
-  return r.module != nullptr ? r.module->name : to_string(r.kind);
-}
-
-bool route_kind_from_string(std::string_view name, route_kind& out) {
-  for (const kind_entry& n : kKindNames) {
-    if (name == n.name) {
-      out = n.kind;
-      return true;
-    }
-  }
-  return false;
-}
-
-const char* mcrouter_name(route_kind k) {
-  for (const kind_entry& n : kKindNames) {
-    if (n.kind == k) return n.mcrouter;
-  }
-  return "";
+route_config ref_node(std::string name, int line) {
+  route_config r;
+  r.name = std::move(name);
+  r.line = line;
+  return r;
 }
 
 const std::vector<std::string>& known_failover_errors() {

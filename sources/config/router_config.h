@@ -65,29 +65,10 @@ struct pool_config {
   int line = 0;
 };
 
-// The route kinds not yet described by a module of their own (issue 15;
-// README "Routes"); the others are registered (route_kind_info.h) and have
-// kind Module. mcrouter's names in comments.
-enum class route_kind {
-  Local,           // the local store
-  Pool,            // a pool's servers by key hash (PoolRoute)
-  Ref,             // a named route under `routes:`, by name (mcrouter's named handles)
-  Prefix,          // longest matching key prefix picks the child (PrefixSelectorRoute)
-  Operation,       // per operation class, with a default (OperationSelectorRoute)
-  Failover,        // children in order until a reply that is not an error (FailoverRoute)
-  FailoverExptime, // gutter: normal child, failover children whose writes get a TTL cap
-                   // (FailoverWithExptimeRoute)
-  Shadow,          // the normal child, and a copy of a fraction to shadow routes (ShadowRoute)
-  Hash,            // a child by key hash (HashRoute)
-  RateLimit,       // token buckets per operation class, over the limit to a fallback
-  Module,          // a kind its module describes (route_config::module, route_kind_info.h)
-};
-const char* to_string(route_kind k);
 struct route_config;
-// A node's kind name: its module's for kind Module, else to_string(kind).
+// A node's kind name: its module's ("all_sync"), or "ref" for a reference
+// to a named route.
 const char* kind_name(const route_config& r);
-// The YAML spelling ("all_sync") back to the kind; false if there is none.
-bool route_kind_from_string(std::string_view name, route_kind& out);
 
 // Operation classes, as routes select and limit by them. mcrouter's
 // operation names map onto them: get/gets/lease-get/metaget -> Get;
@@ -101,75 +82,38 @@ bool op_class_from_string(std::string_view name, op_class& out);
 // The result names `failover_errors` may hold: mcrouter's error results
 // (carbon's mc_res_* without the prefix).
 const std::vector<std::string>& known_failover_errors();
-// mcrouter's type name for a kind ("FailoverRoute"), for hints in messages.
-const char* mcrouter_name(route_kind k);
 
 // One node of the route tree, as any of the three readers (ithaca's YAML, an
-// mcrouter JSON file, a nutcracker.yml) writes it. Plain values; the route
-// builder (route/route_builder.cc) checks what each kind needs and builds it.
+// mcrouter JSON file, a nutcracker.yml) writes it: a route of a registered
+// kind (route_kind_info.h: its module describes its children and options),
+// or a reference to a named route under `routes:` (mcrouter's named
+// handles), which the tree builds once and shares. Plain values; the route
+// builder (route/route_builder.cc) builds each kind through its module.
 //
 // Children: every child route is in `children`, each naming its place in its
-// parent by `role` (so one shape serves every kind):
-//   ""          one of a list (failover, hash, and the registered list kinds)
-//   "default"   prefix/operation: the fallback (mcrouter's wildcard / default_policy)
-//   "prefix"    prefix: the child for keys starting with `match`
-//   an op class operation: the child for that class ("get", "set", ...)
-//   "normal"    failover_exptime, shadow: where requests go
-//   "failover"  failover_exptime: the failover children, in order
-//   "shadow"    shadow: a shadow route (with key_fraction_* and request_fraction)
-//   "fallback"  rate_limit: where requests over the limit go (none: an error)
-//   "target"    rate_limit: the route the requests go on to
-//   a registered kind's slot role (route_kind_info.h: child_slot::role)
+// parent by `role` (one of the kind's child_slot roles, or a role the
+// kind's own reader gives: "prefix", an operation class, "shadow"), so one
+// shape serves every kind; "" is one of a list.
 struct route_kind_info;
 struct route_options;
 
 struct route_config {
-  route_kind kind = route_kind::Local;
-  // A kind its module describes (kind Module): its description and the
-  // options read for it (route_kind_reader.h); options_of<T>() gives them.
+  // The node's kind, and the options read for it (route_kind_reader.h);
+  // options_of<T>() gives them. nullptr: a reference to the named route `name`.
   const route_kind_info* module = nullptr;
   std::shared_ptr<const route_options> options;
-  std::string name;   // optional, for logs and `stats routes`; for Ref, the named route
-  std::string pool;   // Pool
+  std::string name;   // optional, for logs and `stats routes`; a reference's named route
   std::string role;   // its place in its parent (above)
-  std::string match;  // role "prefix": the key prefix ("" matches every key)
   std::vector<route_config> children;
-
-  // FailoverExptime: TTL cap of writes sent to a failover child (the gutter;
-  // 10 s from ithaca's YAML, as the paper's gutter pool; 60 s from an mcrouter
-  // file, mcrouter's own default; 0: no cap, as in mcrouter).
-  uint32_t exptime = 0;
-  // Failover, FailoverExptime: which results fail over, by mcrouter's result
-  // names (known_failover_errors()). `failover_errors` holds for every class;
-  // a non-empty `failover_errors_by_class[c]` replaces it for class c (mcrouter's
-  // {"gets": [...], "updates": [...], "deletes": [...]}). All empty: mcrouter's
-  // default set (connect_error, connect_timeout, timeout, tko, remote_error,
-  // local_error, busy, try_again, shutdown, deadline_exceeded).
-  std::vector<std::string> failover_errors;
-  std::vector<std::string> failover_errors_by_class[kOpClasses];
-  // Failover, FailoverExptime: mcrouter's failover_limit, a token bucket fed
-  // `failover_rate` tokens per request (a fraction in (0, 1]: the share of
-  // requests that may fail over in the long run) holding at most
-  // `failover_burst` (default 1000); a failover takes one token, and without
-  // one the error is returned instead. rate 0 = no limit.
-  double failover_rate = 0;
-  double failover_burst = 0;
-  // Shadow (on a role "shadow" child): the keys whose hash falls in
-  // [key_fraction_lo, key_fraction_hi) and this fraction of their requests.
-  double key_fraction_lo = 0;
-  double key_fraction_hi = 1;
-  double request_fraction = 1;
-  // RateLimit: per class, requests per second (0 = unlimited) and burst.
-  double rate[kOpClasses] = {};
-  double burst[kOpClasses] = {};
-  bool reliable_deletes = false;  // Pool: spool deletes a server could not take (asynclog)
-  kinds::hash_kind hash = kinds::hash_kind::Md5;                  // Hash
-  kinds::distribution_kind dist = kinds::distribution_kind::Ch3;  // Hash
-
   int line = 0;  // where it was written (1-based), for errors
+
+  bool is_ref() const { return module == nullptr; }
   // Children with role `r`, in order.
   std::vector<const route_config*> with_role(std::string_view r) const;
 };
+
+// A reference to the named route `name`, written at `line`.
+route_config ref_node(std::string name, int line);
 
 // A listener with a tree of its own (a nutcracker.yml's pool, each on its
 // own `listen:`); the others serve `route`.

@@ -7,6 +7,7 @@
 // callable from any thread.
 #pragma once
 
+#include <array>
 #include <concepts>
 #include <cstddef>
 #include <span>
@@ -57,6 +58,15 @@ template <named_enum E>
 std::vector<std::string> names_of() {
   std::vector<std::string> out;
   for (const enum_name<E>& e : name_table(E{})) out.emplace_back(e.name);
+  return out;
+}
+
+// The names alone, in the table's order, as a constant array (a route
+// option's choices, route_kind_info.h).
+template <class E, std::size_t N>
+constexpr std::array<const char*, N> name_array(const enum_name<E> (&table)[N]) {
+  std::array<const char*, N> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = table[i].name;
   return out;
 }
 

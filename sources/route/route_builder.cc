@@ -2,22 +2,11 @@
 
 #include <map>
 
-#include <array>
-
-#include "distribution/distribution.h"
 #include "local_route.h"
 #include "route_kind.h"
 #include "routes/ack_route.h"
 #include "routes/closed_route.h"
-#include "routes/failover_route.h"
-#include "routes/hash_route.h"
-#include "routes/operation_route.h"
-#include "routes/pool_route.h"
-#include "routes/prefix_route.h"
-#include "routes/rate_limit_route.h"
 #include "routes/read_only_route.h"
-#include "routes/route_util.h"
-#include "routes/shadow_route.h"
 
 namespace ithaca::route {
 
@@ -47,7 +36,9 @@ struct builder final : tree_builder {
   }
 
   const route* child(const config::route_config& r, std::string_view role, bool result) override {
-    return one(r, role, result);
+    const auto found = r.with_role(role);
+    if (found.size() != 1) return fail(r, "needs exactly one `" + std::string(role) + "` route");
+    return result ? result_child(r, *found.front()) : node(*found.front());
   }
 
   bool children(const config::route_config& r, std::string_view role, bool result, std::size_t min,
@@ -64,15 +55,18 @@ struct builder final : tree_builder {
     return true;
   }
 
+  const route* build(const config::route_config& n) override { return node(n); }
+
   // The local store; on a master with `ack: slave`, behind the ack gate.
-  const route* local() {
+  const route* local_store() override {
     const route* r = add<local_route>();
     if (const uint64_t ack_ms = ack_timeout_of(cfg); ack_ms > 0) r = add<ack_route>(*r, ack_ms);
     return r;
   }
 
-  std::string name_of(const config::route_config& r, const std::string& fallback) {
-    return r.name.empty() ? fallback : r.name;
+  std::shared_ptr<const proxy::pool> pool(const std::string& name) override {
+    auto it = pools.find(name);
+    return it == pools.end() ? nullptr : it->second;
   }
 
   // A child whose answer its parent looks at: not the local store's, which
@@ -87,156 +81,18 @@ struct builder final : tree_builder {
     return r;
   }
 
-  bool list(const config::route_config& r, std::vector<const route*>& out, std::size_t min) {
-    return children(r, "", true, min, out);
-  }
-
-  const route* one(const config::route_config& r, std::string_view role, bool result) {
-    const auto found = r.with_role(role);
-    if (found.size() != 1) return fail(r, "needs exactly one `" + std::string(role) + "` route");
-    return result ? result_child(r, *found.front()) : node(*found.front());
-  }
-
-  // The runtime route of one config node, built once (a named route through
-  // `ref` is shared; a cycle was refused by route_check): a registered kind
-  // by its module's build function (route_kind.h), the others by a case
-  // here (until each has a module of its own). Every node
-  // is owned by the tree being built; a failure records the node's line and
-  // returns null. [the thread building the tree: main at start-up, the pooler at
-  // a reload, under served_role's publish mutex, which orders it before the
-  // server directory's lock that pools take] Recursion is as deep as the
-  // config's tree.
+  // The runtime route of one config node: a reference to a named route
+  // (built once and shared), or a kind by its module's build function
+  // (route_kind.h). Every node is owned by the tree being built; a failure
+  // records the node's line and returns null. [the thread building the tree:
+  // main at start-up, the pooler at a reload, under served_role's publish
+  // mutex, which orders it before the server directory's lock that pools
+  // take] Recursion is as deep as the config's tree.
   const route* node(const config::route_config& r) {
-    using config::route_kind;
-    switch (r.kind) {
-      case route_kind::Local:
-        return local();
-      case route_kind::Pool: {
-        auto it = pools.find(r.pool);
-        if (it == pools.end()) return fail(r, "names pool '" + r.pool + "', which is not under `pools:`");
-        return add<pool_route>(name_of(r, "pool:" + r.pool), it->second, r.reliable_deletes);
-      }
-      case route_kind::Ref:
-        return ref(r);
-      case route_kind::Prefix: {
-        std::vector<std::pair<std::string, const route*>> by_prefix;
-        for (const config::route_config* c : r.with_role("prefix")) {
-          const route* built = node(*c);
-          if (built == nullptr) return nullptr;
-          by_prefix.emplace_back(c->match, built);
-        }
-        const route* fallback = r.with_role("default").empty()
-                                    ? implicit(r, "error", "no_prefix", "no route for this key (no prefix matches)")
-                                    : one(r, "default", false);
-        if (fallback == nullptr) return nullptr;
-        return add<prefix_route>(name_of(r, "prefix"), std::move(by_prefix), *fallback);
-      }
-      case route_kind::Operation: {
-        std::array<const route*, operation_route::kClasses> by_class{};
-        for (std::size_t c = 0; c < operation_route::kClasses; ++c) {
-          const auto found = r.with_role(config::to_string(static_cast<config::op_class>(c)));
-          if (found.empty()) continue;
-          by_class[c] = node(*found.front());
-          if (by_class[c] == nullptr) return nullptr;
-        }
-        const route* fallback = r.with_role("default").empty() ? implicit(r, "null", "null") : one(r, "default", false);
-        if (fallback == nullptr) return nullptr;
-        return add<operation_route>(name_of(r, "operation"), by_class, *fallback);
-      }
-      case route_kind::Failover:
-      case route_kind::FailoverExptime: {
-        failover_route::options o;
-        std::string bad;
-        failover_mask all = kFailoverAll;
-        if (!parse_failover_errors(r.failover_errors, all, &bad)) return fail(r, "unknown failover error '" + bad + "'");
-        o.errors.fill(all);
-        for (std::size_t c = 0; c < config::kOpClasses; ++c) {
-          if (r.failover_errors_by_class[c].empty()) continue;
-          if (!parse_failover_errors(r.failover_errors_by_class[c], o.errors[c], &bad)) {
-            return fail(r, "unknown failover error '" + bad + "'");
-          }
-        }
-        o.limit_rate = r.failover_rate;
-        o.limit_burst = r.failover_burst > 0 ? r.failover_burst : 1000;
-        std::vector<const route*> children;
-        if (r.kind == route_kind::FailoverExptime) {
-          o.gutter = true;
-          o.exptime = r.exptime == 0 ? 10 : r.exptime;
-          const route* normal = one(r, "normal", true);
-          if (normal == nullptr) return nullptr;
-          children.push_back(normal);
-          for (const config::route_config* c : r.with_role("failover")) {
-            const route* built = result_child(r, *c);
-            if (built == nullptr) return nullptr;
-            children.push_back(built);
-          }
-          if (children.size() < 2) return fail(r, "needs at least one `failover` route");
-        } else if (!list(r, children, 1)) {
-          return nullptr;
-        }
-        return add<failover_route>(name_of(r, config::to_string(r.kind)), std::move(children), o);
-      }
-      case route_kind::Shadow: {
-        const route* normal = one(r, "normal", false);
-        if (normal == nullptr) return nullptr;
-        std::vector<shadow_target> shadows;
-        for (const config::route_config* c : r.with_role("shadow")) {
-          const route* built = result_child(r, *c);
-          if (built == nullptr) return nullptr;
-          shadows.push_back(shadow_target{built, c->key_fraction_lo, c->key_fraction_hi, c->request_fraction});
-        }
-        if (shadows.empty()) return fail(r, "needs at least one `shadow` route");
-        return add<shadow_route>(name_of(r, "shadow"), *normal, std::move(shadows));
-      }
-      case route_kind::Hash: {
-        std::vector<const route*> children;
-        for (const config::route_config* c : r.with_role("")) {
-          const route* built = node(*c);
-          if (built == nullptr) return nullptr;
-          children.push_back(built);
-        }
-        if (children.empty()) return fail(r, "needs at least one child route");
-        std::vector<proxy::server_spec> specs;
-        for (std::size_t i = 0; i < children.size(); ++i) specs.push_back(proxy::server_spec{"child:" + std::to_string(i), 1});
-        std::string why;
-        auto dist = proxy::make_distribution(r.dist, specs, r.hash, &why);
-        if (!dist) return fail(r, why);
-        return add<hash_route>(name_of(r, "hash"), std::move(children), std::move(dist));
-      }
-      case route_kind::RateLimit: {
-        const route* child = one(r, "target", false);
-        if (child == nullptr) return nullptr;
-        const route* fallback = nullptr;
-        if (!r.with_role("fallback").empty()) {
-          fallback = one(r, "fallback", false);
-          if (fallback == nullptr) return nullptr;
-        }
-        std::array<double, rate_limit_route::kClasses> rate{}, burst{};
-        for (std::size_t c = 0; c < rate.size(); ++c) {
-          rate[c] = r.rate[c];
-          burst[c] = r.burst[c] > 0 ? r.burst[c] : r.rate[c];
-        }
-        return add<rate_limit_route>(name_of(r, "rate_limit"), *child, fallback, rate, burst);
-      }
-      case route_kind::Module: {
-        const kind_module* k = r.module != nullptr ? find_route_kind(r.module->name) : nullptr;
-        if (k == nullptr) return fail(r, "has no module (route_kinds.cc)");
-        return k->build(*this, r);
-      }
-    }
-    return fail(r, "unknown kind");
-  }
-
-  // A node the config does not write: a selector's fallback (a registered
-  // kind, named `name`, with its `message` when it takes one).
-  const route* implicit(const config::route_config& parent, std::string_view kind, const char* name,
-                        std::string message = {}) {
-    config::route_config n = message.empty()
-                                 ? config::module_node(kind, config::route_format::Yaml, parent.line)
-                                 : config::module_node(kind, config::route_format::Yaml, parent.line,
-                                                       {{"message", std::move(message)}});
-    n.name = name;
-    return node(n);
+    if (r.is_ref()) return ref(r);
+    const kind_module* k = find_route_kind(r.module->name);
+    if (k == nullptr) return fail(r, "has no module (route_kinds.cc)");
+    return k->build(*this, r);
   }
 
   // A named route under `routes:`, built once and shared wherever it is used.

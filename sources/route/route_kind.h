@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pool.h"
 #include "route.h"
 #include "route_kind_info.h"
 #include "router_config.h"
@@ -36,6 +37,13 @@ class tree_builder {
   virtual const route* fail(const config::route_config& r, std::string why) = 0;
   // Hands a made route to the tree.
   virtual const route* keep(std::unique_ptr<const route> made) = 0;
+  // The route of any node, built as the tree's nodes are: a node the config
+  // does not write (a selector's implicit fallback, config::module_node).
+  virtual const route* build(const config::route_config& n) = 0;
+  // The local store, behind the ack gate on a master with `ack: slave`.
+  virtual const route* local_store() = 0;
+  // The pool named `name` under `pools:`; null if there is none.
+  virtual std::shared_ptr<const proxy::pool> pool(const std::string& name) = 0;
 
   template <class R, class... Args>
   const route* add(Args&&... args) {

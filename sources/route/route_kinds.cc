@@ -3,24 +3,41 @@
 
 namespace ithaca::route {
 
-// Each defined in its module under routes/.
+// Each defined in its module (routes/, and local_route.cc).
+extern const kind_module kLocalKind;
+extern const kind_module kPoolKind;
+extern const kind_module kPrefixKind;
+extern const kind_module kOperationKind;
+extern const kind_module kFailoverKind, kFailoverExptimeKind;
 extern const kind_module kMissFailoverKind;
 extern const kind_module kAllSyncKind, kAllAsyncKind, kAllInitialKind, kAllMajorityKind, kAllFastestKind;
+extern const kind_module kShadowKind;
 extern const kind_module kWarmUpKind;
 extern const kind_module kL1L2Kind;
+extern const kind_module kHashKind;
 extern const kind_module kRandomKind;
 extern const kind_module kModifyExptimeKind;
+extern const kind_module kRateLimitKind;
 extern const kind_module kErrorKind;
 extern const kind_module kNullKind;
 
 namespace {
+// The README's order ("Routes"), which messages listing the kinds follow.
 constexpr const kind_module* kKinds[] = {
+    &kLocalKind,
+    &kPoolKind,
+    &kPrefixKind,
+    &kOperationKind,
+    &kFailoverKind, &kFailoverExptimeKind,
     &kMissFailoverKind,
     &kAllSyncKind, &kAllAsyncKind, &kAllInitialKind, &kAllMajorityKind, &kAllFastestKind,
+    &kShadowKind,
     &kWarmUpKind,
     &kL1L2Kind,
+    &kHashKind,
     &kRandomKind,
     &kModifyExptimeKind,
+    &kRateLimitKind,
     &kErrorKind,
     &kNullKind,
 };

@@ -1,6 +1,7 @@
 #include "pool_route.h"
 
 #include "command_class.h"
+#include "route_kind.h"
 #include "delete_spool.h"
 #include "worker_backends.h"
 
@@ -112,5 +113,42 @@ dispatch_status pool_route::resume(request_slot& slot, dispatch_env& env) const 
   route_counters::add(counters().deletes_dropped);  // counted per server where it was refused
   return dispatch_status::Done;
 }
+
+}  // namespace ithaca::route
+
+// ---- the kind: options, build. mcrouter's PoolRoute and "Pool|A" are read
+// by the mcrouter reader (config/mcrouter_routes.cc), which places the pool
+// its own way and makes these nodes.
+
+namespace ithaca::route {
+
+namespace {
+
+struct pool_options final : config::route_options {
+  std::string pool;
+  bool reliable_deletes = false;
+};
+
+constexpr config::option_spec kOptions[] = {
+    config::pool_option<&pool_options::pool>("pool", nullptr, "the name of a pool under `pools:`"),
+    config::flag_option<&pool_options::reliable_deletes>(
+        "reliable_deletes", nullptr, "a delete its server could not take is spooled and replayed (mcrouter's asynclog)"),
+};
+
+const route* build_pool(tree_builder& b, const config::route_config& r) {
+  const auto& o = config::options_of<pool_options>(r);
+  std::shared_ptr<const proxy::pool> p = b.pool(o.pool);
+  if (!p) return b.fail(r, "names pool '" + o.pool + "', which is not under `pools:`");
+  return b.add<pool_route>(r.name.empty() ? "pool:" + o.pool : r.name, std::move(p), o.reliable_deletes);
+}
+
+constexpr config::route_kind_info kInfo{
+    "pool", nullptr, "a pool's servers by key hash (mcrouter's PoolRoute)", {}, kOptions,
+    [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<pool_options>(); },
+};
+
+}  // namespace
+
+extern constinit const kind_module kPoolKind{kInfo, build_pool};
 
 }  // namespace ithaca::route

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "load.h"
+#include "route_probe.h"
 #include "mcrouter_reader.h"
 #include "route_kind_info.h"
 
@@ -96,9 +97,9 @@ TEST_CASE("the format is told by the name or by the text") {
 TEST_CASE("a pool: mcrouter's defaults (Ch3, ascii, 1 s, the hash stop) and its options") {
   config c;
   route_config r = route_of("\"PoolRoute|A\"", &c);
-  CHECK(r.kind == route_kind::Pool);
-  CHECK(r.pool == "A");
-  CHECK(r.reliable_deletes);  // mcrouter's asynclog
+  CHECK(is(r, "pool"));
+  CHECK(pool_of(r) == "A");
+  CHECK(describe_options(r) == "pool pool=A reliable_deletes=true");  // mcrouter's asynclog
   CHECK(r.line == 6);
   const pool_config& a = pool_named(c, "A");
   REQUIRE(a.servers.size() == 3);
@@ -119,22 +120,22 @@ TEST_CASE("a pool: mcrouter's defaults (Ch3, ascii, 1 s, the hash stop) and its 
 TEST_CASE("PoolRoute objects: hash Crc32, WeightedCh3 from pool weights, asynclog, inline pools, inherit") {
   config c;
   route_config r = route_of(R"({"type": "PoolRoute", "pool": "A", "hash": "Crc32", "asynclog": false})", &c);
-  CHECK(pool_named(c, r.pool).dist == kinds::distribution_kind::McrouterCrc32);
-  CHECK_FALSE(r.reliable_deletes);
+  CHECK(pool_named(c, pool_of(r)).dist == kinds::distribution_kind::McrouterCrc32);
+  CHECK(describe_options(r).ends_with(" reliable_deletes=false"));
   r = route_of(R"({"type": "PoolRoute", "pool": "A", "hash": {"hash_func": "WeightedCh3", "weights": [1, 0.5, 0]}})", &c);
-  const pool_config& w = pool_named(c, r.pool);
+  const pool_config& w = pool_named(c, pool_of(r));
   CHECK(w.dist == kinds::distribution_kind::WeightedCh3);
   CHECK(w.servers[1].fraction == 0.5);
   CHECK(w.servers[2].fraction == 0);
   r = route_of(R"({"type": "PoolRoute", "pool": {"name": "C", "servers": ["[::1]:7001"], "weights": [0.25]}})", &c);
-  CHECK(r.pool == "C");
+  CHECK(pool_of(r) == "C");
   CHECK(pool_named(c, "C").dist == kinds::distribution_kind::WeightedCh3);
   CHECK(pool_named(c, "C").servers[0].fraction == 0.25);
   CHECK(pool_named(c, "C").servers[0].address == "[::1]:7001");
   // One pool placed two ways: two pool configs over the same servers.
   r = route_of(R"({"type": "AllSyncRoute", "children": ["PoolRoute|A", {"type": "PoolRoute", "pool": "A", "hash": "Crc32"}]})", &c);
-  CHECK(child(r, "", 0).pool == "A");
-  CHECK(child(r, "", 1).pool == "A~mcrouter_crc32");
+  CHECK(pool_of(child(r, "", 0)) == "A");
+  CHECK(pool_of(child(r, "", 1)) == "A~mcrouter_crc32");
   CHECK(pool_named(c, "A~mcrouter_crc32").dist == kinds::distribution_kind::McrouterCrc32);
   // inherit: the parent's keys where the pool has none.
   REQUIRE(load_json(R"({"pools": {"base": {"servers": ["127.0.0.1:1"], "server_timeout": 300},
@@ -145,9 +146,9 @@ TEST_CASE("PoolRoute objects: hash Crc32, WeightedCh3 from pool weights, asynclo
   CHECK(pool_named(c, "child").servers.size() == 1);
   // A PoolRoute's rates: a rate_limit in front of it.
   r = route_of(R"({"type": "PoolRoute", "pool": "B", "rates": {"gets_rate": 10}})", &c);
-  CHECK(r.kind == route_kind::RateLimit);
-  CHECK(child(r, "target").pool == "B");
-  CHECK(r.rate[0] == 10);
+  CHECK(is(r, "rate_limit"));
+  CHECK(pool_of(child(r, "target")) == "B");
+  CHECK(describe_options(r) == "rate_limit rates=get:10 burst=get:10");
 }
 
 TEST_CASE("short forms: Pool|name is each server, Type|... nests") {
@@ -155,12 +156,12 @@ TEST_CASE("short forms: Pool|name is each server, Type|... nests") {
   route_config r = route_of("\"AllSyncRoute|Pool|A\"", &c);
   CHECK(std::string(kind_name(r)) == "all_sync");
   REQUIRE(r.children.size() == 3);
-  CHECK(r.children[2].kind == route_kind::Pool);
-  CHECK(r.children[2].pool == "A#3");
+  CHECK(is(r.children[2], "pool"));
+  CHECK(pool_of(r.children[2]) == "A#3");
   REQUIRE(pool_named(c, "A#3").servers.size() == 1);
   CHECK(pool_named(c, "A#3").servers[0].address == "127.0.0.1:5003");
-  CHECK(route_of("\"HashRoute|Pool|A\"").kind == route_kind::Hash);
-  CHECK(route_of("\"FailoverRoute|Pool|A\"").kind == route_kind::Failover);
+  CHECK(is(route_of("\"HashRoute|Pool|A\""), "hash"));
+  CHECK(is(route_of("\"FailoverRoute|Pool|A\""), "failover"));
   CHECK(std::string(kind_name(route_of("\"MissFailoverRoute|Pool|A\""))) == "miss_failover");
   CHECK(std::string(kind_name(route_of("\"RandomRoute|Pool|A\""))) == "random");
   CHECK(std::string(kind_name(route_of("\"AllAsyncRoute|PoolRoute|B\""))) == "all_async");
@@ -172,49 +173,48 @@ TEST_CASE("short forms: Pool|name is each server, Type|... nests") {
   CHECK(std::string(kind_name(e)) == "error");
   CHECK(describe_options(e) == "error message=try later");
   // A list of one server, or of one route, is that route (mcrouter's singleton rule).
-  CHECK(route_of("\"FailoverRoute|PoolRoute|B\"").kind == route_kind::Pool);
-  CHECK(route_of("\"HashRoute|Pool|B\"").kind == route_kind::Pool);
-  CHECK(route_of("[\"PoolRoute|B\"]").kind == route_kind::Pool);
+  CHECK(is(route_of("\"FailoverRoute|PoolRoute|B\""), "pool"));
+  CHECK(is(route_of("\"HashRoute|Pool|B\""), "pool"));
+  CHECK(is(route_of("[\"PoolRoute|B\"]"), "pool"));
 }
 
 TEST_CASE("route objects and their mcrouter option names") {
   route_config p = route_of(R"({"type": "PrefixSelectorRoute", "policies": {"a:": "PoolRoute|A", "b:": "PoolRoute|B"},
                                  "wildcard": "PoolRoute|A"})");
-  CHECK(p.kind == route_kind::Prefix);
-  CHECK(child(p, "prefix", 1).match == "b:");
-  CHECK(child(p, "prefix", 1).pool == "B");
-  CHECK(child(p, "default").pool == "A");
+  CHECK(is(p, "prefix"));
+  CHECK(describe_options(p) == "prefix prefixes=a:,b:");
+  CHECK(pool_of(child(p, "prefix", 1)) == "B");
+  CHECK(pool_of(child(p, "default")) == "A");
 
   route_config o = route_of(R"({"type": "OperationSelectorRoute", "default_policy": "PoolRoute|A",
                                  "operation_policies": {"get": "PoolRoute|B", "gets": "PoolRoute|B", "delete": "NullRoute"}})");
-  CHECK(o.kind == route_kind::Operation);
-  CHECK(child(o, "get").pool == "B");
+  CHECK(is(o, "operation"));
+  CHECK(pool_of(child(o, "get")) == "B");
   CHECK(std::string(kind_name(child(o, "delete"))) == "null");
-  CHECK(child(o, "default").pool == "A");
+  CHECK(pool_of(child(o, "default")) == "A");
   CHECK(o.with_role("get").size() == 1);
   route_config nodef = route_of(R"({"type": "OperationSelectorRoute", "operation_policies": {"set": "PoolRoute|A"}})");
   CHECK(std::string(kind_name(child(nodef, "get"))) == "error");  // mcrouter answers an error
-  CHECK(child(nodef, "set").pool == "A");
+  CHECK(pool_of(child(nodef, "set")) == "A");
 
   route_config f = route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
                                  "failover_errors": {"gets": ["timeout"], "updates": ["mc_res_tko"]},
                                  "failover_limit": {"rate": 0.2, "burst": 9.8}})");
-  CHECK(f.kind == route_kind::Failover);
-  CHECK(f.failover_errors_by_class[0] == std::vector<std::string>{"timeout"});
-  CHECK(f.failover_errors_by_class[1] == std::vector<std::string>{"tko"});
-  CHECK(f.failover_rate == doctest::Approx(0.2));
-  CHECK(f.failover_burst == doctest::Approx(9.8));
-  CHECK(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "failover_errors": ["remote_error"]})")
-            .failover_errors == std::vector<std::string>{"remote_error"});
+  CHECK(is(f, "failover"));
+  // gets and updates: ithaca's get and set classes; mc_res_ dropped
+  CHECK(describe_options(f) == "failover failover_errors=get:timeout;set:tko failover_limit=0.2/9.8");
+  CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
+                                      "failover_errors": ["remote_error"]})")) ==
+        "failover failover_errors=remote_error failover_limit=0/1000");
 
   route_config g = route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A", "failover": "PoolRoute|B"})");
-  CHECK(g.kind == route_kind::FailoverExptime);
-  CHECK(g.exptime == 60);  // mcrouter's default
-  CHECK(child(g, "normal").pool == "A");
-  CHECK(child(g, "failover").pool == "B");
-  CHECK(route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A", "failover": ["PoolRoute|B", "NullRoute"],
-                     "failover_exptime": 5})").exptime == 5);
-  CHECK(route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A"})").kind == route_kind::Pool);
+  CHECK(is(g, "failover_exptime"));
+  CHECK(describe_options(g).ends_with(" exptime=60"));  // mcrouter's default
+  CHECK(pool_of(child(g, "normal")) == "A");
+  CHECK(pool_of(child(g, "failover")) == "B");
+  CHECK(describe_options(route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A", "failover": ["PoolRoute|B", "NullRoute"],
+                     "failover_exptime": 5})")).ends_with(" exptime=5"));
+  CHECK(is(route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A"})"), "pool"));
 
   route_config m = route_of(R"({"type": "MissFailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})");
   CHECK(describe_options(m) == "miss_failover return_best_on_error=false");  // mcrouter's default
@@ -224,37 +224,35 @@ TEST_CASE("route objects and their mcrouter option names") {
 
   route_config w = route_of(R"({"type": "WarmUpRoute", "cold": "PoolRoute|A", "warm": "PoolRoute|B", "exptime": 30})");
   CHECK(std::string(kind_name(w)) == "warm_up");
-  CHECK(child(w, "cold").pool == "A");
-  CHECK(child(w, "warm").pool == "B");
+  CHECK(pool_of(child(w, "cold")) == "A");
+  CHECK(pool_of(child(w, "warm")) == "B");
   CHECK(describe_options(w) == "warm_up exptime=30");
 
   route_config s = route_of(R"({"type": "ShadowRoute", "children": "PoolRoute|A",
                                  "shadows": [{"target": "PoolRoute|B", "key_fraction_range": [0, 0.1], "requests_fraction": 0.5}]})");
-  CHECK(s.kind == route_kind::Shadow);
-  CHECK(child(s, "normal").pool == "A");
-  CHECK(child(s, "shadow").pool == "B");
-  CHECK(child(s, "shadow").key_fraction_hi == doctest::Approx(0.1));
-  CHECK(child(s, "shadow").request_fraction == 0.5);
+  CHECK(is(s, "shadow"));
+  CHECK(pool_of(child(s, "normal")) == "A");
+  CHECK(pool_of(child(s, "shadow")) == "B");
+  CHECK(describe_options(s) == "shadow shadows=[0,0.1)x0.5");
 
   route_config h = route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "hash_func": "Crc32"})");
-  CHECK(h.kind == route_kind::Hash);
-  CHECK(h.dist == kinds::distribution_kind::McrouterCrc32);
-  CHECK(route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})").dist == kinds::distribution_kind::Ch3);
+  CHECK(is(h, "hash"));
+  CHECK(describe_options(h) == "hash hash=md5 distribution=mcrouter_crc32");
+  CHECK(describe_options(route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})")) ==
+        "hash hash=md5 distribution=ch3");
   CHECK(std::string(kind_name(route_of(R"({"type": "HashRoute", "children": []})"))) == "error");
 
   route_config x = route_of(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 10, "action": "min"})");
   CHECK(describe_options(x) == "modify_exptime action=min exptime=10");
-  CHECK(child(x, "target").pool == "A");
-  CHECK(route_of(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 0, "action": "min"})").kind ==
-        route_kind::Pool);
+  CHECK(pool_of(child(x, "target")) == "A");
+  CHECK(is(route_of(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 0, "action": "min"})"),
+           "pool"));
 
   route_config rl = route_of(R"({"type": "RateLimitRoute", "target": "PoolRoute|A", "fallback": "ErrorRoute",
                                   "rates": {"gets_rate": 100, "sets_rate": 5, "sets_burst": 20}})");
-  CHECK(rl.kind == route_kind::RateLimit);
-  CHECK(rl.rate[0] == 100);
-  CHECK(rl.burst[0] == 100);
-  CHECK(rl.burst[1] == 20);
-  CHECK(rl.rate[2] == 0);
+  CHECK(is(rl, "rate_limit"));
+  // a burst defaults to its rate; deletes unlimited
+  CHECK(describe_options(rl) == "rate_limit rates=get:100,set:5 burst=get:100,set:20");
   CHECK(std::string(kind_name(child(rl, "fallback"))) == "error");
 
   CHECK(describe_options(route_of(R"({"type": "ErrorRoute", "response": "nope", "enable_logging": false})")) ==
@@ -272,7 +270,7 @@ TEST_CASE("named handles become named routes; routes with one entry") {
     ],
     "route": "route:all"
   })", &c) == "");
-  CHECK(c.router.route.kind == route_kind::Ref);
+  CHECK(is(c.router.route, "ref"));
   CHECK(c.router.route.name == "route:all");
   CHECK(c.router.route.line == 7);
   REQUIRE(c.router.named_routes.size() == 3);
@@ -282,8 +280,8 @@ TEST_CASE("named handles become named routes; routes with one entry") {
   }
   REQUIRE(all != nullptr);
   CHECK(std::string(kind_name(*all)) == "all_sync");
-  CHECK(all->children[0].kind == route_kind::Ref);
-  CHECK(all->children[2].kind == route_kind::Ref);
+  CHECK(is(all->children[0], "ref"));
+  CHECK(is(all->children[2], "ref"));
   CHECK(all->children[2].name == "nil");
   // The object form, and `routes` with one entry of aliases.
   REQUIRE(load_json(R"({
@@ -291,10 +289,10 @@ TEST_CASE("named handles become named routes; routes with one entry") {
     "named_handles": {"main": {"type": "PoolRoute", "pool": "A"}},
     "routes": [{"aliases": ["/a/b/", "/a/c/"], "route": "main"}]
   })", &c) == "");
-  CHECK(c.router.route.kind == route_kind::Ref);
-  CHECK(c.router.named_routes[0].kind == route_kind::Pool);
+  CHECK(is(c.router.route, "ref"));
+  CHECK(is(c.router.named_routes[0], "pool"));
   REQUIRE(load_json(R"({"pools": {"A": {"servers": ["127.0.0.1:1"]}}, "routes": {"/x/y/": "PoolRoute|A"}})", &c) == "");
-  CHECK(c.router.route.kind == route_kind::Pool);
+  CHECK(is(c.router.route, "pool"));
 }
 
 TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {

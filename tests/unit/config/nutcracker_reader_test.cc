@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "load.h"
+#include "route_probe.h"
 
 using namespace ithaca::config;
 namespace kinds = ithaca::kinds;
@@ -83,8 +84,8 @@ TEST_CASE("nutcracker.yml: two pools become two pools, each with a listener of i
   CHECK(la.address == "127.0.0.1:22121");
   CHECK(la.backlog == 1024);
   CHECK(la.max_clients == 100);
-  CHECK(la.route.kind == route_kind::Pool);
-  CHECK(la.route.pool == "alpha");
+  CHECK(is(la.route, "pool"));
+  CHECK(pool_of(la.route) == "alpha");
 
   const pool_config& b = c.router.pools[1];
   CHECK(b.hash == kinds::hash_kind::Hsieh);
@@ -94,7 +95,7 @@ TEST_CASE("nutcracker.yml: two pools become two pools, each with a listener of i
   CHECK(b.servers[0].weight == 2);
   CHECK(b.servers[0].name == "mc");
   CHECK(c.router.listeners[1].address == "unix:/tmp/beta.sock");
-  CHECK(c.router.listeners[1].route.pool == "beta");
+  CHECK(pool_of(c.router.listeners[1].route) == "beta");
 }
 
 TEST_CASE("nutcracker.yml: twemproxy's defaults where a key is omitted") {
@@ -177,13 +178,13 @@ TEST_CASE("listeners: each a listen address and a route of its own") {
   CHECK_FALSE(c.router.has_route);
   REQUIRE(c.router.listeners.size() == 2);
   CHECK(c.router.listeners[0].address == "127.0.0.1:22122");
-  CHECK(c.router.listeners[0].route.kind == route_kind::Pool);
-  CHECK(c.router.listeners[0].route.pool == "p");
+  CHECK(is(c.router.listeners[0].route, "pool"));
+  CHECK(pool_of(c.router.listeners[0].route) == "p");
   CHECK(c.router.listeners[0].backlog == 64);
   CHECK(c.router.listeners[0].max_clients == 10);
   CHECK(c.router.listeners[0].line == 7);
   CHECK(c.router.listeners[1].address == "unix:/tmp/l.sock");
-  CHECK(c.router.listeners[1].route.kind == route_kind::Local);
+  CHECK(is(c.router.listeners[1].route, "local"));
 }
 
 TEST_CASE("listeners: a listener's route may use a named route, as `route:` may") {
@@ -198,7 +199,7 @@ TEST_CASE("listeners: a listener's route may use a named route, as `route:` may"
                &c) == "");
   REQUIRE(c.router.listeners.size() == 1);
   REQUIRE(c.router.listeners[0].route.children.size() == 2);
-  CHECK(c.router.listeners[0].route.children[0].kind == route_kind::Ref);
+  CHECK(is(c.router.listeners[0].route.children[0], "ref"));
   CHECK(c.router.listeners[0].route.children[0].name == "shared");
   CHECK(load("listen:\n  tcp: 127.0.0.1:0\n"
              "listeners:\n  - listen: 127.0.0.1:5\n    route: {type: ref, name: shared}\n") ==

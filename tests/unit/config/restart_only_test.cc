@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "restart_only.h"
+#include "route_kind_info.h"
 
 using namespace ithaca::config;
 
@@ -37,7 +38,7 @@ TEST_CASE("listener_changes: a listener added, removed or moved refuses the relo
   a.router.listeners.push_back(listener_route{"unix:/tmp/s", {}, 2});
   config b = a;
   CHECK(listener_changes(a, b) == "");
-  b.router.listeners[0].route.kind = route_kind::Pool;  // a new tree on the same listener: live
+  b.router.listeners[0].route = module_node("pool", route_format::Yaml, 1, {{"pool", "p"}});  // a new tree on the same listener: live
   CHECK(listener_changes(a, b) == "");
   b.router.listeners.push_back(listener_route{"127.0.0.1:3", {}, 3});
   CHECK(listener_changes(a, b) == "listener 127.0.0.1:3 added");

@@ -29,13 +29,15 @@ std::string load(const std::string& text, const std::string& name, config* out =
   return error;
 }
 
-// A value of option `o` each format accepts, as that format spells it.
+// A value of option `o` each format accepts, as that format spells it; ""
+// for an option no value of is accepted (mcrouter's options ithaca refuses).
 std::string yaml_value(const option_spec& o) {
   switch (o.type) {
     case option_type::Seconds: return "30s";
     case option_type::Flag: return "false";
     case option_type::Choice: return o.choices.back();
-    case option_type::Text: return "text";
+    case option_type::Text: return o.names_pool ? "main" : "text";
+    case option_type::Custom: return o.yaml_sample != nullptr ? o.yaml_sample : "";
   }
   return "";
 }
@@ -44,9 +46,19 @@ std::string json_value(const option_spec& o) {
     case option_type::Seconds: return "30";
     case option_type::Flag: return "false";
     case option_type::Choice: return std::string("\"") + o.choices.back() + "\"";
-    case option_type::Text: return "\"text\"";
+    case option_type::Text: return o.names_pool ? "\"main\"" : "\"text\"";
+    case option_type::Custom: return o.mcrouter_sample != nullptr ? o.mcrouter_sample : "";
   }
   return "";
+}
+
+// A list slot's routes: two, or as many as it takes at most.
+unsigned list_size(const child_slot& c) { return c.max != 0 && c.max < 2 ? c.max : 2; }
+std::string yaml_list(const child_slot& c) {
+  return list_size(c) == 1 ? "[pool:main]" : "[pool:main, pool:main]";
+}
+std::string json_list(const child_slot& c) {
+  return list_size(c) == 1 ? "[\"PoolRoute|main\"]" : "[\"PoolRoute|main\", \"PoolRoute|main\"]";
 }
 
 // The node of kind `k` with every slot and option (but `skip`), one key per
@@ -56,10 +68,10 @@ std::string yaml_node(const route_kind_info& k, const std::string& skip) {
   std::string out = std::string(kYamlPools) + "route:\n  type: " + k.name + "\n";
   for (const child_slot& c : k.children) {
     if (c.name == nullptr || skip == c.name) continue;
-    out += std::string("  ") + c.name + ": " + (c.list ? "[pool:main, pool:main]" : "pool:main") + "\n";
+    out += std::string("  ") + c.name + ": " + (c.list ? yaml_list(c) : "pool:main") + "\n";
   }
   for (const option_spec& o : k.options) {
-    if (o.name == nullptr || skip == o.name) continue;
+    if (o.name == nullptr || skip == o.name || yaml_value(o).empty()) continue;
     out += std::string("  ") + o.name + ": " + yaml_value(o) + "\n";
   }
   return out;
@@ -69,10 +81,10 @@ std::string json_node(const route_kind_info& k, const std::string& skip) {
   for (const child_slot& c : k.children) {
     if (c.mcrouter == nullptr || skip == c.mcrouter) continue;
     out += std::string(",\n    \"") + c.mcrouter + "\": " +
-           (c.list ? "[\"PoolRoute|main\", \"PoolRoute|main\"]" : "\"PoolRoute|main\"");
+           (c.list ? json_list(c) : "\"PoolRoute|main\"");
   }
   for (const option_spec& o : k.options) {
-    if (o.mcrouter == nullptr || skip == o.mcrouter) continue;
+    if (o.mcrouter == nullptr || skip == o.mcrouter || json_value(o).empty()) continue;
     out += std::string(",\n    \"") + o.mcrouter + "\": " + json_value(o);
   }
   return out + "\n  }\n}\n";
@@ -92,7 +104,9 @@ TEST_CASE("every registered kind is described completely, under names of its own
     for (const option_spec& o : k->options) {
       CHECK((o.name != nullptr || o.mcrouter != nullptr));
       CHECK(std::string(o.doc).size() > 10);
-      CHECK((o.field != nullptr));
+      // A field to fill, or (Custom) a reader of its own that shows what it read.
+      CHECK(((o.field != nullptr) != (o.type == option_type::Custom)));
+      if (o.type == option_type::Custom) CHECK((o.read != nullptr && o.show != nullptr));
       if (o.type == option_type::Choice) CHECK(!o.choices.empty());
     }
     const ithaca::route::kind_module* m = ithaca::route::find_route_kind(k->name);
@@ -128,7 +142,7 @@ TEST_CASE("both readers refuse a node without a required child or option, at its
     // in YAML.
     std::vector<std::pair<const char*, const char*>> required;
     for (const child_slot& c : k->children) {
-      if (c.min > 0) required.emplace_back(c.name, c.list ? nullptr : c.mcrouter);
+      if (c.min > 0 && (c.name != nullptr || !c.list)) required.emplace_back(c.name, c.list ? nullptr : c.mcrouter);
     }
     for (const option_spec& o : k->options) {
       if (o.required) required.emplace_back(o.name, o.mcrouter);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "load.h"
+#include "route_probe.h"
 #include "server_list.h"
 
 using namespace ithaca::config;
@@ -64,8 +65,8 @@ TEST_CASE("a pool and a pool route") {
   CHECK(p.connections == 2);
   CHECK(p.allow_flush);
   CHECK(c.router.has_route);
-  CHECK(c.router.route.kind == route_kind::Pool);
-  CHECK(c.router.route.pool == "main");
+  CHECK(is(c.router.route, "pool"));
+  CHECK(pool_of(c.router.route) == "main");
   CHECK(c.router.route.name == "front");
 }
 

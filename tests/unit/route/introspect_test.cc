@@ -4,6 +4,7 @@
 
 #include "introspect.h"
 #include "route_builder.h"
+#include "route_kind_info.h"
 #include "route_tree.h"
 #include "routes/pool_route.h"
 #include "server_directory.h"
@@ -29,10 +30,7 @@ protocol::request get_of(protocol::command cmd, std::initializer_list<std::strin
 }
 
 config::route_config pool_route_config(const std::string& pool) {
-  config::route_config r;
-  r.kind = config::route_kind::Pool;
-  r.pool = pool;
-  return r;
+  return config::module_node("pool", config::route_format::Yaml, 0, {{"pool", pool}});
 }
 
 config::pool_config pool_of(const std::string& name, std::initializer_list<const char*> addresses) {
@@ -69,7 +67,7 @@ TEST_CASE("route and route_handles walk the failover's children and name the poo
   cfg.router.pools.push_back(pool_of("p", {"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}));
   cfg.router.pools.push_back(pool_of("q", {"127.0.0.1:4"}));
   cfg.router.has_route = true;
-  cfg.router.route.kind = config::route_kind::Failover;
+  cfg.router.route = config::module_node("failover", config::route_format::Yaml, 0);
   cfg.router.route.name = "fo";
   cfg.router.route.children.push_back(pool_route_config("p"));
   cfg.router.route.children.push_back(pool_route_config("q"));

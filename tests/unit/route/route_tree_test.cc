@@ -4,6 +4,7 @@
 
 #include "local_route.h"
 #include "route_builder.h"
+#include "route_kind_info.h"
 #include "route_tree.h"
 #include "routes/closed_route.h"
 #include "routes/read_only_route.h"
@@ -59,7 +60,7 @@ TEST_CASE("a config's listeners each get their root, in order") {
   config::config cfg;
   config::listener_route a;
   a.address = "127.0.0.1:1";
-  a.route.kind = config::route_kind::Local;
+  a.route = config::module_node("local", config::route_format::Yaml, 0);
   cfg.router.listeners.push_back(a);
   config::pool_config p;
   p.name = "p";
@@ -69,8 +70,7 @@ TEST_CASE("a config's listeners each get their root, in order") {
   cfg.router.pools.push_back(p);
   config::listener_route b;
   b.address = "127.0.0.1:3";
-  b.route.kind = config::route_kind::Pool;
-  b.route.pool = p.name;  // (a literal here trips GCC 12's false -Wrestrict)
+  b.route = config::module_node("pool", config::route_format::Yaml, 0, {{"pool", p.name}});
   cfg.router.listeners.push_back(b);
   proxy::server_directory dir(1);
   std::string error;
@@ -85,8 +85,7 @@ TEST_CASE("a config's listeners each get their root, in order") {
   CHECK(t->root_may_wait(2));
 
   // A listener naming a pool that is not there: the error says which listener.
-  const std::string missing = "q";  // (a literal here trips GCC 12's false -Wrestrict)
-  cfg.router.listeners[1].route.pool = missing;
+  cfg.router.listeners[1].route = config::module_node("pool", config::route_format::Yaml, 0, {{"pool", "q"}});
   CHECK_FALSE(build_route_tree(cfg, dir, store_access::ReadWrite, &error));
   CHECK(error == "listener 127.0.0.1:3: pool route: names pool 'q', which is not under `pools:`");
 }
