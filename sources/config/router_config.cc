@@ -10,12 +10,6 @@ void resolve_pool_tls(router_config& rc) {
   for (pool_config& p : rc.pools) p.tls = p.tls_own.enabled ? merge_tls(rc.tls, p.tls_own) : backend_tls{};
 }
 
-namespace {
-
-constexpr const char* kOpClassNames[kOpClasses] = {"get", "set", "delete", "arithmetic", "touch"};
-
-}  // namespace
-
 const char* kind_name(const route_config& r) { return r.module != nullptr ? r.module->name : "ref"; }
 
 route_config ref_node(std::string name, int line) {
@@ -34,18 +28,6 @@ const std::vector<std::string>& known_failover_errors() {
       "remote_error", "unknown",  "deadline_exceeded", "permission_denied", "overloaded",
   };
   return names;
-}
-
-const char* to_string(op_class c) { return kOpClassNames[static_cast<std::size_t>(c)]; }
-
-bool op_class_from_string(std::string_view name, op_class& out) {
-  for (std::size_t i = 0; i < kOpClasses; ++i) {
-    if (name == kOpClassNames[i]) {
-      out = static_cast<op_class>(i);
-      return true;
-    }
-  }
-  return false;
 }
 
 std::vector<const route_config*> route_config::with_role(std::string_view r) const {

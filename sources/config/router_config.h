@@ -16,6 +16,7 @@
 #include "backend_tls.h"
 #include "distribution_kind.h"
 #include "hash_kind.h"
+#include "op_class.h"
 
 namespace ithaca::config {
 
@@ -70,14 +71,9 @@ struct route_config;
 // to a named route.
 const char* kind_name(const route_config& r);
 
-// Operation classes, as routes select and limit by them. mcrouter's
-// operation names map onto them: get/gets/lease-get/metaget -> Get;
-// set/add/replace/append/prepend/cas/lease-set -> Set; delete -> Delete;
-// incr/decr -> Arithmetic; touch/gat/gats -> Touch.
-enum class op_class : std::uint8_t { Get, Set, Delete, Arithmetic, Touch };
-inline constexpr std::size_t kOpClasses = 5;
-const char* to_string(op_class c);
-bool op_class_from_string(std::string_view name, op_class& out);
+// Operation classes (kinds/op_class.h: one definition, with their names).
+using kinds::op_class;
+using kinds::kOpClasses;
 
 // The result names `failover_errors` may hold: mcrouter's error results
 // (carbon's mc_res_* without the prefix).

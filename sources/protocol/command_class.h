@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "op_class.h"
 #include "request.h"
 
 namespace ithaca::protocol {
@@ -26,10 +27,8 @@ enum class command_class : std::uint8_t {
 
 command_class classify(const request& r);
 
-// The operation class a route selects by (config::op_class has the same
-// order): get-like, set-like, delete, arithmetic, touch (and gat/gats: they
-// change the item's TTL). None for flush, me and server commands.
-enum class op_class : std::uint8_t { Get, Set, Delete, Arithmetic, Touch, None };
+// The operation class a route selects by (kinds/op_class.h).
+using kinds::op_class;
 op_class operation_of(const request& r);
 
 // Whether `r` changes the item it names (or the store): every store, delete,

@@ -188,7 +188,7 @@ void read_failover_errors(config::route_kind_reader& in, const char* key, config
     if (yaml) {
       in.check_keys(v, key, {"get", "set", "delete", "arithmetic", "touch"});
       for (std::size_t c = 0; c < config::kOpClasses; ++c) {
-        const char* cls = config::to_string(static_cast<config::op_class>(c));
+        const char* cls = kinds::to_string(kinds::op_class_at(c));
         if (v[cls]) read_error_names(in, v[cls], cls, o.by_class[c]);
       }
     } else {
@@ -211,7 +211,7 @@ std::string show_failover_errors(const config::route_options& opts) {
   for (std::size_t c = 0; c < config::kOpClasses; ++c) {
     if (o.by_class[c].empty()) continue;
     if (!out.empty()) out += ';';
-    out += config::to_string(static_cast<config::op_class>(c));
+    out += kinds::to_string(kinds::op_class_at(c));
     out += ':';
     out += joined(o.by_class[c]);
   }

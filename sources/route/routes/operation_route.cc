@@ -85,13 +85,13 @@ void read_policies(config::route_kind_reader& in, const char* key, config::route
     if (auto it = by_class.find(cls); it != by_class.end()) {
       if (it->second.second != text) {
         in.fail_node(kv.first, "OperationSelectorRoute: '" + it->second.first + "' and '" + op +
-                                   "' are one class for ithaca (" + config::to_string(cls) +
+                                   "' are one class for ithaca (" + kinds::to_string(cls) +
                                    ") and must have the same route");
       }
       continue;
     }
     by_class[cls] = {op, text};
-    r.children.push_back(in.route_at(kv.second, config::to_string(cls), "operation_policies"));
+    r.children.push_back(in.route_at(kv.second, kinds::to_string(cls), "operation_policies"));
   }
 }
 
@@ -125,7 +125,7 @@ void finish_operation(config::route_kind_reader& in, config::route_config& r) {
   const bool has_default = !r.with_role("default").empty();
   std::vector<std::string> missing;
   for (std::size_t i = 0; i < config::kOpClasses; ++i) {
-    const char* cls = config::to_string(static_cast<config::op_class>(i));
+    const char* cls = kinds::to_string(kinds::op_class_at(i));
     if (r.with_role(cls).empty()) missing.emplace_back(cls);
   }
   if (in.format() == config::route_format::Yaml) {
@@ -155,7 +155,7 @@ void finish_operation(config::route_kind_reader& in, config::route_config& r) {
 const route* build_operation(tree_builder& b, const config::route_config& r) {
   std::array<const route*, operation_route::kClasses> by_class{};
   for (std::size_t c = 0; c < operation_route::kClasses; ++c) {
-    const char* cls = config::to_string(static_cast<config::op_class>(c));
+    const char* cls = kinds::to_string(kinds::op_class_at(c));
     if (r.with_role(cls).empty()) continue;
     if ((by_class[c] = b.child(r, cls, false)) == nullptr) return nullptr;
   }

@@ -64,7 +64,7 @@ void read_yaml_rates(config::route_kind_reader& in, const char* key, rate_limit_
   }
   in.check_keys(v, key, {"get", "set", "delete", "arithmetic", "touch"});
   for (std::size_t c = 0; c < config::kOpClasses; ++c) {
-    if (in.number_in(v, config::to_string(static_cast<config::op_class>(c)), o.rate[c], 0, 1e12,
+    if (in.number_in(v, kinds::to_string(kinds::op_class_at(c)), o.rate[c], 0, 1e12,
                      "requests per second above 0", true)) {
       o.burst[c] = o.rate[c];  // mcrouter's default burst: one second's worth
     }
@@ -119,7 +119,7 @@ void read_burst(config::route_kind_reader& in, const char* key, config::route_co
   }
   in.check_keys(v, key, {"get", "set", "delete", "arithmetic", "touch"});
   for (std::size_t c = 0; c < config::kOpClasses; ++c) {
-    const char* cls = config::to_string(static_cast<config::op_class>(c));
+    const char* cls = kinds::to_string(kinds::op_class_at(c));
     if (in.number_in(v, cls, o.burst[c], 1, 1e12, "a number of requests, at least 1", false) && o.rate[c] == 0) {
       in.fail_node(v[cls], std::string("burst: ") + cls + " has a burst but no rate under `rates:`");
     }
@@ -131,7 +131,7 @@ std::string show_by_class(const std::array<double, config::kOpClasses>& v) {
   for (std::size_t c = 0; c < config::kOpClasses; ++c) {
     if (v[c] == 0) continue;
     if (!out.empty()) out += ',';
-    out += config::to_string(static_cast<config::op_class>(c));
+    out += kinds::to_string(kinds::op_class_at(c));
     out += ':';
     out += config::number_text(v[c]);
   }
