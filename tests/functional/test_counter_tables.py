@@ -1,8 +1,9 @@
 """The counter groups' tables (sources/stats/general_stats.h,
-sources/stats/repl_stats_table.h) against the running server: every row is a
-line of `stats` (where its condition holds), every row with a family is on
-the Prometheus page under that family, and the counters move when their
-event happens, driven over the wire.
+sources/stats/repl_stats_table.h, sources/config/settings_table.h) against
+the running server: every row is a line of its `stats` group (where its
+condition holds), every row with a family is on the Prometheus page under
+that family, and the counters move when their event happens, driven over
+the wire.
 
 The rows are read from the headers themselves, so a row added there is
 checked here without a change to this file. Counters this test cannot drive
@@ -43,6 +44,7 @@ def table(path):
 
 GENERAL = table("sources/stats/general_stats.h")
 REPL = table("sources/stats/repl_stats_table.h")
+SETTINGS = table("sources/config/settings_table.h")
 
 # Rows printed only under a condition this server does not meet.
 CONDITIONAL = {"idle_kicks", "ssl_new_sessions", "ssl_handshake_errors", "ssl_proto_errors",
@@ -244,3 +246,19 @@ def test_replication_table_on_stats_and_page(ithaca_factory):
     # the replication lines come after the general ones, in the table's order
     names = list(st)
     assert names.index(REPL[0]["name"]) > names.index(GENERAL[-1]["name"])
+
+
+def test_settings_table_on_stats_settings_and_page(ithaca_factory):
+    server = start(ithaca_factory)
+    with Conn(*server.address) as c:
+        before = stats(c, b"settings")
+        # Settings a client changes at run time move their lines.
+        assert c.call(b"stats detail on\r\n") == b"OK\r\n"
+        assert c.call(b"lru_crawler disable\r\n") == b"OK\r\n"
+        text = page(server.metrics_port)
+        st = stats(c, b"settings")
+    assert list(st) == [r["name"] for r in SETTINGS]  # every row, in the table's order, nothing else
+    check_table(SETTINGS, st, text)
+    assert (before["detail_enabled"], st["detail_enabled"]) == ("no", "yes")
+    assert (before["lru_crawler"], st["lru_crawler"]) == ("yes", "no")
+    assert st["tcpport"] == str(server.address[1])  # the port bound, not the configured 0
