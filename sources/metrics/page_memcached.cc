@@ -5,6 +5,7 @@
 #include "general_stats.h"
 #include "page_parts.h"
 #include "settings_table.h"
+#include "slab_stats_table.h"
 
 namespace ithaca::metrics {
 
@@ -23,8 +24,7 @@ void memcached_settings(prom_writer& w, const lookup& settings) {
 }
 
 void memcached_slabs(prom_writer& w, const lookup& slabs) {
-  add_figures(w, slabs,
-              {{"total_malloced", "memcached_malloced_bytes", G, "Number of bytes of memory allocated to slab pages."}});
+  add_rows(w, slabs, stats::kSlabTotalStats, "memcached_");
 }
 }  // namespace
 

@@ -1,9 +1,11 @@
 """The counter groups' tables (sources/stats/general_stats.h,
-sources/stats/repl_stats_table.h, sources/config/settings_table.h) against
+sources/stats/repl_stats_table.h, sources/config/settings_table.h,
+sources/stats/item_stats_table.h, sources/stats/slab_stats_table.h) against
 the running server: every row is a line of its `stats` group (where its
-condition holds), every row with a family is on the Prometheus page under
-that family, and the counters move when their event happens, driven over
-the wire.
+condition holds; per size class for `stats items` and `stats slabs`), every
+row with a family is on the Prometheus page under that family (a class's
+with its `slab` label), and the counters move when their event happens,
+driven over the wire.
 
 The rows are read from the headers themselves, so a row added there is
 checked here without a change to this file. Counters this test cannot drive
@@ -20,20 +22,29 @@ from replica import master_config
 from test_metrics import page, start
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MACROS = {
-    "ITHACA_COMMANDS_HELP": '"Total number of all requests broken down by command (get, set, etc.) and status."',
-    "ITHACA_REPL_APPLIED_HELP": '"Changes a slave applied, by kind."',
-}
 FIELD = r'\s*("(?:[^"\\]|\\.)*"|\w+)\s*'
-ROW = re.compile(r"\bX\(" + ",".join([FIELD] * 7) + ",")
+# the seventh column (`when`) is an expression: up to its comma
+ROW = re.compile(r"\bX\(" + ",".join([FIELD] * 6) + r",\s*([^,]+?)\s*,")
+DEFINE = re.compile(r'#define (ITHACA_\w+_HELP)\s+("(?:[^"\\]|\\.)*")')
 
 
-def table(path):
-    """The rows of an X-macro table: name, type, family, help, page read, labels, when."""
+def source(path):
+    """A header's text: lines joined, comments out, adjacent literals as one."""
     text = open(os.path.join(ROOT, path)).read()
     text = re.sub(r"/\*.*?\*/", "", re.sub(r"\\\n", " ", text), flags=re.S)
-    for k, v in MACROS.items():
-        text = text.replace(k, v)
+    return re.sub(r'"\s+"', "", text)
+
+
+def table(path, macro=None):
+    """The rows of an X-macro table (the header's only one, or `macro`'s):
+    name, type, family, help, page read, labels, when."""
+    text = source(path)
+    # the help lines the tables name by macro: the header's own and stat_row.h's
+    for k, v in DEFINE.findall(text + source("sources/stats/stat_row.h")):
+        text = re.sub(r"\b" + k + r"\b(?!\s+\")", lambda _, v=v: v, text)
+    if macro:
+        text = text[text.index(f"#define {macro}(X)"):]
+        text = text[:text.find("#define", 1) % (len(text) + 1)]
     rows = []
     for m in ROW.finditer(text):
         f = [x[1:-1] if x.startswith('"') else x for x in m.groups()]
@@ -45,6 +56,9 @@ def table(path):
 GENERAL = table("sources/stats/general_stats.h")
 REPL = table("sources/stats/repl_stats_table.h")
 SETTINGS = table("sources/config/settings_table.h")
+ITEMS = table("sources/stats/item_stats_table.h")
+SLAB_CLASSES = table("sources/stats/slab_stats_table.h", "ITHACA_SLAB_CLASS_STATS")
+SLAB_TOTALS = table("sources/stats/slab_stats_table.h", "ITHACA_SLAB_TOTAL_STATS")
 
 # Rows printed only under a condition this server does not meet.
 CONDITIONAL = {"idle_kicks", "ssl_new_sessions", "ssl_handshake_errors", "ssl_proto_errors",
@@ -91,14 +105,16 @@ def families(text):
     return samples, meta
 
 
-def value_on_page(text, row, stat_value):
-    """The row's sample on the page, checked against its `stats` value."""
+def value_on_page(text, row, stat_value, first=()):
+    """The row's sample on the page (with the labels `first` before the
+    row's), checked against its `stats` value."""
     lines = families(text)[0].get(row["family"], [])
     if row["read"] == "Label":
         want = f'{row["family"]}{{{row["labels"]}="{stat_value}"}} 1'
         assert want in lines, (row["name"], lines)
         return None
-    labels = ",".join(f'{k}="{v}"' for k, v in (p.split("=") for p in row["labels"].split(",") if p))
+    pairs = list(first) + [p.split("=") for p in row["labels"].split(",") if p]
+    labels = ",".join(f'{k}="{v}"' for k, v in pairs)
     prefix = row["family"] + (f"{{{labels}}}" if labels else "") + " "
     found = [line for line in lines if line.startswith(prefix)]
     assert len(found) == 1, (row["name"], prefix, lines)
@@ -109,9 +125,10 @@ def value_on_page(text, row, stat_value):
 MOVING = {"uptime", "rusage_user", "rusage_system", "bytes_read", "bytes_written"}
 
 
-def check_table(rows, st, text):
+def check_table(rows, st, text, first=()):
     """Every row's line is in `stats`, in the table's order, and every row with
-    a family is on the page with the table's type and help."""
+    a family is on the page with the table's type and help (and the labels
+    `first` before the row's: a size class's `slab`)."""
     present = [r["name"] for r in rows if r["name"] in st]
     missing = [r["name"] for r in rows if r["name"] not in st and r["name"] not in CONDITIONAL]
     assert not missing, missing
@@ -122,7 +139,7 @@ def check_table(rows, st, text):
         if r["type"] == "None" or r["name"] not in st:
             continue
         assert meta.get(r["family"]) == [r["type"].lower(), r["help"]], (r["name"], meta.get(r["family"]))
-        v = value_on_page(text, r, st[r["name"]])
+        v = value_on_page(text, r, st[r["name"]], first)
         if v is None:
             continue
         want = float(st[r["name"]])
@@ -132,6 +149,8 @@ def check_table(rows, st, text):
             want /= 1e6
         elif r["read"] == "SetsLessCas":
             want = max(0.0, want - sum(float(st[k]) for k in ("cas_hits", "cas_misses", "cas_badval")))
+        elif r["read"] == "ClassSetsLessCas":
+            want -= float(st["cas_hits"]) + float(st["cas_badval"])
         if r["type"] == "Gauge":
             continue  # may move between the two reads: checked by presence
         if r["name"] in MOVING:
@@ -221,10 +240,13 @@ def test_evictions_with_a_small_memory_limit(ithaca_factory):
         for i in range(600):
             replies.append(c.call(b"set k%d 0 0 %d\r\n%s\r\n" % (i, len(value), value)))
         st = stats(c)
+        items = stats(c, b"items")
     assert set(replies) <= {b"STORED\r\n", oom}
     assert int(st["evictions"]) > int(before["evictions"])
     assert int(st["store_no_memory"]) - int(before["store_no_memory"]) == replies.count(oom)
     assert families(page(server.metrics_port))[0]["memcached_items_evicted_total"]
+    # and in the size class's lines (item_stats_table.h)
+    assert class_sums(items, "items:")["evicted"] > 0
 
 
 def start_small(factory):
@@ -262,3 +284,93 @@ def test_settings_table_on_stats_settings_and_page(ithaca_factory):
     assert (before["detail_enabled"], st["detail_enabled"]) == ("no", "yes")
     assert (before["lru_crawler"], st["lru_crawler"]) == ("yes", "no")
     assert st["tcpport"] == str(server.address[1])  # the port bound, not the configured 0
+
+
+def classes(st, prefix):
+    """{class: {field: value}} of `stats items` (prefix "items:") or `stats slabs` ("")."""
+    out = {}
+    for k, v in st.items():
+        m = re.fullmatch(prefix + r"(\d+):(\w+)", k)
+        if m:
+            out.setdefault(int(m.group(1)), {})[m.group(2)] = v
+    return out
+
+
+def class_sums(st, prefix):
+    """Each field of a group's classes, summed over the classes."""
+    sums = {}
+    for fields in classes(st, prefix).values():
+        for k, v in fields.items():
+            sums[k] = sums.get(k, 0) + int(v)
+    return sums
+
+
+def class_events(c):
+    """Items in three size classes and each per-class command on them."""
+    for i, size in enumerate((10, 1000, 10000)):
+        assert c.call(b"set s%d 0 0 %d\r\n%s\r\n" % (i, size, b"v" * size)) == b"STORED\r\n"
+    c.send(b"get s0 s1 s2\r\n")
+    c.read_until(b"END\r\n")
+    assert c.call(b"set n 0 0 1\r\n5\r\n") == b"STORED\r\n"
+    assert c.call(b"incr n 1\r\n") == b"6\r\n"
+    assert c.call(b"decr n 1\r\n") == b"5\r\n"
+    assert c.call(b"touch n 0\r\n") == b"TOUCHED\r\n"
+    c.send(b"gets n\r\n")
+    cas = c.read_until(b"END\r\n").split(b"\r\n")[0].split()[4]
+    assert c.call(b"cas n 0 0 1 " + cas + b"\r\n3\r\n") == b"STORED\r\n"
+    assert c.call(b"cas n 0 0 1 " + cas + b"\r\n4\r\n") == b"EXISTS\r\n"
+    assert c.call(b"set d 0 0 1\r\nx\r\n") == b"STORED\r\n"
+    assert c.call(b"delete d\r\n") == b"DELETED\r\n"
+
+
+# Per-class counters the events above move (summed over the classes).
+ITEM_MOVED = ["number", "number_cold", "mem_requested", "hits_to_cold"]
+SLAB_MOVED = ["used_chunks", "get_hits", "cmd_set", "delete_hits", "incr_hits", "decr_hits", "cas_hits",
+              "cas_badval", "touch_hits"]
+# Per-class counters not driven here, and why.
+CLASS_NOT_DRIVEN = {
+    "evicted": "test_evictions_with_a_small_memory_limit",
+    "evicted_nonzero": "an eviction of an item with an expiry time: which item the CLOCK picks",
+    "evicted_time": "as evicted_nonzero",
+    "outofmemory": "a store that finds nothing to evict: timing (test_evictions_with_a_small_memory_limit)",
+    "reclaimed": "an expired item's memory reused: timing of the sweep",
+    "expired_unfetched": "an expired item reclaimed by the GC sweep: timing",
+    "evicted_unfetched": "which item an eviction picks is the CLOCK's",
+    "crawler_reclaimed": "the GC sweep's period",
+    "tailrepairs": "always 0: no segmented LRU",
+    "moves_to_cold": "always 0: no segmented LRU",
+    "moves_to_warm": "always 0: no segmented LRU",
+    "moves_within_lru": "always 0: no segmented LRU",
+    "hits_to_hot": "always 0: no segmented LRU",
+    "hits_to_warm": "always 0: no segmented LRU",
+    "hits_to_temp": "always 0: no segmented LRU",
+}
+
+
+def test_item_and_slab_tables_on_stats_and_page_and_counters_move(ithaca_factory):
+    server = start(ithaca_factory)
+    with Conn(*server.address) as c:
+        before_items, before_slabs = stats(c, b"items"), stats(c, b"slabs")
+        class_events(c)
+        text = page(server.metrics_port)
+        items, slabs = stats(c, b"items"), stats(c, b"slabs")
+    by_item_class, by_slab_class = classes(items, "items:"), classes(slabs, "")
+    assert len(by_item_class) >= 3 and set(by_slab_class) >= set(by_item_class)
+    for n, fields in by_item_class.items():
+        assert list(fields) == [r["name"] for r in ITEMS]  # every row, in order, nothing else
+        check_table(ITEMS, fields, text, [("slab", str(n))])
+    for n, fields in by_slab_class.items():
+        assert list(fields) == [r["name"] for r in SLAB_CLASSES]
+        check_table(SLAB_CLASSES, fields, text, [("slab", str(n))])
+    totals = {k: v for k, v in slabs.items() if ":" not in k}
+    assert list(totals) == [r["name"] for r in SLAB_TOTALS]
+    check_table(SLAB_TOTALS, totals, text)
+    assert int(totals["active_slabs"]) == len(by_slab_class)
+    for before, after, prefix, moved in ((before_items, items, "items:", ITEM_MOVED),
+                                         (before_slabs, slabs, "", SLAB_MOVED)):
+        was, now = class_sums(before, prefix), class_sums(after, prefix)
+        for name in moved:
+            assert now[name] > was.get(name, 0), (name, was.get(name), now[name])
+    counters = {r["name"] for r in ITEMS + SLAB_CLASSES if r["type"] == "Counter"}
+    # every per-class counter is driven here or named with its reason
+    assert counters - set(ITEM_MOVED) - set(SLAB_MOVED) - set(CLASS_NOT_DRIVEN) == set()
