@@ -54,6 +54,18 @@ bool class_sets_less_cas(const lookup& m, double set, double& out) {
   return true;
 }
 
+// A PerName row: a sample per line NAME<x>, labelled with x.
+void add_per_name(prom_writer& w, const lookup& m, const stats::stat_row& r, metric_type type, const labels& first) {
+  const std::string_view name = r.name;
+  for (auto it = m.upper_bound(name); it != m.end() && it->first.starts_with(name); ++it) {
+    double v = 0;
+    if (!to_number(it->second, v)) continue;
+    labels l = first;
+    l.emplace_back(r.labels, it->first.substr(name.size()));
+    w.add(r.prom, type, r.help, l, v);
+  }
+}
+
 }  // namespace
 
 void add_rows(prom_writer& w, const lookup& m, std::span<const stats::stat_row> rows, std::string_view prefix,
@@ -61,8 +73,16 @@ void add_rows(prom_writer& w, const lookup& m, std::span<const stats::stat_row> 
   for (const stats::stat_row& r : rows) {
     if (r.type == stats::prom_type::None || !std::string_view(r.prom).starts_with(prefix)) continue;
     const metric_type type = r.type == stats::prom_type::Counter ? C : G;
+    if (r.read == stats::page_read::PerName) {
+      add_per_name(w, m, r, type, first);
+      continue;
+    }
     auto it = m.find(r.name);
     if (it == m.end()) continue;
+    if (r.read == stats::page_read::Up) {
+      w.add(r.prom, type, r.help, first, it->second == "up" ? 1 : 0);
+      continue;
+    }
     if (r.read == stats::page_read::Label) {
       labels l = first;
       l.emplace_back(r.labels, it->second);

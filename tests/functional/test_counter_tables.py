@@ -1,11 +1,12 @@
 """The counter groups' tables (sources/stats/general_stats.h,
 sources/stats/repl_stats_table.h, sources/config/settings_table.h,
-sources/stats/item_stats_table.h, sources/stats/slab_stats_table.h) against
-the running server: every row is a line of its `stats` group (where its
-condition holds; per size class for `stats items` and `stats slabs`), every
-row with a family is on the Prometheus page under that family (a class's
-with its `slab` label), and the counters move when their event happens,
-driven over the wire.
+sources/stats/item_stats_table.h, sources/stats/slab_stats_table.h,
+sources/stats/router_stats_table.h) against the running server: every row is
+a line of its `stats` group (where its condition holds; per size class for
+`stats items` and `stats slabs`, per pool and server for `stats pools` and
+`stats servers`), every row with a family is on the Prometheus page under
+that family (with the class's, pool's or server's labels first), and the
+counters move when their event happens, driven over the wire.
 
 The rows are read from the headers themselves, so a row added there is
 checked here without a change to this file. Counters this test cannot drive
@@ -19,6 +20,7 @@ import pytest
 
 from mcwire import Conn, parse_stats
 from replica import master_config
+from conftest import HOST, free_port
 from test_metrics import page, start
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -59,10 +61,14 @@ SETTINGS = table("sources/config/settings_table.h")
 ITEMS = table("sources/stats/item_stats_table.h")
 SLAB_CLASSES = table("sources/stats/slab_stats_table.h", "ITHACA_SLAB_CLASS_STATS")
 SLAB_TOTALS = table("sources/stats/slab_stats_table.h", "ITHACA_SLAB_TOTAL_STATS")
+ROUTER_SUMMARY = table("sources/stats/router_stats_table.h", "ITHACA_ROUTER_SUMMARY_STATS")
+POOLS = table("sources/stats/router_stats_table.h", "ITHACA_POOL_STATS")
+SERVERS = table("sources/stats/router_stats_table.h", "ITHACA_SERVER_STATS")
 
 # Rows printed only under a condition this server does not meet.
 CONDITIONAL = {"idle_kicks", "ssl_new_sessions", "ssl_handshake_errors", "ssl_proto_errors",
-               "time_since_server_cert_refresh", "ssl_handshakes", "ssl_kernel_tls_connections"}
+               "time_since_server_cert_refresh", "ssl_handshakes", "ssl_kernel_tls_connections",
+               "last_error"}
 
 # Counters of the general table this test does not drive, and why.
 NOT_DRIVEN = {
@@ -125,10 +131,25 @@ def value_on_page(text, row, stat_value, first=()):
 MOVING = {"uptime", "rusage_user", "rusage_system", "bytes_read", "bytes_written"}
 
 
+def per_name(rows, st):
+    """The rows with a PerName row replaced by one row per line it stands for
+    (replies_found, ...), the name after the row's as the value of its label."""
+    out = []
+    for r in rows:
+        if r["read"] != "PerName":
+            out.append(r)
+            continue
+        names = [k for k in st if k.startswith(r["name"]) and k != r["name"]]
+        assert names, r["name"]
+        out += [dict(r, name=k, read="Number", labels=f'{r["labels"]}={k[len(r["name"]):]}') for k in names]
+    return out
+
+
 def check_table(rows, st, text, first=()):
     """Every row's line is in `stats`, in the table's order, and every row with
     a family is on the page with the table's type and help (and the labels
-    `first` before the row's: a size class's `slab`)."""
+    `first` before the row's: a size class's `slab`, a pool's `pool`)."""
+    rows = per_name(rows, st)
     present = [r["name"] for r in rows if r["name"] in st]
     missing = [r["name"] for r in rows if r["name"] not in st and r["name"] not in CONDITIONAL]
     assert not missing, missing
@@ -141,6 +162,9 @@ def check_table(rows, st, text, first=()):
         assert meta.get(r["family"]) == [r["type"].lower(), r["help"]], (r["name"], meta.get(r["family"]))
         v = value_on_page(text, r, st[r["name"]], first)
         if v is None:
+            continue
+        if r["read"] == "Up":
+            assert v == (1 if st[r["name"]] == "up" else 0), (r["name"], v)
             continue
         want = float(st[r["name"]])
         if r["read"] == "Millis":
@@ -374,3 +398,78 @@ def test_item_and_slab_tables_on_stats_and_page_and_counters_move(ithaca_factory
     counters = {r["name"] for r in ITEMS + SLAB_CLASSES if r["type"] == "Counter"}
     # every per-class counter is driven here or named with its reason
     assert counters - set(ITEM_MOVED) - set(SLAB_MOVED) - set(CLASS_NOT_DRIVEN) == set()
+
+
+def lines_of(st, prefix):
+    """{field: value} of the lines PREFIXfield (a field holds no ':')."""
+    return {k[len(prefix):]: v for k, v in st.items() if k.startswith(prefix) and ":" not in k[len(prefix):]}
+
+
+# What the events of the router test move: in `stats`, per pool, per server.
+SUMMARY_MOVED = ["router_requests", "router_failures", "router_servers_down"]
+POOL_MOVED = {"main": ["requests", "replies", "replies_stored", "replies_found", "replies_notfound",
+                       "replies_deleted"],
+              "dead": ["requests", "failures"]}
+SERVER_MOVED = {"main": ["requests", "replies", "replies_stored", "replies_found", "replies_notfound",
+                         "replies_deleted", "connects"],
+                "dead": ["requests", "transitions", "failures_connect"]}
+
+# Router counters not driven here, and why (a PerName row counts as driven
+# when one of its lines is: failures_connect for failures_).
+ROUTER_NOT_DRIVEN = {
+    "joined_gets": "gets of one key joining one in flight: timing (test_router.py)",
+    "idle_closes": "a server closing an idle connection (test_router.py)",
+}
+
+
+def test_router_tables_on_stats_and_page_and_counters_move(ithaca_factory, memcached_factory):
+    backend = memcached_factory()
+    dead = f"{HOST}:{free_port()}"  # nothing listens: connects are refused
+    server = start(ithaca_factory, f"""
+pools:
+  main:
+    servers: [{HOST}:{backend.port}]
+  dead:
+    servers: [{dead}]
+route:
+  type: prefix
+  prefixes:
+    "d:": {{type: pool, pool: dead}}
+  default: {{type: pool, pool: main}}
+""")
+    addresses = {"main": f"{HOST}:{backend.port}", "dead": dead}
+    with Conn(*server.address) as c:
+        before = [stats(c, g) for g in (b"", b"pools", b"servers")]
+        assert c.call(b"set k 0 0 1\r\nv\r\n") == b"STORED\r\n"
+        c.send(b"get k nope\r\n")
+        c.read_until(b"END\r\n")
+        assert c.call(b"delete k\r\n") == b"DELETED\r\n"
+        assert c.call(b"get d:x\r\n").startswith(b"SERVER_ERROR")
+        text = page(server.metrics_port)
+        after = [stats(c, g) for g in (b"", b"pools", b"servers")]
+    st, pools, servers = after
+    check_table(ROUTER_SUMMARY, st, text)
+    names = list(st)
+    assert names.index(ROUTER_SUMMARY[0]["name"]) > names.index(GENERAL[-1]["name"])
+    for name in SUMMARY_MOVED:
+        assert int(st[name]) > int(before[0][name]), name
+    for pool, address in addresses.items():
+        for table_rows, group, was, prefix, moved in (
+                (POOLS, pools, before[1], f"{pool}:", POOL_MOVED[pool]),
+                (SERVERS, servers, before[2], f"{pool}/{address}:", SERVER_MOVED[pool])):
+            fields = lines_of(group, prefix)
+            assert list(fields) == [r["name"] for r in per_name(table_rows, fields) if r["name"] in fields]
+            assert set(fields) == {r["name"] for r in per_name(table_rows, fields)} - ({"last_error"} - set(fields))
+            labels = [("pool", pool)] + ([("server", address)] if table_rows is SERVERS else [])
+            check_table(table_rows, fields, text, labels)
+            earlier = lines_of(was, prefix)
+            for name in moved:
+                assert int(fields[name]) > int(earlier[name]), (prefix, name, earlier[name], fields[name])
+    assert lines_of(servers, f"dead/{dead}:")["state"] == "down"
+    assert "last_error" in lines_of(servers, f"dead/{dead}:")
+    moved = {m for lists in list(POOL_MOVED.values()) + list(SERVER_MOVED.values()) for m in lists}
+    for r in POOLS + SERVERS:
+        if r["type"] != "Counter" or r["name"] in ROUTER_NOT_DRIVEN:
+            continue
+        # every router counter is driven here or named with its reason
+        assert any(m == r["name"] or (r["read"] == "PerName" and m.startswith(r["name"])) for m in moved), r["name"]
