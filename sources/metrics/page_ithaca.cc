@@ -15,8 +15,6 @@ void ithaca_replication(prom_writer& w, const lookup& s) {
   add_rows(w, s, stats::kReplStats, "ithaca_");
 }
 
-// Pool names come from `stats pools` ("POOL:servers"); a server line is
-// "POOL/ADDRESS:field". Names may hold '/' or ':', so the pool is the longest
 void ithaca_runtime(prom_writer& w, const std::vector<worker_runtime>& workers) {
   for (size_t i = 0; i < workers.size(); ++i) {
     const worker_runtime& r = workers[i];

@@ -4,10 +4,15 @@
 
 #include "general_stats.h"
 #include "page_parts.h"
+#include "settings_table.h"
+#include "slab_stats_table.h"
 
 namespace ithaca::metrics {
 
 namespace {
+
+// settings_table.h's rows: config, below stats/, cannot make them itself.
+constexpr stats::stat_row kSettingsRows[] = {ITHACA_SETTINGS_STATS(ITHACA_STAT_ROW)};
 
 void memcached_general(prom_writer& w, const lookup& s) {
   w.add("memcached_up", G, "Could the memcached server be reached.", {}, 1);
@@ -15,12 +20,11 @@ void memcached_general(prom_writer& w, const lookup& s) {
 }
 
 void memcached_settings(prom_writer& w, const lookup& settings) {
-  add_figures(w, settings, {{"maxconns", "memcached_max_connections", G, "Maximum number of clients allowed."}});
+  add_rows(w, settings, kSettingsRows, "memcached_");
 }
 
 void memcached_slabs(prom_writer& w, const lookup& slabs) {
-  add_figures(w, slabs,
-              {{"total_malloced", "memcached_malloced_bytes", G, "Number of bytes of memory allocated to slab pages."}});
+  add_rows(w, slabs, stats::kSlabTotalStats, "memcached_");
 }
 }  // namespace
 

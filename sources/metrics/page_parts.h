@@ -3,7 +3,6 @@
 // one-stat-one-family table. Pure. [any thread]
 #pragma once
 
-#include <initializer_list>
 #include <map>
 #include <span>
 #include <string>
@@ -22,18 +21,18 @@ lookup to_map(const stat_lines& lines);
 bool number(const lookup& m, std::string_view key, double& out);
 bool to_number(const std::string& text, double& out);
 
-// A one-to-one figure: stat `key` as family `name`, if present.
+// A one-to-one figure: stat `key` as family `name` (page_routes.cc's async_*).
 struct simple_figure {
   const char* key;
   const char* name;
   metric_type type;
   const char* help;
 };
-void add_figures(prom_writer& w, const lookup& m, std::initializer_list<simple_figure> figures,
-                 const labels& l = {});
 // The families of a counter group's table (stats/stat_row.h) whose name starts
-// with `prefix`, each from the stat line of its row, if present.
-void add_rows(prom_writer& w, const lookup& m, std::span<const stats::stat_row> rows, std::string_view prefix);
+// with `prefix`, each from the stat line of its row, if present, with the
+// labels `first` (a size class's `slab`) before the row's.
+void add_rows(prom_writer& w, const lookup& m, std::span<const stats::stat_row> rows, std::string_view prefix,
+              const labels& first = {});
 
 inline constexpr auto C = metric_type::Counter;
 inline constexpr auto G = metric_type::Gauge;

@@ -1,10 +1,12 @@
 // ithaca_pool_* and ithaca_server_*: the router role per pool and server,
-// from `stats pools`, `stats servers` and `stats latency` (histograms).
+// from `stats pools` and `stats servers` (the rows of
+// stats/router_stats_table.h) and `stats latency` (histograms).
 #include <cstdlib>
 #include <map>
 #include <vector>
 
 #include "page_parts.h"
+#include "router_stats_table.h"
 
 namespace ithaca::metrics {
 
@@ -47,86 +49,42 @@ std::vector<std::string> pool_names(const stat_lines& pools) {
   return out;
 }
 
-void ithaca_pools(prom_writer& w, const stat_lines& pools, const std::vector<std::string>& names) {
-  struct pool_figure {
-    const char* field;
-    const char* name;
-    metric_type type;
-    const char* help;
-  };
-  static const pool_figure kFigures[] = {
-      {"servers", "ithaca_pool_servers", G, "Servers in the pool."},
-      {"servers_up", "ithaca_pool_servers_up", G, "Servers of the pool marked up."},
-      {"requests", "ithaca_pool_requests_total", C, "Requests sent to the pool's servers."},
-      {"replies", "ithaca_pool_replies_total", C, "Replies from the pool's servers."},
-      {"failures", "ithaca_pool_failures_total", C, "Requests to the pool's servers that failed."},
-  };
-  const char* kResults = "Replies from the pool's servers by result (a retrieval counts each key).";
+// `stats pools`' lines by pool, in `names`' order, field -> value: a line
+// is "POOL:FIELD", and a field holds no ':'.
+std::vector<std::pair<std::string, lookup>> by_pool(const stat_lines& pools, const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, lookup>> out;
   for (const std::string& pool : names) {
-    const std::string results_prefix = pool + ":replies_";
-    for (const auto& [k, value] : pools) {
-      double v = 0;
-      if (k.size() > results_prefix.size() && k.compare(0, results_prefix.size(), results_prefix) == 0 &&
-          k.find(':', results_prefix.size()) == std::string::npos && to_number(value, v)) {
-        w.add("ithaca_pool_reply_results_total", C, kResults, {{"pool", pool}, {"result", k.substr(results_prefix.size())}},
-              v);
+    lookup m;
+    for (const auto& [key, value] : pools) {
+      if (key.size() > pool.size() + 1 && key.compare(0, pool.size(), pool) == 0 && key[pool.size()] == ':' &&
+          key.find(':', pool.size() + 1) == std::string::npos) {
+        m.emplace(key.substr(pool.size() + 1), value);
       }
     }
-    for (const pool_figure& f : kFigures) {
-      const std::string key = pool + ":" + f.field;
-      for (const auto& [k, value] : pools) {
-        double v = 0;
-        if (k == key && to_number(value, v)) w.add(f.name, f.type, f.help, {{"pool", pool}}, v);
-      }
-    }
+    out.emplace_back(pool, std::move(m));
   }
+  return out;
 }
 
+// The rows of stats/router_stats_table.h per pool, labelled `pool`.
+void ithaca_pools(prom_writer& w, const stat_lines& pools, const std::vector<std::string>& names) {
+  for (const auto& [pool, m] : by_pool(pools, names)) add_rows(w, m, stats::kPoolStats, "ithaca_", {{"pool", pool}});
+}
+
+// The rows of stats/router_stats_table.h per server, labelled `pool` and
+// `server`, the servers in the order `stats servers` lists them.
 void ithaca_servers(prom_writer& w, const stat_lines& servers, const std::vector<std::string>& names) {
-  struct server_figure {
-    const char* field;
-    const char* name;
-    metric_type type;
-    const char* help;
-  };
-  static const server_figure kFigures[] = {
-      {"transitions", "ithaca_server_transitions_total", C, "Up/down transitions of the server."},
-      {"requests", "ithaca_server_requests_total", C, "Requests sent to the server."},
-      {"replies", "ithaca_server_replies_total", C, "Replies from the server."},
-      {"inflight", "ithaca_server_inflight", G, "Requests sent and not yet answered."},
-      {"connections", "ithaca_server_connections", G, "Open connections to the server (all workers)."},
-      {"connects", "ithaca_server_connects_total", C, "Connections opened to the server."},
-      {"joined_gets", "ithaca_server_joined_gets_total", C, "Gets that joined another's get line."},
-      {"idle_closes", "ithaca_server_idle_closes_total", C, "Idle connections the server closed."},
-  };
-  const char* kFailures = "Requests to the server that failed, by kind.";
-  const char* kResults = "Replies from the server by result (a retrieval counts each key).";
+  std::vector<std::pair<server_key, lookup>> by_server;
   for (const auto& [key, value] : servers) {
     server_key k;
     if (!split_server_key(names, key, k)) continue;
-    const labels l{{"pool", k.pool}, {"server", k.server}};
-    if (k.field == "state") {
-      w.add("ithaca_server_up", G, "1 if the server is marked up, 0 if down (failing fast, probed).", l,
-            value == "up" ? 1 : 0);
-      continue;
+    if (by_server.empty() || by_server.back().first.pool != k.pool || by_server.back().first.server != k.server) {
+      by_server.emplace_back(k, lookup{});
     }
-    double v = 0;
-    if (!to_number(value, v)) continue;
-    if (k.field.rfind("replies_", 0) == 0) {
-      labels lk = l;
-      lk.emplace_back("result", k.field.substr(8));
-      w.add("ithaca_server_reply_results_total", C, kResults, lk, v);
-      continue;
-    }
-    if (k.field.rfind("failures_", 0) == 0) {
-      labels lk = l;
-      lk.emplace_back("kind", k.field.substr(9));
-      w.add("ithaca_server_failures_total", C, kFailures, lk, v);
-      continue;
-    }
-    for (const server_figure& f : kFigures) {
-      if (k.field == f.field) w.add(f.name, f.type, f.help, l, v);
-    }
+    by_server.back().second.emplace(k.field, value);
+  }
+  for (const auto& [k, m] : by_server) {
+    add_rows(w, m, stats::kServerStats, "ithaca_", {{"pool", k.pool}, {"server", k.server}});
   }
 }
 

@@ -4,8 +4,15 @@
 #include "delete_spool.h"
 
 #include <array>
+#include <atomic>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "router_stats_table.h"
 
 namespace ithaca::server {
 
@@ -31,7 +38,41 @@ server_gauges gauges(const proxy::backend_server& s) {
   return out;
 }
 
+uint64_t load(const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); }
+
+// A PerName row's value (router_stats_table.h): a count per name, one line each.
+using per_name = std::vector<std::pair<std::string_view, uint64_t>>;
+
+per_name reply_results(const std::array<uint64_t, protocol::kReplyResultCount>& counts) {
+  per_name out;
+  for (std::size_t i = 0; i < counts.size(); ++i) out.emplace_back(protocol::kReplyResultNames[i], counts[i]);
+  return out;
+}
+
+per_name failure_kinds(const std::array<uint64_t, proxy::kFailureKindCount>& counts) {
+  per_name out;
+  for (std::size_t i = 0; i < counts.size(); ++i) out.emplace_back(proxy::to_string(kFailureKinds[i]), counts[i]);
+  return out;
+}
+
+// One row's lines: PREFIX + name, a number in decimal or text as it is; a
+// PerName row's, PREFIX + name + each name.
+template <class V>
+void add_row(stats::stat_lines& out, const std::string& prefix, const char* name, const V& value) {
+  if constexpr (std::is_same_v<V, per_name>) {
+    for (const auto& [suffix, n] : value) out.emplace_back(prefix + name + std::string(suffix), std::to_string(n));
+  } else if constexpr (std::is_convertible_v<V, std::string>) {
+    out.emplace_back(prefix + name, std::string(value));
+  } else {
+    out.emplace_back(prefix + name, std::to_string(value));
+  }
+}
+
 }  // namespace
+
+// Rows of router_stats_table.h, read by their expressions below.
+#define ITHACA_X(name, type, prom, help, page, labels, when, read) \
+  if (when) add_row(out, prefix, name, read);
 
 void router_stats_pools(const route::route_tree& tree, stats::stat_lines& out) {
   for (const auto& p : tree.pools()) {
@@ -46,14 +87,7 @@ void router_stats_pools(const route::route_tree& tree, stats::stat_lines& out) {
       for (std::size_t i = 0; i < results.size(); ++i) results[i] += n.results[i];
     }
     const std::string prefix = p->name() + ":";
-    out.emplace_back(prefix + "servers", std::to_string(p->servers().size()));
-    out.emplace_back(prefix + "servers_up", std::to_string(up));
-    out.emplace_back(prefix + "requests", std::to_string(requests));
-    out.emplace_back(prefix + "replies", std::to_string(replies));
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      out.emplace_back(prefix + "replies_" + std::string(protocol::kReplyResultNames[i]), std::to_string(results[i]));
-    }
-    out.emplace_back(prefix + "failures", std::to_string(failures));
+    ITHACA_POOL_STATS(ITHACA_X)
   }
 }
 
@@ -61,41 +95,10 @@ void router_stats_servers(const route::route_tree& tree, stats::stat_lines& out)
   for (const auto& p : tree.pools()) {
     for (const auto& s : p->servers()) {
       const proxy::server_totals n = s->totals();
-      const std::string prefix = p->name() + "/" + s->address() + ":";
-      auto add = [&](const std::string& name, auto value) {
-        if constexpr (std::is_convertible_v<decltype(value), std::string>) {
-          out.emplace_back(prefix + name, std::string(value));
-        } else {
-          out.emplace_back(prefix + name, std::to_string(value));
-        }
-      };
-      add("state", s->up() ? "up" : "down");
-      add("protocol", s->protocol_name());
-      add("tls", config::describe(s->settings().tls));
-      if (std::string e = s->last_error(); !e.empty()) add("last_error", e);
-      add("transitions", n.transitions);
-      add("requests", n.requests);
-      add("replies", n.replies);
-      for (std::size_t i = 0; i < n.results.size(); ++i) {
-        add("replies_" + std::string(protocol::kReplyResultNames[i]), n.results[i]);
-      }
-      for (std::size_t i = 0; i < n.failures.size(); ++i) {
-        add(std::string("failures_") + proxy::to_string(kFailureKinds[i]), n.failures[i]);
-      }
       const server_gauges g = gauges(*s);
-      add("inflight", g.inflight);
-      add("connections", g.connections);
-      add("connects", n.connects);
-      add("joined_gets", n.joined);
-      add("idle_closes", n.idle_closes);
       const proxy::spool_counts& sp = s->spool();
-      add("deletes_spooled", sp.spooled.load(std::memory_order_relaxed));
-      add("deletes_replayed", sp.replayed.load(std::memory_order_relaxed));
-      add("deletes_dropped", sp.dropped.load(std::memory_order_relaxed));
-      add("spool_bytes", sp.bytes.load(std::memory_order_relaxed));
-      add("latency_p50_us", proxy::latency_histogram::quantile(n.latency, 0.50));
-      add("latency_p99_us", proxy::latency_histogram::quantile(n.latency, 0.99));
-      add("latency_p999_us", proxy::latency_histogram::quantile(n.latency, 0.999));
+      const std::string prefix = p->name() + "/" + s->address() + ":";
+      ITHACA_SERVER_STATS(ITHACA_X)
     }
   }
 }
@@ -167,17 +170,12 @@ void router_stats_summary(const route::route_tree& tree, stats::stat_lines& out)
       failures += n.failures_total();
     }
   }
-  out.emplace_back("router_pools", std::to_string(tree.pools().size()));
-  out.emplace_back("router_servers", std::to_string(servers));
-  out.emplace_back("router_servers_down", std::to_string(down));
-  out.emplace_back("router_requests", std::to_string(requests));
-  out.emplace_back("router_failures", std::to_string(failures));
-  // Reliable deletes, every server since the start (proxy/delete_spool.h).
   const proxy::spool_totals& sp = proxy::spool_counters();
-  out.emplace_back("router_deletes_spooled", std::to_string(sp.spooled.load(std::memory_order_relaxed)));
-  out.emplace_back("router_deletes_replayed", std::to_string(sp.replayed.load(std::memory_order_relaxed)));
-  out.emplace_back("router_deletes_dropped", std::to_string(sp.dropped.load(std::memory_order_relaxed)));
+  const std::string prefix;
+  ITHACA_ROUTER_SUMMARY_STATS(ITHACA_X)
 }
+
+#undef ITHACA_X
 
 void router_stats_reset(const route::route_tree& tree) {
   for (const auto& p : tree.pools()) {

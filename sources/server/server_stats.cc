@@ -107,19 +107,18 @@ void server_stats::settings(const live_settings& live, stats::stat_lines& out) {
   config::config running = cfg_;
   overlay(live, running);
   running.cache.memory_limit = store_.memory_limit();
-  out = config::settings_stats(running);
   // What only the running server knows: the port bound, the backend chosen
-  // (the config may say auto), whether stats detail is on, the class table
-  // it started with (whatever item_size_max is now).
+  // (the config may say auto), whether stats detail and the crawler are on,
+  // the class table it started with (whatever item_size_max is now).
+  config::settings_facts f = config::configured_facts(running);
   const uint16_t port = tcp_port_.load();
-  for (auto& [name, value] : out) {
-    if (name == "tcpport" && port != 0) value = std::to_string(port);
-    if (name == "io_backend") value = io_backend_;
-    if (name == "proxy_uring_enabled" && value == "yes" && io_backend_ != "io_uring") value = "no";
-    if (name == "detail_enabled") value = stats::prefix_stats::instance().enabled() ? "yes" : "no";
-    if (name == "lru_crawler") value = commands::crawler_enabled().load(std::memory_order_relaxed) ? "yes" : "no";
-    if (name == "slab_chunk_max") value = std::to_string(store_.classes().chunk_max());
-  }
+  if (port != 0) f.tcp_port = port;
+  f.io_backend = io_backend_;
+  f.uring_running = io_backend_ == "io_uring";
+  f.detail_enabled = stats::prefix_stats::instance().enabled();
+  f.lru_crawler = commands::crawler_enabled().load(std::memory_order_relaxed);
+  f.slab_chunk_max = store_.classes().chunk_max();
+  out = config::settings_stats(running, f);
 }
 
 // The plain `stats` group: the rows of stats/general_stats.h (memcached's

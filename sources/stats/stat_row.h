@@ -1,4 +1,6 @@
-// One line of a counter group's table (general_stats.h, repl_stats_table.h):
+// One line of a counter group's table (general_stats.h, repl_stats_table.h,
+// item_stats_table.h, slab_stats_table.h, router_stats_table.h,
+// config/settings_table.h):
 // what `stats` prints and what the Prometheus page (sources/metrics/) makes
 // of it. The tables are X-macros whose rows also say how the server reads
 // each value; this is the part of a row the page and the tests need.
@@ -18,6 +20,9 @@ enum class page_read {
   Millis,       // milliseconds shown as seconds
   Micros,       // microseconds shown as seconds
   SetsLessCas,  // cmd_set less cas_hits, cas_misses and cas_badval (memcached_exporter's sets)
+  ClassSetsLessCas,  // a size class's cmd_set less its cas_hits and cas_badval (the exporter's per class)
+  PerName,      // the row's lines NAME<x>, each a number labelled with x (the label named by the row's labels)
+  Up,           // 1 if the text is "up", else 0
 };
 
 struct stat_row {

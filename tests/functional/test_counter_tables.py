@@ -1,8 +1,12 @@
 """The counter groups' tables (sources/stats/general_stats.h,
-sources/stats/repl_stats_table.h) against the running server: every row is a
-line of `stats` (where its condition holds), every row with a family is on
-the Prometheus page under that family, and the counters move when their
-event happens, driven over the wire.
+sources/stats/repl_stats_table.h, sources/config/settings_table.h,
+sources/stats/item_stats_table.h, sources/stats/slab_stats_table.h,
+sources/stats/router_stats_table.h) against the running server: every row is
+a line of its `stats` group (where its condition holds; per size class for
+`stats items` and `stats slabs`, per pool and server for `stats pools` and
+`stats servers`), every row with a family is on the Prometheus page under
+that family (with the class's, pool's or server's labels first), and the
+counters move when their event happens, driven over the wire.
 
 The rows are read from the headers themselves, so a row added there is
 checked here without a change to this file. Counters this test cannot drive
@@ -16,23 +20,33 @@ import pytest
 
 from mcwire import Conn, parse_stats
 from replica import master_config
+from conftest import HOST, free_port
 from test_metrics import page, start
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MACROS = {
-    "ITHACA_COMMANDS_HELP": '"Total number of all requests broken down by command (get, set, etc.) and status."',
-    "ITHACA_REPL_APPLIED_HELP": '"Changes a slave applied, by kind."',
-}
 FIELD = r'\s*("(?:[^"\\]|\\.)*"|\w+)\s*'
-ROW = re.compile(r"\bX\(" + ",".join([FIELD] * 7) + ",")
+# the seventh column (`when`) is an expression: up to its comma
+ROW = re.compile(r"\bX\(" + ",".join([FIELD] * 6) + r",\s*([^,]+?)\s*,")
+DEFINE = re.compile(r'#define (ITHACA_\w+_HELP)\s+("(?:[^"\\]|\\.)*")')
 
 
-def table(path):
-    """The rows of an X-macro table: name, type, family, help, page read, labels, when."""
+def source(path):
+    """A header's text: lines joined, comments out, adjacent literals as one."""
     text = open(os.path.join(ROOT, path)).read()
     text = re.sub(r"/\*.*?\*/", "", re.sub(r"\\\n", " ", text), flags=re.S)
-    for k, v in MACROS.items():
-        text = text.replace(k, v)
+    return re.sub(r'"\s+"', "", text)
+
+
+def table(path, macro=None):
+    """The rows of an X-macro table (the header's only one, or `macro`'s):
+    name, type, family, help, page read, labels, when."""
+    text = source(path)
+    # the help lines the tables name by macro: the header's own and stat_row.h's
+    for k, v in DEFINE.findall(text + source("sources/stats/stat_row.h")):
+        text = re.sub(r"\b" + k + r"\b(?!\s+\")", lambda _, v=v: v, text)
+    if macro:
+        text = text[text.index(f"#define {macro}(X)"):]
+        text = text[:text.find("#define", 1) % (len(text) + 1)]
     rows = []
     for m in ROW.finditer(text):
         f = [x[1:-1] if x.startswith('"') else x for x in m.groups()]
@@ -43,10 +57,18 @@ def table(path):
 
 GENERAL = table("sources/stats/general_stats.h")
 REPL = table("sources/stats/repl_stats_table.h")
+SETTINGS = table("sources/config/settings_table.h")
+ITEMS = table("sources/stats/item_stats_table.h")
+SLAB_CLASSES = table("sources/stats/slab_stats_table.h", "ITHACA_SLAB_CLASS_STATS")
+SLAB_TOTALS = table("sources/stats/slab_stats_table.h", "ITHACA_SLAB_TOTAL_STATS")
+ROUTER_SUMMARY = table("sources/stats/router_stats_table.h", "ITHACA_ROUTER_SUMMARY_STATS")
+POOLS = table("sources/stats/router_stats_table.h", "ITHACA_POOL_STATS")
+SERVERS = table("sources/stats/router_stats_table.h", "ITHACA_SERVER_STATS")
 
 # Rows printed only under a condition this server does not meet.
 CONDITIONAL = {"idle_kicks", "ssl_new_sessions", "ssl_handshake_errors", "ssl_proto_errors",
-               "time_since_server_cert_refresh", "ssl_handshakes", "ssl_kernel_tls_connections"}
+               "time_since_server_cert_refresh", "ssl_handshakes", "ssl_kernel_tls_connections",
+               "last_error"}
 
 # Counters of the general table this test does not drive, and why.
 NOT_DRIVEN = {
@@ -89,14 +111,16 @@ def families(text):
     return samples, meta
 
 
-def value_on_page(text, row, stat_value):
-    """The row's sample on the page, checked against its `stats` value."""
+def value_on_page(text, row, stat_value, first=()):
+    """The row's sample on the page (with the labels `first` before the
+    row's), checked against its `stats` value."""
     lines = families(text)[0].get(row["family"], [])
     if row["read"] == "Label":
         want = f'{row["family"]}{{{row["labels"]}="{stat_value}"}} 1'
         assert want in lines, (row["name"], lines)
         return None
-    labels = ",".join(f'{k}="{v}"' for k, v in (p.split("=") for p in row["labels"].split(",") if p))
+    pairs = list(first) + [p.split("=") for p in row["labels"].split(",") if p]
+    labels = ",".join(f'{k}="{v}"' for k, v in pairs)
     prefix = row["family"] + (f"{{{labels}}}" if labels else "") + " "
     found = [line for line in lines if line.startswith(prefix)]
     assert len(found) == 1, (row["name"], prefix, lines)
@@ -107,9 +131,25 @@ def value_on_page(text, row, stat_value):
 MOVING = {"uptime", "rusage_user", "rusage_system", "bytes_read", "bytes_written"}
 
 
-def check_table(rows, st, text):
+def per_name(rows, st):
+    """The rows with a PerName row replaced by one row per line it stands for
+    (replies_found, ...), the name after the row's as the value of its label."""
+    out = []
+    for r in rows:
+        if r["read"] != "PerName":
+            out.append(r)
+            continue
+        names = [k for k in st if k.startswith(r["name"]) and k != r["name"]]
+        assert names, r["name"]
+        out += [dict(r, name=k, read="Number", labels=f'{r["labels"]}={k[len(r["name"]):]}') for k in names]
+    return out
+
+
+def check_table(rows, st, text, first=()):
     """Every row's line is in `stats`, in the table's order, and every row with
-    a family is on the page with the table's type and help."""
+    a family is on the page with the table's type and help (and the labels
+    `first` before the row's: a size class's `slab`, a pool's `pool`)."""
+    rows = per_name(rows, st)
     present = [r["name"] for r in rows if r["name"] in st]
     missing = [r["name"] for r in rows if r["name"] not in st and r["name"] not in CONDITIONAL]
     assert not missing, missing
@@ -120,8 +160,11 @@ def check_table(rows, st, text):
         if r["type"] == "None" or r["name"] not in st:
             continue
         assert meta.get(r["family"]) == [r["type"].lower(), r["help"]], (r["name"], meta.get(r["family"]))
-        v = value_on_page(text, r, st[r["name"]])
+        v = value_on_page(text, r, st[r["name"]], first)
         if v is None:
+            continue
+        if r["read"] == "Up":
+            assert v == (1 if st[r["name"]] == "up" else 0), (r["name"], v)
             continue
         want = float(st[r["name"]])
         if r["read"] == "Millis":
@@ -130,6 +173,8 @@ def check_table(rows, st, text):
             want /= 1e6
         elif r["read"] == "SetsLessCas":
             want = max(0.0, want - sum(float(st[k]) for k in ("cas_hits", "cas_misses", "cas_badval")))
+        elif r["read"] == "ClassSetsLessCas":
+            want -= float(st["cas_hits"]) + float(st["cas_badval"])
         if r["type"] == "Gauge":
             continue  # may move between the two reads: checked by presence
         if r["name"] in MOVING:
@@ -219,10 +264,13 @@ def test_evictions_with_a_small_memory_limit(ithaca_factory):
         for i in range(600):
             replies.append(c.call(b"set k%d 0 0 %d\r\n%s\r\n" % (i, len(value), value)))
         st = stats(c)
+        items = stats(c, b"items")
     assert set(replies) <= {b"STORED\r\n", oom}
     assert int(st["evictions"]) > int(before["evictions"])
     assert int(st["store_no_memory"]) - int(before["store_no_memory"]) == replies.count(oom)
     assert families(page(server.metrics_port))[0]["memcached_items_evicted_total"]
+    # and in the size class's lines (item_stats_table.h)
+    assert class_sums(items, "items:")["evicted"] > 0
 
 
 def start_small(factory):
@@ -244,3 +292,184 @@ def test_replication_table_on_stats_and_page(ithaca_factory):
     # the replication lines come after the general ones, in the table's order
     names = list(st)
     assert names.index(REPL[0]["name"]) > names.index(GENERAL[-1]["name"])
+
+
+def test_settings_table_on_stats_settings_and_page(ithaca_factory):
+    server = start(ithaca_factory)
+    with Conn(*server.address) as c:
+        before = stats(c, b"settings")
+        # Settings a client changes at run time move their lines.
+        assert c.call(b"stats detail on\r\n") == b"OK\r\n"
+        assert c.call(b"lru_crawler disable\r\n") == b"OK\r\n"
+        text = page(server.metrics_port)
+        st = stats(c, b"settings")
+    assert list(st) == [r["name"] for r in SETTINGS]  # every row, in the table's order, nothing else
+    check_table(SETTINGS, st, text)
+    assert (before["detail_enabled"], st["detail_enabled"]) == ("no", "yes")
+    assert (before["lru_crawler"], st["lru_crawler"]) == ("yes", "no")
+    assert st["tcpport"] == str(server.address[1])  # the port bound, not the configured 0
+
+
+def classes(st, prefix):
+    """{class: {field: value}} of `stats items` (prefix "items:") or `stats slabs` ("")."""
+    out = {}
+    for k, v in st.items():
+        m = re.fullmatch(prefix + r"(\d+):(\w+)", k)
+        if m:
+            out.setdefault(int(m.group(1)), {})[m.group(2)] = v
+    return out
+
+
+def class_sums(st, prefix):
+    """Each field of a group's classes, summed over the classes."""
+    sums = {}
+    for fields in classes(st, prefix).values():
+        for k, v in fields.items():
+            sums[k] = sums.get(k, 0) + int(v)
+    return sums
+
+
+def class_events(c):
+    """Items in three size classes and each per-class command on them."""
+    for i, size in enumerate((10, 1000, 10000)):
+        assert c.call(b"set s%d 0 0 %d\r\n%s\r\n" % (i, size, b"v" * size)) == b"STORED\r\n"
+    c.send(b"get s0 s1 s2\r\n")
+    c.read_until(b"END\r\n")
+    assert c.call(b"set n 0 0 1\r\n5\r\n") == b"STORED\r\n"
+    assert c.call(b"incr n 1\r\n") == b"6\r\n"
+    assert c.call(b"decr n 1\r\n") == b"5\r\n"
+    assert c.call(b"touch n 0\r\n") == b"TOUCHED\r\n"
+    c.send(b"gets n\r\n")
+    cas = c.read_until(b"END\r\n").split(b"\r\n")[0].split()[4]
+    assert c.call(b"cas n 0 0 1 " + cas + b"\r\n3\r\n") == b"STORED\r\n"
+    assert c.call(b"cas n 0 0 1 " + cas + b"\r\n4\r\n") == b"EXISTS\r\n"
+    assert c.call(b"set d 0 0 1\r\nx\r\n") == b"STORED\r\n"
+    assert c.call(b"delete d\r\n") == b"DELETED\r\n"
+
+
+# Per-class counters the events above move (summed over the classes).
+ITEM_MOVED = ["number", "number_cold", "mem_requested", "hits_to_cold"]
+SLAB_MOVED = ["used_chunks", "get_hits", "cmd_set", "delete_hits", "incr_hits", "decr_hits", "cas_hits",
+              "cas_badval", "touch_hits"]
+# Per-class counters not driven here, and why.
+CLASS_NOT_DRIVEN = {
+    "evicted": "test_evictions_with_a_small_memory_limit",
+    "evicted_nonzero": "an eviction of an item with an expiry time: which item the CLOCK picks",
+    "evicted_time": "as evicted_nonzero",
+    "outofmemory": "a store that finds nothing to evict: timing (test_evictions_with_a_small_memory_limit)",
+    "reclaimed": "an expired item's memory reused: timing of the sweep",
+    "expired_unfetched": "an expired item reclaimed by the GC sweep: timing",
+    "evicted_unfetched": "which item an eviction picks is the CLOCK's",
+    "crawler_reclaimed": "the GC sweep's period",
+    "tailrepairs": "always 0: no segmented LRU",
+    "moves_to_cold": "always 0: no segmented LRU",
+    "moves_to_warm": "always 0: no segmented LRU",
+    "moves_within_lru": "always 0: no segmented LRU",
+    "hits_to_hot": "always 0: no segmented LRU",
+    "hits_to_warm": "always 0: no segmented LRU",
+    "hits_to_temp": "always 0: no segmented LRU",
+}
+
+
+def test_item_and_slab_tables_on_stats_and_page_and_counters_move(ithaca_factory):
+    server = start(ithaca_factory)
+    with Conn(*server.address) as c:
+        before_items, before_slabs = stats(c, b"items"), stats(c, b"slabs")
+        class_events(c)
+        text = page(server.metrics_port)
+        items, slabs = stats(c, b"items"), stats(c, b"slabs")
+    by_item_class, by_slab_class = classes(items, "items:"), classes(slabs, "")
+    assert len(by_item_class) >= 3 and set(by_slab_class) >= set(by_item_class)
+    for n, fields in by_item_class.items():
+        assert list(fields) == [r["name"] for r in ITEMS]  # every row, in order, nothing else
+        check_table(ITEMS, fields, text, [("slab", str(n))])
+    for n, fields in by_slab_class.items():
+        assert list(fields) == [r["name"] for r in SLAB_CLASSES]
+        check_table(SLAB_CLASSES, fields, text, [("slab", str(n))])
+    totals = {k: v for k, v in slabs.items() if ":" not in k}
+    assert list(totals) == [r["name"] for r in SLAB_TOTALS]
+    check_table(SLAB_TOTALS, totals, text)
+    assert int(totals["active_slabs"]) == len(by_slab_class)
+    for before, after, prefix, moved in ((before_items, items, "items:", ITEM_MOVED),
+                                         (before_slabs, slabs, "", SLAB_MOVED)):
+        was, now = class_sums(before, prefix), class_sums(after, prefix)
+        for name in moved:
+            assert now[name] > was.get(name, 0), (name, was.get(name), now[name])
+    counters = {r["name"] for r in ITEMS + SLAB_CLASSES if r["type"] == "Counter"}
+    # every per-class counter is driven here or named with its reason
+    assert counters - set(ITEM_MOVED) - set(SLAB_MOVED) - set(CLASS_NOT_DRIVEN) == set()
+
+
+def lines_of(st, prefix):
+    """{field: value} of the lines PREFIXfield (a field holds no ':')."""
+    return {k[len(prefix):]: v for k, v in st.items() if k.startswith(prefix) and ":" not in k[len(prefix):]}
+
+
+# What the events of the router test move: in `stats`, per pool, per server.
+SUMMARY_MOVED = ["router_requests", "router_failures", "router_servers_down"]
+POOL_MOVED = {"main": ["requests", "replies", "replies_stored", "replies_found", "replies_notfound",
+                       "replies_deleted"],
+              "dead": ["requests", "failures"]}
+SERVER_MOVED = {"main": ["requests", "replies", "replies_stored", "replies_found", "replies_notfound",
+                         "replies_deleted", "connects"],
+                "dead": ["requests", "transitions", "failures_connect"]}
+
+# Router counters not driven here, and why (a PerName row counts as driven
+# when one of its lines is: failures_connect for failures_).
+ROUTER_NOT_DRIVEN = {
+    "joined_gets": "gets of one key joining one in flight: timing (test_router.py)",
+    "idle_closes": "a server closing an idle connection (test_router.py)",
+}
+
+
+def test_router_tables_on_stats_and_page_and_counters_move(ithaca_factory, memcached_factory):
+    backend = memcached_factory()
+    dead = f"{HOST}:{free_port()}"  # nothing listens: connects are refused
+    server = start(ithaca_factory, f"""
+pools:
+  main:
+    servers: [{HOST}:{backend.port}]
+  dead:
+    servers: [{dead}]
+route:
+  type: prefix
+  prefixes:
+    "d:": {{type: pool, pool: dead}}
+  default: {{type: pool, pool: main}}
+""")
+    addresses = {"main": f"{HOST}:{backend.port}", "dead": dead}
+    with Conn(*server.address) as c:
+        before = [stats(c, g) for g in (b"", b"pools", b"servers")]
+        assert c.call(b"set k 0 0 1\r\nv\r\n") == b"STORED\r\n"
+        c.send(b"get k nope\r\n")
+        c.read_until(b"END\r\n")
+        assert c.call(b"delete k\r\n") == b"DELETED\r\n"
+        assert c.call(b"get d:x\r\n").startswith(b"SERVER_ERROR")
+        text = page(server.metrics_port)
+        after = [stats(c, g) for g in (b"", b"pools", b"servers")]
+    st, pools, servers = after
+    check_table(ROUTER_SUMMARY, st, text)
+    names = list(st)
+    assert names.index(ROUTER_SUMMARY[0]["name"]) > names.index(GENERAL[-1]["name"])
+    for name in SUMMARY_MOVED:
+        assert int(st[name]) > int(before[0][name]), name
+    for pool, address in addresses.items():
+        for table_rows, group, was, prefix, moved in (
+                (POOLS, pools, before[1], f"{pool}:", POOL_MOVED[pool]),
+                (SERVERS, servers, before[2], f"{pool}/{address}:", SERVER_MOVED[pool])):
+            fields = lines_of(group, prefix)
+            assert list(fields) == [r["name"] for r in per_name(table_rows, fields) if r["name"] in fields]
+            assert set(fields) == {r["name"] for r in per_name(table_rows, fields)} - ({"last_error"} - set(fields))
+            labels = [("pool", pool)] + ([("server", address)] if table_rows is SERVERS else [])
+            check_table(table_rows, fields, text, labels)
+            earlier = lines_of(was, prefix)
+            for name in moved:
+                assert int(fields[name]) > int(earlier[name]), (prefix, name, earlier[name], fields[name])
+    assert lines_of(servers, f"dead/{dead}:")["state"] == "down"
+    assert "last_error" in lines_of(servers, f"dead/{dead}:")
+    moved = {m for lists in list(POOL_MOVED.values()) + list(SERVER_MOVED.values()) for m in lists}
+    for r in POOLS + SERVERS:
+        if r["type"] != "Counter" or r["name"] in ROUTER_NOT_DRIVEN:
+            continue
+        # every router counter is driven here or named with its reason
+        assert any(m == r["name"] or (r["read"] == "PerName" and m.startswith(r["name"])) for m in moved), r["name"]

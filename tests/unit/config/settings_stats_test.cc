@@ -122,3 +122,23 @@ TEST_CASE("stats settings: -M -C -F -D -R -B as memcached prints them") {
   c.server.binding = kinds::binding_protocol::Binary;
   CHECK(as_map(c)["binding_protocol"] == "binary");
 }
+
+TEST_CASE("stats settings: the running server's facts over the config's figures") {
+  config c;
+  settings_facts f = configured_facts(c);
+  CHECK(f.tcp_port == 11211);
+  f.tcp_port = 4000;
+  f.io_backend = "epoll";
+  f.uring_running = false;
+  f.detail_enabled = true;
+  f.lru_crawler = false;
+  f.slab_chunk_max = 1234;
+  std::map<std::string, std::string> m;
+  for (const auto& kv : settings_stats(c, f)) m[kv.first] = kv.second;
+  CHECK(m["tcpport"] == "4000");
+  CHECK(m["io_backend"] == "epoll");
+  CHECK(m["proxy_uring_enabled"] == "no");
+  CHECK(m["detail_enabled"] == "yes");
+  CHECK(m["lru_crawler"] == "no");
+  CHECK(m["slab_chunk_max"] == "1234");
+}

@@ -86,7 +86,8 @@ TEST_CASE("per-class figures: memcached_exporter's memcached_slab_* with a slab 
 
 TEST_CASE("pools and servers: labels from the pool names, even with '/' and ':' in them") {
   page_input in;
-  in.pools = {{"main:servers", "1"}, {"main:servers_up", "0"}, {"a/b:servers", "1"}, {"a/b:requests", "3"}};
+  in.pools = {{"main:servers", "1"}, {"main:servers_up", "0"}, {"main:replies_found", "4"}, {"a/b:servers", "1"},
+              {"a/b:requests", "3"}, {"a:b:servers", "1"}, {"a:b:replies_stored", "2"}};
   in.servers = {{"main/127.0.0.1:11211:state", "down"}, {"main/127.0.0.1:11211:requests", "5"},
                 {"main/127.0.0.1:11211:failures_timeout", "2"}, {"main/127.0.0.1:11211:inflight", "1"},
                 {"a/b/unix:/tmp/s:state", "up"}};
@@ -95,6 +96,10 @@ TEST_CASE("pools and servers: labels from the pool names, even with '/' and ':' 
   const std::string page = render_page(in);
   CHECK(has(page, "ithaca_pool_servers_up{pool=\"main\"} 0"));
   CHECK(has(page, "ithaca_pool_requests_total{pool=\"a/b\"} 3"));
+  // replies_<result>: one sample per result, labelled; a pool "a:b" is not pool "a"'s field "b:...".
+  CHECK(has(page, "ithaca_pool_reply_results_total{pool=\"main\",result=\"found\"} 4"));
+  CHECK(has(page, "ithaca_pool_reply_results_total{pool=\"a:b\",result=\"stored\"} 2"));
+  CHECK(page.find("pool=\"a\"") == std::string::npos);
   CHECK(has(page, "ithaca_server_up{pool=\"main\",server=\"127.0.0.1:11211\"} 0"));
   CHECK(has(page, "ithaca_server_up{pool=\"a/b\",server=\"unix:/tmp/s\"} 1"));
   CHECK(has(page, "ithaca_server_requests_total{pool=\"main\",server=\"127.0.0.1:11211\"} 5"));
