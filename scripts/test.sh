@@ -9,6 +9,10 @@
 #   scripts/test.sh                  release, sanitize and fuzz
 #   scripts/test.sh release          only the release build
 #   scripts/test.sh fuzz             only the fuzz run
+# The sanitize and fuzz builds are unity builds (scripts/build.sh and
+# scripts/fuzz give the CPU time each saves, about 40%); the release build is
+# not, so the binary people run and benchmark, and a developer's incremental
+# rebuild, are compiled file by file as before.
 # ITHACA_FUZZ_SECONDS (default 20) is each fuzz target's time;
 # ITHACA_TEST_WORKERS (default 3; 0: none) the functional tests' workers.
 set -uo pipefail

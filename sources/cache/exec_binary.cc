@@ -34,7 +34,7 @@ void reply_ok(protocol::out_buffer& out, const protocol::request& req, uint64_t 
 
 // Get, GetQ, GetK, GetKQ, GAT, GATQ, GATK, GATKQ and Touch. Quiet variants say
 // nothing on a miss; Touch answers with the flags but no value.
-void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+void binary_retrieve(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   const bool touch = req.cmd != command::Get;
   const bool touch_only = req.cmd == command::Touch;
   (touch ? ctx.counters.cmd_touch : ctx.counters.cmd_get).add();
@@ -72,7 +72,7 @@ void retrieve(const protocol::request& req, protocol::out_buffer& out, exec_cont
 // Set/Add/Replace with a CAS become a CAS store, as in memcached; Append and
 // Prepend compare the CAS but keep their mode. memcached -C (cas off) drops a
 // store's CAS: a plain store, whatever the packet carried.
-void store_value(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+void binary_store_value(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   ctx.counters.cmd_set.add();
   stats::prefix_stats::instance().record_set(req.key());
   store::store_mode mode = store_mode_of(req.cmd);
@@ -111,7 +111,7 @@ void store_value(const protocol::request& req, protocol::out_buffer& out, exec_c
   protocol::encode_binary_error(out, req, st);
 }
 
-void remove(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+void binary_remove(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   stats::prefix_stats::instance().record_delete(req.key());
   store::remove_options opts;
   opts.compare_cas = req.cas;
@@ -132,7 +132,7 @@ void remove(const protocol::request& req, protocol::out_buffer& out, exec_contex
 
 // A missing key is created with `initial` (returned as is, no delta applied)
 // unless the expiration is kNoVivify.
-void arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
+void binary_arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   store::arith_options opts;
   opts.compare_cas = req.cas;
   opts.vivify = static_cast<uint32_t>(req.exptime) != kNoVivify;
@@ -161,16 +161,16 @@ void arithmetic(const protocol::request& req, protocol::out_buffer& out, exec_co
 exec_action execute_binary(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx) {
   switch (protocol::classify(req)) {
     case protocol::command_class::Retrieve:  // Get, GAT and Touch
-      retrieve(req, out, ctx);
+      binary_retrieve(req, out, ctx);
       break;
     case protocol::command_class::Store:
-      store_value(req, out, ctx);
+      binary_store_value(req, out, ctx);
       break;
     case protocol::command_class::Delete:
-      remove(req, out, ctx);
+      binary_remove(req, out, ctx);
       break;
     case protocol::command_class::Arithmetic:
-      arithmetic(req, out, ctx);
+      binary_arithmetic(req, out, ctx);
       break;
     case protocol::command_class::Flush:
       flush(req.has_flush_delay ? req.flush_delay : 0, ctx);

@@ -37,7 +37,7 @@ std::string_view mode_name(store::store_mode m) {
 
 // memcached's ttl= of a store: the seconds left (0: none), from the exptime
 // as sent (relative, or an absolute unix time past 30 days).
-int64_t ttl_of(int64_t exptime, const store::store_now& now) {
+int64_t watch_ttl_of(int64_t exptime, const store::store_now& now) {
   if (exptime <= 0) return 0;
   if (exptime <= store::kMaxRelativeExptime) return exptime;
   const int64_t unix_now = now.wall_base + static_cast<int64_t>(now.ms / 1000);
@@ -76,7 +76,7 @@ void watch_stored(std::string_view key, store::store_mode mode, const store::sto
   const std::string_view st = status_name(res.status);
   if (st.empty()) return;
   const uint64_t value_size = res.status == store::store_status::Stored ? res.value_size : request_size;
-  watch::item_store(key, st, mode_name(mode), ttl_of(exptime, ctx.now),
+  watch::item_store(key, st, mode_name(mode), watch_ttl_of(exptime, ctx.now),
                     ctx.store.classes().item_class(key.size(), flags, value_size), ctx.conn_id, value_size);
 }
 

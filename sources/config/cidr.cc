@@ -11,7 +11,7 @@ namespace ithaca::config {
 
 namespace {
 
-bool fail(std::string* error, std::string_view text, const std::string& why) {
+bool fail_cidr(std::string* error, std::string_view text, const std::string& why) {
   if (error) {
     // Built with append: GCC 12 warns falsely (-Wrestrict) on a + chain here.
     std::string message("'");
@@ -42,15 +42,15 @@ bool parse_cidr(std::string_view text, cidr& out, std::string* error) {
   } else if (::inet_pton(AF_INET6, host.c_str(), c.bytes.data()) == 1) {
     c.v6 = true;
   } else {
-    return fail(error, text, "not an IPv4 or IPv6 address (optionally with /prefix length)");
+    return fail_cidr(error, text, "not an IPv4 or IPv6 address (optionally with /prefix length)");
   }
   const unsigned bits = c.v6 ? 128 : 32;
   c.prefix = bits;
   if (slash != std::string_view::npos) {
     uint64_t p = 0;
     if (!parse_unsigned(text.substr(slash + 1), p) || p > bits) {
-      return fail(error, text, "the prefix length must be a number from 0 to " + std::to_string(bits) +
-                                   (c.v6 ? " for IPv6" : " for IPv4"));
+      return fail_cidr(error, text, "the prefix length must be a number from 0 to " + std::to_string(bits) +
+                                        (c.v6 ? " for IPv6" : " for IPv4"));
     }
     c.prefix = static_cast<unsigned>(p);
   }
@@ -65,7 +65,7 @@ bool parse_cidr(std::string_view text, cidr& out, std::string* error) {
     }
   }
   if (network.bytes != c.bytes) {
-    return fail(error, text, "host bits are set (did you mean " + to_string(network) + "?)");
+    return fail_cidr(error, text, "host bits are set (did you mean " + to_string(network) + "?)");
   }
   out = c;
   return true;

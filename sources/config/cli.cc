@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "fail.h"
 #include "load.h"
 #include "preflight.h"
 
@@ -19,21 +20,16 @@ namespace {
 
 // A handler gets the value (empty for flags) and the option's name as the
 // user spelled it ("-t" or "--threads"), for messages.
-using handler = bool (*)(cli_options& o, std::string_view value, const std::string& name,
+using cli_handler = bool (*)(cli_options& o, std::string_view value, const std::string& name,
                          std::string* error);
 
-struct option_spec {
+struct cli_option {
   char short_name;        // 0 = long only
   const char* long_name;  // nullptr = short only
   bool takes_value;
-  handler handle;
+  cli_handler handle;
   const char* refusal;    // non-null: a memcached option we refuse, and why
 };
-
-bool fail(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
-  return false;
-}
 
 bool bad_value(const std::string& name, value_kind kind, range r, std::string_view value,
                std::string* error) {
@@ -352,7 +348,7 @@ bool on_large_pages(cli_options& o, std::string_view, const std::string&, std::s
 
 constexpr const char* kUnsupported = "is a memcached option ithaca does not support";
 
-const option_spec kOptions[] = {
+const cli_option kCliOptions[] = {
     {0, "config", true, on_config, nullptr},
     {0, "check-config", false, on_check_config, nullptr},
     {0, "metrics-listen", true, on_metrics_listen, nullptr},
@@ -401,21 +397,21 @@ const option_spec kOptions[] = {
     {'N', "napi-ids", true, on_napi_ids, nullptr},
 };
 
-const option_spec* find_short(char c) {
-  for (const option_spec& o : kOptions) {
+const cli_option* find_short(char c) {
+  for (const cli_option& o : kCliOptions) {
     if (o.short_name == c) return &o;
   }
   return nullptr;
 }
 
-const option_spec* find_long(std::string_view name) {
-  for (const option_spec& o : kOptions) {
+const cli_option* find_long(std::string_view name) {
+  for (const cli_option& o : kCliOptions) {
     if (o.long_name != nullptr && name == o.long_name) return &o;
   }
   return nullptr;
 }
 
-std::string spelled(const option_spec& o) {
+std::string spelled(const cli_option& o) {
   std::string s;
   if (o.short_name != 0) s = std::string("-") + o.short_name;
   if (o.long_name != nullptr) {
@@ -426,7 +422,7 @@ std::string spelled(const option_spec& o) {
   return s;
 }
 
-bool refuse(const option_spec& o, std::string* error) {
+bool refuse(const cli_option& o, std::string* error) {
   return fail(error, spelled(o) + ": " + o.refusal);
 }
 
@@ -455,7 +451,7 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
       std::string_view body = arg.substr(2);
       size_t eq = body.find('=');
       std::string_view name = body.substr(0, eq);
-      const option_spec* spec = find_long(name);
+      const cli_option* spec = find_long(name);
       // memcached mode: ithaca's own options (the long-only rows) are unknown.
       if (o.memcached_mode && spec != nullptr && spec->short_name == 0) spec = nullptr;
       std::string shown = "--" + std::string(name);
@@ -482,7 +478,7 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
     // Short options; flags may be bundled (-vv, -Av), a value may be attached
     // (-p11211) or follow (-p 11211).
     for (size_t j = 1; j < arg.size(); ++j) {
-      const option_spec* spec = find_short(arg[j]);
+      const cli_option* spec = find_short(arg[j]);
       std::string shown = std::string("-") + arg[j];
       if (spec == nullptr) return fail(error, "unknown option '" + shown + "' (see -h)");
       if (spec->refusal != nullptr) return refuse(*spec, error);

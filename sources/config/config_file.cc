@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "fail.h"
 #include "units.h"
 
 namespace ithaca::config {
@@ -22,11 +23,6 @@ const char* kind_of(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISSOCK(mode)) return "a socket";
   return "not a plain file";
-}
-
-bool fail(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
-  return false;
 }
 
 std::string too_large(const std::string& path) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "config.h"
+#include "fail.h"
 
 namespace ithaca::config {
 
@@ -21,11 +22,6 @@ struct option_call {
   std::string* error;
 };
 using handler = bool (*)(option_call& c);
-
-bool fail(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
-  return false;
-}
 
 // What ithaca does instead of what memcached does with the option.
 constexpr const char* kNoSlabs =

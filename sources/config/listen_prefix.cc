@@ -2,14 +2,11 @@
 
 #include <tuple>
 
+#include "fail.h"
+
 namespace ithaca::config {
 
 namespace {
-
-bool fail(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
-  return false;
-}
 
 // "[NAME]" (or memcached's shell-friendly "_NAME_" where `underscore`) at the
 // front of `rest`, then the ':' after it. Sets `name` and returns the bytes

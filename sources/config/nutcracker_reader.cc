@@ -20,9 +20,9 @@ constexpr unsigned kNutcrackerBacklog = 512;
 constexpr uint64_t kNutcrackerRetryMs = 30000;
 constexpr unsigned kNutcrackerFailureLimit = 2;
 
-constexpr range kTimeoutRange{1, 3600 * 1000};
-constexpr range kConnectionsRange{1, 64};
-constexpr range kFailureLimitRange{1, 1000};
+constexpr range kNutcrackerTimeoutRange{1, 3600 * 1000};
+constexpr range kNutcrackerConnectionsRange{1, 64};
+constexpr range kNutcrackerFailureLimitRange{1, 1000};
 constexpr range kClientsRange{0, 1u << 20};
 
 // `listen:` "host:port", "name:port", or "/path" with an optional octal mode.
@@ -103,16 +103,16 @@ pool_read read_pool(load_context& ctx, const std::string& name, const YAML::Node
            {kinds::distribution_kind::Ketama, kinds::distribution_kind::Modula, kinds::distribution_kind::Random});
   // twemproxy's timeouts are plain milliseconds ("timeout: 400"); its one
   // timeout covers the connect and the reply.
-  s.integer("timeout", p.timeout_ms, kTimeoutRange);
+  s.integer("timeout", p.timeout_ms, kNutcrackerTimeoutRange);
   p.connect_timeout_ms = p.timeout_ms;
   s.integer("backlog", r.listener.backlog, kBacklogRange);
   s.integer("client_connections", r.listener.max_clients, kClientsRange);
   s.boolean("preconnect", p.preconnect);
-  s.integer("server_connections", p.connections, kConnectionsRange);
+  s.integer("server_connections", p.connections, kNutcrackerConnectionsRange);
   s.boolean("auto_eject_hosts", p.auto_eject_hosts);
-  s.integer("server_retry_timeout", p.retry_interval_ms, kTimeoutRange);
+  s.integer("server_retry_timeout", p.retry_interval_ms, kNutcrackerTimeoutRange);
   p.retry_interval_max_ms = p.retry_interval_ms;
-  s.integer("server_failure_limit", p.failure_limit, kFailureLimitRange);
+  s.integer("server_failure_limit", p.failure_limit, kNutcrackerFailureLimitRange);
   if (!p.hash_tag.empty() && p.hash_tag.size() != 2) {
     s.fail_value("hash_tag", *ctx.mark_of(name + ".hash_tag"),
                  "must be two characters, like \"{}\", got \"" + p.hash_tag + "\"");

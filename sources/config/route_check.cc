@@ -16,7 +16,7 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-struct checker {
+struct route_checker {
   const router_config& rc;
   std::vector<route_problem> problems;
   std::vector<std::string> pool_names;
@@ -78,7 +78,7 @@ struct checker {
 }  // namespace
 
 std::vector<route_problem> check_route_tree(const router_config& rc) {
-  checker c{rc, {}, {}, {}, {}, {}, {}};
+  route_checker c{rc, {}, {}, {}, {}, {}, {}};
   for (const pool_config& p : rc.pools) c.pool_names.push_back(p.name);
   for (const route_config& r : rc.named_routes) {
     c.route_names.push_back(r.name);
@@ -88,7 +88,7 @@ std::vector<route_problem> check_route_tree(const router_config& rc) {
   for (const route_config& r : rc.named_routes) c.node(r);
   for (const listener_route& l : rc.listeners) c.node(l.route);
   for (const route_config& r : rc.named_routes) {
-    if (c.state[r.name] == checker::mark::New) c.visit(r.name);
+    if (c.state[r.name] == route_checker::mark::New) c.visit(r.name);
   }
   return c.problems;
 }

@@ -1,15 +1,9 @@
 #include "tls_config.h"
 
+#include "fail.h"
 #include "units.h"
 
 namespace ithaca::config {
-
-namespace {
-bool fail(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
-  return false;
-}
-}  // namespace
 
 const char* min_version_text(unsigned v) {
   switch (v) {

@@ -18,7 +18,7 @@ query_result failed(std::string why) {
   return r;
 }
 
-query_result io_failed(ssize_t n, const char* doing) {
+query_result query_io_failed(ssize_t n, const char* doing) {
   query_result r;
   r.cancelled = n == -ECANCELED;
   if (n == 0) {
@@ -53,7 +53,7 @@ query_result query_server(const backend_server& s, std::string_view request, std
   query_result r;
   const ssize_t w = link.write(request.data(), request.size(), timeout);
   if (w <= 0) {
-    r = io_failed(w, "sending the request");
+    r = query_io_failed(w, "sending the request");
   } else {
     std::string buf;
     std::size_t lines = 0;
@@ -81,7 +81,7 @@ query_result query_server(const backend_server& s, std::string_view request, std
       }
       const ssize_t n = link.read(chunk, sizeof chunk, timeout);
       if (n <= 0) {
-        r = io_failed(n, "reading the answer");
+        r = query_io_failed(n, "reading the answer");
         break;
       }
       buf.append(chunk, static_cast<std::size_t>(n));

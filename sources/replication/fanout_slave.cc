@@ -17,7 +17,7 @@
 namespace ithaca::replication {
 
 namespace {
-constexpr mm::millis kIdleWait = 1000;  // a writer's wait for bytes (then looks again)
+constexpr mm::millis kSlaveIdleWait = 1000;  // a writer's wait for bytes (then looks again)
 constexpr size_t kMaxSpans = 64;        // per write (io::writev's stack array)
 constexpr uint64_t kScanStep = 1024;    // most buckets per scan call (one lock at a time)
 }  // namespace
@@ -40,7 +40,7 @@ void fanout::writer(slave_ptr s) {
     pins.clear();
     const size_t n = s->out.gather(log_, write_bytes(), kMaxSpans, spans, pins);
     if (n == 0) {
-      if (s->ready.wait(kIdleWait) == mm::wait_status::Cancelled) return;
+      if (s->ready.wait(kSlaveIdleWait) == mm::wait_status::Cancelled) return;
       continue;
     }
     const ssize_t r = s->write(spans, timeout);

@@ -18,7 +18,7 @@ namespace ithaca::route {
 
 namespace {
 
-constexpr config::route_kind_info kInfo{
+constexpr config::route_kind_info kLocalInfo{
     "local", nullptr, "the local store (the cache role's whole tree)", {}, {},
     [](config::route_format) -> std::shared_ptr<config::route_options> {
       return std::make_shared<config::route_options>();
@@ -29,6 +29,6 @@ const route* build_local(tree_builder& b, const config::route_config&) { return 
 
 }  // namespace
 
-extern constinit const kind_module kLocalKind{kInfo, build_local};
+extern constinit const kind_module kLocalKind{kLocalInfo, build_local};
 
 }  // namespace ithaca::route

@@ -178,7 +178,7 @@ dispatch_status all_route::resume(request_slot& slot, dispatch_env& env) const {
 
 namespace {
 
-constexpr config::child_slot kSlots[] = {
+constexpr config::child_slot kAllSlots[] = {
     {"", "children", "children", true, 1},
 };
 std::shared_ptr<config::route_options> no_options(config::route_format) {
@@ -194,16 +194,16 @@ const route* build_all(tree_builder& b, const config::route_config& r) {
 
 constexpr auto kEmptyIsNull = config::route_kind_info::collapse::EmptyIsNull;
 constexpr config::route_kind_info kSync{"all_sync", "AllSyncRoute", "every child; waits for all, the worst reply",
-                                        kSlots, {}, no_options, kEmptyIsNull};
-constexpr config::route_kind_info kAsync{"all_async", "AllAsyncRoute", "every child; answers at once", kSlots, {},
+                                        kAllSlots, {}, no_options, kEmptyIsNull};
+constexpr config::route_kind_info kAsync{"all_async", "AllAsyncRoute", "every child; answers at once", kAllSlots, {},
                                          no_options, kEmptyIsNull};
 constexpr config::route_kind_info kInitial{"all_initial", "AllInitialRoute", "every child; the first child's reply",
-                                           kSlots, {}, no_options, kEmptyIsNull};
+                                           kAllSlots, {}, no_options, kEmptyIsNull};
 constexpr config::route_kind_info kMajority{"all_majority", "AllMajorityRoute",
-                                            "every child; the reply of a majority", kSlots, {}, no_options,
+                                            "every child; the reply of a majority", kAllSlots, {}, no_options,
                                             kEmptyIsNull};
 constexpr config::route_kind_info kFastest{"all_fastest", "AllFastestRoute",
-                                           "every child; the first reply that is not an error", kSlots, {},
+                                           "every child; the first reply that is not an error", kAllSlots, {},
                                            no_options, kEmptyIsNull};
 
 }  // namespace

@@ -40,10 +40,10 @@ void refuse_salt(config::route_kind_reader& in, const char* key, config::route_c
     in.fail_at(key, "HashRoute: a salt changes placement and is not supported by ithaca");
   }
 }
-constexpr config::child_slot kSlots[] = {
+constexpr config::child_slot kHashSlots[] = {
     {"", "children", "children", true, 1},
 };
-constexpr config::option_spec kOptions[] = {
+constexpr config::option_spec kHashOptions[] = {
     config::choice_option<&hash_options::hash>("hash", nullptr, kHashNames,
                                                "the key hash the distribution places by (md5 by default)"),
     config::choice_option<&hash_options::distribution>("distribution", nullptr, kDistributionNames,
@@ -83,15 +83,15 @@ const route* build_hash(tree_builder& b, const config::route_config& r) {
   return b.add<hash_route>(b.name_of(r), std::move(children), std::move(dist));
 }
 
-constexpr config::route_kind_info kInfo{
+constexpr config::route_kind_info kHashInfo{
     "hash", "HashRoute", "a child by the key's hash, placed as a pool places servers",
-    kSlots, kOptions,
+    kHashSlots, kHashOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<hash_options>(); },
     config::route_kind_info::collapse::None, finish_hash,
 };
 
 }  // namespace
 
-extern constinit const kind_module kHashKind{kInfo, build_hash};
+extern constinit const kind_module kHashKind{kHashInfo, build_hash};
 
 }  // namespace ithaca::route

@@ -138,14 +138,14 @@ struct l1l2_options final : config::route_options {
   std::uint32_t exptime = 0;
 };
 
-constexpr config::child_slot kSlots[] = {
+constexpr config::child_slot kL1L2Slots[] = {
     {"l2", "l2", nullptr, false, 1},
 };
-constexpr config::option_spec kOptions[] = {
+constexpr config::option_spec kL1L2Options[] = {
     config::seconds_option<&l1l2_options::exptime>(
         "exptime", nullptr, "the longest the local store keeps a value, e.g. 60s", true),
 };
-constexpr route_stat kStats[] = {
+constexpr route_stat kL1L2Stats[] = {
     {"l1_hits", "l1l2: keys answered by the local store."},
 };
 
@@ -164,9 +164,9 @@ const route* build_l1l2(tree_builder& b, const config::route_config& r) {
   return b.add<l1l2_route>(b.name_of(r), *l2, exptime);
 }
 
-constexpr config::route_kind_info kInfo{
+constexpr config::route_kind_info kL1L2Info{
     "l1l2", nullptr, "the local store as L1 in front of an L2 route",
-    kSlots, kOptions,
+    kL1L2Slots, kL1L2Options,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<l1l2_options>(); },
     config::route_kind_info::collapse::None,
     finish_l1l2,
@@ -174,6 +174,6 @@ constexpr config::route_kind_info kInfo{
 
 }  // namespace
 
-extern constinit const kind_module kL1L2Kind{kInfo, build_l1l2, kStats};
+extern constinit const kind_module kL1L2Kind{kL1L2Info, build_l1l2, kL1L2Stats};
 
 }  // namespace ithaca::route

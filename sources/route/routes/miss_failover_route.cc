@@ -133,10 +133,10 @@ struct miss_failover_options final : config::route_options {
   bool return_best_on_error = true;
 };
 
-constexpr config::child_slot kSlots[] = {
+constexpr config::child_slot kMissFailoverSlots[] = {
     {"", "children", "children", true, 2},
 };
-constexpr config::option_spec kOptions[] = {
+constexpr config::option_spec kMissFailoverOptions[] = {
     config::flag_option<&miss_failover_options::return_best_on_error>(
         "return_best_on_error", "return_best_on_error",
         "when no child has the value, the best reply seen (a miss over an error) rather than the last child's"),
@@ -149,9 +149,9 @@ const route* build_miss_failover(tree_builder& b, const config::route_config& r)
                                     config::options_of<miss_failover_options>(r).return_best_on_error);
 }
 
-constexpr config::route_kind_info kInfo{
+constexpr config::route_kind_info kMissFailoverInfo{
     "miss_failover", "MissFailoverRoute", "get-like requests try the next child on a miss",
-    kSlots, kOptions,
+    kMissFailoverSlots, kMissFailoverOptions,
     [](config::route_format f) -> std::shared_ptr<config::route_options> {
       auto o = std::make_shared<miss_failover_options>();
       o->return_best_on_error = f == config::route_format::Yaml;  // mcrouter's default: false
@@ -162,6 +162,6 @@ constexpr config::route_kind_info kInfo{
 
 }  // namespace
 
-extern constinit const kind_module kMissFailoverKind{kInfo, build_miss_failover};
+extern constinit const kind_module kMissFailoverKind{kMissFailoverInfo, build_miss_failover};
 
 }  // namespace ithaca::route

@@ -55,10 +55,10 @@ struct modify_exptime_options final : config::route_options {
   int action = 0;  // kActions: set, or cap (min)
 };
 
-constexpr config::child_slot kSlots[] = {
+constexpr config::child_slot kModifyExptimeSlots[] = {
     {"target", "target", "target", false, 1, "ModifyExptimeRoute: no target"},
 };
-constexpr config::option_spec kOptions[] = {
+constexpr config::option_spec kModifyExptimeOptions[] = {
     config::choice_option<&modify_exptime_options::action>(
         "action", "action", kActions, "set: the exptime of every write becomes `exptime`; min: it is capped at it"),
     config::seconds_option<&modify_exptime_options::exptime>(
@@ -82,9 +82,9 @@ const route* build_modify_exptime(tree_builder& b, const config::route_config& r
   return b.add<modify_exptime_route>(b.name_of(r), *child, o.exptime, o.action == 1);
 }
 
-constexpr config::route_kind_info kInfo{
+constexpr config::route_kind_info kModifyExptimeInfo{
     "modify_exptime", "ModifyExptimeRoute", "sets or caps the exptime of writes",
-    kSlots, kOptions,
+    kModifyExptimeSlots, kModifyExptimeOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> {
       return std::make_shared<modify_exptime_options>();
     },
@@ -94,6 +94,6 @@ constexpr config::route_kind_info kInfo{
 
 }  // namespace
 
-extern constinit const kind_module kModifyExptimeKind{kInfo, build_modify_exptime};
+extern constinit const kind_module kModifyExptimeKind{kModifyExptimeInfo, build_modify_exptime};
 
 }  // namespace ithaca::route

@@ -95,7 +95,7 @@ void read_policies(config::route_kind_reader& in, const char* key, config::route
   }
 }
 
-constexpr config::child_slot kSlots[] = {
+constexpr config::child_slot kOperationSlots[] = {
     {"get", "get", nullptr, false, 0},
     {"set", "set", nullptr, false, 0},
     {"delete", "delete", nullptr, false, 0},
@@ -103,7 +103,7 @@ constexpr config::child_slot kSlots[] = {
     {"touch", "touch", nullptr, false, 0},
     {"default", "default", "default_policy", false, 0},
 };
-constexpr config::option_spec kOptions[] = {
+constexpr config::option_spec kOperationOptions[] = {
     config::custom_option(nullptr, "operation_policies",
                           "mcrouter: a route by operation name (get, set, delete, incr, ...), each class's once",
                           read_policies, config::show_nothing, nullptr, "{\"get\": \"PoolRoute|main\"}"),
@@ -171,9 +171,9 @@ const route* build_operation(tree_builder& b, const config::route_config& r) {
   return b.add<operation_route>(b.name_of(r), by_class, *fallback);
 }
 
-constexpr config::route_kind_info kInfo{
+constexpr config::route_kind_info kOperationInfo{
     "operation", "OperationSelectorRoute", "a child per operation class, with a default",
-    kSlots, kOptions,
+    kOperationSlots, kOperationOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> {
       return std::make_shared<operation_options>();
     },
@@ -182,6 +182,6 @@ constexpr config::route_kind_info kInfo{
 
 }  // namespace
 
-extern constinit const kind_module kOperationKind{kInfo, build_operation};
+extern constinit const kind_module kOperationKind{kOperationInfo, build_operation};
 
 }  // namespace ithaca::route

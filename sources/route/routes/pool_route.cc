@@ -129,7 +129,7 @@ struct pool_options final : config::route_options {
   bool reliable_deletes = false;
 };
 
-constexpr config::option_spec kOptions[] = {
+constexpr config::option_spec kPoolOptions[] = {
     config::pool_option<&pool_options::pool>("pool", nullptr, "the name of a pool under `pools:`"),
     config::flag_option<&pool_options::reliable_deletes>(
         "reliable_deletes", nullptr, "a delete its server could not take is spooled and replayed (mcrouter's asynclog)"),
@@ -142,13 +142,13 @@ const route* build_pool(tree_builder& b, const config::route_config& r) {
   return b.add<pool_route>(r.name.empty() ? "pool:" + o.pool : r.name, std::move(p), o.reliable_deletes);
 }
 
-constexpr config::route_kind_info kInfo{
-    "pool", nullptr, "a pool's servers by key hash (mcrouter's PoolRoute)", {}, kOptions,
+constexpr config::route_kind_info kPoolInfo{
+    "pool", nullptr, "a pool's servers by key hash (mcrouter's PoolRoute)", {}, kPoolOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<pool_options>(); },
 };
 
 }  // namespace
 
-extern constinit const kind_module kPoolKind{kInfo, build_pool};
+extern constinit const kind_module kPoolKind{kPoolInfo, build_pool};
 
 }  // namespace ithaca::route

@@ -86,10 +86,10 @@ std::string show_prefixes(const config::route_options& opts) {
   return out;
 }
 
-constexpr config::child_slot kSlots[] = {
+constexpr config::child_slot kPrefixSlots[] = {
     {"default", "default", "wildcard", false, 0},
 };
-constexpr config::option_spec kOptions[] = {
+constexpr config::option_spec kPrefixOptions[] = {
     config::custom_option("prefixes", "policies", "key prefix: route (the longest prefix of a key picks its route)",
                           read_prefixes, show_prefixes, "{\"user:\": pool:main}", "{\"user:\": \"PoolRoute|main\"}"),
 };
@@ -122,15 +122,15 @@ const route* build_prefix(tree_builder& b, const config::route_config& r) {
   return b.add<prefix_route>(b.name_of(r), std::move(by_prefix), *fallback);
 }
 
-constexpr config::route_kind_info kInfo{
+constexpr config::route_kind_info kPrefixInfo{
     "prefix", "PrefixSelectorRoute", "the longest matching key prefix picks the child",
-    kSlots, kOptions,
+    kPrefixSlots, kPrefixOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<prefix_options>(); },
     config::route_kind_info::collapse::None, finish_prefix,
 };
 
 }  // namespace
 
-extern constinit const kind_module kPrefixKind{kInfo, build_prefix};
+extern constinit const kind_module kPrefixKind{kPrefixInfo, build_prefix};
 
 }  // namespace ithaca::route

@@ -26,7 +26,7 @@ class random_route final : public selector_route {
 
 // ---- the kind: a list of children, no options.
 
-constexpr config::child_slot kSlots[] = {
+constexpr config::child_slot kRandomSlots[] = {
     {"", "children", "children", true, 1},
 };
 
@@ -36,14 +36,14 @@ const route* build_random(tree_builder& b, const config::route_config& r) {
   return b.add<random_route>(b.name_of(r), std::move(children));
 }
 
-constexpr config::route_kind_info kInfo{
-    "random", "RandomRoute", "a child at random", kSlots, {},
+constexpr config::route_kind_info kRandomInfo{
+    "random", "RandomRoute", "a child at random", kRandomSlots, {},
     [](config::route_format) { return std::make_shared<config::route_options>(); },
     config::route_kind_info::collapse::EmptyIsNull,
 };
 
 }  // namespace
 
-extern constinit const kind_module kRandomKind{kInfo, build_random};
+extern constinit const kind_module kRandomKind{kRandomInfo, build_random};
 
 }  // namespace ithaca::route

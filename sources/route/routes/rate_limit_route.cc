@@ -144,11 +144,11 @@ std::string show_burst(const config::route_options& o) {
   return show_by_class(static_cast<const rate_limit_options&>(o).burst);
 }
 
-constexpr config::child_slot kSlots[] = {
+constexpr config::child_slot kRateLimitSlots[] = {
     {"target", "target", "target", false, 1, "RateLimitRoute: target not found"},
     {"fallback", "fallback", "fallback", false, 0},
 };
-constexpr config::option_spec kOptions[] = {
+constexpr config::option_spec kRateLimitOptions[] = {
     config::custom_option("rates", "rates",
                           "requests per second by class: get, set, delete, arithmetic, touch (mcrouter: "
                           "gets_rate, sets_rate, deletes_rate and their _burst)",
@@ -172,9 +172,9 @@ const route* build_rate_limit(tree_builder& b, const config::route_config& r) {
   return b.add<rate_limit_route>(b.name_of(r), *child, fallback, rate, burst);
 }
 
-constexpr config::route_kind_info kInfo{
+constexpr config::route_kind_info kRateLimitInfo{
     "rate_limit", "RateLimitRoute", "token buckets per operation class; over the limit to a fallback",
-    kSlots, kOptions,
+    kRateLimitSlots, kRateLimitOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> {
       return std::make_shared<rate_limit_options>();
     },
@@ -182,6 +182,6 @@ constexpr config::route_kind_info kInfo{
 
 }  // namespace
 
-extern constinit const kind_module kRateLimitKind{kInfo, build_rate_limit};
+extern constinit const kind_module kRateLimitKind{kRateLimitInfo, build_rate_limit};
 
 }  // namespace ithaca::route

@@ -177,12 +177,12 @@ std::string show_shadows(const config::route_options& opts) {
 
 constexpr const char* kPolicies[] = {"default"};
 
-constexpr config::child_slot kSlots[] = {
+constexpr config::child_slot kShadowSlots[] = {
     {"normal", "normal", nullptr, false, 1},
     // mcrouter: the normal route is its one child
     {"normal", nullptr, "children", true, 1, nullptr, false, 1},
 };
-constexpr config::option_spec kOptions[] = {
+constexpr config::option_spec kShadowOptions[] = {
     // Required in YAML; without it mcrouter's ShadowRoute is its child.
     config::custom_option("shadows", nullptr, "a list of {route: ROUTE, key_fraction: [A, B], request_fraction: F}",
                           read_shadows, show_shadows,
@@ -224,15 +224,15 @@ const route* build_shadow(tree_builder& b, const config::route_config& r) {
   return b.add<shadow_route>(b.name_of(r), *normal, std::move(shadows));
 }
 
-constexpr config::route_kind_info kInfo{
+constexpr config::route_kind_info kShadowInfo{
     "shadow", "ShadowRoute", "the normal child, and a copy of a share of the requests to each shadow",
-    kSlots, kOptions,
+    kShadowSlots, kShadowOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<shadow_options>(); },
     config::route_kind_info::collapse::None, finish_shadow,
 };
 
 }  // namespace
 
-extern constinit const kind_module kShadowKind{kInfo, build_shadow};
+extern constinit const kind_module kShadowKind{kShadowInfo, build_shadow};
 
 }  // namespace ithaca::route

@@ -84,7 +84,7 @@ bool plain_mg(const protocol::request& r) {
   return true;
 }
 
-constexpr std::int64_t kRelativeMax = 60 * 60 * 24 * 30;
+constexpr std::int64_t kWarmUpRelativeMax = 60 * 60 * 24 * 30;
 
 // A meta `mg KEY t v f` for `key` (the parent's key view, valid while the
 // parent is), base64 with 'b' when the key cannot travel as text.
@@ -292,7 +292,7 @@ void warm_up_route::send_add(std::string_view key, std::string_view value, std::
   add.value = value;
   add.flags = flags;
   // memcached reads an exptime past 30 days as a unix time.
-  add.exptime = ttl > kRelativeMax ? static_cast<std::int64_t>(std::time(nullptr)) + ttl : ttl;
+  add.exptime = ttl > kWarmUpRelativeMax ? static_cast<std::int64_t>(std::time(nullptr)) + ttl : ttl;
   // send() copies the key and value before it returns.
   if (env.async != nullptr && env.async->send(cold_, add)) {
     fills_.fetch_add(1, std::memory_order_relaxed);
@@ -310,17 +310,17 @@ struct warm_up_options final : config::route_options {
   bool enable_metaget = true;  // mcrouter's; ithaca asks warm with mg whenever it speaks meta
 };
 
-constexpr config::child_slot kSlots[] = {
+constexpr config::child_slot kWarmUpSlots[] = {
     {"cold", "cold", "cold", false, 1},
     {"warm", "warm", "warm", false, 1},
 };
-constexpr config::option_spec kOptions[] = {
+constexpr config::option_spec kWarmUpOptions[] = {
     config::seconds_option<&warm_up_options::exptime>(
         "exptime", "exptime", "the TTL of a value filled into cold; 0: what the warm item has left"),
     config::flag_option<&warm_up_options::enable_metaget>(
         nullptr, "enable_metaget", "mcrouter's: ask warm for the TTL with a metaget (ithaca does when warm speaks meta)"),
 };
-constexpr route_stat kStats[] = {
+constexpr route_stat kWarmUpStats[] = {
     {"warm_fills", "warm_up: values added to the cold child."},
 };
 
@@ -332,14 +332,14 @@ const route* build_warm_up(tree_builder& b, const config::route_config& r) {
   return b.add<warm_up_route>(b.name_of(r), *cold, *warm, config::options_of<warm_up_options>(r).exptime);
 }
 
-constexpr config::route_kind_info kInfo{
+constexpr config::route_kind_info kWarmUpInfo{
     "warm_up", "WarmUpRoute", "a cold route filled from a warm one on a miss",
-    kSlots, kOptions,
+    kWarmUpSlots, kWarmUpOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<warm_up_options>(); },
 };
 
 }  // namespace
 
-extern constinit const kind_module kWarmUpKind{kInfo, build_warm_up, kStats};
+extern constinit const kind_module kWarmUpKind{kWarmUpInfo, build_warm_up, kWarmUpStats};
 
 }  // namespace ithaca::route

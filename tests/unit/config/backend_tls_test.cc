@@ -13,7 +13,7 @@ using namespace ithaca::config;
 
 namespace {
 
-std::string load(const std::string& text, config* out = nullptr, const std::string& name = "t.yaml") {
+std::string tls_load(const std::string& text, config* out = nullptr, const std::string& name = "t.yaml") {
   config c;
   std::string error;
   const bool ok = load_config_text(text, name, c, &error);
@@ -62,7 +62,7 @@ TEST_CASE("a pool's tls: true takes router.tls; a map sets its own keys over it"
   config c;
   const std::string router = std::string("router:\n  tls:\n    ca_cert: ") + kReadable +
                              "\n    server_name: cache.example\n    min_version: tlsv1.3\n";
-  REQUIRE(load(pool_yaml("    tls: true\n", router), &c) == "");
+  REQUIRE(tls_load(pool_yaml("    tls: true\n", router), &c) == "");
   REQUIRE(c.router.pools.size() == 1);
   backend_tls t = c.router.pools[0].tls;
   CHECK(t.enabled);
@@ -71,9 +71,9 @@ TEST_CASE("a pool's tls: true takes router.tls; a map sets its own keys over it"
   CHECK(t.version() == 3);
   CHECK(t.verify_peer());
 
-  REQUIRE(load(pool_yaml("    tls:\n      verify: false\n      server_name: other\n      ciphers: ECDHE-ECDSA-AES128-GCM-SHA256\n",
-                         router),
-               &c) == "");
+  REQUIRE(tls_load(pool_yaml("    tls:\n      verify: false\n      server_name: other\n      ciphers: ECDHE-ECDSA-AES128-GCM-SHA256\n",
+                             router),
+                   &c) == "");
   t = c.router.pools[0].tls;
   CHECK(t.enabled);
   CHECK(t.ca_cert == kReadable);
@@ -81,25 +81,25 @@ TEST_CASE("a pool's tls: true takes router.tls; a map sets its own keys over it"
   CHECK(t.ciphers == "ECDHE-ECDSA-AES128-GCM-SHA256");
   CHECK_FALSE(t.verify_peer());
 
-  REQUIRE(load(pool_yaml("    tls:\n      enabled: false\n      server_name: x\n", router), &c) == "");
+  REQUIRE(tls_load(pool_yaml("    tls:\n      enabled: false\n      server_name: x\n", router), &c) == "");
   CHECK_FALSE(c.router.pools[0].tls.enabled);
-  REQUIRE(load(pool_yaml("    tls: false\n", router), &c) == "");
+  REQUIRE(tls_load(pool_yaml("    tls: false\n", router), &c) == "");
   CHECK_FALSE(c.router.pools[0].tls.enabled);
-  REQUIRE(load(pool_yaml("", router), &c) == "");
+  REQUIRE(tls_load(pool_yaml("", router), &c) == "");
   CHECK_FALSE(c.router.pools[0].tls.enabled);
 }
 
 TEST_CASE("bad pool tls settings, each at its line") {
-  CHECK(load(pool_yaml("    tls: sometimes\n")).starts_with("t.yaml:4: tls: expected true, false or a mapping"));
-  CHECK(load(pool_yaml("    tls:\n      verify: maybe\n")) == "t.yaml:5: verify: expected true or false, got 'maybe'");
-  CHECK(load(pool_yaml("    tls:\n      min_version: 1.3\n")) ==
+  CHECK(tls_load(pool_yaml("    tls: sometimes\n")).starts_with("t.yaml:4: tls: expected true, false or a mapping"));
+  CHECK(tls_load(pool_yaml("    tls:\n      verify: maybe\n")) == "t.yaml:5: verify: expected true or false, got 'maybe'");
+  CHECK(tls_load(pool_yaml("    tls:\n      min_version: 1.3\n")) ==
         "t.yaml:5: min_version: expected tlsv1.0, tlsv1.1, tlsv1.2 or tlsv1.3, got '1.3'");
-  CHECK(load(pool_yaml("    tls:\n      ca_certs: /x\n")).find("unknown key 'ca_certs'") != std::string::npos);
-  CHECK(load(pool_yaml("    tls:\n      key: /k.pem\n")).find("key is given without chain_cert") != std::string::npos);
-  const std::string missing = load(pool_yaml("    tls:\n      ca_cert: /nonexistent/ca.pem\n"));
+  CHECK(tls_load(pool_yaml("    tls:\n      ca_certs: /x\n")).find("unknown key 'ca_certs'") != std::string::npos);
+  CHECK(tls_load(pool_yaml("    tls:\n      key: /k.pem\n")).find("key is given without chain_cert") != std::string::npos);
+  const std::string missing = tls_load(pool_yaml("    tls:\n      ca_cert: /nonexistent/ca.pem\n"));
   CHECK(missing.find("pool 'main': tls: ca_cert /nonexistent/ca.pem: No such file or directory") != std::string::npos);
   CHECK(missing.starts_with("t.yaml:4:"));  // at the pool's tls:
-  CHECK(load(pool_yaml("    tls: true\n", "router:\n  tls:\n    ca_cert: /nonexistent/r.pem\n"))
+  CHECK(tls_load(pool_yaml("    tls: true\n", "router:\n  tls:\n    ca_cert: /nonexistent/r.pem\n"))
             .find("ca_cert /nonexistent/r.pem") != std::string::npos);
 }
 
@@ -109,10 +109,10 @@ TEST_CASE("mcrouter: use_ssl and security_mech tls turn TLS on; the --pem-* flag
                                           "B": {"servers": ["127.0.0.1:11212"], "security_mech": "tls"},
                                           "C": {"servers": ["127.0.0.1:11213"], "use_ssl": false}},
                                "route": {"type": "AllSyncRoute", "children": ["PoolRoute|A", "PoolRoute|B", "PoolRoute|C"]}})";
-  REQUIRE(load(json, &c, "m.json") == "");
+  REQUIRE(tls_load(json, &c, "m.json") == "");
   for (const pool_config& p : c.router.pools) CHECK(p.tls.enabled == (p.name != "C"));
-  CHECK(load(R"({"pools": {"A": {"servers": ["127.0.0.1:1"], "use_ssl": "yes please"}}, "route": "PoolRoute|A"})",
-             nullptr, "m.json")
+  CHECK(tls_load(R"({"pools": {"A": {"servers": ["127.0.0.1:1"], "use_ssl": "yes please"}}, "route": "PoolRoute|A"})",
+                 nullptr, "m.json")
             .find("use_ssl must be true or false") != std::string::npos);
 
   cli_options cli;
@@ -144,15 +144,15 @@ TEST_CASE("replication.tls: mutual, so all three files and verification") {
   config c;
   const std::string ok = std::string("replication:\n  role: master\n  tls:\n    chain_cert: ") + kReadable +
                          "\n    key: " + kReadable + "\n    ca_cert: " + kReadable + "\n";
-  REQUIRE(load(ok, &c) == "");
+  REQUIRE(tls_load(ok, &c) == "");
   CHECK(c.replication.tls.enabled);
   CHECK(c.replication.tls.verify_peer());
-  CHECK(load("replication:\n  role: master\n  tls:\n    ca_cert: /etc/hostname\n")
+  CHECK(tls_load("replication:\n  role: master\n  tls:\n    ca_cert: /etc/hostname\n")
             .find("chain_cert, key and ca_cert are all needed") != std::string::npos);
-  CHECK(load(ok + "    verify: false\n").find("verify cannot be off") != std::string::npos);
-  CHECK(load("replication:\n  role: slave\n  master: 127.0.0.1\n  tls:\n    chain_cert: /nonexistent/c.pem\n"
-             "    ca_cert: /etc/hostname\n")
+  CHECK(tls_load(ok + "    verify: false\n").find("verify cannot be off") != std::string::npos);
+  CHECK(tls_load("replication:\n  role: slave\n  master: 127.0.0.1\n  tls:\n    chain_cert: /nonexistent/c.pem\n"
+                 "    ca_cert: /etc/hostname\n")
             .find("replication.tls: chain_cert /nonexistent/c.pem: No such file or directory") != std::string::npos);
-  REQUIRE(load("replication:\n  role: master\n  tls:\n    enabled: false\n", &c) == "");
+  REQUIRE(tls_load("replication:\n  role: master\n  tls:\n    enabled: false\n", &c) == "");
   CHECK_FALSE(c.replication.tls.enabled);
 }

@@ -9,7 +9,7 @@ using namespace ithaca::config;
 
 namespace {
 
-std::string load(const std::string& yaml, config* out = nullptr) {
+std::string metrics_load(const std::string& yaml, config* out = nullptr) {
   config c;
   std::string error;
   bool ok = load_config_text(yaml, "ithaca.yaml", c, &error);
@@ -32,26 +32,26 @@ std::string flags(std::vector<const char*> args, config& out) {
 TEST_CASE("metrics are off by default") {
   config c;
   CHECK_FALSE(c.metrics.enabled);
-  CHECK(load("metrics: {}\n", &c) == "");
+  CHECK(metrics_load("metrics: {}\n", &c) == "");
   CHECK_FALSE(c.metrics.enabled);
 }
 
 TEST_CASE("metrics.listen turns the page on; a missing port is memcached_exporter's 9150") {
   config c;
-  CHECK(load("metrics:\n  listen: 127.0.0.1:9200\n", &c) == "");
+  CHECK(metrics_load("metrics:\n  listen: 127.0.0.1:9200\n", &c) == "");
   CHECK(c.metrics.enabled);
   CHECK(c.metrics.listen == tcp_address{"127.0.0.1", 9200});
-  CHECK(load("metrics:\n  listen: '[::1]'\n", &c) == "");
+  CHECK(metrics_load("metrics:\n  listen: '[::1]'\n", &c) == "");
   CHECK(c.metrics.listen == tcp_address{"::1", 9150});
-  CHECK(load("metrics:\n  listen: ''\n", &c) == "");
+  CHECK(metrics_load("metrics:\n  listen: ''\n", &c) == "");
   CHECK_FALSE(c.metrics.enabled);
 }
 
 TEST_CASE("a bad metrics.listen or an unknown key is refused with its line") {
-  std::string e = load("metrics:\n  listen: 127.0.0.1:99999\n");
+  std::string e = metrics_load("metrics:\n  listen: 127.0.0.1:99999\n");
   CHECK(e.find("ithaca.yaml:2") != std::string::npos);
   CHECK(e.find("listen") != std::string::npos);
-  e = load("metrics:\n  lisen: 127.0.0.1:1\n");
+  e = metrics_load("metrics:\n  lisen: 127.0.0.1:1\n");
   CHECK(e.find("lisen") != std::string::npos);
 }
 

@@ -20,7 +20,7 @@ namespace {
 const char* kYamlPools = "pools:\n  main: {servers: [127.0.0.1:1]}\n";  // lines 1-2
 const char* kJsonPools = "{\n  \"pools\": {\"main\": {\"servers\": [\"127.0.0.1:1\"]}},\n";  // lines 1-2
 
-std::string load(const std::string& text, const std::string& name, config* out = nullptr) {
+std::string kinds_load(const std::string& text, const std::string& name, config* out = nullptr) {
   config c;
   std::string error;
   const bool ok = load_config_text(text, name, c, &error);
@@ -121,7 +121,7 @@ TEST_CASE("both readers take a complete node of every kind, with the same option
   for (const route_kind_info* k : route_kinds()) {
     INFO(std::string(k->name));
     config y;
-    REQUIRE(load(yaml_node(*k, ""), "t.yaml", &y) == "");
+    REQUIRE(kinds_load(yaml_node(*k, ""), "t.yaml", &y) == "");
     CHECK(std::string(kind_name(y.router.route)) == k->name);
     if (k->mcrouter == nullptr) continue;
     // Options only one format has are left out of the comparison: each
@@ -129,7 +129,7 @@ TEST_CASE("both readers take a complete node of every kind, with the same option
     bool same_options = true;
     for (const option_spec& o : k->options) same_options = same_options && o.name != nullptr && o.mcrouter != nullptr;
     config j;
-    REQUIRE(load(json_node(*k, ""), "t.json", &j) == "");
+    REQUIRE(kinds_load(json_node(*k, ""), "t.json", &j) == "");
     CHECK(std::string(kind_name(j.router.route)) == k->name);
     if (same_options) CHECK(describe_options(j.router.route) == describe_options(y.router.route));
   }
@@ -151,13 +151,13 @@ TEST_CASE("both readers refuse a node without a required child or option, at its
       const std::string what = std::string(k->name) + " without " + (yaml_key != nullptr ? yaml_key : json_key);
       INFO(what);
       if (yaml_key != nullptr) {
-        const std::string e = load(yaml_node(*k, yaml_key), "t.yaml");
+        const std::string e = kinds_load(yaml_node(*k, yaml_key), "t.yaml");
         INFO(e);
         CHECK(e.starts_with("t.yaml:4: "));
         CHECK(e.find(yaml_key) != std::string::npos);
       }
       if (json_key != nullptr && k->mcrouter != nullptr) {
-        const std::string e = load(json_node(*k, json_key), "t.json");
+        const std::string e = kinds_load(json_node(*k, json_key), "t.json");
         INFO(e);
         CHECK(e.starts_with("t.json:3: "));
         CHECK(e.find(json_key) != std::string::npos);

@@ -15,7 +15,7 @@ using namespace ithaca::config;
 
 namespace {
 
-std::string parse(std::initializer_list<const char*> args, cli_options* out = nullptr) {
+std::string tls_parse(std::initializer_list<const char*> args, cli_options* out = nullptr) {
   std::vector<const char*> argv{"ithaca"};
   argv.insert(argv.end(), args.begin(), args.end());
   cli_options o;
@@ -26,9 +26,9 @@ std::string parse(std::initializer_list<const char*> args, cli_options* out = nu
   return error;
 }
 
-config with_flags(std::initializer_list<const char*> args) {
+config tls_with_flags(std::initializer_list<const char*> args) {
   cli_options o;
-  REQUIRE(parse(args, &o) == "");
+  REQUIRE(tls_parse(args, &o) == "");
   config c;
   apply_overrides(o, c);
   return c;
@@ -39,7 +39,7 @@ std::string validation(const config& c) {
   return validate(c, &e) ? "" : e.message;
 }
 
-std::string setting(const config& c, const std::string& name) {
+std::string tls_setting(const config& c, const std::string& name) {
   for (const auto& [k, v] : settings_stats(c)) {
     if (k == name) return v;
   }
@@ -49,9 +49,9 @@ std::string setting(const config& c, const std::string& name) {
 }  // namespace
 
 TEST_CASE("-Z and -o ssl_*: memcached's names and values") {
-  config c = with_flags({"-Z", "-o",
-                         "ssl_chain_cert=/c.pem,ssl_key=/k.pem,ssl_ca_cert=/ca.pem,ssl_verify_mode=2,"
-                         "ssl_min_version=3,ssl_ciphers=HIGH,ssl_keyformat=2,ssl_wbuf_size=32,ssl_session_cache"});
+  config c = tls_with_flags({"-Z", "-o",
+                             "ssl_chain_cert=/c.pem,ssl_key=/k.pem,ssl_ca_cert=/ca.pem,ssl_verify_mode=2,"
+                             "ssl_min_version=3,ssl_ciphers=HIGH,ssl_keyformat=2,ssl_wbuf_size=32,ssl_session_cache"});
   CHECK(c.tls.enabled);
   CHECK(c.tls.chain_cert == "/c.pem");
   CHECK(c.tls.key == "/k.pem");
@@ -64,7 +64,7 @@ TEST_CASE("-Z and -o ssl_*: memcached's names and values") {
   CHECK(c.tls.session_cache);
   CHECK(validation(c) == "");
   // Long forms, -o repeated, and the names ithaca also takes for min_version.
-  c = with_flags({"--enable-ssl", "--extended=ssl_chain_cert=/a.pem", "-o", "ssl_min_version=tlsv1.3"});
+  c = tls_with_flags({"--enable-ssl", "--extended=ssl_chain_cert=/a.pem", "-o", "ssl_min_version=tlsv1.3"});
   CHECK(c.tls.enabled);
   CHECK(c.tls.chain_cert == "/a.pem");
   CHECK(c.tls.min_version == 3);
@@ -77,39 +77,39 @@ TEST_CASE("memcached's defaults: verify none, tlsv1.2, PEM, 16 KiB writes; off w
   CHECK(c.tls.min_version == 2);
   CHECK(c.tls.keyformat == kKeyformatPem);
   CHECK(c.tls.wbuf_size == 16 * 1024);
-  CHECK(setting(c, "ssl_enabled") == "no");
-  CHECK(setting(c, "ssl_chain_cert") == "(null)");
-  CHECK(setting(c, "ssl_ca_cert") == "NULL");
-  CHECK(setting(c, "ssl_min_version") == "tlsv1.2");
-  CHECK(setting(c, "ssl_verify_mode") == "0");
-  CHECK(setting(c, "ssl_wbuf_size") == "16384");
+  CHECK(tls_setting(c, "ssl_enabled") == "no");
+  CHECK(tls_setting(c, "ssl_chain_cert") == "(null)");
+  CHECK(tls_setting(c, "ssl_ca_cert") == "NULL");
+  CHECK(tls_setting(c, "ssl_min_version") == "tlsv1.2");
+  CHECK(tls_setting(c, "ssl_verify_mode") == "0");
+  CHECK(tls_setting(c, "ssl_wbuf_size") == "16384");
 }
 
 TEST_CASE("bad -o ssl_* values: memcached's messages") {
-  CHECK(parse({"-o", "ssl_verify_mode=4"}) == "-o: Invalid ssl_verify_mode. Use help to see valid options.");
-  CHECK(parse({"-o", "ssl_verify_mode=x"}) == "-o: could not parse argument to ssl_verify_mode");
-  CHECK(parse({"-o", "ssl_min_version=9"}) == "-o: Invalid ssl_min_version. Use help to see valid options.");
-  CHECK(parse({"-o", "ssl_min_version=tls9"}) == "-o: could not parse argument to ssl_min_version");
-  CHECK(parse({"-o", "ssl_chain_cert"}) == "-o: Missing ssl_chain_cert argument");
-  CHECK(parse({"-o", "ssl_key"}) == "-o: Missing ssl_key argument");
-  CHECK(parse({"-o", "ssl_keyformat=3"}).rfind("-o: ssl_keyformat: ", 0) == 0);
-  CHECK(parse({"-o", "ssl_wbuf_size=0"}) == "-o: could not parse argument to ssl_wbuf_size");
+  CHECK(tls_parse({"-o", "ssl_verify_mode=4"}) == "-o: Invalid ssl_verify_mode. Use help to see valid options.");
+  CHECK(tls_parse({"-o", "ssl_verify_mode=x"}) == "-o: could not parse argument to ssl_verify_mode");
+  CHECK(tls_parse({"-o", "ssl_min_version=9"}) == "-o: Invalid ssl_min_version. Use help to see valid options.");
+  CHECK(tls_parse({"-o", "ssl_min_version=tls9"}) == "-o: could not parse argument to ssl_min_version");
+  CHECK(tls_parse({"-o", "ssl_chain_cert"}) == "-o: Missing ssl_chain_cert argument");
+  CHECK(tls_parse({"-o", "ssl_key"}) == "-o: Missing ssl_key argument");
+  CHECK(tls_parse({"-o", "ssl_keyformat=3"}).rfind("-o: ssl_keyformat: ", 0) == 0);
+  CHECK(tls_parse({"-o", "ssl_wbuf_size=0"}) == "-o: could not parse argument to ssl_wbuf_size");
   // The TLS options mix with the others; an unknown one is named.
-  CHECK(parse({"-o", "ssl_chain_cert=/c,modern"}) == "");
-  CHECK(parse({"-o", "ssl_chain_cert=/c,moder"}) == "-o: Illegal suboption \"moder\"");
+  CHECK(tls_parse({"-o", "ssl_chain_cert=/c,modern"}) == "");
+  CHECK(tls_parse({"-o", "ssl_chain_cert=/c,moder"}) == "-o: Illegal suboption \"moder\"");
 }
 
 TEST_CASE("stats settings prints the verify mode as OpenSSL's flags, as memcached does") {
   for (auto [mode, flags] : {std::pair{"0", "0"}, {"1", "1"}, {"2", "3"}, {"3", "7"}}) {
     std::string o = std::string("ssl_verify_mode=") + mode;
-    config c = with_flags({"-o", o.c_str()});
-    CHECK(setting(c, "ssl_verify_mode") == flags);
+    config c = tls_with_flags({"-o", o.c_str()});
+    CHECK(tls_setting(c, "ssl_verify_mode") == flags);
   }
 }
 
 TEST_CASE("-l notls:HOST:PORT: a plaintext listener, valid only with -Z") {
-  config c = with_flags({"-Z", "-o", "ssl_chain_cert=/c.pem", "-l", "127.0.0.1:5000,notls:127.0.0.1:5001",
-                         "-l", "notls:[::1]"});
+  config c = tls_with_flags({"-Z", "-o", "ssl_chain_cert=/c.pem", "-l", "127.0.0.1:5000,notls:127.0.0.1:5001",
+                             "-l", "notls:[::1]"});
   REQUIRE(c.listen.tcp.size() == 3);
   CHECK_FALSE(c.listen.tcp[0].notls);
   CHECK(c.listen.tcp[1].notls);
@@ -118,13 +118,13 @@ TEST_CASE("-l notls:HOST:PORT: a plaintext listener, valid only with -Z") {
   CHECK(c.listen.tcp[2].host == "::1");
   CHECK(c.listen.tcp[2].port == kDefaultPort);
   CHECK(validation(c) == "");
-  c = with_flags({"-l", "notls:127.0.0.1:5001"});
+  c = tls_with_flags({"-l", "notls:127.0.0.1:5001"});
   CHECK(validation(c) == "'notls' option is valid only when SSL is enabled");
 }
 
 TEST_CASE("-l btls: and mtls: listeners (memcached 1.6's): TLS with no client certificate asked, or one required") {
-  config c = with_flags({"-Z", "-o", "ssl_chain_cert=/c.pem,ssl_ca_cert=/ca.pem", "-l",
-                         "btls:127.0.0.1:5000,mtls:[::1]:5001,127.0.0.1:5002"});
+  config c = tls_with_flags({"-Z", "-o", "ssl_chain_cert=/c.pem,ssl_ca_cert=/ca.pem", "-l",
+                             "btls:127.0.0.1:5000,mtls:[::1]:5001,127.0.0.1:5002"});
   REQUIRE(c.listen.tcp.size() == 3);
   CHECK(c.listen.tcp[0].peer == peer_check::None);
   CHECK(c.listen.tcp[0].port == 5000);
@@ -134,12 +134,12 @@ TEST_CASE("-l btls: and mtls: listeners (memcached 1.6's): TLS with no client ce
   CHECK(c.listen.tcp[2].peer == peer_check::Default);
   CHECK_FALSE(c.listen.tcp[0].notls);
   CHECK(validation(c) == "");
-  c = with_flags({"-l", "btls:127.0.0.1:5000"});
+  c = tls_with_flags({"-l", "btls:127.0.0.1:5000"});
   CHECK(validation(c) == "'btls' option is valid only when SSL is enabled");
-  c = with_flags({"-l", "mtls:127.0.0.1:5000"});
+  c = tls_with_flags({"-l", "mtls:127.0.0.1:5000"});
   CHECK(validation(c) == "'mtls' option is valid only when SSL is enabled");
   // An mtls: listener needs the CA its clients' certificates are checked against.
-  c = with_flags({"-Z", "-o", "ssl_chain_cert=/c.pem", "-l", "mtls:127.0.0.1:5000"});
+  c = tls_with_flags({"-Z", "-o", "ssl_chain_cert=/c.pem", "-l", "mtls:127.0.0.1:5000"});
   CHECK(validation(c).find("ssl_ca_cert") != std::string::npos);
   std::string error;
   config y;
@@ -152,9 +152,9 @@ TEST_CASE("-l btls: and mtls: listeners (memcached 1.6's): TLS with no client ce
 }
 
 TEST_CASE("validate: a certificate and a TCP listener are needed") {
-  config c = with_flags({"-Z"});
+  config c = tls_with_flags({"-Z"});
   CHECK(validation(c).find("ssl_chain_cert") != std::string::npos);
-  c = with_flags({"-Z", "-o", "ssl_chain_cert=/c.pem", "-s", "/tmp/x.sock"});
+  c = tls_with_flags({"-Z", "-o", "ssl_chain_cert=/c.pem", "-s", "/tmp/x.sock"});
   CHECK(validation(c) == "ERROR: You cannot enable SSL without a TCP port.");
 }
 
@@ -182,7 +182,7 @@ TEST_CASE("YAML tls: section and notls: in listen.tcp") {
   CHECK(c.listen.tcp[1].notls);
   // Flags win over the file, field by field.
   cli_options o;
-  REQUIRE(parse({"-o", "ssl_verify_mode=1"}, &o) == "");
+  REQUIRE(tls_parse({"-o", "ssl_verify_mode=1"}, &o) == "");
   apply_overrides(o, c);
   CHECK(c.tls.verify_mode == 1);
   CHECK(c.tls.chain_cert == "/c.pem");

@@ -276,6 +276,8 @@ TEST_CASE("a long multi-get is cut into lines below 2 KiB, and the ENDs counted"
     CHECK(render(c.req, r) == "END\r\n");
 }
 
+namespace {
+
 // Several client gets meeting on one connection, as backend_conn drives them:
 // each joins the open line if it can, and every reply piece is offered to the
 // head call, passed on while calls say Passed.
@@ -326,6 +328,8 @@ struct shared_line {
 
     std::string client_reply(std::size_t i) { return render(reqs[i]->req, results[i]); }
 };
+
+}  // namespace
 
 TEST_CASE("gets of several clients share one get line; each takes its own values") {
     client_request a("get a\r\n"), b("get b\r\n"), a2("get a\r\n"), ab("get a b c\r\n"), cas("gets a\r\n"),

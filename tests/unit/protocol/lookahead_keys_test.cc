@@ -38,8 +38,8 @@ std::vector<std::string> parsed_keys(std::string_view input) {
   return keys;
 }
 
-std::string binary(std::uint8_t opcode, std::string_view key, std::string_view extras = {},
-                   std::string_view value = {}) {
+std::string lookahead_binary(std::uint8_t opcode, std::string_view key, std::string_view extras = {},
+                             std::string_view value = {}) {
   return test::binary_packet(opcode, key, extras, value);
 }
 
@@ -56,8 +56,8 @@ TEST_CASE("a pipeline of text and meta requests: the parser's keys, in order") {
 
 // A connection speaks one protocol (its first byte decides, as in memcached).
 TEST_CASE("a pipeline of binary requests: the parser's keys, in order") {
-  const std::string input = binary(0x00, "n") + binary(0x01, "o", std::string(8, '\0'), "value") +
-                            binary(0x0c, "p") + binary(0x04, "q") + binary(0x0a, "");
+  const std::string input = lookahead_binary(0x00, "n") + lookahead_binary(0x01, "o", std::string(8, '\0'), "value") +
+                            lookahead_binary(0x0c, "p") + lookahead_binary(0x04, "q") + lookahead_binary(0x0a, "");
   const std::vector<std::string> want = {"n", "o", "p", "q"};
   CHECK(parsed_keys(input) == want);
   CHECK(lookahead(input) == want);
@@ -70,9 +70,9 @@ TEST_CASE("stops at an incomplete request, at a line it does not read, and when 
   CHECK(lookahead("get a\r\nstats\r\nget b\r\n") == std::vector<std::string>{"a"});
   CHECK(lookahead("get a\r\nset b 0 0 x\r\n\r\nget c\r\n") == std::vector<std::string>{"a", "b"});
   CHECK(lookahead("get a b c d\r\nget e\r\n", 3) == std::vector<std::string>{"a", "b", "c"});
-  CHECK(lookahead(binary(0x00, "a") + binary(0x00, "b").substr(0, 20)) == std::vector<std::string>{"a"});
+  CHECK(lookahead(lookahead_binary(0x00, "a") + lookahead_binary(0x00, "b").substr(0, 20)) == std::vector<std::string>{"a"});
   // A body shorter than its key and extras: not read, and nothing after it.
-  std::string bad = binary(0x00, "abc");
+  std::string bad = lookahead_binary(0x00, "abc");
   bad[11] = 1;
   CHECK(lookahead(bad + "get x\r\n").empty());
   CHECK(lookahead("").empty());

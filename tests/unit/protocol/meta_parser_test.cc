@@ -7,7 +7,7 @@ using namespace ithaca::protocol::test;
 
 namespace {
 
-std::string error_of(std::string_view input) {
+std::string meta_error_of(std::string_view input) {
     auto ev = parse_all(input);
     REQUIRE(!ev.empty());
     CHECK(ev[0].status == parse_status::Error);
@@ -92,45 +92,45 @@ TEST_CASE("ms, md, ma, mn, me") {
 }
 
 TEST_CASE("meta errors, memcached 1.6.45 words") {
-    CHECK(error_of("mg\r\n") == "CLIENT_ERROR bad command line format\r\n");
-    CHECK(error_of("md\r\n") == "CLIENT_ERROR bad command line format\r\n");
-    CHECK(error_of("mz foo\r\n") == "ERROR\r\n");
-    CHECK(error_of("me\r\n") == "CLIENT_ERROR bad command line format\r\n");
-    CHECK(error_of("mg " + std::string(251, 'a') + "\r\n") == "CLIENT_ERROR bad command line format\r\n");
-    CHECK(error_of("mg foo z\r\n") == "CLIENT_ERROR invalid flag\r\n");
-    CHECK(error_of("mg foo +\r\n") == "CLIENT_ERROR bad command line format\r\n");  // its tokenizer
-    CHECK(error_of("mg foo 1\r\n") == "CLIENT_ERROR invalid flag\r\n");
-    CHECK(error_of("mg foo S\r\n") == "CLIENT_ERROR invalid flag\r\n");
-    CHECK(error_of("mg foo v v\r\n") == "CLIENT_ERROR duplicate flag\r\n");
-    CHECK(error_of("mg foo T1 T2\r\n") == "CLIENT_ERROR duplicate flag\r\n");
-    CHECK(error_of("mg foo T\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
-    CHECK(error_of("mg foo Tx\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
-    CHECK(error_of("mg foo R\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
-    CHECK(error_of("mg foo N\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
+    CHECK(meta_error_of("mg\r\n") == "CLIENT_ERROR bad command line format\r\n");
+    CHECK(meta_error_of("md\r\n") == "CLIENT_ERROR bad command line format\r\n");
+    CHECK(meta_error_of("mz foo\r\n") == "ERROR\r\n");
+    CHECK(meta_error_of("me\r\n") == "CLIENT_ERROR bad command line format\r\n");
+    CHECK(meta_error_of("mg " + std::string(251, 'a') + "\r\n") == "CLIENT_ERROR bad command line format\r\n");
+    CHECK(meta_error_of("mg foo z\r\n") == "CLIENT_ERROR invalid flag\r\n");
+    CHECK(meta_error_of("mg foo +\r\n") == "CLIENT_ERROR bad command line format\r\n");  // its tokenizer
+    CHECK(meta_error_of("mg foo 1\r\n") == "CLIENT_ERROR invalid flag\r\n");
+    CHECK(meta_error_of("mg foo S\r\n") == "CLIENT_ERROR invalid flag\r\n");
+    CHECK(meta_error_of("mg foo v v\r\n") == "CLIENT_ERROR duplicate flag\r\n");
+    CHECK(meta_error_of("mg foo T1 T2\r\n") == "CLIENT_ERROR duplicate flag\r\n");
+    CHECK(meta_error_of("mg foo T\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
+    CHECK(meta_error_of("mg foo Tx\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
+    CHECK(meta_error_of("mg foo R\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
+    CHECK(meta_error_of("mg foo N\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
     // The last token error wins, as in memcached.
-    CHECK(error_of("mg foo T b\r\n") == "CLIENT_ERROR error decoding key\r\n");
-    CHECK(error_of("mg foo b T\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
-    CHECK(error_of("mg Zm9v= b k v\r\n") == "CLIENT_ERROR error decoding key\r\n");
-    CHECK(error_of("mg !!! b\r\n") == "CLIENT_ERROR error decoding key\r\n");
-    CHECK(error_of("mg Z b\r\n") == "CLIENT_ERROR error decoding key\r\n");
+    CHECK(meta_error_of("mg foo T b\r\n") == "CLIENT_ERROR error decoding key\r\n");
+    CHECK(meta_error_of("mg foo b T\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
+    CHECK(meta_error_of("mg Zm9v= b k v\r\n") == "CLIENT_ERROR error decoding key\r\n");
+    CHECK(meta_error_of("mg !!! b\r\n") == "CLIENT_ERROR error decoding key\r\n");
+    CHECK(meta_error_of("mg Z b\r\n") == "CLIENT_ERROR error decoding key\r\n");
     // Opaque: "O" + 31 bytes is fine, 32 is too long.
     CHECK(parse_all("mg foo O" + std::string(31, 'a') + "\r\n")[0].status == parse_status::Ok);
-    CHECK(error_of("mg foo O" + std::string(32, 'a') + "\r\n") == "CLIENT_ERROR opaque token too long\r\n");
-    CHECK(error_of("md foo O" + std::string(32, 'a') + "\r\n") == "CLIENT_ERROR opaque token too long\r\n");
+    CHECK(meta_error_of("mg foo O" + std::string(32, 'a') + "\r\n") == "CLIENT_ERROR opaque token too long\r\n");
+    CHECK(meta_error_of("md foo O" + std::string(32, 'a') + "\r\n") == "CLIENT_ERROR opaque token too long\r\n");
     // 20 words or more.
     std::string many = "mg foo";
     for (char c : std::string_view("kstcfvhulOPLITNRC")) many += std::string(" ") + c + (std::string_view("TNRC").find(c) != std::string_view::npos ? "1" : "");
     CHECK(parse_all(many + "\r\n")[0].status == parse_status::Ok);  // 19 words
     CHECK(parse_all(many + " D1\r\n")[0].status == parse_status::Ok);  // 20 words
-    CHECK(error_of(many + " D1 E1\r\n") == "CLIENT_ERROR options flags are too long\r\n");
+    CHECK(meta_error_of(many + " D1 E1\r\n") == "CLIENT_ERROR options flags are too long\r\n");
     // md names its flag problems; ma uses one message for all of them.
     CHECK(parse_all("md foo x\r\n")[0].status == parse_status::Ok);
-    CHECK(error_of("md foo 5\r\n") == "CLIENT_ERROR invalid flag\r\n");
-    CHECK(error_of("md foo Tx\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
-    CHECK(error_of("ma n Dx\r\n") == "CLIENT_ERROR invalid or duplicate flag\r\n");
-    CHECK(error_of("ma n Jx\r\n") == "CLIENT_ERROR invalid or duplicate flag\r\n");
-    CHECK(error_of("ma n Mx\r\n") == "CLIENT_ERROR invalid mode for ma M token\r\n");
-    CHECK(error_of("ma n Mi\r\n") == "CLIENT_ERROR invalid mode for ma M token\r\n");
+    CHECK(meta_error_of("md foo 5\r\n") == "CLIENT_ERROR invalid flag\r\n");
+    CHECK(meta_error_of("md foo Tx\r\n") == "CLIENT_ERROR bad token in command line format\r\n");
+    CHECK(meta_error_of("ma n Dx\r\n") == "CLIENT_ERROR invalid or duplicate flag\r\n");
+    CHECK(meta_error_of("ma n Jx\r\n") == "CLIENT_ERROR invalid or duplicate flag\r\n");
+    CHECK(meta_error_of("ma n Mx\r\n") == "CLIENT_ERROR invalid mode for ma M token\r\n");
+    CHECK(meta_error_of("ma n Mi\r\n") == "CLIENT_ERROR invalid mode for ma M token\r\n");
 }
 
 TEST_CASE("ms errors: before the length no swallow, after it the value is swallowed") {

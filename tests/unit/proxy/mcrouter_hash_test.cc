@@ -22,7 +22,7 @@ std::string all_bytes_up() {
     return s;
 }
 
-std::unique_ptr<distribution> make(distribution_kind kind, std::vector<server_spec> servers) {
+std::unique_ptr<distribution> mcrouter_make(distribution_kind kind, std::vector<server_spec> servers) {
     std::string error;
     auto d = make_distribution(kind, servers, hash_kind::Md5, &error);
     REQUIRE_MESSAGE(d, error);
@@ -106,11 +106,11 @@ TEST_CASE("mcrouter crc32: mcrouter's values") {
 }
 
 TEST_CASE("distributions ch3 and mcrouter_crc32 read the hashed part, in list order") {
-    auto ch3 = make(distribution_kind::Ch3, servers_n(100));
+    auto ch3 = mcrouter_make(distribution_kind::Ch3, servers_n(100));
     CHECK(ch3->pick("sample", 0) == 97);
     CHECK(ch3->locate("sample") == 97);
     CHECK(!ch3->reads_hash());
-    auto crc = make(distribution_kind::McrouterCrc32, servers_n(100));
+    auto crc = mcrouter_make(distribution_kind::McrouterCrc32, servers_n(100));
     CHECK(crc->locate("sample") == 7);
     distribution_kind k;
     REQUIRE(from_string("weighted_ch3", k));
@@ -122,7 +122,7 @@ TEST_CASE("weighted_ch3: mcrouter's values") {
     auto with_fractions = [](std::vector<double> f) {
         std::vector<server_spec> s = servers_n(f.size());
         for (std::size_t i = 0; i < f.size(); ++i) s[i].fraction = f[i];
-        return make(distribution_kind::WeightedCh3, s);
+        return mcrouter_make(distribution_kind::WeightedCh3, s);
     };
     auto unit100 = with_fractions(std::vector<double>(100, 1.0));
     CHECK(unit100->locate("sample") == 97);
@@ -145,7 +145,7 @@ TEST_CASE("weighted_ch3 without fractions: each weight over the largest") {
     s[0].weight = 10;
     s[1].weight = 10;
     s[2].weight = 7;
-    auto d = make(distribution_kind::WeightedCh3, s);
+    auto d = mcrouter_make(distribution_kind::WeightedCh3, s);
     CHECK(counts(3, 1000, [&](const std::string& k) { return d->locate(k); }) ==
           std::vector<std::size_t>{341, 371, 288});
 }

@@ -11,7 +11,7 @@ using namespace ithaca::store;
 using namespace ithaca::store::test;
 
 namespace {
-constexpr int64_t kBase = 1'700'000'000;  // wall clock at server time 0
+constexpr int64_t kMasterBase = 1'700'000'000;  // wall clock at server time 0
 
 gc_stats sweep_all(store& s, const store_now& now)
 {
@@ -28,21 +28,21 @@ TEST_CASE("following a master: a touch after the old deadline revives the item")
 {
     store s(small_config());
     s.set_expiry_by_master(true);
-    put(s, "k", "v", at_sec(10), kBase + 12);  // absolute: deadline at server second 12
+    put(s, "k", "v", at_sec(10), kMasterBase + 12);  // absolute: deadline at server second 12
     CHECK(fetch(s, "k", at_sec(11)) == "v");
     CHECK(fetch(s, "k", at_sec(13)) == "<miss>");  // hidden from reads here
     CHECK(s.stats().get_expired == 1);
     sweep_all(s, at_sec(13));  // and the GC keeps it for the master's word
     CHECK(s.stats().curr_items == 1);
-    CHECK(s.touch("k", kBase + 100, at_sec(14)) == touch_status::Touched);
+    CHECK(s.touch("k", kMasterBase + 100, at_sec(14)) == touch_status::Touched);
     CHECK(fetch(s, "k", at_sec(15)) == "v");
 }
 
 TEST_CASE("without a master the same touch finds nothing (memcached's rules)")
 {
     store s(small_config());
-    put(s, "k", "v", at_sec(10), kBase + 12);
-    CHECK(s.touch("k", kBase + 100, at_sec(14)) == touch_status::NotFound);
+    put(s, "k", "v", at_sec(10), kMasterBase + 12);
+    CHECK(s.touch("k", kMasterBase + 100, at_sec(14)) == touch_status::NotFound);
     CHECK(fetch(s, "k", at_sec(15)) == "<miss>");
 }
 
@@ -50,7 +50,7 @@ TEST_CASE("following a master: a set whose deadline has passed here is kept, hid
 {
     store s(small_config());
     s.set_expiry_by_master(true);
-    put(s, "k", "v", at_sec(20), kBase + 12);  // the master's deadline, already past here
+    put(s, "k", "v", at_sec(20), kMasterBase + 12);  // the master's deadline, already past here
     CHECK(fetch(s, "k", at_sec(20)) == "<miss>");
     CHECK(s.stats().curr_items == 1);
     CHECK(s.touch("k", 0, at_sec(21)) == touch_status::Touched);
@@ -61,11 +61,11 @@ TEST_CASE("following a master: a set replaces a kept item in place, an add may s
 {
     store s(small_config());
     s.set_expiry_by_master(true);
-    put(s, "k", "old", at_sec(10), kBase + 12);
+    put(s, "k", "old", at_sec(10), kMasterBase + 12);
     put(s, "k", "new", at_sec(13), 0);
     CHECK(fetch(s, "k", at_sec(14)) == "new");
     CHECK(s.stats().curr_items == 1);
-    put(s, "a", "old", at_sec(10), kBase + 12);
+    put(s, "a", "old", at_sec(10), kMasterBase + 12);
     CHECK(put(s, "a", "added", at_sec(13), 0, 0, store_mode::Add) == store_status::Stored);
     CHECK(fetch(s, "a", at_sec(14)) == "added");
     CHECK(s.stats().curr_items == 2);
@@ -77,8 +77,8 @@ TEST_CASE("following a master: its delete removes a kept item, flush_all still r
 {
     store s(small_config());
     s.set_expiry_by_master(true);
-    put(s, "k", "v", at_sec(10), kBase + 12);
-    put(s, "f", "v", at_sec(10), kBase + 12);
+    put(s, "k", "v", at_sec(10), kMasterBase + 12);
+    put(s, "f", "v", at_sec(10), kMasterBase + 12);
     CHECK(s.remove("k", at_sec(13)) == remove_status::Deleted);
     CHECK(s.touch("k", 0, at_sec(13)) == touch_status::NotFound);
     s.flush_all(at_sec(13));
@@ -91,7 +91,7 @@ TEST_CASE("promoted: expiry is local again and the GC reclaims what passed its d
 {
     store s(small_config());
     s.set_expiry_by_master(true);
-    put(s, "k", "v", at_sec(10), kBase + 12);
+    put(s, "k", "v", at_sec(10), kMasterBase + 12);
     put(s, "live", "v", at_sec(10), 0);
     sweep_all(s, at_sec(13));
     CHECK(s.stats().curr_items == 2);
@@ -106,7 +106,7 @@ TEST_CASE("following a master: a scan (an initial sync) skips a kept expired ite
 {
     store s(small_config());
     s.set_expiry_by_master(true);
-    put(s, "k", "v", at_sec(10), kBase + 12);
+    put(s, "k", "v", at_sec(10), kMasterBase + 12);
     put(s, "live", "v", at_sec(10), 0);
     int seen = 0;
     std::string key;

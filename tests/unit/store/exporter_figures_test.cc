@@ -14,7 +14,7 @@ using namespace ithaca::store::test;
 
 namespace {
 
-arith_result arith(store& s, std::string_view key, arith_op op, uint64_t delta)
+arith_result figures_arith(store& s, std::string_view key, arith_op op, uint64_t delta)
 {
     arith_result r;
     s.arithmetic(key, op, delta, at_sec(1), arith_options{}, r);
@@ -28,11 +28,11 @@ TEST_CASE("an incr or decr that fits its item's length makes no new item")
     store s(small_config());
     REQUIRE(put(s, "n", "9", at_sec(1)) == store_status::Stored);
     CHECK(s.stats().total_items == 1);
-    CHECK(arith(s, "n", arith_op::Incr, 1).value == 10);  // "10" does not fit "9": a new item
+    CHECK(figures_arith(s, "n", arith_op::Incr, 1).value == 10);  // "10" does not fit "9": a new item
     CHECK(s.stats().total_items == 2);
-    CHECK(arith(s, "n", arith_op::Incr, 1).value == 11);  // in place
-    CHECK(arith(s, "n", arith_op::Decr, 5).value == 6);   // "6 ": in place
-    CHECK(arith(s, "n", arith_op::Decr, 100).value == 0);
+    CHECK(figures_arith(s, "n", arith_op::Incr, 1).value == 11);  // in place
+    CHECK(figures_arith(s, "n", arith_op::Decr, 5).value == 6);   // "6 ": in place
+    CHECK(figures_arith(s, "n", arith_op::Decr, 100).value == 0);
     CHECK(s.stats().total_items == 2);
     CHECK(s.stats().curr_items == 1);
     CHECK(fetch(s, "n", at_sec(1)) == "0 ");

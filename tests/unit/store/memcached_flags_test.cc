@@ -31,7 +31,7 @@ int fill(store& s, const store_now& now, std::string_view prefix = "k")
     return 0;
 }
 
-void full_sweep(store& s, const store_now& now)
+void flags_full_sweep(store& s, const store_now& now)
 {
     gc_stats g;
     uint64_t next = 0;
@@ -64,7 +64,7 @@ TEST_CASE("-M: a store that does not fit is refused; what is stored stays")
     for (int i = 0; i < n; ++i)
         CHECK(fetch(s, key_n("k", i), now) == std::string(1024, 'v'));
     // The GC sweep above its high watermark evicts nothing either.
-    full_sweep(s, at_sec(2));
+    flags_full_sweep(s, at_sec(2));
     CHECK(s.stats().evictions == 0);
     CHECK(fetch(s, "k0", at_sec(2)) != "<miss>");
 }
