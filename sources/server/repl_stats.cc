@@ -2,13 +2,14 @@
 
 #include <string>
 
+#include "counters.h"
 #include "repl_stats_table.h"
 
 namespace ithaca::server {
 
 namespace {
 
-uint64_t load(const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); }
+using stats::load;
 
 // The mean ack wait of the writes confirmed (0 before the first).
 uint64_t ack_latency_avg_us(const replication::repl_counters& c) {

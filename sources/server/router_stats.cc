@@ -1,6 +1,7 @@
 #include "router_stats.h"
 
 #include "async_runner.h"
+#include "counters.h"
 #include "delete_spool.h"
 
 #include <array>
@@ -38,7 +39,7 @@ server_gauges gauges(const proxy::backend_server& s) {
   return out;
 }
 
-uint64_t load(const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); }
+using stats::load;
 
 // A PerName row's value (router_stats_table.h): a count per name, one line each.
 using per_name = std::vector<std::pair<std::string_view, uint64_t>>;

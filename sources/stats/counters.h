@@ -9,6 +9,9 @@
 
 namespace ithaca::stats {
 
+// A relaxed read of a shared counter (the stats tables' `load(x)`).
+inline uint64_t load(const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); }
+
 class counter {
  public:
   void add(uint64_t n = 1) { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
