@@ -128,7 +128,7 @@ wait_status coroutine_join(coroutine_id id, millis timeout);
 // coroutine ends at its next wait, so this takes a loop turn or two. False if
 // `id` still runs after `timeout`. [machine]
 bool coroutine_finish(coroutine_id id, millis timeout);
-void yield();                       // lets every other ready coroutine run once
+void yield();                        // lets every other ready coroutine run once
 wait_status sleep(millis duration);  // TimedOut is the normal result; Cancelled if cancelled
 
 // Monotonic time in nanoseconds, cached once per loop iteration. [machine]
@@ -157,9 +157,9 @@ class call {
   call(const call&) = delete;
   call& operator=(const call&) = delete;
 
-  wait_status wait(millis timeout);   // [machine]
+  wait_status wait(millis timeout);             // [machine]
   wait_status wait_until(int64_t deadline_ns);  // deadline from now_ns(); <0 = forever
-  void wake();                        // [machine] no-op if nobody waits
+  void wake();                                  // [machine] no-op if nobody waits
   bool waiting() const { return coroutine_ != nullptr; }
 
  private:
@@ -176,9 +176,9 @@ class call {
 // A wake that arrives after the wait ended is ignored (matched by sequence).
 class remote_waiter {
  public:
-  remote_waiter();                // [machine] binds to the current coroutine
+  remote_waiter();                              // [machine] binds to the current coroutine
   wait_status wait_until(int64_t deadline_ns);  // [machine]
-  void wake() const;              // [any thread]
+  void wake() const;                            // [any thread]
 
  private:
   machine* machine_;
@@ -387,7 +387,7 @@ class byte_queue {
   struct reservation {
     char* data = nullptr;  // `size` writable bytes, 8-byte aligned
     size_t size = 0;
-    size_t header = 0;     // (internal) offset of the record's header
+    size_t header = 0;  // (internal) offset of the record's header
     // The stream position just past this record (bytes claimed since the
     // queue was made, padding included): read_position() reaches it exactly
     // when the consumer pops this record. Positions never wrap.
@@ -645,7 +645,6 @@ int signal_wait(millis timeout);
 // must own everything it touches (capture by value or shared_ptr). [machine]
 wait_status blocking_call(std::function<void()> fn, millis timeout);
 // Resolves host:port through blocking_call. [machine]
-bool resolve(const std::string& host, const std::string& port, address& out, millis timeout,
-             std::string* error);
+bool resolve(const std::string& host, const std::string& port, address& out, millis timeout, std::string* error);
 
 }  // namespace mm

@@ -11,6 +11,5 @@
   __sanitizer_finish_switch_fiber((save), (old_bottom), (old_size))
 #else
 #define MM_ASAN_START_SWITCH(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
-#define MM_ASAN_FINISH_SWITCH(save, old_bottom, old_size) \
-  ((void)(save), (void)(old_bottom), (void)(old_size))
+#define MM_ASAN_FINISH_SWITCH(save, old_bottom, old_size) ((void)(save), (void)(old_bottom), (void)(old_size))
 #endif

@@ -76,8 +76,7 @@ class epoll_backend final : public backend {
 
   int try_accept(io_state* s, sockaddr_storage* peer, socklen_t* peer_len) override {
     socklen_t len = sizeof(sockaddr_storage);
-    int fd = ::accept4(s->fd, reinterpret_cast<sockaddr*>(peer), peer ? &len : nullptr,
-                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd = ::accept4(s->fd, reinterpret_cast<sockaddr*>(peer), peer ? &len : nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
       if (peer_len) *peer_len = len;
       return fd;
@@ -143,8 +142,7 @@ class epoll_backend final : public backend {
       auto* s = static_cast<io_state*>(events_[i].data.ptr);
       if (!s) {
         uint64_t value;
-        while (::read(event_fd_, &value, sizeof(value)) > 0) {
-        }
+        while (::read(event_fd_, &value, sizeof(value)) > 0) {}
         continue;
       }
       io_state_ready(s, events_[i].events);

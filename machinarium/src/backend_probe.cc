@@ -18,8 +18,7 @@ backend_kind kind_from_env(std::string* note) {
   const char* env = std::getenv("MM_BACKEND");
   if (!env || !*env || std::strcmp(env, "auto") == 0) return backend_kind::Auto;
   if (std::strcmp(env, "epoll") == 0) return backend_kind::Epoll;
-  if (std::strcmp(env, "io_uring") == 0 || std::strcmp(env, "uring") == 0)
-    return backend_kind::IoUring;
+  if (std::strcmp(env, "io_uring") == 0 || std::strcmp(env, "uring") == 0) return backend_kind::IoUring;
   *note = std::string("ignoring MM_BACKEND=") + env + "; ";
   return backend_kind::Auto;
 }

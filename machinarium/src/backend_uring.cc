@@ -167,8 +167,7 @@ ssize_t backend_uring::try_recv(io_state* s, void* buf, size_t len) {
   if (!s->rx.empty()) return copy_rx(s, buf, len);
   if (s->rx_end != 0) return s->rx_end == 1 ? 0 : s->rx_end;
   if (s->recv_armed) return -EAGAIN;
-  if (multishot_recv_ && buffers_in_kernel_ >= rearm_threshold_ && s->stream &&
-      arm_recv(s)) {
+  if (multishot_recv_ && buffers_in_kernel_ >= rearm_threshold_ && s->stream && arm_recv(s)) {
     return -EAGAIN;
   }
   // No buffer ring, or it ran dry (ENOBUFS): read straight into the caller's
@@ -220,8 +219,8 @@ ssize_t backend_uring::copy_rx(io_state* s, void* buf, size_t len) {
 }
 
 void backend_uring::recycle(uint16_t bid) {
-  io_uring_buf_ring_add(buf_ring_, slab_ + static_cast<size_t>(bid) * buffer_size_, buffer_size_,
-                        bid, io_uring_buf_ring_mask(buffers_), 0);
+  io_uring_buf_ring_add(buf_ring_, slab_ + static_cast<size_t>(bid) * buffer_size_, buffer_size_, bid,
+                        io_uring_buf_ring_mask(buffers_), 0);
   io_uring_buf_ring_advance(buf_ring_, 1);
   buffers_in_kernel_++;
 }
@@ -248,8 +247,7 @@ int backend_uring::try_accept(io_state* s, sockaddr_storage* peer, socklen_t* pe
     socklen_t len = sizeof(sockaddr_storage);
     sockaddr_storage ignored;
     sockaddr_storage* into = peer ? peer : &ignored;
-    int fd = ::accept4(s->fd, reinterpret_cast<sockaddr*>(into), &len,
-                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd = ::accept4(s->fd, reinterpret_cast<sockaddr*>(into), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
       if (peer_len) *peer_len = len;
       return fd;
@@ -308,8 +306,7 @@ void backend_uring::arm(io_state* s, uint32_t events) {
 void backend_uring::notify() {
   uint64_t one = 1;
   // A full counter (2^64 - 2 pending wake-ups) cannot happen; EINTR can.
-  while (::write(wake_fd_, &one, sizeof one) < 0 && errno == EINTR) {
-  }
+  while (::write(wake_fd_, &one, sizeof one) < 0 && errno == EINTR) {}
 }
 
 // ---------------------------------------------------------------- the loop
@@ -361,29 +358,18 @@ bool backend_uring::dispatch(const io_uring_cqe* cqe) {
   auto o = static_cast<op>(data & kTagMask);
   auto* s = reinterpret_cast<io_state*>(data & ~kTagMask);
   switch (o) {
-    case op::Recv:
-      on_recv(s, cqe->res, cqe->flags);
-      return true;
-    case op::Accept:
-      on_accept(s, cqe->res, cqe->flags);
-      return true;
-    case op::PollIn:
-      on_poll(s, EPOLLIN, cqe->res);
-      return true;
-    case op::PollOut:
-      on_poll(s, EPOLLOUT, cqe->res);
-      return true;
+    case op::Recv: on_recv(s, cqe->res, cqe->flags); return true;
+    case op::Accept: on_accept(s, cqe->res, cqe->flags); return true;
+    case op::PollIn: on_poll(s, EPOLLIN, cqe->res); return true;
+    case op::PollOut: on_poll(s, EPOLLOUT, cqe->res); return true;
     case op::Wake:
       // Reading the eventfd drained it; keep one read armed unless the ring
       // is being torn down.
       wake_armed_ = false;
       if (cqe->res != -ECANCELED) arm_wake();
       return true;
-    case op::Send:
-      on_send(s, cqe->res);
-      return true;
-    case op::Cancel:
-      return false;
+    case op::Send: on_send(s, cqe->res); return true;
+    case op::Cancel: return false;
   }
   return false;
 }
@@ -394,8 +380,7 @@ void backend_uring::on_recv(io_state* s, int res, uint32_t flags) {
     auto bid = static_cast<uint16_t>(flags >> IORING_CQE_BUFFER_SHIFT);
     buffers_in_kernel_--;
     if (res > 0 && !s->released) {
-      s->rx.push_back(rx_chunk{slab_ + static_cast<size_t>(bid) * buffer_size_,
-                               static_cast<uint32_t>(res), 0, bid});
+      s->rx.push_back(rx_chunk{slab_ + static_cast<size_t>(bid) * buffer_size_, static_cast<uint32_t>(res), 0, bid});
       if (more && s->rx.size() >= kRxChunksMax && !s->recv_paused) {
         s->recv_paused = true;
         stats_.recv_pauses++;

@@ -17,15 +17,15 @@ std::string backend_uring_features(const backend* b);
 
 // What the backend did, for stats and tests. [machine]
 struct backend_uring_stats {
-  uint64_t recv_chunks = 0;      // multishot recv completions with data
-  uint64_t recv_enobufs = 0;     // multishot recv ended because the ring ran dry
-  uint64_t direct_recvs = 0;     // recv() calls made because there was no buffer
-  uint64_t recv_arms = 0;        // multishot recv requests submitted
-  uint64_t recv_pauses = 0;      // multishot recvs cancelled: unread chunks hit the cap
-  uint64_t accepts_queued = 0;   // connections taken by multishot accept
-  uint64_t polls_armed = 0;      // oneshot POLL_ADD requests submitted
-  uint64_t sends_armed = 0;      // SEND requests submitted for io::write_batched
-  uint64_t sends_short = 0;      // ... that sent part and were re-submitted for the rest
+  uint64_t recv_chunks = 0;     // multishot recv completions with data
+  uint64_t recv_enobufs = 0;    // multishot recv ended because the ring ran dry
+  uint64_t direct_recvs = 0;    // recv() calls made because there was no buffer
+  uint64_t recv_arms = 0;       // multishot recv requests submitted
+  uint64_t recv_pauses = 0;     // multishot recvs cancelled: unread chunks hit the cap
+  uint64_t accepts_queued = 0;  // connections taken by multishot accept
+  uint64_t polls_armed = 0;     // oneshot POLL_ADD requests submitted
+  uint64_t sends_armed = 0;     // SEND requests submitted for io::write_batched
+  uint64_t sends_short = 0;     // ... that sent part and were re-submitted for the rest
 };
 backend_uring_stats backend_uring_stats_get(const backend* b);
 

@@ -49,9 +49,7 @@ static_assert(alignof(io_state) >= 8, "io_state must leave 3 tag bits free");
 
 constexpr uint16_t kBufferGroup = 0;
 
-inline uint64_t tag(io_state* s, op o) {
-  return reinterpret_cast<uintptr_t>(s) | static_cast<uint64_t>(o);
-}
+inline uint64_t tag(io_state* s, op o) { return reinterpret_cast<uintptr_t>(s) | static_cast<uint64_t>(o); }
 
 class backend_uring final : public backend {
  public:
@@ -140,8 +138,8 @@ class backend_uring final : public backend {
   bool recv_verified_ = false;
   bool accept_verified_ = false;
 
-  int wake_fd_ = -1;          // blocking eventfd, so io_uring waits on it
-  uint64_t wake_value_ = 0;   // target of the armed read
+  int wake_fd_ = -1;         // blocking eventfd, so io_uring waits on it
+  uint64_t wake_value_ = 0;  // target of the armed read
   bool wake_armed_ = false;
 
   backend_uring_stats stats_;

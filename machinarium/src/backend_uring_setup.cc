@@ -76,8 +76,7 @@ int backend_uring::setup_ring(unsigned entries, std::string* error) {
     const char* name;
   };
   const attempt attempts[] = {
-      {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_CQSIZE,
-       "DEFER_TASKRUN"},
+      {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_CQSIZE, "DEFER_TASKRUN"},
       {IORING_SETUP_COOP_TASKRUN | IORING_SETUP_CQSIZE, "COOP_TASKRUN"},
       {IORING_SETUP_CQSIZE, "no task-run flags"},
       {0, "no task-run flags"},
@@ -97,18 +96,10 @@ int backend_uring::setup_ring(unsigned entries, std::string* error) {
     if (rc != -EINVAL) break;
   }
   switch (-rc) {
-    case ENOSYS:
-      *error = "io_uring not available (seccomp or old kernel)";
-      break;
-    case EPERM:
-      *error = "io_uring disabled by kernel.io_uring_disabled";
-      break;
-    case ENOMEM:
-      *error = "memlock limit too low for the ring";
-      break;
-    default:
-      *error = "io_uring_queue_init failed: " + errno_text(-rc);
-      break;
+    case ENOSYS: *error = "io_uring not available (seccomp or old kernel)"; break;
+    case EPERM: *error = "io_uring disabled by kernel.io_uring_disabled"; break;
+    case ENOMEM: *error = "memlock limit too low for the ring"; break;
+    default: *error = "io_uring_queue_init failed: " + errno_text(-rc); break;
   }
   return rc;
 }
@@ -154,14 +145,12 @@ void backend_uring::setup_buffer_ring(const machine_config& cfg) {
   size_t ring_bytes = round_up(n * sizeof(io_uring_buf), page);
   size_t slab_bytes = round_up(static_cast<size_t>(n) * cfg.uring_buffer_size, page);
 
-  void* ring_mem = ::mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* ring_mem = ::mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (ring_mem == MAP_FAILED) {
     buf_ring_note_ = "no buffer ring (mmap: " + errno_text(errno) + ")";
     return;
   }
-  void* slab = ::mmap(nullptr, slab_bytes, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* slab = ::mmap(nullptr, slab_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (slab == MAP_FAILED) {
     buf_ring_note_ = "no buffer ring (mmap: " + errno_text(errno) + ")";
     ::munmap(ring_mem, ring_bytes);
@@ -231,13 +220,9 @@ std::unique_ptr<backend> backend_uring_create(const machine_config& cfg, std::st
   return b;
 }
 
-std::string backend_uring_features(const backend* b) {
-  return static_cast<const backend_uring*>(b)->features();
-}
+std::string backend_uring_features(const backend* b) { return static_cast<const backend_uring*>(b)->features(); }
 
-backend_uring_stats backend_uring_stats_get(const backend* b) {
-  return static_cast<const backend_uring*>(b)->stats();
-}
+backend_uring_stats backend_uring_stats_get(const backend* b) { return static_cast<const backend_uring*>(b)->stats(); }
 
 void backend_uring_disable_multishot(backend* b, bool accept, bool recv) {
   static_cast<backend_uring*>(b)->disable_multishot(accept, recv);

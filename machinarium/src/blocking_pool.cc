@@ -102,8 +102,7 @@ wait_status blocking_call(std::function<void()> fn, millis timeout) {
   return st;
 }
 
-bool resolve(const std::string& host, const std::string& port, address& out, millis timeout,
-             std::string* error) {
+bool resolve(const std::string& host, const std::string& port, address& out, millis timeout, std::string* error) {
   struct result {
     int rc = 0;
     address addr;

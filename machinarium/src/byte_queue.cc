@@ -30,8 +30,7 @@ size_t round_capacity(size_t n) {
 }
 }  // namespace
 
-byte_queue::byte_queue(size_t capacity)
-    : capacity_(round_capacity(capacity)), mask_(capacity_ - 1) {
+byte_queue::byte_queue(size_t capacity) : capacity_(round_capacity(capacity)), mask_(capacity_ - 1) {
   // calloc: every header word starts at 0 (not published). A failure here is
   // start-up memory exhaustion, which machinarium treats as fatal.
   ring_ = static_cast<uint64_t*>(std::calloc(capacity_ / 8, 8));
@@ -71,8 +70,7 @@ bool byte_queue::try_reserve(size_t size, reservation& r) {
     const size_t offset = head & mask_;
     pad = offset + slot > capacity_ ? capacity_ - offset : 0;
     if (head + pad + slot - tail > capacity_) return false;  // full: the caller's policy
-    if (head_.compare_exchange_weak(head, head + pad + slot, std::memory_order_acq_rel,
-                                    std::memory_order_relaxed))
+    if (head_.compare_exchange_weak(head, head + pad + slot, std::memory_order_acq_rel, std::memory_order_relaxed))
       break;
   }
   if (pad) {

@@ -12,9 +12,7 @@ using detail::coroutine_state;
 call::call() = default;
 call::~call() = default;
 
-wait_status call::wait(millis timeout) {
-  return wait_until(deadline_after(timeout));
-}
+wait_status call::wait(millis timeout) { return wait_until(deadline_after(timeout)); }
 
 wait_status call::wait_until(int64_t deadline_ns) {
   machine* m = detail::current_machine();

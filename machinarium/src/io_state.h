@@ -93,12 +93,12 @@ struct io_state {
 
   // io_uring only: multishot receive into provided buffers.
   bool recv_armed = false;
-  bool recv_paused = false;     // we cancelled it: rx reached its cap
-  fifo<rx_chunk> rx;            // received, not yet read by the coroutine
-  int rx_end = 0;               // 0, or 1 for end of stream, or -errno; sticky
+  bool recv_paused = false;  // we cancelled it: rx reached its cap
+  fifo<rx_chunk> rx;         // received, not yet read by the coroutine
+  int rx_end = 0;            // 0, or 1 for end of stream, or -errno; sticky
   // io_uring only: multishot accept.
   bool accept_armed = false;
-  fifo<int> accepted;           // accepted fds not yet taken
+  fifo<int> accepted;  // accepted fds not yet taken
   int accept_error = 0;
   // io_uring only: a readiness poll is armed for these events.
   uint32_t poll_armed = 0;
@@ -130,9 +130,7 @@ inline bool fd_is_stream_socket(int fd) {
 // arrives later raises a readiness event (an epoll edge, a POLL_ADD
 // completion) that sets `readable` again. Until then a read can wait for it
 // instead of paying for a recv that would only say EAGAIN.
-inline bool stream_known_drained(const io_state* s, size_t len) {
-  return s->stream && !s->readable && len > 0;
-}
+inline bool stream_known_drained(const io_state* s, size_t len) { return s->stream && !s->readable && len > 0; }
 inline void note_stream_read(io_state* s, size_t got, size_t len) {
   if (s->stream && got > 0 && got < len) s->readable = false;
 }

@@ -10,8 +10,8 @@ namespace mm {
 namespace {
 void stderr_handler(log_level level, std::string_view message) {
   static const char* const kNames[] = {"debug", "info", "warn", "error"};
-  std::fprintf(stderr, "machinarium %s: %.*s\n", kNames[static_cast<int>(level)],
-               static_cast<int>(message.size()), message.data());
+  std::fprintf(stderr, "machinarium %s: %.*s\n", kNames[static_cast<int>(level)], static_cast<int>(message.size()),
+               message.data());
 }
 std::atomic<log_handler> g_handler{stderr_handler};
 }  // namespace

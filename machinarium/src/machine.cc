@@ -39,8 +39,7 @@ void post_wake(machine* m, coroutine_id id, uint64_t sequence) {
   if (m == tl_machine) {
     // Same machine: wake directly, no inbox round trip.
     coroutine* c = m->find(id);
-    if (c && c->call_sequence == sequence && c->current_call)
-      coroutine::wake(c, c->current_call, wait_status::Ok);
+    if (c && c->call_sequence == sequence && c->current_call) coroutine::wake(c, c->current_call, wait_status::Ok);
     return;
   }
   inbox_message msg{inbox_message::kind::Wake, id, sequence, {}, {}};
@@ -52,8 +51,7 @@ void post_wake(machine* m, coroutine_id id, uint64_t sequence) {
 using detail::coroutine;
 using detail::coroutine_state;
 
-machine::machine(machine_config cfg)
-    : cfg_(std::move(cfg)), stacks_(cfg_.stack_size, cfg_.stack_cache_max) {}
+machine::machine(machine_config cfg) : cfg_(std::move(cfg)), stacks_(cfg_.stack_size, cfg_.stack_cache_max) {}
 
 machine::~machine() {
   // All coroutines have ended when run() returns; nothing else to free.
@@ -83,13 +81,12 @@ coroutine* machine::create(std::string_view name, std::function<void()> fn) {
   c->cancelled = stopping_;
   c->stack_size = stacks_.stack_size();
   try {
-    c->fiber = boost::context::fiber(
-        std::allocator_arg, detail::stack_allocator{&stacks_, &c->stack_bottom},
-        [c](boost::context::fiber&& caller) {
-          c->caller = std::move(caller);
-          entry(c);
-          return std::move(c->caller);
-        });
+    c->fiber = boost::context::fiber(std::allocator_arg, detail::stack_allocator{&stacks_, &c->stack_bottom},
+                                     [c](boost::context::fiber&& caller) {
+                                       c->caller = std::move(caller);
+                                       entry(c);
+                                       return std::move(c->caller);
+                                     });
   } catch (const std::exception& e) {
     // Only fails when the stack could not be mapped (memory exhausted).
     delete c;
@@ -108,8 +105,7 @@ coroutine* machine::create(std::string_view name, std::function<void()> fn) {
 void machine::entry(coroutine* c) {
   machine* m = tl_machine;
   // First arrival on this stack: learn the thread stack's bounds for ASan.
-  MM_ASAN_FINISH_SWITCH(nullptr, const_cast<const void**>(&m->main_stack_bottom_),
-                        &m->main_stack_size_);
+  MM_ASAN_FINISH_SWITCH(nullptr, const_cast<const void**>(&m->main_stack_bottom_), &m->main_stack_size_);
   try {
     c->fn();
   } catch (const boost::context::detail::forced_unwind&) {
@@ -196,9 +192,7 @@ void machine::drain_inbox() {
           coroutine::wake(c, c->current_call, wait_status::Ok);
         break;
       }
-      case detail::inbox_message::kind::Spawn:
-        create(msg.name, std::move(msg.fn));
-        break;
+      case detail::inbox_message::kind::Spawn: create(msg.name, std::move(msg.fn)); break;
       case detail::inbox_message::kind::Stop:
         stopping_ = true;
         for (auto& [id, c] : coroutines_) cancel(c);
@@ -267,8 +261,8 @@ machine* machine_create(machine_config cfg, std::function<void()> main) {
       return;
     }
     pthread_setname_np(pthread_self(), m->cfg_.name.substr(0, 15).c_str());
-    detail::log(log_level::Info, "machine '" + m->cfg_.name + "': " + m->backend_->name() +
-                                     " (" + m->backend_reason_ + ")");
+    detail::log(log_level::Info,
+                "machine '" + m->cfg_.name + "': " + m->backend_->name() + " (" + m->backend_reason_ + ")");
     m->create("main", std::move(m->main_));
     started.set_value(true);
     m->run();
@@ -285,9 +279,7 @@ machine* machine_create(machine_config cfg, std::function<void()> main) {
   return m;
 }
 
-void machine_stop(machine* m) {
-  m->post(detail::inbox_message{detail::inbox_message::kind::Stop, 0, 0, {}, {}});
-}
+void machine_stop(machine* m) { m->post(detail::inbox_message{detail::inbox_message::kind::Stop, 0, 0, {}, {}}); }
 
 void machine_join(machine* m) {
   if (m->thread_.joinable()) m->thread_.join();
@@ -299,8 +291,7 @@ void machine_spawn(machine* m, std::string_view name, std::function<void()> fn) 
     m->create(name, std::move(fn));
     return;
   }
-  m->post(detail::inbox_message{detail::inbox_message::kind::Spawn, 0, 0, std::string(name),
-                                std::move(fn)});
+  m->post(detail::inbox_message{detail::inbox_message::kind::Spawn, 0, 0, std::string(name), std::move(fn)});
 }
 
 machine* machine_self() { return tl_machine; }
@@ -387,9 +378,7 @@ wait_status sleep(millis duration) {
 
 int64_t now_ns() { return tl_machine ? tl_machine->now_ns_ : detail::monotonic_ns(); }
 
-int64_t deadline_after(millis timeout) {
-  return timeout < 0 ? -1 : detail::monotonic_ns() + timeout * 1000000;
-}
+int64_t deadline_after(millis timeout) { return timeout < 0 ? -1 : detail::monotonic_ns() + timeout * 1000000; }
 
 millis millis_until(int64_t deadline) {
   if (deadline < 0) return kForever;

@@ -91,14 +91,14 @@ class machine {
   // Set under inbox_mutex_ when inbox_ becomes non-empty; read without the
   // lock so an idle inbox costs one relaxed load per loop turn.
   std::atomic<bool> inbox_pending_{false};
-  int64_t last_poll_ns_ = 0;  // when the backend was last asked for events
+  int64_t last_poll_ns_ = 0;                       // when the backend was last asked for events
   std::vector<detail::inbox_message> inbox_work_;  // machine thread only
 };
 
 namespace detail {
-machine* current_machine();   // thread-local; nullptr off-machine
+machine* current_machine();  // thread-local; nullptr off-machine
 coroutine* current_coroutine();
-int64_t monotonic_ns();       // clock_gettime, uncached
+int64_t monotonic_ns();  // clock_gettime, uncached
 void log(log_level level, std::string_view message);
 // Wakes the wait `sequence` of coroutine `id` on machine `m` (any thread).
 void post_wake(machine* m, coroutine_id id, uint64_t sequence);

@@ -81,8 +81,7 @@ void park_set::unhook(entry& e) {
 
 void park_set::remove(entry& e) {
   switch (e.where) {
-    case entry::place::None:
-      return;
+    case entry::place::None: return;
     case entry::place::Parked:
       unhook(e);
       (e.deadline < 0 ? untimed_ : timed_).unlink(&e);

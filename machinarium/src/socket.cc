@@ -103,8 +103,7 @@ std::string address::to_string() const {
       out.append(buf).append("]:").append(std::to_string(ntohs(v6->sin6_port)));
       return out;
     }
-    case AF_UNIX:
-      return std::string("unix:") + reinterpret_cast<const sockaddr_un*>(&storage)->sun_path;
+    case AF_UNIX: return std::string("unix:") + reinterpret_cast<const sockaddr_un*>(&storage)->sun_path;
   }
   return "?";
 }

@@ -46,8 +46,8 @@ boost::context::stack_context stack_cache::allocate() {
     base = free_.back();
     free_.pop_back();
   } else {
-    base = mmap(nullptr, size_ + page_, PROT_READ | PROT_WRITE,
-                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    base = mmap(nullptr, size_ + page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                -1, 0);
     // Boost.Context expects a throwing allocator; machine::create catches it.
     if (base == MAP_FAILED) throw std::bad_alloc();
     // Guard page at the low end: stacks grow down, an overflow faults.

@@ -23,7 +23,7 @@ class stack_cache {
   size_t stack_size() const { return size_; }
 
  private:
-  size_t size_;       // usable bytes, page multiple
+  size_t size_;  // usable bytes, page multiple
   size_t page_;
   size_t max_cached_;
   std::vector<void*> free_;  // bases (guard page address) of free stacks

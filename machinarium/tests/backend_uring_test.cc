@@ -50,7 +50,7 @@ using mm::detail::g_ready;
 using mm::detail::io_state;
 
 constexpr int64_t kTick = 10 * 1000 * 1000;  // 10 ms per wait()
-constexpr int kMaxTicks = 300;                // 3 s bound on any wait loop
+constexpr int kMaxTicks = 300;               // 3 s bound on any wait loop
 
 std::unique_ptr<backend> make_backend(unsigned buffers = 64, unsigned buffer_size = 1024) {
   mm::machine_config cfg;
@@ -84,13 +84,10 @@ bool pump_until(backend& b, Pred done) {
 }
 
 bool ready_for(io_state* s, uint32_t bits) {
-  return std::any_of(g_ready.begin(), g_ready.end(),
-                     [&](const auto& r) { return r.s == s && (r.events & bits); });
+  return std::any_of(g_ready.begin(), g_ready.end(), [&](const auto& r) { return r.s == s && (r.events & bits); });
 }
 
-void make_pair(int fds[2]) {
-  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
-}
+void make_pair(int fds[2]) { REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0); }
 
 int tcp_listen(sockaddr_in* addr) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -232,8 +229,8 @@ TEST_CASE("recv: multishot delivers in order across many writes, partial reads")
   CHECK(s->recv_armed);
   stream_through(*b, s, fds[1], 256 * 1024);
   auto st = mm::detail::backend_uring_stats_get(b.get());
-  MESSAGE("chunks " << st.recv_chunks << ", arms " << st.recv_arms << ", enobufs "
-                    << st.recv_enobufs << ", direct " << st.direct_recvs);
+  MESSAGE("chunks " << st.recv_chunks << ", arms " << st.recv_arms << ", enobufs " << st.recv_enobufs << ", direct "
+                    << st.direct_recvs);
   CHECK(st.recv_chunks >= 256);  // at most 1 KiB per chunk
   ::close(fds[1]);
   release_all(*b, {s});
@@ -328,8 +325,8 @@ TEST_CASE("recv: a dry ring (ENOBUFS) falls back to direct recv and keeps order"
   SUBCASE("one socket, 10 KiB") {
     stream_through(*b, sa, a[1], 10 * 1024);
     auto st = mm::detail::backend_uring_stats_get(b.get());
-    MESSAGE("chunks " << st.recv_chunks << ", arms " << st.recv_arms << ", enobufs "
-                      << st.recv_enobufs << ", direct " << st.direct_recvs);
+    MESSAGE("chunks " << st.recv_chunks << ", arms " << st.recv_arms << ", enobufs " << st.recv_enobufs << ", direct "
+                      << st.direct_recvs);
     CHECK(st.recv_enobufs > 0);
   }
 
@@ -569,8 +566,7 @@ TEST_CASE("writev: a full socket gives -EAGAIN, then EPOLLOUT once the peer drai
   b->wait(0);
   CHECK_FALSE(ready_for(s, EPOLLOUT));
   char sink[65536];
-  while (::recv(fds[1], sink, sizeof sink, MSG_DONTWAIT) > 0) {
-  }
+  while (::recv(fds[1], sink, sizeof sink, MSG_DONTWAIT) > 0) {}
   REQUIRE(pump_until(*b, [&] { return ready_for(s, EPOLLOUT); }));
   CHECK(s->poll_armed == 0);
   CHECK(s->inflight == 0);
@@ -653,7 +649,7 @@ TEST_CASE("threads: created and used on one thread, destroyed on another") {
     stream_through(*b, s, fds[1], 16 * 1024);
     char buf[4];
     CHECK(b->try_recv(s, buf, sizeof buf) == -EAGAIN);  // leaves a multishot recv armed
-    b->release(s);  // and in flight: the destructor frees it
+    b->release(s);                                      // and in flight: the destructor frees it
     for (int fd : fds) ::close(fd);
   });
   t.join();
@@ -676,8 +672,7 @@ TEST_CASE("cancel + release: in-flight requests end, states are freed, no late c
   CHECK(b->try_recv(reader, buf, sizeof buf) == -EAGAIN);
   std::vector<char> big(64 * 1024, 'y');
   iovec iov{big.data(), big.size()};
-  while (b->try_writev(writer, &iov, 1) > 0) {
-  }
+  while (b->try_writev(writer, &iov, 1) > 0) {}
   CHECK(b->try_accept(acceptor, nullptr, nullptr) == -EAGAIN);
   b->arm(poller, EPOLLOUT | EPOLLIN);  // EPOLLOUT fires at once, EPOLLIN stays armed
   b->wait(0);

@@ -34,7 +34,7 @@ TEST_CASE("byte_queue_refuses_when_full_and_takes_again_after_pops") {
   int pushed = 0;
   while (q.try_push(rec)) pushed++;
   CHECK(pushed == 4096 / 112);
-  CHECK_FALSE(q.try_push(rec));  // refused at once, nothing half-written
+  CHECK_FALSE(q.try_push(rec));                                   // refused at once, nothing half-written
   CHECK_FALSE(q.try_push(std::string(q.max_record() + 1, 'y')));  // never fits
   std::string_view got;
   REQUIRE(q.try_peek(got));

@@ -36,7 +36,7 @@ TEST_CASE("channel_honours_its_bound") {
     CHECK(ch.try_write(1));
     CHECK(ch.try_write(2));
     CHECK(ch.try_write(3));
-    CHECK_FALSE(ch.try_write(4));  // refused at once: the caller counts a drop
+    CHECK_FALSE(ch.try_write(4));                         // refused at once: the caller counts a drop
     CHECK(ch.write(4, 10) == mm::wait_status::TimedOut);  // waited for room
     CHECK(ch.size() == 3);
     // A reader makes room; a blocked writer then gets in.

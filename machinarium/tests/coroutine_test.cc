@@ -72,7 +72,7 @@ TEST_CASE("a_cancelled_parent_finishes_its_child_before_it_returns") {
         mm::sleep(5);  // cancelled: returns at once
         child_done = true;
       });
-      mm::sleep(mm::kForever);  // until cancelled
+      mm::sleep(mm::kForever);                        // until cancelled
       parent_join = mm::coroutine_join(child, 1000);  // a cancelled caller: at once
       CHECK(mm::coroutine_finish(child, 1000));
       done_when_parent_returned = child_done;

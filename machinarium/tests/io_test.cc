@@ -347,7 +347,6 @@ TEST_CASE("address_parsing") {
   CHECK_FALSE(mm::address::parse("example.com:80", a, &err));
 }
 
-
 TEST_CASE("io_uring_submissions_and_completions_are_counted") {
   run([] {
     const mm::machine_counters before = mm::machine_counters_get(mm::machine_self());

@@ -45,8 +45,7 @@ struct park_fixture {
   void park(mm::park_set& set, size_t i, mm::millis timeout) {
     char buf[64];
     ssize_t r;
-    while ((r = servers[i]->try_read(buf, sizeof buf)) > 0) {
-    }
+    while ((r = servers[i]->try_read(buf, sizeof buf)) > 0) {}
     REQUIRE(r == -EAGAIN);
     set.park(entries[i], timeout);
   }

@@ -25,14 +25,14 @@
 #include <unistd.h>
 
 enum {
-  kInCap = 16384,        /* a request line longer than this closes the conn */
-  kOutHigh = 1 << 20,    /* stop parsing while this much output waits */
-  kMaxTokens = 8,        /* storage commands have at most 7 */
+  kInCap = 16384,     /* a request line longer than this closes the conn */
+  kOutHigh = 1 << 20, /* stop parsing while this much output waits */
+  kMaxTokens = 8,     /* storage commands have at most 7 */
 };
 
 struct conn {
   int fd;
-  unsigned events;       /* the epoll interest now: EPOLLIN or EPOLLOUT */
+  unsigned events; /* the epoll interest now: EPOLLIN or EPOLLOUT */
   size_t in_len;
   size_t skip;           /* bytes of a data block (+ \r\n) still to drop */
   int stored_after_skip; /* answer STORED when skip reaches 0 */
@@ -93,12 +93,16 @@ static void command(struct conn* c, char* line, size_t len) {
       if (i == k) break;
       APPEND_LIT(c, "VALUE ");
       append(c, line + k, i - k);
-      if (gets) append(c, gets_tail, gets_tail_len);
-      else append(c, get_tail, get_tail_len);
+      if (gets)
+        append(c, gets_tail, gets_tail_len);
+      else
+        append(c, get_tail, get_tail_len);
       keys++;
     }
-    if (keys == 0) APPEND_LIT(c, "ERROR\r\n");
-    else APPEND_LIT(c, "END\r\n");
+    if (keys == 0)
+      APPEND_LIT(c, "ERROR\r\n");
+    else
+      APPEND_LIT(c, "END\r\n");
     return;
   }
   /* storage: <cmd> <key> <flags> <exptime> <bytes> [cas] [noreply] */
@@ -266,9 +270,12 @@ int main(int argc, char** argv) {
       fprintf(stderr, "usage: %s [-l HOST] [-p PORT] [-V BYTES] [-X VALUE ...]\n", argv[0]);
       return 2;
     }
-    if (strcmp(argv[i], "-l") == 0) host = argv[i + 1];
-    else if (strcmp(argv[i], "-p") == 0) port = atoi(argv[i + 1]);
-    else if (strcmp(argv[i], "-V") == 0) value_size = atol(argv[i + 1]);
+    if (strcmp(argv[i], "-l") == 0)
+      host = argv[i + 1];
+    else if (strcmp(argv[i], "-p") == 0)
+      port = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "-V") == 0)
+      value_size = atol(argv[i + 1]);
   }
   if (value_size < 0 || value_size > (1 << 24)) {
     fprintf(stderr, "-V %ld: 0 to 16 MiB\n", value_size);
@@ -303,8 +310,10 @@ int main(int argc, char** argv) {
     if (n < 0 && errno != EINTR) die("epoll_wait");
     for (int i = 0; i < n; i++) {
       int fd = events[i].data.fd;
-      if (fd == lfd) on_accept(lfd);
-      else if ((size_t)fd < nconns && conns[fd]) on_event(conns[fd], events[i].events);
+      if (fd == lfd)
+        on_accept(lfd);
+      else if ((size_t)fd < nconns && conns[fd])
+        on_event(conns[fd], events[i].events);
     }
   }
 }

@@ -92,8 +92,7 @@ std::string tls_error() {
 }
 
 uint64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -147,15 +146,22 @@ struct counters {
   uint64_t requests = 0;  // completed requests (a multiget counts once)
   uint64_t keys = 0;      // keys asked by completed gets + keys set
   uint64_t gets = 0, sets = 0, hits = 0, misses = 0;
-  uint64_t errors = 0;    // error replies, garbage, timeouts, resets
+  uint64_t errors = 0;  // error replies, garbage, timeouts, resets
   uint64_t timeouts = 0;
   uint64_t reconnects = 0;
   uint64_t handshake_errors = 0;  // --tls: failed or timed-out handshakes (also in errors)
   histogram latency;
   void merge(const counters& o) {
-    requests += o.requests; keys += o.keys; gets += o.gets; sets += o.sets;
-    hits += o.hits; misses += o.misses; errors += o.errors; timeouts += o.timeouts;
-    reconnects += o.reconnects; handshake_errors += o.handshake_errors;
+    requests += o.requests;
+    keys += o.keys;
+    gets += o.gets;
+    sets += o.sets;
+    hits += o.hits;
+    misses += o.misses;
+    errors += o.errors;
+    timeouts += o.timeouts;
+    reconnects += o.reconnects;
+    handshake_errors += o.handshake_errors;
     latency.merge(o.latency);
   }
 };
@@ -163,19 +169,19 @@ struct counters {
 struct pending {
   uint64_t sent_ns;
   bool is_get;
-  int nkeys;       // keys in this request
-  int replies;     // meta: mg replies still expected; binary: last opaque
+  int nkeys;    // keys in this request
+  int replies;  // meta: mg replies still expected; binary: last opaque
   uint32_t opaque;
 };
 
 // One connection and its state. Owned by one thread.
 struct conn {
   int fd = -1;
-  SSL* ssl = nullptr;      // --tls only
+  SSL* ssl = nullptr;        // --tls only
   bool handshaking = false;  // --tls: SSL_connect not done yet; no request is issued
-  uint64_t opened_ns = 0;  // --tls: when the handshake began (bounded by --timeout-ms)
-  std::string out;   // bytes not yet written (under TLS: not yet taken by SSL_write)
-  std::string in;    // bytes received, not yet parsed
+  uint64_t opened_ns = 0;    // --tls: when the handshake began (bounded by --timeout-ms)
+  std::string out;           // bytes not yet written (under TLS: not yet taken by SSL_write)
+  std::string in;            // bytes received, not yet parsed
   std::deque<pending> inflight;
   bool want_write = false;
 };
@@ -183,8 +189,12 @@ struct conn {
 class worker {
  public:
   worker(const options& o, int id, int nconns, uint64_t key_lo, uint64_t key_hi)
-      : o_(o), conns_(nconns), key_lo_(key_lo), key_hi_(key_hi),
-        rng_(o.seed * 1000003 + id), value_(o.value_size, 'v') {}
+      : o_(o),
+        conns_(nconns),
+        key_lo_(key_lo),
+        key_hi_(key_hi),
+        rng_(o.seed * 1000003 + id),
+        value_(o.value_size, 'v') {}
 
   counters stats;
 
@@ -194,7 +204,10 @@ class worker {
   void connect_all() {
     ep_ = epoll_create1(EPOLL_CLOEXEC);
     for (auto& c : conns_) {
-      if (!open_conn(c)) { fprintf(stderr, "loadgen: connect failed: %s\n", strerror(errno)); exit(2); }
+      if (!open_conn(c)) {
+        fprintf(stderr, "loadgen: connect failed: %s\n", strerror(errno));
+        exit(2);
+      }
     }
     if (!g_tls_ctx) return;
     connecting_ = true;
@@ -361,7 +374,10 @@ class worker {
     if (c.ssl) return read_tls(c, buf, size);
     for (;;) {
       ssize_t r = read(c.fd, buf, size);
-      if (r > 0) { c.in.append(buf, r); continue; }
+      if (r > 0) {
+        c.in.append(buf, r);
+        continue;
+      }
       if (r < 0 && (errno == EAGAIN || errno == EINTR)) return true;
       return false;
     }
@@ -372,16 +388,21 @@ class worker {
   bool read_tls(conn& c, char* buf, size_t size) {
     for (;;) {
       int r = SSL_read(c.ssl, buf, static_cast<int>(size));
-      if (r > 0) { c.in.append(buf, r); continue; }
+      if (r > 0) {
+        c.in.append(buf, r);
+        continue;
+      }
       int e = SSL_get_error(c.ssl, r);
       if (e == SSL_ERROR_WANT_READ) return true;
-      if (e == SSL_ERROR_WANT_WRITE) { set_write_interest(c, true); return true; }
+      if (e == SSL_ERROR_WANT_WRITE) {
+        set_write_interest(c, true);
+        return true;
+      }
       return false;  // close_notify, EOF or a bad record
     }
   }
 
-  void put_bin(conn& c, uint8_t op, std::string_view k, std::string_view extras, std::string_view v,
-               uint32_t opaque) {
+  void put_bin(conn& c, uint8_t op, std::string_view k, std::string_view extras, std::string_view v, uint32_t opaque) {
     uint8_t h[24] = {};
     h[0] = 0x80;
     h[1] = op;
@@ -402,12 +423,22 @@ class worker {
     std::string_view kv = key(k);
     switch (o_.proto) {
       case protocol::Ascii:
-        c.out.append("set ").append(kv).append(" 0 0 ").append(std::to_string(value_.size()))
-            .append("\r\n").append(value_).append("\r\n");
+        c.out.append("set ")
+            .append(kv)
+            .append(" 0 0 ")
+            .append(std::to_string(value_.size()))
+            .append("\r\n")
+            .append(value_)
+            .append("\r\n");
         break;
       case protocol::Meta:
-        c.out.append("ms ").append(kv).append(" ").append(std::to_string(value_.size()))
-            .append("\r\n").append(value_).append("\r\n");
+        c.out.append("ms ")
+            .append(kv)
+            .append(" ")
+            .append(std::to_string(value_.size()))
+            .append("\r\n")
+            .append(value_)
+            .append("\r\n");
         break;
       case protocol::Binary: {
         char extras[8] = {};
@@ -505,7 +536,10 @@ class worker {
       if (o_.proto == protocol::Binary) {
         if (in.size() < 24) break;
         auto b = reinterpret_cast<const uint8_t*>(in.data());
-        if (b[0] != 0x81) { ok = false; break; }
+        if (b[0] != 0x81) {
+          ok = false;
+          break;
+        }
         uint32_t bl, op;
         memcpy(&bl, b + 8, 4);
         bl = ntohl(bl);
@@ -516,7 +550,7 @@ class worker {
         if (in.size() < 24 + bl) break;
         pos += 24 + bl;
         if (p.is_get) {
-          if (st == 0) hits_acc_++;                 // 1 is a miss, others errors
+          if (st == 0) hits_acc_++;  // 1 is a miss, others errors
           if (st != 0 && st != 1) err_acc_ = true;
           if (op == p.opaque) {
             complete(c, err_acc_, hits_acc_);
@@ -542,13 +576,20 @@ class worker {
           if (start == std::string_view::npos) break;
           start++;
         }
-        if (i < tok) { ok = false; break; }
+        if (i < tok) {
+          ok = false;
+          break;
+        }
         size_t n = strtoull(std::string(line.substr(start, 20)).c_str(), nullptr, 10);
         if (in.size() < eol + 2 + n + 2) break;
         pos += eol + 2 + n + 2;
         hits_acc_++;
         if (starts(line, "VA ")) {
-          if (--p.replies == 0) { complete(c, err_acc_, hits_acc_); hits_acc_ = 0; err_acc_ = false; }
+          if (--p.replies == 0) {
+            complete(c, err_acc_, hits_acc_);
+            hits_acc_ = 0;
+            err_acc_ = false;
+          }
         }
         continue;
       }
@@ -560,8 +601,12 @@ class worker {
           complete(c, !starts(line, "HD"), 0);
           continue;
         }
-        if (error) err_acc_ = true;
-        else if (line != "EN" && !starts(line, "HD")) { ok = false; break; }
+        if (error)
+          err_acc_ = true;
+        else if (line != "EN" && !starts(line, "HD")) {
+          ok = false;
+          break;
+        }
         if (--p.replies == 0) {
           complete(c, err_acc_, hits_acc_);
           hits_acc_ = 0;
@@ -587,8 +632,8 @@ class worker {
 
   uint64_t rate_start_ns_ = 0;  // --rate: when the timed run began
   uint64_t issued_ = 0;         // --rate: requests issued since then
-  int hits_acc_ = 0;     // hits of the request being parsed
-  bool err_acc_ = false; // an error inside the request being parsed
+  int hits_acc_ = 0;            // hits of the request being parsed
+  bool err_acc_ = false;        // an error inside the request being parsed
 
   void flush_out(conn& c) {
     if (c.ssl) {
@@ -716,30 +761,53 @@ options parse_args(int argc, char** argv) {
       if (i + 1 >= argc) usage();
       return argv[++i];
     };
-    if (a == "--host") o.host = val();
-    else if (a == "--port") o.port = std::stoi(val());
-    else if (a == "--conns") o.conns = std::stoi(val());
-    else if (a == "--threads") o.threads = std::stoi(val());
-    else if (a == "--depth") o.depth = std::stoi(val());
-    else if (a == "--duration") o.duration = std::stod(val());
-    else if (a == "--keys") o.keys = std::stoull(val());
-    else if (a == "--value-size") o.value_size = std::stoull(val());
-    else if (a == "--get-ratio") o.get_ratio = std::stod(val());
-    else if (a == "--multiget") o.multiget = std::stoi(val());
-    else if (a == "--prefill") o.prefill = true;
-    else if (a == "--seed") o.seed = std::stoull(val());
-    else if (a == "--timeout-ms") o.timeout_ms = std::stoi(val());
-    else if (a == "--rate") o.rate = std::stod(val());
-    else if (a == "--tls") o.tls = true;
-    else if (a == "--tls-ca") { o.tls_ca = val(); o.tls = true; }
-    else if (a == "--cpu-pid") o.cpu_pid = std::stoi(val());
+    if (a == "--host")
+      o.host = val();
+    else if (a == "--port")
+      o.port = std::stoi(val());
+    else if (a == "--conns")
+      o.conns = std::stoi(val());
+    else if (a == "--threads")
+      o.threads = std::stoi(val());
+    else if (a == "--depth")
+      o.depth = std::stoi(val());
+    else if (a == "--duration")
+      o.duration = std::stod(val());
+    else if (a == "--keys")
+      o.keys = std::stoull(val());
+    else if (a == "--value-size")
+      o.value_size = std::stoull(val());
+    else if (a == "--get-ratio")
+      o.get_ratio = std::stod(val());
+    else if (a == "--multiget")
+      o.multiget = std::stoi(val());
+    else if (a == "--prefill")
+      o.prefill = true;
+    else if (a == "--seed")
+      o.seed = std::stoull(val());
+    else if (a == "--timeout-ms")
+      o.timeout_ms = std::stoi(val());
+    else if (a == "--rate")
+      o.rate = std::stod(val());
+    else if (a == "--tls")
+      o.tls = true;
+    else if (a == "--tls-ca") {
+      o.tls_ca = val();
+      o.tls = true;
+    } else if (a == "--cpu-pid")
+      o.cpu_pid = std::stoi(val());
     else if (a == "--protocol") {
       std::string p = val();
-      if (p == "ascii") o.proto = protocol::Ascii;
-      else if (p == "binary") o.proto = protocol::Binary;
-      else if (p == "meta") o.proto = protocol::Meta;
-      else usage();
-    } else usage();
+      if (p == "ascii")
+        o.proto = protocol::Ascii;
+      else if (p == "binary")
+        o.proto = protocol::Binary;
+      else if (p == "meta")
+        o.proto = protocol::Meta;
+      else
+        usage();
+    } else
+      usage();
   }
   if (o.conns < 1 || o.threads < 1 || o.depth < 1 || o.multiget < 1 || o.keys < 1) usage();
   if (o.threads > o.conns) o.threads = o.conns;
@@ -777,8 +845,7 @@ double cpu_seconds(int pid) {
   if (p == std::string::npos) return -1;
   unsigned long long ticks[2] = {0, 0};
   // After ") " come fields 3 (state), 4, ...: utime is the 12th token, stime the 13th.
-  if (sscanf(line.c_str() + p + 2, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ticks[0],
-             &ticks[1]) != 2)
+  if (sscanf(line.c_str() + p + 2, "%*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ticks[0], &ticks[1]) != 2)
     return -1;
   return static_cast<double>(ticks[0] + ticks[1]) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
@@ -835,31 +902,31 @@ int main(int argc, char** argv) {
   double keys = elapsed > 0 ? static_cast<double>(total.keys) / elapsed : 0;
   double p50 = total.latency.percentile(0.50) / 1e3, p99 = total.latency.percentile(0.99) / 1e3,
          p999 = total.latency.percentile(0.999) / 1e3;
-  printf("{\"protocol\":\"%s\",\"conns\":%d,\"threads\":%d,\"depth\":%d,\"multiget\":%d,"
-         "\"value_size\":%zu,\"get_ratio\":%.3f,\"keys\":%llu,\"duration_s\":%.3f,"
-         "\"requests\":%llu,\"ops_per_s\":%.1f,\"keys_per_s\":%.1f,"
-         "\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
-         "\"gets\":%llu,\"sets\":%llu,\"hits\":%llu,\"misses\":%llu,"
-         "\"errors\":%llu,\"timeouts\":%llu,\"reconnects\":%llu,"
-         "\"prefill_sets\":%llu,\"prefill_errors\":%llu,\"prefill_s\":%.3f,"
-         "\"tls\":\"%s\",\"handshake_errors\":%llu,\"server_cpu_s\":%.3f}\n",
-         proto, o.conns, o.threads, o.depth, o.multiget, o.value_size, o.get_ratio,
-         (unsigned long long)o.keys, elapsed, (unsigned long long)total.requests, ops, keys, p50, p99,
-         p999, (unsigned long long)total.gets, (unsigned long long)total.sets,
-         (unsigned long long)total.hits, (unsigned long long)total.misses,
-         (unsigned long long)(total.errors + total.timeouts), (unsigned long long)total.timeouts,
-         (unsigned long long)total.reconnects, (unsigned long long)prefill.requests,
-         (unsigned long long)(prefill.errors + prefill.timeouts), prefill_s, tls.c_str(),
-         (unsigned long long)(total.handshake_errors + prefill.handshake_errors), server_cpu);
-  printf("# %s%s%s: %.0f ops/s (%.0f keys/s), p50 %.1f us, p99 %.1f us, p99.9 %.1f us, "
-         "hits %llu misses %llu errors %llu (timeouts %llu)%s\n",
-         proto, tls.empty() ? "" : " over ", tls.c_str(), ops, keys, p50, p99, p999, (unsigned long long)total.hits,
-         (unsigned long long)total.misses, (unsigned long long)(total.errors + total.timeouts),
-         (unsigned long long)total.timeouts,
-         o.prefill ? (" prefill " + std::to_string(prefill.requests) + " sets in " +
-                      std::to_string(prefill_s) + " s")
-                         .c_str()
-                   : "");
+  printf(
+      "{\"protocol\":\"%s\",\"conns\":%d,\"threads\":%d,\"depth\":%d,\"multiget\":%d,"
+      "\"value_size\":%zu,\"get_ratio\":%.3f,\"keys\":%llu,\"duration_s\":%.3f,"
+      "\"requests\":%llu,\"ops_per_s\":%.1f,\"keys_per_s\":%.1f,"
+      "\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
+      "\"gets\":%llu,\"sets\":%llu,\"hits\":%llu,\"misses\":%llu,"
+      "\"errors\":%llu,\"timeouts\":%llu,\"reconnects\":%llu,"
+      "\"prefill_sets\":%llu,\"prefill_errors\":%llu,\"prefill_s\":%.3f,"
+      "\"tls\":\"%s\",\"handshake_errors\":%llu,\"server_cpu_s\":%.3f}\n",
+      proto, o.conns, o.threads, o.depth, o.multiget, o.value_size, o.get_ratio, (unsigned long long)o.keys, elapsed,
+      (unsigned long long)total.requests, ops, keys, p50, p99, p999, (unsigned long long)total.gets,
+      (unsigned long long)total.sets, (unsigned long long)total.hits, (unsigned long long)total.misses,
+      (unsigned long long)(total.errors + total.timeouts), (unsigned long long)total.timeouts,
+      (unsigned long long)total.reconnects, (unsigned long long)prefill.requests,
+      (unsigned long long)(prefill.errors + prefill.timeouts), prefill_s, tls.c_str(),
+      (unsigned long long)(total.handshake_errors + prefill.handshake_errors), server_cpu);
+  printf(
+      "# %s%s%s: %.0f ops/s (%.0f keys/s), p50 %.1f us, p99 %.1f us, p99.9 %.1f us, "
+      "hits %llu misses %llu errors %llu (timeouts %llu)%s\n",
+      proto, tls.empty() ? "" : " over ", tls.c_str(), ops, keys, p50, p99, p999, (unsigned long long)total.hits,
+      (unsigned long long)total.misses, (unsigned long long)(total.errors + total.timeouts),
+      (unsigned long long)total.timeouts,
+      o.prefill
+          ? (" prefill " + std::to_string(prefill.requests) + " sets in " + std::to_string(prefill_s) + " s").c_str()
+          : "");
   for (auto* w : workers) delete w;
   if (g_tls_ctx) SSL_CTX_free(g_tls_ctx);
   return 0;

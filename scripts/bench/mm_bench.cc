@@ -220,21 +220,35 @@ int main(int argc, char** argv) {
   }
   for (int i = first_opt; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--backend") backend = v == "epoll" ? mm::backend_kind::Epoll : v == "io_uring" ? mm::backend_kind::IoUring : mm::backend_kind::Auto;
-    else if (k == "--conns") conns = std::atoi(v.c_str());
-    else if (k == "--seconds") seconds = std::atof(v.c_str());
-    else if (k == "--size") size = static_cast<size_t>(std::atol(v.c_str()));
-    else if (k == "--count") count = std::atoi(v.c_str());
-    else if (k == "--multishot-recv") multishot_recv = v != "off";
+    if (k == "--backend")
+      backend = v == "epoll"      ? mm::backend_kind::Epoll
+                : v == "io_uring" ? mm::backend_kind::IoUring
+                                  : mm::backend_kind::Auto;
+    else if (k == "--conns")
+      conns = std::atoi(v.c_str());
+    else if (k == "--seconds")
+      seconds = std::atof(v.c_str());
+    else if (k == "--size")
+      size = static_cast<size_t>(std::atol(v.c_str()));
+    else if (k == "--count")
+      count = std::atoi(v.c_str());
+    else if (k == "--multishot-recv")
+      multishot_recv = v != "off";
   }
   mm::set_log_handler([](mm::log_level l, std::string_view m) {
     if (l >= mm::log_level::Warn) std::fprintf(stderr, "%.*s\n", static_cast<int>(m.size()), m.data());
   });
-  if (cmd == "switch") bench_switch();
-  else if (cmd == "channel") bench_channel();
-  else if (cmd == "idle") bench_idle(count);
-  else if (cmd == "echo-server") echo_server(port);
-  else if (cmd == "echo-client") echo_client(port, conns, seconds, size);
-  else return 2;
+  if (cmd == "switch")
+    bench_switch();
+  else if (cmd == "channel")
+    bench_channel();
+  else if (cmd == "idle")
+    bench_idle(count);
+  else if (cmd == "echo-server")
+    echo_server(port);
+  else if (cmd == "echo-client")
+    echo_client(port, conns, seconds, size);
+  else
+    return 2;
   return 0;
 }

@@ -45,8 +45,8 @@ struct row {
   const char* name;
   proto p;
   double get_ratio;
-  int multiget;     // keys per get request
-  int per_batch;    // requests per read
+  int multiget;   // keys per get request
+  int per_batch;  // requests per read
   size_t value_size;
 };
 
@@ -54,16 +54,11 @@ constexpr int kKeys = 10000;
 constexpr int kBatches = 2048;  // distinct pre-made reads, cycled
 
 const row kRows[] = {
-    {"get 90% depth16 100B", proto::Ascii, 0.9, 1, 16, 100},
-    {"multiget10 100B", proto::Ascii, 0.9, 10, 4, 100},
-    {"set 50% depth16 100B", proto::Ascii, 0.5, 1, 16, 100},
-    {"get 90% depth16 4KiB", proto::Ascii, 0.9, 1, 16, 4096},
-    {"multiget10 4KiB", proto::Ascii, 0.9, 10, 4, 4096},
-    {"set 50% depth16 4KiB", proto::Ascii, 0.5, 1, 16, 4096},
-    {"binary get 90% 100B", proto::Binary, 0.9, 1, 16, 100},
-    {"binary set 100% 100B", proto::Binary, 0.0, 1, 16, 100},
-    {"meta mg 90% 100B", proto::Meta, 0.9, 1, 16, 100},
-    {"meta ms 100% 100B", proto::Meta, 0.0, 1, 16, 100},
+    {"get 90% depth16 100B", proto::Ascii, 0.9, 1, 16, 100}, {"multiget10 100B", proto::Ascii, 0.9, 10, 4, 100},
+    {"set 50% depth16 100B", proto::Ascii, 0.5, 1, 16, 100}, {"get 90% depth16 4KiB", proto::Ascii, 0.9, 1, 16, 4096},
+    {"multiget10 4KiB", proto::Ascii, 0.9, 10, 4, 4096},     {"set 50% depth16 4KiB", proto::Ascii, 0.5, 1, 16, 4096},
+    {"binary get 90% 100B", proto::Binary, 0.9, 1, 16, 100}, {"binary set 100% 100B", proto::Binary, 0.0, 1, 16, 100},
+    {"meta mg 90% 100B", proto::Meta, 0.9, 1, 16, 100},      {"meta ms 100% 100B", proto::Meta, 0.0, 1, 16, 100},
 };
 
 std::string key_of(int k) {
@@ -89,15 +84,9 @@ void put_binary(std::string& out, uint8_t op, const std::string& key, size_t ext
 
 void put_set(std::string& out, proto p, const std::string& key, const std::string& value) {
   switch (p) {
-    case proto::Ascii:
-      out += "set " + key + " 0 0 " + std::to_string(value.size()) + "\r\n" + value + "\r\n";
-      break;
-    case proto::Meta:
-      out += "ms " + key + " " + std::to_string(value.size()) + "\r\n" + value + "\r\n";
-      break;
-    case proto::Binary:
-      put_binary(out, 0x01, key, 8, value);
-      break;
+    case proto::Ascii: out += "set " + key + " 0 0 " + std::to_string(value.size()) + "\r\n" + value + "\r\n"; break;
+    case proto::Meta: out += "ms " + key + " " + std::to_string(value.size()) + "\r\n" + value + "\r\n"; break;
+    case proto::Binary: put_binary(out, 0x01, key, 8, value); break;
   }
 }
 
@@ -220,10 +209,8 @@ double run_row(const row& r, int rounds, int millis) {
   const bool gets = r.get_ratio > 0;
   if (ss.get_misses != 0 || (gets && ss.get_hits == 0) || counters.parse_errors.get() != 0 ||
       ss.curr_items != static_cast<uint64_t>(kKeys) || drain.bytes == 0) {
-    std::fprintf(stderr,
-                 "request_path: %s: hits %llu misses %llu parse errors %llu items %llu: not the row's work\n",
-                 r.name, static_cast<unsigned long long>(ss.get_hits),
-                 static_cast<unsigned long long>(ss.get_misses),
+    std::fprintf(stderr, "request_path: %s: hits %llu misses %llu parse errors %llu items %llu: not the row's work\n",
+                 r.name, static_cast<unsigned long long>(ss.get_hits), static_cast<unsigned long long>(ss.get_misses),
                  static_cast<unsigned long long>(counters.parse_errors.get()),
                  static_cast<unsigned long long>(ss.curr_items));
     std::exit(1);

@@ -126,18 +126,10 @@ exec_action execute_ascii(const protocol::request& req, protocol::out_buffer& ou
     case command_class::Retrieve:
       if (!retrieve(req, out, ctx)) return exec_action::Close;
       break;
-    case command_class::Store:
-      store_value(req, out, ctx);
-      break;
-    case command_class::Arithmetic:
-      arithmetic(req, out, ctx);
-      break;
-    case command_class::Delete:
-      remove(req, out, ctx);
-      break;
-    case command_class::Touch:
-      touch(req, out, ctx);
-      break;
+    case command_class::Store: store_value(req, out, ctx); break;
+    case command_class::Arithmetic: arithmetic(req, out, ctx); break;
+    case command_class::Delete: remove(req, out, ctx); break;
+    case command_class::Touch: touch(req, out, ctx); break;
     case command_class::Flush:
       flush(req.has_flush_delay ? req.flush_delay : 0, ctx);
       if (!req.noreply) encode_ascii_status(out, ascii_status::Ok);

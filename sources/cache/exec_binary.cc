@@ -27,8 +27,7 @@ constexpr uint32_t kNoVivify = 0xffffffff;
 // The body of a store refused for memory (memcached 1.6.45, proto_bin.c).
 constexpr std::string_view kOutOfMemoryStoring = "Out of memory allocating item";
 
-void reply_ok(protocol::out_buffer& out, const protocol::request& req, uint64_t cas = 0,
-              std::string_view value = {}) {
+void reply_ok(protocol::out_buffer& out, const protocol::request& req, uint64_t cas = 0, std::string_view value = {}) {
   protocol::encode_binary(out, req.opcode, req.opaque, binary_status::NoError, cas, {}, {}, value);
 }
 
@@ -103,8 +102,7 @@ void binary_store_value(const protocol::request& req, protocol::out_buffer& out,
     case store::store_status::OutOfMemory:
       // memcached's words for a store it found no memory for (its out_of_memory()
       // strips "SERVER_ERROR " for binary).
-      protocol::encode_binary(out, req.opcode, req.opaque, binary_status::OutOfMemory, 0, {}, {},
-                              kOutOfMemoryStoring);
+      protocol::encode_binary(out, req.opcode, req.opaque, binary_status::OutOfMemory, 0, {}, {}, kOutOfMemoryStoring);
       return;
     case store::store_status::BadKey: st = binary_status::InvalidArguments; break;
   }
@@ -163,15 +161,9 @@ exec_action execute_binary(const protocol::request& req, protocol::out_buffer& o
     case protocol::command_class::Retrieve:  // Get, GAT and Touch
       binary_retrieve(req, out, ctx);
       break;
-    case protocol::command_class::Store:
-      binary_store_value(req, out, ctx);
-      break;
-    case protocol::command_class::Delete:
-      binary_remove(req, out, ctx);
-      break;
-    case protocol::command_class::Arithmetic:
-      binary_arithmetic(req, out, ctx);
-      break;
+    case protocol::command_class::Store: binary_store_value(req, out, ctx); break;
+    case protocol::command_class::Delete: binary_remove(req, out, ctx); break;
+    case protocol::command_class::Arithmetic: binary_arithmetic(req, out, ctx); break;
     case protocol::command_class::Flush:
       flush(req.has_flush_delay ? req.flush_delay : 0, ctx);
       if (!req.noreply) reply_ok(out, req);

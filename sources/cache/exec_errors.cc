@@ -12,8 +12,7 @@ exec_action execute_parse_error(const protocol::parse_result& result, const prot
   // A value over item_size_max never reaches the store, but a `set` of it
   // must still drop the old item, as memcached does (ascii set and binary
   // Set/SetQ only: checked against memcached 1.6.18).
-  if (result.error == protocol::error_kind::TooLarge && req.cmd == protocol::command::Set &&
-      !req.key().empty()) {
+  if (result.error == protocol::error_kind::TooLarge && req.cmd == protocol::command::Set && !req.key().empty()) {
     unlink_after_failed_set(store::store_status::TooLarge, req.key(), ctx);
   }
   return flow::execute_parse_error_reply(result, req, out);

@@ -16,7 +16,7 @@ bool exec_context::lookup(std::string_view key, protocol::routed_result& result,
   if (res.status != store::get_status::Hit) return false;
   const uint32_t flags = res.flags;
   value_bytes v;
-  if (!take_value(res, v)) return false;  // temp file unreadable: a miss
+  if (!take_value(res, v)) return false;    // temp file unreadable: a miss
   result.set_hit(index, flags, 0, v.data);  // copied: v.owner may go
   return true;
 }

@@ -42,7 +42,6 @@ using protocol::request;
 constexpr uint64_t kWaitToken = 1;  // mcrouter: "hot miss, retry shortly"
 constexpr uint64_t kStaleTokenTag = uint64_t{1} << 63;
 
-
 // mcrouter's `lease-get`: one store::get with `lease` set, answered as a
 // value, a fresh token (LVALUE with an empty value), a hot-miss token 1 (wait
 // and retry), or a stale value with a refill token. [worker, client coroutine;
@@ -59,9 +58,7 @@ exec_action lease_get(const request& req, out_buffer& out, exec_context& ctx) {
   store::get_result res;
   ctx.store.get(req.key(), ctx.now, o, res);
   switch (res.status) {
-    case store::get_status::BadKey:
-      encode_ascii_line(out, protocol::kReplyBadFormat);
-      return exec_action::Continue;
+    case store::get_status::BadKey: encode_ascii_line(out, protocol::kReplyBadFormat); return exec_action::Continue;
     case store::get_status::Miss:
       // No token could be handed out (no memory for the placeholder): a
       // plain miss; the client fills without a lease.
@@ -73,8 +70,7 @@ exec_action lease_get(const request& req, out_buffer& out, exec_context& ctx) {
     case store::get_status::LeaseWait:
       encode_lease_value(out, req.key(), kWaitToken, 0, {});
       return exec_action::Continue;
-    case store::get_status::Hit:
-      break;
+    case store::get_status::Hit: break;
   }
   if (res.large) {
     // Files are read through blocking_call: this coroutine may suspend; res
@@ -153,23 +149,13 @@ exec_action lease_set(const request& req, out_buffer& out, exec_context& ctx) {
   if (r.status == store::store_status::NotStored) ctx.counters.lease_sets_refused.add();
   if (req.noreply) return exec_action::Continue;
   switch (r.status) {
-    case store::store_status::Stored:
-      encode_ascii_status(out, protocol::ascii_status::Stored);
-      break;
+    case store::store_status::Stored: encode_ascii_status(out, protocol::ascii_status::Stored); break;
     case store::store_status::NotStored:
     case store::store_status::Exists:
-    case store::store_status::NotFound:
-      encode_ascii_status(out, protocol::ascii_status::NotStored);
-      break;
-    case store::store_status::TooLarge:
-      encode_ascii_line(out, protocol::kReplyTooLarge);
-      break;
-    case store::store_status::OutOfMemory:
-      encode_ascii_line(out, protocol::kReplyOutOfMemoryStoring);
-      break;
-    case store::store_status::BadKey:
-      encode_ascii_line(out, protocol::kReplyBadFormat);
-      break;
+    case store::store_status::NotFound: encode_ascii_status(out, protocol::ascii_status::NotStored); break;
+    case store::store_status::TooLarge: encode_ascii_line(out, protocol::kReplyTooLarge); break;
+    case store::store_status::OutOfMemory: encode_ascii_line(out, protocol::kReplyOutOfMemoryStoring); break;
+    case store::store_status::BadKey: encode_ascii_line(out, protocol::kReplyBadFormat); break;
   }
   return exec_action::Continue;
 }

@@ -206,11 +206,10 @@ exec_action meta_set(const request& req, out_buffer& out, exec_context& ctx) {
       // memcached drops the old value when it cannot store the new one, so
       // that a failed update never leaves stale data readable.
       ctx.store.remove(req.key(), ctx.now);
-      encode_ascii_line(out, r.status == store::store_status::TooLarge ? protocol::kReplyTooLarge : protocol::kReplyOutOfMemoryStoring);
+      encode_ascii_line(out, r.status == store::store_status::TooLarge ? protocol::kReplyTooLarge
+                                                                       : protocol::kReplyOutOfMemoryStoring);
       return exec_action::Continue;
-    case store::store_status::BadKey:
-      encode_ascii_line(out, protocol::kReplyBadFormat);
-      return exec_action::Continue;
+    case store::store_status::BadKey: encode_ascii_line(out, protocol::kReplyBadFormat); return exec_action::Continue;
   }
   meta_item item;
   item.cas = r.cas;  // 0 when not stored: memcached prints "c0"
@@ -242,8 +241,7 @@ exec_action meta_delete(const request& req, out_buffer& out, exec_context& ctx) 
     peek.bump = false;
     store::get_result& res = thread_get_result();
     ctx.store.get(req.key(), ctx.now, peek, res);
-    st = res.status == store::get_status::Hit ? store::remove_status::Exists
-                                              : store::remove_status::NotFound;
+    st = res.status == store::get_status::Hit ? store::remove_status::Exists : store::remove_status::NotFound;
   } else {
     const watch_before before = watch_lookup(req.key(), ctx);
     st = ctx.store.remove(req.key(), ctx.now, o);
@@ -260,9 +258,7 @@ exec_action meta_delete(const request& req, out_buffer& out, exec_context& ctx) 
       break;
     case store::remove_status::NotFound: code = meta_code::NF; break;
     case store::remove_status::Exists: code = meta_code::EX; break;
-    case store::remove_status::BadKey:
-      encode_ascii_line(out, protocol::kReplyBadFormat);
-      return exec_action::Continue;
+    case store::remove_status::BadKey: encode_ascii_line(out, protocol::kReplyBadFormat); return exec_action::Continue;
     case store::remove_status::OutOfMemory:
       encode_ascii_line(out, protocol::kReplyOutOfMemory);
       return exec_action::Continue;
@@ -275,8 +271,7 @@ exec_action meta_delete(const request& req, out_buffer& out, exec_context& ctx) 
 
 exec_action meta_arithmetic(const request& req, out_buffer& out, exec_context& ctx) {
   const meta_flags& m = req.meta;
-  const store::arith_op op =
-      m.mode == 'D' || m.mode == '-' ? store::arith_op::Decr : store::arith_op::Incr;
+  const store::arith_op op = m.mode == 'D' || m.mode == '-' ? store::arith_op::Decr : store::arith_op::Incr;
   store::arith_options o;
   o.compare_cas = m.has('C') ? m.compare_cas : 0;
   o.vivify = m.has('N');
@@ -305,9 +300,7 @@ exec_action meta_arithmetic(const request& req, out_buffer& out, exec_context& c
     case store::arith_status::OutOfMemory:
       encode_ascii_line(out, protocol::kReplyOutOfMemory);
       return exec_action::Continue;
-    case store::arith_status::BadKey:
-      encode_ascii_line(out, protocol::kReplyBadFormat);
-      return exec_action::Continue;
+    case store::arith_status::BadKey: encode_ascii_line(out, protocol::kReplyBadFormat); return exec_action::Continue;
   }
   // q hides HD and VA, also when the counter was vivified (1.6.45; 1.6.18
   // still answered a vivifying ma q).
@@ -376,9 +369,7 @@ exec_action execute_meta(const request& req, out_buffer& out, exec_context& ctx)
     case protocol::command::MetaDelete: return meta_delete(req, out, ctx);
     case protocol::command::MetaArithmetic: return meta_arithmetic(req, out, ctx);
     case protocol::command::MetaDebug: return meta_debug(req, out, ctx);
-    default:
-      encode_ascii_line(out, "ERROR");
-      return exec_action::Continue;
+    default: encode_ascii_line(out, "ERROR"); return exec_action::Continue;
   }
 }
 

@@ -24,8 +24,7 @@ bool read_large_value(const store::large_value_ref& ref, std::string& into) {
   // The ref is captured by value: after a timeout the pool thread keeps the
   // file open through its own reference until the read is done.
   store::large_value_ref keep = ref;
-  mm::wait_status st = mm::blocking_call([keep, job] { job->ok = keep.read_all(job->data); },
-                                         kLargeReadTimeoutMs);
+  mm::wait_status st = mm::blocking_call([keep, job] { job->ok = keep.read_all(job->data); }, kLargeReadTimeoutMs);
   if (st != mm::wait_status::Ok || !job->ok) return false;
   into = std::move(job->data);
   return true;

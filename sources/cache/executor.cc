@@ -13,13 +13,10 @@ exec_action execute(const protocol::request& req, protocol::out_buffer& out, exe
     case command::MetaSet:
     case command::MetaDelete:
     case command::MetaArithmetic:
-    case command::MetaDebug:
-      return execute_meta(req, out, ctx);
+    case command::MetaDebug: return execute_meta(req, out, ctx);
     case command::LeaseGet:
-    case command::LeaseSet:
-      return execute_lease(req, out, ctx);
-    default:
-      return execute_ascii(req, out, ctx);
+    case command::LeaseSet: return execute_lease(req, out, ctx);
+    default: return execute_ascii(req, out, ctx);
   }
 }
 

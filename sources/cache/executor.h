@@ -24,10 +24,10 @@
 
 namespace ithaca::cache {
 
-using stats::command_counters;
-using stats::counter;
 using flow::exec_action;
 using flow::reply_drain;
+using stats::command_counters;
+using stats::counter;
 
 // One connection's view of the local store. The request path reaches it
 // through flow::local_executor (the `local` route); server commands (stats,
@@ -36,11 +36,11 @@ struct exec_context final : flow::local_executor {
   exec_context(store::store& st, command_counters& c) : store(st), counters(c) {}
 
   store::store& store;
-  command_counters& counters;  // this worker's
-  store::store_now now;        // refreshed by the caller for each batch
-  std::string scratch;         // reusable buffer (values, numbers)
+  command_counters& counters;    // this worker's
+  store::store_now now;          // refreshed by the caller for each batch
+  std::string scratch;           // reusable buffer (values, numbers)
   reply_drain* drain = nullptr;  // null: replies are never drained early
-  uint64_t conn_id = 0;        // `stats conns`' id: the cfd= of watch lines
+  uint64_t conn_id = 0;          // `stats conns`' id: the cfd= of watch lines
 
   exec_action execute(const protocol::request& req, protocol::out_buffer& out) override;
   exec_action execute_parse_error(const protocol::parse_result& result, const protocol::request& req,
@@ -54,9 +54,7 @@ struct exec_context final : flow::local_executor {
 
 // Drains `out` through ctx.drain once it holds flow::kReplyHighWater bytes.
 // False if the drain refused or failed: stop executing and close.
-inline bool drain_if_full(protocol::out_buffer& out, exec_context& ctx) {
-  return flow::drain_if_full(out, ctx.drain);
-}
+inline bool drain_if_full(protocol::out_buffer& out, exec_context& ctx) { return flow::drain_if_full(out, ctx.drain); }
 
 // Executes one request on the store. Replies are appended to `out`.
 exec_action execute(const protocol::request& req, protocol::out_buffer& out, exec_context& ctx);

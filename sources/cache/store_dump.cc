@@ -94,10 +94,10 @@ bool store_dump::cachedump(unsigned cls, unsigned limit, protocol::out_buffer& o
   const store::slab_classes& table = ctx_.store.classes();
   // memcached's buffer ends "END\r\n\0" within its 2 MB.
   constexpr std::size_t kBudget = commands::kCachedumpBytes - 6;
-  std::string text;                // the kept lines' bytes (and dropped ones until compacted)
-  std::vector<kept_line> heap;     // min-heap by order (std::greater)
+  std::string text;             // the kept lines' bytes (and dropped ones until compacted)
+  std::vector<kept_line> heap;  // min-heap by order (std::greater)
   std::size_t kept_bytes = 0;
-  std::vector<uint64_t> orders;    // one range's items, in lines_'s order
+  std::vector<uint64_t> orders;  // one range's items, in lines_'s order
   uint64_t next = 0;
   do {
     lines_.clear();

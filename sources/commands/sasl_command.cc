@@ -66,10 +66,8 @@ bool allowed_unauthenticated(uint8_t op) {
     case opcode::SaslListMechs:
     case opcode::SaslAuth:
     case opcode::SaslStep:
-    case opcode::Version:
-      return true;
-    default:
-      return false;
+    case opcode::Version: return true;
+    default: return false;
   }
 }
 
@@ -96,9 +94,7 @@ exec_action execute_sasl(const protocol::request& req, protocol::out_buffer& out
       a.sasl_started = false;
       return finish(req, out, ctx, started && plain_ok(req.value, *ctx.sasl));
     }
-    default:
-      protocol::encode_binary_error(out, req, binary_status::UnknownCommand);
-      return exec_action::Continue;
+    default: protocol::encode_binary_error(out, req, binary_status::UnknownCommand); return exec_action::Continue;
   }
 }
 

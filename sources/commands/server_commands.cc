@@ -25,14 +25,9 @@ exec_action binary_command(const protocol::request& req, protocol::out_buffer& o
       if (!req.noreply) binary_ok(out, req);
       ctx.quit = true;
       return exec_action::Close;
-    case command::Noop:
-      binary_ok(out, req);
-      return exec_action::Continue;
-    case command::Version:
-      binary_ok(out, req, ctx.version);
-      return exec_action::Continue;
-    case command::Stat:
-      return execute_stats(req, out, ctx);
+    case command::Noop: binary_ok(out, req); return exec_action::Continue;
+    case command::Version: binary_ok(out, req, ctx.version); return exec_action::Continue;
+    case command::Stat: return execute_stats(req, out, ctx);
     case command::SaslListMechs:
     case command::SaslAuth:
     case command::SaslStep:
@@ -78,20 +73,14 @@ void refuse_flush_all(const protocol::request& req, protocol::out_buffer& out, s
 exec_action execute_server_command(const protocol::request& req, protocol::out_buffer& out, server_context& ctx) {
   if (req.proto == protocol::protocol_kind::Binary) return binary_command(req, out, ctx);
   switch (req.cmd) {
-    case command::Version:
-      protocol::encode_ascii_version(out, ctx.version);
-      break;
+    case command::Version: protocol::encode_ascii_version(out, ctx.version); break;
     case command::Verbosity:
       ctx.stats.set_verbosity(req.verbosity);
       if (!req.noreply) protocol::encode_ascii_status(out, ascii_status::Ok);
       break;
-    case command::Stats:
-      return execute_stats(req, out, ctx);
-    case command::CacheMemlimit:
-      cache_memlimit(req, out, ctx);
-      break;
-    case command::Slabs:
-      return execute_slabs(req, out, ctx);
+    case command::Stats: return execute_stats(req, out, ctx);
+    case command::CacheMemlimit: cache_memlimit(req, out, ctx); break;
+    case command::Slabs: return execute_slabs(req, out, ctx);
     case command::RefreshCerts: {
       // memcached: "OK", or the reason the files could not be loaded.
       std::string error;
@@ -104,11 +93,8 @@ exec_action execute_server_command(const protocol::request& req, protocol::out_b
     }
     case command::Watch:
     case command::Lru:
-    case command::LruCrawler:
-      return execute_admin(req, out, ctx);
-    case command::Quit:
-      ctx.quit = true;
-      return exec_action::Close;
+    case command::LruCrawler: return execute_admin(req, out, ctx);
+    case command::Quit: ctx.quit = true; return exec_action::Close;
     case command::Shutdown:
       if (ctx.enable_shutdown) return exec_action::Shutdown;
       // memcached without -A, whatever the arguments.

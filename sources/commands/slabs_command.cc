@@ -36,7 +36,6 @@ constexpr size_t kMaxDoubleChars = 31;  // mc_toktod's buffer
 constexpr uint32_t kWindowMin = 3;
 constexpr uint32_t kWindowMax = 1800;
 
-
 // mc_toktod: the token copied into a 32-byte buffer, then safe_strtod.
 std::optional<double> token_double(std::string_view t) {
   if (t.size() > kMaxDoubleChars) return std::nullopt;

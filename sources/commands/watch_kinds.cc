@@ -16,9 +16,9 @@ struct kind_name {
 
 // In memcached's order: a word that is a prefix of several takes the first.
 constexpr kind_name kKindNames[] = {
-    {"rawcmds", watch::kRawCmds},         {"evictions", watch::kEvictions},     {"fetchers", watch::kFetchers},
-    {"mutations", watch::kMutations},     {"sysevents", watch::kSysEvents},     {"connevents", watch::kConnEvents},
-    {"proxyreqs", watch::kProxyReqs},     {"proxyevents", watch::kProxyEvents}, {"proxyuser", watch::kProxyUser},
+    {"rawcmds", watch::kRawCmds},     {"evictions", watch::kEvictions},     {"fetchers", watch::kFetchers},
+    {"mutations", watch::kMutations}, {"sysevents", watch::kSysEvents},     {"connevents", watch::kConnEvents},
+    {"proxyreqs", watch::kProxyReqs}, {"proxyevents", watch::kProxyEvents}, {"proxyuser", watch::kProxyUser},
     {"deletions", watch::kDeletions},
 };
 }  // namespace

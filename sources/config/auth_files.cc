@@ -43,8 +43,7 @@ bool read_password_file(const std::string& path, const char* what, std::string& 
   };
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    return fail(std::string("Could not open ") + what + " [" + path + "] for reading, error " +
-                std::strerror(errno));
+    return fail(std::string("Could not open ") + what + " [" + path + "] for reading, error " + std::strerror(errno));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -104,9 +103,9 @@ bool parse_ascii_auth(std::string_view text, ascii_auth_table& out, std::vector<
     const std::size_t colon = piece.find(':');
     if (colon == std::string_view::npos || (nul != std::string_view::npos && nul < colon)) return false;
     const std::size_t end = piece.find_first_of(std::string_view("\r\n\0", 3), colon + 1);
-    out.entries.push_back({std::string(piece.substr(0, colon)),
-                           std::string(piece.substr(colon + 1, (end == std::string_view::npos ? piece.size() : end) -
-                                                                   colon - 1))});
+    out.entries.push_back(
+        {std::string(piece.substr(0, colon)),
+         std::string(piece.substr(colon + 1, (end == std::string_view::npos ? piece.size() : end) - colon - 1))});
     at += piece.size();
     const bool last = end == std::string_view::npos || piece[end] == '\0';
     if (out.entries.size() == kAuthFileMaxEntries) {

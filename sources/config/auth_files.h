@@ -38,7 +38,7 @@ struct ascii_auth_table {
 };
 
 // memcached's limits for the -Y file.
-inline constexpr std::size_t kAuthFileMaxEntries = 8;   // authfile.c MAX_ENTRIES
+inline constexpr std::size_t kAuthFileMaxEntries = 8;  // authfile.c MAX_ENTRIES
 inline constexpr std::size_t kAuthFilePieceMax = 255;  // fgets into MAX_ENTRY_LEN (256) bytes
 
 // Parses the -Y file's text. False when a piece has no colon. `notes` gets

@@ -25,13 +25,13 @@ enum class tls_verify : uint8_t {
 
 struct backend_tls {
   bool enabled = false;
-  std::string ca_cert;      // CAs the server's certificate must chain to (PEM)
+  std::string ca_cert;  // CAs the server's certificate must chain to (PEM)
   tls_verify verify = tls_verify::Default;
-  std::string chain_cert;   // our certificate (chain), PEM: sent when the server asks
-  std::string key;          // its key ("" = in chain_cert)
-  std::string server_name;  // SNI, and the name the certificate must carry ("" = no name check)
+  std::string chain_cert;    // our certificate (chain), PEM: sent when the server asks
+  std::string key;           // its key ("" = in chain_cert)
+  std::string server_name;   // SNI, and the name the certificate must carry ("" = no name check)
   unsigned min_version = 0;  // memcached's numbers (tls_config.h) + 1; 0 = not said (tlsv1.2)
-  std::string ciphers;      // OpenSSL's cipher list for TLS 1.2 ("" = OpenSSL's)
+  std::string ciphers;       // OpenSSL's cipher list for TLS 1.2 ("" = OpenSSL's)
   bool operator==(const backend_tls&) const = default;
 
   // The effective values.

@@ -49,8 +49,9 @@ bool parse_cidr(std::string_view text, cidr& out, std::string* error) {
   if (slash != std::string_view::npos) {
     uint64_t p = 0;
     if (!parse_unsigned(text.substr(slash + 1), p) || p > bits) {
-      return fail_cidr(error, text, "the prefix length must be a number from 0 to " + std::to_string(bits) +
-                                        (c.v6 ? " for IPv6" : " for IPv4"));
+      return fail_cidr(
+          error, text,
+          "the prefix length must be a number from 0 to " + std::to_string(bits) + (c.v6 ? " for IPv6" : " for IPv4"));
     }
     c.prefix = static_cast<unsigned>(p);
   }

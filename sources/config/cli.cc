@@ -20,26 +20,22 @@ namespace {
 
 // A handler gets the value (empty for flags) and the option's name as the
 // user spelled it ("-t" or "--threads"), for messages.
-using cli_handler = bool (*)(cli_options& o, std::string_view value, const std::string& name,
-                         std::string* error);
+using cli_handler = bool (*)(cli_options& o, std::string_view value, const std::string& name, std::string* error);
 
 struct cli_option {
   char short_name;        // 0 = long only
   const char* long_name;  // nullptr = short only
   bool takes_value;
   cli_handler handle;
-  const char* refusal;    // non-null: a memcached option we refuse, and why
+  const char* refusal;  // non-null: a memcached option we refuse, and why
 };
 
-bool bad_value(const std::string& name, value_kind kind, range r, std::string_view value,
-               std::string* error) {
-  return fail(error, name + ": expected " + describe(kind, r) + ", got '" + std::string(value) +
-                         "'");
+bool bad_value(const std::string& name, value_kind kind, range r, std::string_view value, std::string* error) {
+  return fail(error, name + ": expected " + describe(kind, r) + ", got '" + std::string(value) + "'");
 }
 
 template <class T>
-bool integer(std::optional<T>& out, range r, std::string_view value, const std::string& name,
-             std::string* error) {
+bool integer(std::optional<T>& out, range r, std::string_view value, const std::string& name, std::string* error) {
   uint64_t v = 0;
   if (!parse_unsigned(value, v) || !r.contains(v)) {
     return bad_value(name, value_kind::Integer, r, value, error);
@@ -68,13 +64,11 @@ bool on_backlog(cli_options& o, std::string_view v, const std::string& n, std::s
 bool on_memory_limit(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
   uint64_t bytes = 0;
   uint64_t megabytes = 0;
-  bool ok = parse_unsigned(v, megabytes) ? megabytes <= kMemoryLimitRange.max / kMiB
-                                         : parse_size(v, bytes);
+  bool ok = parse_unsigned(v, megabytes) ? megabytes <= kMemoryLimitRange.max / kMiB : parse_size(v, bytes);
   if (ok && bytes == 0) bytes = megabytes * kMiB;
   if (!ok || !kMemoryLimitRange.contains(bytes)) {
     return fail(e, n + ": expected megabytes (or a size such as 512m, 2g) from 1 to " +
-                       std::to_string(kMemoryLimitRange.max / kMiB) + ", got '" +
-                       std::string(v) + "'");
+                       std::to_string(kMemoryLimitRange.max / kMiB) + ", got '" + std::string(v) + "'");
   }
   o.memory_limit = bytes;
   return true;
@@ -126,10 +120,10 @@ bool on_listen(cli_options& o, std::string_view v, const std::string& n, std::st
     size_t bracket = item.rfind(']');
     size_t colon = item.rfind(':');
     l.has_port = colon != std::string_view::npos &&
-                 (bracket != std::string_view::npos ? colon > bracket
-                                                    : item.find(':') == colon);
+                 (bracket != std::string_view::npos ? colon > bracket : item.find(':') == colon);
     bool listed = false;
-    for (const cli_listen& seen : *o.listen) listed = listed || (seen.address == l.address && seen.has_port == l.has_port);
+    for (const cli_listen& seen : *o.listen)
+      listed = listed || (seen.address == l.address && seen.has_port == l.has_port);
     if (!listed) o.listen->push_back(l);
     if (comma == std::string_view::npos) break;
     v.remove_prefix(comma + 1);
@@ -422,9 +416,7 @@ std::string spelled(const cli_option& o) {
   return s;
 }
 
-bool refuse(const cli_option& o, std::string* error) {
-  return fail(error, spelled(o) + ": " + o.refusal);
-}
+bool refuse(const cli_option& o, std::string* error) { return fail(error, spelled(o) + ": " + o.refusal); }
 
 }  // namespace
 
@@ -496,8 +488,9 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
     }
   }
   if (o.unix_socket && (o.listen || o.port || o.udp_port)) {
-    return fail(error, "-s: a unix socket replaces the network listeners; do not combine it "
-                       "with -l, -p or -U (use the config file for both)");
+    return fail(error,
+                "-s: a unix socket replaces the network listeners; do not combine it "
+                "with -l, -p or -U (use the config file for both)");
   }
   for (std::string& note : o.extended.notes) o.notes.push_back(std::move(note));
   o.extended.notes.clear();
@@ -607,9 +600,8 @@ bool make_config(const cli_options& cli, config& out, std::string* error, bool a
   apply_overrides(cli, c);
   validation_error v;
   if (!validate(c, &v)) {
-    return fail(error, (cli.config_path.empty() ? std::string("command line: ")
-                                                : "with the command-line flags: ") +
-                           v.message);
+    return fail(
+        error, (cli.config_path.empty() ? std::string("command line: ") : "with the command-line flags: ") + v.message);
   }
   out = std::move(c);
   return true;

@@ -49,46 +49,46 @@ struct cli_options {
   std::optional<std::string> pem_ca_path;
 
   // memcached's flags; empty = not given.
-  std::optional<uint16_t> port;                  // -p, --port
-  std::optional<std::vector<cli_listen>> listen;  // -l, --listen (comma-separated, repeatable)
-  std::vector<std::string> listen_args;          // the -l arguments as given, each once (stats settings' inter)
-  std::vector<std::string> listen_warnings;      // notes on -l items memcached would ignore (proto[meta])
-  std::optional<std::string> unix_socket;        // -s, --unix-socket
-  std::optional<unsigned> unix_mode;             // -a, --unix-mask (octal permission bits)
-  std::optional<uint16_t> udp_port;              // -U, --udp-port
-  std::optional<uint64_t> memory_limit;          // -m, --memory-limit (bytes)
-  std::optional<unsigned> threads;               // -t, --threads
-  std::optional<unsigned> max_connections;       // -c, --conn-limit
-  std::optional<uint64_t> item_size_max;         // -I, --max-item-size (bytes)
-  std::optional<double> slab_growth_factor;      // -f, --slab-growth-factor
-  std::optional<unsigned> slab_min_size;         // -n, --slab-min-size
-  std::optional<unsigned> backlog;               // -b, --listen-backlog
-  unsigned verbose = 0;                          // -v count: 1 info, 2 debug, 3 trace
-  bool enable_shutdown = false;                  // -A, --enable-shutdown
-  bool disable_watch = false;                    // -W, --disable-watch
-  bool disable_dumping = false;                  // -X, --disable-dumping
-  bool disable_evictions = false;                // -M, --disable-evictions
-  bool disable_cas = false;                      // -C, --disable-cas
-  bool disable_flush_all = false;                // -F, --disable-flush-all
-  std::optional<char> prefix_delimiter;          // -D <char> (also turns stats detail on)
-  std::optional<unsigned> reqs_per_event;        // -R, --max-reqs-per-event
+  std::optional<uint16_t> port;                    // -p, --port
+  std::optional<std::vector<cli_listen>> listen;   // -l, --listen (comma-separated, repeatable)
+  std::vector<std::string> listen_args;            // the -l arguments as given, each once (stats settings' inter)
+  std::vector<std::string> listen_warnings;        // notes on -l items memcached would ignore (proto[meta])
+  std::optional<std::string> unix_socket;          // -s, --unix-socket
+  std::optional<unsigned> unix_mode;               // -a, --unix-mask (octal permission bits)
+  std::optional<uint16_t> udp_port;                // -U, --udp-port
+  std::optional<uint64_t> memory_limit;            // -m, --memory-limit (bytes)
+  std::optional<unsigned> threads;                 // -t, --threads
+  std::optional<unsigned> max_connections;         // -c, --conn-limit
+  std::optional<uint64_t> item_size_max;           // -I, --max-item-size (bytes)
+  std::optional<double> slab_growth_factor;        // -f, --slab-growth-factor
+  std::optional<unsigned> slab_min_size;           // -n, --slab-min-size
+  std::optional<unsigned> backlog;                 // -b, --listen-backlog
+  unsigned verbose = 0;                            // -v count: 1 info, 2 debug, 3 trace
+  bool enable_shutdown = false;                    // -A, --enable-shutdown
+  bool disable_watch = false;                      // -W, --disable-watch
+  bool disable_dumping = false;                    // -X, --disable-dumping
+  bool disable_evictions = false;                  // -M, --disable-evictions
+  bool disable_cas = false;                        // -C, --disable-cas
+  bool disable_flush_all = false;                  // -F, --disable-flush-all
+  std::optional<char> prefix_delimiter;            // -D <char> (also turns stats detail on)
+  std::optional<unsigned> reqs_per_event;          // -R, --max-reqs-per-event
   std::optional<kinds::binding_protocol> binding;  // -B, --protocol
-  bool enable_ssl = false;                       // -Z, --enable-ssl
-  std::vector<cli_suboption> tls_options;        // -o ssl_*=..., in order (tls_config.h)
-  extended_settings extended;                    // the other -o options (extended_options.h)
+  bool enable_ssl = false;                         // -Z, --enable-ssl
+  std::vector<cli_suboption> tls_options;          // -o ssl_*=..., in order (tls_config.h)
+  extended_settings extended;                      // the other -o options (extended_options.h)
   // What was given that ithaca takes without doing what memcached does with
   // it (-N, most -o options): one line each, for the start's log.
   std::vector<std::string> notes;
-  bool license = false;                          // -i, --license
+  bool license = false;  // -i, --license
   // memcached's process flags (server/process_setup.h); all but -d also `process:` keys.
-  bool daemonize = false;                        // -d, --daemon
-  std::optional<std::string> user;               // -u, --user
-  std::optional<std::string> pid_file;           // -P, --pidfile
-  bool core_dumps = false;                       // -r, --enable-coredumps
-  bool lock_memory = false;                      // -k, --lock-memory
-  bool large_pages = false;                      // -L, --enable-largepages
-  std::optional<std::string> auth_file;          // -Y, --auth-file
-  bool sasl = false;                             // -S, --enable-sasl
+  bool daemonize = false;                // -d, --daemon
+  std::optional<std::string> user;       // -u, --user
+  std::optional<std::string> pid_file;   // -P, --pidfile
+  bool core_dumps = false;               // -r, --enable-coredumps
+  bool lock_memory = false;              // -k, --lock-memory
+  bool large_pages = false;              // -L, --enable-largepages
+  std::optional<std::string> auth_file;  // -Y, --auth-file
+  bool sasl = false;                     // -S, --enable-sasl
   // Not a flag: memcached's MEMCACHED_SASL_PWDB environment variable, which
   // main() copies here (it names server.sasl_pwdb's file, over the config's).
   std::optional<std::string> sasl_pwdb;

@@ -12,8 +12,7 @@
 
 namespace ithaca::config {
 
-bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address& out,
-                       std::string* error) {
+bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address& out, std::string* error) {
   auto fail = [&](const std::string& why) {
     if (error) *error = "bad address '" + std::string(text) + "': " + why;
     return false;
@@ -57,8 +56,8 @@ bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address
   return true;
 }
 
-bool parse_listen_address(std::string_view text, uint16_t default_port, tcp_address& out,
-                          std::string* error, std::string* warning) {
+bool parse_listen_address(std::string_view text, uint16_t default_port, tcp_address& out, std::string* error,
+                          std::string* warning) {
   listen_prefix p;
   if (!parse_listen_prefix(text, p, error, warning)) return false;
   if (!parse_tcp_address(text.substr(p.length), default_port, out, error)) return false;
@@ -101,8 +100,8 @@ const char* to_string(log_level l) {
 }
 
 bool parse_log_level(std::string_view text, log_level& out) {
-  for (log_level l : {log_level::Trace, log_level::Debug, log_level::Info, log_level::Warn,
-                      log_level::Error, log_level::Off}) {
+  for (log_level l :
+       {log_level::Trace, log_level::Debug, log_level::Info, log_level::Warn, log_level::Error, log_level::Off}) {
     if (text == to_string(l)) {
       out = l;
       return true;
@@ -130,8 +129,7 @@ class checker {
 
   bool in_range(const char* key, const char* name, value_kind kind, uint64_t v, range r) {
     if (r.contains(v)) return true;
-    return fail({key}, std::string(name) + ": expected " + describe(kind, r) + ", got " +
-                         format_value(kind, v));
+    return fail({key}, std::string(name) + ": expected " + describe(kind, r) + ", got " + format_value(kind, v));
   }
 
   bool fail(std::vector<std::string> keys, std::string message) {
@@ -156,8 +154,8 @@ bool validate_listeners(const config& cfg, checker& c) {
                                        std::to_string(kMaxUnixPath) + " bytes");
     }
     if (!l.address.ends_with(":0") && std::find(seen.begin(), seen.end(), l.address) != seen.end()) {
-      return c.fail({"listeners"}, "listeners: " + l.address +
-                                       " is listened on twice (each listener has one address of its own)");
+      return c.fail({"listeners"},
+                    "listeners: " + l.address + " is listened on twice (each listener has one address of its own)");
     }
     seen.push_back(l.address);
   }
@@ -166,8 +164,7 @@ bool validate_listeners(const config& cfg, checker& c) {
 
 bool validate_listen(const listen_config& l, bool has_listeners, checker& c) {
   if (l.tcp.empty() && l.unix_paths.empty() && !has_listeners) {
-    return c.fail({"listen.tcp", "listen.unix", "listen"},
-                  "listen: no listeners (set listen.tcp or listen.unix)");
+    return c.fail({"listen.tcp", "listen.unix", "listen"}, "listen: no listeners (set listen.tcp or listen.unix)");
   }
   for (const tcp_address& a : l.tcp) {
     if (a.host.empty()) return c.fail({"listen.tcp"}, "tcp: empty host");
@@ -175,8 +172,8 @@ bool validate_listen(const listen_config& l, bool has_listeners, checker& c) {
   for (const std::string& p : l.unix_paths) {
     if (p.empty()) return c.fail({"listen.unix"}, "unix: empty path");
     if (p.size() > kMaxUnixPath) {
-      return c.fail({"listen.unix"}, "unix: path '" + p + "' is longer than " +
-                                       std::to_string(kMaxUnixPath) + " bytes");
+      return c.fail({"listen.unix"},
+                    "unix: path '" + p + "' is longer than " + std::to_string(kMaxUnixPath) + " bytes");
     }
   }
   if (l.unix_mode > 0777) {
@@ -190,14 +187,13 @@ bool validate_listen(const listen_config& l, bool has_listeners, checker& c) {
 
 bool validate_server(const server_config& s, checker& c) {
   return c.in_range("server.workers", "workers", value_kind::Integer, s.workers, kWorkersRange) &&
-         c.in_range("server.max_connections", "max_connections", value_kind::Integer,
-                    s.max_connections, kMaxConnectionsRange) &&
+         c.in_range("server.max_connections", "max_connections", value_kind::Integer, s.max_connections,
+                    kMaxConnectionsRange) &&
          c.in_range("server.idle_timeout", "idle_timeout", value_kind::Duration, s.idle_timeout_ms,
                     kIdleTimeoutRange) &&
-         c.in_range("server.stack_size", "stack_size", value_kind::Size, s.stack_size,
-                    kStackSizeRange) &&
-         c.in_range("server.read_buffer_size", "read_buffer_size", value_kind::Size,
-                    s.read_buffer_size, kReadBufferRange);
+         c.in_range("server.stack_size", "stack_size", value_kind::Size, s.stack_size, kStackSizeRange) &&
+         c.in_range("server.read_buffer_size", "read_buffer_size", value_kind::Size, s.read_buffer_size,
+                    kReadBufferRange);
 }
 
 // -S / -Y beside UDP (memcached's refusals) or beside each other; and SASL
@@ -224,27 +220,23 @@ bool validate_auth(const config& cfg, checker& c) {
 }
 
 bool validate_cache(const cache_config& k, checker& c) {
-  if (!c.in_range("cache.memory_limit", "memory_limit", value_kind::Size, k.memory_limit,
-                  kMemoryLimitRange) ||
-      !c.in_range("cache.item_size_max", "item_size_max", value_kind::Size, k.item_size_max,
-                  kItemSizeMaxRange) ||
-      !c.in_range("cache.large_value_threshold", "large_value_threshold", value_kind::Size,
-                  k.large_value_threshold, kLargeValueThresholdRange) ||
-      !c.in_range("cache.large_value_disk_limit", "large_value_disk_limit", value_kind::Size,
-                  k.large_value_disk_limit, kLargeValueDiskLimitRange) ||
-      !c.in_range("cache.hash_power", "hash_power", value_kind::Integer, k.hash_power,
-                  kHashPowerRange) ||
-      !c.in_range("cache.gc_interval", "gc_interval", value_kind::Duration, k.gc_interval_ms,
-                  kGcIntervalRange) ||
-      !c.in_range("cache.lease_interval", "lease_interval", value_kind::Duration,
-                  k.lease_interval_ms, kLeaseIntervalRange)) {
+  if (!c.in_range("cache.memory_limit", "memory_limit", value_kind::Size, k.memory_limit, kMemoryLimitRange) ||
+      !c.in_range("cache.item_size_max", "item_size_max", value_kind::Size, k.item_size_max, kItemSizeMaxRange) ||
+      !c.in_range("cache.large_value_threshold", "large_value_threshold", value_kind::Size, k.large_value_threshold,
+                  kLargeValueThresholdRange) ||
+      !c.in_range("cache.large_value_disk_limit", "large_value_disk_limit", value_kind::Size, k.large_value_disk_limit,
+                  kLargeValueDiskLimitRange) ||
+      !c.in_range("cache.hash_power", "hash_power", value_kind::Integer, k.hash_power, kHashPowerRange) ||
+      !c.in_range("cache.gc_interval", "gc_interval", value_kind::Duration, k.gc_interval_ms, kGcIntervalRange) ||
+      !c.in_range("cache.lease_interval", "lease_interval", value_kind::Duration, k.lease_interval_ms,
+                  kLeaseIntervalRange)) {
     return false;
   }
   // memcached refuses the same: an item must fit twice in memory.
   if (k.item_size_max > k.memory_limit / 2) {
     return c.fail({"cache.item_size_max", "cache.memory_limit"}, "item_size_max (" + format_size(k.item_size_max) +
-                                             ") must not exceed half of memory_limit (" +
-                                             format_size(k.memory_limit) + ")");
+                                                                     ") must not exceed half of memory_limit (" +
+                                                                     format_size(k.memory_limit) + ")");
   }
   if (k.large_value_threshold > k.item_size_max) {
     return c.fail({"cache.large_value_threshold", "cache.item_size_max"},
@@ -260,17 +252,15 @@ bool validate_cache(const cache_config& k, checker& c) {
     return c.fail({"cache.large_value_dir"},
                   "large_value_dir: expected an absolute path, got '" + k.large_value_dir + "'");
   }
-  struct stat st{};
+  struct stat st {};
   if (::stat(k.large_value_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return c.fail({"cache.large_value_dir"},
-                  "large_value_dir: '" + k.large_value_dir + "' is not a directory");
+    return c.fail({"cache.large_value_dir"}, "large_value_dir: '" + k.large_value_dir + "' is not a directory");
   }
   return true;
 }
 
 bool validate_logging(const logging_config& l, checker& c) {
-  return c.in_range("logging.async_queue", "async_queue", value_kind::Integer, l.async_queue,
-                    kAsyncQueueRange);
+  return c.in_range("logging.async_queue", "async_queue", value_kind::Integer, l.async_queue, kAsyncQueueRange);
 }
 
 // role: auto and virtual_ip go together; the address is a literal (the
@@ -286,7 +276,8 @@ bool validate_virtual_ip(const replication_config& r, checker& c) {
   if (r.role != replication_role::Auto)
     return c.fail({"replication.role", "replication.virtual_ip"},
                   std::string("role: with virtual_ip the address decides the role; use role: auto (or leave role "
-                              "out), got ") + to_string(r.role));
+                              "out), got ") +
+                      to_string(r.role));
   if (!r.master.empty())
     return c.fail({"replication.master"}, "master: with role: auto the master is virtual_ip; remove master");
   return true;
@@ -392,8 +383,9 @@ bool validate_backend_tls(const router_config& rc, checker& c) {
 bool validate_replication_tls(const replication_config& r, checker& c) {
   if (!r.tls.enabled) return true;
   if (r.tls.chain_cert.empty() || r.tls.ca_cert.empty()) {
-    return c.fail({"replication.tls"}, "replication.tls: chain_cert, key and ca_cert are all needed (mutual TLS: "
-                                       "each node shows its certificate and checks the other's against ca_cert)");
+    return c.fail({"replication.tls"},
+                  "replication.tls: chain_cert, key and ca_cert are all needed (mutual TLS: "
+                  "each node shows its certificate and checks the other's against ca_cert)");
   }
   if (r.tls.verify == tls_verify::Off) {
     return c.fail({"replication.tls.verify", "replication.tls"},
@@ -424,9 +416,8 @@ bool validate(const config& cfg, validation_error* error) {
   if (!validate_backend_tls(cfg.router, c)) return false;
   if (!validate_replication_tls(cfg.replication, c)) return false;
   return validate_listen(cfg.listen, !cfg.router.listeners.empty(), c) && validate_listeners(cfg, c) &&
-         validate_server(cfg.server, c) && validate_auth(cfg, c) &&
-         validate_cache(cfg.cache, c) && validate_logging(cfg.logging, c) &&
-         validate_replication(cfg.replication, cfg.cache, c);
+         validate_server(cfg.server, c) && validate_auth(cfg, c) && validate_cache(cfg.cache, c) &&
+         validate_logging(cfg.logging, c) && validate_replication(cfg.replication, cfg.cache, c);
 }
 
 }  // namespace ithaca::config

@@ -55,8 +55,7 @@ struct tcp_address {
   bool operator==(const tcp_address&) const = default;
 };
 // "host", "host:port", "[v6]", "[v6]:port". A missing port is `default_port`.
-bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address& out,
-                       std::string* error);
+bool parse_tcp_address(std::string_view text, uint16_t default_port, tcp_address& out, std::string* error);
 // "127.0.0.1:11211", "[::1]:11211".
 std::string to_string(const tcp_address& a);
 // How many bytes of `text` are a listener prefix ("notls:", "btls:",
@@ -69,8 +68,8 @@ size_t listen_prefix_length(std::string_view text);
 // one ("Invalid protocol spec", "Listener tags must be between 1 and 8
 // characters"). *warning (may be null) gets a note for a protocol name
 // memcached ignores (it keeps negotiating): "proto[meta]".
-bool parse_listen_address(std::string_view text, uint16_t default_port, tcp_address& out,
-                          std::string* error, std::string* warning = nullptr);
+bool parse_listen_address(std::string_view text, uint16_t default_port, tcp_address& out, std::string* error,
+                          std::string* warning = nullptr);
 
 // Section `listen`.
 struct listen_config {
@@ -87,8 +86,8 @@ struct listen_config {
   // Permission bits of each unix socket, whatever the umask (memcached -a,
   // "access mask for UNIX socket, in octal (default: 700)").
   unsigned unix_mode = kDefaultUnixMode;
-  uint16_t udp_port = 0;                // on every tcp host; 0 = off (memcached >= 1.5.6)
-  unsigned backlog = 1024;              // listen(2) backlog, memcached -b
+  uint16_t udp_port = 0;    // on every tcp host; 0 = off (memcached >= 1.5.6)
+  unsigned backlog = 1024;  // listen(2) backlog, memcached -b
 };
 
 enum class io_backend { Auto, IoUring, Epoll };
@@ -118,7 +117,7 @@ struct server_config {
   // Ascii takes every byte as text (classic and meta commands); Binary takes
   // only binary packets.
   kinds::binding_protocol binding = kinds::binding_protocol::Negotiating;
-  uint64_t stack_size = 64 * kKiB;  // usable bytes per coroutine stack
+  uint64_t stack_size = 64 * kKiB;        // usable bytes per coroutine stack
   uint64_t read_buffer_size = 16 * kKiB;  // initial per-client read buffer
   // memcached -Y: ascii authentication. A connection must first send `set <any key> 0 0 N`
   // whose value is "user password", matched against this file's `user:password` lines
@@ -135,14 +134,14 @@ struct server_config {
 
 // Section `cache`: the local store.
 struct cache_config {
-  uint64_t memory_limit = 64 * kMiB;  // memcached -m
-  uint64_t item_size_max = kMiB;      // memcached -I
+  uint64_t memory_limit = 64 * kMiB;            // memcached -m
+  uint64_t item_size_max = kMiB;                // memcached -I
   uint64_t large_value_threshold = 256 * kKiB;  // larger values go to an unlinked temp file
   std::string large_value_dir = default_large_value_dir();
   // Disk budget of the large values (one temp file); full: the coldest are evicted.
   uint64_t large_value_disk_limit = kGiB;
-  unsigned hash_power = 20;           // buckets = 2^hash_power, fixed at start-up
-  uint64_t gc_interval_ms = 1000;     // period of the cron GC sweep
+  unsigned hash_power = 20;            // buckets = 2^hash_power, fixed at start-up
+  uint64_t gc_interval_ms = 1000;      // period of the cron GC sweep
   uint64_t lease_interval_ms = 10000;  // at most one lease token per hot key per interval
   // memcached's size classes, which `stats slabs` / `stats items` report items by (ithaca
   // allocates with malloc; the classes are only how it counts): -f and -n.
@@ -194,19 +193,19 @@ struct replication_config {
   // listen_host:port (yrmcds's behaviour).
   std::vector<cidr> allow;
   uint16_t port = kDefaultReplicationPort;
-  std::string master;                   // slave: the master's host (connects to master:port)
-  uint64_t slave_timeout_ms = 10000;    // master: drop a slave silent this long (yrmcds)
-  uint64_t heartbeat_interval_ms = 1000;  // slave: one heartbeat byte this often
-  uint64_t master_timeout_ms = 10000;   // slave: a master host that acknowledges nothing this long is lost
-  uint64_t send_buffer = 32 * kMiB;     // master: a slave further behind is dropped (resyncs)
+  std::string master;                           // slave: the master's host (connects to master:port)
+  uint64_t slave_timeout_ms = 10000;            // master: drop a slave silent this long (yrmcds)
+  uint64_t heartbeat_interval_ms = 1000;        // slave: one heartbeat byte this often
+  uint64_t master_timeout_ms = 10000;           // slave: a master host that acknowledges nothing this long is lost
+  uint64_t send_buffer = 32 * kMiB;             // master: a slave further behind is dropped (resyncs)
   replication_ack ack = replication_ack::None;  // master: when a write is answered (live)
-  uint64_t ack_timeout_ms = 1000;       // master, ack: slave: the error after this long (live)
-  uint64_t queue_size = 64 * kMiB;      // master: the workers' hand-off ring
-  bool serve_reads = false;             // slave: answer reads (yrmcds closes clients)
+  uint64_t ack_timeout_ms = 1000;               // master, ack: slave: the error after this long (live)
+  uint64_t queue_size = 64 * kMiB;              // master: the workers' hand-off ring
+  bool serve_reads = false;                     // slave: answer reads (yrmcds closes clients)
   // Roles by virtual IP (role: auto).
-  std::string virtual_ip;                 // an IPv4/IPv6 literal; its holder is the master
-  uint64_t check_interval_ms = 1000;      // how often the kernel is asked who holds it (yrmcds: 1 s)
-  uint64_t failover_delay_ms = 5000;      // a slave that lost its master waits this long for it (yrmcds: 5 s)
+  std::string virtual_ip;             // an IPv4/IPv6 literal; its holder is the master
+  uint64_t check_interval_ms = 1000;  // how often the kernel is asked who holds it (yrmcds: 1 s)
+  uint64_t failover_delay_ms = 5000;  // a slave that lost its master waits this long for it (yrmcds: 5 s)
   // `replication.tls:` mutual TLS between ithaca nodes (restart only): the
   // master's slave listener takes only TLS with a client certificate that
   // chains to ca_cert; a slave connects with its chain_cert and checks the
@@ -250,7 +249,7 @@ struct config {
   router_config router;  // `pools:` and `route:`
   replication_config replication;
   metrics_config metrics;
-  tls_config tls;  // `tls:`, memcached's -Z and -o ssl_*
+  tls_config tls;          // `tls:`, memcached's -Z and -o ssl_*
   process_config process;  // `process:`, memcached's -u -P -r -k -L
 };
 
@@ -276,8 +275,8 @@ inline constexpr range kLargeValueThresholdRange{kKiB, kGiB};
 inline constexpr range kLargeValueDiskLimitRange{kMiB, uint64_t{1} << 50};
 inline constexpr range kHashPowerRange{4, 32};
 inline constexpr range kSlabMinSizeRange{1, 512 * kKiB};  // memcached -n
-inline constexpr range kReqsPerEventRange{1, 1u << 30};    // memcached -R (> 0)
-inline constexpr double kSlabGrowthFactorMax = 100;          // memcached -f (> 1)
+inline constexpr range kReqsPerEventRange{1, 1u << 30};   // memcached -R (> 0)
+inline constexpr double kSlabGrowthFactorMax = 100;       // memcached -f (> 1)
 inline constexpr range kGcIntervalRange{1, 3600 * 1000};
 inline constexpr range kLeaseIntervalRange{1, 3600 * 1000};
 inline constexpr range kAsyncQueueRange{16, 1u << 20};

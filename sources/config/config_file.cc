@@ -46,7 +46,7 @@ bool read_config_file(const std::string& path, std::string& text, std::string* e
   // terminal named here does not become the process's controlling one.
   fd_guard f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)};
   if (f.fd < 0) return fail(error, path + ": cannot open: " + std::strerror(errno));
-  struct stat st{};
+  struct stat st {};
   if (::fstat(f.fd, &st) != 0) return fail(error, path + ": cannot stat: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) {
     return fail(error, path + " is " + kind_of(st.st_mode) + ", not a regular file; refusing to read it");

@@ -24,8 +24,7 @@ struct option_call {
 using handler = bool (*)(option_call& c);
 
 // What ithaca does instead of what memcached does with the option.
-constexpr const char* kNoSlabs =
-    "ithaca allocates items with malloc: there are no slab pages to reassign or move";
+constexpr const char* kNoSlabs = "ithaca allocates items with malloc: there are no slab pages to reassign or move";
 constexpr const char* kNoSegments =
     "ithaca's store evicts by one CLOCK: it has no hot, warm, cold or temporary LRU segments";
 constexpr const char* kOwnHash = "ithaca hashes keys with its own per-start seeded 64-bit hash";
@@ -36,8 +35,7 @@ constexpr const char* kWatchBuffers = "each ithaca watcher has a fixed 64 KiB bu
 constexpr const char* kExtstore =
     "ithaca keeps values above cache.large_value_threshold in one unlinked temp file in "
     "cache.large_value_dir, evicting the coldest beyond cache.large_value_disk_limit";
-constexpr const char* kClasses =
-    "ithaca's size classes only count items for `stats slabs`; -f and -n shape them";
+constexpr const char* kClasses = "ithaca's size classes only count items for `stats slabs`; -f and -n shape them";
 
 void note(option_call& c, const char* what) {
   std::string line = "-o ";
@@ -113,11 +111,9 @@ bool hashpower(option_call& c) {
 bool idle_timeout(option_call& c) {
   if (!need_value(c, "Missing numeric argument for idle_timeout")) return false;
   int64_t s = 0;
-  if (!number(c.value, s) || s < 0 ||
-      static_cast<uint64_t>(s) > kIdleTimeoutRange.max / 1000) {
-    return fail(c.error, "idle_timeout: expected seconds from 0 to " +
-                             std::to_string(kIdleTimeoutRange.max / 1000) + ", got '" +
-                             std::string(c.value) + "'");
+  if (!number(c.value, s) || s < 0 || static_cast<uint64_t>(s) > kIdleTimeoutRange.max / 1000) {
+    return fail(c.error, "idle_timeout: expected seconds from 0 to " + std::to_string(kIdleTimeoutRange.max / 1000) +
+                             ", got '" + std::string(c.value) + "'");
   }
   c.out.idle_timeout_ms = static_cast<uint64_t>(s) * 1000;
   return true;
@@ -165,26 +161,23 @@ bool ext_path(option_call& c) {
     default: return fail(c.error, kSizeHelp);
   }
   uint64_t n = 0;
-  if (!parse_unsigned(size.substr(0, size.size() - 1), n) || n == 0 ||
-      n > kLargeValueDiskLimitRange.max / unit) {
+  if (!parse_unsigned(size.substr(0, size.size() - 1), n) || n == 0 || n > kLargeValueDiskLimitRange.max / unit) {
     return fail(c.error, kSizeHelp);
   }
-  static constexpr std::string_view kBuckets[] = {"compact", "lowttl", "chunked",
-                                                  "default", "coldcompact", "old"};
+  static constexpr std::string_view kBuckets[] = {"compact", "lowttl", "chunked", "default", "coldcompact", "old"};
   if (!bucket.empty()) {
     bool known = false;
     for (std::string_view b : kBuckets) known = known || b == bucket;
     if (!known) return fail(c.error, "Unknown extstore bucket: " + std::string(bucket));
   }
   const size_t slash = file.rfind('/');
-  c.out.large_value_dir =
-      slash == std::string_view::npos ? std::string(".") : slash == 0 ? std::string("/")
-                                                                      : std::string(file.substr(0, slash));
+  c.out.large_value_dir = slash == std::string_view::npos ? std::string(".")
+                          : slash == 0                    ? std::string("/")
+                                                          : std::string(file.substr(0, slash));
   c.out.large_value_disk_limit = std::max<uint64_t>(n * unit, kLargeValueDiskLimitRange.min);
   c.out.notes.push_back("-o ext_path=" + std::string(c.value) +
-                        ": ithaca keeps large values in an unlinked temp file in " +
-                        *c.out.large_value_dir + " (not in " + std::string(file) + "), up to " +
-                        format_size(*c.out.large_value_disk_limit));
+                        ": ithaca keeps large values in an unlinked temp file in " + *c.out.large_value_dir +
+                        " (not in " + std::string(file) + "), up to " + format_size(*c.out.large_value_disk_limit));
   return true;
 }
 
@@ -301,8 +294,8 @@ bool slab_sizes(option_call& c) {
     const size_t dash = v.find('-');
     int64_t n = 0;
     if (!number(v.substr(0, dash), n) || n <= last) {
-      return fail(c.error, "slab_sizes: expected increasing sizes separated by '-', got '" +
-                               std::string(c.value) + "'");
+      return fail(c.error,
+                  "slab_sizes: expected increasing sizes separated by '-', got '" + std::string(c.value) + "'");
     }
     last = n;
     if (dash == std::string_view::npos) break;
@@ -346,9 +339,10 @@ bool read_buf_mem_limit(option_call& c) {
                       "is where each starts)");
 }
 bool proxy_config(option_call& c) {
-  return fail(c.error, "proxy_config: memcached's Lua proxy is not part of ithaca; give the "
-                       "router's pools and routes in the YAML config (--config; README, "
-                       "\"Routing\")");
+  return fail(c.error,
+              "proxy_config: memcached's Lua proxy is not part of ithaca; give the "
+              "router's pools and routes in the YAML config (--config; README, "
+              "\"Routing\")");
 }
 bool proxy_note(option_call& c) {
   note(c, "ithaca's router takes no Lua (its pools and routes are in the YAML config)");
@@ -438,8 +432,8 @@ constexpr sub_option kSubOptions[] = {
 
 }  // namespace
 
-bool parse_extended_option(std::string_view name, std::string_view value, bool has_value,
-                           extended_settings& out, std::string* error) {
+bool parse_extended_option(std::string_view name, std::string_view value, bool has_value, extended_settings& out,
+                           std::string* error) {
   for (const sub_option& o : kSubOptions) {
     if (name != o.name) continue;
     option_call c{name, value, has_value, out, error};

@@ -36,8 +36,8 @@ struct extended_settings {
 // "name"). False with *error in memcached's words ("Illegal suboption
 // \"x\"", "Initial hashtable multiplier of 5 is too low") when memcached
 // would refuse it, or for the Lua proxy's options. [any thread]
-bool parse_extended_option(std::string_view name, std::string_view value, bool has_value,
-                           extended_settings& out, std::string* error);
+bool parse_extended_option(std::string_view name, std::string_view value, bool has_value, extended_settings& out,
+                           std::string* error);
 
 // The settings `e` gives, over `c`'s. [the thread loading the config]
 void apply_extended(const extended_settings& e, config& c);

@@ -24,13 +24,12 @@ size_t bracketed(std::string_view rest, bool underscore, std::string_view& name)
 
 }  // namespace
 
-bool parse_listen_prefix(std::string_view text, listen_prefix& out, std::string* error,
-                         std::string* warning) {
+bool parse_listen_prefix(std::string_view text, listen_prefix& out, std::string* error, std::string* warning) {
   listen_prefix p;
   std::string_view rest = text;
-  for (auto [word, notls, peer] : {std::tuple{"notls:", true, peer_check::Default},
-                                   std::tuple{"btls:", false, peer_check::None},
-                                   std::tuple{"mtls:", false, peer_check::Required}}) {
+  for (auto [word, notls, peer] :
+       {std::tuple{"notls:", true, peer_check::Default}, std::tuple{"btls:", false, peer_check::None},
+        std::tuple{"mtls:", false, peer_check::Required}}) {
     if (rest.starts_with(word)) {
       p.notls = notls;
       p.peer = peer;
@@ -49,10 +48,12 @@ bool parse_listen_prefix(std::string_view text, listen_prefix& out, std::string*
     } else if (name == "negotiating") {
       p.protocol = kinds::binding_protocol::Negotiating;
     } else if (name == "proxy") {
-      return fail(error, "proto[proxy]: ithaca's router role comes from the config file (pools:, route:, "
-                         "listeners:), not from -l");
+      return fail(error,
+                  "proto[proxy]: ithaca's router role comes from the config file (pools:, route:, "
+                  "listeners:), not from -l");
     } else if (warning) {
-      *warning = "proto[" + std::string(name) + "]: not a protocol memcached knows (ascii, binary, "
+      *warning = "proto[" + std::string(name) +
+                 "]: not a protocol memcached knows (ascii, binary, "
                  "negotiating); the listener negotiates, as memcached's does";
     }
     rest.remove_prefix(5 + taken);

@@ -27,7 +27,6 @@ struct listen_prefix {
 // not know is ignored as memcached ignores it (the listener negotiates), with
 // a note in *warning (may be null). "proto[proxy]" is refused: the router role
 // comes from the config file. [any thread]
-bool parse_listen_prefix(std::string_view text, listen_prefix& out, std::string* error,
-                         std::string* warning = nullptr);
+bool parse_listen_prefix(std::string_view text, listen_prefix& out, std::string* error, std::string* warning = nullptr);
 
 }  // namespace ithaca::config

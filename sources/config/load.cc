@@ -38,7 +38,8 @@ void parse_listen(section& s, config& c) {
   s.string_list("unix", l.unix_paths);
   std::string mode;
   s.string("unix_mode", mode);
-  if (const YAML::Mark* m = s.context().mark_of("listen.unix_mode"); m != nullptr && !parse_octal_mode(mode, l.unix_mode)) {
+  if (const YAML::Mark* m = s.context().mark_of("listen.unix_mode");
+      m != nullptr && !parse_octal_mode(mode, l.unix_mode)) {
     s.fail_value("unix_mode", *m, "expected an octal mode from 0 to 777 (such as 0700), got '" + mode + "'");
   }
   s.integer("udp", l.udp_port, kPortRange);
@@ -49,8 +50,7 @@ void parse_server(section& s, config& c) {
   server_config& v = c.server;
   s.integer("workers", v.workers, kWorkersRange);
   s.choice("io_backend", v.backend,
-           {{"auto", io_backend::Auto}, {"io_uring", io_backend::IoUring},
-            {"epoll", io_backend::Epoll}});
+           {{"auto", io_backend::Auto}, {"io_uring", io_backend::IoUring}, {"epoll", io_backend::Epoll}});
   s.integer("max_connections", v.max_connections, kMaxConnectionsRange);
   s.duration("idle_timeout", v.idle_timeout_ms, kIdleTimeoutRange);
   s.boolean("enable_shutdown", v.enable_shutdown);
@@ -108,8 +108,12 @@ void parse_cache(section& s, config& c) {
 void parse_logging(section& s, config& c) {
   logging_config& v = c.logging;
   s.choice("level", v.level,
-           {{"trace", log_level::Trace}, {"debug", log_level::Debug}, {"info", log_level::Info},
-            {"warn", log_level::Warn}, {"error", log_level::Error}, {"off", log_level::Off}});
+           {{"trace", log_level::Trace},
+            {"debug", log_level::Debug},
+            {"info", log_level::Info},
+            {"warn", log_level::Warn},
+            {"error", log_level::Error},
+            {"off", log_level::Off}});
   s.string("file", v.file);
   s.integer("async_queue", v.async_queue, kAsyncQueueRange);
 }
@@ -117,8 +121,10 @@ void parse_logging(section& s, config& c) {
 void parse_replication(section& s, config& c) {
   replication_config& v = c.replication;
   s.choice("role", v.role,
-           {{"none", replication_role::None}, {"master", replication_role::Master},
-            {"slave", replication_role::Slave}, {"auto", replication_role::Auto}});
+           {{"none", replication_role::None},
+            {"master", replication_role::Master},
+            {"slave", replication_role::Slave},
+            {"auto", replication_role::Auto}});
   s.string("listen", v.listen_host);
   std::vector<std::string> allow;
   std::vector<YAML::Mark> allow_marks;
@@ -190,8 +196,10 @@ void parse_tls(section& s, config& c) {
   s.integer("verify_mode", t.verify_mode, range{0, kVerifyModeMax});
   std::string version;
   s.string("min_version", version);
-  if (const YAML::Mark* m = s.context().mark_of("tls.min_version"); m != nullptr && !parse_min_version(version, t.min_version)) {
-    s.fail_value("min_version", *m, "expected tlsv1.0, tlsv1.1, tlsv1.2 or tlsv1.3 (or memcached's 0 to 3), got '" + version + "'");
+  if (const YAML::Mark* m = s.context().mark_of("tls.min_version");
+      m != nullptr && !parse_min_version(version, t.min_version)) {
+    s.fail_value("min_version", *m,
+                 "expected tlsv1.0, tlsv1.1, tlsv1.2 or tlsv1.3 (or memcached's 0 to 3), got '" + version + "'");
   }
   s.string("ciphers", t.ciphers);
   std::string format;
@@ -237,15 +245,9 @@ struct section_entry {
 };
 
 constexpr section_entry kSections[] = {
-    {"listen", parse_listen},
-    {"server", parse_server},
-    {"cache", parse_cache},
-    {"logging", parse_logging},
-    {"replication", parse_replication},
-    {"metrics", parse_metrics},
-    {"tls", parse_tls},
-    {"router", parse_router},
-    {"process", parse_process},
+    {"listen", parse_listen},   {"server", parse_server},           {"cache", parse_cache},
+    {"logging", parse_logging}, {"replication", parse_replication}, {"metrics", parse_metrics},
+    {"tls", parse_tls},         {"router", parse_router},           {"process", parse_process},
 };
 
 // ---------------------------------------------------------------- document
@@ -253,8 +255,10 @@ constexpr section_entry kSections[] = {
 void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
   if (root.IsNull()) return;  // an empty file: the defaults
   if (!root.IsMap()) {
-    ctx.fail(root.Mark(), "expected a mapping of sections (listen, server, cache, logging, replication, metrics, tls, router, process, pools, routes, route, listeners), got " +
-                              describe_node(root));
+    ctx.fail(root.Mark(),
+             "expected a mapping of sections (listen, server, cache, logging, replication, metrics, tls, router, "
+             "process, pools, routes, route, listeners), got " +
+                 describe_node(root));
     return;
   }
   section top(ctx, "", root);
@@ -281,8 +285,9 @@ void read_yaml(const std::string& text, load_context& ctx, config& c, bool allow
   try {
     const YAML::Node root = YAML::Load(text);
     if (root.IsNull() && !allow_empty) {
-      ctx.fail("the file is empty (no settings, only whitespace or comments); refusing to reset "
-               "every setting to its default");
+      ctx.fail(
+          "the file is empty (no settings, only whitespace or comments); refusing to reset "
+          "every setting to its default");
     } else {
       if (!read_nutcracker(root, ctx, c)) parse_document(root, ctx, c);
     }
@@ -299,8 +304,8 @@ void read_yaml(const std::string& text, load_context& ctx, config& c, bool allow
 
 }  // namespace
 
-bool load_config_text(const std::string& text, const std::string& name, config& out,
-                      std::string* error, bool allow_empty) {
+bool load_config_text(const std::string& text, const std::string& name, config& out, std::string* error,
+                      bool allow_empty) {
   load_context ctx(name);
   config c;
   // The format is told by the text (or a .json name): an mcrouter config,

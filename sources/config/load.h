@@ -22,7 +22,7 @@ namespace ithaca::config {
 bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty = true);
 
 // The same, from text already in memory; `name` stands for the file in messages.
-bool load_config_text(const std::string& text, const std::string& name, config& out,
-                      std::string* error, bool allow_empty = true);
+bool load_config_text(const std::string& text, const std::string& name, config& out, std::string* error,
+                      bool allow_empty = true);
 
 }  // namespace ithaca::config

@@ -43,7 +43,9 @@ std::string kind_list() {
 // Every key some kind takes (a key another kind takes is a misplaced one,
 // not a typo).
 bool any_kind_takes(const std::string& key) {
-  auto has = [&](const std::vector<std::string>& keys) { return std::find(keys.begin(), keys.end(), key) != keys.end(); };
+  auto has = [&](const std::vector<std::string>& keys) {
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  };
   for (const route_kind_info* k : route_kinds()) {
     if (has(keys_of(*k))) return true;
   }
@@ -76,8 +78,10 @@ class tree_reader {
       return r;
     }
     if (!node.IsMap()) {
-      ctx_.fail(node.Mark(), "a route is a mapping with `type:`, \"local\", \"pool:NAME\" or the name of a route "
-                             "under `routes:`, got " + describe_node(node));
+      ctx_.fail(node.Mark(),
+                "a route is a mapping with `type:`, \"local\", \"pool:NAME\" or the name of a route "
+                "under `routes:`, got " +
+                    describe_node(node));
       return r;
     }
     const route_kind_info* module = nullptr;
@@ -263,8 +267,8 @@ class tree_reader {
       ++n;
     }
     if (n < min) {
-      ctx_.fail(*s.key_mark(key), std::string(key) + ": " + a_kind(kind_name(r)) + " needs " + need + ", got " +
-                                      std::to_string(n));
+      ctx_.fail(*s.key_mark(key),
+                std::string(key) + ": " + a_kind(kind_name(r)) + " needs " + need + ", got " + std::to_string(n));
     }
   }
 
@@ -278,8 +282,10 @@ class tree_reader {
     if (!v->IsScalar() || !parse_duration(text, ms) || ms % 1000 != 0 || ms / 1000 > kMaxExptimeSeconds) {
       uint64_t bare = 0;
       const std::string hint = parse_unsigned(text, bare) ? " (a unit is required: " + text + "s?)" : "";
-      ctx_.fail(v->Mark(), std::string(key) + ": expected a duration in whole seconds (10s, 5m, 1h, or 0) up to 30 "
-                               "days, got " + describe_node(*v) + hint);
+      ctx_.fail(v->Mark(), std::string(key) +
+                               ": expected a duration in whole seconds (10s, 5m, 1h, or 0) up to 30 "
+                               "days, got " +
+                               describe_node(*v) + hint);
       return false;
     }
     out = static_cast<uint32_t>(ms / 1000);

@@ -38,7 +38,8 @@ void parse_pool_tls(section& s, pool_config& p) {
   } else {
     s.fail_value("tls", node->Mark(),
                  "expected true, false or a mapping (ca_cert, verify, chain_cert, key, server_name, "
-                 "min_version, ciphers), got " + describe_node(*node));
+                 "min_version, ciphers), got " +
+                     describe_node(*node));
   }
 }
 
@@ -131,14 +132,15 @@ void parse_named_routes(const YAML::Node& node, load_context& ctx, router_config
     const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
     names.any(name);
     if (name.empty() || name == "local" || name.starts_with("pool:")) {
-      ctx.fail(kv.first.Mark(), "routes: '" + name + "' cannot name a route (\"local\" and \"pool:NAME\" "
-                                "already mean the local store and a pool)");
+      ctx.fail(kv.first.Mark(), "routes: '" + name +
+                                    "' cannot name a route (\"local\" and \"pool:NAME\" "
+                                    "already mean the local store and a pool)");
       continue;
     }
     route_config r = read_route_node(kv.second, ctx);
     if (r.is_ref() && !r.name.empty()) {  // (no name: a node that failed to read, reported)
-      ctx.fail(kv.second.Mark(), "routes: '" + name + "' is only another name for '" + r.name +
-                                     "'; use '" + r.name + "' where '" + name + "' is used");
+      ctx.fail(kv.second.Mark(), "routes: '" + name + "' is only another name for '" + r.name + "'; use '" + r.name +
+                                     "' where '" + name + "' is used");
       continue;
     }
     r.name = name;

@@ -19,8 +19,8 @@ bool looks_like_mcrouter_json(std::string_view text, std::string_view path) {
   }
   const size_t brace = blanked.find_first_not_of(" \t\r\n");
   const size_t key = brace == std::string::npos ? brace : blanked.find_first_not_of(" \t\r\n", brace + 1);
-  const bool json_like = brace != std::string::npos && blanked[brace] == '{' && key != std::string::npos &&
-                         blanked[key] == '"';
+  const bool json_like =
+      brace != std::string::npos && blanked[brace] == '{' && key != std::string::npos && blanked[key] == '"';
   if (!path.ends_with(".json") && !json_like) return false;
   // ithaca's own config written as JSON (JSON is YAML) names its sections.
   try {
@@ -56,8 +56,9 @@ bool blank_json_comments(std::string_view text, std::string& out, int* line, std
     } else if (ch == '\t') {
       out[i] = ' ';
     } else if (ch == '#') {
-      return fail(at, "'#' outside a string (an #include?): JSON has no such thing, and mcrouter's "
-                      "preprocessor features are not supported");
+      return fail(at,
+                  "'#' outside a string (an #include?): JSON has no such thing, and mcrouter's "
+                  "preprocessor features are not supported");
     } else if (ch == '/' && i + 1 < out.size() && out[i + 1] == '/') {
       for (; i < out.size() && out[i] != '\n'; ++i) out[i] = ' ';
       if (i < out.size()) ++at;
@@ -124,7 +125,7 @@ void json_errors::allow(const YAML::Node& json, const std::string& what, std::sp
       std::vector<std::string> known(keys.begin(), keys.end());
       const std::string close = closest_key(key, known);
       ctx_.fail(kv.first.Mark(), what + ": option '" + key + "' is not supported by ithaca" +
-                         (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));
+                                     (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));
     }
   }
 }

@@ -14,7 +14,7 @@
 
 namespace ithaca::config::mcrouter {
 
-bool is_string(const YAML::Node& n);                // a quoted scalar
+bool is_string(const YAML::Node& n);               // a quoted scalar
 bool as_number(const YAML::Node& n, double& out);  // an unquoted finite number
 bool as_int(const YAML::Node& n, int64_t& out);    // ... with no fraction
 bool as_bool(const YAML::Node& n, bool& out);      // true or false, unquoted

@@ -22,7 +22,7 @@ const pools::pool_def* pools::find(const YAML::Node& json, const YAML::Node& at)
       for (const auto& p : json_) names.push_back(p.first);
       const std::string close = closest_key(name, names);
       err_.fail(at, "Can not read pool: " + name + " (it is not under `pools`" +
-                   (close.empty() ? std::string(")") : "; did you mean '" + close + "'?)"));
+                        (close.empty() ? std::string(")") : "; did you mean '" + close + "'?)"));
       return nullptr;
     }
     body.reset(it->second);
@@ -56,8 +56,9 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
     err_.fail(json, what + " is not an object");
     return false;
   }
-  err_.allow(json, what, {"servers", "protocol", "server_timeout", "connect_timeout", "weights", "inherit", "region",
-                     "cluster", "keep_routing_prefix", "hostnames", "failure_domains", "security_mech", "use_ssl"});
+  err_.allow(json, what,
+             {"servers", "protocol", "server_timeout", "connect_timeout", "weights", "inherit", "region", "cluster",
+              "keep_routing_prefix", "hostnames", "failure_domains", "security_mech", "use_ssl"});
   if (const YAML::Node inherit = json["inherit"]) {  // the parent's keys where this pool has none
     const std::string parent = inherit.Scalar();
     if (seen.count(parent) != 0) {

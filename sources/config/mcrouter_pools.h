@@ -27,7 +27,7 @@ class pools {
   void add(const std::string& name, const YAML::Node& json) { json_[name] = json; }
 
   struct pool_def {
-    pool_config base;  // servers and settings; the distribution not yet chosen
+    pool_config base;             // servers and settings; the distribution not yet chosen
     std::vector<double> weights;  // the pool's `weights` (WeightedCh3), or none
     bool ok = false;
   };

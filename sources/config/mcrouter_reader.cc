@@ -28,7 +28,8 @@ class reader final : public route_factory {
 
   void read(const YAML::Node& root) {
     if (!root.IsMap()) {
-      fail(root, "an mcrouter config is a JSON object with `pools` and `route` or `routes`, got " + describe_node(root));
+      fail(root,
+           "an mcrouter config is a JSON object with `pools` and `route` or `routes`, got " + describe_node(root));
       return;
     }
     no_jsonm(root);
@@ -38,8 +39,9 @@ class reader final : public route_factory {
       const std::string key = kv.first.Scalar();
       if (key == "pools" || key == "route" || key == "routes" || key == "named_handles") continue;
       if (key == "macros" || key == "constants") {
-        fail(kv.first, "`" + key + "`: JSONM macros are not supported; expand the config first (mcrouter's "
-                       "preprocessed config, e.g. from its __mcrouter__.config admin request)");
+        fail(kv.first, "`" + key +
+                           "`: JSONM macros are not supported; expand the config first (mcrouter's "
+                           "preprocessed config, e.g. from its __mcrouter__.config admin request)");
       } else {
         fail(kv.first, "`" + key + "` is not supported by ithaca (it reads pools, route, routes and named_handles)");
       }
@@ -94,8 +96,11 @@ class reader final : public route_factory {
       if (pct != std::string::npos) {
         const size_t end = t.find('%', pct + 1);
         const std::string name = end == std::string::npos ? "" : t.substr(pct + 1, end - pct - 1);
-        if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
-          fail(n, "'" + t.substr(0, 40) + "': JSONM variables (%" + name + "%) are not supported; expand the config first");
+        if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+              return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+            })) {
+          fail(n, "'" + t.substr(0, 40) + "': JSONM variables (%" + name +
+                      "%) are not supported; expand the config first");
         }
       }
     } else if (n.IsMap()) {
@@ -140,8 +145,7 @@ class reader final : public route_factory {
     if (entries.size() != 1) {
       std::string all;
       for (const auto& e : entries) all += (all.empty() ? "" : "; ") + e.first;
-      fail(routes, "routes: " + std::to_string(entries.size()) +
-                       " routes chosen by routing prefix (" + all +
+      fail(routes, "routes: " + std::to_string(entries.size()) + " routes chosen by routing prefix (" + all +
                        "); ithaca serves one route for all keys: keep the entry of your default prefix (-R)");
       return;
     }

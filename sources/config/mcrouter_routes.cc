@@ -14,18 +14,41 @@ namespace {
 
 // mcrouter's route types ithaca has no equivalent for (refused by name).
 const std::set<std::string> kUnsupportedTypes = {
-    "AsynclogRoute", "BigValueRoute", "BlackholeRoute", "CarbonLookasideRoute", "DevNullRoute",
-    "DistributionRoute", "HashStopAllowListRoute", "HostIdRoute", "KeyParseRoute", "KeySplitRoute",
-    "L1L2CacheRoute", "L1L2SizeSplitRoute", "LatencyInjectionRoute", "LatestRoute", "LoadBalancerRoute",
-    "LoggingRoute", "MigrateRoute", "ModifyKeyRoute", "OriginalClientHashRoute", "PrefixPolicyRoute",
-    "RoutingGroupRoute", "SaltedFailoverRoute", "SetDistributionTargetRoute", "SRRoute", "StagingRoute",
-    "AxonLogRoute", "DestinationRoute", "OutstandingLimitRoute", "SlowWarmUpRoute", "ShardSplitRoute",
+    "AsynclogRoute",
+    "BigValueRoute",
+    "BlackholeRoute",
+    "CarbonLookasideRoute",
+    "DevNullRoute",
+    "DistributionRoute",
+    "HashStopAllowListRoute",
+    "HostIdRoute",
+    "KeyParseRoute",
+    "KeySplitRoute",
+    "L1L2CacheRoute",
+    "L1L2SizeSplitRoute",
+    "LatencyInjectionRoute",
+    "LatestRoute",
+    "LoadBalancerRoute",
+    "LoggingRoute",
+    "MigrateRoute",
+    "ModifyKeyRoute",
+    "OriginalClientHashRoute",
+    "PrefixPolicyRoute",
+    "RoutingGroupRoute",
+    "SaltedFailoverRoute",
+    "SetDistributionTargetRoute",
+    "SRRoute",
+    "StagingRoute",
+    "AxonLogRoute",
+    "DestinationRoute",
+    "OutstandingLimitRoute",
+    "SlowWarmUpRoute",
+    "ShardSplitRoute",
 };
 
 }  // namespace
 
 route_config null_route(int line) { return module_node("null", route_format::Mcrouter, line); }
-
 
 std::vector<route_config> provider::create(const std::string& type, const YAML::Node& json, const YAML::Node& at) {
   if (type == "Pool") return pool_servers(json, at);
@@ -36,8 +59,9 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
   }
   if (const route_kind_info* k = find_mcrouter_kind(type)) return {module_route(*k, json, at)};
   if (type == "L1L2CacheRoute") {
-    err_.fail(at, "mcrouter's L1L2CacheRoute (an L1 route in front of an L2 route) is not supported by ithaca; "
-             "ithaca's l1l2 route keeps L1 in its own store (see README \"Routes\")");
+    err_.fail(at,
+              "mcrouter's L1L2CacheRoute (an L1 route in front of an L2 route) is not supported by ithaca; "
+              "ithaca's l1l2 route keeps L1 in its own store (see README \"Routes\")");
     return {};
   }
   if (kUnsupportedTypes.count(type) != 0) {
@@ -49,7 +73,8 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
     if (k->mcrouter != nullptr) supported.emplace_back(k->mcrouter);
   }
   const std::string close = closest_key(type, supported);
-  err_.fail(at, "unknown route type '" + type + "'" + (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));
+  err_.fail(at,
+            "unknown route type '" + type + "'" + (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));
   return {};
 }
 
@@ -123,9 +148,7 @@ class json_kind_reader final : public route_kind_reader {
     }
   }
   void fail(std::string message) override { err_.fail(json_.IsMap() ? json_ : at_, message); }
-  void fail_at(const char* key, std::string message) override {
-    err_.fail(has(key) ? json_[key] : at_, message);
-  }
+  void fail_at(const char* key, std::string message) override { err_.fail(has(key) ? json_[key] : at_, message); }
   const YAML::Node* value(const char* key) override {
     if (!has(key)) return nullptr;
     held_.push_back(json_[key]);
@@ -170,8 +193,8 @@ route_config provider::module_route(const route_kind_info& k, const YAML::Node& 
   const bool takes_nothing = k.children.empty() && k.options.empty();
   const bool scalar_ok = k.mcrouter_scalar != nullptr && (json.IsScalar() || json.IsNull());
   if (!json.IsMap() && !(list_kind && !json.IsNull()) && !scalar_ok && !(takes_nothing && json.IsNull())) {
-    err_.fail(at, std::string(k.mcrouter) + (k.mcrouter_scalar != nullptr ? " should be a string or an object"
-                                                                           : " should be an object"));
+    err_.fail(at, std::string(k.mcrouter) +
+                      (k.mcrouter_scalar != nullptr ? " should be a string or an object" : " should be an object"));
     return r;
   }
   std::vector<const char*> keys;
@@ -231,7 +254,8 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   const pools::pool_def* d = pools_.find(pool_json, at);
   if (d == nullptr) return r;
   std::vector<double> weights = d->weights;
-  kinds::distribution_kind dist = weights.empty() ? kinds::distribution_kind::Ch3 : kinds::distribution_kind::WeightedCh3;
+  kinds::distribution_kind dist =
+      weights.empty() ? kinds::distribution_kind::Ch3 : kinds::distribution_kind::WeightedCh3;
   if (json.IsMap()) {
     if (const YAML::Node h = json["hash"]) {
       std::string fn;
@@ -266,8 +290,9 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
     err_.fail(at, "PoolRoute: WeightedCh3 needs one weight from 0 to 1 per server of pool '" + d->base.name + "'");
     return r;
   }
-  r = module_node("pool", route_format::Mcrouter, r.line,
-                  {{"pool", pools_.placed(*d, dist, weights)}, {"reliable_deletes", reliable_deletes ? "true" : "false"}});
+  r = module_node(
+      "pool", route_format::Mcrouter, r.line,
+      {{"pool", pools_.placed(*d, dist, weights)}, {"reliable_deletes", reliable_deletes ? "true" : "false"}});
   if (json.IsMap() && json["rates"]) {  // PoolRoute's own rate limit: a RateLimitRoute in front of it
     route_config limited;
     limited.line = r.line;

@@ -12,8 +12,8 @@ namespace ithaca::config {
 namespace {
 
 // ithaca's own top-level sections: a file with one of them is ithaca's YAML.
-constexpr const char* kIthacaSections[] = {"listen", "server", "cache", "logging", "replication",
-                                           "pools", "route", "routes", "listeners"};
+constexpr const char* kIthacaSections[] = {"listen", "server", "cache",  "logging",  "replication",
+                                           "pools",  "route",  "routes", "listeners"};
 
 // twemproxy's defaults (README "Configuration"; see the header).
 constexpr unsigned kNutcrackerBacklog = 512;
@@ -26,8 +26,7 @@ constexpr range kNutcrackerFailureLimitRange{1, 1000};
 constexpr range kClientsRange{0, 1u << 20};
 
 // `listen:` "host:port", "name:port", or "/path" with an optional octal mode.
-bool parse_listen(const std::string& text, std::string& address, std::optional<unsigned>& mode,
-                  std::string* error) {
+bool parse_listen(const std::string& text, std::string& address, std::optional<unsigned>& mode, std::string* error) {
   if (!text.starts_with("/")) return parse_listener_address(text, address, error);
   const size_t space = text.find_first_of(" \t");
   address = "unix:" + text.substr(0, space);
@@ -144,20 +143,20 @@ bool read_nutcracker(const YAML::Node& root, load_context& ctx, config& out) {
   out.listen.unix_paths.clear();
   out.router.format = "nutcracker";
   std::optional<unsigned> unix_mode;
-  std::vector<std::pair<std::string, int>> seen;  // listen address, line
+  std::vector<std::pair<std::string, int>> seen;   // listen address, line
   std::vector<std::pair<std::string, int>> names;  // pool name, line
   for (const auto kv : root) {
     const std::string name = kv.first.Scalar();
     auto twice = std::find_if(names.begin(), names.end(), [&](const auto& e) { return e.first == name; });
     if (twice != names.end()) {
-      ctx.fail(kv.first.Mark(), "pool '" + name + "' is defined twice (first on line " +
-                                    std::to_string(twice->second) + ")");
+      ctx.fail(kv.first.Mark(),
+               "pool '" + name + "' is defined twice (first on line " + std::to_string(twice->second) + ")");
       continue;
     }
     names.emplace_back(name, kv.first.Mark().line + 1);
     if (!kv.second.IsMap()) {
-      ctx.fail(kv.second.Mark(), "pool '" + name + "' is a mapping with `listen:` and `servers:`, got " +
-                                     describe_node(kv.second));
+      ctx.fail(kv.second.Mark(),
+               "pool '" + name + "' is a mapping with `listen:` and `servers:`, got " + describe_node(kv.second));
       continue;
     }
     pool_read r = read_pool(ctx, name, kv.second, kv.first.Mark());

@@ -25,9 +25,9 @@ std::string unreadable(const std::string& path, const std::string& what) {
 // when it builds its context and fails on one it cannot read.
 std::string client_tls_problem(const tls_config& t) {
   if (!t.enabled) return {};
-  for (const auto& [name, path] : {std::pair{"tls.chain_cert (ssl_chain_cert)", &t.chain_cert},
-                                   std::pair{"tls.key (ssl_key)", &t.key},
-                                   std::pair{"tls.ca_cert (ssl_ca_cert)", &t.ca_cert}}) {
+  for (const auto& [name, path] :
+       {std::pair{"tls.chain_cert (ssl_chain_cert)", &t.chain_cert}, std::pair{"tls.key (ssl_key)", &t.key},
+        std::pair{"tls.ca_cert (ssl_ca_cert)", &t.ca_cert}}) {
     if (std::string why = unreadable(*path, name); !why.empty()) return why;
   }
   return {};
@@ -36,9 +36,9 @@ std::string client_tls_problem(const tls_config& t) {
 // router.tls names files even when no pool uses TLS yet: a reload that turns
 // a pool's tls on would fail on them then, so a wrong path is said now.
 std::string router_tls_problem(const backend_tls& t) {
-  for (const auto& [name, path] : {std::pair{"router.tls.ca_cert", &t.ca_cert},
-                                   std::pair{"router.tls.chain_cert", &t.chain_cert},
-                                   std::pair{"router.tls.key", &t.key}}) {
+  for (const auto& [name, path] :
+       {std::pair{"router.tls.ca_cert", &t.ca_cert}, std::pair{"router.tls.chain_cert", &t.chain_cert},
+        std::pair{"router.tls.key", &t.key}}) {
     if (std::string why = unreadable(*path, name); !why.empty()) return why;
   }
   return {};
@@ -127,7 +127,8 @@ preflight_report preflight(const config& cfg) {
     if (l.address.starts_with("unix:") || !parse_listen_address(l.address, kDefaultPort, a, nullptr)) continue;
     warn_if_bound(r.warnings, "listeners", a.host, a.port);
   }
-  if (cfg.metrics.enabled) warn_if_bound(r.warnings, "metrics.listen", cfg.metrics.listen.host, cfg.metrics.listen.port);
+  if (cfg.metrics.enabled)
+    warn_if_bound(r.warnings, "metrics.listen", cfg.metrics.listen.host, cfg.metrics.listen.port);
   return r;
 }
 

@@ -52,9 +52,8 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("replication", ra.role != rb.role || ra.listen_host != rb.listen_host || ra.port != rb.port ||
                            ra.master != rb.master || ra.slave_timeout_ms != rb.slave_timeout_ms ||
                            ra.heartbeat_interval_ms != rb.heartbeat_interval_ms ||
-                           ra.master_timeout_ms != rb.master_timeout_ms ||
-                           ra.send_buffer != rb.send_buffer || ra.queue_size != rb.queue_size ||
-                           ra.serve_reads != rb.serve_reads || ra.allow != rb.allow);
+                           ra.master_timeout_ms != rb.master_timeout_ms || ra.send_buffer != rb.send_buffer ||
+                           ra.queue_size != rb.queue_size || ra.serve_reads != rb.serve_reads || ra.allow != rb.allow);
   // Roles by virtual IP: the role monitor is set up at start-up too.
   check("replication.tls", ra.tls != rb.tls);
   check("replication.virtual_ip", ra.virtual_ip != rb.virtual_ip);

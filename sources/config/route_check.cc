@@ -33,9 +33,9 @@ struct route_checker {
     if (r.is_ref() && named.find(r.name) == named.end()) {
       std::string hint = closest_key(r.name, route_names);
       problems.push_back({r.line, "route refers to '" + r.name + "', which is not under `routes:`" +
-                                      (!hint.empty()             ? " (did you mean '" + hint + "'?)"
-                                       : route_names.empty()     ? std::string(" (there are none)")
-                                                                 : " (routes: " + joined(route_names) + ")")});
+                                      (!hint.empty()         ? " (did you mean '" + hint + "'?)"
+                                       : route_names.empty() ? std::string(" (there are none)")
+                                                             : " (routes: " + joined(route_names) + ")")});
     }
     for (const route_config& c : r.children) node(c);
   }

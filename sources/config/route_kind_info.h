@@ -51,10 +51,10 @@ struct option_spec {
   const char* name;      // ithaca's YAML key
   const char* mcrouter;  // mcrouter's JSON key; nullptr: not in mcrouter files
   option_type type;
-  const char* doc;       // one line: what it means (errors quote it)
+  const char* doc;  // one line: what it means (errors quote it)
   bool required = false;
   std::span<const char* const> choices = {};  // Choice: the names, by index
-  void* (*field)(route_options&) = nullptr;  // where the value goes (not Custom)
+  void* (*field)(route_options&) = nullptr;   // where the value goes (not Custom)
   // Text: the value names a pool under `pools:` (route_check.cc checks it).
   bool names_pool = false;
   // Custom: reads the value of `key` (its spelling in the reader's format)

@@ -20,10 +20,11 @@ const char* spelling(const child_slot& s, route_format format) {
 std::string a_kind(std::string_view name) {
   // "an" before a vowel, and before a letter read by its name ("an l1l2").
   const auto letter_named = [&] {
-    return name.size() > 1 && std::string_view("fhlmnrsx").find(name[0]) != std::string_view::npos &&
-           name[1] >= '0' && name[1] <= '9';
+    return name.size() > 1 && std::string_view("fhlmnrsx").find(name[0]) != std::string_view::npos && name[1] >= '0' &&
+           name[1] <= '9';
   };
-  const bool an = !name.empty() && (std::string_view("aeiou").find(name[0]) != std::string_view::npos || letter_named());
+  const bool an =
+      !name.empty() && (std::string_view("aeiou").find(name[0]) != std::string_view::npos || letter_named());
   return std::string(an ? "an " : "a ") + std::string(name) + " route";
 }
 
@@ -69,8 +70,7 @@ void route_kind_reader::read_options(const route_kind_info& k, route_config& r) 
     if (key == nullptr) continue;
     if (!has(key)) {
       if (o.required) {
-        fail(f == route_format::Yaml ? what() + " needs `" + key + ":` (" + o.doc + ")"
-                                     : what() + ": no " + key);
+        fail(f == route_format::Yaml ? what() + " needs `" + key + ":` (" + o.doc + ")" : what() + ": no " + key);
       }
       continue;
     }

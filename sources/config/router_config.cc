@@ -22,10 +22,10 @@ route_config ref_node(std::string name, int line) {
 const std::vector<std::string>& known_failover_errors() {
   // carbon's error results (isErrorResult), mc_res_ dropped.
   static const std::vector<std::string> names = {
-      "ooo",         "timeout",   "connect_timeout", "connect_error", "busy",         "try_again",
-      "shutdown",    "tko",       "bad_command",     "bad_key",       "bad_flags",    "bad_exptime",
-      "bad_lease_id", "bad_cas_id", "bad_value",     "aborted",       "client_error", "local_error",
-      "remote_error", "unknown",  "deadline_exceeded", "permission_denied", "overloaded",
+      "ooo",          "timeout",    "connect_timeout",   "connect_error",     "busy",         "try_again",
+      "shutdown",     "tko",        "bad_command",       "bad_key",           "bad_flags",    "bad_exptime",
+      "bad_lease_id", "bad_cas_id", "bad_value",         "aborted",           "client_error", "local_error",
+      "remote_error", "unknown",    "deadline_exceeded", "permission_denied", "overloaded",
   };
   return names;
 }

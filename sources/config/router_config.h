@@ -25,12 +25,12 @@ namespace ithaca::config {
 struct backend_server {
   std::string address;  // normalised: "127.0.0.1:11211", "[::1]:11211", "unix:/run/mc.sock"
   uint32_t weight = 1;
-  std::string name;     // what ketama hashes; "" = the address (twemproxy)
+  std::string name;  // what ketama hashes; "" = the address (twemproxy)
   // weighted_ch3 only: the share of its ch3 keys the server keeps, in [0, 1]
   // (mcrouter's pool `weights`); negative: weight over the largest weight.
   double fraction = -1.0;
-  int line = 0;         // where it was written (1-based), for errors
-  std::string written;  // the entry as written, for messages
+  int line = 0;              // where it was written (1-based), for errors
+  std::string written;       // the entry as written, for messages
   bool port_written = true;  // false: "host" alone, which takes kDefaultPort (a warning, preflight.h)
 };
 // Parsed by parse_backend_server (server_list.h).
@@ -44,20 +44,20 @@ struct pool_config {
   // A pool that must place keys as nutcracker did says `hash: fnv1a_64`.
   kinds::hash_kind hash = kinds::hash_kind::Md5;
   kinds::distribution_kind dist = kinds::distribution_kind::Ketama;
-  std::string hash_tag;        // twemproxy: two characters, e.g. "{}"; "" = off
-  bool hash_stop = false;      // mcrouter: a key with "|#|" hashes only the part before it
+  std::string hash_tag;    // twemproxy: two characters, e.g. "{}"; "" = off
+  bool hash_stop = false;  // mcrouter: a key with "|#|" hashes only the part before it
   kinds::backend_protocol protocol = kinds::backend_protocol::Auto;
   uint64_t connect_timeout_ms = 1000;
-  uint64_t timeout_ms = 1000;  // one request, from send to reply
-  unsigned connections = 1;    // per worker per server
-  unsigned max_inflight = 4096;  // requests written and unanswered, per connection
-  unsigned max_queued = 65536;  // requests waiting behind them; past it SERVER_ERROR at once
-  unsigned failure_limit = 3;   // consecutive failures that mark a server down
-  uint64_t retry_interval_ms = 500;         // the down server's first probe; doubles, jittered
-  uint64_t retry_interval_max_ms = 10000;   // ... up to this
-  bool auto_eject_hosts = false;  // twemproxy: a down server leaves the ring instead of failing fast
-  bool allow_flush = false;       // flush_all reaches every server of the pool
-  bool preconnect = false;        // twemproxy: every worker connects to every server at start-up
+  uint64_t timeout_ms = 1000;              // one request, from send to reply
+  unsigned connections = 1;                // per worker per server
+  unsigned max_inflight = 4096;            // requests written and unanswered, per connection
+  unsigned max_queued = 65536;             // requests waiting behind them; past it SERVER_ERROR at once
+  unsigned failure_limit = 3;              // consecutive failures that mark a server down
+  uint64_t retry_interval_ms = 500;        // the down server's first probe; doubles, jittered
+  uint64_t retry_interval_max_ms = 10000;  // ... up to this
+  bool auto_eject_hosts = false;           // twemproxy: a down server leaves the ring instead of failing fast
+  bool allow_flush = false;                // flush_all reaches every server of the pool
+  bool preconnect = false;                 // twemproxy: every worker connects to every server at start-up
   // TLS to the servers: `tls_own` as the pool says it (`tls:`, mcrouter's
   // use_ssl), `tls` the effective settings: router.tls under the pool's own
   // keys (resolve_pool_tls).
@@ -72,8 +72,8 @@ struct route_config;
 const char* kind_name(const route_config& r);
 
 // Operation classes (kinds/op_class.h: one definition, with their names).
-using kinds::op_class;
 using kinds::kOpClasses;
+using kinds::op_class;
 
 // The result names `failover_errors` may hold: mcrouter's error results
 // (carbon's mc_res_* without the prefix).
@@ -98,8 +98,8 @@ struct route_config {
   // options_of<T>() gives them. nullptr: a reference to the named route `name`.
   const route_kind_info* module = nullptr;
   std::shared_ptr<const route_options> options;
-  std::string name;   // optional, for logs and `stats routes`; a reference's named route
-  std::string role;   // its place in its parent (above)
+  std::string name;  // optional, for logs and `stats routes`; a reference's named route
+  std::string role;  // its place in its parent (above)
   std::vector<route_config> children;
   int line = 0;  // where it was written (1-based), for errors
 

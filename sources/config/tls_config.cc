@@ -32,8 +32,8 @@ bool parse_min_version(std::string_view text, unsigned& out) {
 }
 
 // memcached's messages for -o ssl_* (memcached.c, its SSL_* sub-options).
-bool apply_tls_suboption(std::string_view name, std::string_view value, bool has_value, tls_config& out,
-                         bool& known, std::string* error) {
+bool apply_tls_suboption(std::string_view name, std::string_view value, bool has_value, tls_config& out, bool& known,
+                         std::string* error) {
   known = true;
   const std::string n(name);
   auto missing = [&] { return fail(error, "Missing " + n + " argument"); };
@@ -46,8 +46,7 @@ bool apply_tls_suboption(std::string_view name, std::string_view value, bool has
     return true;
   }
   if (name != "ssl_chain_cert" && name != "ssl_key" && name != "ssl_ca_cert" && name != "ssl_ciphers" &&
-      name != "ssl_verify_mode" && name != "ssl_min_version" && name != "ssl_keyformat" &&
-      name != "ssl_wbuf_size") {
+      name != "ssl_verify_mode" && name != "ssl_min_version" && name != "ssl_keyformat" && name != "ssl_wbuf_size") {
     known = false;
     return false;
   }

@@ -26,17 +26,17 @@ inline constexpr int kKeyformatPem = 1;
 inline constexpr int kKeyformatAsn1 = 2;
 
 struct tls_config {
-  bool enabled = false;       // -Z, --enable-ssl; tls.enabled
-  std::string chain_cert;     // ssl_chain_cert: the certificate chain, PEM
-  std::string key;            // ssl_key: the private key ("" = in chain_cert)
-  std::string ca_cert;        // ssl_ca_cert: CAs a client certificate must chain to
-  unsigned verify_mode = 0;   // ssl_verify_mode (0..3, memcached's numbers)
-  unsigned min_version = 2;   // ssl_min_version (0..3; memcached's default tlsv1.2)
-  std::string ciphers;        // ssl_ciphers: OpenSSL's cipher list (TLS 1.2); "" = OpenSSL's
-  int keyformat = kKeyformatPem;  // ssl_keyformat
+  bool enabled = false;            // -Z, --enable-ssl; tls.enabled
+  std::string chain_cert;          // ssl_chain_cert: the certificate chain, PEM
+  std::string key;                 // ssl_key: the private key ("" = in chain_cert)
+  std::string ca_cert;             // ssl_ca_cert: CAs a client certificate must chain to
+  unsigned verify_mode = 0;        // ssl_verify_mode (0..3, memcached's numbers)
+  unsigned min_version = 2;        // ssl_min_version (0..3; memcached's default tlsv1.2)
+  std::string ciphers;             // ssl_ciphers: OpenSSL's cipher list (TLS 1.2); "" = OpenSSL's
+  int keyformat = kKeyformatPem;   // ssl_keyformat
   uint64_t wbuf_size = 16 * 1024;  // ssl_wbuf_size: bytes a write gathers per SSL_write
-  bool session_cache = false;  // ssl_session_cache: server-side session resumption
-  bool kernel_tls = true;      // ssl_kernel_tls: kTLS where the kernel has it (ithaca: on by default)
+  bool session_cache = false;      // ssl_session_cache: server-side session resumption
+  bool kernel_tls = true;          // ssl_kernel_tls: kTLS where the kernel has it (ithaca: on by default)
   bool operator==(const tls_config&) const = default;
 };
 
@@ -48,7 +48,7 @@ bool parse_min_version(std::string_view text, unsigned& out);
 // One `-o` sub-option (name, value; `has_value` false for "ssl_session_cache"
 // alone). Returns false with memcached's words in *error. `known` is set
 // false for a sub-option that is not a TLS one (the caller refuses those).
-bool apply_tls_suboption(std::string_view name, std::string_view value, bool has_value, tls_config& out,
-                         bool& known, std::string* error);
+bool apply_tls_suboption(std::string_view name, std::string_view value, bool has_value, tls_config& out, bool& known,
+                         std::string* error);
 
 }  // namespace ithaca::config

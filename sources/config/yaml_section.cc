@@ -81,8 +81,7 @@ const YAML::Mark* load_context::mark_of(const std::string& key) const {
   return it == marks_.end() ? nullptr : &it->second;
 }
 
-section::section(load_context& ctx, std::string name, const YAML::Node& node)
-    : ctx_(ctx), name_(std::move(name)) {
+section::section(load_context& ctx, std::string name, const YAML::Node& node) : ctx_(ctx), name_(std::move(name)) {
   // By value: yaml-cpp's iterator yields a proxy pair, and `it->first` makes
   // GCC 12 warn about a dangling temporary.
   for (const auto kv : node) {
@@ -92,8 +91,7 @@ section::section(load_context& ctx, std::string name, const YAML::Node& node)
       continue;
     }
     std::string key = k.Scalar();
-    auto dup = std::find_if(entries_.begin(), entries_.end(),
-                            [&](const entry& e) { return e.key == key; });
+    auto dup = std::find_if(entries_.begin(), entries_.end(), [&](const entry& e) { return e.key == key; });
     if (dup != entries_.end()) {
       std::string where = name_.empty() ? "" : " in section '" + name_ + "'";
       ctx_.fail(k.Mark(), "duplicate key '" + key + "'" + where + " (first set on line " +
@@ -124,8 +122,7 @@ bool section::scalar(std::string_view key, entry*& e, std::string_view expected)
   e = find(key);
   if (e == nullptr) return false;
   if (!e->value.IsScalar()) {
-    fail_value(key, e->key_mark,
-               "expected " + std::string(expected) + ", got " + describe_node(e->value));
+    fail_value(key, e->key_mark, "expected " + std::string(expected) + ", got " + describe_node(e->value));
     return false;
   }
   return true;
@@ -185,8 +182,7 @@ void section::string(std::string_view key, std::string& out) {
   out = e->value.Scalar();
 }
 
-bool section::choice_index(std::string_view key, const std::vector<std::string>& names,
-                           size_t& index) {
+bool section::choice_index(std::string_view key, const std::vector<std::string>& names, size_t& index) {
   entry* e = nullptr;
   std::string expected = "one of " + quote_list(names);
   if (!scalar(key, e, expected)) return false;
@@ -205,8 +201,7 @@ const YAML::Node* section::mapping(std::string_view key) {
   if (!e->value.IsMap()) {
     // `cache:` with nothing under it is an empty section, not a mistake.
     if (!e->value.IsNull()) {
-      ctx_.fail(e->key_mark, "section '" + e->key + "' must be a mapping of keys, got " +
-                                 describe_node(e->value));
+      ctx_.fail(e->key_mark, "section '" + e->key + "' must be a mapping of keys, got " + describe_node(e->value));
     }
     return nullptr;
   }
@@ -235,8 +230,7 @@ const YAML::Mark* section::key_mark(std::string_view key) const {
   return nullptr;
 }
 
-bool section::string_list(std::string_view key, std::vector<std::string>& out,
-                          std::vector<YAML::Mark>* marks) {
+bool section::string_list(std::string_view key, std::vector<std::string>& out, std::vector<YAML::Mark>* marks) {
   entry* e = find(key);
   if (e == nullptr) return false;
   std::vector<std::string> values;
@@ -248,16 +242,14 @@ bool section::string_list(std::string_view key, std::vector<std::string>& out,
   } else if (v.IsSequence()) {
     for (const YAML::Node& item : v) {
       if (!item.IsScalar()) {
-        fail_value(key, item.Mark(), "expected a list of strings, got " + describe_node(item) +
-                                         " in the list");
+        fail_value(key, item.Mark(), "expected a list of strings, got " + describe_node(item) + " in the list");
         return false;
       }
       values.push_back(item.Scalar());
       value_marks.push_back(item.Mark());
     }
   } else if (!v.IsNull()) {
-    fail_value(key, e->key_mark, "expected a string or a list of strings, got " +
-                                     describe_node(v));
+    fail_value(key, e->key_mark, "expected a string or a list of strings, got " + describe_node(v));
     return false;
   }
   out = std::move(values);
@@ -268,9 +260,8 @@ bool section::string_list(std::string_view key, std::vector<std::string>& out,
 void section::finish() {
   for (const entry& e : entries_) {
     if (e.used) continue;
-    std::string message = name_.empty()
-                              ? "unknown section '" + e.key + "'"
-                              : "unknown key '" + e.key + "' in section '" + name_ + "'";
+    std::string message =
+        name_.empty() ? "unknown section '" + e.key + "'" : "unknown key '" + e.key + "' in section '" + name_ + "'";
     std::string hint = closest_key(e.key, known_);
     if (!hint.empty()) message += " (did you mean '" + hint + "'?)";
     ctx_.fail(e.key_mark, message);

@@ -61,9 +61,7 @@ class section {
     uint64_t v = out;
     if (unsigned_value(key, v, value_kind::Integer, r)) out = static_cast<T>(v);
   }
-  void size(std::string_view key, uint64_t& out, range r) {
-    unsigned_value(key, out, value_kind::Size, r);
-  }
+  void size(std::string_view key, uint64_t& out, range r) { unsigned_value(key, out, value_kind::Size, r); }
   void duration(std::string_view key, uint64_t& out_ms, range r) {
     unsigned_value(key, out_ms, value_kind::Duration, r);
   }
@@ -99,8 +97,7 @@ class section {
   }
   // A scalar or a list of scalars, as strings: `tcp: a` or `tcp: [a, b]`.
   // True if the key is present and valid (then `out` and `marks` are set).
-  bool string_list(std::string_view key, std::vector<std::string>& out,
-                   std::vector<YAML::Mark>* marks = nullptr);
+  bool string_list(std::string_view key, std::vector<std::string>& out, std::vector<YAML::Mark>* marks = nullptr);
 
   // A nested mapping (a section inside this one); nullptr if absent, or if it
   // is not a mapping (then an error is recorded).

@@ -195,17 +195,14 @@ void request_slot::finish() {
     reported_ = true;
     request_slot& p = *parent_;
     switch (p.some_) {
-      case some::Off:
-        p.call_done();
-        return;
+      case some::Off: p.call_done(); return;
       case some::Waiting:
         if (p.frames_.back().owner->child_answered(p, *this)) {
           p.some_ = some::Enough;
           p.call_done();
         }
         return;
-      case some::Enough:
-        return;  // a straggler: the parent answered without it
+      case some::Enough: return;  // a straggler: the parent answered without it
     }
   } else {
     home_->finished(*this);  // may free a detached slot: nothing after this

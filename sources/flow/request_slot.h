@@ -247,10 +247,10 @@ class request_slot {
   // The client is gone: this slot and its pending children become orphans.
   // True if something is still pending (the slot frees itself later).
   bool orphan();
-  void held_release();  // uncounts this slot's bytes from its client's bound
+  void held_release();               // uncounts this slot's bytes from its client's bound
   inflight_queue* queue_ = nullptr;  // the root client's (Queue, Child); null otherwise
   slot_home* home_ = nullptr;
-  request_slot* parent_ = nullptr;   // Child
+  request_slot* parent_ = nullptr;  // Child
   ownership own_ = ownership::Queue;
   std::vector<slot_frame> frames_;
   std::vector<std::unique_ptr<request_slot>> children_;
@@ -343,9 +343,9 @@ class inflight_queue final : public slot_home {
   std::size_t head_ = 0;
   std::size_t count_ = 0;
   std::uint64_t id_;
-  std::size_t held_ = 0;  // sum of the slots' accounted_
-  std::size_t dropped_ = 0;             // slots with refetch_ set
-  std::uint64_t dispatched_ = 0;        // requests sent so far (the last seq_)
+  std::size_t held_ = 0;                 // sum of the slots' accounted_
+  std::size_t dropped_ = 0;              // slots with refetch_ set
+  std::uint64_t dispatched_ = 0;         // requests sent so far (the last seq_)
   std::uint64_t last_unrepeatable_ = 0;  // seq_ of the last one not to be sent twice
   std::vector<request_slot*> resumes_;   // slots whose frames wait to run
   std::size_t resume_next_ = 0;          // resumes_[resume_next_..] are still to run

@@ -35,9 +35,7 @@ inline constexpr enum_name<distribution_kind> kDistributionKindNames[] = {
     {distribution_kind::WeightedCh3, "weighted_ch3"},
     {distribution_kind::McrouterCrc32, "mcrouter_crc32"},
 };
-constexpr std::span<const enum_name<distribution_kind>> name_table(distribution_kind) {
-  return kDistributionKindNames;
-}
+constexpr std::span<const enum_name<distribution_kind>> name_table(distribution_kind) { return kDistributionKindNames; }
 static_assert(names_each_once(name_table(distribution_kind{}), kDistributionKindCount));
 
 }  // namespace ithaca::kinds

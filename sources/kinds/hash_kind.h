@@ -21,9 +21,9 @@ enum class hash_kind : std::uint8_t {
   Fnv1a_64,    // FNV-1a run in 32 bits with the 64-bit constants' low halves
   Fnv1_32,
   Fnv1a_32,
-  Hsieh,       // Paul Hsieh's SuperFastHash
-  Murmur,      // MurmurHash2 with libmemcached's seed (0xdeadbeef * length)
-  Jenkins,     // Bob Jenkins' lookup3 hashlittle, initval 13
+  Hsieh,    // Paul Hsieh's SuperFastHash
+  Murmur,   // MurmurHash2 with libmemcached's seed (0xdeadbeef * length)
+  Jenkins,  // Bob Jenkins' lookup3 hashlittle, initval 13
 };
 
 inline constexpr int kHashKindCount = 12;

@@ -20,8 +20,9 @@ enum class op_class : std::uint8_t { Get, Set, Delete, Arithmetic, Touch, None }
 inline constexpr std::size_t kOpClasses = 5;
 
 inline constexpr enum_name<op_class> kOpClassNames[] = {
-    {op_class::Get, "get"},           {op_class::Set, "set"},     {op_class::Delete, "delete"},
-    {op_class::Arithmetic, "arithmetic"}, {op_class::Touch, "touch"}, {op_class::None, "other"},
+    {op_class::Get, "get"},       {op_class::Set, "set"},
+    {op_class::Delete, "delete"}, {op_class::Arithmetic, "arithmetic"},
+    {op_class::Touch, "touch"},   {op_class::None, "other"},
 };
 constexpr std::span<const enum_name<op_class>> name_table(op_class) { return kOpClassNames; }
 static_assert(names_each_once(name_table(op_class{}), kOpClasses + 1));

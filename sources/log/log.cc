@@ -69,7 +69,7 @@ bool init(const logging_config& c, std::string* error) {
     // spdlog would create missing directories; a typo in the path should be
     // an error instead.
     std::string dir = c.file.substr(0, c.file.find_last_of('/') + 1);
-    struct stat st{};
+    struct stat st {};
     if (!dir.empty() && (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
       if (error) *error = "logging.file: '" + c.file + "': directory '" + dir + "' does not exist";
       return false;
@@ -88,8 +88,8 @@ bool init(const logging_config& c, std::string* error) {
   release_async();
   size_t queue = c.async_queue == 0 ? 1 : c.async_queue;
   g_pool = std::make_shared<spdlog::details::thread_pool>(queue, 1);
-  auto logger = std::make_shared<spdlog::async_logger>(
-      "ithaca", std::move(sink), g_pool, spdlog::async_overflow_policy::overrun_oldest);
+  auto logger = std::make_shared<spdlog::async_logger>("ithaca", std::move(sink), g_pool,
+                                                       spdlog::async_overflow_policy::overrun_oldest);
   logger->set_formatter(make_formatter());
   logger->set_level(to_spdlog(c.level));
   // Problems reach the file at once; the rest within a second (flush_every).

@@ -10,8 +10,8 @@ enum class log_level { Trace, Debug, Info, Warn, Error, Off };
 
 struct logging_config {
   log_level level = log_level::Warn;  // like memcached without -v: problems only
-  std::string file;               // "" = stderr
-  unsigned async_queue = 8192;    // lines; when full the oldest line is dropped
+  std::string file;                   // "" = stderr
+  unsigned async_queue = 8192;        // lines; when full the oldest line is dropped
 };
 
 }  // namespace ithaca::log

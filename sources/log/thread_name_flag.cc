@@ -25,11 +25,9 @@ std::string thread_name(size_t tid) {
   return name.empty() ? std::to_string(tid) : name;
 }
 
-void thread_name_flag::format(const spdlog::details::log_msg& msg, const std::tm&,
-                              spdlog::memory_buf_t& dest) {
+void thread_name_flag::format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) {
   auto it = names_.find(msg.thread_id);
-  if (it == names_.end() || msg.time - it->second.read_at > kRefresh ||
-      msg.time < it->second.read_at) {
+  if (it == names_.end() || msg.time - it->second.read_at > kRefresh || msg.time < it->second.read_at) {
     std::string name = read_thread_name(msg.thread_id);
     // A failed read keeps the name read before rather than turning it into a number.
     if (name.empty()) name = it != names_.end() ? it->second.name : std::to_string(msg.thread_id);

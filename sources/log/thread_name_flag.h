@@ -18,8 +18,7 @@ namespace ithaca::log {
 
 class thread_name_flag : public spdlog::custom_flag_formatter {
  public:
-  void format(const spdlog::details::log_msg& msg, const std::tm& tm,
-              spdlog::memory_buf_t& dest) override;
+  void format(const spdlog::details::log_msg& msg, const std::tm& tm, spdlog::memory_buf_t& dest) override;
   std::unique_ptr<spdlog::custom_flag_formatter> clone() const override;
 
  private:

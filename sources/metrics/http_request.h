@@ -15,7 +15,7 @@ enum class http_parse { NeedMore, Ok, Bad, TooLarge };
 
 struct http_request {
   std::string method;
-  std::string path;     // the target without "?query"
+  std::string path;       // the target without "?query"
   int minor_version = 1;  // HTTP/1.<minor>
   size_t head_size = 0;   // bytes up to and including the blank line
 };

@@ -28,23 +28,23 @@ struct worker_runtime {
   uint64_t ready = 0;               // ready queue length after the last turn
   uint64_t context_switches = 0;
   uint64_t loop_iterations = 0;
-  uint64_t messages = 0;            // cross-machine wake-ups and spawns delivered
-  uint64_t timers = 0;              // pending timers
+  uint64_t messages = 0;  // cross-machine wake-ups and spawns delivered
+  uint64_t timers = 0;    // pending timers
   uint64_t stacks_cached = 0;
-  bool uring = false;               // the io_uring backend (the two below are its)
-  uint64_t uring_submissions = 0;   // SQEs submitted
-  uint64_t uring_completions = 0;   // CQEs reaped
+  bool uring = false;              // the io_uring backend (the two below are its)
+  uint64_t uring_submissions = 0;  // SQEs submitted
+  uint64_t uring_completions = 0;  // CQEs reaped
 };
 
 struct page_input {
-  stat_lines general;   // stats
-  stat_lines settings;  // stats settings
-  stat_lines items;     // stats items
-  stat_lines slabs;     // stats slabs
-  stat_lines pools;     // stats pools
-  stat_lines servers;   // stats servers
-  stat_lines latency;   // stats latency: POOL/ADDR:latency_le_US (cumulative), _sum_us, _count
-  stat_lines routes;    // stats routes: route:N (KIND NAME), route:N:listener, route:N:COUNTER, async_*
+  stat_lines general;     // stats
+  stat_lines settings;    // stats settings
+  stat_lines items;       // stats items
+  stat_lines slabs;       // stats slabs
+  stat_lines pools;       // stats pools
+  stat_lines servers;     // stats servers
+  stat_lines latency;     // stats latency: POOL/ADDR:latency_le_US (cumulative), _sum_us, _count
+  stat_lines routes;      // stats routes: route:N (KIND NAME), route:N:listener, route:N:COUNTER, async_*
   stat_lines route_help;  // COUNTER -> the HELP of a counter a route kind keeps (its module's, route_kind.h)
   std::vector<worker_runtime> workers;
 };

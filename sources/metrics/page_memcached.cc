@@ -19,13 +19,9 @@ void memcached_general(prom_writer& w, const lookup& s) {
   add_rows(w, s, stats::kGeneralStats, "memcached_");
 }
 
-void memcached_settings(prom_writer& w, const lookup& settings) {
-  add_rows(w, settings, kSettingsRows, "memcached_");
-}
+void memcached_settings(prom_writer& w, const lookup& settings) { add_rows(w, settings, kSettingsRows, "memcached_"); }
 
-void memcached_slabs(prom_writer& w, const lookup& slabs) {
-  add_rows(w, slabs, stats::kSlabTotalStats, "memcached_");
-}
+void memcached_slabs(prom_writer& w, const lookup& slabs) { add_rows(w, slabs, stats::kSlabTotalStats, "memcached_"); }
 }  // namespace
 
 void memcached_families(prom_writer& w, const page_input& in) {

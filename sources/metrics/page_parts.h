@@ -41,8 +41,8 @@ inline constexpr auto G = metric_type::Gauge;
 void memcached_families(prom_writer& w, const page_input& in);  // page_memcached.cc
 // memcached_slab_*, per class (page_slabs.cc); called by memcached_families.
 void memcached_slab_families(prom_writer& w, const stat_lines& items, const stat_lines& slabs);
-void ithaca_families(prom_writer& w, const page_input& in);     // page_ithaca.cc
-void router_families(prom_writer& w, const page_input& in);     // page_router.cc
-void route_families(prom_writer& w, const page_input& in);      // page_routes.cc
+void ithaca_families(prom_writer& w, const page_input& in);  // page_ithaca.cc
+void router_families(prom_writer& w, const page_input& in);  // page_router.cc
+void route_families(prom_writer& w, const page_input& in);   // page_routes.cc
 
 }  // namespace ithaca::metrics

@@ -26,8 +26,8 @@ bool split_server_key(const std::vector<std::string>& pools, const std::string& 
   if (colon == std::string::npos) return false;
   const std::string* best = nullptr;
   for (const std::string& p : pools) {
-    if (key.size() > p.size() + 1 && key.compare(0, p.size(), p) == 0 && key[p.size()] == '/' &&
-        p.size() + 1 < colon && (best == nullptr || p.size() > best->size())) {
+    if (key.size() > p.size() + 1 && key.compare(0, p.size(), p) == 0 && key[p.size()] == '/' && p.size() + 1 < colon &&
+        (best == nullptr || p.size() > best->size())) {
       best = &p;
     }
   }

@@ -77,7 +77,8 @@ ssize_t ssl_write_all(SSL* ssl, const char* p, size_t n, Wait wait, std::string*
   while (done < n) {
     const int len = static_cast<int>(std::min(n - done, size_t{1} << 30));
     const char* at = p + done;
-    const ssize_t w = drive_ssl(ssl, [ssl, at, len] { return ssl_write(ssl, at, len); }, wait, reason);
+    const ssize_t w = drive_ssl(
+        ssl, [ssl, at, len] { return ssl_write(ssl, at, len); }, wait, reason);
     if (w <= 0) return w == 0 ? -EPIPE : w;
     done += static_cast<size_t>(w);
   }

@@ -17,8 +17,8 @@ namespace {
 ssize_t errno_of(mm::wait_status s) { return s == mm::wait_status::Cancelled ? -ECANCELED : -ETIMEDOUT; }
 }  // namespace
 
-std::unique_ptr<tls_conn> tls_conn::connect(mm::io& io, SSL_CTX* ctx, const std::string& server_name,
-                                            bool check_name, int64_t deadline, std::string* why) {
+std::unique_ptr<tls_conn> tls_conn::connect(mm::io& io, SSL_CTX* ctx, const std::string& server_name, bool check_name,
+                                            int64_t deadline, std::string* why) {
   SSL* ssl = new_ssl(io.fd(), ctx, why);
   if (ssl == nullptr) return nullptr;
   if (!server_name.empty()) {
@@ -43,8 +43,7 @@ std::unique_ptr<tls_conn> tls_conn::accept(mm::io& io, SSL_CTX* ctx, int64_t dea
   return handshake(io, ssl, false, deadline, why);
 }
 
-std::unique_ptr<tls_conn> tls_conn::handshake(mm::io& io, SSL* ssl, bool client, int64_t deadline,
-                                              std::string* why) {
+std::unique_ptr<tls_conn> tls_conn::handshake(mm::io& io, SSL* ssl, bool client, int64_t deadline, std::string* why) {
   std::unique_ptr<tls_conn> c(new tls_conn(io, ssl));
   const ssize_t r = c->drive([ssl] { return SSL_do_handshake(ssl); }, deadline);
   if (r > 0) {

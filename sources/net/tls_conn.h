@@ -64,8 +64,8 @@ class tls_conn {
   // `check_name`, must be the certificate's. nullptr and *why ("certificate
   // verify failed (unable to get local issuer certificate)", "timed out",
   // "closed by the peer") on failure. [machine; suspends]
-  static std::unique_ptr<tls_conn> connect(mm::io& io, SSL_CTX* ctx, const std::string& server_name,
-                                           bool check_name, int64_t deadline, std::string* why);
+  static std::unique_ptr<tls_conn> connect(mm::io& io, SSL_CTX* ctx, const std::string& server_name, bool check_name,
+                                           int64_t deadline, std::string* why);
   // The server handshake (a context from make_mutual_server_ctx requires
   // and checks the peer's certificate). [machine; suspends]
   static std::unique_ptr<tls_conn> accept(mm::io& io, SSL_CTX* ctx, int64_t deadline, std::string* why);
@@ -85,16 +85,14 @@ class tls_conn {
   // write: the peer's reader then has a record to answer by writing. [tests]
   void request_key_update();
 
-  const char* version() const;   // "TLSv1.3"
-  bool kernel_send() const { return kernel_send_; }  // the kernel encrypts the sends (kTLS)
-  std::string peer_subject() const;  // the peer certificate's subject, "" without one
+  const char* version() const;                                   // "TLSv1.3"
+  bool kernel_send() const { return kernel_send_; }              // the kernel encrypts the sends (kTLS)
+  std::string peer_subject() const;                              // the peer certificate's subject, "" without one
   const std::string& last_error() const { return last_error_; }  // OpenSSL's reason of the last -EPROTO
-
 
  private:
   tls_conn(mm::io& io, SSL* ssl) : io_(io), ssl_(ssl) {}
-  static std::unique_ptr<tls_conn> handshake(mm::io& io, SSL* ssl, bool client, int64_t deadline,
-                                             std::string* why);
+  static std::unique_ptr<tls_conn> handshake(mm::io& io, SSL* ssl, bool client, int64_t deadline, std::string* why);
   // drive_ssl's wait (ssl_socket.h): await() until `deadline`, 0 or -errno.
   struct socket_wait {
     tls_conn* conn;

@@ -23,7 +23,8 @@ namespace {
 using call_detail::is_binary_quiet_get;
 using call_detail::kLeaseTokenTag;
 
-constexpr std::string_view kKeyNotText = "CLIENT_ERROR key not representable in the ascii protocol (needs a meta backend)";
+constexpr std::string_view kKeyNotText =
+    "CLIENT_ERROR key not representable in the ascii protocol (needs a meta backend)";
 constexpr std::string_view kLeaseNeedsMeta = "SERVER_ERROR lease-get and lease-set need a meta backend";
 constexpr std::string_view kMeNeedsMeta = "CLIENT_ERROR me needs a meta backend";
 constexpr std::string_view kCasNeedsMeta = "CAS compare needs a meta backend";
@@ -33,25 +34,25 @@ constexpr std::string_view kCasNeedsMeta = "CAS compare needs a meta backend";
 // Everything else (t h l N R E I, ms/ma/md C, ms/ma c, ma T) needs the item
 // state only the meta protocol reports.
 std::string_view ascii_servable_flags(command cmd) {
-    switch (cmd) {
-        case command::MetaGet: return "vfcksOqbTuPL";
-        case command::MetaSet: return "FTCMkOqbvfsthluPL";
-        case command::MetaDelete: return "kOqbvfstchluPL";
-        case command::MetaArithmetic: return "DMJkOqbvfshluPL";
-        default: return "";
-    }
+  switch (cmd) {
+    case command::MetaGet: return "vfcksOqbTuPL";
+    case command::MetaSet: return "FTCMkOqbvfsthluPL";
+    case command::MetaDelete: return "kOqbvfstchluPL";
+    case command::MetaArithmetic: return "DMJkOqbvfshluPL";
+    default: return "";
+  }
 }
 
 // The first flag of `req` an ascii backend cannot serve, or 0.
 char unservable_meta_flag(const request& req) {
-    const meta_flags& m = req.meta;
-    const std::string_view ok = ascii_servable_flags(req.cmd);
-    for (std::size_t i = 0; i < m.order_size; ++i) {
-        if (ok.find(m.order[i]) == std::string_view::npos) return m.order[i];
-    }
-    // ascii append/prepend cannot compare a CAS.
-    if (req.cmd == command::MetaSet && m.has('C') && (m.mode == 'A' || m.mode == 'P')) return 'C';
-    return 0;
+  const meta_flags& m = req.meta;
+  const std::string_view ok = ascii_servable_flags(req.cmd);
+  for (std::size_t i = 0; i < m.order_size; ++i) {
+    if (ok.find(m.order[i]) == std::string_view::npos) return m.order[i];
+  }
+  // ascii append/prepend cannot compare a CAS.
+  if (req.cmd == command::MetaSet && m.has('C') && (m.mode == 'A' || m.mode == 'P')) return 'C';
+  return 0;
 }
 
 }  // namespace
@@ -68,141 +69,131 @@ char unservable_meta_flag(const request& req) {
 // a single key]
 backend_call::progress backend_call::start(const request& req, backend_protocol proto, routed_result& result,
                                            std::span<const std::uint32_t> keys) {
-    req_ = &req;
-    only_reads_ = can_fetch_again(req);
-    result_ = &result;
-    keys_ = keys;
-    proto_ = proto;
-    step_ = step::Done;
-    binary_ = req.proto == protocol_kind::Binary;
-    match_key_ = 0;
-    lines_ = 0;
-    rounds_ = 0;
-    line_verb_ = line_verb::Get;
-    last_line_start_ = 0;
-    joined_next_ = false;
-    hits_ = misses_ = errors_ = 0;
-    has_passthrough_result_ = false;
+  req_ = &req;
+  only_reads_ = can_fetch_again(req);
+  result_ = &result;
+  keys_ = keys;
+  proto_ = proto;
+  step_ = step::Done;
+  binary_ = req.proto == protocol_kind::Binary;
+  match_key_ = 0;
+  lines_ = 0;
+  rounds_ = 0;
+  line_verb_ = line_verb::Get;
+  last_line_start_ = 0;
+  joined_next_ = false;
+  hits_ = misses_ = errors_ = 0;
+  has_passthrough_result_ = false;
 
-    if (proto == backend_protocol::Ascii && req.proto != protocol_kind::Ascii) {
-        for (std::size_t i = 0; i < key_count(); ++i) {
-            if (!text_safe_key(req.keys[key_index(i)])) return refuse(kKeyNotText, binary_status::InvalidArguments);
-        }
+  if (proto == backend_protocol::Ascii && req.proto != protocol_kind::Ascii) {
+    for (std::size_t i = 0; i < key_count(); ++i) {
+      if (!text_safe_key(req.keys[key_index(i)])) return refuse(kKeyNotText, binary_status::InvalidArguments);
     }
-    if (req.proto == protocol_kind::Meta) return start_meta_client();
+  }
+  if (req.proto == protocol_kind::Meta) return start_meta_client();
 
-    switch (classify(req)) {
-        case command_class::Retrieve:  // binary Touch too: it answers with flags and CAS
-            op_ = req.cmd == command::LeaseGet ? op::LeaseGet : op::Retrieve;
-            break;
-        case command_class::Touch:
-            op_ = op::Touch;
-            break;
-        case command_class::Store:
-            op_ = req.cmd == command::LeaseSet ? op::LeaseSet : op::Store;
-            break;
-        case command_class::Arithmetic:
-            op_ = op::Arith;
-            break;
-        case command_class::Delete:
-            op_ = op::Delete;
-            break;
-        case command_class::Flush:
-            op_ = op::Flush;
-            break;
-        default:
-            // Commands the server answers itself never come here.
-            return refuse("ERROR", binary_status::UnknownCommand);
-    }
+  switch (classify(req)) {
+    case command_class::Retrieve:  // binary Touch too: it answers with flags and CAS
+      op_ = req.cmd == command::LeaseGet ? op::LeaseGet : op::Retrieve;
+      break;
+    case command_class::Touch: op_ = op::Touch; break;
+    case command_class::Store: op_ = req.cmd == command::LeaseSet ? op::LeaseSet : op::Store; break;
+    case command_class::Arithmetic: op_ = op::Arith; break;
+    case command_class::Delete: op_ = op::Delete; break;
+    case command_class::Flush: op_ = op::Flush; break;
+    default:
+      // Commands the server answers itself never come here.
+      return refuse("ERROR", binary_status::UnknownCommand);
+  }
 
-    if (proto == backend_protocol::Ascii) {
-        if (op_ == op::LeaseGet || op_ == op::LeaseSet) return refuse(kLeaseNeedsMeta, binary_status::NotSupported);
-        // Binary commands that compare a CAS where ascii has no way to.
-        const bool concat = req.cmd == command::Append || req.cmd == command::Prepend;
-        if (binary_ && req.cas != 0 && (concat || op_ == op::Delete || op_ == op::Arith)) {
-            return refuse(kCasNeedsMeta, binary_status::NotSupported);
-        }
+  if (proto == backend_protocol::Ascii) {
+    if (op_ == op::LeaseGet || op_ == op::LeaseSet) return refuse(kLeaseNeedsMeta, binary_status::NotSupported);
+    // Binary commands that compare a CAS where ascii has no way to.
+    const bool concat = req.cmd == command::Append || req.cmd == command::Prepend;
+    if (binary_ && req.cas != 0 && (concat || op_ == op::Delete || op_ == op::Arith)) {
+      return refuse(kCasNeedsMeta, binary_status::NotSupported);
     }
-    if (op_ == op::LeaseSet && (req.lease_token & kLeaseTokenTag) == 0) {
-        // Not a token this codec handed out (0: no lease, 1: the wait token).
-        result.outcome = routed_outcome::NotStored;
-        return progress::Done;
-    }
-    if (op_ == op::Retrieve || op_ == op::LeaseGet) {
-        if (result.outcome == routed_outcome::Pending) result.outcome = routed_outcome::Hits;
-        step_ = proto == backend_protocol::Ascii ? step::AsciiGet : step::MetaGet;
-    } else {
-        step_ = step::Single;
-    }
-    return progress::NextStep;
+  }
+  if (op_ == op::LeaseSet && (req.lease_token & kLeaseTokenTag) == 0) {
+    // Not a token this codec handed out (0: no lease, 1: the wait token).
+    result.outcome = routed_outcome::NotStored;
+    return progress::Done;
+  }
+  if (op_ == op::Retrieve || op_ == op::LeaseGet) {
+    if (result.outcome == routed_outcome::Pending) result.outcome = routed_outcome::Hits;
+    step_ = proto == backend_protocol::Ascii ? step::AsciiGet : step::MetaGet;
+  } else {
+    step_ = step::Single;
+  }
+  return progress::NextStep;
 }
 
 backend_call::progress backend_call::start_meta_client() {
-    const request& req = *req_;
-    op_ = op::Meta;
-    if (proto_ == backend_protocol::Meta) {
-        result_->outcome = routed_outcome::Raw;
-        step_ = req.meta.has('q') ? step::QuietPassthrough : step::Passthrough;
-        return progress::NextStep;
-    }
-    if (req.cmd == command::MetaDebug) return refuse(kMeNeedsMeta, binary_status::NotSupported);
-    if (const char f = unservable_meta_flag(req); f != 0) {
-        result_->outcome = routed_outcome::Refused;
-        result_->text.assign("CLIENT_ERROR flag ");
-        result_->text += f;
-        result_->text.append(" needs a meta backend");
-        return progress::Done;
-    }
-    switch (req.cmd) {
-        case command::MetaGet:
-            op_ = op::Retrieve;
-            result_->outcome = routed_outcome::Hits;
-            step_ = step::AsciiGet;
-            return progress::NextStep;
-        case command::MetaSet: op_ = op::Store; break;
-        case command::MetaDelete: op_ = op::Delete; break;
-        case command::MetaArithmetic: op_ = op::Arith; break;
-        default: return refuse("ERROR", binary_status::UnknownCommand);
-    }
-    step_ = step::Single;
+  const request& req = *req_;
+  op_ = op::Meta;
+  if (proto_ == backend_protocol::Meta) {
+    result_->outcome = routed_outcome::Raw;
+    step_ = req.meta.has('q') ? step::QuietPassthrough : step::Passthrough;
     return progress::NextStep;
+  }
+  if (req.cmd == command::MetaDebug) return refuse(kMeNeedsMeta, binary_status::NotSupported);
+  if (const char f = unservable_meta_flag(req); f != 0) {
+    result_->outcome = routed_outcome::Refused;
+    result_->text.assign("CLIENT_ERROR flag ");
+    result_->text += f;
+    result_->text.append(" needs a meta backend");
+    return progress::Done;
+  }
+  switch (req.cmd) {
+    case command::MetaGet:
+      op_ = op::Retrieve;
+      result_->outcome = routed_outcome::Hits;
+      step_ = step::AsciiGet;
+      return progress::NextStep;
+    case command::MetaSet: op_ = op::Store; break;
+    case command::MetaDelete: op_ = op::Delete; break;
+    case command::MetaArithmetic: op_ = op::Arith; break;
+    default: return refuse("ERROR", binary_status::UnknownCommand);
+  }
+  step_ = step::Single;
+  return progress::NextStep;
 }
 
 backend_call::progress backend_call::refuse(std::string_view text, binary_status bstatus) {
-    result_->outcome = routed_outcome::Refused;
-    result_->text.assign(text);
-    result_->bstatus = bstatus;
-    step_ = step::Done;
-    return progress::Done;
+  result_->outcome = routed_outcome::Refused;
+  result_->text.assign(text);
+  result_->bstatus = bstatus;
+  step_ = step::Done;
+  return progress::Done;
 }
 
 backend_call::progress backend_call::finish() {
-    step_ = step::Done;
-    return progress::Done;
+  step_ = step::Done;
+  return progress::Done;
 }
 
 // ---- failure ----------------------------------------------------------------
 
 void backend_call::fail(call_failure why) {
-    if (step_ == step::Done || req_ == nullptr) return;
-    routed_result& r = *result_;
-    const step was = step_;
-    step_ = step::Done;
-    if (was == step::FetchCas) return;  // the write happened; only its CAS is unknown (0)
-    const request& req = *req_;
-    const bool text_multi_get = req.proto == protocol_kind::Ascii && op_ == op::Retrieve && req.keys.size() > 1;
-    if (text_multi_get || is_binary_quiet_get(req)) {
-        // Keys of a multi-key get on a failed server are misses, marked so a
-        // failover can ask for them alone.
-        r.failed_keys += static_cast<std::uint32_t>(key_count());
-        for (std::size_t i = 0; i < key_count(); ++i) {
-            if (key_index(i) < r.key_count()) r.set_failed(key_index(i), true);
-        }
-        if (r.outcome == routed_outcome::Pending) r.outcome = routed_outcome::Hits;
-        return;
+  if (step_ == step::Done || req_ == nullptr) return;
+  routed_result& r = *result_;
+  const step was = step_;
+  step_ = step::Done;
+  if (was == step::FetchCas) return;  // the write happened; only its CAS is unknown (0)
+  const request& req = *req_;
+  const bool text_multi_get = req.proto == protocol_kind::Ascii && op_ == op::Retrieve && req.keys.size() > 1;
+  if (text_multi_get || is_binary_quiet_get(req)) {
+    // Keys of a multi-key get on a failed server are misses, marked so a
+    // failover can ask for them alone.
+    r.failed_keys += static_cast<std::uint32_t>(key_count());
+    for (std::size_t i = 0; i < key_count(); ++i) {
+      if (key_index(i) < r.key_count()) r.set_failed(key_index(i), true);
     }
-    r.outcome = routed_outcome::Failed;
-    r.failure = why;
+    if (r.outcome == routed_outcome::Pending) r.outcome = routed_outcome::Hits;
+    return;
+  }
+  r.outcome = routed_outcome::Failed;
+  r.failure = why;
 }
 
 }  // namespace ithaca::protocol

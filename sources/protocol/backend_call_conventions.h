@@ -18,8 +18,7 @@ inline constexpr std::uint32_t kNoVivify = 0xffffffff;
 inline constexpr std::uint64_t kLeaseTokenTag = std::uint64_t{1} << 62;
 
 inline bool is_binary_quiet_get(const request& req) {
-    return req.proto == protocol_kind::Binary && req.noreply &&
-           (req.cmd == command::Get || req.cmd == command::Gat);
+  return req.proto == protocol_kind::Binary && req.noreply && (req.cmd == command::Get || req.cmd == command::Gat);
 }
 
 }  // namespace ithaca::protocol::call_detail

@@ -9,10 +9,8 @@ command_class classify(const request& r) {
     case command::Gat:
     case command::Gats:
     case command::LeaseGet:
-    case command::MetaGet:
-      return command_class::Retrieve;
-    case command::Touch:
-      return r.proto == protocol_kind::Binary ? command_class::Retrieve : command_class::Touch;
+    case command::MetaGet: return command_class::Retrieve;
+    case command::Touch: return r.proto == protocol_kind::Binary ? command_class::Retrieve : command_class::Touch;
     case command::Set:
     case command::Add:
     case command::Replace:
@@ -20,19 +18,14 @@ command_class classify(const request& r) {
     case command::Prepend:
     case command::Cas:
     case command::LeaseSet:
-    case command::MetaSet:
-      return command_class::Store;
+    case command::MetaSet: return command_class::Store;
     case command::Delete:
-    case command::MetaDelete:
-      return command_class::Delete;
+    case command::MetaDelete: return command_class::Delete;
     case command::Incr:
     case command::Decr:
-    case command::MetaArithmetic:
-      return command_class::Arithmetic;
-    case command::FlushAll:
-      return command_class::Flush;
-    case command::MetaDebug:
-      return command_class::Debug;
+    case command::MetaArithmetic: return command_class::Arithmetic;
+    case command::FlushAll: return command_class::Flush;
+    case command::MetaDebug: return command_class::Debug;
     case command::Unknown:
     case command::Version:
     case command::Verbosity:
@@ -50,8 +43,7 @@ command_class classify(const request& r) {
     case command::Stat:
     case command::SaslListMechs:
     case command::SaslAuth:
-    case command::SaslStep:
-      return command_class::Server;
+    case command::SaslStep: return command_class::Server;
   }
   return command_class::Server;
 }
@@ -60,10 +52,8 @@ op_class operation_of(const request& r) {
   switch (r.cmd) {
     case command::Gat:
     case command::Gats:
-    case command::Touch:
-      return op_class::Touch;
-    default:
-      break;
+    case command::Touch: return op_class::Touch;
+    default: break;
   }
   switch (classify(r)) {
     case command_class::Retrieve: return op_class::Get;
@@ -79,12 +69,9 @@ bool modifies(const request& r) {
   switch (r.cmd) {
     case command::Get:
     case command::Gets:
-    case command::MetaDebug:
-      return false;
-    case command::MetaGet:
-      return r.meta.has('T') || r.meta.has('N') || r.meta.has('E');
-    default:
-      return classify(r) != command_class::Server;
+    case command::MetaDebug: return false;
+    case command::MetaGet: return r.meta.has('T') || r.meta.has('N') || r.meta.has('E');
+    default: return classify(r) != command_class::Server;
   }
 }
 

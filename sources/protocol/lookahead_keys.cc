@@ -37,8 +37,7 @@ text_kind kind_of(std::string_view cmd) {
   if (cmd == "get" || cmd == "gets") return text_kind::Retrieval;
   if (cmd == "set" || cmd == "add" || cmd == "replace" || cmd == "append" || cmd == "prepend" || cmd == "cas")
     return text_kind::Storage;
-  if (cmd == "mg" || cmd == "md" || cmd == "ma" || cmd == "delete" || cmd == "incr" || cmd == "decr" ||
-      cmd == "touch")
+  if (cmd == "mg" || cmd == "md" || cmd == "ma" || cmd == "delete" || cmd == "incr" || cmd == "decr" || cmd == "touch")
     return text_kind::OneKey;
   if (cmd == "ms") return text_kind::MetaSet;
   return text_kind::Unknown;

@@ -15,16 +15,16 @@
 namespace ithaca::protocol {
 
 enum class reply_result : std::uint8_t {
-    Found,      // a retrieval's key with a value
-    NotFound,   // a retrieval's key without one; a delete/touch/incr/cas of a missing key
-    Stored,
-    NotStored,
-    Exists,     // cas mismatch
-    Deleted,
-    Touched,
-    Ok,         // flush_all
-    Number,     // incr/decr's new value
-    Error,      // the backend's ERROR / CLIENT_ERROR / SERVER_ERROR (non-numeric incr too)
+  Found,     // a retrieval's key with a value
+  NotFound,  // a retrieval's key without one; a delete/touch/incr/cas of a missing key
+  Stored,
+  NotStored,
+  Exists,  // cas mismatch
+  Deleted,
+  Touched,
+  Ok,      // flush_all
+  Number,  // incr/decr's new value
+  Error,   // the backend's ERROR / CLIENT_ERROR / SERVER_ERROR (non-numeric incr too)
 };
 inline constexpr std::size_t kReplyResultCount = 10;
 

@@ -17,70 +17,100 @@ namespace ithaca::protocol {
 enum class protocol_kind : std::uint8_t { Ascii, Meta, Binary };
 
 enum class command : std::uint8_t {
-    Unknown,
-    // classic text (and their binary equivalents)
-    Get, Gets, Gat, Gats,
-    Set, Add, Replace, Append, Prepend, Cas,
-    Incr, Decr, Delete, Touch,
-    FlushAll, Version, Verbosity, Stats, Quit, Shutdown, CacheMemlimit,
-    RefreshCerts,  // memcached's refresh_certs (TLS)
-    // memcached's operator commands for features ithaca does not have (args:
-    // the rest of the line); answered as memcached does with them off
-    Watch, Slabs, Lru, LruCrawler,
-    // mcrouter ascii leases
-    LeaseGet, LeaseSet,
-    // meta text
-    MetaGet, MetaSet, MetaDelete, MetaArithmetic, MetaNoop, MetaDebug,
-    // binary only
-    Noop, Stat, SaslListMechs, SaslAuth, SaslStep,
+  Unknown,
+  // classic text (and their binary equivalents)
+  Get,
+  Gets,
+  Gat,
+  Gats,
+  Set,
+  Add,
+  Replace,
+  Append,
+  Prepend,
+  Cas,
+  Incr,
+  Decr,
+  Delete,
+  Touch,
+  FlushAll,
+  Version,
+  Verbosity,
+  Stats,
+  Quit,
+  Shutdown,
+  CacheMemlimit,
+  RefreshCerts,  // memcached's refresh_certs (TLS)
+  // memcached's operator commands for features ithaca does not have (args:
+  // the rest of the line); answered as memcached does with them off
+  Watch,
+  Slabs,
+  Lru,
+  LruCrawler,
+  // mcrouter ascii leases
+  LeaseGet,
+  LeaseSet,
+  // meta text
+  MetaGet,
+  MetaSet,
+  MetaDelete,
+  MetaArithmetic,
+  MetaNoop,
+  MetaDebug,
+  // binary only
+  Noop,
+  Stat,
+  SaslListMechs,
+  SaslAuth,
+  SaslStep,
 };
 
 // Longest key memcached accepts (KEY_MAX_LENGTH).
 inline constexpr std::size_t kMaxKeyLength = 250;
 
 struct request {
-    command cmd = command::Unknown;
-    protocol_kind proto = protocol_kind::Ascii;
+  command cmd = command::Unknown;
+  protocol_kind proto = protocol_kind::Ascii;
 
-    key_list keys;                 // one key, or several for get/gets/gat/gats
-    std::string_view value;        // set-like commands: the data, without "\r\n"
-    std::uint32_t flags = 0;       // client flags (set-like)
-    std::int64_t exptime = 0;      // set-like, touch, gat; as sent (relative or absolute)
-    std::uint64_t cas = 0;         // cas compare value (ascii cas, binary header cas)
-    std::uint64_t delta = 0;       // incr/decr
-    std::uint64_t initial = 0;     // binary incr/decr initial value
-    std::uint64_t lease_token = 0; // lease-set
-    std::int64_t flush_delay = 0;  // flush_all [delay]
-    bool has_flush_delay = false;
-    std::uint32_t verbosity = 0;   // verbosity N
-    std::uint32_t memlimit_mb = 0; // cache_memlimit N (megabytes, as memcached reads it)
-    std::string_view args;         // stats / shutdown arguments, rest of the line
+  key_list keys;                  // one key, or several for get/gets/gat/gats
+  std::string_view value;         // set-like commands: the data, without "\r\n"
+  std::uint32_t flags = 0;        // client flags (set-like)
+  std::int64_t exptime = 0;       // set-like, touch, gat; as sent (relative or absolute)
+  std::uint64_t cas = 0;          // cas compare value (ascii cas, binary header cas)
+  std::uint64_t delta = 0;        // incr/decr
+  std::uint64_t initial = 0;      // binary incr/decr initial value
+  std::uint64_t lease_token = 0;  // lease-set
+  std::int64_t flush_delay = 0;   // flush_all [delay]
+  bool has_flush_delay = false;
+  std::uint32_t verbosity = 0;    // verbosity N
+  std::uint32_t memlimit_mb = 0;  // cache_memlimit N (megabytes, as memcached reads it)
+  std::string_view args;          // stats / shutdown arguments, rest of the line
 
-    // Suppress the reply: ascii "noreply", binary quiet opcodes, meta 'q'.
-    // Meta 'q' only hides nominal replies (HD, NF for md, EN for mg), so the
-    // executor looks at meta.has('q') rather than at this bit for meta.
-    bool noreply = false;
+  // Suppress the reply: ascii "noreply", binary quiet opcodes, meta 'q'.
+  // Meta 'q' only hides nominal replies (HD, NF for md, EN for mg), so the
+  // executor looks at meta.has('q') rather than at this bit for meta.
+  bool noreply = false;
 
-    // Binary protocol header fields, echoed in the response.
-    std::uint8_t opcode = 0;
-    std::uint32_t opaque = 0;
-    bool binary_with_key = false;  // GetK/GetKQ/GATK/GATKQ: echo the key
+  // Binary protocol header fields, echoed in the response.
+  std::uint8_t opcode = 0;
+  std::uint32_t opaque = 0;
+  bool binary_with_key = false;  // GetK/GetKQ/GATK/GATKQ: echo the key
 
-    meta_flags meta;
-    bool meta_key_binary = false;  // 'b': keys[0] was base64 and is decoded in scratch
+  meta_flags meta;
+  bool meta_key_binary = false;  // 'b': keys[0] was base64 and is decoded in scratch
 
-    // Decoded base64 meta key (a 250-byte base64 token decodes to <= 187 bytes).
-    std::array<char, kMaxKeyLength> scratch{};
+  // Decoded base64 meta key (a 250-byte base64 token decodes to <= 187 bytes).
+  std::array<char, kMaxKeyLength> scratch{};
 
-    request() = default;
-    // Copies re-point a base64-decoded key at their own scratch.
-    request(const request& other) { *this = other; }
-    request& operator=(const request& other);
+  request() = default;
+  // Copies re-point a base64-decoded key at their own scratch.
+  request(const request& other) { *this = other; }
+  request& operator=(const request& other);
 
-    std::string_view key() const { return keys.empty() ? std::string_view{} : keys.front(); }
+  std::string_view key() const { return keys.empty() ? std::string_view{} : keys.front(); }
 
-    // Resets every field so the object can be reused for the next request.
-    void clear();
+  // Resets every field so the object can be reused for the next request.
+  void clear();
 };
 
 }  // namespace ithaca::protocol

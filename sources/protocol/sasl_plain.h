@@ -8,8 +8,8 @@
 namespace ithaca::protocol {
 
 struct sasl_plain_message {
-  std::string_view authzid;   // who to act as; empty = the authcid
-  std::string_view authcid;   // who the password is for
+  std::string_view authzid;  // who to act as; empty = the authcid
+  std::string_view authcid;  // who the password is for
   std::string_view password;
 };
 

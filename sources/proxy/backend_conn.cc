@@ -480,7 +480,8 @@ void backend_conn::close_if_last() {
 // socket recycled without a failure, so the next request connects afresh
 // instead of being written into a dead socket and failing.
 void backend_conn::reader_main() {
-  const mm::millis idle_read_ms = std::min<mm::millis>(kIdleWaitMs, static_cast<mm::millis>(server_->settings().timeout_ms));
+  const mm::millis idle_read_ms =
+      std::min<mm::millis>(kIdleWaitMs, static_cast<mm::millis>(server_->settings().timeout_ms));
   for (;;) {
     if (state_ == state::Closed && writer_done_) break;
     if (state_ != state::Ready) {
@@ -560,8 +561,7 @@ bool backend_conn::process_input() {
       p = e.slot->orphaned() ? e.call->on_orphan_piece(piece) : e.call->on_piece(piece);
       e.slot->account_reply();  // the client's bound on held replies (request_slot.h)
       switch (p) {
-        case progress::More:
-          break;
+        case progress::More: break;
         case progress::Passed:
         case progress::Done:
         case progress::BadReply:

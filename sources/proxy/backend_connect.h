@@ -21,12 +21,12 @@
 namespace ithaca::proxy {
 
 struct backend_link {
-  std::unique_ptr<mm::io> io;        // null on failure
+  std::unique_ptr<mm::io> io;          // null on failure
   std::unique_ptr<net::tls_conn> tls;  // set for a TLS pool
-  int err = 0;                       // the connect's -errno (0 when it connected)
-  bool cancelled = false;            // the worker stops
+  int err = 0;                         // the connect's -errno (0 when it connected)
+  bool cancelled = false;              // the worker stops
   failure_kind why = failure_kind::Connect;
-  std::string error;                 // on failure, for the log and `stats servers`
+  std::string error;  // on failure, for the log and `stats servers`
 
   explicit operator bool() const { return io != nullptr; }
   // Plain or TLS, the same results as mm::io's read / write.

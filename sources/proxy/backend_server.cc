@@ -51,8 +51,8 @@ bool backend_server::record_failure(failure_kind f) {
   if (!up_.compare_exchange_strong(was_up, false)) return false;
   transitions_.fetch_add(1, std::memory_order_relaxed);
   g_health_epoch.fetch_add(1, std::memory_order_release);
-  spdlog::warn("pool {}: server {} marked down after {} ({} consecutive failures)", pool_, spec_.address,
-               to_string(f), n);
+  spdlog::warn("pool {}: server {} marked down after {} ({} consecutive failures)", pool_, spec_.address, to_string(f),
+               n);
   return true;
 }
 

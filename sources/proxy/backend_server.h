@@ -58,15 +58,15 @@ const char* to_string(failure_kind f);
 
 // One worker's counters for one server. [single writer: that worker]
 struct server_counters {
-  stats::counter requests;      // backend calls started
-  stats::counter replies;       // calls answered
+  stats::counter requests;                              // backend calls started
+  stats::counter replies;                               // calls answered
   stats::counter results[protocol::kReplyResultCount];  // what the answers said (reply_result.h)
-  stats::counter failures[kFailureKindCount];  // by failure_kind
-  stats::counter connects;      // connections opened
-  stats::counter joined;        // gets that joined another's get line (one reply for both)
-  stats::counter idle_closes;   // idle connections the server closed (recycled, not failures)
-  std::atomic<int64_t> inflight{0};     // calls sent and unanswered (gauge)
-  std::atomic<int64_t> connections{0};  // open connections (gauge)
+  stats::counter failures[kFailureKindCount];           // by failure_kind
+  stats::counter connects;                              // connections opened
+  stats::counter joined;                                // gets that joined another's get line (one reply for both)
+  stats::counter idle_closes;                           // idle connections the server closed (recycled, not failures)
+  std::atomic<int64_t> inflight{0};                     // calls sent and unanswered (gauge)
+  std::atomic<int64_t> connections{0};                  // open connections (gauge)
   latency_histogram latency;
 };
 
@@ -151,7 +151,7 @@ class backend_server {
   std::atomic<unsigned> streak_{0};
   std::atomic<uint64_t> transitions_{0};
   std::atomic<bool> retired_{false};
-  std::atomic<uint8_t> learned_{0};  // protocol: auto; 0 not yet, 1 ascii, 2 meta
+  std::atomic<uint8_t> learned_{0};                         // protocol: auto; 0 not yet, 1 ascii, 2 meta
   std::vector<std::unique_ptr<server_counters>> counters_;  // one per worker
   mutable spool_counts spool_;
   server_totals sum_counters() const;

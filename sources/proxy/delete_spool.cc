@@ -16,7 +16,6 @@
 #include "backend_connect.h"
 #include "spool_file.h"
 
-
 namespace ithaca::proxy {
 
 namespace {
@@ -61,8 +60,8 @@ void spool_mailbox::post(uint64_t seq, bool written) {
 std::string spool_file_name(const backend_server& server) {
   std::string name = server.pool() + "_" + server.address();
   for (char& c : name) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                      c == '-';
+    const bool keep =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
     if (!keep) c = '_';
   }
   return name + ".spool";
@@ -92,12 +91,12 @@ struct delete_spool::message {
 struct delete_spool::file_state {
   std::shared_ptr<backend_server> server;  // the latest server object of this file's name
   std::string path;
-  int fd = -1;             // appends (O_APPEND); -1 while there is no file
-  uint64_t size = 0;       // bytes in the file
-  uint64_t done = 0;       // the prefix already replayed
+  int fd = -1;              // appends (O_APPEND); -1 while there is no file
+  uint64_t size = 0;        // bytes in the file
+  uint64_t done = 0;        // the prefix already replayed
   int64_t next_try_ns = 0;  // after a failed replay: not before this
   bool replaying = false;
-  bool failing = false;     // the last write failed (logged once, until one succeeds)
+  bool failing = false;  // the last write failed (logged once, until one succeeds)
   // fsync: this batch wrote to the file (synced_size: its size before), and
   // whether the batch's sync worked.
   bool dirty = false;
@@ -216,8 +215,10 @@ class delete_spool::machine_side {
       std::string why;
       f->sync_ok = spool_sync(f->fd, f->synced_size, &why);
       if (!f->sync_ok) {
-        spdlog::error("spool: cannot sync {}: {}; the {} bytes of deletes written since the last sync are taken out "
-                      "and get the failure", f->path, why, f->size - f->synced_size);
+        spdlog::error(
+            "spool: cannot sync {}: {}; the {} bytes of deletes written since the last sync are taken out "
+            "and get the failure",
+            f->path, why, f->size - f->synced_size);
         f->size = f->synced_size;
       }
       f->dirty = false;
@@ -255,8 +256,8 @@ class delete_spool::machine_side {
     if (f.size != 0 || ::stat(f.path.c_str(), &sb) != 0 || sb.st_size <= 0) return;
     f.size = static_cast<uint64_t>(sb.st_size);
     server->spool().bytes.fetch_add(f.size, std::memory_order_relaxed);
-    spdlog::info("spool: {} holds {} bytes of deletes for {}/{} from an earlier run", f.path, f.size,
-                 server->pool(), server->address());
+    spdlog::info("spool: {} holds {} bytes of deletes for {}/{} from an earlier run", f.path, f.size, server->pool(),
+                 server->address());
   }
 
   // A server that is up with deletes left, and not in its back-off, is
@@ -396,8 +397,8 @@ class delete_spool::machine_side {
 
   delete_spool& owner_;
   std::map<std::string, file_state> files_;  // by path
-  std::vector<unsynced> unsynced_;  // fsync: this batch's records, in order
-  std::vector<file_state*> dirty_;  // fsync: the files this batch wrote
+  std::vector<unsynced> unsynced_;           // fsync: this batch's records, in order
+  std::vector<file_state*> dirty_;           // fsync: the files this batch wrote
 };
 
 delete_spool::delete_spool(spool_settings settings)

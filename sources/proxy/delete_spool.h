@@ -126,8 +126,8 @@ class delete_spool {
   // counted as dropped; nothing is posted) if the bound or the queue is
   // full, or the key cannot be replayed in the text protocol (a space, a
   // control byte). [any worker; never waits]
-  bool submit(const std::shared_ptr<backend_server>& server, std::string_view key,
-              std::shared_ptr<spool_mailbox> reply, uint64_t seq, int64_t deadline_ns);
+  bool submit(const std::shared_ptr<backend_server>& server, std::string_view key, std::shared_ptr<spool_mailbox> reply,
+              uint64_t seq, int64_t deadline_ns);
 
   // [prober coroutine] Replays `server`'s spool, if it has one, and waits
   // for the outcome until `deadline_ns`: true when nothing is left (the

@@ -26,9 +26,9 @@
 namespace ithaca::proxy {
 
 struct key_hash_options {
-    // "" (off) or exactly two characters; check with valid_hash_tag().
-    std::string hash_tag;
-    bool hash_stop = false;
+  // "" (off) or exactly two characters; check with valid_hash_tag().
+  std::string hash_tag;
+  bool hash_stop = false;
 };
 
 inline constexpr std::string_view kHashStop = "|#|";

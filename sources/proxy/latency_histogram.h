@@ -48,7 +48,8 @@ class latency_histogram {
     if (micros < 1) micros = 1;
     const int power = 63 - std::countl_zero(micros);  // floor(log2)
     // The two bits below the top one pick the sub-bucket.
-    const int sub = power >= 2 ? static_cast<int>((micros >> (power - 2)) & 3) : static_cast<int>((micros << (2 - power)) & 3);
+    const int sub =
+        power >= 2 ? static_cast<int>((micros >> (power - 2)) & 3) : static_cast<int>((micros << (2 - power)) & 3);
     const int b = power * kSubBuckets + sub;
     return b < kBuckets ? b : kBuckets - 1;
   }

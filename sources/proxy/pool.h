@@ -20,8 +20,7 @@ class pool {
  public:
   // Builds the pool from its config, finding servers it already had in
   // `dir` (so a reload keeps them). nullptr and *error on failure.
-  static std::shared_ptr<const pool> build(const config::pool_config& cfg, server_directory& dir,
-                                           std::string* error);
+  static std::shared_ptr<const pool> build(const config::pool_config& cfg, server_directory& dir, std::string* error);
 
   const std::string& name() const { return name_; }
   const std::vector<std::shared_ptr<backend_server>>& servers() const { return servers_; }

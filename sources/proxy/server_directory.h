@@ -40,7 +40,7 @@ class server_directory {
 
  private:
   unsigned workers_;
-  mutable std::mutex mutex_;  // leaf
+  mutable std::mutex mutex_;                                        // leaf
   std::map<std::string, std::shared_ptr<backend_server>> servers_;  // [mutex_] key: pool + '\0' + address
   std::vector<std::shared_ptr<backend_server>> retired_pending_;    // [mutex_] replaced, retire at publish
 };

@@ -16,7 +16,6 @@ int open_append(const std::string& path) {
   return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 }
 
-
 }  // namespace
 
 int spool_open(const std::string& dir, const std::string& path, std::string* why) {
@@ -39,7 +38,8 @@ bool spool_append(int fd, uint64_t size, std::string_view record, std::string* w
     if (n <= 0) {
       *why = n < 0 ? std::strerror(errno) : "the write took nothing";
       // The part written, if any, goes: the next record starts at `size`.
-      if (::ftruncate(fd, static_cast<off_t>(size)) != 0) *why += std::string("; and cutting back: ") + std::strerror(errno);
+      if (::ftruncate(fd, static_cast<off_t>(size)) != 0)
+        *why += std::string("; and cutting back: ") + std::strerror(errno);
       return false;
     }
     record.remove_prefix(static_cast<std::size_t>(n));
@@ -50,7 +50,8 @@ bool spool_append(int fd, uint64_t size, std::string_view record, std::string* w
 bool spool_sync(int fd, uint64_t synced_size, std::string* why) {
   if (::fdatasync(fd) == 0) return true;
   *why = std::strerror(errno);
-  if (::ftruncate(fd, static_cast<off_t>(synced_size)) != 0) *why += std::string("; and cutting back: ") + std::strerror(errno);
+  if (::ftruncate(fd, static_cast<off_t>(synced_size)) != 0)
+    *why += std::string("; and cutting back: ") + std::strerror(errno);
   return false;
 }
 

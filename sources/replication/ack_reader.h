@@ -21,18 +21,18 @@
 namespace ithaca::replication {
 
 class ack_reader {
-public:
-    enum class status : uint8_t { Ok, Error };
+ public:
+  enum class status : uint8_t { Ok, Error };
 
-    // Consumes all of `in`. `confirmed` is raised to the highest position
-    // confirmed in it (left alone when none is). Error: error() says why.
-    status feed(std::string_view in, uint64_t& confirmed);
-    const std::string& error() const { return error_; }
+  // Consumes all of `in`. `confirmed` is raised to the highest position
+  // confirmed in it (left alone when none is). Error: error() says why.
+  status feed(std::string_view in, uint64_t& confirmed);
+  const std::string& error() const { return error_; }
 
-private:
-    char packet_[kAckSize];
-    size_t have_ = 0;  // bytes of packet_ gathered; 0 outside a packet
-    std::string error_;
+ private:
+  char packet_[kAckSize];
+  size_t have_ = 0;  // bytes of packet_ gathered; 0 outside a packet
+  std::string error_;
 };
 
 }  // namespace ithaca::replication

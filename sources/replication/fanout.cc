@@ -15,7 +15,7 @@
 namespace ithaca::replication {
 
 namespace {
-constexpr size_t kMaxSlaves = 16;                // yrmcds allows 5
+constexpr size_t kMaxSlaves = 16;                        // yrmcds allows 5
 constexpr int64_t kRefusalLogPeriodNs = 10'000'000'000;  // at most one "peer refused" line per 10 s
 constexpr mm::millis kHandshakeTimeout = 5000;           // replication.tls: a peer's whole handshake
 }  // namespace

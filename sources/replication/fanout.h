@@ -141,14 +141,14 @@ class fanout {
   // Fan-out machine only.
   std::vector<slave_ptr> slaves_;
   std::vector<slave_ptr> targets_;  // deliver's, kept to spare an allocation per record
-  stream_log log_;  // the stream records every attached slave has yet to be sent
+  stream_log log_;                  // the stream records every attached slave has yet to be sent
   // The drain stopped taking records: the fastest slave is pace_limit()
   // behind. Writers signal `room_` after each write, drop() and attach() too.
   bool paced_ = false;
   mm::cond room_;
   uint32_t next_id_ = 0;
-  unsigned handshaking_ = 0;  // replication.tls: handshakes in progress (at most kMaxSlaves)
-  int64_t refusal_logged_ns_ = 0;  // the last "peer refused" line (one per 10 s)
+  unsigned handshaking_ = 0;        // replication.tls: handshakes in progress (at most kMaxSlaves)
+  int64_t refusal_logged_ns_ = 0;   // the last "peer refused" line (one per 10 s)
   uint64_t refusals_unlogged_ = 0;  // refused since that line
 };
 

@@ -18,10 +18,10 @@
 namespace ithaca::replication {
 
 namespace {
-constexpr mm::millis kIdleWait = 1000;     // the drain's wait (then it looks again)
-constexpr mm::millis kLinger = 1;          // the drain's poll period while records keep coming
-constexpr size_t kMaxStep = 64 << 10;      // ring bytes moved between two looks at the slaves
-constexpr size_t kMaxWrite = 1 << 20;      // bytes per slave write
+constexpr mm::millis kIdleWait = 1000;  // the drain's wait (then it looks again)
+constexpr mm::millis kLinger = 1;       // the drain's poll period while records keep coming
+constexpr size_t kMaxStep = 64 << 10;   // ring bytes moved between two looks at the slaves
+constexpr size_t kMaxWrite = 1 << 20;   // bytes per slave write
 }  // namespace
 
 // A step is small next to send_buffer, so the check after it drops a slave
@@ -83,8 +83,7 @@ void fanout::drain() {
     // Not while a client write waits for a confirmation (ack: slave): its
     // record and the request to confirm it go now.
     const bool acks_waiting = ack_ && ack_->waiting.load(std::memory_order_relaxed) > 0;
-    if (moved > 0 && !paced_ && !slaves_.empty() && !acks_waiting &&
-        mm::sleep(kLinger) == mm::wait_status::Cancelled)
+    if (moved > 0 && !paced_ && !slaves_.empty() && !acks_waiting && mm::sleep(kLinger) == mm::wait_status::Cancelled)
       return;
   }
 }
@@ -128,7 +127,7 @@ void fanout::deliver(std::string_view record) {
   const ring_tag tag = read_tag(record);
   const std::string_view packet = packet_of(record);
   store::large_value_ref large(tag.large ? tag.value : nullptr);  // adopts the record's reference
-  std::vector<slave_ptr>& targets = targets_;  // a copy of the list: a failed read drops
+  std::vector<slave_ptr>& targets = targets_;                     // a copy of the list: a failed read drops
   targets.clear();
   switch (tag.kind) {
     case ring_kind::Stream:
@@ -170,8 +169,7 @@ void fanout::deliver(std::string_view record) {
   auto value = std::make_shared<std::string>();
   auto ok = std::make_shared<bool>(false);
   store::large_value_ref ref = large;
-  if (mm::blocking_call([ref, value, ok] { *ok = ref.read_all(*value); }, 60000) != mm::wait_status::Ok ||
-      !*ok) {
+  if (mm::blocking_call([ref, value, ok] { *ok = ref.read_all(*value); }, 60000) != mm::wait_status::Ok || !*ok) {
     for (const slave_ptr& s : targets) drop(s, "could not read a large value to replicate");
     return;
   }

@@ -18,8 +18,8 @@ namespace ithaca::replication {
 
 namespace {
 constexpr mm::millis kSlaveIdleWait = 1000;  // a writer's wait for bytes (then looks again)
-constexpr size_t kMaxSpans = 64;        // per write (io::writev's stack array)
-constexpr uint64_t kScanStep = 1024;    // most buckets per scan call (one lock at a time)
+constexpr size_t kMaxSpans = 64;             // per write (io::writev's stack array)
+constexpr uint64_t kScanStep = 1024;         // most buckets per scan call (one lock at a time)
 }  // namespace
 
 // Sends what the slave's outbox holds, in writes of at most write_bytes(),
@@ -81,9 +81,9 @@ void fanout::heartbeats(slave_ptr s) {
       continue;
     }
     if (n == -ECANCELED) return;
-    drop(s, n == 0              ? "closed the connection"
-            : n == -ETIMEDOUT   ? "no heartbeat for " + std::to_string(settings_.slave_timeout_ms) + " ms"
-                                : std::string("read: ") + std::strerror(static_cast<int>(-n)));
+    drop(s, n == 0            ? "closed the connection"
+            : n == -ETIMEDOUT ? "no heartbeat for " + std::to_string(settings_.slave_timeout_ms) + " ms"
+                              : std::string("read: ") + std::strerror(static_cast<int>(-n)));
     return;
   }
 }

@@ -26,15 +26,15 @@ struct fanout::slave {
   // replication.tls: the session on io; the writer writes and the heartbeat
   // reader reads through it at once (net/tls_conn.h).
   std::unique_ptr<net::tls_conn> tls;
-  outbox out;           // what it has yet to be sent (drain adds, writer sends)
-  mm::cond ready;       // drain -> writer: out has bytes
+  outbox out;      // what it has yet to be sent (drain adds, writer sends)
+  mm::cond ready;  // drain -> writer: out has bytes
   // Its backlog at the drain's previous check: a slave is dropped when over
   // send_buffer only if it was already half that behind then, so a single
   // record larger than the rest of its room does not drop a slave that keeps up.
   uint64_t checked_backlog = 0;
   bool syncing = true;  // initial sync not finished
   bool closed = false;
-  uint64_t synced = 0;  // items received from the initial sync
+  uint64_t synced = 0;     // items received from the initial sync
   uint64_t asked = 0;      // the last position it was asked to confirm (ack: slave)
   uint64_t confirmed = 0;  // the highest position it confirmed
   int64_t joined_ns = 0;

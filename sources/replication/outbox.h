@@ -53,9 +53,9 @@ class outbox {
 
  private:
   struct own {
-    uint64_t at;        // the stream position it goes before
+    uint64_t at;  // the stream position it goes before
     std::string bytes;
-    size_t sent = 0;    // bytes of it written
+    size_t sent = 0;        // bytes of it written
     bool gathered = false;  // a write may point into it: no more appends
   };
   std::deque<own> own_;  // by `at`, non-decreasing

@@ -23,18 +23,14 @@ inline constexpr size_t kHeaderSize = 24;
 inline constexpr size_t kSetExtras = 8;
 inline constexpr size_t kTouchExtras = 4;
 
-constexpr size_t set_size(size_t key_len, size_t value_len) {
-    return kHeaderSize + kSetExtras + key_len + value_len;
-}
+constexpr size_t set_size(size_t key_len, size_t value_len) { return kHeaderSize + kSetExtras + key_len + value_len; }
 constexpr size_t touch_size(size_t key_len) { return kHeaderSize + kTouchExtras + key_len; }
 constexpr size_t delete_size(size_t key_len) { return kHeaderSize + key_len; }
 
 // SetQ without its value (header, extras, key): set_size(key, 0) bytes. The
 // header announces `value_len` value bytes, which the caller appends.
-size_t encode_set_prefix(char* out, std::string_view key, uint32_t flags, uint32_t exptime,
-                         size_t value_len);
-size_t encode_set(char* out, std::string_view key, uint32_t flags, uint32_t exptime,
-                  std::string_view value);
+size_t encode_set_prefix(char* out, std::string_view key, uint32_t flags, uint32_t exptime, size_t value_len);
+size_t encode_set(char* out, std::string_view key, uint32_t flags, uint32_t exptime, std::string_view value);
 size_t encode_touch(char* out, std::string_view key, uint32_t exptime);
 size_t encode_delete(char* out, std::string_view key);
 

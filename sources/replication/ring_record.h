@@ -17,24 +17,24 @@ class large_value;
 namespace ithaca::replication {
 
 enum class ring_kind : uint8_t {
-    Stream,    // a change: to every attached slave
-    Sync,      // initial sync: one item, to the slave `sync_id` only
-    SyncDone,  // initial sync of `sync_id` complete (no packet)
+  Stream,    // a change: to every attached slave
+  Sync,      // initial sync: one item, to the slave `sync_id` only
+  SyncDone,  // initial sync of `sync_id` complete (no packet)
 };
 
 struct ring_tag {
-    ring_kind kind = ring_kind::Stream;
-    uint8_t large = 0;     // the packet is a SetQ prefix; `value` holds one reference
-    uint16_t unused = 0;
-    uint32_t sync_id = 0;  // Sync, SyncDone
-    store::large_value* value = nullptr;
+  ring_kind kind = ring_kind::Stream;
+  uint8_t large = 0;  // the packet is a SetQ prefix; `value` holds one reference
+  uint16_t unused = 0;
+  uint32_t sync_id = 0;  // Sync, SyncDone
+  store::large_value* value = nullptr;
 };
 static_assert(sizeof(ring_tag) == 16);
 
 inline ring_tag read_tag(std::string_view record) {
-    ring_tag t;
-    std::memcpy(&t, record.data(), sizeof t);
-    return t;
+  ring_tag t;
+  std::memcpy(&t, record.data(), sizeof t);
+  return t;
 }
 inline std::string_view packet_of(std::string_view record) { return record.substr(sizeof(ring_tag)); }
 

@@ -23,17 +23,17 @@
 namespace ithaca::replication {
 
 struct slave_settings {
-    std::string master_host;
-    std::string master_port;
-    uint64_t heartbeat_interval_ms = 1000;
-    uint64_t master_timeout_ms = 10000;  // what we send unacknowledged this long: the master is lost
-    uint64_t reconnect_delay_ms = 1000;
-    uint64_t max_value = 1 << 20;  // larger values are a stream error
-    // replication.tls: the client context with this node's certificate
-    // (net/tls_setup.h); null: plaintext, as yrmcds. The master's
-    // certificate must chain to the CA, and carry tls_server_name if set.
-    net::ssl_ctx_ptr tls_ctx;
-    std::string tls_server_name;
+  std::string master_host;
+  std::string master_port;
+  uint64_t heartbeat_interval_ms = 1000;
+  uint64_t master_timeout_ms = 10000;  // what we send unacknowledged this long: the master is lost
+  uint64_t reconnect_delay_ms = 1000;
+  uint64_t max_value = 1 << 20;  // larger values are a stream error
+  // replication.tls: the client context with this node's certificate
+  // (net/tls_setup.h); null: plaintext, as yrmcds. The master's
+  // certificate must chain to the CA, and carry tls_server_name if set.
+  net::ssl_ctx_ptr tls_ctx;
+  std::string tls_server_name;
 };
 
 // Until cancelled.

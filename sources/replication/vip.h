@@ -22,18 +22,18 @@
 namespace ithaca::replication {
 
 struct ip_literal {
-    int family = 0;                  // AF_INET or AF_INET6
-    unsigned char bytes[16] = {};    // network order; 4 used for AF_INET
-    std::string text;
+  int family = 0;                // AF_INET or AF_INET6
+  unsigned char bytes[16] = {};  // network order; 4 used for AF_INET
+  std::string text;
 };
 
 // "192.0.2.10", "2001:db8::10" (no name resolution, no brackets, no scope).
 bool parse_ip_literal(std::string_view text, ip_literal& out);
 
 enum class vip_holding : std::uint8_t {
-    Yes,      // the address is on a local interface
-    No,       // it is not
-    Unknown,  // the kernel could not be asked (getifaddrs failed: *error says why)
+  Yes,      // the address is on a local interface
+  No,       // it is not
+  Unknown,  // the kernel could not be asked (getifaddrs failed: *error says why)
 };
 
 vip_holding holds_address(const ip_literal& address, std::string* error);

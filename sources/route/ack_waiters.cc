@@ -22,14 +22,12 @@ void reply_unconfirmed(request_slot& slot) {
     case protocol::protocol_kind::Ascii:
       if (req.noreply) return;
       break;
-    case protocol::protocol_kind::Meta:
-      break;  // q hides successes only
+    case protocol::protocol_kind::Meta: break;  // q hides successes only
   }
   protocol::encode_ascii_line(out, kUnconfirmed);
 }
 
-ack_waiters::ack_waiters(replication::ack_state& state, unsigned worker)
-    : state_(state), wake_(state.wake(worker)) {}
+ack_waiters::ack_waiters(replication::ack_state& state, unsigned worker) : state_(state), wake_(state.wake(worker)) {}
 
 ack_waiters::~ack_waiters() = default;
 
@@ -57,8 +55,7 @@ void ack_waiters::release(const entry& e, bool confirmed, std::int64_t now) {
     c.ack_confirmed.fetch_add(1, std::memory_order_relaxed);
     c.ack_latency_us.fetch_add(us, std::memory_order_relaxed);
     std::uint64_t max = c.ack_latency_max_us.load(std::memory_order_relaxed);
-    while (us > max && !c.ack_latency_max_us.compare_exchange_weak(max, us, std::memory_order_relaxed)) {
-    }
+    while (us > max && !c.ack_latency_max_us.compare_exchange_weak(max, us, std::memory_order_relaxed)) {}
   } else {
     c.ack_timeouts.fetch_add(1, std::memory_order_relaxed);
     // An orphaned slot's request points into a freed buffer: nobody reads its reply.

@@ -35,8 +35,7 @@ using flow::request_slot;
 
 // The error a write gets when no slave confirmed it: it WAS applied on the
 // master (a later read there sees it) but may be lost by a failover.
-inline constexpr std::string_view kUnconfirmed =
-    "SERVER_ERROR applied on the master but not confirmed by a slave";
+inline constexpr std::string_view kUnconfirmed = "SERVER_ERROR applied on the master but not confirmed by a slave";
 
 // Replaces the slot's rendered reply with kUnconfirmed in its protocol:
 // binary 0x0086 (temporary failure) with the text, quiet opcodes included;
@@ -83,7 +82,7 @@ class ack_waiters {
   std::unique_ptr<mm::io> event_;  // a dup of wake_.event_fd, on this machine
   std::deque<entry> parked_;
   bool unordered_deadlines_ = false;  // a parked deadline is earlier than one before it
-  mm::call idle_;                  // the coroutine waits here while nothing is parked
+  mm::call idle_;                     // the coroutine waits here while nothing is parked
   bool running_ = false;
 };
 

@@ -51,7 +51,7 @@ bool async_runner::send(const route& r, const protocol::request& req) {
 
 void async_runner::adopt(std::unique_ptr<flow::request_slot> child) {
   for (std::unique_ptr<flow::request_slot>& straggler : child->detach_to(*this)) adopt(std::move(straggler));
-  if (!child->is_detached()) return;  // nothing left to send: freed here
+  if (!child->is_detached()) return;         // nothing left to send: freed here
   flow::request_slot& s = *child.release();  // frees itself: finished()
   ++in_flight_;
   bytes_ += request_bytes(s.req);

@@ -20,12 +20,24 @@ std::optional<protocol::request> request_named(std::string_view op, std::string_
     command cmd;
   };
   static constexpr entry kNames[] = {
-      {"get", command::Get},         {"gets", command::Gets},         {"set", command::Set},
-      {"add", command::Add},         {"replace", command::Replace},   {"append", command::Append},
-      {"prepend", command::Prepend}, {"cas", command::Cas},           {"delete", command::Delete},
-      {"incr", command::Incr},       {"decr", command::Decr},         {"touch", command::Touch},
-      {"gat", command::Gat},         {"gats", command::Gats},         {"lease-get", command::LeaseGet},
-      {"lease-set", command::LeaseSet}, {"metaget", command::MetaGet}, {"flushall", command::FlushAll},
+      {"get", command::Get},
+      {"gets", command::Gets},
+      {"set", command::Set},
+      {"add", command::Add},
+      {"replace", command::Replace},
+      {"append", command::Append},
+      {"prepend", command::Prepend},
+      {"cas", command::Cas},
+      {"delete", command::Delete},
+      {"incr", command::Incr},
+      {"decr", command::Decr},
+      {"touch", command::Touch},
+      {"gat", command::Gat},
+      {"gats", command::Gats},
+      {"lease-get", command::LeaseGet},
+      {"lease-set", command::LeaseSet},
+      {"metaget", command::MetaGet},
+      {"flushall", command::FlushAll},
   };
   static constexpr entry kMetaNames[] = {
       {"mg", command::MetaGet}, {"ms", command::MetaSet}, {"md", command::MetaDelete}, {"ma", command::MetaArithmetic}};
@@ -116,8 +128,8 @@ void walk_tree(const route& r, const protocol::request& req, proxy::worker_backe
       const auto& s = *servers[i];
       tree.append(static_cast<std::size_t>(depth + 1), ' ');
       tree += "host|pool=" + p->pool().name() + "|id=" + std::to_string(i) + "|ap=" + s.address() + ":" +
-              s.protocol_name() + ":plain:notcompressed|timeout=" + std::to_string(s.settings().timeout_ms) +
-              "ms" + (s.up() ? "" : "|down") + "\n";
+              s.protocol_name() + ":plain:notcompressed|timeout=" + std::to_string(s.settings().timeout_ms) + "ms" +
+              (s.up() ? "" : "|down") + "\n";
     };
     if (req.cmd == protocol::command::FlushAll) {
       for (std::uint32_t i = 0; i < servers.size(); ++i) line(i);

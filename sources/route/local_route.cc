@@ -19,7 +19,11 @@ namespace ithaca::route {
 namespace {
 
 constexpr config::route_kind_info kLocalInfo{
-    "local", nullptr, "the local store (the cache role's whole tree)", {}, {},
+    "local",
+    nullptr,
+    "the local store (the cache role's whole tree)",
+    {},
+    {},
     [](config::route_format) -> std::shared_ptr<config::route_options> {
       return std::make_shared<config::route_options>();
     },

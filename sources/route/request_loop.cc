@@ -27,20 +27,15 @@ void record_prefix_stats(const protocol::request& req, const protocol::routed_re
       req.cmd == command::LeaseSet)
     return;
   switch (protocol::classify(req)) {
-    case protocol::command_class::Retrieve:  // get gets gat gats, binary get/gat/touch
+    case protocol::command_class::Retrieve:                          // get gets gat gats, binary get/gat/touch
       if (result.outcome != protocol::routed_outcome::Hits) return;  // failed: nothing was looked up
       for (std::size_t i = 0; i < req.keys.size() && i < result.key_count(); ++i) {
         ps.record_get(req.keys[i], result.hit(i).found);
       }
       return;
-    case protocol::command_class::Store:
-      ps.record_set(req.key());
-      return;
-    case protocol::command_class::Delete:
-      ps.record_delete(req.key());
-      return;
-    default:
-      return;
+    case protocol::command_class::Store: ps.record_set(req.key()); return;
+    case protocol::command_class::Delete: ps.record_delete(req.key()); return;
+    default: return;
   }
 }
 
@@ -128,9 +123,7 @@ bool pop_ready(loop_context& lc) {
 // Whether the client may not start another request yet: too many in flight,
 // or their replies hold too much (request_slot.h's bound; the client is not
 // read meanwhile).
-bool must_wait(const loop_context& lc) {
-  return lc.inflight.full() || lc.inflight.held() > inflight_queue::kHeldLimit;
-}
+bool must_wait(const loop_context& lc) { return lc.inflight.full() || lc.inflight.held() > inflight_queue::kHeldLimit; }
 
 // Keys per part of a long text get sent to servers (split_get): a part's
 // replies are held whole, so this bounds what one part holds to this many
@@ -172,8 +165,8 @@ bool settle(loop_context& lc, settle_until until) {
     if (w == mm::wait_status::TimedOut && lc.drain != nullptr && lc.drain->peer_gone()) return false;
     if (w == mm::wait_status::TimedOut && mm::now_ns() >= deadline &&
         lc.inflight.head().st == request_slot::state::Pending) {
-      spdlog::error("{}: a request in flight got no reply within {} ms; closing the connection",
-                    mm::coroutine_name(), kInflightWaitLimitMs);
+      spdlog::error("{}: a request in flight got no reply within {} ms; closing the connection", mm::coroutine_name(),
+                    kInflightWaitLimitMs);
       return false;
     }
   }
@@ -184,8 +177,8 @@ bool settle(loop_context& lc, settle_until until) {
 // fetched again, request_slot.h) on a root that answers in the slot's result.
 bool splits(const protocol::request& req, const route& root) {
   return req.proto == protocol::protocol_kind::Ascii &&
-         (req.cmd == protocol::command::Get || req.cmd == protocol::command::Gets) &&
-         req.keys.size() > kGetPartKeys && root.answers_in_result();
+         (req.cmd == protocol::command::Get || req.cmd == protocol::command::Gets) && req.keys.size() > kGetPartKeys &&
+         root.answers_in_result();
 }
 
 // Sends every part but the last of the long get parsed into `first` (each
@@ -225,8 +218,7 @@ bool routed_side_effect(const protocol::parse_result& r, const protocol::request
   using protocol::command;
   if (r.error == protocol::error_kind::TooLarge) return req.cmd == command::Set && !req.key().empty();
   return r.error == protocol::error_kind::KeyTooLong && req.proto == protocol::protocol_kind::Ascii &&
-         (req.cmd == command::Get || req.cmd == command::Gets || req.cmd == command::Gat ||
-          req.cmd == command::Gats);
+         (req.cmd == command::Get || req.cmd == command::Gets || req.cmd == command::Gat || req.cmd == command::Gats);
 }
 
 // memcached -F: a flush is refused before any route, in either role; an
@@ -255,8 +247,7 @@ void as_silent_delete(protocol::request& req) {
 // -S: a binary request its client may not make before authenticating
 // (memcached checks once a packet's lengths are judged sane, before its
 // opcode's own rules): answered "Auth failure.", then the connection closes.
-bool refused_unauthenticated(const loop_context& lc, const protocol::parse_result& r,
-                             const protocol::request& req) {
+bool refused_unauthenticated(const loop_context& lc, const protocol::parse_result& r, const protocol::request& req) {
   const commands::server_context& s = lc.server;
   if (s.sasl == nullptr || s.auth == nullptr || s.auth->authenticated) return false;
   if (req.proto != protocol::protocol_kind::Binary) return false;
@@ -274,9 +265,8 @@ bool refused_unauthenticated(const loop_context& lc, const protocol::parse_resul
 // connection's root (or the server-command tree). `st` is the dispatch's
 // status. False when the connection must close at once (waiting for the
 // slots before a side effect failed). [execute_input's loop; inline there]
-inline bool dispatch_parsed(loop_context& lc, const protocol::parse_result& r, request_slot& slot,
-                            dispatch_env& env, const route& root, bool all_local, bool routes_to_servers,
-                            dispatch_status& st) {
+inline bool dispatch_parsed(loop_context& lc, const protocol::parse_result& r, request_slot& slot, dispatch_env& env,
+                            const route& root, bool all_local, bool routes_to_servers, dispatch_status& st) {
   if (refused_unauthenticated(lc, r, slot.req)) {
     protocol::encode_binary_error(env.out, slot.req, protocol::binary_status::AuthError);
     slot.action = exec_action::Close;
@@ -356,8 +346,7 @@ inline void queue_dispatched(loop_context& lc, request_slot& slot, dispatch_stat
 // are pending] Bounds: 1,024 slots in flight and kHeldLimit bytes of held
 // replies per client (it stops reading past them), each slot waited for at
 // most kInflightWaitLimitMs (10 min), then the connection closes.
-std::size_t execute_input(protocol::parser& parser, std::string_view input, loop_context& lc,
-                          exec_action& action) {
+std::size_t execute_input(protocol::parser& parser, std::string_view input, loop_context& lc, exec_action& action) {
   std::size_t off = 0;
   std::size_t budget = lc.request_budget;  // 0: no limit
   lc.yield_due = false;

@@ -22,15 +22,15 @@ namespace ithaca::route {
 
 // A connection's loop state, owned by its coroutine.
 struct loop_context {
-  flow::local_executor* local;   // the local store; null when the tree uses none
+  flow::local_executor* local;       // the local store; null when the tree uses none
   commands::server_context& server;  // the server commands' context (stats, counters, ...)
-  flow::reply_drain* drain;      // drains `out` past the high-water mark; null: never early
-  const route_tree* tree;     // the snapshot this batch runs on
+  flow::reply_drain* drain;          // drains `out` past the high-water mark; null: never early
+  const route_tree* tree;            // the snapshot this batch runs on
   inflight_queue& inflight;
-  protocol::out_buffer& out;  // the reply stream
+  protocol::out_buffer& out;                   // the reply stream
   proxy::worker_backends* backends = nullptr;  // this worker's, when the tree has pools
-  ack_waiters* acks = nullptr;  // this worker's, on a replication master
-  async_runner* async = nullptr;  // this worker's detached requests (route.h)
+  ack_waiters* acks = nullptr;                 // this worker's, on a replication master
+  async_runner* async = nullptr;               // this worker's detached requests (route.h)
   // Which of the tree's roots this connection dispatches on: its listener's
   // (route_tree.h; 0 = the default root, also UDP's).
   std::size_t root = 0;
@@ -57,7 +57,6 @@ inline constexpr mm::millis kInflightWaitLimitMs = 10 * 60 * 1000;
 // to close or shut down (`action`), when the input ends in an incomplete
 // request (the rest is not consumed), or after lc.request_budget requests
 // with input left (lc.yield_due).
-std::size_t execute_input(protocol::parser& parser, std::string_view input, loop_context& lc,
-                          exec_action& action);
+std::size_t execute_input(protocol::parser& parser, std::string_view input, loop_context& lc, exec_action& action);
 
 }  // namespace ithaca::route

@@ -41,8 +41,8 @@ class async_runner;
 // What a route may use while it dispatches, all of it owned by the calling
 // worker machine. [one client coroutine]
 struct dispatch_env {
-  flow::local_executor* local;     // the local store; null when no route of the tree uses it
-  commands::server_context* server;    // what the server commands need (stats, version, ...); null off a client
+  flow::local_executor* local;       // the local store; null when no route of the tree uses it
+  commands::server_context* server;  // what the server commands need (stats, version, ...); null off a client
   // Where a reply given at once goes: the client's reply stream when nothing
   // before this request is still pending, else the slot's `deferred` buffer.
   protocol::out_buffer& out;
@@ -59,8 +59,8 @@ struct route_counters {
   std::atomic<std::uint64_t> failover_limited{0};  // failover: not tried, over failover_limit
   std::atomic<std::uint64_t> gutter_writes{0};     // failover_exptime: writes with a capped TTL
   std::atomic<std::uint64_t> shadow_sent{0};
-  std::atomic<std::uint64_t> async_sent{0};        // all_async / all_initial / stragglers
-  std::atomic<std::uint64_t> async_dropped{0};     // over the worker's bound (async_runner.h)
+  std::atomic<std::uint64_t> async_sent{0};     // all_async / all_initial / stragglers
+  std::atomic<std::uint64_t> async_dropped{0};  // over the worker's bound (async_runner.h)
   std::atomic<std::uint64_t> rate_limited{0};
   std::atomic<std::uint64_t> deletes_spooled{0};  // pool, reliable_deletes: failed deletes spooled
   std::atomic<std::uint64_t> deletes_dropped{0};  // ... and those the spool could not take

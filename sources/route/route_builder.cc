@@ -145,16 +145,13 @@ const route* store_root(store_access access, uint64_t ack_timeout_ms,
       routes.push_back(std::make_unique<local_route>());
       routes.push_back(std::make_unique<read_only_route>(*routes.back()));
       break;
-    case store_access::Closed:
-      routes.push_back(std::make_unique<closed_route>());
-      break;
+    case store_access::Closed: routes.push_back(std::make_unique<closed_route>()); break;
   }
   return routes.back().get();
 }
 }  // namespace
 
-std::shared_ptr<const route_tree> store_tree(store_access access,
-                                             std::vector<std::shared_ptr<const proxy::pool>> pools,
+std::shared_ptr<const route_tree> store_tree(store_access access, std::vector<std::shared_ptr<const proxy::pool>> pools,
                                              uint64_t ack_timeout_ms) {
   std::vector<std::unique_ptr<const route>> routes;
   const route* root = store_root(access, ack_timeout_ms, routes);
@@ -178,8 +175,8 @@ std::shared_ptr<const route_tree> build_route_tree(const config::config& cfg, pr
   }
   // The default root: with no `route:`, the local store as the role allows
   // (pools without a route serve nothing).
-  const route* root = cfg.router.has_route ? b.node(cfg.router.route)
-                                           : store_root(access, ack_timeout_of(cfg), b.routes);
+  const route* root =
+      cfg.router.has_route ? b.node(cfg.router.route) : store_root(access, ack_timeout_of(cfg), b.routes);
   if (!root) {
     if (error) *error = b.error;
     return nullptr;

@@ -24,22 +24,10 @@ extern const kind_module kNullKind;
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
 constexpr const kind_module* kKinds[] = {
-    &kLocalKind,
-    &kPoolKind,
-    &kPrefixKind,
-    &kOperationKind,
-    &kFailoverKind, &kFailoverExptimeKind,
-    &kMissFailoverKind,
-    &kAllSyncKind, &kAllAsyncKind, &kAllInitialKind, &kAllMajorityKind, &kAllFastestKind,
-    &kShadowKind,
-    &kWarmUpKind,
-    &kL1L2Kind,
-    &kHashKind,
-    &kRandomKind,
-    &kModifyExptimeKind,
-    &kRateLimitKind,
-    &kErrorKind,
-    &kNullKind,
+    &kLocalKind,        &kPoolKind,    &kPrefixKind,   &kOperationKind,  &kFailoverKind,    &kFailoverExptimeKind,
+    &kMissFailoverKind, &kAllSyncKind, &kAllAsyncKind, &kAllInitialKind, &kAllMajorityKind, &kAllFastestKind,
+    &kShadowKind,       &kWarmUpKind,  &kL1L2Kind,     &kHashKind,       &kRandomKind,      &kModifyExptimeKind,
+    &kRateLimitKind,    &kErrorKind,   &kNullKind,
 };
 }  // namespace
 

@@ -7,8 +7,7 @@
 namespace ithaca::route {
 
 route_tree::route_tree(std::vector<std::unique_ptr<const route>> routes, const route* root,
-                       std::vector<std::shared_ptr<const proxy::pool>> pools,
-                       std::vector<const route*> listener_roots)
+                       std::vector<std::shared_ptr<const proxy::pool>> pools, std::vector<const route*> listener_roots)
     : routes_(std::move(routes)), pools_(std::move(pools)) {
   roots_.push_back(entry_of(root));
   for (const route* r : listener_roots) roots_.push_back(entry_of(r));

@@ -32,8 +32,7 @@ class route_tree {
   // `listener_roots` (root 1 + i for listener i) are among them.
   // `pools`: every pool of the config (for stats and the server list).
   route_tree(std::vector<std::unique_ptr<const route>> routes, const route* root,
-             std::vector<std::shared_ptr<const proxy::pool>> pools = {},
-             std::vector<const route*> listener_roots = {});
+             std::vector<std::shared_ptr<const proxy::pool>> pools = {}, std::vector<const route*> listener_roots = {});
 
   // A tree with `fresh`'s default root and `previous`'s listener roots (a
   // role change rebuilds the store tree of a file without `route:`; the

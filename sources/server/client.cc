@@ -305,8 +305,7 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
 // coroutine; suspends in the flush and the yield, no lock held]
 // -Y: the authentication comes first (authenticate_ascii); the rest of the
 // input after the login runs as requests.
-size_t client::run_input(connection& c, std::string_view input, stream& conn, flow::exec_action& action,
-                         bool& failed) {
+size_t client::run_input(connection& c, std::string_view input, stream& conn, flow::exec_action& action, bool& failed) {
   size_t used = 0;
   if (!c.auth.authenticated && shared_.auth != nullptr && shared_.auth->ascii_enabled()) {
     used = authenticate_ascii(c, input, action);
@@ -348,14 +347,9 @@ size_t client::authenticate_ascii(connection& c, std::string_view input, flow::e
   while (used < input.size()) {
     const protocol::ascii_auth_step step = protocol::next_ascii_auth(input.substr(used));
     switch (step.what) {
-      case kind::NeedMore:
-        return used;
-      case kind::Close:
-        action = flow::exec_action::Close;
-        return used;
-      case kind::Reply:
-        protocol::encode_ascii_line(out_, step.reply);
-        break;
+      case kind::NeedMore: return used;
+      case kind::Close: action = flow::exec_action::Close; return used;
+      case kind::Reply: protocol::encode_ascii_line(out_, step.reply); break;
       case kind::Check:
         counters_.auth_cmds.add();
         if (shared_.auth->check_ascii(step.user, step.password)) {
@@ -388,8 +382,7 @@ std::string_view client::close_reason(ssize_t n, mm::millis idle) {
 // it has been quiet for kTrimAfterMs it gives all but one back, so an idle
 // connection holds little.
 ssize_t client::read_some(stream& conn, char* buf, size_t len, mm::millis idle) {
-  if (inflight_.allocated() > flow::inflight_queue::kKeepSlots &&
-      (idle == mm::kForever || idle > kTrimAfterMs)) {
+  if (inflight_.allocated() > flow::inflight_queue::kKeepSlots && (idle == mm::kForever || idle > kTrimAfterMs)) {
     ssize_t n = conn.read(buf, len, kTrimAfterMs);
     if (n != -ETIMEDOUT) return n;
     inflight_.trim();

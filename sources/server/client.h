@@ -85,8 +85,7 @@ class client final : private flow::reply_drain {
   // Runs the requests of `input` (-Y: the authentication first),
   // reqs_per_event at a time (memcached -R); the bytes used. `failed`: a
   // write between two runs failed (close).
-  size_t run_input(connection& c, std::string_view input, stream& conn, flow::exec_action& action,
-                   bool& failed);
+  size_t run_input(connection& c, std::string_view input, stream& conn, flow::exec_action& action, bool& failed);
   // Continue: the connection was parked; otherwise what ended it.
   flow::exec_action serve_requests(connection& c, mm::park_set& parked, std::string_view& reason);
   // -Y before authentication: memcached's token exchange over `input`
@@ -111,12 +110,12 @@ class client final : private flow::reply_drain {
   protocol::out_buffer out_;
   cache::exec_context ctx_;
   commands::server_context server_;
-  cache::store_dump dump_{ctx_};  // lru_crawler metadump / mgdump of the local store
+  cache::store_dump dump_{ctx_};   // lru_crawler metadump / mgdump of the local store
   flow::inflight_queue inflight_;  // requests of the batch, in order
   route::loop_context loop_;
   pool_inspect pools_{loop_};  // stats items/slabs and the dumps, asked of the pools
-  std::string pending_;  // an incomplete request carried over to the next read
-  stream* conn_ = nullptr;  // while serve() serves it
+  std::string pending_;        // an incomplete request carried over to the next read
+  stream* conn_ = nullptr;     // while serve() serves it
 };
 
 }  // namespace ithaca::server

@@ -15,7 +15,7 @@ namespace ithaca::server {
 
 struct cron_settings {
   uint64_t buckets_per_step = 16384;  // one step holds one bucket lock at a time
-  bool grow = true;  // false: the table keeps its start size (cache.hash_expand, -o no_hashexpand)
+  bool grow = true;                   // false: the table keeps its start size (cache.hash_expand, -o no_hashexpand)
 };
 
 // Runs until cancelled. A sweep starts one live gc_interval after the last

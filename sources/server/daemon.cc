@@ -52,8 +52,10 @@ bool to_dev_null(int fd) {
       _exit(EXIT_FAILURE);
     }
     if (now_ms() > deadline) {
-      std::fprintf(stderr, "ithaca: the daemon (pid %d) closed its pipe before its listeners were bound and "
-                           "did not exit\n", static_cast<int>(child));
+      std::fprintf(stderr,
+                   "ithaca: the daemon (pid %d) closed its pipe before its listeners were bound and "
+                   "did not exit\n",
+                   static_cast<int>(child));
       std::fflush(stderr);
       _exit(EXIT_FAILURE);
     }
@@ -81,8 +83,10 @@ bool to_dev_null(int fd) {
   for (;;) {
     const int64_t left = deadline - now_ms();
     if (left <= 0) {
-      std::fprintf(stderr, "ithaca: the daemon (pid %d) has not bound its listeners within %d s; "
-                           "leaving it to go on starting\n", static_cast<int>(child), kDaemonReadyTimeoutMs / 1000);
+      std::fprintf(stderr,
+                   "ithaca: the daemon (pid %d) has not bound its listeners within %d s; "
+                   "leaving it to go on starting\n",
+                   static_cast<int>(child), kDaemonReadyTimeoutMs / 1000);
       std::fflush(stderr);
       _exit(EXIT_FAILURE);
     }

@@ -40,8 +40,8 @@ uint64_t fd_reserve::refuse_pending(int listen_fd, const std::string& local, int
   spare_ = open_spare();
   refused_since_log_ += refused;
   if (now_ms - last_log_ms_ >= kLogIntervalMs) {
-    spdlog::warn("accept on {}: {}; refused {} connection(s) since the last report (descriptor table full)",
-                 local, std::strerror(error), refused_since_log_);
+    spdlog::warn("accept on {}: {}; refused {} connection(s) since the last report (descriptor table full)", local,
+                 std::strerror(error), refused_since_log_);
     last_log_ms_ = now_ms;
     refused_since_log_ = 0;
   }

@@ -234,7 +234,7 @@ void set_worker_settings(worker_shared& shared, const config::config& cfg, auth_
   stats::prefix_stats::instance().set_enabled(cfg.server.detail_enabled);
   shared.parser.item_size_max = cfg.cache.item_size_max;
   using binding = protocol::parser_settings::binding;
-  shared.parser.binding_protocol = cfg.server.sasl              ? binding::Binary
+  shared.parser.binding_protocol = cfg.server.sasl                 ? binding::Binary
                                    : !cfg.server.auth_file.empty() ? binding::Ascii
                                                                    : cfg.server.binding;
   // Under -S or -Y a listener's proto[] prefix may not speak past the login.
@@ -282,7 +282,8 @@ mm::machine* start_slave(const config::config& cfg, const mm::machine_config& mc
   replication::slave_settings ss = slave_settings_of(cfg, rtls);
   store::store* sp = &st;
   mm::machine* m = mm::machine_create(sm, [ss, sp, &clock, &repl] {
-    replication::slave_main(ss, *sp, [&clock] { return clock.now(); }, repl);
+    replication::slave_main(
+        ss, *sp, [&clock] { return clock.now(); }, repl);
   });
   if (!m) spdlog::critical("slave machine did not start (see the log above)");
   return m;
@@ -300,7 +301,7 @@ struct first_role {
 };
 
 first_role decide_first_role(const config::config& cfg, const mm::machine_config& mc, const repl_tls& rtls,
-                            replication::repl_counters& repl) {
+                             replication::repl_counters& repl) {
   first_role f;
   const config::replication_role r = cfg.replication.role;
   f.start_fanout = r == config::replication_role::Master;
@@ -320,8 +321,8 @@ void make_fanout(const config::config& cfg, const repl_tls& rtls, store::store& 
                  replication::repl_counters& repl, std::unique_ptr<replication::ack_state>& repl_ack,
                  std::unique_ptr<replication::fanout>& repl_fanout) {
   repl_ack = std::make_unique<replication::ack_state>(cfg.server.workers, repl);
-  repl_fanout = std::make_unique<replication::fanout>(fanout_settings_of(cfg, rtls), st, [&clock] { return clock.now(); },
-                                                      clock.wall_base(), repl, repl_ack.get());
+  repl_fanout = std::make_unique<replication::fanout>(
+      fanout_settings_of(cfg, rtls), st, [&clock] { return clock.now(); }, clock.wall_base(), repl, repl_ack.get());
   st.set_observer(repl_fanout->observer());
 }
 
@@ -427,8 +428,8 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   const store::store_config sc = store_config_of(cfg);
   auto st = std::make_unique<store::store>(sc);
   if (!st->large_values_available()) {
-    spdlog::error("cannot create the large values' file in {}: {}; values over {} bytes will be refused",
-                  sc.temp_dir, std::strerror(errno), sc.large_value_threshold);
+    spdlog::error("cannot create the large values' file in {}: {}; values over {} bytes will be refused", sc.temp_dir,
+                  std::strerror(errno), sc.large_value_threshold);
   }
   server_clock clock;
   // `watch evictions`: outlives every thread that evicts (declared after the store,

@@ -77,8 +77,8 @@ std::vector<std::string> live_changes(const live_settings& before, const live_se
                   config::format_value(f.kind, after.*f.member));
   }
   if (before.enable_shutdown != after.enable_shutdown) {
-    out.push_back(std::string("server.enable_shutdown ") + (before.enable_shutdown ? "true" : "false") +
-                  " -> " + (after.enable_shutdown ? "true" : "false"));
+    out.push_back(std::string("server.enable_shutdown ") + (before.enable_shutdown ? "true" : "false") + " -> " +
+                  (after.enable_shutdown ? "true" : "false"));
   }
   if (before.enable_watch != after.enable_watch) {
     out.push_back(std::string("server.enable_watch ") + (before.enable_watch ? "true" : "false") + " -> " +
@@ -89,8 +89,8 @@ std::vector<std::string> live_changes(const live_settings& before, const live_se
                   (after.enable_dumping ? "true" : "false"));
   }
   if (before.enable_flush_all != after.enable_flush_all) {
-    out.push_back(std::string("server.enable_flush_all ") + (before.enable_flush_all ? "true" : "false") +
-                  " -> " + (after.enable_flush_all ? "true" : "false"));
+    out.push_back(std::string("server.enable_flush_all ") + (before.enable_flush_all ? "true" : "false") + " -> " +
+                  (after.enable_flush_all ? "true" : "false"));
   }
   if (before.evictions != after.evictions) {
     out.push_back(std::string("cache.evictions ") + (before.evictions ? "true" : "false") + " -> " +

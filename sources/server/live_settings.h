@@ -23,20 +23,20 @@
 namespace ithaca::server {
 
 struct live_settings {
-  uint64_t memory_limit = 0;           // cache.memory_limit (bytes)
-  uint64_t item_size_max = 0;          // cache.item_size_max
-  uint64_t large_value_threshold = 0;  // cache.large_value_threshold
-  uint64_t large_value_disk_limit = 0; // cache.large_value_disk_limit
-  uint64_t lease_interval_ms = 0;      // cache.lease_interval
-  uint64_t gc_interval_ms = 0;         // cache.gc_interval
-  uint64_t max_connections = 0;        // server.max_connections
-  uint64_t idle_timeout_ms = 0;        // server.idle_timeout; 0 = never
-  bool enable_shutdown = false;        // server.enable_shutdown
-  bool enable_watch = true;            // server.enable_watch (memcached -W: false)
-  bool enable_dumping = true;          // server.enable_dumping (memcached -X: false)
-  bool enable_flush_all = true;        // server.enable_flush_all (memcached -F: false)
-  uint64_t reqs_per_event = 20;        // server.reqs_per_event (memcached -R)
-  bool evictions = true;               // cache.evictions (memcached -M: false; the store's copy rules)
+  uint64_t memory_limit = 0;            // cache.memory_limit (bytes)
+  uint64_t item_size_max = 0;           // cache.item_size_max
+  uint64_t large_value_threshold = 0;   // cache.large_value_threshold
+  uint64_t large_value_disk_limit = 0;  // cache.large_value_disk_limit
+  uint64_t lease_interval_ms = 0;       // cache.lease_interval
+  uint64_t gc_interval_ms = 0;          // cache.gc_interval
+  uint64_t max_connections = 0;         // server.max_connections
+  uint64_t idle_timeout_ms = 0;         // server.idle_timeout; 0 = never
+  bool enable_shutdown = false;         // server.enable_shutdown
+  bool enable_watch = true;             // server.enable_watch (memcached -W: false)
+  bool enable_dumping = true;           // server.enable_dumping (memcached -X: false)
+  bool enable_flush_all = true;         // server.enable_flush_all (memcached -F: false)
+  uint64_t reqs_per_event = 20;         // server.reqs_per_event (memcached -R)
+  bool evictions = true;                // cache.evictions (memcached -M: false; the store's copy rules)
   config::log_level log_level = config::log_level::Warn;  // logging.level
   // replication.ack / ack_timeout: they shape the route tree below (the ack
   // gate), rebuilt at each reload; here for the change list.

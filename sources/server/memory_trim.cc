@@ -64,12 +64,14 @@ void memory_trim_main(const conn_registry& conns) {
     // the pooler's machine does not make). The result is shared: a trim that
     // outlives its timeout must not write into this frame.
     auto given_back = std::make_shared<std::atomic<uint64_t>>(0);
-    const mm::wait_status w = mm::blocking_call([given_back] {
+    const mm::wait_status w = mm::blocking_call(
+        [given_back] {
           const uint64_t before = resident_bytes();
           ::malloc_trim(0);
           const uint64_t after = resident_bytes();
           given_back->store(before > after ? before - after : 0);
-        }, kTrimTimeoutMs);
+        },
+        kTrimTimeoutMs);
     if (w == mm::wait_status::Cancelled) return;
     const uint64_t given = given_back->load();
     spdlog::debug("memory: clients {} -> {}: {} KiB of freed heap given back", policy.peak(), now, given >> 10);

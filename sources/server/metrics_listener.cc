@@ -105,8 +105,7 @@ void metrics_listener::accept_loop(mm::io& listener) {
       // off (unread bytes would turn the close into a reset that may eat the
       // 503), the answer goes out if the socket takes it, then FIN.
       char sink[1024];
-      while (::recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {
-      }
+      while (::recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {}
       const std::string busy = error_response("503 Service Unavailable");
       ssize_t r = ::send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       (void)r;
@@ -167,8 +166,7 @@ void metrics_listener::serve(int fd) {
   ::shutdown(conn->fd(), SHUT_WR);
   char sink[512];
   const int64_t linger = mm::deadline_after(200);
-  while (mm::millis_until(linger) > 0 && conn->read(sink, sizeof(sink), mm::millis_until(linger)) > 0) {
-  }
+  while (mm::millis_until(linger) > 0 && conn->read(sink, sizeof(sink), mm::millis_until(linger)) > 0) {}
 }
 
 std::string metrics_listener::page() {

@@ -24,9 +24,9 @@
 namespace ithaca::server {
 
 struct metrics_listener_settings {
-  std::string listen;           // "host:port"
-  size_t max_connections = 16;  // clients at a time
-  size_t max_head = 8192;       // request line + headers
+  std::string listen;              // "host:port"
+  size_t max_connections = 16;     // clients at a time
+  size_t max_head = 8192;          // request line + headers
   mm::millis read_timeout = 3000;  // the whole head, from accept
   mm::millis write_timeout = 5000;
 };

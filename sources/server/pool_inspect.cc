@@ -84,8 +84,8 @@ bool pool_inspect::collect(std::string_view group, stats::stat_lines& out) {
 // pool is never held whole.
 bool pool_inspect::dump(commands::dump_format format, const commands::class_set& classes, protocol::out_buffer& out) {
   const bool meta = format == commands::dump_format::Meta;
-  const std::string request = std::string(meta ? "lru_crawler metadump " : "lru_crawler mgdump ") +
-                              class_word(classes) + "\r\n";
+  const std::string request =
+      std::string(meta ? "lru_crawler metadump " : "lru_crawler mgdump ") + class_word(classes) + "\r\n";
   const std::string_view end = meta ? "END\r\n" : "EN\r\n";
   out.append("OK\r\n");
   bool client_ok = true;

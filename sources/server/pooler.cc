@@ -29,8 +29,8 @@ std::string peer_text(const sockaddr_storage& ss, bool is_unix) {
 }
 }  // namespace
 
-pooler::pooler(pooler_settings settings, std::vector<worker*> workers, conn_registry& conns,
-               store::store& st, const server_clock& clock, gc_counters& gc)
+pooler::pooler(pooler_settings settings, std::vector<worker*> workers, conn_registry& conns, store::store& st,
+               const server_clock& clock, gc_counters& gc)
     : settings_(std::move(settings)),
       workers_(std::move(workers)),
       conns_(conns),
@@ -91,18 +91,18 @@ void pooler::main() {
     // The functional tests read this line to learn the port bound for port 0,
     // so it must pass the default threshold (warn, like memcached without -v).
     // A listener with a tree of its own says which (route_tree.h).
-    const char* tls = !entry.tls                                    ? ""
+    const char* tls = !entry.tls                                       ? ""
                       : entry.tls_peer == config::peer_check::None     ? " (TLS, no client certificate)"
                       : entry.tls_peer == config::peer_check::Required ? " (TLS, client certificate required)"
-                                                                   : " (TLS)";
+                                                                       : " (TLS)";
     const char* only = entry.protocol == kinds::binding_protocol::Ascii    ? " (ascii only)"
                        : entry.protocol == kinds::binding_protocol::Binary ? " (binary only)"
                                                                            : "";
     if (entry.root == 0) {
       spdlog::warn("listening on {} {}{}{}", is_unix ? "unix" : "tcp", local, tls, only);
     } else {
-      spdlog::warn("listening on {} {}{}{} (its own route: listeners[{}])", is_unix ? "unix" : "tcp", local, tls,
-                   only, entry.root - 1);
+      spdlog::warn("listening on {} {}{}{} (its own route: listeners[{}])", is_unix ? "unix" : "tcp", local, tls, only,
+                   entry.root - 1);
     }
     if (!is_unix) {
       const auto& sa = addr.storage.ss_family == AF_INET6
@@ -132,9 +132,8 @@ void pooler::main() {
   }
   children.push_back(mm::coroutine_create("signals", [this] { signal_loop(); }));
   children.push_back(mm::coroutine_create("memory trim", [this] { memory_trim_main(conns_); }));
-  children.push_back(mm::coroutine_create("cron", [this] {
-    cron_main(store_, clock_, gc_, *settings_.reload.live, cron_reloaded_, settings_.cron);
-  }));
+  children.push_back(mm::coroutine_create(
+      "cron", [this] { cron_main(store_, clock_, gc_, *settings_.reload.live, cron_reloaded_, settings_.cron); }));
   // Wait for the shutdown (which cancels everything on this machine), then
   // let the children end before the listeners they use go away.
   mm::sleep(mm::kForever);

@@ -28,7 +28,7 @@ struct listen_entry {
   int backlog = 0;           // 0: pooler_settings::backlog
   uint64_t max_clients = 0;  // open clients at most (a nutcracker pool's client_connections); 0: none
   bool tls = false;          // clients handshake TLS first (-Z; not a notls: one, never unix)
-  config::peer_check tls_peer = config::peer_check::Default;  // btls: / mtls:
+  config::peer_check tls_peer = config::peer_check::Default;                // btls: / mtls:
   kinds::binding_protocol protocol = kinds::binding_protocol::Negotiating;  // -l proto[...]:
   // Its address says port 0 and it is the second half of "*" ([::] after
   // 0.0.0.0): it binds the port the listener before it got.
@@ -54,8 +54,8 @@ struct pooler_settings {
 
 class pooler {
  public:
-  pooler(pooler_settings settings, std::vector<worker*> workers, conn_registry& conns,
-         store::store& st, const server_clock& clock, gc_counters& gc);
+  pooler(pooler_settings settings, std::vector<worker*> workers, conn_registry& conns, store::store& st,
+         const server_clock& clock, gc_counters& gc);
   bool start(const mm::machine_config& base);
   void join();
   void request_shutdown();  // any thread
@@ -80,9 +80,9 @@ class pooler {
   // [pooler machine] per listen entry: its client count when it has a limit
   // of its own (conn_registry.h), else null.
   std::vector<std::atomic<uint64_t>*> clients_;
-  live_reader live_;         // [pooler machine] max_connections at each accept
-  fd_reserve fd_reserve_;    // [pooler machine] the spare descriptor for a full table
-  mm::cond cron_reloaded_;   // [pooler machine] the cron's period may have changed
+  live_reader live_;        // [pooler machine] max_connections at each accept
+  fd_reserve fd_reserve_;   // [pooler machine] the spare descriptor for a full table
+  mm::cond cron_reloaded_;  // [pooler machine] the cron's period may have changed
   std::atomic<bool> failed_{false};
   bool shutting_down_ = false;
   // [pooler machine] the "reload" coroutine (SIGHUP) and a SIGHUP that came while it ran

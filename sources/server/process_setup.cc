@@ -99,8 +99,9 @@ int process_start(const config::config& cfg, config::cli_options& cli) {
 void process_log_start(const config::config& cfg) {
   const config::process_config& p = cfg.process;
   if (state.root && p.user.empty()) {
-    spdlog::warn("running as root: -u USER (process.user) would switch to USER once the listeners are bound "
-                 "(memcached refuses to run as root without -u)");
+    spdlog::warn(
+        "running as root: -u USER (process.user) would switch to USER once the listeners are bound "
+        "(memcached refuses to run as root without -u)");
   }
   if (!state.root && !p.user.empty()) {
     spdlog::info("-u {}: not started as root, so the user stays uid {}", p.user, ::getuid());

@@ -106,9 +106,10 @@ bool reload_config(const reload_target& t) {
   }
   // A listener with a tree of its own is bound once (restart_only.h).
   if (std::string changed = config::listener_changes(*t.started, fresh); !changed.empty()) {
-    spdlog::error("SIGHUP: reload refused, keeping the running configuration: {}: {}; adding, removing or "
-                  "reordering a listener needs a restart",
-                  path, changed);
+    spdlog::error(
+        "SIGHUP: reload refused, keeping the running configuration: {}: {}; adding, removing or "
+        "reordering a listener needs a restart",
+        path, changed);
     return false;
   }
   if (auto restart = config::restart_only_changes(*t.started, fresh); !restart.empty()) {

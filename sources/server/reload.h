@@ -26,7 +26,7 @@ struct reload_target {
   live_cell* live = nullptr;                 // this function is its only publisher
   store::store* store = nullptr;
   proxy::server_directory* servers = nullptr;  // the route trees' backend servers
-  served_role* role = nullptr;  // the access the tree is built for; its mutex orders the publishes
+  served_role* role = nullptr;                 // the access the tree is built for; its mutex orders the publishes
   // Reads of the file running on the blocking pool (one that timed out may
   // still be running there); while one is, a new reload is refused.
   std::shared_ptr<std::atomic<int>> reads_running = std::make_shared<std::atomic<int>>(0);

@@ -65,8 +65,9 @@ replication::vip_holding role_monitor::holds() {
   std::string error;
   const replication::vip_holding h = replication::holds_address(settings_.virtual_ip, &error);
   if (h == replication::vip_holding::Unknown) {
-    if (!check_failed_) spdlog::error("replication: cannot tell who holds virtual_ip {}: {}; the role stays",
-                                      settings_.virtual_ip.text, error);
+    if (!check_failed_)
+      spdlog::error("replication: cannot tell who holds virtual_ip {}: {}; the role stays", settings_.virtual_ip.text,
+                    error);
     check_failed_ = true;
   } else {
     check_failed_ = false;
@@ -105,9 +106,11 @@ void role_monitor::main() {
         } else if (static_cast<uint64_t>(mm::now_ns() - lost_at_ns_) / 1000000 >= settings_.failover_delay_ms) {
           // yrmcds: "Could not promote to master. Join the cluster again as a slave."
           store_.flush_all(clock_.now(), 0);
-          spdlog::info("replication: virtual_ip {} did not come here within {} ms: local data forgotten, "
-                       "following {}:{} again", settings_.virtual_ip.text, settings_.failover_delay_ms,
-                       settings_.slave.master_host, settings_.slave.master_port);
+          spdlog::info(
+              "replication: virtual_ip {} did not come here within {} ms: local data forgotten, "
+              "following {}:{} again",
+              settings_.virtual_ip.text, settings_.failover_delay_ms, settings_.slave.master_host,
+              settings_.slave.master_port);
           state_ = role_state::Slave;
           start_session();
         }
@@ -123,8 +126,10 @@ void role_monitor::promote() {
   if (!fanout_.start(settings_.machine)) {
     // The address is here but slaves cannot be accepted (the port is taken?):
     // stay a slave and try again at the next check.
-    spdlog::error("replication: virtual_ip {} is here but the fan-out machine did not start (see above); "
-                  "trying again in {} ms", settings_.virtual_ip.text, settings_.check_interval_ms);
+    spdlog::error(
+        "replication: virtual_ip {} is here but the fan-out machine did not start (see above); "
+        "trying again in {} ms",
+        settings_.virtual_ip.text, settings_.check_interval_ms);
     if (state_ == role_state::Slave) start_session();
     return;
   }
@@ -168,8 +173,8 @@ void role_monitor::start_session() {
   session_ended_ = false;
   session_ = mm::coroutine_create("repl slave", [this] {
     const auto retry = static_cast<mm::millis>(settings_.slave.reconnect_delay_ms);
-    while (!replication::slave_session(settings_.slave, store_, [this] { return clock_.now(); }, counters_,
-                                       &session_logged_failure_)) {
+    while (!replication::slave_session(
+        settings_.slave, store_, [this] { return clock_.now(); }, counters_, &session_logged_failure_)) {
       if (mm::sleep(retry) == mm::wait_status::Cancelled) break;
     }
     session_ended_ = true;

@@ -52,8 +52,8 @@ struct role_settings {
   uint64_t check_interval_ms = 1000;
   uint64_t failover_delay_ms = 5000;
   route::store_access slave_access = route::store_access::Closed;  // clients of a slave
-  replication::slave_settings slave;  // master_host is virtual_ip
-  mm::machine_config machine;         // the fan-out machine's, at each promotion
+  replication::slave_settings slave;                               // master_host is virtual_ip
+  mm::machine_config machine;                                      // the fan-out machine's, at each promotion
 };
 
 enum class role_state : std::uint8_t {
@@ -73,8 +73,8 @@ class role_monitor {
  public:
   // `first` is first_role_of()'s answer; for a Master the caller has started
   // the fan-out machine.
-  role_monitor(role_settings settings, role_state first, replication::fanout& r, store::store& st, const server_clock& clock,
-               replication::repl_counters& counters, served_role& role, live_cell& live);
+  role_monitor(role_settings settings, role_state first, replication::fanout& r, store::store& st,
+               const server_clock& clock, replication::repl_counters& counters, served_role& role, live_cell& live);
   role_monitor(const role_monitor&) = delete;
   role_monitor& operator=(const role_monitor&) = delete;
   // Starts the role machine. [main]
@@ -101,12 +101,12 @@ class role_monitor {
   mm::machine* machine_ = nullptr;
   // Role machine only (after start()).
   role_state state_;
-  int64_t lost_at_ns_ = 0;         // [MasterLost] when the session ended
-  mm::coroutine_id session_ = 0;   // the running slave session, or 0
-  bool session_ended_ = false;     // the session's coroutine returned
+  int64_t lost_at_ns_ = 0;        // [MasterLost] when the session ended
+  mm::coroutine_id session_ = 0;  // the running slave session, or 0
+  bool session_ended_ = false;    // the session's coroutine returned
   bool session_logged_failure_ = false;
-  mm::cond session_done_;          // session -> monitor
-  bool check_failed_ = false;      // the last check could not ask the kernel (logged once)
+  mm::cond session_done_;      // session -> monitor
+  bool check_failed_ = false;  // the last check could not ask the kernel (logged once)
 };
 
 }  // namespace ithaca::server

@@ -124,8 +124,7 @@ void router_stats_latency(const route::route_tree& tree, stats::stat_lines& out)
 
 void router_stats_routes(const route::route_tree& tree, stats::stat_lines& out) {
   // Only a tree with listeners of their own says which one a node serves.
-  const auto listeners =
-      tree.roots() > 1 ? tree.first_roots() : std::unordered_map<const route::route*, std::size_t>{};
+  const auto listeners = tree.roots() > 1 ? tree.first_roots() : std::unordered_map<const route::route*, std::size_t>{};
   std::size_t i = 0;
   for (const route::route* r : tree.nodes()) {
     const std::string prefix = "route:" + std::to_string(i++);

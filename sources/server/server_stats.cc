@@ -31,9 +31,8 @@ std::string timeval_text(const timeval& tv) {
 }
 }  // namespace
 
-server_stats::server_stats(const config::config& cfg, const live_cell& live, store::store& st,
-                           conn_registry& conns, const server_clock& clock, gc_counters& gc,
-                           std::string io_backend)
+server_stats::server_stats(const config::config& cfg, const live_cell& live, store::store& st, conn_registry& conns,
+                           const server_clock& clock, gc_counters& gc, std::string io_backend)
     : cfg_(cfg), live_(live), store_(st), conns_(conns), clock_(clock), gc_(gc), io_backend_(std::move(io_backend)) {}
 
 stats::command_counters& server_stats::add_worker() {

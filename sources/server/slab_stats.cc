@@ -27,8 +27,7 @@ uint64_t since(uint64_t now, uint64_t base) { return now > base ? now - base : 0
 // item, so a class holds no memory of its own to report as pages
 // (slab_classes::emulated_pages). The lines are the rows of slab_stats_table.h.
 void slab_stat_lines(const store::slab_classes& classes, const store::class_stats_snapshot& now,
-                     const store::class_stats_snapshot& base, uint64_t total_malloced,
-                     stats::stat_lines& out) {
+                     const store::class_stats_snapshot& base, uint64_t total_malloced, stats::stat_lines& out) {
   unsigned active = 0;
   for (unsigned id = 1; id <= classes.largest(); ++id) {
     const class_figures& f = now.cls[id];
@@ -50,8 +49,8 @@ void slab_stat_lines(const store::slab_classes& classes, const store::class_stat
 }
 
 // The rows of item_stats_table.h for each class holding items.
-void item_stat_lines(const store::class_stats_snapshot& now, const store::class_stats_snapshot& base,
-                     uint32_t now_sec, stats::stat_lines& out) {
+void item_stat_lines(const store::class_stats_snapshot& now, const store::class_stats_snapshot& base, uint32_t now_sec,
+                     stats::stat_lines& out) {
   for (unsigned id = 0; id < store::kSlabClassMax; ++id) {
     const class_figures& f = now.cls[id];
     const class_figures& b = base.cls[id];

@@ -16,11 +16,10 @@ namespace ithaca::server {
 // `total_malloced`: the store's memory charge (malloc_usable_size of its items: what the
 // -m limit bounds, as memcached's total_malloced is what its -m limit bounds).
 void slab_stat_lines(const store::slab_classes& classes, const store::class_stats_snapshot& now,
-                     const store::class_stats_snapshot& base, uint64_t total_malloced,
-                     stats::stat_lines& out);
+                     const store::class_stats_snapshot& base, uint64_t total_malloced, stats::stat_lines& out);
 
 // `now_sec`: the store's current server second (store_time.h), for `age`.
-void item_stat_lines(const store::class_stats_snapshot& now, const store::class_stats_snapshot& base,
-                     uint32_t now_sec, stats::stat_lines& out);
+void item_stat_lines(const store::class_stats_snapshot& now, const store::class_stats_snapshot& base, uint32_t now_sec,
+                     stats::stat_lines& out);
 
 }  // namespace ithaca::server

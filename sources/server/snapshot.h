@@ -61,7 +61,7 @@ class snapshot_cell {
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
-  mutable std::mutex mutex_;         // leaf; guards current_
+  mutable std::mutex mutex_;          // leaf; guards current_
   std::shared_ptr<const T> current_;  // [mutex_]
   std::atomic<uint64_t> generation_{1};
 };
@@ -71,9 +71,7 @@ class snapshot_cell {
 template <class T>
 class snapshot_reader {
  public:
-  explicit snapshot_reader(const snapshot_cell<T>& cell) : cell_(&cell) {
-    current_ = cell_->load(&generation_);
-  }
+  explicit snapshot_reader(const snapshot_cell<T>& cell) : cell_(&cell) { current_ = cell_->load(&generation_); }
 
   // Picks up a newer snapshot if one was published. True if it changed.
   bool refresh() {

@@ -36,9 +36,7 @@ class plain_stream final : public stream {
   explicit plain_stream(mm::io& io) : io_(io) {}
   int fd() const override { return io_.fd(); }
   ssize_t read(void* buf, size_t len, mm::millis timeout) override { return io_.read(buf, len, timeout); }
-  ssize_t writev(const iovec* iov, int count, mm::millis timeout) override {
-    return io_.writev(iov, count, timeout);
-  }
+  ssize_t writev(const iovec* iov, int count, mm::millis timeout) override { return io_.writev(iov, count, timeout); }
   ssize_t try_send(const void* buf, size_t len) override { return net::send_now(io_.fd(), buf, len); }
   mm::wait_status wait_writable(mm::millis timeout) override { return io_.wait_writable(timeout); }
 

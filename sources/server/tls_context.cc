@@ -80,8 +80,8 @@ bool tls_context::refresh_from_coroutine(std::string* error, int64_t timeout_ms)
     std::string error;
   };
   auto r = std::make_shared<result>();
-  const mm::wait_status w = mm::blocking_call([self = shared_from_this(), r] { r->ok = self->refresh(&r->error); },
-                                              timeout_ms);
+  const mm::wait_status w =
+      mm::blocking_call([self = shared_from_this(), r] { r->ok = self->refresh(&r->error); }, timeout_ms);
   if (w != mm::wait_status::Ok) {
     if (error) *error = "the certificate files were not read within " + std::to_string(timeout_ms) + " ms";
     return false;

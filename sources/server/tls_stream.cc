@@ -28,16 +28,21 @@ std::unique_ptr<tls_stream> tls_stream::accept(mm::io& io, tls_context& ctx, con
   }
   // memcached's btls: / mtls: listeners, over the context's ssl_verify_mode.
   if (peer == config::peer_check::None) SSL_set_verify(ssl, SSL_VERIFY_NONE, nullptr);
-  if (peer == config::peer_check::Required) SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  if (peer == config::peer_check::Required)
+    SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
   std::unique_ptr<tls_stream> s(new tls_stream(io, ssl, ctx));
   const ssize_t r = s->drive([ssl] { return SSL_accept(ssl); }, mm::deadline_after(timeout));
   if (r <= 0) {
     ctx.counters().handshake_errors.fetch_add(1, std::memory_order_relaxed);
     if (why) {
-      if (r == 0) *why = "closed";
-      else if (r == -ETIMEDOUT) *why = "timed out";
-      else if (r == -ECANCELED) *why = "cancelled";
-      else if (r != -EPROTO) *why = std::strerror(static_cast<int>(-r));
+      if (r == 0)
+        *why = "closed";
+      else if (r == -ETIMEDOUT)
+        *why = "timed out";
+      else if (r == -ECANCELED)
+        *why = "cancelled";
+      else if (r != -EPROTO)
+        *why = std::strerror(static_cast<int>(-r));
     }
     return nullptr;
   }

@@ -27,8 +27,8 @@ class tls_stream final : public stream {
   // happened: OpenSSL's reason, "timed out", "cancelled", "closed").
   // [machine: the connection's coroutine; suspends]
   // `peer` is the listener's btls:/mtls: override of ssl_verify_mode.
-  static std::unique_ptr<tls_stream> accept(mm::io& io, tls_context& ctx, config::peer_check peer,
-                                            mm::millis timeout, std::string* why);
+  static std::unique_ptr<tls_stream> accept(mm::io& io, tls_context& ctx, config::peer_check peer, mm::millis timeout,
+                                            std::string* why);
   ~tls_stream() override;  // frees the SSL object (the fd stays the io's)
 
   int fd() const override { return io_.fd(); }
@@ -70,7 +70,7 @@ class tls_stream final : public stream {
   mm::io& io_;
   SSL* ssl_;
   tls_context& ctx_;
-  bool handshaking_ = true;  // failures before the end count as handshake errors
+  bool handshaking_ = true;   // failures before the end count as handshake errors
   bool kernel_send_ = false;  // kTLS took the sends over at the handshake's end
 };
 

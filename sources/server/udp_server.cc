@@ -112,10 +112,7 @@ udp_server::batch::batch(const worker_shared& shared, stats::command_counters& c
 }
 
 udp_server::udp_server(const worker_shared& shared, stats::command_counters& counters)
-    : shared_(shared),
-      counters_(counters),
-      inline_(shared, counters),
-      datagram_(kDatagramBuffer) {}
+    : shared_(shared), counters_(counters), inline_(shared, counters), datagram_(kDatagramBuffer) {}
 
 // run() finished every concurrent batch before it returned.
 udp_server::~udp_server() = default;
@@ -238,7 +235,8 @@ flow::exec_action udp_server::process(batch& b, std::string_view payload) {
   b.server.config_loaded_at = b.live->config_loaded_at;
   b.ctx.now = shared_.clock->now();
   flow::exec_action action = flow::exec_action::Continue;
-  route::loop_context loop{&b.ctx, b.server, &b, b.live->routes.get(), b.inflight, b.out, shared_.backends, shared_.acks, shared_.async};
+  route::loop_context loop{&b.ctx, b.server,         &b,           b.live->routes.get(), b.inflight,
+                           b.out,  shared_.backends, shared_.acks, shared_.async};
   route::execute_input(parser, payload, loop, action);
   // No trim: the queue is reused datagram after datagram.
   return action;

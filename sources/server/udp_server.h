@@ -114,16 +114,16 @@ class udp_server {
   bool may_wait();
   // Starts a concurrent batch for the datagram in datagram_; false (dropped)
   // when kUdpMaxConcurrent already run.
-  bool start_concurrent(mm::io& sock, std::string_view payload, const sockaddr_storage& peer,
-                        socklen_t peer_len, uint16_t request_id);
+  bool start_concurrent(mm::io& sock, std::string_view payload, const sockaddr_storage& peer, socklen_t peer_len,
+                        uint16_t request_id);
   void serve_concurrent(mm::io& sock, batch& b);
 
   const worker_shared& shared_;
   stats::command_counters& counters_;
-  batch inline_;  // the receive loop's own batch, for datagrams that never wait
+  batch inline_;                                 // the receive loop's own batch, for datagrams that never wait
   std::vector<std::unique_ptr<batch>> running_;  // concurrent batches in flight
   std::vector<std::unique_ptr<batch>> spare_;    // finished ones kept for reuse
-  bool sending_ = false;  // a batch is inside send_reply (one write waiter per fd)
+  bool sending_ = false;                         // a batch is inside send_reply (one write waiter per fd)
   mm::cond send_free_;
   std::vector<char> datagram_;  // one receive buffer per socket, sized for the largest datagram
 };

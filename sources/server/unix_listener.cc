@@ -54,7 +54,7 @@ bool accepting(const std::string& path) {
 
 // Clears the way for bind: nothing at `path`, or a stale socket removed.
 bool clear_path(const std::string& path, std::string* error) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return true;
     return fail(error, path + ": " + std::strerror(errno));
@@ -64,8 +64,8 @@ bool clear_path(const std::string& path, std::string* error) {
                            ", not a socket; only a stale socket is replaced (remove it or choose another path)");
   }
   if (accepting(path)) {
-    return fail(error, std::string(kInUse) + ": a server is accepting on " + path +
-                           " (only a stale socket is replaced)");
+    return fail(error,
+                std::string(kInUse) + ": a server is accepting on " + path + " (only a stale socket is replaced)");
   }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
     return fail(error, path + ": cannot remove the stale socket: " + std::strerror(errno));

@@ -27,7 +27,7 @@ class ack_state;
 namespace ithaca::route {
 class ack_waiters;
 class async_runner;
-}
+}  // namespace ithaca::route
 
 namespace ithaca::server {
 
@@ -44,7 +44,7 @@ struct accepted_socket {
   // the socket's last owner takes its one back.
   std::atomic<uint64_t>* listener_clients = nullptr;
   bool tls = false;  // a TLS listener: the client handshakes first (tls_stream.h)
-  config::peer_check tls_peer = config::peer_check::Default;  // its btls: / mtls: prefix
+  config::peer_check tls_peer = config::peer_check::Default;                // its btls: / mtls: prefix
   kinds::binding_protocol protocol = kinds::binding_protocol::Negotiating;  // its proto[...]: prefix
 };
 
@@ -67,7 +67,7 @@ struct worker_shared {
   const live_cell* live = nullptr;
   protocol::parser_settings parser;  // item_size_max: the start-up value
   size_t read_buffer_size = 16 * 1024;
-  int64_t write_timeout_ms = 60000;  // a client that does not drain its replies is closed
+  int64_t write_timeout_ms = 60000;        // a client that does not drain its replies is closed
   std::function<void()> request_shutdown;  // any thread
   // This worker's backend connections (router role); set by the worker on
   // its machine before any client runs.
@@ -105,7 +105,7 @@ class worker {
   void add_udp_socket(udp_socket s) { udp_.push_back(std::move(s)); }
   // Starts the machine; false (and logs) if it could not start.
   bool start(const mm::machine_config& base);
-  void stop();   // any thread
+  void stop();  // any thread
   void join();
   // Pooler side: hand over a socket; the channel bound is the back-pressure.
   mm::channel<accepted_socket>& inbox() { return inbox_; }

@@ -52,8 +52,7 @@ std::string prefix_stats::dump() {
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string out;
   for (const auto& [prefix, c] : rows) {
-    out += fmt::format("PREFIX {} get {} hit {} set {} del {}\r\n", prefix, c.gets, c.hits, c.sets,
-                       c.deletes);
+    out += fmt::format("PREFIX {} get {} hit {} set {} del {}\r\n", prefix, c.gets, c.hits, c.sets, c.deletes);
   }
   out += "END\r\n";
   return out;

@@ -24,10 +24,8 @@ bool counts_as_touch(const request& req) {
     case command::Gats:
     case command::Touch:  // only binary touch is a retrieval (command_class.h)
       return true;
-    case command::MetaGet:
-      return req.meta.has('T');
-    default:
-      return false;
+    case command::MetaGet: return req.meta.has('T');
+    default: return false;
   }
 }
 
@@ -36,10 +34,8 @@ bool counts_as_touch(const request& req) {
 // replace mode (exec_meta.cc and exec_binary.cc map them the same way).
 bool counts_as_cas(const request& req) {
   switch (req.proto) {
-    case protocol_kind::Ascii:
-      return req.cmd == command::Cas;
-    case protocol_kind::Binary:
-      return req.cas != 0 && req.cmd != command::Append && req.cmd != command::Prepend;
+    case protocol_kind::Ascii: return req.cmd == command::Cas;
+    case protocol_kind::Binary: return req.cas != 0 && req.cmd != command::Append && req.cmd != command::Prepend;
     case protocol_kind::Meta:
       return req.meta.has('C') && (req.meta.mode == 0 || req.meta.mode == 'S' || req.meta.mode == 'R');
   }
@@ -97,28 +93,37 @@ void meta_passthrough(const request& req, std::string_view raw, command_counters
   const std::string_view code = raw.substr(0, 2);
   switch (req.cmd) {
     case command::MetaGet:
-      if (code == "VA" || code == "HD") lookup(req, true, c);
-      else if (code == "EN" || raw.empty()) lookup(req, false, c);
+      if (code == "VA" || code == "HD")
+        lookup(req, true, c);
+      else if (code == "EN" || raw.empty())
+        lookup(req, false, c);
       return;
     case command::MetaSet: {
       routed_outcome o = routed_outcome::Pending;
-      if (code == "HD" || raw.empty()) o = routed_outcome::Stored;
-      else if (code == "NS") o = routed_outcome::NotStored;
-      else if (code == "EX") o = routed_outcome::Exists;
-      else if (code == "NF") o = routed_outcome::NotFound;
+      if (code == "HD" || raw.empty())
+        o = routed_outcome::Stored;
+      else if (code == "NS")
+        o = routed_outcome::NotStored;
+      else if (code == "EX")
+        o = routed_outcome::Exists;
+      else if (code == "NF")
+        o = routed_outcome::NotFound;
       if (o != routed_outcome::Pending) stored(req, o, c);
       return;
     }
     case command::MetaDelete:
-      if (code == "HD" || raw.empty()) c.routed_delete_hits.add();
-      else if (code == "NF") c.routed_delete_misses.add();
+      if (code == "HD" || raw.empty())
+        c.routed_delete_hits.add();
+      else if (code == "NF")
+        c.routed_delete_misses.add();
       return;
     case command::MetaArithmetic:
-      if (code == "VA" || code == "HD" || raw.empty()) arithmetic(req, true, c);
-      else if (code == "NF") arithmetic(req, false, c);
+      if (code == "VA" || code == "HD" || raw.empty())
+        arithmetic(req, true, c);
+      else if (code == "NF")
+        arithmetic(req, false, c);
       return;
-    default:
-      return;  // mn, me: no counter
+    default: return;  // mn, me: no counter
   }
 }
 
@@ -154,8 +159,7 @@ void count_routed(const request& req, const routed_result& r, command_counters& 
     case protocol::command_class::Flush:
       if (r.outcome == routed_outcome::Ok) c.cmd_flush.add();
       return;
-    default:
-      return;
+    default: return;
   }
 }
 

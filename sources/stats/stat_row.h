@@ -15,14 +15,14 @@ enum class prom_type { None, Counter, Gauge };
 
 // How the page turns the stat's text into a sample.
 enum class page_read {
-  Number,       // the value as a number, with the row's labels ("k=v,k=v")
-  Label,        // 1, with the value as the label named by the row's labels ("version")
-  Millis,       // milliseconds shown as seconds
-  Micros,       // microseconds shown as seconds
-  SetsLessCas,  // cmd_set less cas_hits, cas_misses and cas_badval (memcached_exporter's sets)
+  Number,            // the value as a number, with the row's labels ("k=v,k=v")
+  Label,             // 1, with the value as the label named by the row's labels ("version")
+  Millis,            // milliseconds shown as seconds
+  Micros,            // microseconds shown as seconds
+  SetsLessCas,       // cmd_set less cas_hits, cas_misses and cas_badval (memcached_exporter's sets)
   ClassSetsLessCas,  // a size class's cmd_set less its cas_hits and cas_badval (the exporter's per class)
-  PerName,      // the row's lines NAME<x>, each a number labelled with x (the label named by the row's labels)
-  Up,           // 1 if the text is "up", else 0
+  PerName,           // the row's lines NAME<x>, each a number labelled with x (the label named by the row's labels)
+  Up,                // 1 if the text is "up", else 0
 };
 
 struct stat_row {
@@ -40,6 +40,7 @@ struct stat_row {
 // A table's descriptor rows, from its X-macro (the `when` and `read` columns
 // are the server's).
 #define ITHACA_STAT_ROW(name, type, prom, help, page, labels, when, read) \
-  ::ithaca::stats::stat_row{name, ::ithaca::stats::prom_type::type, prom, help, ::ithaca::stats::page_read::page, labels},
+  ::ithaca::stats::stat_row{name, ::ithaca::stats::prom_type::type, prom, \
+                            help, ::ithaca::stats::page_read::page, labels},
 
 }  // namespace ithaca::stats

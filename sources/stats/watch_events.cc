@@ -66,8 +66,8 @@ void append_uri_encoded(std::string& out, std::string_view key) {
   constexpr char kHex[] = "0123456789ABCDEF";
   for (const char ch : key) {
     const auto c = static_cast<unsigned char>(ch);
-    const bool plain = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                       c == '-' || c == '.' || c == '_' || c == '~';
+    const bool plain = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' ||
+                       c == '.' || c == '_' || c == '~';
     if (plain) {
       out += ch;
     } else {
@@ -90,8 +90,8 @@ void item_get(std::string_view key, bool found, unsigned clsid, uint64_t cfd, ui
   hub::instance().emit(kFetchers, b);
 }
 
-void item_store(std::string_view key, std::string_view status, std::string_view cmd, int64_t ttl,
-                unsigned clsid, uint64_t cfd, uint64_t size) {
+void item_store(std::string_view key, std::string_view status, std::string_view cmd, int64_t ttl, unsigned clsid,
+                uint64_t cfd, uint64_t size) {
   if (!watching(kMutations)) return;
   std::string& b = body();
   b += "type=item_store";
@@ -116,8 +116,7 @@ void deleted(std::string_view key, std::string_view cmd, unsigned clsid, uint64_
   hub::instance().emit(kDeletions, b);
 }
 
-void eviction(std::string_view key, bool fetched, int64_t ttl, int64_t last_access, unsigned clsid,
-              uint64_t size) {
+void eviction(std::string_view key, bool fetched, int64_t ttl, int64_t last_access, unsigned clsid, uint64_t size) {
   if (!watching(kEvictions)) return;
   std::string& b = body();
   b += "type=eviction";

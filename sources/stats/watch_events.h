@@ -24,15 +24,14 @@ void item_get(std::string_view key, bool found, unsigned clsid, uint64_t cfd, ui
 // type=item_store key= status= cmd= ttl= clsid= cfd= size= (mutations).
 // status: not_stored stored exists not_found too_large no_memory;
 // cmd: add set replace append prepend cas.
-void item_store(std::string_view key, std::string_view status, std::string_view cmd, int64_t ttl,
-                unsigned clsid, uint64_t cfd, uint64_t size);
+void item_store(std::string_view key, std::string_view status, std::string_view cmd, int64_t ttl, unsigned clsid,
+                uint64_t cfd, uint64_t size);
 
 // type=deleted key= cmd= clsid= size= (deletions). cmd: delete or md.
 void deleted(std::string_view key, std::string_view cmd, unsigned clsid, uint64_t size);
 
 // type=eviction key= fetch= ttl= la= clsid= size= (evictions). ttl -1: no expiry.
-void eviction(std::string_view key, bool fetched, int64_t ttl, int64_t last_access, unsigned clsid,
-              uint64_t size);
+void eviction(std::string_view key, bool fetched, int64_t ttl, int64_t last_access, unsigned clsid, uint64_t size);
 
 // type=conn_new rip= rport= transport= cfd= / type=conn_close ... reason= cfd=
 // (connevents). `peer` is the connection registry's address ("tcp:1.2.3.4:5",

@@ -90,7 +90,7 @@ class hub {
   struct slot {
     std::atomic<uint32_t> kinds{0};  // 0: free. Released after `queue` and `min_gid` are set.
     std::atomic<uint64_t> min_gid{0};
-    std::atomic<uint64_t> skipped{0};  // lines dropped since the last one taken
+    std::atomic<uint64_t> skipped{0};       // lines dropped since the last one taken
     std::unique_ptr<mm::byte_queue> queue;  // made once under mutex_, never freed nor replaced
   };
   void update_mask();  // [mutex_]

@@ -16,44 +16,41 @@
 namespace ithaca::store {
 
 class bucket_lock {
-public:
-    void lock() noexcept
-    {
-        for (;;) {
-            if (!word().exchange(1, std::memory_order_acquire))
-                return;
-            // Test-and-test-and-set: spin on a plain load so waiters do not bounce the line.
-            for (int spins = 0; word().load(std::memory_order_relaxed); ++spins) {
-                if (spins < kSpinsBeforeYield)
-                    cpu_relax();
-                else
-                    sched_yield();
-            }
-        }
+ public:
+  void lock() noexcept {
+    for (;;) {
+      if (!word().exchange(1, std::memory_order_acquire)) return;
+      // Test-and-test-and-set: spin on a plain load so waiters do not bounce the line.
+      for (int spins = 0; word().load(std::memory_order_relaxed); ++spins) {
+        if (spins < kSpinsBeforeYield)
+          cpu_relax();
+        else
+          sched_yield();
+      }
     }
+  }
 
-    bool try_lock() noexcept { return !word().exchange(1, std::memory_order_acquire); }
+  bool try_lock() noexcept { return !word().exchange(1, std::memory_order_acquire); }
 
-    void unlock() noexcept { word().store(0, std::memory_order_release); }
+  void unlock() noexcept { word().store(0, std::memory_order_release); }
 
-private:
-    static constexpr int kSpinsBeforeYield = 128;
+ private:
+  static constexpr int kSpinsBeforeYield = 128;
 
-    static void cpu_relax() noexcept
-    {
+  static void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
+    __builtin_ia32_pause();
 #elif defined(__aarch64__)
-        asm volatile("yield");
+    asm volatile("yield");
 #endif
-    }
+  }
 
-    std::atomic_ref<uint8_t> word() noexcept { return std::atomic_ref<uint8_t>(word_); }
+  std::atomic_ref<uint8_t> word() noexcept { return std::atomic_ref<uint8_t>(word_); }
 
-    // A plain byte, only ever reached through atomic_ref: so the lock is a
-    // trivial type, and a table of them may come zeroed (unlocked) from
-    // calloc without being written (store.cc: untouched pages cost nothing).
-    uint8_t word_;
+  // A plain byte, only ever reached through atomic_ref: so the lock is a
+  // trivial type, and a table of them may come zeroed (unlocked) from
+  // calloc without being written (store.cc: untouched pages cost nothing).
+  uint8_t word_;
 };
 
 static_assert(sizeof(bucket_lock) == 1);
@@ -62,14 +59,14 @@ static_assert(std::is_trivial_v<bucket_lock>);
 // Scoped holder; unlocks on destruction. Declare any reclaim_list *before* the guard so that
 // deferred frees run after the unlock.
 class bucket_guard {
-public:
-    explicit bucket_guard(bucket_lock& l) noexcept : lock_(l) { lock_.lock(); }
-    ~bucket_guard() { lock_.unlock(); }
-    bucket_guard(const bucket_guard&) = delete;
-    bucket_guard& operator=(const bucket_guard&) = delete;
+ public:
+  explicit bucket_guard(bucket_lock& l) noexcept : lock_(l) { lock_.lock(); }
+  ~bucket_guard() { lock_.unlock(); }
+  bucket_guard(const bucket_guard&) = delete;
+  bucket_guard& operator=(const bucket_guard&) = delete;
 
-private:
-    bucket_lock& lock_;
+ private:
+  bucket_lock& lock_;
 };
 
 }  // namespace ithaca::store

@@ -30,45 +30,43 @@ namespace ithaca::store {
 
 // Which shard this thread writes: its own (owned) or the shared one.
 struct thread_shard {
-    unsigned index;
-    bool owned;
+  unsigned index;
+  bool owned;
 };
 
 class counter_shards {
-public:
-    static constexpr unsigned kOwned = 32;             // threads with a shard of their own
-    static constexpr unsigned kShards = kOwned + 1;     // and the shared one, last
+ public:
+  static constexpr unsigned kOwned = 32;           // threads with a shard of their own
+  static constexpr unsigned kShards = kOwned + 1;  // and the shared one, last
 
-    explicit counter_shards(size_t cells_per_shard);
+  explicit counter_shards(size_t cells_per_shard);
 
-    void add(size_t cell, int64_t n) noexcept
-    {
-        const thread_shard me = this_thread_shard();
-        std::atomic_ref<int64_t> c(cells_[me.index * stride_ + cell]);
-        if (me.owned)
-            c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-        else
-            c.fetch_add(n, std::memory_order_relaxed);
-    }
+  void add(size_t cell, int64_t n) noexcept {
+    const thread_shard me = this_thread_shard();
+    std::atomic_ref<int64_t> c(cells_[me.index * stride_ + cell]);
+    if (me.owned)
+      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    else
+      c.fetch_add(n, std::memory_order_relaxed);
+  }
 
-    // The sum over all shards (relaxed: a figure for a report, not a synchronization).
-    int64_t sum(size_t cell) const noexcept;
+  // The sum over all shards (relaxed: a figure for a report, not a synchronization).
+  int64_t sum(size_t cell) const noexcept;
 
-    static thread_shard this_thread_shard() noexcept
-    {
-        thread_local const thread_shard mine = take_shard();
-        return mine;
-    }
+  static thread_shard this_thread_shard() noexcept {
+    thread_local const thread_shard mine = take_shard();
+    return mine;
+  }
 
-private:
-    struct free_deleter {
-        void operator()(void* p) const noexcept { std::free(p); }
-    };
-    static thread_shard take_shard() noexcept;
+ private:
+  struct free_deleter {
+    void operator()(void* p) const noexcept { std::free(p); }
+  };
+  static thread_shard take_shard() noexcept;
 
-    size_t stride_;                            // cells per shard, rounded up to whole lines
-    std::unique_ptr<void, free_deleter> raw_;  // the calloc'd block
-    int64_t* cells_ = nullptr;                 // kShards * stride_ in raw_, 64-aligned
+  size_t stride_;                            // cells per shard, rounded up to whole lines
+  std::unique_ptr<void, free_deleter> raw_;  // the calloc'd block
+  int64_t* cells_ = nullptr;                 // kShards * stride_ in raw_, 64-aligned
 };
 
 }  // namespace ithaca::store

@@ -17,125 +17,106 @@ namespace ithaca::store {
 // ends still gives the new chain (its cursor is at the end, and stays there: the next
 // growth has a cursor of its own).
 
-hash_table::hash_table(uint64_t buckets, bool huge_pages) : lock_mask_(buckets - 1), huge_pages_(huge_pages)
-{
-    static_assert(std::is_trivially_destructible_v<bucket_lock> && sizeof(bucket_lock) == 1);
-    // Zero pages for both: a router's untouched table costs no memory; a zero lock is free.
-    auto* heads = static_cast<item**>(map_zeroed(buckets * sizeof(item*)));
-    locks_ = static_cast<bucket_lock*>(map_zeroed(buckets * sizeof(bucket_lock)));
-    if (!heads || !locks_) {
-        if (heads)
-            munmap(heads, buckets * sizeof(item*));
-        if (locks_)
-            munmap(locks_, buckets * sizeof(bucket_lock));
-        throw std::bad_alloc();
-    }
-    // Reserved now, so a growth never reallocates them (and never throws there).
-    mappings_.reserve(kMaxPower + 2);
-    tables_.reserve(2 * kMaxPower + 1);
-    mappings_.push_back({locks_, buckets * sizeof(bucket_lock)});
-    mappings_.push_back({heads, buckets * sizeof(item*)});
-    mapped_bytes_.store(buckets * sizeof(item*), std::memory_order_relaxed);
-    auto t = std::make_unique<table>();
-    t->heads = heads;
-    t->mask = buckets - 1;
-    current_.store(t.get(), std::memory_order_release);
-    tables_.push_back(std::move(t));
+hash_table::hash_table(uint64_t buckets, bool huge_pages) : lock_mask_(buckets - 1), huge_pages_(huge_pages) {
+  static_assert(std::is_trivially_destructible_v<bucket_lock> && sizeof(bucket_lock) == 1);
+  // Zero pages for both: a router's untouched table costs no memory; a zero lock is free.
+  auto* heads = static_cast<item**>(map_zeroed(buckets * sizeof(item*)));
+  locks_ = static_cast<bucket_lock*>(map_zeroed(buckets * sizeof(bucket_lock)));
+  if (!heads || !locks_) {
+    if (heads) munmap(heads, buckets * sizeof(item*));
+    if (locks_) munmap(locks_, buckets * sizeof(bucket_lock));
+    throw std::bad_alloc();
+  }
+  // Reserved now, so a growth never reallocates them (and never throws there).
+  mappings_.reserve(kMaxPower + 2);
+  tables_.reserve(2 * kMaxPower + 1);
+  mappings_.push_back({locks_, buckets * sizeof(bucket_lock)});
+  mappings_.push_back({heads, buckets * sizeof(item*)});
+  mapped_bytes_.store(buckets * sizeof(item*), std::memory_order_relaxed);
+  auto t = std::make_unique<table>();
+  t->heads = heads;
+  t->mask = buckets - 1;
+  current_.store(t.get(), std::memory_order_release);
+  tables_.push_back(std::move(t));
 }
 
-hash_table::~hash_table()
-{
-    for (const mapping& m : mappings_)
-        munmap(m.base, m.bytes);
+hash_table::~hash_table() {
+  for (const mapping& m : mappings_) munmap(m.base, m.bytes);
 }
 
 // Anonymous pages: zero until written, and (chain heads) given back with MADV_DONTNEED after
 // a growth while the address stays valid (the lock-free hints may still read it).
 // With huge pages (-L) a table's pages come 2 MiB at a time where the kernel has them (a
 // refusal, THP off or not built in, leaves the small pages: the advice is only advice).
-void* hash_table::map_zeroed(uint64_t bytes) const noexcept
-{
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
-    if (p == MAP_FAILED)
-        return nullptr;
-    if (huge_pages_)
-        (void)madvise(p, bytes, MADV_HUGEPAGE);
-    return p;
+void* hash_table::map_zeroed(uint64_t bytes) const noexcept {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  if (huge_pages_) (void)madvise(p, bytes, MADV_HUGEPAGE);
+  return p;
 }
 
-bool hash_table::maybe_nonempty(uint64_t b) const noexcept
-{
-    const table* t = current_.load(std::memory_order_acquire);
-    if (std::atomic_ref<item*>(t->heads[b & t->mask]).load(std::memory_order_relaxed))
-        return true;
-    return t->old_heads &&
-           std::atomic_ref<item*>(t->old_heads[b & t->old_mask]).load(std::memory_order_relaxed);
+bool hash_table::maybe_nonempty(uint64_t b) const noexcept {
+  const table* t = current_.load(std::memory_order_acquire);
+  if (std::atomic_ref<item*>(t->heads[b & t->mask]).load(std::memory_order_relaxed)) return true;
+  return t->old_heads && std::atomic_ref<item*>(t->old_heads[b & t->old_mask]).load(std::memory_order_relaxed);
 }
 
-const item* hash_table::peek_head(uint64_t h) const noexcept
-{
-    const table* t = current_.load(std::memory_order_acquire);
-    item** heads = t->old_heads ? t->old_heads : t->heads;  // growing: most chains still there
-    const uint64_t mask = t->old_heads ? t->old_mask : t->mask;
-    return std::atomic_ref<item*>(heads[h & mask]).load(std::memory_order_relaxed);
+const item* hash_table::peek_head(uint64_t h) const noexcept {
+  const table* t = current_.load(std::memory_order_acquire);
+  item** heads = t->old_heads ? t->old_heads : t->heads;  // growing: most chains still there
+  const uint64_t mask = t->old_heads ? t->old_mask : t->mask;
+  return std::atomic_ref<item*>(heads[h & mask]).load(std::memory_order_relaxed);
 }
 
-void hash_table::prefetch(uint64_t h) const noexcept
-{
-    const table* t = current_.load(std::memory_order_acquire);
-    __builtin_prefetch(&t->heads[h & t->mask]);
-    __builtin_prefetch(&locks_[h & lock_mask_]);
+void hash_table::prefetch(uint64_t h) const noexcept {
+  const table* t = current_.load(std::memory_order_acquire);
+  __builtin_prefetch(&t->heads[h & t->mask]);
+  __builtin_prefetch(&locks_[h & lock_mask_]);
 }
 
-uint64_t hash_table::bytes() const noexcept
-{
-    return mapped_bytes_.load(std::memory_order_relaxed) + (lock_mask_ + 1) * sizeof(bucket_lock);
+uint64_t hash_table::bytes() const noexcept {
+  return mapped_bytes_.load(std::memory_order_relaxed) + (lock_mask_ + 1) * sizeof(bucket_lock);
 }
 
-bool hash_table::start_growth() noexcept
-{
-    const table* t = current_.load(std::memory_order_relaxed);
-    if (t->old_heads || t->mask + 1 >= (uint64_t{1} << kMaxPower))
-        return false;
-    const uint64_t n = (t->mask + 1) * 2;
-    auto* heads = static_cast<item**>(map_zeroed(n * sizeof(item*)));
-    if (!heads)
-        return false;
-    std::unique_ptr<table> next;
-    try {
-        next = std::make_unique<table>();
-        mappings_.push_back({heads, n * sizeof(item*)});  // reserved
-    } catch (const std::bad_alloc&) {
-        munmap(heads, n * sizeof(item*));
-        return false;
-    }
-    next->heads = heads;
-    next->mask = n - 1;
-    next->old_heads = t->heads;
-    next->old_mask = t->mask;
-    mapped_bytes_.fetch_add(n * sizeof(item*), std::memory_order_relaxed);
-    current_.store(next.get(), std::memory_order_release);
-    tables_.push_back(std::move(next));
-    return true;
+bool hash_table::start_growth() noexcept {
+  const table* t = current_.load(std::memory_order_relaxed);
+  if (t->old_heads || t->mask + 1 >= (uint64_t{1} << kMaxPower)) return false;
+  const uint64_t n = (t->mask + 1) * 2;
+  auto* heads = static_cast<item**>(map_zeroed(n * sizeof(item*)));
+  if (!heads) return false;
+  std::unique_ptr<table> next;
+  try {
+    next = std::make_unique<table>();
+    mappings_.push_back({heads, n * sizeof(item*)});  // reserved
+  } catch (const std::bad_alloc&) {
+    munmap(heads, n * sizeof(item*));
+    return false;
+  }
+  next->heads = heads;
+  next->mask = n - 1;
+  next->old_heads = t->heads;
+  next->old_mask = t->mask;
+  mapped_bytes_.fetch_add(n * sizeof(item*), std::memory_order_relaxed);
+  current_.store(next.get(), std::memory_order_release);
+  tables_.push_back(std::move(next));
+  return true;
 }
 
 // Every old bucket is moved: a descriptor without the old table, whose pages go back.
-void hash_table::finish_growth(const table* t) noexcept
-{
-    std::unique_ptr<table> done;
-    try {
-        done = std::make_unique<table>();
-    } catch (const std::bad_alloc&) {
-        return;  // the growing descriptor stays: every bucket reads as moved, so it is right
-    }
-    done->heads = t->heads;
-    done->mask = t->mask;
-    current_.store(done.get(), std::memory_order_release);
-    tables_.push_back(std::move(done));
-    const uint64_t old_bytes = (t->old_mask + 1) * sizeof(item*);
-    madvise(t->old_heads, old_bytes, MADV_DONTNEED);
-    mapped_bytes_.fetch_sub(old_bytes, std::memory_order_relaxed);
+void hash_table::finish_growth(const table* t) noexcept {
+  std::unique_ptr<table> done;
+  try {
+    done = std::make_unique<table>();
+  } catch (const std::bad_alloc&) {
+    return;  // the growing descriptor stays: every bucket reads as moved, so it is right
+  }
+  done->heads = t->heads;
+  done->mask = t->mask;
+  current_.store(done.get(), std::memory_order_release);
+  tables_.push_back(std::move(done));
+  const uint64_t old_bytes = (t->old_mask + 1) * sizeof(item*);
+  madvise(t->old_heads, old_bytes, MADV_DONTNEED);
+  mapped_bytes_.fetch_sub(old_bytes, std::memory_order_relaxed);
 }
 
 }  // namespace ithaca::store

@@ -25,56 +25,54 @@
 namespace ithaca::store {
 
 enum item_bits : uint8_t {
-    kFetched = 1 << 0,      // read at least once since stored (memcached ITEM_FETCHED)
-    kStale = 1 << 1,        // invalidated by meta I: served with X until replaced
-    kWinSent = 1 << 2,      // a recache "win" (W) was handed out; others get Z
-    kLarge = 1 << 3,        // value area holds a large_value* (the value lives in a file)
-    kPlaceholder = 1 << 4,  // lease placeholder: no value; cas_ is the lease token and the
-                            // value area holds the token's issue time in ms
-    kKeyBinary = 1 << 5,    // stored with a base64 key (meta b): mg k and me print it encoded
+  kFetched = 1 << 0,      // read at least once since stored (memcached ITEM_FETCHED)
+  kStale = 1 << 1,        // invalidated by meta I: served with X until replaced
+  kWinSent = 1 << 2,      // a recache "win" (W) was handed out; others get Z
+  kLarge = 1 << 3,        // value area holds a large_value* (the value lives in a file)
+  kPlaceholder = 1 << 4,  // lease placeholder: no value; cas_ is the lease token and the
+                          // value area holds the token's issue time in ms
+  kKeyBinary = 1 << 5,    // stored with a base64 key (meta b): mg k and me print it encoded
 };
 
 struct item {
-    item* next_;          // bucket chain                            [bucket lock]
-    uint64_t cas_;        // CAS unique; lease token if placeholder    [bucket lock]
-    uint32_t deadline_;   // expiry, internal server seconds (store_time.h) [bucket lock]
-    uint32_t atime_;      // last access, server seconds              [bucket lock]
-    uint32_t stime_;      // last store, server seconds (flush_all)   [bucket lock]
-    uint32_t flags_;      // client flags                             [bucket lock]
-    uint32_t value_len_;  // bytes in the value area                  [immutable]
-    uint8_t key_len_;     // 1..250                                   [immutable]
-    uint8_t clock_;       // CLOCK counter: +1 per GC visit, 0 on access [bucket lock]
-    uint8_t bits_;        // item_bits                                [bucket lock]
-    uint8_t slab_class_;  // memcached size class (slab_classes.h), set when linked [bucket lock]
-    uint32_t refs_;       // link + pins; only through std::atomic_ref     [lock-free, any thread]
-    uint32_t usable_;     // malloc_usable_size of the block, taken once at allocation [immutable]
+  item* next_;          // bucket chain                            [bucket lock]
+  uint64_t cas_;        // CAS unique; lease token if placeholder    [bucket lock]
+  uint32_t deadline_;   // expiry, internal server seconds (store_time.h) [bucket lock]
+  uint32_t atime_;      // last access, server seconds              [bucket lock]
+  uint32_t stime_;      // last store, server seconds (flush_all)   [bucket lock]
+  uint32_t flags_;      // client flags                             [bucket lock]
+  uint32_t value_len_;  // bytes in the value area                  [immutable]
+  uint8_t key_len_;     // 1..250                                   [immutable]
+  uint8_t clock_;       // CLOCK counter: +1 per GC visit, 0 on access [bucket lock]
+  uint8_t bits_;        // item_bits                                [bucket lock]
+  uint8_t slab_class_;  // memcached size class (slab_classes.h), set when linked [bucket lock]
+  uint32_t refs_;       // link + pins; only through std::atomic_ref     [lock-free, any thread]
+  uint32_t usable_;     // malloc_usable_size of the block, taken once at allocation [immutable]
 
-    char* key_data() noexcept { return reinterpret_cast<char*>(this + 1); }
-    const char* key_data() const noexcept { return reinterpret_cast<const char*>(this + 1); }
-    std::string_view key() const noexcept { return {key_data(), key_len_}; }
-    char* value_data() noexcept { return key_data() + key_len_; }
-    const char* value_data() const noexcept { return key_data() + key_len_; }
-    std::string_view value() const noexcept { return {value_data(), value_len_}; }
+  char* key_data() noexcept { return reinterpret_cast<char*>(this + 1); }
+  const char* key_data() const noexcept { return reinterpret_cast<const char*>(this + 1); }
+  std::string_view key() const noexcept { return {key_data(), key_len_}; }
+  char* value_data() noexcept { return key_data() + key_len_; }
+  const char* value_data() const noexcept { return key_data() + key_len_; }
+  std::string_view value() const noexcept { return {value_data(), value_len_}; }
 
-    bool is_large() const noexcept { return bits_ & kLarge; }
-    bool is_placeholder() const noexcept { return bits_ & kPlaceholder; }
+  bool is_large() const noexcept { return bits_ & kLarge; }
+  bool is_placeholder() const noexcept { return bits_ & kPlaceholder; }
 
-    large_value* large() const noexcept
-    {
-        large_value* v;
-        std::memcpy(&v, value_data(), sizeof v);
-        return v;
-    }
-    uint64_t lease_issued_ms() const noexcept
-    {
-        uint64_t ms;
-        std::memcpy(&ms, value_data(), sizeof ms);
-        return ms;
-    }
-    void set_lease_issued_ms(uint64_t ms) noexcept { std::memcpy(value_data(), &ms, sizeof ms); }
+  large_value* large() const noexcept {
+    large_value* v;
+    std::memcpy(&v, value_data(), sizeof v);
+    return v;
+  }
+  uint64_t lease_issued_ms() const noexcept {
+    uint64_t ms;
+    std::memcpy(&ms, value_data(), sizeof ms);
+    return ms;
+  }
+  void set_lease_issued_ms(uint64_t ms) noexcept { std::memcpy(value_data(), &ms, sizeof ms); }
 
-    // Length of the client-visible value.
-    uint64_t data_size() const noexcept { return is_large() ? large()->size() : value_len_; }
+  // Length of the client-visible value.
+  uint64_t data_size() const noexcept { return is_large() ? large()->size() : value_len_; }
 };
 
 static_assert(sizeof(item) == 48, "the item header: 40 bytes of fields, the pin count, padding");
@@ -98,9 +96,8 @@ void item_free(item* it) noexcept;
 
 // A reader's pin: one more reference. Only under the lock of the bucket the item is linked
 // in (the chain's reference keeps the count above zero while it is taken).
-inline void item_pin(item* it) noexcept
-{
-    std::atomic_ref<uint32_t>(it->refs_).fetch_add(1, std::memory_order_relaxed);
+inline void item_pin(item* it) noexcept {
+  std::atomic_ref<uint32_t>(it->refs_).fetch_add(1, std::memory_order_relaxed);
 }
 
 // Drops one reference; the last frees the item (item_free) and takes item_mem(it) off

@@ -19,49 +19,44 @@
 namespace ithaca::store {
 
 class item_ref {
-public:
-    item_ref() noexcept = default;
-    // Adopts a pin already taken (item_pin) on `it`, charged to `bytes`.
-    item_ref(item* it, std::atomic<int64_t>* bytes) noexcept : it_(it), bytes_(bytes) {}
-    item_ref(item_ref&& o) noexcept : it_(std::exchange(o.it_, nullptr)), bytes_(o.bytes_) {}
-    item_ref& operator=(item_ref&& o) noexcept
-    {
-        if (this != &o) {
-            reset();
-            it_ = std::exchange(o.it_, nullptr);
-            bytes_ = o.bytes_;
-        }
-        return *this;
+ public:
+  item_ref() noexcept = default;
+  // Adopts a pin already taken (item_pin) on `it`, charged to `bytes`.
+  item_ref(item* it, std::atomic<int64_t>* bytes) noexcept : it_(it), bytes_(bytes) {}
+  item_ref(item_ref&& o) noexcept : it_(std::exchange(o.it_, nullptr)), bytes_(o.bytes_) {}
+  item_ref& operator=(item_ref&& o) noexcept {
+    if (this != &o) {
+      reset();
+      it_ = std::exchange(o.it_, nullptr);
+      bytes_ = o.bytes_;
     }
-    item_ref(const item_ref&) = delete;
-    item_ref& operator=(const item_ref&) = delete;
-    ~item_ref() { reset(); }
+    return *this;
+  }
+  item_ref(const item_ref&) = delete;
+  item_ref& operator=(const item_ref&) = delete;
+  ~item_ref() { reset(); }
 
-    explicit operator bool() const noexcept { return it_ != nullptr; }
-    // The pinned item's value: immutable, readable without a lock while the ref is held.
-    std::string_view value() const noexcept { return it_->value(); }
+  explicit operator bool() const noexcept { return it_ != nullptr; }
+  // The pinned item's value: immutable, readable without a lock while the ref is held.
+  std::string_view value() const noexcept { return it_->value(); }
 
-    void reset() noexcept
-    {
-        if (it_)
-            item_release(std::exchange(it_, nullptr), *bytes_);
-    }
+  void reset() noexcept {
+    if (it_) item_release(std::exchange(it_, nullptr), *bytes_);
+  }
 
-    // Hands the pin to a holder that keeps two plain pointers (protocol::value_owner) and
-    // later calls release(object, context) exactly once.
-    void detach(void*& object, void*& context) noexcept
-    {
-        object = std::exchange(it_, nullptr);
-        context = bytes_;
-    }
-    static void release(void* object, void* context) noexcept
-    {
-        item_release(static_cast<item*>(object), *static_cast<std::atomic<int64_t>*>(context));
-    }
+  // Hands the pin to a holder that keeps two plain pointers (protocol::value_owner) and
+  // later calls release(object, context) exactly once.
+  void detach(void*& object, void*& context) noexcept {
+    object = std::exchange(it_, nullptr);
+    context = bytes_;
+  }
+  static void release(void* object, void* context) noexcept {
+    item_release(static_cast<item*>(object), *static_cast<std::atomic<int64_t>*>(context));
+  }
 
-private:
-    item* it_ = nullptr;
-    std::atomic<int64_t>* bytes_ = nullptr;
+ private:
+  item* it_ = nullptr;
+  std::atomic<int64_t>* bytes_ = nullptr;
 };
 
 }  // namespace ithaca::store

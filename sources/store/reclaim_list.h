@@ -13,28 +13,26 @@
 namespace ithaca::store {
 
 struct reclaim_list {
-    explicit reclaim_list(std::atomic<int64_t>& bytes) noexcept : bytes_(bytes) {}
-    reclaim_list(const reclaim_list&) = delete;
-    reclaim_list& operator=(const reclaim_list&) = delete;
-    ~reclaim_list()
-    {
-        while (head_) {
-            item* next = head_->next_;
-            item_release(head_, bytes_);  // next_ was read first: a reader never writes it
-            head_ = next;
-        }
+  explicit reclaim_list(std::atomic<int64_t>& bytes) noexcept : bytes_(bytes) {}
+  reclaim_list(const reclaim_list&) = delete;
+  reclaim_list& operator=(const reclaim_list&) = delete;
+  ~reclaim_list() {
+    while (head_) {
+      item* next = head_->next_;
+      item_release(head_, bytes_);  // next_ was read first: a reader never writes it
+      head_ = next;
     }
+  }
 
-    // Under the lock: a pointer push only.
-    void add(item* it) noexcept
-    {
-        it->next_ = head_;
-        head_ = it;
-    }
+  // Under the lock: a pointer push only.
+  void add(item* it) noexcept {
+    it->next_ = head_;
+    head_ = it;
+  }
 
-private:
-    std::atomic<int64_t>& bytes_;  // the store's memory charge
-    item* head_ = nullptr;
+ private:
+  std::atomic<int64_t>& bytes_;  // the store's memory charge
+  item* head_ = nullptr;
 };
 
 }  // namespace ithaca::store

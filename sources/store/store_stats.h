@@ -16,55 +16,52 @@
 namespace ithaca::store {
 
 // Everything but `bytes`.
-#define ITHACA_STORE_COUNTERS(X)                                                       \
-    X(curr_items) X(total_items) X(evictions) X(expired_unfetched)                     \
-    X(evicted_unfetched) X(reclaimed) X(get_hits) X(get_misses) X(get_expired)         \
-    X(get_flushed) X(delete_hits) X(delete_misses) X(incr_hits) X(incr_misses)         \
-    X(decr_hits) X(decr_misses) X(cas_hits) X(cas_misses) X(cas_badval) X(touch_hits)  \
-    X(touch_misses) X(lease_tokens) X(lease_waits) X(lease_placeholders)               \
-    X(large_values) X(large_value_errors) X(large_value_gc_evictions)                   \
-    X(large_value_inline_evictions) X(out_of_memory)
+#define ITHACA_STORE_COUNTERS(X)                                                                                     \
+  X(curr_items)                                                                                                      \
+  X(total_items) X(evictions) X(expired_unfetched) X(evicted_unfetched) X(reclaimed) X(get_hits) X(get_misses)       \
+      X(get_expired) X(get_flushed) X(delete_hits) X(delete_misses) X(incr_hits) X(incr_misses) X(decr_hits)         \
+          X(decr_misses) X(cas_hits) X(cas_misses) X(cas_badval) X(touch_hits) X(touch_misses) X(lease_tokens)       \
+              X(lease_waits) X(lease_placeholders) X(large_values) X(large_value_errors) X(large_value_gc_evictions) \
+                  X(large_value_inline_evictions) X(out_of_memory)
 
 struct store_stats_snapshot {
-    uint64_t bytes = 0;
+  uint64_t bytes = 0;
 #define X(name) uint64_t name = 0;
-    ITHACA_STORE_COUNTERS(X)
+  ITHACA_STORE_COUNTERS(X)
 #undef X
 };
 
 enum class store_counter : unsigned {
 #define X(name) name,
-    ITHACA_STORE_COUNTERS(X)
+  ITHACA_STORE_COUNTERS(X)
 #undef X
-    kCount
+      kCount
 };
 
 class store_stats {
-public:
-    store_stats() : shards_(static_cast<size_t>(store_counter::kCount)) {}
+ public:
+  store_stats() : shards_(static_cast<size_t>(store_counter::kCount)) {}
 
-    void add(store_counter c, int64_t n = 1) noexcept { shards_.add(static_cast<size_t>(c), n); }
+  void add(store_counter c, int64_t n = 1) noexcept { shards_.add(static_cast<size_t>(c), n); }
 
-    // One counter's sum (a reader racing writers may see a gauge below 0: clamped).
-    uint64_t count(store_counter c) const noexcept
-    {
-        return static_cast<uint64_t>(std::max<int64_t>(shards_.sum(static_cast<size_t>(c)), 0));
-    }
+  // One counter's sum (a reader racing writers may see a gauge below 0: clamped).
+  uint64_t count(store_counter c) const noexcept {
+    return static_cast<uint64_t>(std::max<int64_t>(shards_.sum(static_cast<size_t>(c)), 0));
+  }
 
-    store_stats_snapshot snapshot() const noexcept
-    {
-        store_stats_snapshot s;
-        s.bytes = static_cast<uint64_t>(std::max<int64_t>(bytes.load(std::memory_order_relaxed), 0));
+  store_stats_snapshot snapshot() const noexcept {
+    store_stats_snapshot s;
+    s.bytes = static_cast<uint64_t>(std::max<int64_t>(bytes.load(std::memory_order_relaxed), 0));
 #define X(name) s.name = count(store_counter::name);
-        ITHACA_STORE_COUNTERS(X)
+    ITHACA_STORE_COUNTERS(X)
 #undef X
-        return s;
-    }
+    return s;
+  }
 
-    std::atomic<int64_t> bytes{0};  // the memory charge (item_mem of every charged item)
+  std::atomic<int64_t> bytes{0};  // the memory charge (item_mem of every charged item)
 
-private:
-    counter_shards shards_;
+ private:
+  counter_shards shards_;
 };
 
 }  // namespace ithaca::store

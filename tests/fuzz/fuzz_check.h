@@ -6,11 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define FUZZ_CHECK(cond, what)                                                          \
-  do {                                                                                  \
-    if (!(cond)) {                                                                      \
-      std::fprintf(stderr, "fuzz contract broken at %s:%d: %s (%s)\n", __FILE__, __LINE__, \
-                   (what), #cond);                                                      \
-      std::abort();                                                                     \
-    }                                                                                   \
+#define FUZZ_CHECK(cond, what)                                                                             \
+  do {                                                                                                     \
+    if (!(cond)) {                                                                                         \
+      std::fprintf(stderr, "fuzz contract broken at %s:%d: %s (%s)\n", __FILE__, __LINE__, (what), #cond); \
+      std::abort();                                                                                        \
+    }                                                                                                      \
   } while (0)

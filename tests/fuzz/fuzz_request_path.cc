@@ -95,8 +95,7 @@ struct large_mode {
   std::uint64_t threshold;   // 0: large values off
   std::uint64_t disk_limit;  // the arena's budget
 };
-constexpr large_mode kLargeModes[] = {
-    {256, 16 << 10}, {0, 16 << 10}, {512, 8 << 10}, {128, 32 << 10}};
+constexpr large_mode kLargeModes[] = {{256, 16 << 10}, {0, 16 << 10}, {512, 8 << 10}, {128, 32 << 10}};
 
 // The process's arena file (unlinked at once: it goes with the process).
 store::large_arena& process_arena(std::shared_ptr<store::large_arena>& keep) {

@@ -110,8 +110,8 @@ void describe(Sink& s, const parse_result& r, const request& req, std::size_t sk
   describe(s, req);
 }
 
-feed_outcome feed(std::string_view stream, const parser_settings& settings, split_plan plan,
-                  bool encode_errors, bool texts = false) {
+feed_outcome feed(std::string_view stream, const parser_settings& settings, split_plan plan, bool encode_errors,
+                  bool texts = false) {
   feed_outcome o;
   parser p(settings);
   request req;
@@ -190,8 +190,7 @@ const char* difference(const feed_outcome& whole, const feed_outcome& cut) {
 // Feeds `stream` as `plan` cuts it and checks it against `whole`. Only on a
 // difference are both feeds run again keeping their events as text, to show
 // the first event that differs.
-void check_cut(const feed_outcome& whole, std::string_view stream, const parser_settings& settings,
-               split_plan plan) {
+void check_cut(const feed_outcome& whole, std::string_view stream, const parser_settings& settings, split_plan plan) {
   const char* what = difference(whole, feed(stream, settings, plan, false));
   if (what == nullptr) return;
   const feed_outcome w = feed(stream, settings, split_plan(split_plan::kind::Whole), false, true);

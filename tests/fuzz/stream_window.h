@@ -19,8 +19,7 @@ namespace ithaca::fuzz {
 
 class stream_window {
  public:
-  explicit stream_window(std::string_view stream)
-      : size_(stream.size()), bytes_(new char[stream.size() + 1]) {
+  explicit stream_window(std::string_view stream) : size_(stream.size()), bytes_(new char[stream.size() + 1]) {
     if (!stream.empty()) std::memcpy(bytes_.get(), stream.data(), stream.size());
     ASAN_POISON_MEMORY_REGION(bytes_.get(), size_ + 1);
   }

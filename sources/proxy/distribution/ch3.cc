@@ -23,69 +23,68 @@ namespace ithaca::proxy::detail {
 namespace {
 
 class ch3_distribution final : public distribution {
-public:
-    ch3_distribution(std::span<const server_spec> servers, hash_kind hash)
-        : distribution(distribution_kind::Ch3, hash, static_cast<std::uint32_t>(servers.size())) {}
+ public:
+  ch3_distribution(std::span<const server_spec> servers, hash_kind hash)
+      : distribution(distribution_kind::Ch3, hash, static_cast<std::uint32_t>(servers.size())) {}
 
-    std::uint32_t pick(std::string_view part, std::uint32_t) const override { return furc_hash(part, size()); }
+  std::uint32_t pick(std::string_view part, std::uint32_t) const override { return furc_hash(part, size()); }
 };
 
 class mcrouter_crc32_distribution final : public distribution {
-public:
-    mcrouter_crc32_distribution(std::span<const server_spec> servers, hash_kind hash)
-        : distribution(distribution_kind::McrouterCrc32, hash, static_cast<std::uint32_t>(servers.size())) {}
+ public:
+  mcrouter_crc32_distribution(std::span<const server_spec> servers, hash_kind hash)
+      : distribution(distribution_kind::McrouterCrc32, hash, static_cast<std::uint32_t>(servers.size())) {}
 
-    std::uint32_t pick(std::string_view part, std::uint32_t) const override { return mcrouter_crc32(part, size()); }
+  std::uint32_t pick(std::string_view part, std::uint32_t) const override { return mcrouter_crc32(part, size()); }
 };
 
 class weighted_ch3_distribution final : public distribution {
-public:
-    weighted_ch3_distribution(std::span<const server_spec> servers, hash_kind hash)
-        : distribution(distribution_kind::WeightedCh3, hash, static_cast<std::uint32_t>(servers.size())) {
-        std::uint32_t top = 1;
-        for (const auto& s : servers) top = std::max(top, s.weight);
-        thresholds_.reserve(servers.size());
-        for (const auto& s : servers) {
-            const double f = s.fraction >= 0 ? s.fraction : static_cast<double>(s.weight) / top;
-            // As mcrouter: the fraction times 2^32-1, truncated to an integer.
-            thresholds_.push_back(static_cast<std::uint64_t>(f * std::numeric_limits<std::uint32_t>::max()));
-        }
+ public:
+  weighted_ch3_distribution(std::span<const server_spec> servers, hash_kind hash)
+      : distribution(distribution_kind::WeightedCh3, hash, static_cast<std::uint32_t>(servers.size())) {
+    std::uint32_t top = 1;
+    for (const auto& s : servers) top = std::max(top, s.weight);
+    thresholds_.reserve(servers.size());
+    for (const auto& s : servers) {
+      const double f = s.fraction >= 0 ? s.fraction : static_cast<double>(s.weight) / top;
+      // As mcrouter: the fraction times 2^32-1, truncated to an integer.
+      thresholds_.push_back(static_cast<std::uint64_t>(f * std::numeric_limits<std::uint32_t>::max()));
     }
+  }
 
-    std::uint32_t pick(std::string_view part, std::uint32_t) const override {
-        constexpr std::uint32_t kSeed = 0xface2014;
-        constexpr int kRetries = 32;
-        std::string salted;  // the part and its salt, made only on a first refusal
-        std::string_view key = part;
-        std::uint32_t index = 0;
-        for (int salt = 0; salt < kRetries; ++salt) {
-            index = furc_hash(key, size());
-            if (spooky_v2_hash32(key, kSeed) < thresholds_[index]) return index;
-            salted.assign(part);
-            // mcrouter writes the salt's decimal digits least significant first.
-            int s = salt;
-            do {
-                salted.push_back(static_cast<char>('0' + s % 10));
-                s /= 10;
-            } while (s > 0);
-            key = salted;
-        }
-        return index;
+  std::uint32_t pick(std::string_view part, std::uint32_t) const override {
+    constexpr std::uint32_t kSeed = 0xface2014;
+    constexpr int kRetries = 32;
+    std::string salted;  // the part and its salt, made only on a first refusal
+    std::string_view key = part;
+    std::uint32_t index = 0;
+    for (int salt = 0; salt < kRetries; ++salt) {
+      index = furc_hash(key, size());
+      if (spooky_v2_hash32(key, kSeed) < thresholds_[index]) return index;
+      salted.assign(part);
+      // mcrouter writes the salt's decimal digits least significant first.
+      int s = salt;
+      do {
+        salted.push_back(static_cast<char>('0' + s % 10));
+        s /= 10;
+      } while (s > 0);
+      key = salted;
     }
+    return index;
+  }
 
-private:
-    std::vector<std::uint64_t> thresholds_;
+ private:
+  std::vector<std::uint64_t> thresholds_;
 };
 
 }  // namespace
 
-std::unique_ptr<distribution> make_ch3(distribution_kind kind, std::span<const server_spec> servers,
-                                       hash_kind hash) {
-    switch (kind) {
+std::unique_ptr<distribution> make_ch3(distribution_kind kind, std::span<const server_spec> servers, hash_kind hash) {
+  switch (kind) {
     case distribution_kind::WeightedCh3: return std::make_unique<weighted_ch3_distribution>(servers, hash);
     case distribution_kind::McrouterCrc32: return std::make_unique<mcrouter_crc32_distribution>(servers, hash);
     default: return std::make_unique<ch3_distribution>(servers, hash);
-    }
+  }
 }
 
 }  // namespace ithaca::proxy::detail

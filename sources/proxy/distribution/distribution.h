@@ -36,39 +36,38 @@ namespace ithaca::proxy {
 using kinds::distribution_kind;
 
 class distribution {
-public:
-    virtual ~distribution() = default;
-    distribution(const distribution&) = delete;
-    distribution& operator=(const distribution&) = delete;
+ public:
+  virtual ~distribution() = default;
+  distribution(const distribution&) = delete;
+  distribution& operator=(const distribution&) = delete;
 
-    // The server for a key whose hashed part is `part` and whose
-    // key_hash(part) is `hash`: an index into the server list this was built
-    // from (for make_live_distribution: into the full list). A kind ignores
-    // the input it does not read (table above), so a caller that knows the
-    // kind may pass 0 or "" for it.
-    virtual std::uint32_t pick(std::string_view part, std::uint32_t hash) const = 0;
+  // The server for a key whose hashed part is `part` and whose
+  // key_hash(part) is `hash`: an index into the server list this was built
+  // from (for make_live_distribution: into the full list). A kind ignores
+  // the input it does not read (table above), so a caller that knows the
+  // kind may pass 0 or "" for it.
+  virtual std::uint32_t pick(std::string_view part, std::uint32_t hash) const = 0;
 
-    // twemproxy's key hash (server_pool_hash): 0 when the list has one server
-    // or the part is empty, else hash_key(hash(), part).
-    std::uint32_t key_hash(std::string_view part) const;
-    // pick(part, key_hash(part)), hashing only for the kinds that read it.
-    std::uint32_t locate(std::string_view part) const;
+  // twemproxy's key hash (server_pool_hash): 0 when the list has one server
+  // or the part is empty, else hash_key(hash(), part).
+  std::uint32_t key_hash(std::string_view part) const;
+  // pick(part, key_hash(part)), hashing only for the kinds that read it.
+  std::uint32_t locate(std::string_view part) const;
 
-    distribution_kind kind() const { return kind_; }
-    hash_kind hash() const { return hash_; }
-    // Servers it chooses among (the live ones for make_live_distribution).
-    std::uint32_t size() const { return size_; }
-    // Whether pick() reads its `hash` argument.
-    bool reads_hash() const;
+  distribution_kind kind() const { return kind_; }
+  hash_kind hash() const { return hash_; }
+  // Servers it chooses among (the live ones for make_live_distribution).
+  std::uint32_t size() const { return size_; }
+  // Whether pick() reads its `hash` argument.
+  bool reads_hash() const;
 
-protected:
-    distribution(distribution_kind kind, hash_kind hash, std::uint32_t size)
-        : kind_(kind), hash_(hash), size_(size) {}
+ protected:
+  distribution(distribution_kind kind, hash_kind hash, std::uint32_t size) : kind_(kind), hash_(hash), size_(size) {}
 
-private:
-    distribution_kind kind_;
-    hash_kind hash_;
-    std::uint32_t size_;
+ private:
+  distribution_kind kind_;
+  hash_kind hash_;
+  std::uint32_t size_;
 };
 
 // Builds a distribution over `servers` (copied as needed; the span may go

@@ -25,47 +25,44 @@ constexpr std::uint32_t kPointsPerServer = 160;
 constexpr std::uint32_t kPointsPerHash = 4;
 
 std::uint32_t ketama_points(std::uint32_t weight, std::uint32_t total, std::uint32_t servers) {
-    const float pct = static_cast<float>(weight) / static_cast<float>(total);
-    const float groups = pct * static_cast<float>(kPointsPerServer) / static_cast<float>(kPointsPerHash) *
-                         static_cast<float>(servers);
-    return static_cast<std::uint32_t>(
-        std::floor(static_cast<float>(static_cast<double>(groups) + 0.0000000001)) *
-        static_cast<float>(kPointsPerHash));
+  const float pct = static_cast<float>(weight) / static_cast<float>(total);
+  const float groups =
+      pct * static_cast<float>(kPointsPerServer) / static_cast<float>(kPointsPerHash) * static_cast<float>(servers);
+  return static_cast<std::uint32_t>(std::floor(static_cast<float>(static_cast<double>(groups) + 0.0000000001)) *
+                                    static_cast<float>(kPointsPerHash));
 }
 
 class ketama_distribution final : public distribution {
-public:
-    ketama_distribution(distribution_kind kind, std::span<const server_spec> servers, hash_kind hash)
-        : distribution(kind, hash, static_cast<std::uint32_t>(servers.size())) {
-        const std::uint32_t n = size();
-        const std::uint32_t total = total_weight(servers);
-        ring_.reserve(static_cast<std::size_t>(n) * kPointsPerServer + kPointsPerServer);
-        std::string name;
-        for (std::uint32_t i = 0; i < n; ++i) {
-            const std::uint32_t groups = ketama_points(servers[i].weight, total, n) / kPointsPerHash;
-            for (std::uint32_t j = 0; j < groups; ++j) {
-                name = servers[i].name;
-                name += '-';
-                name += std::to_string(j);
-                ring_.add_md5_points(name, i);
-            }
-        }
-        ring_.seal();
+ public:
+  ketama_distribution(distribution_kind kind, std::span<const server_spec> servers, hash_kind hash)
+      : distribution(kind, hash, static_cast<std::uint32_t>(servers.size())) {
+    const std::uint32_t n = size();
+    const std::uint32_t total = total_weight(servers);
+    ring_.reserve(static_cast<std::size_t>(n) * kPointsPerServer + kPointsPerServer);
+    std::string name;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t groups = ketama_points(servers[i].weight, total, n) / kPointsPerHash;
+      for (std::uint32_t j = 0; j < groups; ++j) {
+        name = servers[i].name;
+        name += '-';
+        name += std::to_string(j);
+        ring_.add_md5_points(name, i);
+      }
     }
+    ring_.seal();
+  }
 
-    std::uint32_t pick(std::string_view, std::uint32_t hash) const override {
-        return ring_.find(hash);
-    }
+  std::uint32_t pick(std::string_view, std::uint32_t hash) const override { return ring_.find(hash); }
 
-private:
-    continuum ring_;
+ private:
+  continuum ring_;
 };
 
 }  // namespace
 
 std::unique_ptr<distribution> make_ketama(distribution_kind kind, std::span<const server_spec> servers,
                                           hash_kind hash) {
-    return std::make_unique<ketama_distribution>(kind, servers, hash);
+  return std::make_unique<ketama_distribution>(kind, servers, hash);
 }
 
 }  // namespace ithaca::proxy::detail

@@ -9,20 +9,20 @@
 namespace ithaca::proxy {
 
 struct server_spec {
-    // What ketama hashes into continuum points ("<name>-<i>"), rendezvous
-    // scores by, and ketama and modula order the servers by (as twemproxy
-    // does). Use server_point_name() (distribution.h) or the two functions
-    // below so placement matches those programs.
-    std::string name;
-    // Relative share of the keys, >= 1. ketama: points on the continuum in
-    // proportion; modula: `weight` consecutive slots of hash % total_weight;
-    // jump: `weight` buckets; rendezvous: the weighted score; random: ignored
-    // (twemproxy ignores it too).
-    std::uint32_t weight = 1;
-    // weighted_ch3 only: the share of its ch3 keys the server keeps, in
-    // [0, 1], as mcrouter's WeightedCh3 `weights` give it. Negative (unset):
-    // weight over the largest weight in the list.
-    double fraction = -1.0;
+  // What ketama hashes into continuum points ("<name>-<i>"), rendezvous
+  // scores by, and ketama and modula order the servers by (as twemproxy
+  // does). Use server_point_name() (distribution.h) or the two functions
+  // below so placement matches those programs.
+  std::string name;
+  // Relative share of the keys, >= 1. ketama: points on the continuum in
+  // proportion; modula: `weight` consecutive slots of hash % total_weight;
+  // jump: `weight` buckets; rendezvous: the weighted score; random: ignored
+  // (twemproxy ignores it too).
+  std::uint32_t weight = 1;
+  // weighted_ch3 only: the share of its ch3 keys the server keeps, in
+  // [0, 1], as mcrouter's WeightedCh3 `weights` give it. Negative (unset):
+  // weight over the largest weight in the list.
+  double fraction = -1.0;
 };
 
 // twemproxy's name for a server ("host:port:weight [name]" in its config,

@@ -13,22 +13,22 @@
 namespace ithaca::proxy::detail {
 
 class weight_slots {
-public:
-    explicit weight_slots(std::span<const server_spec> servers) {
-        ends_.reserve(servers.size());
-        std::uint64_t end = 0;
-        for (const auto& s : servers) ends_.push_back(end += s.weight);
-    }
+ public:
+  explicit weight_slots(std::span<const server_spec> servers) {
+    ends_.reserve(servers.size());
+    std::uint64_t end = 0;
+    for (const auto& s : servers) ends_.push_back(end += s.weight);
+  }
 
-    std::uint64_t total() const { return ends_.back(); }
+  std::uint64_t total() const { return ends_.back(); }
 
-    // The server owning `slot` (< total()).
-    std::uint32_t server_of(std::uint64_t slot) const {
-        return static_cast<std::uint32_t>(std::upper_bound(ends_.begin(), ends_.end(), slot) - ends_.begin());
-    }
+  // The server owning `slot` (< total()).
+  std::uint32_t server_of(std::uint64_t slot) const {
+    return static_cast<std::uint32_t>(std::upper_bound(ends_.begin(), ends_.end(), slot) - ends_.begin());
+  }
 
-private:
-    std::vector<std::uint64_t> ends_;  // ends_[i]: one past server i's last slot
+ private:
+  std::vector<std::uint64_t> ends_;  // ends_[i]: one past server i's last slot
 };
 
 }  // namespace ithaca::proxy::detail

@@ -14,39 +14,39 @@ constexpr std::uint32_t kFnv32Prime = 16777619u;
 }  // namespace
 
 std::uint32_t hash_fnv1_64(std::string_view key) {
-    std::uint64_t h = kFnv64Basis;
-    for (char c : key) {
-        h *= kFnv64Prime;
-        h ^= static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int8_t>(c)));
-    }
-    return static_cast<std::uint32_t>(h);
+  std::uint64_t h = kFnv64Basis;
+  for (char c : key) {
+    h *= kFnv64Prime;
+    h ^= static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int8_t>(c)));
+  }
+  return static_cast<std::uint32_t>(h);
 }
 
 std::uint32_t hash_fnv1a_64(std::string_view key) {
-    std::uint32_t h = static_cast<std::uint32_t>(kFnv64Basis);
-    for (char c : key) {
-        h ^= signed_byte(c);
-        h *= static_cast<std::uint32_t>(kFnv64Prime);
-    }
-    return h;
+  std::uint32_t h = static_cast<std::uint32_t>(kFnv64Basis);
+  for (char c : key) {
+    h ^= signed_byte(c);
+    h *= static_cast<std::uint32_t>(kFnv64Prime);
+  }
+  return h;
 }
 
 std::uint32_t hash_fnv1_32(std::string_view key) {
-    std::uint32_t h = kFnv32Basis;
-    for (char c : key) {
-        h *= kFnv32Prime;
-        h ^= signed_byte(c);
-    }
-    return h;
+  std::uint32_t h = kFnv32Basis;
+  for (char c : key) {
+    h *= kFnv32Prime;
+    h ^= signed_byte(c);
+  }
+  return h;
 }
 
 std::uint32_t hash_fnv1a_32(std::string_view key) {
-    std::uint32_t h = kFnv32Basis;
-    for (char c : key) {
-        h ^= signed_byte(c);
-        h *= kFnv32Prime;
-    }
-    return h;
+  std::uint32_t h = kFnv32Basis;
+  for (char c : key) {
+    h ^= signed_byte(c);
+    h *= kFnv32Prime;
+  }
+  return h;
 }
 
 }  // namespace ithaca::proxy

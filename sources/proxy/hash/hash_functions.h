@@ -51,11 +51,9 @@ std::uint32_t spooky_v2_hash32(std::string_view message, std::uint32_t seed);
 
 // A key byte as twemproxy's `(uint32_t)key[i]` sees it on x86-64 (signed char).
 inline std::uint32_t signed_byte(char c) {
-    return static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int8_t>(c)));
+  return static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int8_t>(c)));
 }
 // A key byte read through an unsigned pointer.
-inline std::uint32_t unsigned_byte(char c) {
-    return static_cast<std::uint8_t>(c);
-}
+inline std::uint32_t unsigned_byte(char c) { return static_cast<std::uint8_t>(c); }
 
 }  // namespace ithaca::proxy

@@ -9,8 +9,8 @@ namespace ithaca::proxy {
 namespace {
 
 struct hash_entry {
-    hash_kind kind;
-    std::uint32_t (*fn)(std::string_view);
+  hash_kind kind;
+  std::uint32_t (*fn)(std::string_view);
 };
 
 // In the enum's order, so kHashes[int(kind)] is kind's entry.
@@ -30,17 +30,15 @@ constexpr std::array<hash_entry, kinds::kHashKindCount> kHashes{{
 }};
 
 constexpr bool in_enum_order() {
-    for (std::size_t i = 0; i < kHashes.size(); ++i) {
-        if (static_cast<std::size_t>(kHashes[i].kind) != i) return false;
-    }
-    return true;
+  for (std::size_t i = 0; i < kHashes.size(); ++i) {
+    if (static_cast<std::size_t>(kHashes[i].kind) != i) return false;
+  }
+  return true;
 }
 static_assert(in_enum_order(), "kHashes must list hash_kind in enum order");
 
 }  // namespace
 
-std::uint32_t hash_key(hash_kind kind, std::string_view key) {
-    return kHashes[static_cast<std::size_t>(kind)].fn(key);
-}
+std::uint32_t hash_key(hash_kind kind, std::string_view key) { return kHashes[static_cast<std::size_t>(kind)].fn(key); }
 
 }  // namespace ithaca::proxy

@@ -25,75 +25,80 @@ constexpr std::uint32_t kSine[64] = {
 // Left-rotation amounts: four per round, repeated four times in each round.
 constexpr unsigned kShift[4][4] = {{7, 12, 17, 22}, {5, 9, 14, 20}, {4, 11, 16, 23}, {6, 10, 15, 21}};
 
-constexpr std::uint32_t rotl(std::uint32_t x, unsigned s) {
-    return (x << s) | (x >> (32 - s));
-}
+constexpr std::uint32_t rotl(std::uint32_t x, unsigned s) { return (x << s) | (x >> (32 - s)); }
 
 std::uint32_t load_le(const std::uint8_t* p) {
-    return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 |
-           std::uint32_t(p[3]) << 24;
+  return std::uint32_t(p[0]) | std::uint32_t(p[1]) << 8 | std::uint32_t(p[2]) << 16 | std::uint32_t(p[3]) << 24;
 }
 
 void store_le(std::uint8_t* p, std::uint32_t v) {
-    for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 
 // One 64-byte block into the state (a, b, c, d).
 void compress(std::uint32_t state[4], const std::uint8_t* block) {
-    std::uint32_t m[16];
-    for (int i = 0; i < 16; ++i) m[i] = load_le(block + 4 * i);
-    std::uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
-    for (unsigned i = 0; i < 64; ++i) {
-        const unsigned round = i / 16;
-        std::uint32_t f;
-        unsigned g;
-        switch (round) {
-        case 0: f = (b & c) | (~b & d); g = i; break;
-        case 1: f = (d & b) | (~d & c); g = (5 * i + 1) % 16; break;
-        case 2: f = b ^ c ^ d; g = (3 * i + 5) % 16; break;
-        default: f = c ^ (b | ~d); g = (7 * i) % 16; break;
-        }
-        const std::uint32_t next = b + rotl(a + f + kSine[i] + m[g], kShift[round][i % 4]);
-        a = d;
-        d = c;
-        c = b;
-        b = next;
+  std::uint32_t m[16];
+  for (int i = 0; i < 16; ++i) m[i] = load_le(block + 4 * i);
+  std::uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+  for (unsigned i = 0; i < 64; ++i) {
+    const unsigned round = i / 16;
+    std::uint32_t f;
+    unsigned g;
+    switch (round) {
+      case 0:
+        f = (b & c) | (~b & d);
+        g = i;
+        break;
+      case 1:
+        f = (d & b) | (~d & c);
+        g = (5 * i + 1) % 16;
+        break;
+      case 2:
+        f = b ^ c ^ d;
+        g = (3 * i + 5) % 16;
+        break;
+      default:
+        f = c ^ (b | ~d);
+        g = (7 * i) % 16;
+        break;
     }
-    state[0] += a;
-    state[1] += b;
-    state[2] += c;
-    state[3] += d;
+    const std::uint32_t next = b + rotl(a + f + kSine[i] + m[g], kShift[round][i % 4]);
+    a = d;
+    d = c;
+    c = b;
+    b = next;
+  }
+  state[0] += a;
+  state[1] += b;
+  state[2] += c;
+  state[3] += d;
 }
 
 }  // namespace
 
 md5_digest_t md5_digest(std::string_view data) {
-    std::uint32_t state[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
-    const auto* p = reinterpret_cast<const std::uint8_t*>(data.data());
-    std::size_t left = data.size();
-    for (; left >= 64; left -= 64, p += 64) compress(state, p);
+  std::uint32_t state[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
+  const auto* p = reinterpret_cast<const std::uint8_t*>(data.data());
+  std::size_t left = data.size();
+  for (; left >= 64; left -= 64, p += 64) compress(state, p);
 
-    // The tail, a 0x80 byte, zeros, and the bit length (mod 2^64) little-endian:
-    // one block if the tail leaves room for the 9 bytes, else two.
-    std::uint8_t tail[128] = {};
-    if (left != 0) std::memcpy(tail, p, left);
-    tail[left] = 0x80;
-    const std::size_t tail_len = left + 9 <= 64 ? 64 : 128;
-    const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
-    for (int i = 0; i < 8; ++i) tail[tail_len - 8 + i] = static_cast<std::uint8_t>(bits >> (8 * i));
-    for (std::size_t off = 0; off < tail_len; off += 64) compress(state, tail + off);
+  // The tail, a 0x80 byte, zeros, and the bit length (mod 2^64) little-endian:
+  // one block if the tail leaves room for the 9 bytes, else two.
+  std::uint8_t tail[128] = {};
+  if (left != 0) std::memcpy(tail, p, left);
+  tail[left] = 0x80;
+  const std::size_t tail_len = left + 9 <= 64 ? 64 : 128;
+  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
+  for (int i = 0; i < 8; ++i) tail[tail_len - 8 + i] = static_cast<std::uint8_t>(bits >> (8 * i));
+  for (std::size_t off = 0; off < tail_len; off += 64) compress(state, tail + off);
 
-    md5_digest_t out;
-    for (int i = 0; i < 4; ++i) store_le(out.data() + 4 * i, state[i]);
-    return out;
+  md5_digest_t out;
+  for (int i = 0; i < 4; ++i) store_le(out.data() + 4 * i, state[i]);
+  return out;
 }
 
-std::uint32_t md5_word(const md5_digest_t& digest, unsigned word) {
-    return load_le(digest.data() + 4 * word);
-}
+std::uint32_t md5_word(const md5_digest_t& digest, unsigned word) { return load_le(digest.data() + 4 * word); }
 
-std::uint32_t hash_md5(std::string_view key) {
-    return md5_word(md5_digest(key), 0);
-}
+std::uint32_t hash_md5(std::string_view key) { return md5_word(md5_digest(key), 0); }
 
 }  // namespace ithaca::proxy

@@ -7,8 +7,7 @@
 namespace ithaca::route {
 
 dispatch_status ack_route::dispatch(request_slot& slot, dispatch_env& env) const {
-  if (!env.acks || !protocol::modifies(slot.req))
-    return child_.dispatch(slot, env);
+  if (!env.acks || !protocol::modifies(slot.req)) return child_.dispatch(slot, env);
   replication::ack_state& state = env.acks->state();
   // Before the store call: the fan-out drain that pops this write's record
   // then sees a write waiting and asks the slaves (ack_state.h).

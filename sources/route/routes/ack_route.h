@@ -18,8 +18,7 @@ namespace ithaca::route {
 
 class ack_route final : public route {
  public:
-  ack_route(const route& child, std::uint64_t timeout_ms)
-      : route("ack"), child_(child), timeout_ms_(timeout_ms) {}
+  ack_route(const route& child, std::uint64_t timeout_ms) : route("ack"), child_(child), timeout_ms_(timeout_ms) {}
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return "ack"; }
   bool answers_in_result() const override { return false; }

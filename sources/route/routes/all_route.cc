@@ -83,11 +83,8 @@ dispatch_status all_route::dispatch(request_slot& slot, dispatch_env& env) const
       send_detached(slot, env, 0);
       default_reply(slot.req, slot.result);
       return dispatch_status::Pending;  // no calls: ready at once, in order
-    case all_policy::Initial:
-      send_detached(slot, env, 1);
-      return children_[0]->dispatch(slot, env);
-    default:
-      break;
+    case all_policy::Initial: send_detached(slot, env, 1); return children_[0]->dispatch(slot, env);
+    default: break;
   }
   slot.push_frame(slot_frame{this, 0, 0, 0});
   const bool some = policy_ == all_policy::Majority || policy_ == all_policy::Fastest;
@@ -193,18 +190,18 @@ const route* build_all(tree_builder& b, const config::route_config& r) {
 }
 
 constexpr auto kEmptyIsNull = config::route_kind_info::collapse::EmptyIsNull;
-constexpr config::route_kind_info kSync{"all_sync", "AllSyncRoute", "every child; waits for all, the worst reply",
-                                        kAllSlots, {}, no_options, kEmptyIsNull};
+constexpr config::route_kind_info kSync{
+    "all_sync", "AllSyncRoute", "every child; waits for all, the worst reply", kAllSlots, {}, no_options, kEmptyIsNull};
 constexpr config::route_kind_info kAsync{"all_async", "AllAsyncRoute", "every child; answers at once", kAllSlots, {},
-                                         no_options, kEmptyIsNull};
-constexpr config::route_kind_info kInitial{"all_initial", "AllInitialRoute", "every child; the first child's reply",
-                                           kAllSlots, {}, no_options, kEmptyIsNull};
-constexpr config::route_kind_info kMajority{"all_majority", "AllMajorityRoute",
-                                            "every child; the reply of a majority", kAllSlots, {}, no_options,
-                                            kEmptyIsNull};
-constexpr config::route_kind_info kFastest{"all_fastest", "AllFastestRoute",
-                                           "every child; the first reply that is not an error", kAllSlots, {},
-                                           no_options, kEmptyIsNull};
+                                         no_options,  kEmptyIsNull};
+constexpr config::route_kind_info kInitial{
+    "all_initial", "AllInitialRoute", "every child; the first child's reply", kAllSlots, {}, no_options, kEmptyIsNull};
+constexpr config::route_kind_info kMajority{
+    "all_majority", "AllMajorityRoute", "every child; the reply of a majority", kAllSlots, {},
+    no_options,     kEmptyIsNull};
+constexpr config::route_kind_info kFastest{
+    "all_fastest", "AllFastestRoute", "every child; the first reply that is not an error", kAllSlots, {},
+    no_options,    kEmptyIsNull};
 
 }  // namespace
 

@@ -15,9 +15,7 @@ namespace ithaca::route {
 namespace {
 
 // A text get of several keys: asked per child slot, failed keys alone onward.
-bool multi_get(const protocol::request& req) {
-  return protocol::is_multikey_retrieval(req) && req.keys.size() > 1;
-}
+bool multi_get(const protocol::request& req) { return protocol::is_multikey_retrieval(req) && req.keys.size() > 1; }
 
 }  // namespace
 
@@ -35,8 +33,7 @@ dispatch_status failover_route::dispatch(request_slot& slot, dispatch_env& env) 
   route_counters::add(counters().requests);
   if (feed_ > 0) {
     std::int64_t t = tokens_.load(std::memory_order_relaxed);
-    while (t < cap_ && !tokens_.compare_exchange_weak(t, std::min(cap_, t + feed_), std::memory_order_relaxed)) {
-    }
+    while (t < cap_ && !tokens_.compare_exchange_weak(t, std::min(cap_, t + feed_), std::memory_order_relaxed)) {}
   }
   slot.push_frame(slot_frame{this, 0, 0, 0});
   if (multi_get(slot.req) && children_.size() > 1) {
@@ -107,7 +104,8 @@ dispatch_status failover_route::resume_multi(request_slot& slot, dispatch_env& e
   route_counters::add(counters().failovers);
   // Asked again: no longer failed unless the next child fails them too.
   for (const std::uint32_t i : failed) slot.result.set_failed(i, false);
-  slot.result.failed_keys -= std::min<std::uint32_t>(slot.result.failed_keys, static_cast<std::uint32_t>(failed.size()));
+  slot.result.failed_keys -=
+      std::min<std::uint32_t>(slot.result.failed_keys, static_cast<std::uint32_t>(failed.size()));
   f.state += 1;
   request_slot& c = slot.child_for_keys(f.state, failed);
   // gat / gats into the gutter: their new TTL capped as any gutter write.
@@ -134,7 +132,7 @@ struct failover_options final : config::route_options {
   std::array<std::vector<std::string>, config::kOpClasses> by_class;
   double limit_rate = 0;  // failover_limit: tokens per request, (0, 1]; 0: no limit
   double limit_burst = 1000;
-  std::uint32_t exptime = 10;  // failover_exptime: the TTL cap of writes to a failover child
+  std::uint32_t exptime = 10;                        // failover_exptime: the TTL cap of writes to a failover child
   bool failover_tag = false, lease_pairing = false;  // mcrouter's: refused when on
 };
 
@@ -248,8 +246,9 @@ void read_failover_limit(config::route_kind_reader& in, const char* key, config:
   }
   rate = std::min(std::max(rate, 0.0), 1.0);
   if (rate == 0) {
-    in.fail_node(v["rate"], "failover_limit: a rate of 0 (no failover after the first burst) is not supported by "
-                            "ithaca; leave failover_limit out or give a rate above 0");
+    in.fail_node(v["rate"],
+                 "failover_limit: a rate of 0 (no failover after the first burst) is not supported by "
+                 "ithaca; leave failover_limit out or give a rate above 0");
   }
   o.limit_rate = rate;
   o.limit_burst = std::max(burst, 1.0);
@@ -282,9 +281,8 @@ constexpr config::option_spec kFailoverOptions[] = {
                           read_failover_errors, show_failover_errors, "[timeout, connect_error]",
                           "[\"timeout\", \"connect_error\"]"),
     config::custom_option("failover_limit", "failover_limit",
-                          "the share of requests that may fail over (rate, 0 to 1) and its burst",
-                          read_failover_limit, show_failover_limit, "{rate: 0.5, burst: 100}",
-                          "{\"rate\": 0.5, \"burst\": 100}"),
+                          "the share of requests that may fail over (rate, 0 to 1) and its burst", read_failover_limit,
+                          show_failover_limit, "{rate: 0.5, burst: 100}", "{\"rate\": 0.5, \"burst\": 100}"),
     // mcrouter's alone, refused: no sample a file could give.
     config::custom_option(nullptr, "failover_policy", "mcrouter's choice of failover order, refused",
                           refuse_failover_policy, config::show_nothing, nullptr, nullptr),
@@ -356,24 +354,29 @@ const route* build_gutter(tree_builder& b, const config::route_config& r) {
 }
 
 constexpr config::route_kind_info kFailoverInfo{
-    "failover", "FailoverRoute", "the children in order until a reply that is not an error",
-    kFailoverSlots, kFailoverOptions,
-    [](config::route_format) -> std::shared_ptr<config::route_options> {
-      return std::make_shared<failover_options>();
-    },
-    config::route_kind_info::collapse::NullOrSingleton, finish_failover_common,
+    "failover",
+    "FailoverRoute",
+    "the children in order until a reply that is not an error",
+    kFailoverSlots,
+    kFailoverOptions,
+    [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<failover_options>(); },
+    config::route_kind_info::collapse::NullOrSingleton,
+    finish_failover_common,
 };
 
 constexpr config::route_kind_info kGutterInfo{
-    "failover_exptime", "FailoverWithExptimeRoute",
+    "failover_exptime",
+    "FailoverWithExptimeRoute",
     "the gutter: the normal child, then failover children whose writes get a TTL cap",
-    kGutterSlots, kGutterOptions,
+    kGutterSlots,
+    kGutterOptions,
     [](config::route_format f) -> std::shared_ptr<config::route_options> {
       auto o = std::make_shared<failover_options>();
       o->exptime = f == config::route_format::Yaml ? 10 : 60;  // the paper's gutter; mcrouter's default
       return o;
     },
-    config::route_kind_info::collapse::None, finish_gutter,
+    config::route_kind_info::collapse::None,
+    finish_gutter,
 };
 
 }  // namespace

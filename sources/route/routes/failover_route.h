@@ -37,7 +37,7 @@ class failover_route final : public route {
                                         kFailoverAll, kFailoverAll, kFailoverAll};
     double limit_rate = 0;  // tokens per request, (0, 1]; 0: unlimited
     double limit_burst = 1000;
-    bool gutter = false;     // failover_exptime
+    bool gutter = false;         // failover_exptime
     std::uint32_t exptime = 10;  // gutter: the TTL cap of failover writes
   };
   failover_route(std::string name, std::vector<const route*> children, options opts);
@@ -55,7 +55,7 @@ class failover_route final : public route {
   std::vector<const route*> children_;
   std::array<failover_mask, 6> errors_;
   // failover_limit, in thousandths of a token (any worker; relaxed CAS).
-  std::int64_t feed_ = 0;   // per request; 0: unlimited
+  std::int64_t feed_ = 0;  // per request; 0: unlimited
   std::int64_t cap_ = 0;
   mutable std::atomic<std::int64_t> tokens_{0};
   bool gutter_;

@@ -65,8 +65,8 @@ struct error_options final : config::route_options {
 };
 
 constexpr config::option_spec kErrorOptions[] = {
-    config::text_option<&error_options::message>(
-        "message", "response", "the text after \"SERVER_ERROR \" in the reply, one line"),
+    config::text_option<&error_options::message>("message", "response",
+                                                 "the text after \"SERVER_ERROR \" in the reply, one line"),
     config::choice_option<&error_options::result>(nullptr, "result", kResults,
                                                   "mcrouter's result of the reply (ithaca's SERVER_ERROR line)"),
     config::flag_option<&error_options::enable_logging>(nullptr, "enable_logging", "mcrouter's: log each reply"),
@@ -84,9 +84,7 @@ void finish_error(config::route_kind_reader& reader, config::route_config& r) {
   }
 }
 
-const route* build_null(tree_builder& b, const config::route_config& r) {
-  return b.add<null_route>(b.name_of(r));
-}
+const route* build_null(tree_builder& b, const config::route_config& r) { return b.add<null_route>(b.name_of(r)); }
 
 const route* build_error(tree_builder& b, const config::route_config& r) {
   const std::string& message = config::options_of<error_options>(r).message;
@@ -94,11 +92,15 @@ const route* build_error(tree_builder& b, const config::route_config& r) {
 }
 
 constexpr config::route_kind_info kNullInfo{
-    "null", "NullRoute", "answers as if nothing were there (a get misses, a store is NOT_STORED)", {}, {},
-    [](config::route_format) { return std::make_shared<config::route_options>(); },
+    "null", "NullRoute", "answers as if nothing were there (a get misses, a store is NOT_STORED)",
+    {},     {},          [](config::route_format) { return std::make_shared<config::route_options>(); },
 };
 constexpr config::route_kind_info kErrorInfo{
-    "error", "ErrorRoute", "answers every request with its SERVER_ERROR line", {}, kErrorOptions,
+    "error",
+    "ErrorRoute",
+    "answers every request with its SERVER_ERROR line",
+    {},
+    kErrorOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<error_options>(); },
     config::route_kind_info::collapse::None,
     finish_error,

@@ -22,9 +22,9 @@ namespace {
 constexpr auto kHashNames = kinds::name_array(kinds::kHashKindNames);
 // The distributions that need nothing but the number of children; mcrouter's
 // hash_func names its first two.
-constexpr kinds::distribution_kind kDistributions[] = {kinds::distribution_kind::Ch3,
-                                                       kinds::distribution_kind::McrouterCrc32,
-                                                       kinds::distribution_kind::Modula, kinds::distribution_kind::Jump};
+constexpr kinds::distribution_kind kDistributions[] = {
+    kinds::distribution_kind::Ch3, kinds::distribution_kind::McrouterCrc32, kinds::distribution_kind::Modula,
+    kinds::distribution_kind::Jump};
 constexpr const char* kDistributionNames[] = {"ch3", "mcrouter_crc32", "modula", "jump"};
 constexpr const char* kHashFuncNames[] = {"Ch3", "Crc32"};
 
@@ -75,19 +75,24 @@ const route* build_hash(tree_builder& b, const config::route_config& r) {
   if (!b.children(r, "", false, 1, children)) return nullptr;
   const auto& o = config::options_of<hash_options>(r);
   std::vector<proxy::server_spec> specs;
-  for (std::size_t i = 0; i < children.size(); ++i) specs.push_back(proxy::server_spec{"child:" + std::to_string(i), 1});
+  for (std::size_t i = 0; i < children.size(); ++i)
+    specs.push_back(proxy::server_spec{"child:" + std::to_string(i), 1});
   std::string why;
-  auto dist = proxy::make_distribution(kDistributions[o.distribution], specs,
-                                       kinds::kHashKindNames[o.hash].value, &why);
+  auto dist =
+      proxy::make_distribution(kDistributions[o.distribution], specs, kinds::kHashKindNames[o.hash].value, &why);
   if (!dist) return b.fail(r, why);
   return b.add<hash_route>(b.name_of(r), std::move(children), std::move(dist));
 }
 
 constexpr config::route_kind_info kHashInfo{
-    "hash", "HashRoute", "a child by the key's hash, placed as a pool places servers",
-    kHashSlots, kHashOptions,
+    "hash",
+    "HashRoute",
+    "a child by the key's hash, placed as a pool places servers",
+    kHashSlots,
+    kHashOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<hash_options>(); },
-    config::route_kind_info::collapse::None, finish_hash,
+    config::route_kind_info::collapse::None,
+    finish_hash,
 };
 
 }  // namespace

@@ -142,8 +142,8 @@ constexpr config::child_slot kL1L2Slots[] = {
     {"l2", "l2", nullptr, false, 1},
 };
 constexpr config::option_spec kL1L2Options[] = {
-    config::seconds_option<&l1l2_options::exptime>(
-        "exptime", nullptr, "the longest the local store keeps a value, e.g. 60s", true),
+    config::seconds_option<&l1l2_options::exptime>("exptime", nullptr,
+                                                   "the longest the local store keeps a value, e.g. 60s", true),
 };
 constexpr route_stat kL1L2Stats[] = {
     {"l1_hits", "l1l2: keys answered by the local store."},
@@ -151,8 +151,9 @@ constexpr route_stat kL1L2Stats[] = {
 
 void finish_l1l2(config::route_kind_reader& reader, config::route_config& r) {
   if (config::options_of<l1l2_options>(r).exptime == 0 && reader.has("exptime")) {
-    reader.fail_at("exptime", "exptime: an l1l2 route's cap must be above 0 (the local store is not invalidated by "
-                              "other routers, so what it keeps must expire)");
+    reader.fail_at("exptime",
+                   "exptime: an l1l2 route's cap must be above 0 (the local store is not invalidated by "
+                   "other routers, so what it keeps must expire)");
   }
 }
 
@@ -165,8 +166,11 @@ const route* build_l1l2(tree_builder& b, const config::route_config& r) {
 }
 
 constexpr config::route_kind_info kL1L2Info{
-    "l1l2", nullptr, "the local store as L1 in front of an L2 route",
-    kL1L2Slots, kL1L2Options,
+    "l1l2",
+    nullptr,
+    "the local store as L1 in front of an L2 route",
+    kL1L2Slots,
+    kL1L2Options,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<l1l2_options>(); },
     config::route_kind_info::collapse::None,
     finish_l1l2,

@@ -74,7 +74,7 @@ dispatch_status miss_failover_route::dispatch(request_slot& slot, dispatch_env& 
 
 dispatch_status miss_failover_route::resume(request_slot& slot, dispatch_env& env) const {
   return protocol::is_multikey_retrieval(slot.req) && slot.req.keys.size() > 1 ? resume_multi(slot, env)
-                                                                              : resume_single(slot, env);
+                                                                               : resume_single(slot, env);
 }
 
 dispatch_status miss_failover_route::resume_single(request_slot& slot, dispatch_env& env) const {
@@ -150,8 +150,11 @@ const route* build_miss_failover(tree_builder& b, const config::route_config& r)
 }
 
 constexpr config::route_kind_info kMissFailoverInfo{
-    "miss_failover", "MissFailoverRoute", "get-like requests try the next child on a miss",
-    kMissFailoverSlots, kMissFailoverOptions,
+    "miss_failover",
+    "MissFailoverRoute",
+    "get-like requests try the next child on a miss",
+    kMissFailoverSlots,
+    kMissFailoverOptions,
     [](config::route_format f) -> std::shared_ptr<config::route_options> {
       auto o = std::make_shared<miss_failover_options>();
       o->return_best_on_error = f == config::route_format::Yaml;  // mcrouter's default: false

@@ -61,8 +61,8 @@ constexpr config::child_slot kModifyExptimeSlots[] = {
 constexpr config::option_spec kModifyExptimeOptions[] = {
     config::choice_option<&modify_exptime_options::action>(
         "action", "action", kActions, "set: the exptime of every write becomes `exptime`; min: it is capped at it"),
-    config::seconds_option<&modify_exptime_options::exptime>(
-        "exptime", "exptime", "what to set, or the cap with action: min", true),
+    config::seconds_option<&modify_exptime_options::exptime>("exptime", "exptime",
+                                                             "what to set, or the cap with action: min", true),
 };
 
 // mcrouter: a cap of 0 is no cap, and the route is its target alone.
@@ -83,8 +83,11 @@ const route* build_modify_exptime(tree_builder& b, const config::route_config& r
 }
 
 constexpr config::route_kind_info kModifyExptimeInfo{
-    "modify_exptime", "ModifyExptimeRoute", "sets or caps the exptime of writes",
-    kModifyExptimeSlots, kModifyExptimeOptions,
+    "modify_exptime",
+    "ModifyExptimeRoute",
+    "sets or caps the exptime of writes",
+    kModifyExptimeSlots,
+    kModifyExptimeOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> {
       return std::make_shared<modify_exptime_options>();
     },

@@ -76,9 +76,11 @@ void read_policies(config::route_kind_reader& in, const char* key, config::route
     const std::string op = kv.first.Scalar();
     config::op_class cls{};
     if (!op_class_of(op, cls)) {
-      in.fail_node(kv.first, "OperationSelectorRoute: operation '" + op + "' cannot be selected by ithaca (get, gets, "
-                             "lease-get, metaget, set, add, replace, append, prepend, cas, lease-set, delete, incr, "
-                             "decr, touch, gat, gats)");
+      in.fail_node(kv.first,
+                   "OperationSelectorRoute: operation '" + op +
+                       "' cannot be selected by ithaca (get, gets, "
+                       "lease-get, metaget, set, add, replace, append, prepend, cas, lease-set, delete, incr, "
+                       "decr, touch, gat, gats)");
       continue;
     }
     const std::string text = YAML::Dump(kv.second);
@@ -96,12 +98,9 @@ void read_policies(config::route_kind_reader& in, const char* key, config::route
 }
 
 constexpr config::child_slot kOperationSlots[] = {
-    {"get", "get", nullptr, false, 0},
-    {"set", "set", nullptr, false, 0},
-    {"delete", "delete", nullptr, false, 0},
-    {"arithmetic", "arithmetic", nullptr, false, 0},
-    {"touch", "touch", nullptr, false, 0},
-    {"default", "default", "default_policy", false, 0},
+    {"get", "get", nullptr, false, 0},       {"set", "set", nullptr, false, 0},
+    {"delete", "delete", nullptr, false, 0}, {"arithmetic", "arithmetic", nullptr, false, 0},
+    {"touch", "touch", nullptr, false, 0},   {"default", "default", "default_policy", false, 0},
 };
 constexpr config::option_spec kOperationOptions[] = {
     config::custom_option(nullptr, "operation_policies",
@@ -130,8 +129,10 @@ void finish_operation(config::route_kind_reader& in, config::route_config& r) {
   }
   if (in.format() == config::route_format::Yaml) {
     if (!missing.empty() && !has_default) {
-      in.fail("an operation route needs `default:` or a route for every class (get, set, delete, arithmetic, "
-              "touch); none for " + backquoted(missing));
+      in.fail(
+          "an operation route needs `default:` or a route for every class (get, set, delete, arithmetic, "
+          "touch); none for " +
+          backquoted(missing));
     }
     return;
   }
@@ -172,12 +173,16 @@ const route* build_operation(tree_builder& b, const config::route_config& r) {
 }
 
 constexpr config::route_kind_info kOperationInfo{
-    "operation", "OperationSelectorRoute", "a child per operation class, with a default",
-    kOperationSlots, kOperationOptions,
+    "operation",
+    "OperationSelectorRoute",
+    "a child per operation class, with a default",
+    kOperationSlots,
+    kOperationOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> {
       return std::make_shared<operation_options>();
     },
-    config::route_kind_info::collapse::ScalarIsChild, finish_operation,
+    config::route_kind_info::collapse::ScalarIsChild,
+    finish_operation,
 };
 
 }  // namespace

@@ -132,7 +132,8 @@ struct pool_options final : config::route_options {
 constexpr config::option_spec kPoolOptions[] = {
     config::pool_option<&pool_options::pool>("pool", nullptr, "the name of a pool under `pools:`"),
     config::flag_option<&pool_options::reliable_deletes>(
-        "reliable_deletes", nullptr, "a delete its server could not take is spooled and replayed (mcrouter's asynclog)"),
+        "reliable_deletes", nullptr,
+        "a delete its server could not take is spooled and replayed (mcrouter's asynclog)"),
 };
 
 const route* build_pool(tree_builder& b, const config::route_config& r) {
@@ -143,7 +144,11 @@ const route* build_pool(tree_builder& b, const config::route_config& r) {
 }
 
 constexpr config::route_kind_info kPoolInfo{
-    "pool", nullptr, "a pool's servers by key hash (mcrouter's PoolRoute)", {}, kPoolOptions,
+    "pool",
+    nullptr,
+    "a pool's servers by key hash (mcrouter's PoolRoute)",
+    {},
+    kPoolOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<pool_options>(); },
 };
 

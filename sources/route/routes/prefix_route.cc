@@ -95,7 +95,8 @@ constexpr config::option_spec kPrefixOptions[] = {
 };
 
 void finish_prefix(config::route_kind_reader& in, config::route_config& r) {
-  if (!in.value(in.format() == config::route_format::Yaml ? "prefixes" : "policies") && r.with_role("default").empty()) {
+  if (!in.value(in.format() == config::route_format::Yaml ? "prefixes" : "policies") &&
+      r.with_role("default").empty()) {
     in.fail(in.format() == config::route_format::Yaml
                 ? "a prefix route needs `prefixes:` (key prefix: route) and usually `default:` (the route of keys no "
                   "prefix matches)"
@@ -108,7 +109,8 @@ const route* build_prefix(tree_builder& b, const config::route_config& r) {
   std::vector<const route*> targets;
   if (!b.children(r, "prefix", false, 0, targets)) return nullptr;
   std::vector<std::pair<std::string, const route*>> by_prefix;
-  for (std::size_t i = 0; i < targets.size() && i < o.prefixes.size(); ++i) by_prefix.emplace_back(o.prefixes[i], targets[i]);
+  for (std::size_t i = 0; i < targets.size() && i < o.prefixes.size(); ++i)
+    by_prefix.emplace_back(o.prefixes[i], targets[i]);
   const route* fallback = nullptr;
   if (r.with_role("default").empty()) {
     config::route_config none = config::module_node("error", config::route_format::Yaml, r.line,
@@ -123,10 +125,14 @@ const route* build_prefix(tree_builder& b, const config::route_config& r) {
 }
 
 constexpr config::route_kind_info kPrefixInfo{
-    "prefix", "PrefixSelectorRoute", "the longest matching key prefix picks the child",
-    kPrefixSlots, kPrefixOptions,
+    "prefix",
+    "PrefixSelectorRoute",
+    "the longest matching key prefix picks the child",
+    kPrefixSlots,
+    kPrefixOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<prefix_options>(); },
-    config::route_kind_info::collapse::None, finish_prefix,
+    config::route_kind_info::collapse::None,
+    finish_prefix,
 };
 
 }  // namespace

@@ -37,7 +37,11 @@ const route* build_random(tree_builder& b, const config::route_config& r) {
 }
 
 constexpr config::route_kind_info kRandomInfo{
-    "random", "RandomRoute", "a child at random", kRandomSlots, {},
+    "random",
+    "RandomRoute",
+    "a child at random",
+    kRandomSlots,
+    {},
     [](config::route_format) { return std::make_shared<config::route_options>(); },
     config::route_kind_info::collapse::EmptyIsNull,
 };

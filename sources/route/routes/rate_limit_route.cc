@@ -58,14 +58,16 @@ struct rate_limit_options final : config::route_options {
 void read_yaml_rates(config::route_kind_reader& in, const char* key, rate_limit_options& o) {
   const YAML::Node& v = *in.value(key);
   if (!v.IsMap() || v.size() == 0) {
-    in.fail_node(v, "a rate_limit route needs `rates:` (requests per second by class: get, set, delete, arithmetic, "
-                    "touch), got " + config::describe_node(v));
+    in.fail_node(v,
+                 "a rate_limit route needs `rates:` (requests per second by class: get, set, delete, arithmetic, "
+                 "touch), got " +
+                     config::describe_node(v));
     return;
   }
   in.check_keys(v, key, {"get", "set", "delete", "arithmetic", "touch"});
   for (std::size_t c = 0; c < config::kOpClasses; ++c) {
-    if (in.number_in(v, kinds::to_string(kinds::op_class_at(c)), o.rate[c], 0, 1e12,
-                     "requests per second above 0", true)) {
+    if (in.number_in(v, kinds::to_string(kinds::op_class_at(c)), o.rate[c], 0, 1e12, "requests per second above 0",
+                     true)) {
       o.burst[c] = o.rate[c];  // mcrouter's default burst: one second's worth
     }
   }
@@ -173,8 +175,11 @@ const route* build_rate_limit(tree_builder& b, const config::route_config& r) {
 }
 
 constexpr config::route_kind_info kRateLimitInfo{
-    "rate_limit", "RateLimitRoute", "token buckets per operation class; over the limit to a fallback",
-    kRateLimitSlots, kRateLimitOptions,
+    "rate_limit",
+    "RateLimitRoute",
+    "token buckets per operation class; over the limit to a fallback",
+    kRateLimitSlots,
+    kRateLimitOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> {
       return std::make_shared<rate_limit_options>();
     },

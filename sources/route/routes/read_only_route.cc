@@ -12,8 +12,8 @@ constexpr std::string_view kReadOnly = "SERVER_ERROR read-only replica: writes g
 dispatch_status read_only_route::dispatch(request_slot& slot, dispatch_env& env) const {
   if (!protocol::modifies(slot.req)) return child_.dispatch(slot, env);
   if (slot.req.proto == protocol::protocol_kind::Binary) {
-    protocol::encode_binary(env.out, slot.req.opcode, slot.req.opaque, protocol::binary_status::NotSupported, 0,
-                            {}, {}, kReadOnly.substr(std::string_view("SERVER_ERROR ").size()));
+    protocol::encode_binary(env.out, slot.req.opcode, slot.req.opaque, protocol::binary_status::NotSupported, 0, {}, {},
+                            kReadOnly.substr(std::string_view("SERVER_ERROR ").size()));
   } else {
     protocol::encode_ascii_line(env.out, kReadOnly);
   }

@@ -21,15 +21,15 @@ struct failover_name {
   int bit;
 };
 constexpr std::array<failover_name, 10> kFailoverNames = {{{"tko", 0},
-                                                          {"timeout", 1},
-                                                          {"connect_timeout", 1},
-                                                          {"deadline_exceeded", 1},
-                                                          {"connect_error", 2},
-                                                          {"remote_error", 3},
-                                                          {"busy", 4},
-                                                          {"local_error", 5},
-                                                          {"try_again", 6},
-                                                          {"shutdown", 6}}};
+                                                           {"timeout", 1},
+                                                           {"connect_timeout", 1},
+                                                           {"deadline_exceeded", 1},
+                                                           {"connect_error", 2},
+                                                           {"remote_error", 3},
+                                                           {"busy", 4},
+                                                           {"local_error", 5},
+                                                           {"try_again", 6},
+                                                           {"shutdown", 6}}};
 
 std::uint32_t crc32_of(std::string_view s) {
   static const std::array<std::uint32_t, 256> table = [] {
@@ -61,19 +61,15 @@ severity severity_of(const protocol::routed_result& r, const protocol::request& 
     case routed_outcome::Touched:
     case routed_outcome::Ok:
     case routed_outcome::Number:
-    case routed_outcome::LeaseToken:
-      return severity::Success;
+    case routed_outcome::LeaseToken: return severity::Success;
     case routed_outcome::NotStored:
     case routed_outcome::Exists:
     case routed_outcome::NotFound:
-    case routed_outcome::NonNumeric:
-      return severity::Miss;
+    case routed_outcome::NonNumeric: return severity::Miss;
     case routed_outcome::ErrorLine:
-    case routed_outcome::Refused:
-      return severity::Error;
+    case routed_outcome::Refused: return severity::Error;
     case routed_outcome::Failed:
-    case routed_outcome::Pending:
-      return severity::Failure;
+    case routed_outcome::Pending: return severity::Failure;
     case routed_outcome::Raw: {
       // A meta client's reply from a meta server, as it is.
       const std::string_view raw = r.raw;
@@ -127,14 +123,10 @@ bool fails_over(const protocol::routed_result& r, failover_mask mask) {
     case routed_outcome::Hits:
       // A multi-key get whose server failed: its keys came back as misses.
       return r.failed_keys > 0 && (mask & 0x1f) != 0;
-    case routed_outcome::ErrorLine:
-      return on(3) && std::string_view(r.text).starts_with("SERVER_ERROR");
-    case routed_outcome::Refused:
-      return on(5);
-    case routed_outcome::Raw:
-      return on(3) && std::string_view(r.raw).starts_with("SERVER_ERROR");
-    default:
-      return false;
+    case routed_outcome::ErrorLine: return on(3) && std::string_view(r.text).starts_with("SERVER_ERROR");
+    case routed_outcome::Refused: return on(5);
+    case routed_outcome::Raw: return on(3) && std::string_view(r.raw).starts_with("SERVER_ERROR");
+    default: return false;
   }
 }
 
@@ -168,7 +160,7 @@ void set_exptime(protocol::request& req, std::int64_t exptime) {
 void cap_exptime(protocol::request& req, std::uint32_t cap, std::int64_t now_unix) {
   const std::int64_t e = exptime_of(req);
   std::int64_t left = e;
-  if (e > kRelativeMax) left = e - now_unix;  // absolute: what is left
+  if (e > kRelativeMax) left = e - now_unix;       // absolute: what is left
   if (e < 0 || (left > 0 && left <= cap)) return;  // already expired, or within the cap
   if (e > kRelativeMax && left <= 0) return;       // an absolute time already past
   set_exptime(req, cap);
@@ -182,15 +174,9 @@ void default_reply(const protocol::request& req, protocol::routed_result& result
     case protocol::command_class::Retrieve:
       result.outcome = routed_outcome::Hits;  // every key a miss
       break;
-    case protocol::command_class::Store:
-      result.outcome = routed_outcome::NotStored;
-      break;
-    case protocol::command_class::Flush:
-      result.outcome = routed_outcome::Ok;
-      break;
-    default:
-      result.outcome = routed_outcome::NotFound;
-      break;
+    case protocol::command_class::Store: result.outcome = routed_outcome::NotStored; break;
+    case protocol::command_class::Flush: result.outcome = routed_outcome::Ok; break;
+    default: result.outcome = routed_outcome::NotFound; break;
   }
 }
 

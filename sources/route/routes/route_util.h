@@ -66,8 +66,7 @@ void refuse(const protocol::request& req, protocol::routed_result& result, std::
 // parent's key map[i], into `into` (prepared for the parent's request). A
 // child that failed or was refused counts its keys as failed misses; keys
 // marked failed in `from` are marked failed in `into` (key_hit::failed).
-void merge_hits(protocol::routed_result& into, const protocol::routed_result& from,
-                std::span<const std::uint32_t> map);
+void merge_hits(protocol::routed_result& into, const protocol::routed_result& from, std::span<const std::uint32_t> map);
 
 // The pieces of a meta `VA` reply to `mg KEY t v f` (Raw passthrough):
 // false when it is not a hit (EN, an error) or does not parse. ttl: seconds

@@ -86,8 +86,10 @@ bool key_range(const YAML::Node& v, shadow_share& out) {
 void read_yaml_shadows(config::route_kind_reader& in, const YAML::Node& list, config::route_config& r,
                        shadow_options& o) {
   if (!list.IsSequence() || list.size() == 0) {
-    in.fail_at("shadows", "shadows: expected a list of at least one {route: ROUTE, key_fraction: [A, B], "
-                          "request_fraction: F}, got " + config::describe_node(list));
+    in.fail_at("shadows",
+               "shadows: expected a list of at least one {route: ROUTE, key_fraction: [A, B], "
+               "request_fraction: F}, got " +
+                   config::describe_node(list));
     return;
   }
   for (const YAML::Node& item : list) {
@@ -103,8 +105,10 @@ void read_yaml_shadows(config::route_kind_reader& in, const YAML::Node& list, co
     r.children.push_back(in.route_at(item["route"], "shadow", "route"));
     shadow_share share;
     if (const YAML::Node kf = item["key_fraction"]; kf && !key_range(kf, share)) {
-      in.fail_node(kf, "key_fraction: expected [A, B] with 0 <= A <= B <= 1 (the share of the key hash space whose "
-                       "keys are shadowed), got " + config::describe_node(kf));
+      in.fail_node(kf,
+                   "key_fraction: expected [A, B] with 0 <= A <= B <= 1 (the share of the key hash space whose "
+                   "keys are shadowed), got " +
+                       config::describe_node(kf));
     }
     in.number_in(item, "request_fraction", share.request_fraction, 0, 1, "a fraction from 0 to 1", false);
     o.shares.push_back(share);
@@ -143,8 +147,9 @@ void read_mcrouter_shadows(config::route_kind_reader& in, const YAML::Node& list
       int64_t a = -1, b = -1;
       if (!ir.IsSequence() || ir.size() != 2 || !config::mcrouter::as_int(ir[0], a) ||
           !config::mcrouter::as_int(ir[1], b) || a != 0 || b < 1) {
-        in.fail_node(ir, "ShadowRoute: index_range other than [0, 1] (shadowing some of several children) is not "
-                         "supported by ithaca");
+        in.fail_node(ir,
+                     "ShadowRoute: index_range other than [0, 1] (shadowing some of several children) is not "
+                     "supported by ithaca");
       }
     }
     o.shares.push_back(share);
@@ -187,10 +192,9 @@ constexpr config::option_spec kShadowOptions[] = {
     config::custom_option("shadows", nullptr, "a list of {route: ROUTE, key_fraction: [A, B], request_fraction: F}",
                           read_shadows, show_shadows,
                           "[{route: pool:main, key_fraction: [0, 0.5], request_fraction: 0.5}]", nullptr, true),
-    config::custom_option(nullptr, "shadows",
-                          "a list of {target: ROUTE, key_fraction_range: [A, B], requests_fraction: F}",
-                          read_shadows, show_shadows, nullptr,
-                          "[{\"target\": \"PoolRoute|main\", \"key_fraction_range\": [0, 0.5]}]"),
+    config::custom_option(
+        nullptr, "shadows", "a list of {target: ROUTE, key_fraction_range: [A, B], requests_fraction: F}", read_shadows,
+        show_shadows, nullptr, "[{\"target\": \"PoolRoute|main\", \"key_fraction_range\": [0, 0.5]}]"),
     config::choice_option<&shadow_options::policy>(nullptr, "shadow_policy", kPolicies,
                                                    "mcrouter's shadow policy: only \"default\""),
 };
@@ -225,10 +229,14 @@ const route* build_shadow(tree_builder& b, const config::route_config& r) {
 }
 
 constexpr config::route_kind_info kShadowInfo{
-    "shadow", "ShadowRoute", "the normal child, and a copy of a share of the requests to each shadow",
-    kShadowSlots, kShadowOptions,
+    "shadow",
+    "ShadowRoute",
+    "the normal child, and a copy of a share of the requests to each shadow",
+    kShadowSlots,
+    kShadowOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<shadow_options>(); },
-    config::route_kind_info::collapse::None, finish_shadow,
+    config::route_kind_info::collapse::None,
+    finish_shadow,
 };
 
 }  // namespace

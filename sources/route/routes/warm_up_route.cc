@@ -46,7 +46,9 @@ class warm_up_route final : public route {
   dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return "warm_up"; }
   std::vector<const route*> children() const override { return {&cold_, &warm_}; }
-  void kind_counters(const counter_out& out) const override { out("warm_fills", fills_.load(std::memory_order_relaxed)); }
+  void kind_counters(const counter_out& out) const override {
+    out("warm_fills", fills_.load(std::memory_order_relaxed));
+  }
 
  private:
   dispatch_status after_cold(request_slot& slot, dispatch_env& env) const;
@@ -61,16 +63,15 @@ class warm_up_route final : public route {
                 dispatch_env& env) const;
   const route& cold_;
   const route& warm_;
-  std::uint32_t exptime_;  // 0: the TTL the warm item has left
+  std::uint32_t exptime_;                        // 0: the TTL the warm item has left
   mutable std::atomic<std::uint64_t> fills_{0};  // warm_fills
 };
 
-
 // frame.state: the phase whose calls are out.
 enum phase : std::uint32_t {
-  kCold = 0,  // child 0: the client's get on the cold child
-  kMeta = 1,  // children 1..count: `mg KEY t v f` on warm, one per key missed
-  kGet = 2,   // child `saved`: a get of the keys still to read on warm
+  kCold = 0,        // child 0: the client's get on the cold child
+  kMeta = 1,        // children 1..count: `mg KEY t v f` on warm, one per key missed
+  kGet = 2,         // child `saved`: a get of the keys still to read on warm
   kMetaClient = 3,  // a meta client's mg: child 1 its own mg on warm, child 2 `mg KEY t v f`
 };
 
@@ -118,7 +119,6 @@ std::vector<std::uint32_t> misses_of(const protocol::routed_result& result) {
 }
 
 }  // namespace
-
 
 warm_up_route::warm_up_route(std::string name, const route& cold, const route& warm, std::uint32_t exptime)
     : route(std::move(name)), cold_(cold), warm_(warm), exptime_(exptime) {}
@@ -240,7 +240,8 @@ dispatch_status warm_up_route::after_warm_mg(request_slot& slot, dispatch_env& e
   std::int64_t ttl = -1;
   if (fill_read.result.outcome == protocol::routed_outcome::Raw &&
       parse_meta_value(fill_read.result.raw, value, flags, ttl)) {
-    if (ttl != 0) send_add(slot.req.key(), value, flags, exptime_ != 0 ? exptime_ : std::max<std::int64_t>(ttl, 0), env);
+    if (ttl != 0)
+      send_add(slot.req.key(), value, flags, exptime_ != 0 ? exptime_ : std::max<std::int64_t>(ttl, 0), env);
   } else if (fill_read.result.outcome == protocol::routed_outcome::Refused && slot.req.meta.has('v') &&
              slot.result.outcome == protocol::routed_outcome::Hits && slot.result.key_count() == 1 &&
              slot.result.hit(0).found) {
@@ -318,7 +319,8 @@ constexpr config::option_spec kWarmUpOptions[] = {
     config::seconds_option<&warm_up_options::exptime>(
         "exptime", "exptime", "the TTL of a value filled into cold; 0: what the warm item has left"),
     config::flag_option<&warm_up_options::enable_metaget>(
-        nullptr, "enable_metaget", "mcrouter's: ask warm for the TTL with a metaget (ithaca does when warm speaks meta)"),
+        nullptr, "enable_metaget",
+        "mcrouter's: ask warm for the TTL with a metaget (ithaca does when warm speaks meta)"),
 };
 constexpr route_stat kWarmUpStats[] = {
     {"warm_fills", "warm_up: values added to the cold child."},
@@ -333,8 +335,11 @@ const route* build_warm_up(tree_builder& b, const config::route_config& r) {
 }
 
 constexpr config::route_kind_info kWarmUpInfo{
-    "warm_up", "WarmUpRoute", "a cold route filled from a warm one on a miss",
-    kWarmUpSlots, kWarmUpOptions,
+    "warm_up",
+    "WarmUpRoute",
+    "a cold route filled from a warm one on a miss",
+    kWarmUpSlots,
+    kWarmUpOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<warm_up_options>(); },
 };
 

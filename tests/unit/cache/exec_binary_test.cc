@@ -53,8 +53,8 @@ std::vector<response> responses(const std::string& bytes) {
     REQUIRE(bytes.size() - at >= r.h.body_length);
     r.extras = bytes.substr(at, r.h.extras_length);
     r.key = bytes.substr(at + r.h.extras_length, r.h.key_length);
-    r.value = bytes.substr(at + r.h.extras_length + r.h.key_length,
-                           r.h.body_length - r.h.extras_length - r.h.key_length);
+    r.value =
+        bytes.substr(at + r.h.extras_length + r.h.key_length, r.h.body_length - r.h.extras_length - r.h.key_length);
     at += r.h.body_length;
     out.push_back(std::move(r));
   }
@@ -96,8 +96,8 @@ TEST_CASE("a miss is Not found for get, silence for getq; noop answers the batch
   CHECK(miss[0].h.vbucket_or_status == kNotFound);
   CHECK(miss[0].value == "Not found");
   c.send(packet(kSet, "here", set_extras(0, 0), "h"));
-  auto batch = responses(c.send(packet(kGetQ, "nope", "", "", 1) + packet(kGetQ, "here", "", "", 2) +
-                                packet(kNoop, "", "", "", 3)));
+  auto batch = responses(
+      c.send(packet(kGetQ, "nope", "", "", 1) + packet(kGetQ, "here", "", "", 2) + packet(kNoop, "", "", "", 3)));
   REQUIRE(batch.size() == 2);
   CHECK(batch[0].h.opcode == kGetQ);
   CHECK(batch[0].h.opaque == 2);

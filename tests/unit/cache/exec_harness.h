@@ -47,8 +47,7 @@ class connection {
         pending_.erase(0, r.consumed);
         break;
       }
-      last = r.status == protocol::parse_status::Ok ? execute(req, out, ctx_)
-                                                    : execute_parse_error(r, req, out, ctx_);
+      last = r.status == protocol::parse_status::Ok ? execute(req, out, ctx_) : execute_parse_error(r, req, out, ctx_);
       pending_.erase(0, r.consumed);
       if (last != flow::exec_action::Continue || (r.status == protocol::parse_status::Error && r.close)) break;
     }

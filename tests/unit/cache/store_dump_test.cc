@@ -61,13 +61,14 @@ TEST_CASE("metadump: one line per live item with its expiry, access, fetch, clas
   const store::slab_classes& classes = c.store().classes();
   const uint64_t size_ab = classes.item_total(3, 7, 2);
   const uint64_t size_plain = classes.item_total(5, 0, 1);
-  CHECK(lines[0] == "key=a%25b exp=" + std::to_string(now + 100) + " la=" + std::to_string(now) +
-                        " cas=" + lines[0].substr(lines[0].find("cas=") + 4, lines[0].find(" fetch") - lines[0].find("cas=") - 4) +
-                        " fetch=no cls=" + std::to_string(classes.class_for(size_ab)) + " size=" +
-                        std::to_string(size_ab) + " flags=7 ");
+  CHECK(lines[0] ==
+        "key=a%25b exp=" + std::to_string(now + 100) + " la=" + std::to_string(now) +
+            " cas=" + lines[0].substr(lines[0].find("cas=") + 4, lines[0].find(" fetch") - lines[0].find("cas=") - 4) +
+            " fetch=no cls=" + std::to_string(classes.class_for(size_ab)) + " size=" + std::to_string(size_ab) +
+            " flags=7 ");
   CHECK(lines[1].starts_with("key=plain exp=-1 la="));
-  CHECK(lines[1].find(" fetch=yes cls=" + std::to_string(classes.class_for(size_plain)) + " size=" +
-                      std::to_string(size_plain) + " flags=0 ") != std::string::npos);
+  CHECK(lines[1].find(" fetch=yes cls=" + std::to_string(classes.class_for(size_plain)) +
+                      " size=" + std::to_string(size_plain) + " flags=0 ") != std::string::npos);
 }
 
 TEST_CASE("a dump of some classes lists only their items") {
@@ -106,8 +107,8 @@ TEST_CASE("cachedump: the newest items of the class first, at most the limit, ex
   store_dump d(c.ctx());
   protocol::out_buffer out;
   REQUIRE(d.cachedump(cls, 3, out));
-  CHECK(out.str() == "ITEM k4 [2 b; 0 s]\r\nITEM k3 [2 b; " + std::to_string(now + 50) +
-                         " s]\r\nITEM k2 [2 b; 0 s]\r\nEND\r\n");
+  CHECK(out.str() ==
+        "ITEM k4 [2 b; 0 s]\r\nITEM k3 [2 b; " + std::to_string(now + 50) + " s]\r\nITEM k2 [2 b; 0 s]\r\nEND\r\n");
   protocol::out_buffer all;
   REQUIRE(d.cachedump(cls, 0, all));
   CHECK(split(all.str(), "\r\n").size() == 6);  // five items and END

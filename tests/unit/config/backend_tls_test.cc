@@ -71,9 +71,12 @@ TEST_CASE("a pool's tls: true takes router.tls; a map sets its own keys over it"
   CHECK(t.version() == 3);
   CHECK(t.verify_peer());
 
-  REQUIRE(tls_load(pool_yaml("    tls:\n      verify: false\n      server_name: other\n      ciphers: ECDHE-ECDSA-AES128-GCM-SHA256\n",
-                             router),
-                   &c) == "");
+  REQUIRE(
+      tls_load(
+          pool_yaml(
+              "    tls:\n      verify: false\n      server_name: other\n      ciphers: ECDHE-ECDSA-AES128-GCM-SHA256\n",
+              router),
+          &c) == "");
   t = c.router.pools[0].tls;
   CHECK(t.enabled);
   CHECK(t.ca_cert == kReadable);
@@ -91,11 +94,13 @@ TEST_CASE("a pool's tls: true takes router.tls; a map sets its own keys over it"
 
 TEST_CASE("bad pool tls settings, each at its line") {
   CHECK(tls_load(pool_yaml("    tls: sometimes\n")).starts_with("t.yaml:4: tls: expected true, false or a mapping"));
-  CHECK(tls_load(pool_yaml("    tls:\n      verify: maybe\n")) == "t.yaml:5: verify: expected true or false, got 'maybe'");
+  CHECK(tls_load(pool_yaml("    tls:\n      verify: maybe\n")) ==
+        "t.yaml:5: verify: expected true or false, got 'maybe'");
   CHECK(tls_load(pool_yaml("    tls:\n      min_version: 1.3\n")) ==
         "t.yaml:5: min_version: expected tlsv1.0, tlsv1.1, tlsv1.2 or tlsv1.3, got '1.3'");
   CHECK(tls_load(pool_yaml("    tls:\n      ca_certs: /x\n")).find("unknown key 'ca_certs'") != std::string::npos);
-  CHECK(tls_load(pool_yaml("    tls:\n      key: /k.pem\n")).find("key is given without chain_cert") != std::string::npos);
+  CHECK(tls_load(pool_yaml("    tls:\n      key: /k.pem\n")).find("key is given without chain_cert") !=
+        std::string::npos);
   const std::string missing = tls_load(pool_yaml("    tls:\n      ca_cert: /nonexistent/ca.pem\n"));
   CHECK(missing.find("pool 'main': tls: ca_cert /nonexistent/ca.pem: No such file or directory") != std::string::npos);
   CHECK(missing.starts_with("t.yaml:4:"));  // at the pool's tls:

@@ -79,8 +79,7 @@ TEST_CASE("ithaca's own options") {
 }
 
 TEST_CASE("memcached flags, short, attached and long forms") {
-  config c = with_flags({"-p", "0", "-t", "2", "-m", "128", "-c", "50", "-U", "11311", "-b",
-                         "64", "-A"});
+  config c = with_flags({"-p", "0", "-t", "2", "-m", "128", "-c", "50", "-U", "11311", "-b", "64", "-A"});
   REQUIRE(c.listen.tcp.size() == 1);
   CHECK(c.listen.tcp[0] == tcp_address{"*", 0});
   CHECK(c.server.workers == 2);
@@ -95,9 +94,8 @@ TEST_CASE("memcached flags, short, attached and long forms") {
   CHECK(c.server.workers == 3);
   CHECK(c.cache.memory_limit == 2ull << 30);
 
-  c = with_flags({"--port=11213", "--threads", "5", "--memory-limit=32", "--conn-limit=9",
-                  "--udp-port=0", "--max-item-size=2m", "--listen-backlog=10",
-                  "--enable-shutdown", "--listen=127.0.0.1"});
+  c = with_flags({"--port=11213", "--threads", "5", "--memory-limit=32", "--conn-limit=9", "--udp-port=0",
+                  "--max-item-size=2m", "--listen-backlog=10", "--enable-shutdown", "--listen=127.0.0.1"});
   CHECK(c.listen.tcp == std::vector<tcp_address>{{"127.0.0.1", 11213}});
   CHECK(c.server.workers == 5);
   CHECK(c.cache.memory_limit == 32ull << 20);
@@ -124,8 +122,7 @@ TEST_CASE("-l: addresses, ports and -p") {
   CHECK(c.listen.tcp == std::vector<tcp_address>{{"10.0.0.1", 11211}, {"10.0.0.2", 5}});
   c = with_flags({"-l", "::1"});
   CHECK(c.listen.tcp == std::vector<tcp_address>{{"::1", 11211}});
-  CHECK(parse({"-l", "127.0.0.1:x"}) ==
-        "-l: bad address '127.0.0.1:x': port must be an integer from 0 to 65535");
+  CHECK(parse({"-l", "127.0.0.1:x"}) == "-l: bad address '127.0.0.1:x': port must be an integer from 0 to 65535");
   CHECK(parse({"-l", ""}) == "-l: bad address '': empty host");
 }
 
@@ -145,7 +142,8 @@ TEST_CASE("-a: the unix sockets' mode in octal, memcached's default 700") {
   CHECK(with_flags({"-a", "777"}).listen.unix_mode == 0777);
   for (const char* bad : {"800", "1777", "07777", "rwx", "", "-1", "0x1ff", " 700"}) {
     CAPTURE(bad);
-    CHECK(parse({"-a", bad}) == std::string("-a: expected an octal mode from 0 to 777 (such as 700), got '") + bad + "'");
+    CHECK(parse({"-a", bad}) ==
+          std::string("-a: expected an octal mode from 0 to 777 (such as 700), got '") + bad + "'");
   }
 }
 
@@ -186,8 +184,8 @@ TEST_CASE("memcached's process flags: -d -u -P -r -k -L") {
   CHECK(c.process.core_dumps);
   CHECK(c.process.lock_memory);
   CHECK(c.process.large_pages);
-  c = with_flags({"--daemon", "--user=nobody", "--pidfile=x.pid", "--enable-coredumps", "--lock-memory",
-                  "--enable-largepages"});
+  c = with_flags(
+      {"--daemon", "--user=nobody", "--pidfile=x.pid", "--enable-coredumps", "--lock-memory", "--enable-largepages"});
   CHECK(c.process.user == "nobody");
   CHECK(c.process.pid_file == "x.pid");
   CHECK(c.process.core_dumps);
@@ -201,8 +199,9 @@ TEST_CASE("memcached's process flags: -d -u -P -r -k -L") {
 }
 
 TEST_CASE("the file's process: section, and the flags over it") {
-  temp_file f("process:\n  pid_file: /run/ithaca.pid\n  user: nobody\n  core_dumps: true\n"
-              "  lock_memory: true\n  large_pages: true\n");
+  temp_file f(
+      "process:\n  pid_file: /run/ithaca.pid\n  user: nobody\n  core_dumps: true\n"
+      "  lock_memory: true\n  large_pages: true\n");
   cli_options o;
   REQUIRE(parse({"--config", f.path.c_str(), "-u", "memcache"}, &o) == "");
   config c;
@@ -378,24 +377,25 @@ TEST_CASE("-f and -n: memcached's size classes") {
 }
 
 TEST_CASE("precedence: defaults < file < flags") {
-  temp_file f("listen:\n  tcp: [127.0.0.1:11311, 127.0.0.2:11312]\nserver:\n  workers: 8\n"
-              "cache:\n  memory_limit: 256m\nlogging:\n  level: error\n");
+  temp_file f(
+      "listen:\n  tcp: [127.0.0.1:11311, 127.0.0.2:11312]\nserver:\n  workers: 8\n"
+      "cache:\n  memory_limit: 256m\nlogging:\n  level: error\n");
   cli_options o;
   REQUIRE(parse({"--config", f.path.c_str()}, &o) == "");
   config c;
   std::string error;
   REQUIRE(make_config(o, c, &error));
-  CHECK(c.server.workers == 8);                     // file
-  CHECK(c.cache.memory_limit == 256ull << 20);      // file
-  CHECK(c.server.max_connections == 1024);          // default
-  CHECK(c.logging.level == log_level::Error);       // file
+  CHECK(c.server.workers == 8);                 // file
+  CHECK(c.cache.memory_limit == 256ull << 20);  // file
+  CHECK(c.server.max_connections == 1024);      // default
+  CHECK(c.logging.level == log_level::Error);   // file
 
   REQUIRE(parse({"--config", f.path.c_str(), "-t", "2", "-p", "0", "-v"}, &o) == "");
   REQUIRE(make_config(o, c, &error));
-  CHECK(c.server.workers == 2);                     // flag
+  CHECK(c.server.workers == 2);  // flag
   CHECK(c.listen.tcp == std::vector<tcp_address>{{"127.0.0.1", 0}, {"127.0.0.2", 0}});
-  CHECK(c.cache.memory_limit == 256ull << 20);      // file
-  CHECK(c.logging.level == log_level::Info);        // flag
+  CHECK(c.cache.memory_limit == 256ull << 20);  // file
+  CHECK(c.logging.level == log_level::Info);    // flag
 
   // -l without a port keeps the file's first port.
   REQUIRE(parse({"--config", f.path.c_str(), "-l", "10.1.1.1"}, &o) == "");

@@ -181,21 +181,17 @@ TEST_CASE("unknown key: line number and suggestion") {
         "ithaca.yaml:4: unknown key 'memory_limt' in section 'cache' (did you mean "
         "'memory_limit'?)");
   CHECK(load("server:\n  zzzzzz: 1\n") == "ithaca.yaml:2: unknown key 'zzzzzz' in section 'server'");
-  CHECK(load("cach:\n  memory_limit: 64m\n") ==
-        "ithaca.yaml:1: unknown section 'cach' (did you mean 'cache'?)");
+  CHECK(load("cach:\n  memory_limit: 64m\n") == "ithaca.yaml:1: unknown section 'cach' (did you mean 'cache'?)");
 }
 
 TEST_CASE("bad values name the key, the range and what was written") {
   CHECK(load("server:\n  io_backend: auto\n  workers: many\n") ==
         "ithaca.yaml:3: workers: expected an integer from 1 to 256, got 'many'");
-  CHECK(load("server:\n  workers: 0\n") ==
-        "ithaca.yaml:2: workers: expected an integer from 1 to 256, got '0'");
-  CHECK(load("server:\n  workers: 300\n") ==
-        "ithaca.yaml:2: workers: expected an integer from 1 to 256, got '300'");
+  CHECK(load("server:\n  workers: 0\n") == "ithaca.yaml:2: workers: expected an integer from 1 to 256, got '0'");
+  CHECK(load("server:\n  workers: 300\n") == "ithaca.yaml:2: workers: expected an integer from 1 to 256, got '300'");
   CHECK(load("server:\n  workers: [1, 2]\n") ==
         "ithaca.yaml:2: workers: expected an integer from 1 to 256, got a list");
-  CHECK(load("server:\n  workers:\n") ==
-        "ithaca.yaml:2: workers: expected an integer from 1 to 256, got nothing");
+  CHECK(load("server:\n  workers:\n") == "ithaca.yaml:2: workers: expected an integer from 1 to 256, got nothing");
   CHECK(load("cache:\n  memory_limit: lots\n") ==
         "ithaca.yaml:2: memory_limit: expected a size (512k, 64m, 1g) from 1 MiB to 4096 GiB, "
         "got 'lots'");
@@ -216,7 +212,8 @@ TEST_CASE("bad values name the key, the range and what was written") {
         "ithaca.yaml:2: tcp: expected a string or a list of strings, got a mapping");
   CHECK(load("cache: 5\n") == "ithaca.yaml:1: section 'cache' must be a mapping of keys, got '5'");
   CHECK(load("- a\n- b\n") ==
-        "ithaca.yaml:1: expected a mapping of sections (listen, server, cache, logging, replication, metrics, tls, router, "
+        "ithaca.yaml:1: expected a mapping of sections (listen, server, cache, logging, replication, metrics, tls, "
+        "router, "
         "process, pools, routes, route, listeners), "
         "got a list");
 }
@@ -249,8 +246,7 @@ TEST_CASE("cross-field rules point at the line that set a value") {
         "ithaca.yaml:3: large_value_threshold (2 MiB) must not exceed item_size_max (1 MiB)");
   CHECK(load("cache:\n  memory_limit: 1m\n") ==
         "ithaca.yaml:2: item_size_max (1 MiB) must not exceed half of memory_limit (1 MiB)");
-  CHECK(load("listen:\n  tcp: []\n") ==
-        "ithaca.yaml:2: listen: no listeners (set listen.tcp or listen.unix)");
+  CHECK(load("listen:\n  tcp: []\n") == "ithaca.yaml:2: listen: no listeners (set listen.tcp or listen.unix)");
   CHECK(load("listen:\n  tcp: []\n  unix: /tmp/x.sock\n  udp: 11211\n") ==
         "ithaca.yaml:4: udp: needs a tcp host to bind to (udp uses the tcp hosts)");
   CHECK(load("cache:\n  large_value_dir: relative/dir\n") ==
@@ -285,8 +281,7 @@ TEST_CASE("files: missing file, real file") {
   close(fd);
   std::ofstream(path) << "server:\n  workers: 2\n  wrokers: 3\n";
   CHECK_FALSE(load_config(path, c, &error));
-  CHECK(error == std::string(path) +
-                     ":3: unknown key 'wrokers' in section 'server' (did you mean 'workers'?)");
+  CHECK(error == std::string(path) + ":3: unknown key 'wrokers' in section 'server' (did you mean 'workers'?)");
   std::ofstream(path) << "server:\n  workers: 2\n";
   CHECK(load_config(path, c, &error));
   CHECK(c.server.workers == 2);

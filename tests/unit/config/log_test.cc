@@ -88,9 +88,10 @@ TEST_CASE("a full queue drops the oldest lines and counts them") {
 TEST_CASE("a file that cannot be opened is an error and logging goes on") {
   std::string error;
   CHECK_FALSE(log::init({log::log_level::Info, "/nonexistent-ithaca/dir/ithaca.log", 1024}, &error));
-  CHECK(error == "logging.file: '/nonexistent-ithaca/dir/ithaca.log': directory "
-                 "'/nonexistent-ithaca/dir/' does not exist");
-  CHECK(access("/nonexistent-ithaca", F_OK) != 0);  // nothing was created
+  CHECK(error ==
+        "logging.file: '/nonexistent-ithaca/dir/ithaca.log': directory "
+        "'/nonexistent-ithaca/dir/' does not exist");
+  CHECK(access("/nonexistent-ithaca", F_OK) != 0);                       // nothing was created
   CHECK_FALSE(log::init({log::log_level::Info, "/tmp", 1024}, &error));  // a directory
   CHECK(error.rfind("logging.file: ", 0) == 0);
   spdlog::info("still works after a failed init");

@@ -85,12 +85,13 @@ TEST_CASE("the format is told by the name or by the text") {
   CHECK_FALSE(looks_like_mcrouter_json("{pools: {a: {servers: [\"127.0.0.1:1\"]}}, route: pool:a}", "conf"));
   CHECK_FALSE(looks_like_mcrouter_json("# ithaca\nroute: local\n", "conf"));
   // ithaca's own config written as JSON names one of its sections.
-  CHECK_FALSE(looks_like_mcrouter_json("{\"listen\": {\"tcp\": \"127.0.0.1:1\"}, \"route\": \"local\"}", "ithaca.json"));
+  CHECK_FALSE(
+      looks_like_mcrouter_json("{\"listen\": {\"tcp\": \"127.0.0.1:1\"}, \"route\": \"local\"}", "ithaca.json"));
   CHECK(looks_like_mcrouter_json("{\"route\": \"NullRoute\"", "conf"));  // broken JSON: the mcrouter reader says where
   // Read through the same entry point as ithaca's YAML.
   config c;
-  REQUIRE(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"]}}, \"route\": \"PoolRoute|A\"}", &c, "noext") ==
-          "");
+  REQUIRE(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"]}}, \"route\": \"PoolRoute|A\"}", &c,
+                    "noext") == "");
   CHECK(c.router.format == "mcrouter");
 }
 
@@ -122,7 +123,8 @@ TEST_CASE("PoolRoute objects: hash Crc32, WeightedCh3 from pool weights, asynclo
   route_config r = route_of(R"({"type": "PoolRoute", "pool": "A", "hash": "Crc32", "asynclog": false})", &c);
   CHECK(pool_named(c, pool_of(r)).dist == kinds::distribution_kind::McrouterCrc32);
   CHECK(describe_options(r).ends_with(" reliable_deletes=false"));
-  r = route_of(R"({"type": "PoolRoute", "pool": "A", "hash": {"hash_func": "WeightedCh3", "weights": [1, 0.5, 0]}})", &c);
+  r = route_of(R"({"type": "PoolRoute", "pool": "A", "hash": {"hash_func": "WeightedCh3", "weights": [1, 0.5, 0]}})",
+               &c);
   const pool_config& w = pool_named(c, pool_of(r));
   CHECK(w.dist == kinds::distribution_kind::WeightedCh3);
   CHECK(w.servers[1].fraction == 0.5);
@@ -133,14 +135,17 @@ TEST_CASE("PoolRoute objects: hash Crc32, WeightedCh3 from pool weights, asynclo
   CHECK(pool_named(c, "C").servers[0].fraction == 0.25);
   CHECK(pool_named(c, "C").servers[0].address == "[::1]:7001");
   // One pool placed two ways: two pool configs over the same servers.
-  r = route_of(R"({"type": "AllSyncRoute", "children": ["PoolRoute|A", {"type": "PoolRoute", "pool": "A", "hash": "Crc32"}]})", &c);
+  r = route_of(
+      R"({"type": "AllSyncRoute", "children": ["PoolRoute|A", {"type": "PoolRoute", "pool": "A", "hash": "Crc32"}]})",
+      &c);
   CHECK(pool_of(child(r, "", 0)) == "A");
   CHECK(pool_of(child(r, "", 1)) == "A~mcrouter_crc32");
   CHECK(pool_named(c, "A~mcrouter_crc32").dist == kinds::distribution_kind::McrouterCrc32);
   // inherit: the parent's keys where the pool has none.
   REQUIRE(load_json(R"({"pools": {"base": {"servers": ["127.0.0.1:1"], "server_timeout": 300},
                         "child": {"inherit": "base", "connect_timeout": 50}},
-                        "route": "PoolRoute|child"})", &c) == "");
+                        "route": "PoolRoute|child"})",
+                    &c) == "");
   CHECK(pool_named(c, "child").timeout_ms == 300);
   CHECK(pool_named(c, "child").connect_timeout_ms == 50);
   CHECK(pool_named(c, "child").servers.size() == 1);
@@ -207,20 +212,26 @@ TEST_CASE("route objects and their mcrouter option names") {
                                       "failover_errors": ["remote_error"]})")) ==
         "failover failover_errors=remote_error failover_limit=0/1000");
 
-  route_config g = route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A", "failover": "PoolRoute|B"})");
+  route_config g =
+      route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A", "failover": "PoolRoute|B"})");
   CHECK(is(g, "failover_exptime"));
   CHECK(describe_options(g).ends_with(" exptime=60"));  // mcrouter's default
   CHECK(pool_of(child(g, "normal")) == "A");
   CHECK(pool_of(child(g, "failover")) == "B");
-  CHECK(describe_options(route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A", "failover": ["PoolRoute|B", "NullRoute"],
-                     "failover_exptime": 5})")).ends_with(" exptime=5"));
+  CHECK(
+      describe_options(
+          route_of(
+              R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A", "failover": ["PoolRoute|B", "NullRoute"],
+                     "failover_exptime": 5})"))
+          .ends_with(" exptime=5"));
   CHECK(is(route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A"})"), "pool"));
 
   route_config m = route_of(R"({"type": "MissFailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})");
   CHECK(describe_options(m) == "miss_failover return_best_on_error=false");  // mcrouter's default
-  CHECK(describe_options(route_of(
-            R"({"type": "MissFailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "return_best_on_error": true})")) ==
-        "miss_failover return_best_on_error=true");
+  CHECK(
+      describe_options(route_of(
+          R"({"type": "MissFailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "return_best_on_error": true})")) ==
+      "miss_failover return_best_on_error=true");
 
   route_config w = route_of(R"({"type": "WarmUpRoute", "cold": "PoolRoute|A", "warm": "PoolRoute|B", "exptime": 30})");
   CHECK(std::string(kind_name(w)) == "warm_up");
@@ -235,14 +246,16 @@ TEST_CASE("route objects and their mcrouter option names") {
   CHECK(pool_of(child(s, "shadow")) == "B");
   CHECK(describe_options(s) == "shadow shadows=[0,0.1)x0.5");
 
-  route_config h = route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "hash_func": "Crc32"})");
+  route_config h =
+      route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "hash_func": "Crc32"})");
   CHECK(is(h, "hash"));
   CHECK(describe_options(h) == "hash hash=md5 distribution=mcrouter_crc32");
   CHECK(describe_options(route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})")) ==
         "hash hash=md5 distribution=ch3");
   CHECK(std::string(kind_name(route_of(R"({"type": "HashRoute", "children": []})"))) == "error");
 
-  route_config x = route_of(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 10, "action": "min"})");
+  route_config x =
+      route_of(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 10, "action": "min"})");
   CHECK(describe_options(x) == "modify_exptime action=min exptime=10");
   CHECK(pool_of(child(x, "target")) == "A");
   CHECK(is(route_of(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 0, "action": "min"})"),
@@ -269,7 +282,8 @@ TEST_CASE("named handles become named routes; routes with one entry") {
       {"type": "AllSyncRoute", "name": "route:all", "children": ["route:A", "PoolRoute|B", {"type": "NullRoute", "name": "nil"}]}
     ],
     "route": "route:all"
-  })", &c) == "");
+  })",
+                    &c) == "");
   CHECK(is(c.router.route, "ref"));
   CHECK(c.router.route.name == "route:all");
   CHECK(c.router.route.line == 7);
@@ -288,7 +302,8 @@ TEST_CASE("named handles become named routes; routes with one entry") {
     "pools": {"A": {"servers": ["127.0.0.1:1"]}},
     "named_handles": {"main": {"type": "PoolRoute", "pool": "A"}},
     "routes": [{"aliases": ["/a/b/", "/a/c/"], "route": "main"}]
-  })", &c) == "");
+  })",
+                    &c) == "");
   CHECK(is(c.router.route, "ref"));
   CHECK(is(c.router.named_routes[0], "pool"));
   REQUIRE(load_json(R"({"pools": {"A": {"servers": ["127.0.0.1:1"]}}, "routes": {"/x/y/": "PoolRoute|A"}})", &c) == "");
@@ -297,13 +312,15 @@ TEST_CASE("named handles become named routes; routes with one entry") {
 
 TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(with_route("\"PoolRoute|Zebra\"") == "m.json:6: Can not read pool: Zebra (it is not under `pools`)");
-  CHECK(with_route("\"PoolRoute|AA\"") == "m.json:6: Can not read pool: AA (it is not under `pools`; did you mean 'A'?)");
+  CHECK(with_route("\"PoolRoute|AA\"") ==
+        "m.json:6: Can not read pool: AA (it is not under `pools`; did you mean 'A'?)");
   CHECK(with_route("\"LatestRoute|Pool|A\"") == "m.json:6: mcrouter's LatestRoute is not supported by ithaca");
   CHECK(with_route("{\"type\": \"FailoverRoutes\", \"children\": []}") ==
         "m.json:6: unknown route type 'FailoverRoutes' (did you mean 'FailoverRoute'?)");
   CHECK(with_route("{\"type\": \"L1L2CacheRoute\", \"l1\": \"PoolRoute|A\", \"l2\": \"PoolRoute|B\"}")
             .starts_with("m.json:6: mcrouter's L1L2CacheRoute (an L1 route in front of an L2 route) is not supported"));
-  CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n \"failover_policy\": {\"type\": \"LeastFailuresPolicy\"}}") ==
+  CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
+                   "\"failover_policy\": {\"type\": \"LeastFailuresPolicy\"}}") ==
         "m.json:8: FailoverRoute: failover_policy is not supported by ithaca (children are tried in order)");
   CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\",\n  \"shadows\": []}") ==
         "m.json:7: PoolRoute: option 'shadows' is not supported by ithaca");
@@ -313,13 +330,16 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
             .starts_with("m.json:6: ErrorRoute: result 'mc_res_busy' is not supported by ithaca"));
   CHECK(with_route("{\"type\": \"ModifyExptimeRoute\", \"target\": \"PoolRoute|A\", \"exptime\": -1}") ==
         "m.json:6: ModifyExptimeRoute: exptime is not an integer from 0 to 2592000");
-  CHECK(with_route("{\"type\": \"OperationSelectorRoute\", \"operation_policies\": {\"get\": \"PoolRoute|A\", \"gets\": \"PoolRoute|B\"}}") ==
-        "m.json:6: OperationSelectorRoute: 'get' and 'gets' are one class for ithaca (get) and must have the same route");
+  CHECK(
+      with_route("{\"type\": \"OperationSelectorRoute\", \"operation_policies\": {\"get\": \"PoolRoute|A\", \"gets\": "
+                 "\"PoolRoute|B\"}}") ==
+      "m.json:6: OperationSelectorRoute: 'get' and 'gets' are one class for ithaca (get) and must have the same route");
   CHECK(with_route("{\"type\": \"OperationSelectorRoute\", \"operation_policies\": {\"flushall\": \"PoolRoute|A\"}}")
             .starts_with("m.json:6: OperationSelectorRoute: operation 'flushall' cannot be selected by ithaca"));
   CHECK(with_route("{\"type\": \"ShadowRoute\", \"children\": \"Pool|A\", \"shadows\": []}")
             .starts_with("m.json:6: ShadowRoute: 3 children; ithaca shadows one route"));
-  CHECK(with_route("{\"type\": \"ShadowRoute\", \"children\": \"PoolRoute|A\", \"shadows\": [{\"target\": \"PoolRoute|B\", \"key_fraction_range\": [0.5, 0.1]}]}") ==
+  CHECK(with_route("{\"type\": \"ShadowRoute\", \"children\": \"PoolRoute|A\", \"shadows\": [{\"target\": "
+                   "\"PoolRoute|B\", \"key_fraction_range\": [0.5, 0.1]}]}") ==
         "m.json:6: ShadowRoute: invalid key_fraction_range (two numbers, 0 <= start <= end <= 1)");
   CHECK(with_route("{\"type\": \"WarmUpRoute\", \"cold\": \"PoolRoute|A\"}") == "m.json:6: WarmUpRoute: no warm route");
   CHECK(with_route("\"PrefixSelectorRoute\"").starts_with("m.json:6: PrefixSelectorRoute is only read at the top"));
@@ -327,29 +347,37 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   // JSONM and other things mcrouter's preprocessor would have done.
   CHECK(with_route("\"@int(5)\"").starts_with("m.json:6: '@int(5)': JSONM macros (@...) are not supported"));
   CHECK(with_route("\"PoolRoute|%pool%\"").starts_with("m.json:6: 'PoolRoute|%pool%': JSONM variables (%pool%)"));
-  CHECK(load_json("{\n\"macros\": {},\n\"route\": \"NullRoute\"}").starts_with("m.json:2: `macros`: JSONM macros are not supported"));
+  CHECK(load_json("{\n\"macros\": {},\n\"route\": \"NullRoute\"}")
+            .starts_with("m.json:2: `macros`: JSONM macros are not supported"));
   CHECK(load_json("{\n\"route\": \"NullRoute\",\n\"routing_options\": {}}") ==
         "m.json:3: `routing_options` is not supported by ithaca (it reads pools, route, routes and named_handles)");
-  CHECK(load_json("{\n  #include \"x.json\"\n}") .starts_with("m.json:2: '#' outside a string"));
+  CHECK(load_json("{\n  #include \"x.json\"\n}").starts_with("m.json:2: '#' outside a string"));
   CHECK(load_json("{\n  /* open\n\n") == "m.json:2: a /* comment is never closed");
   // Pools.
-  CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"],\n \"protocol\": \"caret\"}}, \"route\": \"PoolRoute|A\"}") ==
-        "m.json:2: pool 'A': protocol 'caret' is not supported by ithaca (ascii)");
+  CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"],\n \"protocol\": \"caret\"}}, \"route\": "
+                  "\"PoolRoute|A\"}") == "m.json:2: pool 'A': protocol 'caret' is not supported by ithaca (ascii)");
   CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\n\"127.0.0.1:1:caret\"]}}, \"route\": \"PoolRoute|A\"}") ==
         "m.json:2: pool 'A': server '127.0.0.1:1:caret': only ascii without TLS is supported by ithaca");
-  CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1:ascii:plain\"]}}, \"route\": \"PoolRoute|A\"}") == "");
-  CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"],\n \"tko_tracker\": {}}}, \"route\": \"PoolRoute|A\"}") ==
-        "m.json:2: pool 'A': option 'tko_tracker' is not supported by ithaca");
-  CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"], \"weights\": [1, 2]}}, \"route\": \"PoolRoute|A\"}") ==
-        "m.json:1: pool 'A': weights must be a list of one number per server");
-  CHECK(load_json("{\"pools\": {\"A\": {\"inherit\": \"B\"}, \"B\": {\"inherit\": \"A\"}}, \"route\": \"PoolRoute|A\"}") ==
+  CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1:ascii:plain\"]}}, \"route\": \"PoolRoute|A\"}") ==
+        "");
+  CHECK(load_json("{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"],\n \"tko_tracker\": {}}}, \"route\": "
+                  "\"PoolRoute|A\"}") == "m.json:2: pool 'A': option 'tko_tracker' is not supported by ithaca");
+  CHECK(
+      load_json(
+          "{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"], \"weights\": [1, 2]}}, \"route\": \"PoolRoute|A\"}") ==
+      "m.json:1: pool 'A': weights must be a list of one number per server");
+  CHECK(load_json(
+            "{\"pools\": {\"A\": {\"inherit\": \"B\"}, \"B\": {\"inherit\": \"A\"}}, \"route\": \"PoolRoute|A\"}") ==
         "m.json:1: Cycle in pool inheritance");
   // Named handles.
-  CHECK(load_json("{\"pools\": {},\n \"named_handles\": {\"x\": {\"type\": \"AllSyncRoute\", \"children\": [\"x\"]}},\n \"route\": \"x\"}") ==
-        "m.json:2: named handle 'x' refers to itself");
-  CHECK(load_json("{\"route\": \"NullRoute\", \"route\": \"NullRoute\"}").starts_with("m.json:1: duplicate key 'route'"));
+  CHECK(load_json("{\"pools\": {},\n \"named_handles\": {\"x\": {\"type\": \"AllSyncRoute\", \"children\": "
+                  "[\"x\"]}},\n \"route\": \"x\"}") == "m.json:2: named handle 'x' refers to itself");
+  CHECK(
+      load_json("{\"route\": \"NullRoute\", \"route\": \"NullRoute\"}").starts_with("m.json:1: duplicate key 'route'"));
   CHECK(load_json("{\"pools\": {}}") == "m.json:1: an mcrouter config needs `route` or `routes`");
-  CHECK(load_json("{\"routes\": [{\"aliases\": [\"/a/a/\"], \"route\": \"NullRoute\"},\n {\"aliases\": [\"/b/b/\"], \"route\": \"NullRoute\"}]}")
-            .starts_with("m.json:1: routes: 2 routes chosen by routing prefix (/a/a/; /b/b/); ithaca serves one route"));
+  CHECK(
+      load_json("{\"routes\": [{\"aliases\": [\"/a/a/\"], \"route\": \"NullRoute\"},\n {\"aliases\": [\"/b/b/\"], "
+                "\"route\": \"NullRoute\"}]}")
+          .starts_with("m.json:1: routes: 2 routes chosen by routing prefix (/a/a/; /b/b/); ithaca serves one route"));
   CHECK(load_json("{\"route\": \"NullRoute\"").starts_with("m.json:1: "));  // a syntax error, with its line
 }

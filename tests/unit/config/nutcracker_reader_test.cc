@@ -120,30 +120,36 @@ TEST_CASE("nutcracker.yml: twemproxy's defaults where a key is omitted") {
 TEST_CASE("nutcracker.yml: ithaca's own YAML is not taken for one") {
   config c;
   // A section name of ithaca's: ithaca's YAML, refused as such.
-  CHECK(nutcracker_load("listen:\n  tcp: 127.0.0.1:0\nalpha:\n  listen: 127.0.0.1:1\n  servers: [\"127.0.0.1:2:1\"]\n") ==
-        "nutcracker.yml:3: unknown section 'alpha'");
+  CHECK(
+      nutcracker_load("listen:\n  tcp: 127.0.0.1:0\nalpha:\n  listen: 127.0.0.1:1\n  servers: [\"127.0.0.1:2:1\"]\n") ==
+      "nutcracker.yml:3: unknown section 'alpha'");
   // No pool with listen and servers: ithaca's YAML too.
-  CHECK(nutcracker_load("alpha:\n  servers: [\"127.0.0.1:2:1\"]\n").starts_with("nutcracker.yml:1: unknown section 'alpha'"));
+  CHECK(nutcracker_load("alpha:\n  servers: [\"127.0.0.1:2:1\"]\n")
+            .starts_with("nutcracker.yml:1: unknown section 'alpha'"));
   REQUIRE(nutcracker_load("cache:\n  memory_limit: 64m\n", &c) == "");
   CHECK(c.router.format == "yaml");
 }
 
 TEST_CASE("nutcracker.yml: refusals point at their line") {
   const std::string ok_pool = "a:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:11211:1\"]\n";
-  CHECK(nutcracker_load(ok_pool + "b:\n  listen: 127.0.0.1:22122\n  redis: true\n  servers: [\"127.0.0.1:6379:1\"]\n") ==
-        "nutcracker.yml:6: redis: redis pools are not supported (ithaca speaks the memcached protocols only)");
-  CHECK(nutcracker_load(ok_pool + "b:\n  listen: 127.0.0.1:22122\n  redis_db: 2\n  servers: [\"127.0.0.1:6379:1\"]\n") ==
-        "nutcracker.yml:6: redis_db: redis pools are not supported (ithaca speaks the memcached protocols only)");
+  CHECK(
+      nutcracker_load(ok_pool + "b:\n  listen: 127.0.0.1:22122\n  redis: true\n  servers: [\"127.0.0.1:6379:1\"]\n") ==
+      "nutcracker.yml:6: redis: redis pools are not supported (ithaca speaks the memcached protocols only)");
+  CHECK(
+      nutcracker_load(ok_pool + "b:\n  listen: 127.0.0.1:22122\n  redis_db: 2\n  servers: [\"127.0.0.1:6379:1\"]\n") ==
+      "nutcracker.yml:6: redis_db: redis pools are not supported (ithaca speaks the memcached protocols only)");
   CHECK(nutcracker_load(ok_pool + "b:\n  listen: 127.0.0.1:22122\n  servers: [\"127.0.0.1:1:1\"]\n  timeot: 400\n") ==
         "nutcracker.yml:7: unknown key 'timeot' in section 'b' (did you mean 'timeout'?)");
-  CHECK(nutcracker_load(ok_pool + "b:\n  listen: 127.0.0.1:22122\n  servers: [\"127.0.0.1:1:1\"]\n  tcpkeepalive: true\n") ==
+  CHECK(nutcracker_load(ok_pool +
+                        "b:\n  listen: 127.0.0.1:22122\n  servers: [\"127.0.0.1:1:1\"]\n  tcpkeepalive: true\n") ==
         "nutcracker.yml:7: tcpkeepalive: true is not supported (ithaca finds a dead server by its failures and "
         "probes)");
   CHECK(nutcracker_load(ok_pool + "b:\n  servers: [\"127.0.0.1:1:1\"]\n") ==
         "nutcracker.yml:5: pool 'b' needs `listen:` (host:port or /path)");
   CHECK(nutcracker_load(ok_pool + "b:\n  listen: 127.0.0.1:22122\n  hash: md6\n  servers: [\"127.0.0.1:1:1\"]\n")
             .starts_with("nutcracker.yml:6: hash: expected one of one_at_a_time, md5,"));
-  CHECK(nutcracker_load(ok_pool + "b:\n  listen: 127.0.0.1:22122\n  distribution: jump\n  servers: [\"127.0.0.1:1:1\"]\n") ==
+  CHECK(nutcracker_load(ok_pool +
+                        "b:\n  listen: 127.0.0.1:22122\n  distribution: jump\n  servers: [\"127.0.0.1:1:1\"]\n") ==
         "nutcracker.yml:6: distribution: expected one of ketama, modula or random, got 'jump'");
   CHECK(nutcracker_load(ok_pool + "b:\n  listen: 127.0.0.1:22121\n  servers: [\"127.0.0.1:1:1\"]\n") ==
         "nutcracker.yml:5: listen: pool 'b' listens on 127.0.0.1:22121, as the pool on line 1 does");
@@ -151,8 +157,9 @@ TEST_CASE("nutcracker.yml: refusals point at their line") {
         "nutcracker.yml:6: servers: bad server '127.0.0.1:1:0': weight must be an integer from 1 to 1000000");
   CHECK(nutcracker_load(ok_pool + "b:\n  listen: 127.0.0.1:22122\n  servers: []\n") ==
         "nutcracker.yml:5: pool 'b' has no servers");
-  CHECK(nutcracker_load(ok_pool + "b:\n  listen: 127.0.0.1:22122\n  hash_tag: \"{\"\n  servers: [\"127.0.0.1:1:1\"]\n") ==
-        "nutcracker.yml:6: hash_tag: must be two characters, like \"{}\", got \"{\"");
+  CHECK(
+      nutcracker_load(ok_pool + "b:\n  listen: 127.0.0.1:22122\n  hash_tag: \"{\"\n  servers: [\"127.0.0.1:1:1\"]\n") ==
+      "nutcracker.yml:6: hash_tag: must be two characters, like \"{}\", got \"{\"");
   CHECK(nutcracker_load(ok_pool + "b:\n  listen: /tmp/x.sock 999\n  servers: [\"127.0.0.1:1:1\"]\n") ==
         "nutcracker.yml:5: listen: expected '/path' or '/path MODE' (MODE in octal, like 0666), got '/tmp/x.sock "
         "999'");
@@ -160,7 +167,8 @@ TEST_CASE("nutcracker.yml: refusals point at their line") {
             .starts_with("nutcracker.yml:6: timeout: expected"));
   CHECK(nutcracker_load(ok_pool + "a:\n  listen: 127.0.0.1:22122\n  servers: [\"127.0.0.1:1:1\"]\n") ==
         "nutcracker.yml:4: pool 'a' is defined twice (first on line 1)");
-  CHECK(nutcracker_load(ok_pool + "b: 3\n") == "nutcracker.yml:4: pool 'b' is a mapping with `listen:` and `servers:`, got '3'");
+  CHECK(nutcracker_load(ok_pool + "b: 3\n") ==
+        "nutcracker.yml:4: pool 'b' is a mapping with `listen:` and `servers:`, got '3'");
 }
 
 TEST_CASE("listeners: each a listen address and a route of its own") {

@@ -42,7 +42,8 @@ replication:
   send_buffer: 8m
   queue_size: 16m
   serve_reads: true
-)", &c) == "");
+)",
+                    &c) == "");
   const replication_config& r = c.replication;
   CHECK(r.role == replication_role::Slave);
   CHECK(r.listen_host == "10.0.0.1");
@@ -119,8 +120,8 @@ TEST_CASE("roles by virtual IP: defaults (yrmcds's 1 s reactor tick and 5 s prom
 
 TEST_CASE("roles by virtual IP: virtual_ip alone means role auto") {
   config c;
-  REQUIRE(load_repl("replication:\n  virtual_ip: 10.0.0.100\n  check_interval: 100ms\n  failover_delay: 2s\n",
-                    &c) == "");
+  REQUIRE(load_repl("replication:\n  virtual_ip: 10.0.0.100\n  check_interval: 100ms\n  failover_delay: 2s\n", &c) ==
+          "");
   CHECK(c.replication.role == replication_role::Auto);
   CHECK(c.replication.virtual_ip == "10.0.0.100");
   CHECK(c.replication.check_interval_ms == 100);
@@ -140,10 +141,10 @@ TEST_CASE("roles by virtual IP: errors carry file:line") {
         "out), got master");
   CHECK(load_repl("replication:\n  virtual_ip: 10.0.0.1\n  master: 10.0.0.2\n") ==
         "replica.yaml:3: master: with role: auto the master is virtual_ip; remove master");
-  CHECK(load_repl("replication:\n  virtual_ip: 10.0.0.1\n  check_interval: 1ms\n").find(
-            "replica.yaml:3: check_interval: expected") == 0);
-  CHECK(load_repl("replication:\n  virtual_ip: 10.0.0.1\n  failover_delay: 2h\n").find(
-            "replica.yaml:3: failover_delay: expected") == 0);
+  CHECK(load_repl("replication:\n  virtual_ip: 10.0.0.1\n  check_interval: 1ms\n")
+            .find("replica.yaml:3: check_interval: expected") == 0);
+  CHECK(load_repl("replication:\n  virtual_ip: 10.0.0.1\n  failover_delay: 2h\n")
+            .find("replica.yaml:3: failover_delay: expected") == 0);
   CHECK(load_repl("replication:\n  virtual_ip: 10.0.0.1\n  check_intervall: 1s\n").find("replica.yaml:3: ") == 0);
 }
 

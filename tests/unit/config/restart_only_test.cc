@@ -17,14 +17,12 @@ TEST_CASE("restart_only_changes names the settings a running server keeps") {
   b.server.workers = a.server.workers + 1;
   b.cache.hash_power = a.cache.hash_power + 1;
   b.listen.tcp.push_back(tcp_address{"127.0.0.1", 1});
-  CHECK(restart_only_changes(a, b) ==
-        std::vector<std::string>{"listen.tcp", "server.workers", "cache.hash_power"});
+  CHECK(restart_only_changes(a, b) == std::vector<std::string>{"listen.tcp", "server.workers", "cache.hash_power"});
   // The size class table is built once.
   b = a;
   b.cache.slab_growth_factor = 1.5;
   b.cache.slab_min_size = 100;
-  CHECK(restart_only_changes(a, b) ==
-        std::vector<std::string>{"cache.slab_growth_factor", "cache.slab_min_size"});
+  CHECK(restart_only_changes(a, b) == std::vector<std::string>{"cache.slab_growth_factor", "cache.slab_min_size"});
   // The reliable deletes' spool machine is set up once.
   b = a;
   b.router.spool_dir = "/elsewhere";
@@ -38,7 +36,8 @@ TEST_CASE("listener_changes: a listener added, removed or moved refuses the relo
   a.router.listeners.push_back(listener_route{"unix:/tmp/s", {}, 2});
   config b = a;
   CHECK(listener_changes(a, b) == "");
-  b.router.listeners[0].route = module_node("pool", route_format::Yaml, 1, {{"pool", "p"}});  // a new tree on the same listener: live
+  b.router.listeners[0].route =
+      module_node("pool", route_format::Yaml, 1, {{"pool", "p"}});  // a new tree on the same listener: live
   CHECK(listener_changes(a, b) == "");
   b.router.listeners.push_back(listener_route{"127.0.0.1:3", {}, 3});
   CHECK(listener_changes(a, b) == "listener 127.0.0.1:3 added");

@@ -17,7 +17,7 @@ using namespace ithaca::config;
 
 namespace {
 
-const char* kYamlPools = "pools:\n  main: {servers: [127.0.0.1:1]}\n";  // lines 1-2
+const char* kYamlPools = "pools:\n  main: {servers: [127.0.0.1:1]}\n";                       // lines 1-2
 const char* kJsonPools = "{\n  \"pools\": {\"main\": {\"servers\": [\"127.0.0.1:1\"]}},\n";  // lines 1-2
 
 std::string kinds_load(const std::string& text, const std::string& name, config* out = nullptr) {
@@ -54,9 +54,7 @@ std::string json_value(const option_spec& o) {
 
 // A list slot's routes: two, or as many as it takes at most.
 unsigned list_size(const child_slot& c) { return c.max != 0 && c.max < 2 ? c.max : 2; }
-std::string yaml_list(const child_slot& c) {
-  return list_size(c) == 1 ? "[pool:main]" : "[pool:main, pool:main]";
-}
+std::string yaml_list(const child_slot& c) { return list_size(c) == 1 ? "[pool:main]" : "[pool:main, pool:main]"; }
 std::string json_list(const child_slot& c) {
   return list_size(c) == 1 ? "[\"PoolRoute|main\"]" : "[\"PoolRoute|main\", \"PoolRoute|main\"]";
 }
@@ -80,8 +78,7 @@ std::string json_node(const route_kind_info& k, const std::string& skip) {
   std::string out = std::string(kJsonPools) + "  \"route\": {\n    \"type\": \"" + k.mcrouter + "\"";
   for (const child_slot& c : k.children) {
     if (c.mcrouter == nullptr || skip == c.mcrouter) continue;
-    out += std::string(",\n    \"") + c.mcrouter + "\": " +
-           (c.list ? json_list(c) : "\"PoolRoute|main\"");
+    out += std::string(",\n    \"") + c.mcrouter + "\": " + (c.list ? json_list(c) : "\"PoolRoute|main\"");
   }
   for (const option_spec& o : k.options) {
     if (o.mcrouter == nullptr || skip == o.mcrouter || json_value(o).empty()) continue;

@@ -91,7 +91,8 @@ TEST_CASE("prefix: prefixes and a default") {
 }
 
 TEST_CASE("operation: a route per class and a default") {
-  route_config r = tree_route_of("route: {type: operation, get: pool:main, set: pool:gutter, delete: local, default: local}\n");
+  route_config r =
+      tree_route_of("route: {type: operation, get: pool:main, set: pool:gutter, delete: local, default: local}\n");
   CHECK(is(r, "operation"));
   CHECK(pool_of(tree_child(r, "get")) == "main");
   CHECK(pool_of(tree_child(r, "set")) == "gutter");
@@ -99,7 +100,8 @@ TEST_CASE("operation: a route per class and a default") {
   CHECK(is(tree_child(r, "default"), "local"));
   CHECK(r.with_role("touch").empty());
   // Every class and no default is complete too.
-  CHECK(tree_route_of("route: {type: operation, get: local, set: local, delete: local, arithmetic: local, touch: local}\n")
+  CHECK(tree_route_of(
+            "route: {type: operation, get: local, set: local, delete: local, arithmetic: local, touch: local}\n")
             .children.size() == 5);
 }
 
@@ -121,24 +123,28 @@ TEST_CASE("failover: children, failover_errors (all classes or per class), failo
 }
 
 TEST_CASE("failover_exptime: normal, failover children, exptime (10s by default)") {
-  route_config r = tree_route_of("route: {type: failover_exptime, normal: pool:main, failover: [pool:gutter, local]}\n");
+  route_config r =
+      tree_route_of("route: {type: failover_exptime, normal: pool:main, failover: [pool:gutter, local]}\n");
   CHECK(is(r, "failover_exptime"));
   CHECK(pool_of(tree_child(r, "normal")) == "main");
   REQUIRE(r.with_role("failover").size() == 2);
   CHECK(is(tree_child(r, "failover", 1), "local"));
   CHECK(describe_options(r) == "failover_exptime failover_errors= failover_limit=0/1000 exptime=10");
-  route_config one = tree_route_of("route: {type: failover_exptime, normal: pool:main, failover: pool:gutter, exptime: 2m}\n");
+  route_config one =
+      tree_route_of("route: {type: failover_exptime, normal: pool:main, failover: pool:gutter, exptime: 2m}\n");
   CHECK(one.with_role("failover").size() == 1);
   CHECK(describe_options(one).ends_with(" exptime=120"));
 }
 
 TEST_CASE("miss_failover, all_*, random: lists of children") {
-  route_config m = tree_route_of("route: {type: miss_failover, children: [pool:main, pool:gutter], return_best_on_error: false}\n");
+  route_config m =
+      tree_route_of("route: {type: miss_failover, children: [pool:main, pool:gutter], return_best_on_error: false}\n");
   CHECK(describe_options(m) == "miss_failover return_best_on_error=false");
   CHECK(describe_options(tree_route_of("route: {type: miss_failover, children: [local, local]}\n")) ==
         "miss_failover return_best_on_error=true");
   for (const char* kind : {"all_sync", "all_async", "all_initial", "all_majority", "all_fastest", "random"}) {
-    route_config r = tree_route_of(std::string("route: {type: ") + kind + ", children: [pool:main, pool:gutter, local]}\n");
+    route_config r =
+        tree_route_of(std::string("route: {type: ") + kind + ", children: [pool:main, pool:gutter, local]}\n");
     CHECK(std::string(kind_name(r)) == kind);
     CHECK(r.with_role("").size() == 3);
   }
@@ -203,10 +209,10 @@ TEST_CASE("rate_limit: target, fallback, rates and bursts by class") {
 TEST_CASE("named routes nest and are used from anywhere in the tree") {
   config c;
   REQUIRE(tree_load("routes:\n"
-               "  users: {type: failover, children: [pool:main, pool:gutter]}\n"
-               "  both: {type: all_sync, children: [users, pool:main]}\n"
-               "route: {type: prefix, prefixes: {\"u:\": users}, default: both}\n",
-               &c) == "");
+                    "  users: {type: failover, children: [pool:main, pool:gutter]}\n"
+                    "  both: {type: all_sync, children: [users, pool:main]}\n"
+                    "route: {type: prefix, prefixes: {\"u:\": users}, default: both}\n",
+                    &c) == "");
   CHECK(c.router.named_routes.size() == 2);
   CHECK(is(tree_child(c.router.route, "prefix"), "ref"));
   CHECK(tree_child(c.router.route, "prefix").name == "users");
@@ -217,7 +223,8 @@ TEST_CASE("route tree mistakes point at their line") {
   CHECK(tree_load("route:\n  type: failovr\n") == "t.yaml:5: unknown route type 'failovr' (did you mean 'failover'?)");
   CHECK(tree_load("route:\n  type: FailoverRoute\n") ==
         "t.yaml:5: unknown route type 'FailoverRoute' (mcrouter's FailoverRoute is `type: failover` here)");
-  CHECK(tree_load("route:\n  type: sideways\n").starts_with("t.yaml:5: unknown route type 'sideways' (types: local, pool,"));
+  CHECK(tree_load("route:\n  type: sideways\n")
+            .starts_with("t.yaml:5: unknown route type 'sideways' (types: local, pool,"));
   CHECK(tree_load("route:\n  pool: main\n").starts_with("t.yaml:5: a route needs `type:` (local, pool, ref, prefix,"));
   // A missing child, a child of another kind, a typo.
   CHECK(tree_load("route:\n  type: warm_up\n  cold: local\n") == "t.yaml:5: a warm_up route needs `warm:` (a route)");
@@ -233,16 +240,19 @@ TEST_CASE("route tree mistakes point at their line") {
         "t.yaml:6: children: an all_sync route needs at least one route, got 0");
   CHECK(tree_load("route:\n  type: all_sync\n  children: local\n") ==
         "t.yaml:6: children: expected a list of routes, got 'local'");
-  CHECK(tree_load("route:\n  type: shadow\n  shadows: [{route: local}]\n") == "t.yaml:5: a shadow route needs `normal:` (a route)");
+  CHECK(tree_load("route:\n  type: shadow\n  shadows: [{route: local}]\n") ==
+        "t.yaml:5: a shadow route needs `normal:` (a route)");
   CHECK(tree_load("route:\n  type: operation\n  get: local\n") ==
         "t.yaml:5: an operation route needs `default:` or a route for every class (get, set, delete, arithmetic, "
         "touch); none for `set:`, `delete:`, `arithmetic:` and `touch:`");
   CHECK(tree_load("route:\n  type: prefix\n").starts_with("t.yaml:5: a prefix route needs `prefixes:`"));
   CHECK(tree_load("route:\n  type: l1l2\n  l2: local\n").starts_with("t.yaml:5: an l1l2 route needs `exptime:`"));
-  CHECK(tree_load("route:\n  type: l1l2\n  l2: local\n  exptime: 0\n").starts_with("t.yaml:7: exptime: an l1l2 route's cap must be above 0"));
+  CHECK(tree_load("route:\n  type: l1l2\n  l2: local\n  exptime: 0\n")
+            .starts_with("t.yaml:7: exptime: an l1l2 route's cap must be above 0"));
   CHECK(tree_load("route:\n  type: modify_exptime\n  target: local\n") ==
         "t.yaml:5: a modify_exptime route needs `exptime:` (what to set, or the cap with action: min)");
-  CHECK(tree_load("route:\n  type: pool\n") == "t.yaml:5: a pool route needs `pool:` (the name of a pool under `pools:`)");
+  CHECK(tree_load("route:\n  type: pool\n") ==
+        "t.yaml:5: a pool route needs `pool:` (the name of a pool under `pools:`)");
   CHECK(tree_load("route: \"pool:\"\n") == "t.yaml:4: \"pool:\" needs a pool's name after it (\"pool:main\")");
   CHECK(tree_load("route: [local]\n").starts_with("t.yaml:4: a route is a mapping with `type:`"));
 }
@@ -254,12 +264,13 @@ TEST_CASE("a pool or a named route that does not exist; a cycle") {
         "t.yaml:5: route names pool 'gutr', which is not under `pools:` (pools: main, gutter)");
   CHECK(tree_load("routes:\n  users: local\nroute:\n  type: all_sync\n  children: [local,\n    usres]\n") ==
         "t.yaml:9: route refers to 'usres', which is not under `routes:` (did you mean 'users'?)");
-  CHECK(tree_load("route: nowhere\n") == "t.yaml:4: route refers to 'nowhere', which is not under `routes:` (there are none)");
+  CHECK(tree_load("route: nowhere\n") ==
+        "t.yaml:4: route refers to 'nowhere', which is not under `routes:` (there are none)");
   CHECK(tree_load("routes:\n"
-             "  a: {type: failover, children: [pool:main, b]}\n"
-             "  b: {type: all_sync, children: [c]}\n"
-             "  c: {type: random, children: [a]}\n"
-             "route: a\n") == "t.yaml:7: named routes refer to each other in a cycle: a -> b -> c -> a");
+                  "  a: {type: failover, children: [pool:main, b]}\n"
+                  "  b: {type: all_sync, children: [c]}\n"
+                  "  c: {type: random, children: [a]}\n"
+                  "route: a\n") == "t.yaml:7: named routes refer to each other in a cycle: a -> b -> c -> a");
   CHECK(tree_load("routes:\n  a: {type: all_sync, children: [a]}\nroute: local\n") ==
         "t.yaml:5: named routes refer to each other in a cycle: a -> a");
   CHECK(tree_load("routes:\n  a: local\n  b: a\nroute: local\n") ==
@@ -280,7 +291,8 @@ TEST_CASE("bad fractions, rates, exptimes and error names") {
         "t.yaml:4: unknown key 'gets' in section 'rates' (did you mean 'get'?)");
   CHECK(tree_load("route: {type: rate_limit, target: local, rates: {get: 1}, burst: {set: 5}}\n") ==
         "t.yaml:4: burst: set has a burst but no rate under `rates:`");
-  CHECK(tree_load("route: {type: rate_limit, target: local}\n").starts_with("t.yaml:4: a rate_limit route needs `rates:`"));
+  CHECK(tree_load("route: {type: rate_limit, target: local}\n")
+            .starts_with("t.yaml:4: a rate_limit route needs `rates:`"));
   CHECK(tree_load("route: {type: warm_up, cold: local, warm: local, exptime: 10}\n") ==
         "t.yaml:4: exptime: expected a duration in whole seconds (10s, 5m, 1h, or 0) up to 30 days, got '10' "
         "(a unit is required: 10s?)");
@@ -332,8 +344,8 @@ TEST_CASE("the sample config/routes.yaml parses and uses every kind") {
   std::set<std::string> kinds;
   kinds_in(c.router.route, kinds);
   for (const route_config& r : c.router.named_routes) kinds_in(r, kinds);
-  std::vector<std::string> every = {"local", "pool", "ref", "prefix", "operation", "failover", "failover_exptime",
-                                    "shadow", "hash", "rate_limit"};
+  std::vector<std::string> every = {
+      "local", "pool", "ref", "prefix", "operation", "failover", "failover_exptime", "shadow", "hash", "rate_limit"};
   REQUIRE(route_kinds().size() >= 12);  // the modules' kinds (route/route_kinds.cc)
   for (const route_kind_info* k : route_kinds()) every.emplace_back(k->name);
   for (const std::string& k : every) {

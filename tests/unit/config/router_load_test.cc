@@ -79,8 +79,9 @@ TEST_CASE("defaults: md5 over ketama (not twemproxy's fnv1a_64); the protocol le
 }
 
 TEST_CASE("protocol: auto, ascii or meta") {
-  for (const auto& [text, want] : {std::pair{"auto", kinds::backend_protocol::Auto}, std::pair{"ascii", kinds::backend_protocol::Ascii},
-                                   std::pair{"meta", kinds::backend_protocol::Meta}}) {
+  for (const auto& [text, want] :
+       {std::pair{"auto", kinds::backend_protocol::Auto}, std::pair{"ascii", kinds::backend_protocol::Ascii},
+        std::pair{"meta", kinds::backend_protocol::Meta}}) {
     config c;
     REQUIRE(router_load(std::string("pools:\n  p:\n    servers: [127.0.0.1:1]\n    protocol: ") + text +
                             "\nroute: {type: pool, pool: p}\n",
@@ -108,12 +109,15 @@ TEST_CASE("router mistakes point at their line") {
   CHECK(router_load("pools:\n  p:\n    servers: [127.0.0.1:1]\n    hash_tag: \"{\"\n") ==
         "r.yaml:3: pool 'p': hash_tag must be two characters, like \"{}\"");
   CHECK(router_load("route:\n  pool: p\n").starts_with("r.yaml:2: a route needs `type:` (local, pool, ref, prefix, "));
-  CHECK(router_load("route:\n  type: pool\n") == "r.yaml:2: a pool route needs `pool:` (the name of a pool under `pools:`)");
-  CHECK(router_load("route:\n  type: sideways\n").starts_with("r.yaml:2: unknown route type 'sideways' (types: local, pool,"));
+  CHECK(router_load("route:\n  type: pool\n") ==
+        "r.yaml:2: a pool route needs `pool:` (the name of a pool under `pools:`)");
+  CHECK(router_load("route:\n  type: sideways\n")
+            .starts_with("r.yaml:2: unknown route type 'sideways' (types: local, pool,"));
   CHECK(router_load("route: 3\n") == "r.yaml:1: route refers to '3', which is not under `routes:` (there are none)");
   CHECK(router_load("route:\n  type: local\n  children:\n    - type: local\n") ==
         "r.yaml:3: a local route takes no `children:` (it takes nothing but `type:` and `name:`)");
-  CHECK(router_load("route:\n  type: all_sync\n  children: 3\n") == "r.yaml:3: children: expected a list of routes, got '3'");
+  CHECK(router_load("route:\n  type: all_sync\n  children: 3\n") ==
+        "r.yaml:3: children: expected a list of routes, got '3'");
 }
 
 TEST_CASE("the sample config/router.yaml parses") {

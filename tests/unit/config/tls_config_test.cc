@@ -108,8 +108,8 @@ TEST_CASE("stats settings prints the verify mode as OpenSSL's flags, as memcache
 }
 
 TEST_CASE("-l notls:HOST:PORT: a plaintext listener, valid only with -Z") {
-  config c = tls_with_flags({"-Z", "-o", "ssl_chain_cert=/c.pem", "-l", "127.0.0.1:5000,notls:127.0.0.1:5001",
-                             "-l", "notls:[::1]"});
+  config c = tls_with_flags(
+      {"-Z", "-o", "ssl_chain_cert=/c.pem", "-l", "127.0.0.1:5000,notls:127.0.0.1:5001", "-l", "notls:[::1]"});
   REQUIRE(c.listen.tcp.size() == 3);
   CHECK_FALSE(c.listen.tcp[0].notls);
   CHECK(c.listen.tcp[1].notls);
@@ -143,9 +143,10 @@ TEST_CASE("-l btls: and mtls: listeners (memcached 1.6's): TLS with no client ce
   CHECK(validation(c).find("ssl_ca_cert") != std::string::npos);
   std::string error;
   config y;
-  REQUIRE(load_config_text("listen:\n  tcp: [\"mtls:127.0.0.1:1\", \"btls:127.0.0.1:2\"]\n"
-                           "tls:\n  enabled: true\n  chain_cert: /c.pem\n  ca_cert: /ca.pem\n",
-                           "ithaca.yaml", y, &error));
+  REQUIRE(
+      load_config_text("listen:\n  tcp: [\"mtls:127.0.0.1:1\", \"btls:127.0.0.1:2\"]\n"
+                       "tls:\n  enabled: true\n  chain_cert: /c.pem\n  ca_cert: /ca.pem\n",
+                       "ithaca.yaml", y, &error));
   CHECK(error == "");
   CHECK(y.listen.tcp[0].peer == peer_check::Required);
   CHECK(y.listen.tcp[1].peer == peer_check::None);
@@ -161,11 +162,12 @@ TEST_CASE("validate: a certificate and a TCP listener are needed") {
 TEST_CASE("YAML tls: section and notls: in listen.tcp") {
   config c;
   std::string error;
-  REQUIRE(load_config_text("listen:\n  tcp: [\"127.0.0.1:1\", \"notls:127.0.0.1:2\"]\n"
-                           "tls:\n  enabled: true\n  chain_cert: /c.pem\n  key: /k.pem\n  ca_cert: /ca.pem\n"
-                           "  verify_mode: 3\n  min_version: tlsv1.3\n  ciphers: HIGH\n  keyformat: der\n"
-                           "  wbuf_size: 8k\n  session_cache: true\n  kernel_tls: false\n",
-                           "ithaca.yaml", c, &error));
+  REQUIRE(
+      load_config_text("listen:\n  tcp: [\"127.0.0.1:1\", \"notls:127.0.0.1:2\"]\n"
+                       "tls:\n  enabled: true\n  chain_cert: /c.pem\n  key: /k.pem\n  ca_cert: /ca.pem\n"
+                       "  verify_mode: 3\n  min_version: tlsv1.3\n  ciphers: HIGH\n  keyformat: der\n"
+                       "  wbuf_size: 8k\n  session_cache: true\n  kernel_tls: false\n",
+                       "ithaca.yaml", c, &error));
   CHECK(error == "");
   CHECK(c.tls.enabled);
   CHECK(c.tls.chain_cert == "/c.pem");

@@ -20,8 +20,8 @@ TEST_CASE("sizes: plain bytes and binary suffixes") {
 
 TEST_CASE("sizes: refused forms") {
   uint64_t v = 7;
-  for (const char* bad : {"", "m", "-1", "1.5m", " 1m", "1m ", "1x", "1kk", "0x10",
-                          "99999999999999999999", "20000000000000g"}) {
+  for (const char* bad :
+       {"", "m", "-1", "1.5m", " 1m", "1m ", "1x", "1kk", "0x10", "99999999999999999999", "20000000000000g"}) {
     CAPTURE(bad);
     CHECK_FALSE(parse_size(bad, v));
   }

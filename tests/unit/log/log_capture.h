@@ -48,8 +48,7 @@ inline std::vector<std::string> read_lines(const std::string& path) {
 class captured_log {
  public:
   explicit captured_log(spdlog::level::level_enum level = spdlog::level::trace)
-      : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1024)),
-        previous_(spdlog::default_logger()) {
+      : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1024)), previous_(spdlog::default_logger()) {
     auto logger = std::make_shared<spdlog::logger>("test", sink_);
     logger->set_pattern("%L %v");
     logger->set_level(level);

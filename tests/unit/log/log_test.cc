@@ -82,8 +82,8 @@ TEST_CASE("a file in a directory that does not exist is refused, and the running
   const auto before = spdlog::default_logger();
   std::string error;
   CHECK_FALSE(init(to_file(dir / "missing/ithaca.log"), &error));
-  CHECK(error == "logging.file: '" + (dir / "missing/ithaca.log") + "': directory '" + (dir / "missing/") +
-                     "' does not exist");
+  CHECK(error ==
+        "logging.file: '" + (dir / "missing/ithaca.log") + "': directory '" + (dir / "missing/") + "' does not exist");
   // Not created by the attempt (spdlog would have made it).
   CHECK_FALSE(std::filesystem::exists(dir / "missing"));
   // A regular file where the directory should be is no directory either.

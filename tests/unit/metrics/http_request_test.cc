@@ -45,10 +45,10 @@ TEST_CASE("byte by byte: NeedMore until the blank line, then Ok") {
 
 TEST_CASE("malformed requests are Bad") {
   http_request r;
-  CHECK(parse("GET /metrics\r\n\r\n", r) == http_parse::Bad);                  // no version
-  CHECK(parse("GET  /metrics HTTP/1.1\r\n\r\n", r) == http_parse::Bad);        // two spaces
-  CHECK(parse("GET /metrics HTTP/2.0\r\n\r\n", r) == http_parse::Bad);         // not 1.x
-  CHECK(parse("G(T /metrics HTTP/1.1\r\n\r\n", r) == http_parse::Bad);         // not a token
+  CHECK(parse("GET /metrics\r\n\r\n", r) == http_parse::Bad);            // no version
+  CHECK(parse("GET  /metrics HTTP/1.1\r\n\r\n", r) == http_parse::Bad);  // two spaces
+  CHECK(parse("GET /metrics HTTP/2.0\r\n\r\n", r) == http_parse::Bad);   // not 1.x
+  CHECK(parse("G(T /metrics HTTP/1.1\r\n\r\n", r) == http_parse::Bad);   // not a token
   CHECK(parse("GET /metrics HTTP/1.1\r\nNo colon\r\n\r\n", r) == http_parse::Bad);
   CHECK(parse("GET /metrics HTTP/1.1\r\nHost : a\r\n\r\n", r) == http_parse::Bad);  // space before colon
   CHECK(parse("GET /metrics HTTP/1.1\r\n folded\r\n\r\n", r) == http_parse::Bad);   // obs-fold

@@ -15,12 +15,28 @@ bool has(const std::string& page, const std::string& line) {
 
 TEST_CASE("the cache figures carry memcached_exporter's names, types and labels") {
   page_input in;
-  in.general = {{"uptime", "12"}, {"version", "1.6.21-ithaca"}, {"rusage_user", "1.500000"},
-                {"curr_connections", "3"}, {"total_connections", "9"}, {"rejected_connections", "1"},
-                {"cmd_get", "10"}, {"cmd_set", "7"}, {"cmd_flush", "1"}, {"get_hits", "4"}, {"get_misses", "6"},
-                {"cas_hits", "1"}, {"cas_misses", "2"}, {"cas_badval", "1"}, {"bytes", "100"},
-                {"limit_maxbytes", "67108864"}, {"curr_items", "2"}, {"total_items", "5"},
-                {"evictions", "0"}, {"reclaimed", "0"}, {"bytes_read", "55"}, {"bytes_written", "66"}};
+  in.general = {{"uptime", "12"},
+                {"version", "1.6.21-ithaca"},
+                {"rusage_user", "1.500000"},
+                {"curr_connections", "3"},
+                {"total_connections", "9"},
+                {"rejected_connections", "1"},
+                {"cmd_get", "10"},
+                {"cmd_set", "7"},
+                {"cmd_flush", "1"},
+                {"get_hits", "4"},
+                {"get_misses", "6"},
+                {"cas_hits", "1"},
+                {"cas_misses", "2"},
+                {"cas_badval", "1"},
+                {"bytes", "100"},
+                {"limit_maxbytes", "67108864"},
+                {"curr_items", "2"},
+                {"total_items", "5"},
+                {"evictions", "0"},
+                {"reclaimed", "0"},
+                {"bytes_read", "55"},
+                {"bytes_written", "66"}};
   in.settings = {{"maxconns", "1024"}};
   in.items = {{"items:1:number", "2"}, {"items:1:evicted", "0"}};
   in.slabs = {{"active_slabs", "1"}, {"total_malloced", "4096"}};
@@ -54,12 +70,13 @@ TEST_CASE("the cache figures carry memcached_exporter's names, types and labels"
 
 TEST_CASE("per-class figures: memcached_exporter's memcached_slab_* with a slab label") {
   page_input in;
-  in.items = {{"items:4:number", "90"}, {"items:4:number_cold", "90"}, {"items:4:age", "7"},
+  in.items = {{"items:4:number", "90"},           {"items:4:number_cold", "90"}, {"items:4:age", "7"},
               {"items:4:mem_requested", "14580"}, {"items:4:evicted_time", "3"}, {"items:4:hits_to_cold", "11"},
               {"items:19:number", "50"}};
   in.slabs = {{"4:chunk_size", "192"}, {"4:chunks_per_page", "5461"}, {"4:total_pages", "1"},
-              {"4:used_chunks", "90"}, {"4:free_chunks", "5371"}, {"4:get_hits", "11"}, {"4:cmd_set", "102"},
-              {"4:cas_hits", "1"}, {"4:cas_badval", "1"}, {"active_slabs", "1"}, {"total_malloced", "4096"}};
+              {"4:used_chunks", "90"}, {"4:free_chunks", "5371"},     {"4:get_hits", "11"},
+              {"4:cmd_set", "102"},    {"4:cas_hits", "1"},           {"4:cas_badval", "1"},
+              {"active_slabs", "1"},   {"total_malloced", "4096"}};
   const std::string page = render_page(in);
   CHECK(has(page, "memcached_slab_current_items{slab=\"4\"} 90"));
   CHECK(has(page, "memcached_slab_current_items{slab=\"19\"} 50"));
@@ -87,12 +104,16 @@ TEST_CASE("per-class figures: memcached_exporter's memcached_slab_* with a slab 
 TEST_CASE("pools and servers: labels from the pool names, even with '/' and ':' in them") {
   page_input in;
   in.pools = {{"main:servers", "1"}, {"main:servers_up", "0"}, {"main:replies_found", "4"}, {"a/b:servers", "1"},
-              {"a/b:requests", "3"}, {"a:b:servers", "1"}, {"a:b:replies_stored", "2"}};
-  in.servers = {{"main/127.0.0.1:11211:state", "down"}, {"main/127.0.0.1:11211:requests", "5"},
-                {"main/127.0.0.1:11211:failures_timeout", "2"}, {"main/127.0.0.1:11211:inflight", "1"},
+              {"a/b:requests", "3"}, {"a:b:servers", "1"},     {"a:b:replies_stored", "2"}};
+  in.servers = {{"main/127.0.0.1:11211:state", "down"},
+                {"main/127.0.0.1:11211:requests", "5"},
+                {"main/127.0.0.1:11211:failures_timeout", "2"},
+                {"main/127.0.0.1:11211:inflight", "1"},
                 {"a/b/unix:/tmp/s:state", "up"}};
-  in.latency = {{"main/127.0.0.1:11211:latency_le_48", "1"}, {"main/127.0.0.1:11211:latency_le_96", "3"},
-                {"main/127.0.0.1:11211:latency_sum_us", "250"}, {"main/127.0.0.1:11211:latency_count", "4"}};
+  in.latency = {{"main/127.0.0.1:11211:latency_le_48", "1"},
+                {"main/127.0.0.1:11211:latency_le_96", "3"},
+                {"main/127.0.0.1:11211:latency_sum_us", "250"},
+                {"main/127.0.0.1:11211:latency_count", "4"}};
   const std::string page = render_page(in);
   CHECK(has(page, "ithaca_pool_servers_up{pool=\"main\"} 0"));
   CHECK(has(page, "ithaca_pool_requests_total{pool=\"a/b\"} 3"));
@@ -115,9 +136,9 @@ TEST_CASE("pools and servers: labels from the pool names, even with '/' and ':' 
 
 TEST_CASE("replication and the workers' runtime") {
   page_input in;
-  in.general = {{"repl_role", "master"}, {"repl_slaves", "2"}, {"repl_bytes_sent", "1000"}, {"repl_lag_bytes", "10"},
-                {"repl_queue_overflows", "0"}, {"repl_ack_waits", "4"}, {"repl_ack_timeouts", "1"},
-                {"repl_updated", "7"}};
+  in.general = {{"repl_role", "master"},    {"repl_slaves", "2"},          {"repl_bytes_sent", "1000"},
+                {"repl_lag_bytes", "10"},   {"repl_queue_overflows", "0"}, {"repl_ack_waits", "4"},
+                {"repl_ack_timeouts", "1"}, {"repl_updated", "7"}};
   worker_runtime r;
   r.coroutines = 5;
   r.ready = 2;
@@ -143,11 +164,14 @@ TEST_CASE("replication and the workers' runtime") {
 
 TEST_CASE("route nodes: one sample per node and counter, labelled node, kind, name and listener") {
   page_input in;
-  in.routes = {{"route:0", "pool pool:a"}, {"route:0:listener", "0"}, {"route:0:requests", "7"},
-               {"route:1", "failover failover"}, {"route:1:listener", "1"}, {"route:1:requests", "5"},
-               {"route:1:failovers", "3"}, {"route:2", "prefix users"}, {"route:2:requests", "0"},
-               {"route:2:future_counter", "4"}, {"route:2:bad-name", "1"}, {"route:3:requests", "9"},
-               {"async_sent", "2"}, {"async_dropped", "1"}, {"async_in_flight", "1"}};
+  in.routes = {{"route:0", "pool pool:a"}, {"route:0:listener", "0"},
+               {"route:0:requests", "7"},  {"route:1", "failover failover"},
+               {"route:1:listener", "1"},  {"route:1:requests", "5"},
+               {"route:1:failovers", "3"}, {"route:2", "prefix users"},
+               {"route:2:requests", "0"},  {"route:2:future_counter", "4"},
+               {"route:2:bad-name", "1"},  {"route:3:requests", "9"},
+               {"async_sent", "2"},        {"async_dropped", "1"},
+               {"async_in_flight", "1"}};
   const std::string page = render_page(in);
   CHECK(has(page, "# TYPE ithaca_route_requests_total counter"));
   CHECK(has(page, "ithaca_route_requests_total{node=\"0\",kind=\"pool\",name=\"pool:a\",listener=\"0\"} 7"));

@@ -64,8 +64,8 @@ issued issue(const char* cn, const issued* ca, long serial) {
   X509_gmtime_adj(X509_getm_notBefore(c), -60);
   X509_gmtime_adj(X509_getm_notAfter(c), 3600);
   X509_set_pubkey(c, out.key.get());
-  X509_NAME_add_entry_by_txt(X509_get_subject_name(c), "CN", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>(cn), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(X509_get_subject_name(c), "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn),
+                             -1, -1, 0);
   X509_set_issuer_name(c, ca ? X509_get_subject_name(ca->cert.get()) : X509_get_subject_name(c));
   if (!ca) {
     X509V3_CTX ctx;
@@ -280,7 +280,8 @@ TEST_CASE("a server certificate from another CA, or without the name asked, is r
       std::string ignored;
       net::tls_conn::accept(*p.b, right.server.get(), mm::deadline_after(2000), &ignored);
     });
-    auto client = net::tls_conn::connect(*p.a, right.client.get(), "cache.example", true, mm::deadline_after(5000), &why);
+    auto client =
+        net::tls_conn::connect(*p.a, right.client.get(), "cache.example", true, mm::deadline_after(5000), &why);
     CHECK_FALSE(client);
     CHECK_MESSAGE(why.find("hostname mismatch") != std::string::npos, why);
     mm::sleep(50);

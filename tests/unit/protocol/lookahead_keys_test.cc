@@ -70,7 +70,8 @@ TEST_CASE("stops at an incomplete request, at a line it does not read, and when 
   CHECK(lookahead("get a\r\nstats\r\nget b\r\n") == std::vector<std::string>{"a"});
   CHECK(lookahead("get a\r\nset b 0 0 x\r\n\r\nget c\r\n") == std::vector<std::string>{"a", "b"});
   CHECK(lookahead("get a b c d\r\nget e\r\n", 3) == std::vector<std::string>{"a", "b", "c"});
-  CHECK(lookahead(lookahead_binary(0x00, "a") + lookahead_binary(0x00, "b").substr(0, 20)) == std::vector<std::string>{"a"});
+  CHECK(lookahead(lookahead_binary(0x00, "a") + lookahead_binary(0x00, "b").substr(0, 20)) ==
+        std::vector<std::string>{"a"});
   // A body shorter than its key and extras: not read, and nothing after it.
   std::string bad = lookahead_binary(0x00, "abc");
   bad[11] = 1;

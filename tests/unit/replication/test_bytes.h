@@ -5,8 +5,7 @@
 #include <string>
 
 inline std::string bytes(std::initializer_list<int> b) {
-    std::string s;
-    for (int c : b)
-        s.push_back(static_cast<char>(c));
-    return s;
+  std::string s;
+  for (int c : b) s.push_back(static_cast<char>(c));
+  return s;
 }

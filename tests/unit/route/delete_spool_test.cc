@@ -96,8 +96,8 @@ TEST_CASE("spool: past the bound a delete is dropped and counted, per server") {
   proxy::delete_spool spool(proxy::spool_settings{"/nonexistent", 10});
   auto a = server_at("main", "127.0.0.1:1");
   auto b = server_at("main", "127.0.0.1:2");
-  CHECK(queue(spool, a, "1234"));   // 5
-  CHECK(queue(spool, a, "5678"));   // 10: exactly the bound
+  CHECK(queue(spool, a, "1234"));     // 5
+  CHECK(queue(spool, a, "5678"));     // 10: exactly the bound
   CHECK_FALSE(queue(spool, a, "9"));  // 12 > 10
   CHECK(a->spool().dropped.load() == 1);
   CHECK(a->spool().bytes.load() == 10);

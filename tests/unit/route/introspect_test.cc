@@ -92,7 +92,8 @@ TEST_CASE("route and route_handles walk the failover's children and name the poo
   // flush_all reaches every server of the first pool (its servers are up).
   CHECK(introspection_answer("__ithaca__.route(flushall,x)", root, ctx, nullptr) ==
         "127.0.0.1:1\r\n127.0.0.1:2\r\n127.0.0.1:3");
-  CHECK(introspection_answer("__mcrouter__.route(bogus,x)", root, ctx, nullptr) == "ERROR: route: unknown request bogus");
+  CHECK(introspection_answer("__mcrouter__.route(bogus,x)", root, ctx, nullptr) ==
+        "ERROR: route: unknown request bogus");
   CHECK(introspection_answer("__mcrouter__.config_file", root, ctx, nullptr) == "ERROR: no config file found!");
   ctx.config_file = "/etc/ithaca.yaml";
   CHECK(introspection_answer("__mcrouter__.config_file", root, ctx, nullptr) == "/etc/ithaca.yaml");

@@ -44,7 +44,8 @@ config::config with_route(const std::string& route) {
       "pools:\n"
       "  a: {servers: [\"127.0.0.1:1\"]}\n"
       "  b: {servers: [\"127.0.0.1:2\"]}\n"
-      "route: " + route + "\n";
+      "route: " +
+      route + "\n";
   config::config cfg;
   std::string error;
   REQUIRE_MESSAGE(config::load_config_text(text, "t.yaml", cfg, &error), error);

@@ -27,7 +27,7 @@ TEST_CASE("connections get increasing ids; current follows adds and removes, tot
     seen.push_back(std::to_string(id) + " " + info.address + " " + std::to_string(info.since_s));
   });
   CHECK(seen == std::vector<std::string>{std::to_string(a) + " tcp:127.0.0.1:1000 5",
-                                          std::to_string(c) + " tcp:127.0.0.1:1001 7"});
+                                         std::to_string(c) + " tcp:127.0.0.1:1001 7"});
   // An id is never given twice, also after a remove.
   const uint64_t d = r.add({"tcp:127.0.0.1:1002", "", 8});
   CHECK(d > c);

@@ -131,11 +131,11 @@ TEST_CASE("the report is rate limited: one line per interval, with the count ref
     CHECK(reserve.refuse_pending(l.fd, "L", EMFILE, now_ms) == static_cast<uint64_t>(n));
     for (int c : clients) ::close(c);
   };
-  refuse(1, 1000);                                    // logged: the first
-  refuse(2, 1000 + fd_reserve::kLogIntervalMs - 1);   // too soon: counted
-  refuse(4, 1000 + fd_reserve::kLogIntervalMs - 1);   // still too soon
-  refuse(1, 1000 + fd_reserve::kLogIntervalMs);       // logged: 2 + 4 + 1
-  refuse(5, 1000 + 2 * fd_reserve::kLogIntervalMs);   // logged: 5
+  refuse(1, 1000);                                   // logged: the first
+  refuse(2, 1000 + fd_reserve::kLogIntervalMs - 1);  // too soon: counted
+  refuse(4, 1000 + fd_reserve::kLogIntervalMs - 1);  // still too soon
+  refuse(1, 1000 + fd_reserve::kLogIntervalMs);      // logged: 2 + 4 + 1
+  refuse(5, 1000 + 2 * fd_reserve::kLogIntervalMs);  // logged: 5
   const auto lines = log.with("accept on L:");
   REQUIRE(lines.size() == 3);
   CHECK(lines[0].find("refused 1 connection(s)") != std::string::npos);

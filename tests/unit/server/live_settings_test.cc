@@ -68,12 +68,9 @@ TEST_CASE("live_changes names each changed setting, old -> new in its unit, in s
   after.config_file = "/elsewhere.yaml";  // not a setting: not listed
   after.close_clients = true;             // follows the role: not listed
   const std::vector<std::string> expected = {
-      "cache.memory_limit 64 MiB -> 8 MiB",
-      "cache.gc_interval 1s -> 100ms",
-      "server.max_connections 1024 -> 10",
-      "server.enable_flush_all true -> false",
-      "cache.evictions true -> false",
-      "replication.ack none -> slave",
+      "cache.memory_limit 64 MiB -> 8 MiB", "cache.gc_interval 1s -> 100ms",
+      "server.max_connections 1024 -> 10",  "server.enable_flush_all true -> false",
+      "cache.evictions true -> false",      "replication.ack none -> slave",
       "logging.level warn -> info",
   };
   CHECK(live_changes(before, after) == expected);
@@ -91,11 +88,9 @@ TEST_CASE("each boolean setting is listed on its own") {
     after.*member = !(base.*member);
     return live_changes(base, after);
   };
-  CHECK(flipped(&live_settings::enable_shutdown) ==
-        std::vector<std::string>{"server.enable_shutdown false -> true"});
+  CHECK(flipped(&live_settings::enable_shutdown) == std::vector<std::string>{"server.enable_shutdown false -> true"});
   CHECK(flipped(&live_settings::enable_watch) == std::vector<std::string>{"server.enable_watch true -> false"});
-  CHECK(flipped(&live_settings::enable_dumping) ==
-        std::vector<std::string>{"server.enable_dumping true -> false"});
+  CHECK(flipped(&live_settings::enable_dumping) == std::vector<std::string>{"server.enable_dumping true -> false"});
   CHECK(flipped(&live_settings::store_routes).empty());
 }
 

@@ -49,8 +49,7 @@ TEST_CASE("an old file naming a running process is warned about and written over
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   CHECK(read_lines(path) == std::vector<std::string>{std::to_string(::getpid())});
-  CHECK(log.with("WARNING: The pid file contained the following (running) pid: " + std::to_string(child)).size() ==
-        1);
+  CHECK(log.with("WARNING: The pid file contained the following (running) pid: " + std::to_string(child)).size() == 1);
   // One naming a process that is gone is written over without a word.
   { std::ofstream(path) << child << "\n"; }
   REQUIRE(write_pid_file(path));

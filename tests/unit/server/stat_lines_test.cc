@@ -34,8 +34,8 @@ TEST_CASE("stats slabs lists each class that ever held an item, in memcached's e
   base.cls[small].get_hits = 12;
   now.cls[small].cas_badval = 4;
   base.cls[small].cas_badval = 9;  // a baseline above the counter: never negative
-  now.cls[big].seen = true;          // its items are gone: still listed, one page
-  now.cls[3].used_chunks = 7;        // never seen: not listed
+  now.cls[big].seen = true;        // its items are gone: still listed, one page
+  now.cls[3].used_chunks = 7;      // never seen: not listed
   stats::stat_lines lines;
   slab_stat_lines(classes, now, base, 123456, lines);
   const auto m = as_map(lines);
