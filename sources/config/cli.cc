@@ -251,6 +251,19 @@ bool on_pem_ca(cli_options& o, std::string_view v, const std::string& n, std::st
   return true;
 }
 
+// mcrouter's --route-prefix (its -R; memcached's -R is another flag) and
+// --send-invalid-route-to-default: router.default_route and
+// router.send_invalid_route_to_default.
+bool on_route_prefix(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty()) return fail(e, n + ": expected a routing prefix such as /region/cluster/");
+  o.route_prefix = std::string(v);
+  return true;
+}
+bool on_send_invalid_route(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.send_invalid_route_to_default = true;
+  return true;
+}
+
 bool on_enable_ssl(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.enable_ssl = true;
   return true;
@@ -346,6 +359,8 @@ const cli_option kCliOptions[] = {
     {0, "config", true, on_config, nullptr},
     {0, "check-config", false, on_check_config, nullptr},
     {0, "metrics-listen", true, on_metrics_listen, nullptr},
+    {0, "route-prefix", true, on_route_prefix, nullptr},
+    {0, "send-invalid-route-to-default", false, on_send_invalid_route, nullptr},
     {0, "pem-cert-path", true, on_pem_cert, nullptr},
     {0, "pem-key-path", true, on_pem_key, nullptr},
     {0, "pem-ca-path", true, on_pem_ca, nullptr},
@@ -569,6 +584,8 @@ void apply_overrides(const cli_options& cli, config& c) {
   if (cli.enable_ssl) c.tls.enabled = true;
   apply_extended(cli.extended, c);
   // mcrouter's certificate flags: router.tls, which TLS pools take.
+  if (cli.route_prefix) c.router.default_route = *cli.route_prefix;
+  if (cli.send_invalid_route_to_default) c.router.send_invalid_route_to_default = true;
   if (cli.pem_cert_path) c.router.tls.chain_cert = *cli.pem_cert_path;
   if (cli.pem_key_path) c.router.tls.key = *cli.pem_key_path;
   if (cli.pem_ca_path) c.router.tls.ca_cert = *cli.pem_ca_path;
@@ -643,6 +660,12 @@ Settings come from built-in defaults, then the YAML file, then these flags.
   --metrics-listen=HOST[:PORT]
                             serve Prometheus metrics (GET /metrics) over HTTP
                             on this address (default port 9150; default off)
+  --route-prefix=/REGION/CLUSTER/
+                            mcrouter's -R: the routing prefix of keys that
+                            carry none (YAML: router.default_route)
+  --send-invalid-route-to-default
+                            mcrouter's: a key whose routing prefix no route
+                            has goes to the default route, not an error
   --pem-cert-path=FILE, --pem-key-path=FILE, --pem-ca-path=FILE
                             mcrouter's: the client certificate, its key and
                             the CA for pools with TLS (YAML: router.tls)

@@ -44,6 +44,8 @@ struct cli_options {
   std::optional<tcp_address> metrics_listen;
   // mcrouter's --pem-cert-path, --pem-key-path, --pem-ca-path: the client
   // certificate, its key and the CA that TLS pools use (router.tls).
+  std::optional<std::string> route_prefix;  // mcrouter's --route-prefix (-R there)
+  bool send_invalid_route_to_default = false;
   std::optional<std::string> pem_cert_path;
   std::optional<std::string> pem_key_path;
   std::optional<std::string> pem_ca_path;

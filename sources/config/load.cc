@@ -222,6 +222,8 @@ void parse_router(section& s, config& c) {
   s.string("spool_dir", c.router.spool_dir);
   s.size("spool_max_size", c.router.spool_max_size, kSpoolMaxSizeRange);
   s.boolean("spool_fsync", c.router.spool_fsync);
+  s.string("default_route", c.router.default_route);
+  s.boolean("send_invalid_route_to_default", c.router.send_invalid_route_to_default);
   if (const YAML::Node* tls = s.mapping("tls")) {
     section t(s.context(), "router.tls", *tls);
     parse_tls_keys(t, "router.tls", c.router.tls);

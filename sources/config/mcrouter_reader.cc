@@ -121,35 +121,13 @@ class reader final : public route_factory {
   }
 
   // `routes`: mcrouter picks one of these by the key's routing prefix
-  // (/region/cluster/); ithaca serves one route, so one entry only.
+  // (/region/cluster/): a routing_prefix node (its module:
+  // route/routes/routing_prefix_route.cc), whose default route comes from
+  // --route-prefix as mcrouter's from -R.
   void top_of_routes(const YAML::Node& routes) {
-    std::vector<std::pair<std::string, YAML::Node>> entries;  // aliases, route
-    if (routes.IsSequence()) {
-      for (const YAML::Node& item : routes) {
-        if (!item.IsMap() || !item["route"] || !item["aliases"] || !item["aliases"].IsSequence()) {
-          fail(item, "routes: each entry is an object with `aliases` (a list of routing prefixes) and `route`");
-          return;
-        }
-        allow(item, "routes", {"aliases", "route"});
-        std::string aliases;
-        for (const YAML::Node& a : item["aliases"]) aliases += (aliases.empty() ? "" : ", ") + a.Scalar();
-        entries.emplace_back(aliases, item["route"]);
-      }
-    } else if (routes.IsMap()) {
-      for (const auto kv : routes) entries.emplace_back(kv.first.Scalar(), kv.second);
-    } else {
-      fail(routes, "routes: expected a list of {aliases, route} or an object of prefixes to routes, got " +
-                       describe_node(routes));
-      return;
-    }
-    if (entries.size() != 1) {
-      std::string all;
-      for (const auto& e : entries) all += (all.empty() ? "" : "; ") + e.first;
-      fail(routes, "routes: " + std::to_string(entries.size()) + " routes chosen by routing prefix (" + all +
-                       "); ithaca serves one route for all keys: keep the entry of your default prefix (-R)");
-      return;
-    }
-    out_.route = top(entries[0].second);
+    YAML::Node root(YAML::NodeType::Map);
+    root["routes"] = routes;
+    out_.route = provider_.module_route(*find_route_kind("routing_prefix"), root, routes);
     out_.has_route = true;
   }
 

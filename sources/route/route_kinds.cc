@@ -7,6 +7,7 @@ namespace ithaca::route {
 extern const kind_module kLocalKind;
 extern const kind_module kPoolKind;
 extern const kind_module kPrefixKind;
+extern const kind_module kRoutingPrefixKind;
 extern const kind_module kOperationKind;
 extern const kind_module kFailoverKind, kFailoverExptimeKind;
 extern const kind_module kMissFailoverKind;
@@ -24,10 +25,10 @@ extern const kind_module kNullKind;
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
 constexpr const kind_module* kKinds[] = {
-    &kLocalKind,        &kPoolKind,    &kPrefixKind,   &kOperationKind,  &kFailoverKind,    &kFailoverExptimeKind,
-    &kMissFailoverKind, &kAllSyncKind, &kAllAsyncKind, &kAllInitialKind, &kAllMajorityKind, &kAllFastestKind,
-    &kShadowKind,       &kWarmUpKind,  &kL1L2Kind,     &kHashKind,       &kRandomKind,      &kModifyExptimeKind,
-    &kRateLimitKind,    &kErrorKind,   &kNullKind,
+    &kLocalKind,           &kPoolKind,         &kPrefixKind,  &kRoutingPrefixKind, &kOperationKind,  &kFailoverKind,
+    &kFailoverExptimeKind, &kMissFailoverKind, &kAllSyncKind, &kAllAsyncKind,      &kAllInitialKind, &kAllMajorityKind,
+    &kAllFastestKind,      &kShadowKind,       &kWarmUpKind,  &kL1L2Kind,          &kHashKind,       &kRandomKind,
+    &kModifyExptimeKind,   &kRateLimitKind,    &kErrorKind,   &kNullKind,
 };
 }  // namespace
 

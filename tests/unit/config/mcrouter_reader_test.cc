@@ -304,10 +304,17 @@ TEST_CASE("named handles become named routes; routes with one entry") {
     "routes": [{"aliases": ["/a/b/", "/a/c/"], "route": "main"}]
   })",
                     &c) == "");
-  CHECK(is(c.router.route, "ref"));
+  // A routing_prefix root (routing_prefix_route.cc) over the named route.
+  CHECK(is(c.router.route, "routing_prefix"));
+  CHECK(describe_options(c.router.route) ==
+        "routing_prefix routes=/a/b/,/a/c/ default_route= send_invalid_route_to_default=false");
+  REQUIRE(c.router.route.children.size() == 1);
+  CHECK(is(c.router.route.children[0], "ref"));
   CHECK(is(c.router.named_routes[0], "pool"));
   REQUIRE(load_json(R"({"pools": {"A": {"servers": ["127.0.0.1:1"]}}, "routes": {"/x/y/": "PoolRoute|A"}})", &c) == "");
-  CHECK(is(c.router.route, "pool"));
+  CHECK(is(c.router.route, "routing_prefix"));
+  REQUIRE(c.router.route.children.size() == 1);
+  CHECK(is(c.router.route.children[0], "pool"));
 }
 
 TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
@@ -375,9 +382,10 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(
       load_json("{\"route\": \"NullRoute\", \"route\": \"NullRoute\"}").starts_with("m.json:1: duplicate key 'route'"));
   CHECK(load_json("{\"pools\": {}}") == "m.json:1: an mcrouter config needs `route` or `routes`");
-  CHECK(
-      load_json("{\"routes\": [{\"aliases\": [\"/a/a/\"], \"route\": \"NullRoute\"},\n {\"aliases\": [\"/b/b/\"], "
-                "\"route\": \"NullRoute\"}]}")
-          .starts_with("m.json:1: routes: 2 routes chosen by routing prefix (/a/a/; /b/b/); ithaca serves one route"));
+  // Routing prefixes: mcrouter's form, each given once.
+  CHECK(load_json("{\"routes\": [{\"aliases\": [\"/a/a/\"], \"route\": \"NullRoute\"},\n {\"aliases\": [\"a/a\"], "
+                  "\"route\": \"NullRoute\"}]}") == "m.json:2: routes: the routing prefix /a/a/ is given twice");
+  CHECK(load_json("{\"routes\": {\"/a/\": \"NullRoute\"}}") ==
+        "m.json:1: Routing prefix (/a/) should be of the form /region/cluster/");
   CHECK(load_json("{\"route\": \"NullRoute\"").starts_with("m.json:1: "));  // a syntax error, with its line
 }
