@@ -22,14 +22,14 @@ namespace {
 constexpr int64_t kJsonmMaxRange = 10'000'000;
 constexpr size_t kJsonmMaxMerge = 64u << 20;
 
-value obj_param(const char* name, bool optional) {
+value jsonm_optional_param(const char* name, bool optional) {
   value p = value::object();
   p.set("name", value::string(name));
   p.set("optional", value::boolean(optional));
   return p;
 }
 
-std::vector<value> names(std::initializer_list<const char*> l) {
+std::vector<value> jsonm_names(std::initializer_list<const char*> l) {
   std::vector<value> out;
   for (const char* n : l) out.push_back(value::string(n));
   return out;
@@ -254,7 +254,7 @@ value jsonm_foreach(const expander& exp, value&& json, const context& ctx) {
 
 void expander::add_builtins() {
   const auto int_op = [this](const char* name, int64_t (*op)(int64_t, int64_t)) {
-    add_macro(name, names({"A", "B"}), [name, op](context&& ctx) {
+    add_macro(name, jsonm_names({"A", "B"}), [name, op](context&& ctx) {
       const value& a = ctx.at("A");
       const value& b = ctx.at("B");
       jsonm_check(a.is_int(), std::string(name) + ": A is not an integer");
@@ -263,13 +263,13 @@ void expander::add_builtins() {
     });
   };
   const auto is_type = [this](const char* name, value_type t) {
-    add_macro(name, names({"value"}),
+    add_macro(name, jsonm_names({"value"}),
               [t](context&& ctx) { return value::boolean(ctx.at("value").type == t, ctx.line()); });
   };
 
   // @import(path[, default]): another file's JSONM, expanded once per path.
   add_macro(
-      "import", {value::string("path"), obj_param("default", true)},
+      "import", {value::string("path"), jsonm_optional_param("default", true)},
       [this](context&& ctx) {
         const value path_v = ctx.expand_raw("path");
         const std::string path = jsonm_str(path_v, "import path");
@@ -291,11 +291,11 @@ void expander::add_builtins() {
       },
       false);
 
-  add_macro("hash", names({"value"}), [](context&& ctx) {
+  add_macro("hash", jsonm_names({"value"}), [](context&& ctx) {
     return value::integer(static_cast<int64_t>(jsonm_hash_value(ctx.at("value"), "Hash")), ctx.line());
   });
 
-  add_macro("weightedHash", names({"dictionary", "key"}), [](context&& ctx) {
+  add_macro("weightedHash", jsonm_names({"dictionary", "key"}), [](context&& ctx) {
     const value& dict = ctx.at("dictionary");
     jsonm_check(dict.is_object(), std::string("WeightedHash: dictionary is ") + dict.type_name() + ", expected object");
     const value& key = ctx.at("key");
@@ -323,31 +323,31 @@ void expander::add_builtins() {
     }
   });
 
-  add_macro("int", names({"value"}), [](context&& ctx) {
+  add_macro("int", jsonm_names({"value"}), [](context&& ctx) {
     const value& v = ctx.at("value");
     return jsonm_cast("int", v, [&] { return value::integer(v.as_int(), ctx.line()); });
   });
-  add_macro("double", names({"value"}), [](context&& ctx) {
+  add_macro("double", jsonm_names({"value"}), [](context&& ctx) {
     const value& v = ctx.at("value");
     return jsonm_cast("double", v, [&] { return value::real(v.as_double(), ctx.line()); });
   });
-  add_macro("str", names({"value"}), [](context&& ctx) {
+  add_macro("str", jsonm_names({"value"}), [](context&& ctx) {
     const value& v = ctx.at("value");
     return jsonm_cast("string", v, [&] { return value::string(v.as_string(), ctx.line()); });
   });
-  add_macro("bool", names({"value"}), [](context&& ctx) {
+  add_macro("bool", jsonm_names({"value"}), [](context&& ctx) {
     const value& v = ctx.at("value");
     return jsonm_cast("boolean", v, [&] { return value::boolean(v.as_bool(), ctx.line()); });
   });
 
-  add_macro("keys", names({"dictionary"}), [](context&& ctx) {
+  add_macro("keys", jsonm_names({"dictionary"}), [](context&& ctx) {
     const value& d = ctx.at("dictionary");
     jsonm_check(d.is_object(), "Keys: dictionary is not object");
     value out = value::array(ctx.line());
     for (const member& m : d.members) out.items.push_back(value::string(m.key, m.val.line));
     return out;
   });
-  add_macro("values", names({"dictionary"}), [](context&& ctx) {
+  add_macro("values", jsonm_names({"dictionary"}), [](context&& ctx) {
     const value& d = ctx.at("dictionary");
     jsonm_check(d.is_object(), "Values: dictionary is not object");
     value out = value::array(ctx.line());
@@ -355,7 +355,7 @@ void expander::add_builtins() {
     return out;
   });
 
-  add_macro("merge", names({"params"}), [](context&& ctx) {
+  add_macro("merge", jsonm_names({"params"}), [](context&& ctx) {
     value params = ctx.take("params");
     jsonm_check(params.is_array(), "Merge: 'params' is not array");
     jsonm_check(!params.items.empty(), "Merge: empty params");
@@ -379,7 +379,7 @@ void expander::add_builtins() {
   });
 
   add_macro(
-      "shuffle", {value::string("dictionary"), obj_param("seed", true)},
+      "shuffle", {value::string("dictionary"), jsonm_optional_param("seed", true)},
       [](context&& ctx) {
         value arr = ctx.expand_raw("dictionary");
         jsonm_check(arr.is_array(), "Shuffle: argument must be an array");
@@ -396,7 +396,7 @@ void expander::add_builtins() {
       false);
 
   add_macro(
-      "select", {value::string("dictionary"), value::string("key"), obj_param("default", true)},
+      "select", {value::string("dictionary"), value::string("key"), jsonm_optional_param("default", true)},
       [](context&& ctx) {
         value dict = ctx.expand_raw("dictionary");
         const value key = ctx.expand_raw("key");
@@ -418,7 +418,7 @@ void expander::add_builtins() {
       },
       false);
 
-  add_macro("slice", names({"dictionary", "from", "to"}), [](context&& ctx) {
+  add_macro("slice", jsonm_names({"dictionary", "from", "to"}), [](context&& ctx) {
     const value& from = ctx.at("from");
     const value& to = ctx.at("to");
     value dict = ctx.take("dictionary");
@@ -445,7 +445,7 @@ void expander::add_builtins() {
     return value::string(first < end ? dict.s.substr(first, end - first) : "", ctx.line());
   });
 
-  add_macro("split", names({"dictionary", "delim"}), [](context&& ctx) {
+  add_macro("split", jsonm_names({"dictionary", "delim"}), [](context&& ctx) {
     const std::string& s = jsonm_str(ctx.at("dictionary"), "Split: dictionary");
     const std::string& delim = jsonm_str(ctx.at("delim"), "Split: delim");
     value out = value::array(ctx.line());
@@ -463,7 +463,7 @@ void expander::add_builtins() {
     return out;
   });
 
-  add_macro("set", names({"dictionary", "key", "value"}), [](context&& ctx) {
+  add_macro("set", jsonm_names({"dictionary", "key", "value"}), [](context&& ctx) {
     const value& key = ctx.at("key");
     value v = ctx.take("value");
     value dict = ctx.take("dictionary");
@@ -481,7 +481,7 @@ void expander::add_builtins() {
     return dict;
   });
 
-  add_macro("range", names({"from", "to"}), [](context&& ctx) {
+  add_macro("range", jsonm_names({"from", "to"}), [](context&& ctx) {
     const value& from = ctx.at("from");
     const value& to = ctx.at("to");
     jsonm_check(from.is_int(), "Range: from is not an integer");
@@ -493,7 +493,7 @@ void expander::add_builtins() {
     return out;
   });
 
-  add_macro("contains", names({"dictionary", "key"}), [](context&& ctx) {
+  add_macro("contains", jsonm_names({"dictionary", "key"}), [](context&& ctx) {
     const value& d = ctx.at("dictionary");
     const value& key = ctx.at("key");
     if (d.is_object()) {
@@ -511,12 +511,12 @@ void expander::add_builtins() {
     throw error(std::string("Contains: dictionary is ") + d.type_name() + ", expected object/array/string");
   });
 
-  add_macro("empty", names({"dictionary"}), [](context&& ctx) {
+  add_macro("empty", jsonm_names({"dictionary"}), [](context&& ctx) {
     const value& d = ctx.at("dictionary");
     jsonm_check(d.is_object() || d.is_array() || d.is_string(), "empty: dictionary is not object/array/string");
     return value::boolean(d.empty(), ctx.line());
   });
-  add_macro("equals", names({"A", "B"}),
+  add_macro("equals", jsonm_names({"A", "B"}),
             [](context&& ctx) { return value::boolean(ctx.at("A") == ctx.at("B"), ctx.line()); });
   is_type("isArray", value_type::Array);
   is_type("isBool", value_type::Bool);
@@ -524,7 +524,7 @@ void expander::add_builtins() {
   is_type("isDouble", value_type::Double);
   is_type("isObject", value_type::Object);
   is_type("isString", value_type::String);
-  add_macro("less", names({"A", "B"}), [](context&& ctx) {
+  add_macro("less", jsonm_names({"A", "B"}), [](context&& ctx) {
     const value& a = ctx.at("A");
     const value& b = ctx.at("B");
     jsonm_check(!a.is_object() && !b.is_object(), "Can not compare objects");
@@ -541,7 +541,7 @@ void expander::add_builtins() {
   int_op("bitwiseRightShift", [](int64_t a, int64_t b) {
     return b < 0 || b > 63 ? int64_t{0} : static_cast<int64_t>(static_cast<uint64_t>(a) >> b);
   });
-  add_macro("bitwiseNot", names({"A"}), [](context&& ctx) {
+  add_macro("bitwiseNot", jsonm_names({"A"}), [](context&& ctx) {
     const value& a = ctx.at("A");
     jsonm_check(a.is_int(), "bitwiseNot: A is not an integer");
     return value::integer(~a.i, ctx.line());
@@ -549,7 +549,7 @@ void expander::add_builtins() {
 
   // @and and @or evaluate B only when A does not decide.
   add_macro(
-      "and", names({"A", "B"}),
+      "and", jsonm_names({"A", "B"}),
       [](context&& ctx) {
         const value a = ctx.expand_raw("A");
         jsonm_check(a.is_bool(), std::string("and: A is ") + a.type_name() + ", expected bool");
@@ -560,7 +560,7 @@ void expander::add_builtins() {
       },
       false);
   add_macro(
-      "or", names({"A", "B"}),
+      "or", jsonm_names({"A", "B"}),
       [](context&& ctx) {
         const value a = ctx.expand_raw("A");
         jsonm_check(a.is_bool(), std::string("or: A is ") + a.type_name() + ", expected bool");
@@ -570,12 +570,12 @@ void expander::add_builtins() {
         return value::boolean(b.b, ctx.line());
       },
       false);
-  add_macro("not", names({"A"}), [](context&& ctx) {
+  add_macro("not", jsonm_names({"A"}), [](context&& ctx) {
     const value& a = ctx.at("A");
     jsonm_check(a.is_bool(), "not: A is not bool");
     return value::boolean(!a.b, ctx.line());
   });
-  add_macro("size", names({"dictionary"}), [](context&& ctx) {
+  add_macro("size", jsonm_names({"dictionary"}), [](context&& ctx) {
     const value& d = ctx.at("dictionary");
     jsonm_check(d.is_object() || d.is_array() || d.is_string(), "size: dictionary is not object/array/string");
     return value::integer(static_cast<int64_t>(d.size()), ctx.line());
@@ -585,7 +585,7 @@ void expander::add_builtins() {
   int_op("add", [](int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + b); });
   int_op("sub", [](int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - b); });
   int_op("mul", [](int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * b); });
-  add_macro("div", names({"A", "B"}), [](context&& ctx) {
+  add_macro("div", jsonm_names({"A", "B"}), [](context&& ctx) {
     const value& a = ctx.at("A");
     const value& b = ctx.at("B");
     jsonm_check(a.is_int(), "div: A is not an integer");
@@ -594,7 +594,7 @@ void expander::add_builtins() {
     jsonm_check(!(a.i == INT64_MIN && b.i == -1), "div: overflow");
     return value::integer(a.i / b.i, ctx.line());
   });
-  add_macro("mod", names({"A", "B"}), [](context&& ctx) {
+  add_macro("mod", jsonm_names({"A", "B"}), [](context&& ctx) {
     const value& a = ctx.at("A");
     const value& b = ctx.at("B");
     jsonm_check(a.is_int(), "mod: A is not an integer");
@@ -603,12 +603,12 @@ void expander::add_builtins() {
     return value::integer(b.i == -1 ? 0 : a.i % b.i, ctx.line());
   });
 
-  add_macro("fail", names({"msg"}), [](context&& ctx) -> value {
+  add_macro("fail", jsonm_names({"msg"}), [](context&& ctx) -> value {
     const value& msg = ctx.at("msg");
     throw error(msg.is_string() ? msg.s : to_json(msg, true));
   });
 
-  add_macro("sort", names({"dictionary"}), [](context&& ctx) {
+  add_macro("sort", jsonm_names({"dictionary"}), [](context&& ctx) {
     value d = ctx.take("dictionary");
     jsonm_check(d.is_array(), "sort: dictionary is not an array");
     std::stable_sort(d.items.begin(), d.items.end(), less);
@@ -616,7 +616,7 @@ void expander::add_builtins() {
   });
 
   add_macro(
-      "if", names({"condition", "is_true", "is_false"}),
+      "if", jsonm_names({"condition", "is_true", "is_false"}),
       [](context&& ctx) {
         const value c = ctx.expand_raw("condition");
         jsonm_check(c.is_bool(), "If: condition is not bool");
@@ -625,14 +625,14 @@ void expander::add_builtins() {
       },
       false);
 
-  add_macro("define", names({"result"}), [](context&& ctx) { return ctx.take("result"); });
+  add_macro("define", jsonm_names({"result"}), [](context&& ctx) { return ctx.take("result"); });
 
-  add_macro("defined", names({"name"}), [this](context&& ctx) {
+  add_macro("defined", jsonm_names({"name"}), [this](context&& ctx) {
     const std::string& name = jsonm_str(ctx.at("name"), "Defined: name");
     return value::boolean((ctx.outer() != nullptr && ctx.outer()->contains(name)) || has_const(name), ctx.line());
   });
 
-  add_macro("isLocalIp", names({"ip"}), [](context&& ctx) {
+  add_macro("isLocalIp", jsonm_names({"ip"}), [](context&& ctx) {
     return value::boolean(jsonm_local_ip(jsonm_str(ctx.at("ip"), "isLocalIp: ip")), ctx.line());
   });
 

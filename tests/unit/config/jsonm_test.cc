@@ -13,9 +13,13 @@
 #include "jsonm_preprocessor.h"
 #include "jsonm_value.h"
 
-namespace {
+// A namespace of its own: the using-directive stays out of the other test
+// files of a unity chunk.
+namespace jsonm_test {
 
 using namespace ithaca::config::jsonm;
+
+namespace {
 
 std::string jsonm_test_read(const std::string& name) {
   const std::string path = std::string(ITHACA_JSONM_TEST_DIR) + "/" + name;
@@ -205,3 +209,5 @@ TEST_CASE("jsonm: to_json_with_lines maps each printed line to its source line")
   CHECK(lines[5] == 4);
   CHECK(lines[6] == 1);
 }
+
+}  // namespace jsonm_test
