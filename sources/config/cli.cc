@@ -6,8 +6,12 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "config_file.h"
 #include "fail.h"
+#include "jsonm_value.h"
 #include "load.h"
+#include "mcrouter_jsonm.h"
+#include "mcrouter_reader.h"
 #include "preflight.h"
 
 #ifndef ITHACA_VERSION
@@ -220,6 +224,10 @@ bool on_check_config(cli_options& o, std::string_view, const std::string&, std::
   o.check_config = true;
   return true;
 }
+bool on_preprocessed(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.preprocessed = true;
+  return true;
+}
 bool on_config(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
   if (v.empty()) return fail(e, n + ": expected a file name");
   o.config_path = std::string(v);
@@ -358,6 +366,7 @@ constexpr const char* kUnsupported = "is a memcached option ithaca does not supp
 const cli_option kCliOptions[] = {
     {0, "config", true, on_config, nullptr},
     {0, "check-config", false, on_check_config, nullptr},
+    {0, "preprocessed", false, on_preprocessed, nullptr},
     {0, "metrics-listen", true, on_metrics_listen, nullptr},
     {0, "route-prefix", true, on_route_prefix, nullptr},
     {0, "send-invalid-route-to-default", false, on_send_invalid_route, nullptr},
@@ -502,6 +511,9 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
       break;
     }
   }
+  if (o.preprocessed && (!o.check_config || o.config_path.empty())) {
+    return fail(error, "--preprocessed goes with --check-config --config FILE (an mcrouter JSON config)");
+  }
   if (o.unix_socket && (o.listen || o.port || o.udp_port)) {
     return fail(error,
                 "-s: a unix socket replaces the network listeners; do not combine it "
@@ -624,7 +636,31 @@ bool make_config(const cli_options& cli, config& out, std::string* error, bool a
   return true;
 }
 
+// --check-config --preprocessed: the expansion, pretty with sorted keys as
+// mcrouter's preprocessed config is, or the preprocessor's file:line: error.
+static int print_preprocessed(const cli_options& cli, std::string* message) {
+  std::string text;
+  std::string error;
+  if (!read_config_file(cli.config_path, text, &error)) {
+    if (message) *message = error;
+    return 1;
+  }
+  if (!looks_like_mcrouter_json(text, cli.config_path)) {
+    if (message) *message = cli.config_path + ": --preprocessed: not an mcrouter JSON config";
+    return 1;
+  }
+  jsonm::value v;
+  int line = 0;
+  if (!mcrouter_expand(text, cli.config_path, cli.threads.value_or(config().server.workers), v, &error, &line)) {
+    if (message) *message = cli.config_path + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + error;
+    return 1;
+  }
+  if (message) *message = jsonm::to_json(v, /*pretty=*/true);
+  return 0;
+}
+
 int check_config(const cli_options& cli, std::string* message, std::vector<std::string>* warnings) {
+  if (cli.preprocessed) return print_preprocessed(cli, message);
   config c;
   std::string error;
   if (!make_config(cli, c, &error)) {
@@ -657,6 +693,9 @@ Settings come from built-in defaults, then the YAML file, then these flags.
   --config FILE             read settings from FILE (see config/ithaca.yaml)
   --check-config            validate the settings, print "configuration OK" or
                             the error, exit 0 or 1
+  --preprocessed            with --check-config: print the mcrouter JSON
+                            config as its macros expand (keys sorted), or the
+                            error, exit 0 or 1
   --metrics-listen=HOST[:PORT]
                             serve Prometheus metrics (GET /metrics) over HTTP
                             on this address (default port 9150; default off)

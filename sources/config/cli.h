@@ -34,6 +34,9 @@ inline constexpr int kUsageExit = 64;
 struct cli_options {
   std::string config_path;  // --config FILE; "" = built-in defaults only
   bool check_config = false;
+  // --preprocessed (with --check-config): print the mcrouter config as
+  // mcrouter's preprocessor expands it (mcrouter_jsonm.h) instead of checking.
+  bool preprocessed = false;
   // memcached's command line only: argv[0]'s basename is "memcached" (a link)
   // or the first argument is --memcached. ithaca's own options (--config ...)
   // are unknown there, and root without -u is refused as memcached refuses it.

@@ -6,7 +6,9 @@
 #include <map>
 #include <set>
 
+#include "jsonm_preprocessor.h"
 #include "mcrouter_json.h"
+#include "mcrouter_jsonm.h"
 #include "mcrouter_pools.h"
 #include "mcrouter_routes.h"
 #include "route_check.h"
@@ -23,8 +25,8 @@ using namespace mcrouter;
 // route type is made by the provider (mcrouter_routes.h).
 class reader final : public route_factory {
  public:
-  reader(load_context& ctx, router_config& out)
-      : ctx_(ctx), out_(out), err_(ctx), pools_(err_, out.pools), provider_(*this, err_, pools_) {}
+  reader(load_context& ctx, router_config& out, bool expanded)
+      : ctx_(ctx), out_(out), expanded_(expanded), err_(ctx), pools_(err_, out.pools), provider_(*this, err_, pools_) {}
 
   void read(const YAML::Node& root) {
     if (!root.IsMap()) {
@@ -32,7 +34,8 @@ class reader final : public route_factory {
            "an mcrouter config is a JSON object with `pools` and `route` or `routes`, got " + describe_node(root));
       return;
     }
-    no_jsonm(root);
+    // An expanded config may hold '@' and '%' (escaped ones, now plain).
+    if (!expanded_) no_jsonm(root);
     if (ctx_.failed()) return;
     section keys(ctx_, "", root);  // refuses a key given twice
     for (const auto kv : root) {
@@ -273,6 +276,7 @@ class reader final : public route_factory {
 
   load_context& ctx_;
   router_config& out_;
+  bool expanded_;  // the text came out of the preprocessor
   json_errors err_;
   pools pools_;
   provider provider_;
@@ -283,7 +287,32 @@ class reader final : public route_factory {
 
 }  // namespace
 
-void read_mcrouter_config(const std::string& text, load_context& ctx, config& c) {
+void read_mcrouter_config(const std::string& source, load_context& ctx, config& c) {
+  // mcrouter's preprocessor, when the config may use it; a config that
+  // cannot (no macros, consts, '@' or '%') is read as it is. The expanded
+  // JSON is read as a file would be, its errors mapped back to the lines
+  // of the file (each value's line, jsonm_preprocessor.h).
+  std::string expanded;
+  const bool use_jsonm = jsonm::may_use_jsonm(source);
+  if (use_jsonm) {
+    jsonm::value v;
+    std::string message;
+    int line = 0;
+    if (!mcrouter_expand(source, ctx.file(), c.server.workers, v, &message, &line)) {
+      if (line > 0) {
+        YAML::Mark m;
+        m.line = line - 1;
+        ctx.fail(m, message);
+      } else {
+        ctx.fail(message);
+      }
+      return;
+    }
+    std::vector<int> lines;
+    expanded = jsonm::to_json_with_lines(v, lines);
+    ctx.map_lines(std::move(lines));
+  }
+  const std::string& text = use_jsonm ? expanded : source;
   std::string json;
   int line = 0;
   std::string why;
@@ -305,7 +334,7 @@ void read_mcrouter_config(const std::string& text, load_context& ctx, config& c)
     return;
   }
   try {
-    reader(ctx, c.router).read(root);
+    reader(ctx, c.router, use_jsonm).read(root);
   } catch (const YAML::Exception& e) {  // a subscript of a node of the wrong shape
     if (e.mark.is_null()) {
       ctx.fail(e.msg);

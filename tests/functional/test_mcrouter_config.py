@@ -152,7 +152,7 @@ def test_a_commented_config_with_every_mapped_route_type_is_accepted(tmp_path):
     ('{\n  "pools": {"A": {"servers": ["127.0.0.1:1"]}},\n  "route": "LatestRoute|Pool|A"\n}',
      3, "mcrouter's LatestRoute is not supported by ithaca"),
     ('{\n  "pools": {"A": {"servers": ["127.0.0.1:1"]}},\n  "route": "@merge(x)"\n}',
-     3, "'@merge(x)': JSONM macros (@...) are not supported"),
+     3, "Raw object property 'route': Macro in string 'merge' (line 3): Merge: 'params' is not array"),
     ('{\n  "pools": {"A": {"servers": ["127.0.0.1:1"],\n    "protocol": "caret"}},\n  "route": "PoolRoute|A"\n}',
      3, "pool 'A': protocol 'caret' is not supported by ithaca (ascii)"),
     ('{\n  "pools": {},\n  "route": "PoolRoute|A"\n}', 3, "Can not read pool: A (it is not under `pools`)"),

@@ -351,11 +351,11 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(with_route("{\"type\": \"WarmUpRoute\", \"cold\": \"PoolRoute|A\"}") == "m.json:6: WarmUpRoute: no warm route");
   CHECK(with_route("\"PrefixSelectorRoute\"").starts_with("m.json:6: PrefixSelectorRoute is only read at the top"));
   CHECK(with_route("[\"PoolRoute|A\", \"PoolRoute|B\"]") == "m.json:6: route: 2 routes where one is expected");
-  // JSONM and other things mcrouter's preprocessor would have done.
-  CHECK(with_route("\"@int(5)\"").starts_with("m.json:6: '@int(5)': JSONM macros (@...) are not supported"));
-  CHECK(with_route("\"PoolRoute|%pool%\"").starts_with("m.json:6: 'PoolRoute|%pool%': JSONM variables (%pool%)"));
-  CHECK(load_json("{\n\"macros\": {},\n\"route\": \"NullRoute\"}")
-            .starts_with("m.json:2: `macros`: JSONM macros are not supported"));
+  // JSONM: expanded first (jsonm_test.cc), then read; errors at the file's lines.
+  CHECK(with_route("\"@int(5)\"") == "m.json:6: unknown route type '5'");
+  CHECK(with_route("\"PoolRoute|%pool%\"") ==
+        "m.json:6: Raw object property 'route': Param in string: 'pool' not found");
+  CHECK(load_json("{\n\"macros\": {},\n\"route\": \"NullRoute\"}") == "");
   CHECK(load_json("{\n\"route\": \"NullRoute\",\n\"routing_options\": {}}") ==
         "m.json:3: `routing_options` is not supported by ithaca (it reads pools, route, routes and named_handles)");
   CHECK(load_json("{\n  #include \"x.json\"\n}").starts_with("m.json:2: '#' outside a string"));
@@ -388,4 +388,30 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(load_json("{\"routes\": {\"/a/\": \"NullRoute\"}}") ==
         "m.json:1: Routing prefix (/a/) should be of the form /region/cluster/");
   CHECK(load_json("{\"route\": \"NullRoute\"").starts_with("m.json:1: "));  // a syntax error, with its line
+}
+
+TEST_CASE("a config with JSONM macros is expanded, and its errors point at the file's lines") {
+  const std::string head =
+      "{\n"                                                                                                 // 1
+      "  \"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"]}, \"B\": {\"servers\": [\"127.0.0.1:2\"]}},\n"  // 2
+      "  \"macros\": {\n"                                                                                   // 3
+      "    \"failover\": {\"type\": \"macroDef\", \"params\": [\"a\", \"b\"],\n"                            // 4
+      "      \"result\": {\"type\": \"FailoverRoute\",\n"                                                   // 5
+      "                 \"children\": [\"PoolRoute|%a%\", \"PoolRoute|%b%\"]}}\n"                           // 6
+      "  },\n";                                                                                             // 7
+  config c;
+  CHECK(load_json(head + "  \"route\": \"@failover(A, B)\"\n}\n", &c) == "");
+  CHECK(c.router.format == "mcrouter");
+  CHECK(c.router.pools.size() == 2);
+  // A pool the file does not have: the reader's error, at the macro's line.
+  const std::string err = load_json(head + "  \"route\": \"@failover(A, C)\"\n}\n");
+  CHECK(err.starts_with("m.json:6: "));
+  MESSAGE(err);
+  CHECK(err.find("C") != std::string::npos);
+  // The preprocessor's own errors: file:line: and the call.
+  CHECK(load_json(head + "  \"route\": \"@failover(A)\"\n}\n") ==
+        "m.json:8: Raw object property 'route': Macro in string 'failover' (line 8): Too few arguments for "
+        "macro failover. Expected at least 2 got 1");
+  // Escaped: a literal '@' reaches the reader as it is.
+  CHECK(load_json(head + "  \"route\": \"\\\\@failover\"\n}\n").starts_with("m.json:8: "));
 }
