@@ -18,7 +18,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "BigValueRoute",
     "BlackholeRoute",
     "CarbonLookasideRoute",
-    "DevNullRoute",
     "DistributionRoute",
     "HashStopAllowListRoute",
     "HostIdRoute",

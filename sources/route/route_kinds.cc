@@ -20,6 +20,7 @@ extern const kind_module kModifyExptimeKind;
 extern const kind_module kRateLimitKind;
 extern const kind_module kErrorKind;
 extern const kind_module kNullKind;
+extern const kind_module kDevNullKind;
 
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
@@ -27,7 +28,7 @@ constexpr const kind_module* kKinds[] = {
     &kLocalKind,        &kPoolKind,    &kPrefixKind,   &kOperationKind,  &kFailoverKind,    &kFailoverExptimeKind,
     &kMissFailoverKind, &kAllSyncKind, &kAllAsyncKind, &kAllInitialKind, &kAllMajorityKind, &kAllFastestKind,
     &kShadowKind,       &kWarmUpKind,  &kL1L2Kind,     &kHashKind,       &kRandomKind,      &kModifyExptimeKind,
-    &kRateLimitKind,    &kErrorKind,   &kNullKind,
+    &kRateLimitKind,    &kErrorKind,   &kNullKind,     &kDevNullKind,
 };
 }  // namespace
 
