@@ -25,7 +25,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "KeySplitRoute",
     "L1L2CacheRoute",
     "L1L2SizeSplitRoute",
-    "LatencyInjectionRoute",
     "LatestRoute",
     "LoadBalancerRoute",
     "LoggingRoute",

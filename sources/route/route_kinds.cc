@@ -21,14 +21,15 @@ extern const kind_module kRateLimitKind;
 extern const kind_module kErrorKind;
 extern const kind_module kNullKind;
 extern const kind_module kDevNullKind;
+extern const kind_module kLatencyInjectionKind;
 
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
 constexpr const kind_module* kKinds[] = {
-    &kLocalKind,        &kPoolKind,    &kPrefixKind,   &kOperationKind,  &kFailoverKind,    &kFailoverExptimeKind,
-    &kMissFailoverKind, &kAllSyncKind, &kAllAsyncKind, &kAllInitialKind, &kAllMajorityKind, &kAllFastestKind,
-    &kShadowKind,       &kWarmUpKind,  &kL1L2Kind,     &kHashKind,       &kRandomKind,      &kModifyExptimeKind,
-    &kRateLimitKind,    &kErrorKind,   &kNullKind,     &kDevNullKind,
+    &kLocalKind,        &kPoolKind,    &kPrefixKind,   &kOperationKind,  &kFailoverKind,         &kFailoverExptimeKind,
+    &kMissFailoverKind, &kAllSyncKind, &kAllAsyncKind, &kAllInitialKind, &kAllMajorityKind,      &kAllFastestKind,
+    &kShadowKind,       &kWarmUpKind,  &kL1L2Kind,     &kHashKind,       &kRandomKind,           &kModifyExptimeKind,
+    &kRateLimitKind,    &kErrorKind,   &kNullKind,     &kDevNullKind,    &kLatencyInjectionKind,
 };
 }  // namespace
 

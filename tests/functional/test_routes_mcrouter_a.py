@@ -1,11 +1,13 @@
 """mcrouter's route kinds of set A served from mcrouter's own test configs
 (facebook/mcrouter, mcrouter/test/*.json, MIT licence), each copied below as
-it is with a line naming it: `dev_null` (DevNullRoute), ... . Each config's
+it is with a line naming it: `dev_null` (DevNullRoute), `latency_injection` (LatencyInjectionRoute), ... . Each config's
 `localhost:PORT` servers are mapped to real memcacheds this test starts, and
 each test asserts what mcrouter's own Python test (named in it) asserts over
 the same config; the assertions are ported, the code is ours."""
 
 import re
+import threading
+import time
 
 import pytest
 
@@ -33,6 +35,51 @@ MCROUTER_CONFIGS = {
       "null": "DevNullRoute"
     },
     "wildcard": "PoolRoute|A.wildcard"
+  }
+}
+""",
+    # mcrouter/test/test_latency_injection_before.json
+    "test_latency_injection_before.json": """{
+  "pools": {
+    "A": {
+      "servers": [ "127.0.0.1:11610" ],
+      "protocol": "caret"
+    }
+  },
+  "route": {
+    "type": "LatencyInjectionRoute",
+    "child": "PoolRoute|A",
+    "before_latency_ms": 2000
+  }
+}
+""",
+    # mcrouter/test/test_latency_injection_after.json
+    "test_latency_injection_after.json": """{
+  "pools": {
+    "A": {
+      "servers": [ "127.0.0.1:11610" ],
+      "protocol": "caret"
+    }
+  },
+  "route": {
+    "type": "LatencyInjectionRoute",
+    "child": "PoolRoute|A",
+    "after_latency_ms": 1000
+  }
+}
+""",
+    # mcrouter/test/test_latency_injection_total.json
+    "test_latency_injection_total.json": """{
+  "pools": {
+    "A": {
+      "servers": [ "127.0.0.1:11610" ],
+      "protocol": "caret"
+    }
+  },
+  "route": {
+    "type": "LatencyInjectionRoute",
+    "child": "PoolRoute|A",
+    "total_latency_ms": 2000
   }
 }
 """,
@@ -114,3 +161,104 @@ def test_dev_null_drops_requests_and_counts_them(tmp_path, ithaca_factory, memca
         assert c.call(b"get null:key\r\n") == b"END\r\n"
         assert route_counter(c, "dev_null", "dev_null_requests") == 3
 
+
+# ---- LatencyInjectionRoute (mcrouter/test/test_latency_injection_route.py)
+
+
+def no_caret(text):
+    """mcrouter's samples talk Carbon (caret) to their mock; ithaca speaks
+    ascii or meta to a memcached (caret is refused), so the line goes."""
+    return text.replace(',\n      "protocol": "caret"', "")
+
+
+def timed_get(conn, key):
+    start = time.monotonic()
+    reply = conn.call(b"get " + key + b"\r\n")
+    return reply, time.monotonic() - start
+
+
+@pytest.mark.parametrize("name,key,least", [
+    ("test_latency_injection_before.json", b"key1", 2.0),
+    ("test_latency_injection_after.json", b"key2", 1.0),
+    ("test_latency_injection_total.json", b"key3", 2.0),
+])
+def test_latency_injection_delays_the_reply(tmp_path, ithaca_factory, memcached_factory, name, key, least):
+    mc = memcached_factory(args=SERVER_ARGS)
+    router = serve_mcrouter_config(tmp_path, ithaca_factory, name, [mc], edit=no_caret)
+    value = b"value" + key[-1:]
+    direct_set(mc, key, value)
+    with mcwire.Conn(*router.address) as c:
+        reply, took = timed_get(c, key)
+        assert reply == b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (key, len(value), value)
+        assert took >= least, f"{name}: answered in {took:.3f}s"
+        assert took < least + 1.5, f"{name}: answered in {took:.3f}s"
+        field = name.split("_")[-1].split(".")[0] + "_latency_injected"
+        assert route_counter(c, "latency_injection", field) == 1
+
+
+def test_latency_injection_waits_without_holding_the_worker(tmp_path, ithaca_factory, memcached_factory):
+    """Waits run side by side: pipelined gets on one connection and gets on
+    other connections all wait their 2 s at once (in turn they would take
+    2 s each), replies in request order; a connection to the same router
+    through another route is not held at all."""
+    mc = memcached_factory(args=SERVER_ARGS)
+    router = serve_mcrouter_config(tmp_path, ithaca_factory, "test_latency_injection_before.json", [mc],
+                                   edit=no_caret)
+    for i in range(4):
+        direct_set(mc, b"k%d" % i, b"v%d" % i)
+    results = {}
+
+    def one(i):
+        with mcwire.Conn(*router.address) as c:
+            results[i] = timed_get(c, b"k%d" % i)
+
+    start = time.monotonic()
+    threads = [threading.Thread(target=one, args=(i,)) for i in (2, 3)]
+    for t in threads:
+        t.start()
+    with mcwire.Conn(*router.address) as c:
+        c.send(b"get k0\r\nget k1\r\nversion\r\n")
+        replies = c.read_replies(3)
+    took = time.monotonic() - start
+    for t in threads:
+        t.join(10)
+    assert replies[0] == b"VALUE k0 0 2\r\nv0\r\nEND\r\n"
+    assert replies[1] == b"VALUE k1 0 2\r\nv1\r\nEND\r\n"
+    assert replies[2].startswith(b"VERSION ")
+    assert 2.0 <= took < 3.5, f"pipelined waits took {took:.3f}s"
+    for i in (2, 3):
+        reply, t = results[i]
+        assert reply == b"VALUE k%d 0 2\r\nv%d\r\nEND\r\n" % (i, i)
+        assert 2.0 <= t < 3.5, f"client {i}: {t:.3f}s"
+    # Served while nothing waits: `version` is the server's own.
+    with mcwire.Conn(*router.address) as c:
+        start = time.monotonic()
+        assert c.call(b"version\r\n").startswith(b"VERSION ")
+        assert time.monotonic() - start < 1.0
+
+
+def test_latency_injection_wait_ends_with_its_client_or_the_server(tmp_path, ithaca_factory, memcached_factory):
+    """A client that goes away while its request waits costs nothing after
+    the wait; a server stopped while requests wait exits at once (the
+    factory fails a stop that takes more than its timeout)."""
+    mc = memcached_factory(args=SERVER_ARGS)
+    router = serve_mcrouter_config(tmp_path, ithaca_factory, "test_latency_injection_before.json", [mc],
+                                   edit=no_caret)
+    direct_set(mc, b"gone", b"x")
+    for _ in range(20):
+        c = mcwire.Conn(*router.address)
+        c.send(b"get gone\r\nset gone 0 0 1\r\ny\r\n")
+        c.close()
+    with mcwire.Conn(*router.address) as c:
+        reply, took = timed_get(c, b"gone")
+        # A closed connection (FIN) still gets its replies, so its set goes
+        # on after its wait (y); one the server saw reset is orphaned and
+        # nothing of it resumes (x). Either way the router answers here.
+        assert reply in (b"VALUE gone 0 1\r\ny\r\nEND\r\n", b"VALUE gone 0 1\r\nx\r\nEND\r\n")
+        assert took >= 2.0
+        c.send(b"get gone\r\n")  # still waiting when the server stops
+        start = time.monotonic()
+        router.proc.terminate()
+        router.proc.wait(timeout=10)
+        assert time.monotonic() - start < 2.0, "the server waited for the injected latency to stop"
+        assert router.proc.returncode == 0
