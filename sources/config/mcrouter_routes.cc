@@ -24,7 +24,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "KeyParseRoute",
     "KeySplitRoute",
     "L1L2CacheRoute",
-    "L1L2SizeSplitRoute",
     "LatestRoute",
     "LoadBalancerRoute",
     "LoggingRoute",

@@ -22,6 +22,7 @@ extern const kind_module kErrorKind;
 extern const kind_module kNullKind;
 extern const kind_module kDevNullKind;
 extern const kind_module kLatencyInjectionKind;
+extern const kind_module kL1L2SizeSplitKind;
 
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
@@ -29,7 +30,7 @@ constexpr const kind_module* kKinds[] = {
     &kLocalKind,        &kPoolKind,    &kPrefixKind,   &kOperationKind,  &kFailoverKind,         &kFailoverExptimeKind,
     &kMissFailoverKind, &kAllSyncKind, &kAllAsyncKind, &kAllInitialKind, &kAllMajorityKind,      &kAllFastestKind,
     &kShadowKind,       &kWarmUpKind,  &kL1L2Kind,     &kHashKind,       &kRandomKind,           &kModifyExptimeKind,
-    &kRateLimitKind,    &kErrorKind,   &kNullKind,     &kDevNullKind,    &kLatencyInjectionKind,
+    &kRateLimitKind,    &kErrorKind,   &kNullKind,     &kDevNullKind,    &kLatencyInjectionKind, &kL1L2SizeSplitKind,
 };
 }  // namespace
 

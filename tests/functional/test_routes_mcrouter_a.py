@@ -1,6 +1,7 @@
 """mcrouter's route kinds of set A served from mcrouter's own test configs
 (facebook/mcrouter, mcrouter/test/*.json, MIT licence), each copied below as
-it is with a line naming it: `dev_null` (DevNullRoute), `latency_injection` (LatencyInjectionRoute), ... . Each config's
+it is with a line naming it: `dev_null` (DevNullRoute), `latency_injection` (LatencyInjectionRoute),
+`l1l2_size_split` (L1L2SizeSplitRoute), ... . Each config's
 `localhost:PORT` servers are mapped to real memcacheds this test starts, and
 each test asserts what mcrouter's own Python test (named in it) asserts over
 the same config; the assertions are ported, the code is ours."""
@@ -14,7 +15,7 @@ import pytest
 import mcwire
 from conftest import ithaca_binary
 from test_ascii_diff import SERVER_ARGS
-from test_router import stats
+from test_router import stats, wait_for
 
 # mcrouter's test configs (facebook/mcrouter, mcrouter/test/, MIT licence).
 MCROUTER_CONFIGS = {
@@ -83,9 +84,108 @@ MCROUTER_CONFIGS = {
   }
 }
 """,
+    # mcrouter/test/test_basic_l1_l2_sizesplit.json
+    "test_basic_l1_l2_sizesplit.json": """{
+  "pools": {
+    "A": {
+      "servers": [ "localhost:12345:caret" ]
+    },
+    "B": {
+      "servers": [ "localhost:12346:caret" ]
+    }
+  },
+  "route": {
+    "type": "L1L2SizeSplitRoute",
+    "l1": "PoolRoute|A",
+    "l2": "PoolRoute|B",
+    "threshold": 8,
+    "both_full_set": false
+  }
+}
+""",
+    # mcrouter/test/test_basic_l1_l2_sizesplit_bothset.json
+    "test_basic_l1_l2_sizesplit_bothset.json": """{
+  "pools": {
+    "A": {
+      "servers": [ "localhost:12345:caret" ]
+    },
+    "B": {
+      "servers": [ "localhost:12346:caret" ]
+    }
+  },
+  "route": {
+    "type": "L1L2SizeSplitRoute",
+    "l1": "PoolRoute|A",
+    "l2": "PoolRoute|B",
+    "threshold": 8,
+    "both_full_set": true
+  }
+}
+""",
+    # mcrouter/test/test_basic_l1_l2_sizesplit_retry_invalid.json
+    "test_basic_l1_l2_sizesplit_retry_invalid.json": """{
+  "pools": {
+    "A": {
+      "servers": [ "localhost:12345:caret" ]
+    },
+    "B": {
+      "servers": [ "localhost:12346:caret" ]
+    }
+  },
+  "route": {
+    "type": "L1L2SizeSplitRoute",
+    "l1": "PoolRoute|A",
+    "l2": "PoolRoute|B",
+    "threshold": 8,
+    "both_full_set": false,
+    "retries": 100
+  }
+}
+""",
+    # mcrouter/test/test_basic_l1_l2_sizesplit_retry_valid.json
+    "test_basic_l1_l2_sizesplit_retry_valid.json": """{
+  "pools": {
+    "A": {
+      "servers": [ "localhost:12345:caret" ]
+    },
+    "B": {
+      "servers": [ "localhost:12346:caret" ]
+    }
+  },
+  "route": {
+    "type": "L1L2SizeSplitRoute",
+    "l1": "PoolRoute|A",
+    "l2": "PoolRoute|B",
+    "threshold": 8,
+    "both_full_set": false,
+    "retries": 3
+  }
+}
+""",
+    # mcrouter/test/test_basic_l1_multiple_l2_sizesplit.json
+    "test_basic_l1_multiple_l2_sizesplit.json": """{
+  "pools": {
+    "A": {
+      "servers": [ "localhost:12345:caret" ]
+    },
+    "B": {
+      "servers": [ "localhost:12346:caret", "localhost:12347:caret", "localhost:12348:caret" ]
+    }
+  },
+  "route": {
+    "type": "L1L2SizeSplitRoute",
+    "l1": "PoolRoute|A",
+    "l2": "PoolRoute|B",
+    "threshold": 8,
+    "both_full_set": false
+  }
+}
+""",
 }
 
-SERVER_RE = re.compile(r'"(?:localhost|127\.0\.0\.1):(\d+)"')
+# A server as mcrouter's samples write it; ":caret" (mcrouter's Carbon
+# protocol, which ithaca does not speak) is dropped with the mapping.
+SERVER_RE = re.compile(r'"(?:localhost|127\.0\.0\.1):(\d+)(?::caret)?"')
 
 
 def mcrouter_ports(name):
@@ -262,3 +362,171 @@ def test_latency_injection_wait_ends_with_its_client_or_the_server(tmp_path, ith
         router.proc.wait(timeout=10)
         assert time.monotonic() - start < 2.0, "the server waited for the injected latency to stop"
         assert router.proc.returncode == 0
+
+
+# ---- L1L2SizeSplitRoute (mcrouter/test/test_mcrouter_basic.py,
+# TestMcrouterBasicL1L2SizeSplit, TestMcrouterBasicL1MultipleL2SizeSplit,
+# TestMcrouterWithRetries)
+
+SIZE_SPLIT_FLAG = 0x20  # mcrouter's MC_MSG_FLAG_SIZE_SPLIT
+
+
+def direct_item(server, key):
+    """(flags, data, cas) of KEY on SERVER, or None."""
+    with mcwire.Conn(server.host, server.port) as c:
+        values = mcwire.parse_values(c.call(b"gets " + key + b"\r\n"))
+    return (values[0][1], values[0][2], values[0][3]) if values else None
+
+
+def router_gets(conn, key):
+    values = mcwire.parse_values(conn.call(b"gets " + key + b"\r\n"))
+    return (values[0][2], values[0][3]) if values else None
+
+
+def set_line(key, value, flags=0):
+    return b"set %s %d 0 %d\r\n%s\r\n" % (key, flags, len(value), value)
+
+
+@pytest.fixture
+def split_pair(tmp_path, ithaca_factory, memcached_factory):
+    def make(name):
+        l1, l2 = memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS)
+        return serve_mcrouter_config(tmp_path, ithaca_factory, name, [l1, l2]), l1, l2
+    return make
+
+
+def test_size_split_sets_go_to_the_right_place_and_gets_follow(split_pair):
+    router, l1, l2 = split_pair("test_basic_l1_l2_sizesplit.json")
+    with mcwire.Conn(*router.address) as c:
+        assert c.call(b"get key1\r\n") == b"END\r\n"
+        assert c.call(set_line(b"key1", b"value1")) == b"STORED\r\n"
+        assert direct_get(l1, b"key1") == b"value1"  # small: L1 only
+        assert direct_get(l2, b"key1") is None
+        assert c.call(b"get key1\r\n") == b"VALUE key1 0 6\r\nvalue1\r\nEND\r\n"
+        value2 = b"foo" * 200
+        assert c.call(set_line(b"key2", value2, flags=5)) == b"STORED\r\n"
+        flags, data, _ = direct_item(l1, b"key2")  # a sentinel: empty, flagged
+        assert data == b"" and flags & SIZE_SPLIT_FLAG and flags & 5 == 5
+        assert direct_get(l2, b"key2") == value2  # the whole value on L2
+        assert c.call(b"get key2\r\n") == b"VALUE key2 5 600\r\n" + value2 + b"\r\nEND\r\n"
+        # One multiget over both kinds of keys and a missing one, in order.
+        assert c.call(b"get key2 nope key1\r\n") == (
+            b"VALUE key2 5 600\r\n" + value2 + b"\r\nVALUE key1 0 6\r\nvalue1\r\nEND\r\n")
+        assert route_counter(c, "l1l2_size_split", "split_sets") == 1
+
+
+def test_size_split_both_full_set_writes_both(split_pair):
+    router, l1, l2 = split_pair("test_basic_l1_l2_sizesplit_bothset.json")
+    with mcwire.Conn(*router.address) as c:
+        assert c.call(b"get key1\r\n") == b"END\r\n"
+        assert c.call(set_line(b"key1", b"value1")) == b"STORED\r\n"
+        assert direct_get(l1, b"key1") == b"value1"
+        assert direct_get(l2, b"key1") is None
+        assert c.call(b"get key1\r\n") == b"VALUE key1 0 6\r\nvalue1\r\nEND\r\n"
+        value2 = b"foo" * 200
+        assert c.call(set_line(b"key2", value2)) == b"STORED\r\n"
+        assert direct_get(l1, b"key2") == value2
+        wait_for(lambda: direct_get(l2, b"key2") == value2, what="the background set on L2")
+        assert c.call(b"get key2\r\n") == b"VALUE key2 0 600\r\n" + value2 + b"\r\nEND\r\n"
+
+
+def test_size_split_l2_down_is_an_error_and_the_sentinel_goes(tmp_path, ithaca_factory, memcached_factory):
+    from conftest import free_port
+    from test_router import start_memcached_on
+    l1 = memcached_factory(args=SERVER_ARGS)
+    l2 = start_memcached_on(free_port())  # killed by this test: not the fixture's
+    router = serve_mcrouter_config(tmp_path, ithaca_factory, "test_basic_l1_l2_sizesplit.json", [l1, l2])
+    value = b"foob" * 200
+    with mcwire.Conn(*router.address) as c:
+        assert c.call(set_line(b"key", value)) == b"STORED\r\n"
+        l2.stop()
+        assert direct_get(l1, b"key") == b""
+        assert c.call(b"get key\r\n").startswith(b"SERVER_ERROR ")
+        # mcrouter's test_l1l2_l1_hit_l2_lookup_fail: the sentinel is gone.
+        assert direct_get(l1, b"key") is None
+        # A large set while L2 is down answers L2's failure (a plain set;
+        # mcrouter keeps a failed lease-set in L1, which ithaca sends there).
+        assert c.call(set_line(b"key", value)).startswith(b"SERVER_ERROR ")
+        assert c.call(set_line(b"key", b"small")) == b"STORED\r\n"
+        assert c.call(b"get key\r\n") == b"VALUE key 0 5\r\nsmall\r\nEND\r\n"
+        assert not direct_item(l1, b"key")[0] & SIZE_SPLIT_FLAG
+
+
+def test_size_split_cas_small(split_pair):
+    router, l1, _ = split_pair("test_basic_l1_l2_sizesplit.json")
+    with mcwire.Conn(*router.address) as c:
+        assert c.call(b"get key\r\n") == b"END\r\n"
+        assert c.call(set_line(b"key", b"value1")) == b"STORED\r\n"
+        _, cas = router_gets(c, b"key")
+        assert c.call(b"cas key 0 0 6 %d\r\nvalue2\r\n" % cas) == b"STORED\r\n"
+        value, cas2 = router_gets(c, b"key")
+        assert value == b"value2" and cas2 != cas
+        assert not direct_item(l1, b"key")[0] & SIZE_SPLIT_FLAG
+
+
+def test_size_split_cas_large_goes_to_l1_and_a_second_cas_fails(split_pair):
+    router, l1, _ = split_pair("test_basic_l1_l2_sizesplit.json")
+    with mcwire.Conn(*router.address) as c:
+        assert c.call(b"get key1\r\n") == b"END\r\n"
+        value = b"foo" * 200
+        assert c.call(set_line(b"key", value)) == b"STORED\r\n"
+        got, cas = router_gets(c, b"key")
+        assert got == value
+        assert cas == direct_item(l1, b"key")[2]  # the sentinel's CAS: cas goes to L1
+        assert c.call(b"cas key 0 0 14 %d\r\nvalue_modified\r\n" % cas) == b"STORED\r\n"
+        got, cas2 = router_gets(c, b"key")
+        assert got == b"value_modified" and cas2 != cas
+        flags, data, _ = direct_item(l1, b"key")
+        assert not flags & SIZE_SPLIT_FLAG and data == b"value_modified"
+        assert c.call(b"cas key 0 0 15 %d\r\nvalue_modified2\r\n" % cas) == b"EXISTS\r\n"
+
+
+def test_size_split_gets_reads_l1_again_after_a_dead_sentinel(split_pair):
+    """An L2 value gone (evicted): gets removes the sentinel and reads L1
+    again (mcrouter's retries), a get answers an error and removes it."""
+    router, l1, l2 = split_pair("test_basic_l1_l2_sizesplit.json")
+    value = b"x" * 100
+    with mcwire.Conn(*router.address) as c:
+        for key in (b"a", b"b"):
+            assert c.call(set_line(key, value)) == b"STORED\r\n"
+        with mcwire.Conn(l2.host, l2.port) as d:
+            assert d.call(b"delete a\r\n") == b"DELETED\r\n"
+            assert d.call(b"delete b\r\n") == b"DELETED\r\n"
+        assert c.call(b"gets a\r\n") == b"END\r\n"
+        assert direct_get(l1, b"a") is None
+        assert c.call(b"get b\r\n").startswith(b"SERVER_ERROR ")
+        assert direct_get(l1, b"b") is None
+        assert route_counter(c, "l1l2_size_split", "sentinels_removed") == 2
+
+
+def test_size_split_with_several_l2_servers(tmp_path, ithaca_factory, memcached_factory):
+    """TestMcrouterBasicL1MultipleL2SizeSplit, with a set where mcrouter's
+    test uses a lease-set (ithaca sends lease-sets to L1)."""
+    l1 = memcached_factory(args=SERVER_ARGS)
+    l2s = [memcached_factory(args=SERVER_ARGS) for _ in range(3)]
+    router = serve_mcrouter_config(tmp_path, ithaca_factory, "test_basic_l1_multiple_l2_sizesplit.json", [l1, *l2s])
+    long_value = b"foo" * 200
+    keys = [b"key%d" % i for i in range(12)]
+    with mcwire.Conn(*router.address) as c:
+        for key in keys:
+            assert c.call(set_line(key, long_value)) == b"STORED\r\n"
+        for key in keys:
+            assert direct_item(l1, key)[0] & SIZE_SPLIT_FLAG
+            assert c.call(b"get " + key + b"\r\n") == b"VALUE %s 0 600\r\n%s\r\nEND\r\n" % (key, long_value)
+    holders = {i for i, s in enumerate(l2s) for key in keys if direct_get(s, key) == long_value}
+    assert len(holders) > 1, "every key on one L2 server"
+
+
+@pytest.mark.parametrize("name,ok", [("test_basic_l1_l2_sizesplit_retry_valid.json", True),
+                                     ("test_basic_l1_l2_sizesplit_retry_invalid.json", False)])
+def test_size_split_retries_are_checked(tmp_path, name, ok):
+    if ithaca_binary()[1]:
+        pytest.skip("an ithaca option (--check-config)")
+    from test_mcrouter_config import check_config
+    path = tmp_path / name
+    path.write_text(SERVER_RE.sub('"127.0.0.1:11211"', MCROUTER_CONFIGS[name]))
+    rc, out = check_config(path)
+    if ok:
+        assert (rc, out) == (0, "configuration OK")
+    else:
+        assert rc == 1 and "L1L2SizeSplitRoute: maximum number of retries is 10" in out, out
