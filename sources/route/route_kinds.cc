@@ -23,6 +23,7 @@ extern const kind_module kNullKind;
 extern const kind_module kDevNullKind;
 extern const kind_module kLatencyInjectionKind;
 extern const kind_module kL1L2SizeSplitKind;
+extern const kind_module kMigrateKind;
 
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
@@ -31,6 +32,7 @@ constexpr const kind_module* kKinds[] = {
     &kMissFailoverKind, &kAllSyncKind, &kAllAsyncKind, &kAllInitialKind, &kAllMajorityKind,      &kAllFastestKind,
     &kShadowKind,       &kWarmUpKind,  &kL1L2Kind,     &kHashKind,       &kRandomKind,           &kModifyExptimeKind,
     &kRateLimitKind,    &kErrorKind,   &kNullKind,     &kDevNullKind,    &kLatencyInjectionKind, &kL1L2SizeSplitKind,
+    &kMigrateKind,
 };
 }  // namespace
 

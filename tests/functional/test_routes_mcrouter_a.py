@@ -1,7 +1,7 @@
 """mcrouter's route kinds of set A served from mcrouter's own test configs
 (facebook/mcrouter, mcrouter/test/*.json, MIT licence), each copied below as
 it is with a line naming it: `dev_null` (DevNullRoute), `latency_injection` (LatencyInjectionRoute),
-`l1l2_size_split` (L1L2SizeSplitRoute), ... . Each config's
+`l1l2_size_split` (L1L2SizeSplitRoute), `migrate` (MigrateRoute), ... . Each config's
 `localhost:PORT` servers are mapped to real memcacheds this test starts, and
 each test asserts what mcrouter's own Python test (named in it) asserts over
 the same config; the assertions are ported, the code is ours."""
@@ -178,6 +178,95 @@ MCROUTER_CONFIGS = {
     "l2": "PoolRoute|B",
     "threshold": 8,
     "both_full_set": false
+  }
+}
+""",
+    # mcrouter/test/test_migrated_pools.json
+    "test_migrated_pools.json": """{
+  "pools": {
+    "wildcard-new": {
+      "servers": [ "localhost:12345" ]
+    },
+    "wildcard-old": {
+      "servers": [ "localhost:12346" ]
+    }
+  },
+  "route": {
+    "type": "MigrateRoute",
+    "from": "PoolRoute|wildcard-old",
+    "to": "PoolRoute|wildcard-new",
+    "start_time": START_TIME,
+    "interval": 4
+  }
+}
+""",
+    # mcrouter/test/test_migrated_failover.json
+    "test_migrated_failover.json": """{
+  "pools": {
+    "A-old": {
+      "servers": [ "127.0.0.1:11610" ]
+    },
+    "A-new": {
+      "servers": [ "127.0.0.1:11611" ]
+    },
+    "B-old": {
+      "servers": [ "127.0.0.1:11612" ]
+    },
+    "B-new": {
+      "servers": [ "127.0.0.1:11613" ]
+    }
+  },
+  "route": {
+    "type": "FailoverWithExptimeRoute",
+    "normal": {
+      "type": "MigrateRoute",
+      "from": "PoolRoute|A-old",
+      "to": "PoolRoute|A-new",
+      "start_time": 0,
+      "interval": 120
+    },
+    "failover": {
+      "type": "MigrateRoute",
+      "from": "PoolRoute|B-old",
+      "to": "PoolRoute|B-new",
+      "start_time": 0,
+      "interval": 120
+    }
+  }
+}
+""",
+    # mcrouter/test/test_migrated_pools_failover.json
+    "test_migrated_pools_failover.json": """{
+  "pools": {
+    "A-new": {
+      "servers": [ "localhost:12345" ]
+    },
+    "A-old": {
+      "servers": [ "localhost:12346" ]
+    },
+    "B-new": {
+      "servers": [ "localhost:12347" ]
+    },
+    "B-old": {
+      "servers": [ "localhost:12348" ]
+    }
+  },
+  "route": {
+    "type": "FailoverWithExptimeRoute",
+    "failover": {
+      "type": "MigrateRoute",
+      "from": "PoolRoute|B-old",
+      "to": "PoolRoute|B-new",
+      "start_time": START_TIME,
+      "interval": 4
+    },
+    "normal": {
+      "type": "MigrateRoute",
+      "from": "PoolRoute|A-old",
+      "to": "PoolRoute|A-new",
+      "start_time": START_TIME,
+      "interval": 4
+    }
   }
 }
 """,
@@ -530,3 +619,116 @@ def test_size_split_retries_are_checked(tmp_path, name, ok):
         assert (rc, out) == (0, "configuration OK")
     else:
         assert rc == 1 and "L1L2SizeSplitRoute: maximum number of retries is 10" in out, out
+
+
+# ---- MigrateRoute (mcrouter/lib/routes/MigrateRoute.h's phases over
+# test_migrated_pools.json; mcrouter/test/test_mcrouter_serialized.py,
+# TestMigratedPoolsFailover; mcrouter/test/test_migrated_failover.py)
+
+
+def wait_until(unix_time):
+    while time.time() < unix_time:
+        time.sleep(0.05)
+
+
+def killable_memcached():
+    from conftest import free_port
+    from test_router import start_memcached_on
+    return start_memcached_on(free_port())
+
+
+def test_migrate_moves_gets_and_sets_and_deletes_go_to_both_meanwhile(tmp_path, ithaca_factory, memcached_factory):
+    new, old = memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS)
+    start = int(time.time()) + 2
+    router = serve_mcrouter_config(tmp_path, ithaca_factory, "test_migrated_pools.json", [new, old],
+                                   edit=lambda t: t.replace("START_TIME", str(start)))
+    for server, value in ((old, b"old"), (new, b"new")):
+        for i in range(1, 4):
+            direct_set(server, b"get-key-%d" % i, value)
+            direct_set(server, b"del-key-%d" % i, value)
+    with mcwire.Conn(*router.address) as c:
+        # Before the start: everything goes to `from` (old).
+        assert time.time() < start
+        assert c.call(b"get get-key-1\r\n") == b"VALUE get-key-1 0 3\r\nold\r\nEND\r\n"
+        assert c.call(set_line(b"set-key-1", b"1")) == b"STORED\r\n"
+        assert c.call(b"delete del-key-1\r\n") == b"DELETED\r\n"
+        assert direct_get(old, b"set-key-1") == b"1" and direct_get(new, b"set-key-1") is None
+        assert direct_get(old, b"del-key-1") is None and direct_get(new, b"del-key-1") == b"new"
+        # The first interval: gets and sets still to old, deletes to both.
+        wait_until(start)
+        assert c.call(b"get get-key-2\r\n") == b"VALUE get-key-2 0 3\r\nold\r\nEND\r\n"
+        assert c.call(set_line(b"set-key-2", b"2")) == b"STORED\r\n"
+        assert direct_get(old, b"set-key-2") == b"2" and direct_get(new, b"set-key-2") is None
+        assert c.call(b"delete del-key-2\r\n") == b"DELETED\r\n"
+        assert direct_get(old, b"del-key-2") is None and direct_get(new, b"del-key-2") is None
+        # Deleted on one side only: the worse reply (NOT_FOUND) is the client's.
+        assert c.call(b"delete del-key-1\r\n") == b"NOT_FOUND\r\n"
+        assert direct_get(new, b"del-key-1") is None
+        # After both intervals: everything goes to `to` (new).
+        wait_until(start + 2 * 4)
+        assert c.call(b"get get-key-3\r\n") == b"VALUE get-key-3 0 3\r\nnew\r\nEND\r\n"
+        assert c.call(set_line(b"set-key-3", b"3")) == b"STORED\r\n"
+        assert direct_get(new, b"set-key-3") == b"3" and direct_get(old, b"set-key-3") is None
+        assert c.call(b"delete del-key-3\r\n") == b"DELETED\r\n"
+        assert direct_get(new, b"del-key-3") is None and direct_get(old, b"del-key-3") == b"old"
+
+
+def test_migrated_pools_failover(tmp_path, ithaca_factory, memcached_factory):
+    """TestMigratedPoolsFailover: each side of a gutter is a MigrateRoute;
+    the killed old, then new, pool fails over to the B pools' same side."""
+    a_new, a_old = killable_memcached(), killable_memcached()
+    b_new, b_old = memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS)
+    phase_2 = int(time.time()) + 4  # start time
+    phase_3 = phase_2 + 4
+    phase_4 = phase_3 + 4
+    try:
+        router = serve_mcrouter_config(tmp_path, ithaca_factory, "test_migrated_pools_failover.json",
+                                       [a_new, a_old, b_new, b_old],
+                                       edit=lambda t: t.replace("START_TIME", str(phase_2)))
+        for phase in range(1, 5):
+            direct_set(a_old, b"get-key-%d" % phase, b"%d" % phase)
+            direct_set(a_new, b"get-key-%d" % phase, b"%d" % (phase * 10))
+            direct_set(b_old, b"get-key-%d" % phase, b"%d" % (phase * 100))
+            direct_set(b_new, b"get-key-%d" % phase, b"%d" % (phase * 1000))
+        with mcwire.Conn(*router.address) as c:
+            assert time.time() < phase_2, "the setup took the whole first phase"
+            assert mcwire.parse_values(c.call(b"get get-key-1\r\n"))[0][2] == b"1"
+            assert c.call(set_line(b"set-key-1", b"42")) == b"STORED\r\n"
+            assert direct_get(a_old, b"set-key-1") == b"42"
+            a_old.stop()
+            assert mcwire.parse_values(c.call(b"get get-key-1\r\n"))[0][2] == b"100"
+            assert c.call(set_line(b"set-key-1", b"42")).startswith(b"STORED")
+            assert direct_get(b_old, b"set-key-1") == b"42"
+            wait_until(phase_2)
+            assert time.time() < phase_3
+            assert mcwire.parse_values(c.call(b"get get-key-2\r\n"))[0][2] == b"200"
+            assert c.call(set_line(b"set-key-2", b"42")).startswith(b"STORED")
+            assert direct_get(b_old, b"set-key-2") == b"42"
+            wait_until(phase_4 + 1)
+            assert mcwire.parse_values(c.call(b"get get-key-3\r\n"))[0][2] == b"30"
+            assert c.call(set_line(b"set-key-3", b"424242")) == b"STORED\r\n"
+            assert direct_get(a_new, b"set-key-3") == b"424242"
+            a_new.stop()
+            assert mcwire.parse_values(c.call(b"get get-key-3\r\n"))[0][2] == b"3000"
+    finally:
+        a_new.stop()
+        a_old.stop()
+
+
+def test_migrated_failover(tmp_path, ithaca_factory, memcached_factory):
+    """test_migrated_failover.py: a migration long over (start 0) sends to
+    the new pools; the new A killed, the get fails over to the new B."""
+    old_a, old_b = memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS)
+    mc_a, mc_b = killable_memcached(), memcached_factory(args=SERVER_ARGS)
+    try:
+        router = serve_mcrouter_config(tmp_path, ithaca_factory, "test_migrated_failover.json",
+                                       [old_a, mc_a, old_b, mc_b])
+        direct_set(mc_a, b"key", b"a")
+        direct_set(mc_b, b"key", b"b")
+        with mcwire.Conn(*router.address) as c:
+            assert c.call(b"get key\r\n") == b"VALUE key 0 1\r\na\r\nEND\r\n"
+            mc_a.stop()
+            wait_for(lambda: c.call(b"get key\r\n") == b"VALUE key 0 1\r\nb\r\nEND\r\n",
+                     what="the get failing over to B-new")
+    finally:
+        mc_a.stop()
