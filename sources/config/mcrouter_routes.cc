@@ -27,7 +27,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "LatestRoute",
     "LoadBalancerRoute",
     "LoggingRoute",
-    "ModifyKeyRoute",
     "OriginalClientHashRoute",
     "PrefixPolicyRoute",
     "RoutingGroupRoute",

@@ -24,15 +24,37 @@ extern const kind_module kDevNullKind;
 extern const kind_module kLatencyInjectionKind;
 extern const kind_module kL1L2SizeSplitKind;
 extern const kind_module kMigrateKind;
+extern const kind_module kModifyKeyKind;
 
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
 constexpr const kind_module* kKinds[] = {
-    &kLocalKind,        &kPoolKind,    &kPrefixKind,   &kOperationKind,  &kFailoverKind,         &kFailoverExptimeKind,
-    &kMissFailoverKind, &kAllSyncKind, &kAllAsyncKind, &kAllInitialKind, &kAllMajorityKind,      &kAllFastestKind,
-    &kShadowKind,       &kWarmUpKind,  &kL1L2Kind,     &kHashKind,       &kRandomKind,           &kModifyExptimeKind,
-    &kRateLimitKind,    &kErrorKind,   &kNullKind,     &kDevNullKind,    &kLatencyInjectionKind, &kL1L2SizeSplitKind,
+    &kLocalKind,
+    &kPoolKind,
+    &kPrefixKind,
+    &kOperationKind,
+    &kFailoverKind,
+    &kFailoverExptimeKind,
+    &kMissFailoverKind,
+    &kAllSyncKind,
+    &kAllAsyncKind,
+    &kAllInitialKind,
+    &kAllMajorityKind,
+    &kAllFastestKind,
+    &kShadowKind,
+    &kWarmUpKind,
+    &kL1L2Kind,
+    &kHashKind,
+    &kRandomKind,
+    &kModifyExptimeKind,
+    &kRateLimitKind,
+    &kErrorKind,
+    &kNullKind,
+    &kDevNullKind,
+    &kLatencyInjectionKind,
+    &kL1L2SizeSplitKind,
     &kMigrateKind,
+    &kModifyKeyKind,
 };
 }  // namespace
 

@@ -1,11 +1,13 @@
 """mcrouter's route kinds of set A served from mcrouter's own test configs
 (facebook/mcrouter, mcrouter/test/*.json, MIT licence), each copied below as
 it is with a line naming it: `dev_null` (DevNullRoute), `latency_injection` (LatencyInjectionRoute),
-`l1l2_size_split` (L1L2SizeSplitRoute), `migrate` (MigrateRoute), ... . Each config's
+`l1l2_size_split` (L1L2SizeSplitRoute), `migrate` (MigrateRoute),
+`modify_key` (ModifyKeyRoute), ... . Each config's
 `localhost:PORT` servers are mapped to real memcacheds this test starts, and
 each test asserts what mcrouter's own Python test (named in it) asserts over
 the same config; the assertions are ported, the code is ours."""
 
+import json
 import re
 import threading
 import time
@@ -268,6 +270,148 @@ MCROUTER_CONFIGS = {
       "interval": 4
     }
   }
+}
+""",
+    # mcrouter/test/test_modify_key.json
+    "test_modify_key.json": """{
+  "pools": {
+    "A": {
+      "keep_routing_prefix": true,
+      "servers": [ "localhost:12345" ]
+    }
+  },
+  "routes": [
+    {
+      "aliases": [ "/a/a/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "set_routing_prefix": "/a/b/",
+        "ensure_key_prefix": "foo:"
+      }
+    },
+    {
+      "aliases": [ "/b/c/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "ensure_key_prefix": "foo:"
+      }
+    },
+    {
+      "aliases": [ "/c/d/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "set_routing_prefix": ""
+      }
+    },
+    {
+      "aliases": [ "/d/e/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "set_routing_prefix": "",
+        "ensure_key_prefix": ""
+      }
+    },
+    {
+      "aliases": [ "/e/f/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "ensure_key_prefix": "bar:",
+        "modify_inplace": true
+      }
+    },
+    {
+      "aliases": [ "/f/g/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "ensure_key_prefix": "bar:",
+        "modify_inplace": false
+      }
+    },
+    {
+      "aliases": [ "/g/h/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "set_routing_prefix": "/a/b/",
+        "ensure_key_prefix": "bar:",
+        "modify_inplace": true
+      }
+    },
+    {
+      "aliases": [ "/h/i/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "set_routing_prefix": "",
+        "ensure_key_prefix": "bar:",
+        "modify_inplace": true
+      }
+    },
+    {
+      "aliases": [ "/i/j/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "set_routing_prefix": "",
+        "ensure_key_prefix": "",
+        "modify_inplace": true
+      }
+    },
+    {
+      "aliases": [ "/d/w/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "set_key_suffix": ":bar"
+      }
+    },
+    {
+      "aliases": [ "/e/w/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "set_key_suffix": "foo",
+        "ensure_key_prefix": "bar:",
+        "modify_inplace": true
+      }
+    },
+    {
+      "aliases": [ "/f/w/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "set_key_suffix": "foo",
+        "ensure_key_prefix": "bar:",
+        "set_routing_prefix": "",
+        "modify_inplace": true
+      }
+    },
+    {
+      "aliases": [ "/j/k/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "ensure_key_prefix": "bar.",
+        "replace_key_prefix": "foo."
+      }
+    },
+    {
+      "aliases": [ "/j/l/" ],
+      "route": {
+        "type": "ModifyKeyRoute",
+        "target": "PoolRoute|A",
+        "ensure_key_prefix": "bar.",
+        "set_key_suffix": "moot",
+        "replace_key_prefix": "foo."
+      }
+    }
+  ]
 }
 """,
 }
@@ -732,3 +876,112 @@ def test_migrated_failover(tmp_path, ithaca_factory, memcached_factory):
                      what="the get failing over to B-new")
     finally:
         mc_a.stop()
+
+
+# ---- ModifyKeyRoute (mcrouter/test/test_modify_key.py)
+#
+# mcrouter's config has one route per routing prefix (`routes` with
+# `aliases`), which ithaca does not read yet: each route is served on its
+# own, and the client's keys carry no routing prefix. So each assertion of
+# mcrouter's test is ported without its prefix: mcrouter stores "/b/c/key"
+# through /b/c/ as "/b/c/foo:key" (keep_routing_prefix, also dropped: ithaca
+# sends the key as it made it); here "key" is stored as "foo:key".
+MODIFY_KEY_CASES = [
+    # (the route's alias, the client's key, the key the server gets)
+    ("/a/a/", b"key", b"/a/b/foo:key"),
+    ("/a/a/", b"foo:bar", b"/a/b/foo:bar"),
+    ("/a/a/", b"o:", b"/a/b/foo:o:"),
+    ("/b/c/", b"key", b"foo:key"),
+    ("/c/d/", b"123", b"123"),
+    ("/d/e/", b"123", b"123"),
+    ("/e/f/", b"akey", b"bar:"),
+    ("/e/f/", b"mykeys", b"bar:ys"),
+    ("/e/f/", b"key", b"bar:key"),
+    ("/e/f/", b"bar:key", b"bar:key"),
+    ("/f/g/", b"akey", b"bar:akey"),
+    ("/g/h/", b"akey", b"/a/b/bar:"),
+    ("/g/h/", b"mykeys", b"/a/b/bar:ys"),
+    ("/g/h/", b"key", b"/a/b/bar:key"),
+    ("/h/i/", b"mykeys", b"bar:ys"),
+    ("/h/i/", b"hi", b"bar:hi"),
+    ("/h/i/", b"keys", b"bar:"),
+    ("/i/j/", b"keys", b"keys"),
+    ("/j/k/", b"foo.sup", b"bar.sup"),
+    ("/d/w/", b"foo.sup", b"foo.sup:bar"),
+    ("/e/w/", b"akey", b"bar:foo"),
+    ("/e/w/", b"mykeys", b"bar:ysfoo"),
+    ("/f/w/", b"akey", b"bar:foo"),
+    ("/j/k/", b"baz.sup", b"bar.baz.sup"),  # no replace prefix: ensure appends
+    ("/j/l/", b"baz.sup", b"bar.baz.supmoot"),
+]
+
+
+def modify_key_route(alias):
+    doc = json.loads(MCROUTER_CONFIGS["test_modify_key.json"])
+    for entry in doc["routes"]:
+        if alias in entry["aliases"]:
+            return entry["route"]
+    raise KeyError(alias)
+
+
+@pytest.fixture
+def modify_key_router(tmp_path, ithaca_factory, memcached_factory):
+    mc = memcached_factory(args=SERVER_ARGS)
+    if ithaca_binary()[1]:
+        pytest.skip("an ithaca config file")
+
+    def make(alias):
+        path = tmp_path / ("modify_key" + alias.replace("/", "_") + ".json")
+        path.write_text(json.dumps({"pools": {"A": {"servers": [f"{mc.host}:{mc.port}"]}},
+                                    "route": modify_key_route(alias)}, indent=2))
+        return ithaca_factory(args=["--config", str(path)])
+    return make, mc
+
+
+def test_modify_key_rewrites_keys_as_mcrouter(modify_key_router):
+    make, mc = modify_key_router
+    routers = {}
+    for n, (alias, key, stored) in enumerate(MODIFY_KEY_CASES):
+        if alias not in routers:
+            routers[alias] = make(alias)
+        value = b"value%d" % n
+        with mcwire.Conn(*routers[alias].address) as c:
+            assert c.call(set_line(key, value)) == b"STORED\r\n", (alias, key)
+            assert direct_get(mc, stored) == value, (alias, key, stored)
+            # Read back through the route: the reply names the client's key.
+            assert c.call(b"get " + key + b"\r\n") == b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (key, len(value), value)
+        if stored != key:
+            assert direct_get(mc, key) is None or key == b"bar:key", (alias, key)
+
+
+def test_modify_key_multiget_and_invalid_keys(modify_key_router):
+    make, mc = modify_key_router
+    router = make("/b/c/")  # ensure_key_prefix foo:
+    direct_set(mc, b"foo:a", b"1")
+    direct_set(mc, b"foo:c", b"3")
+    with mcwire.Conn(*router.address) as c:
+        assert c.call(b"get a b c foo:a\r\n") == (
+            b"VALUE a 0 1\r\n1\r\nVALUE c 0 1\r\n3\r\nVALUE foo:a 0 1\r\n1\r\nEND\r\n")
+        # 248 bytes + "foo:" is over 250: mcrouter's LOCAL_ERROR.
+        long_key = b"k" * 248
+        reply = c.call(set_line(long_key, b"x"))
+        assert reply == b"SERVER_ERROR ModifyKeyRoute: invalid key: too long\r\n", reply
+        assert c.call(b"delete a\r\n") == b"DELETED\r\n"
+        assert direct_get(mc, b"foo:a") is None
+
+
+def test_modify_key_config_mistakes_are_refused_at_their_line(tmp_path):
+    if ithaca_binary()[1]:
+        pytest.skip("an ithaca option (--check-config)")
+    from test_mcrouter_config import check_config
+    path = tmp_path / "mk.json"
+    path.write_text('{\n  "pools": {"A": {"servers": ["127.0.0.1:11211"]}},\n'
+                    '  "route": {"type": "ModifyKeyRoute", "target": "PoolRoute|A",\n'
+                    '            "replace_key_prefix": "a", "modify_inplace": true}\n}\n')
+    rc, out = check_config(path)
+    assert rc == 1 and "replace_key_prefix and modify_inplace cannot be used together" in out, out
+    path.write_text('{\n  "pools": {"A": {"servers": ["127.0.0.1:11211"]}},\n'
+                    '  "route": {"type": "ModifyKeyRoute", "target": "PoolRoute|A",\n'
+                    '            "set_routing_prefix": "a/b"}\n}\n')
+    rc, out = check_config(path)
+    assert rc == 1 and f"{path}:4: ModifyKeyRoute: set_routing_prefix" in out, out
