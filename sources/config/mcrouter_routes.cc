@@ -20,7 +20,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "CarbonLookasideRoute",
     "DistributionRoute",
     "HashStopAllowListRoute",
-    "HostIdRoute",
     "KeyParseRoute",
     "KeySplitRoute",
     "L1L2CacheRoute",

@@ -25,6 +25,7 @@ extern const kind_module kLatencyInjectionKind;
 extern const kind_module kL1L2SizeSplitKind;
 extern const kind_module kMigrateKind;
 extern const kind_module kModifyKeyKind;
+extern const kind_module kHostIdKind;
 
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
@@ -55,6 +56,7 @@ constexpr const kind_module* kKinds[] = {
     &kL1L2SizeSplitKind,
     &kMigrateKind,
     &kModifyKeyKind,
+    &kHostIdKind,
 };
 }  // namespace
 

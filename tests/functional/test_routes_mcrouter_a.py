@@ -2,13 +2,16 @@
 (facebook/mcrouter, mcrouter/test/*.json, MIT licence), each copied below as
 it is with a line naming it: `dev_null` (DevNullRoute), `latency_injection` (LatencyInjectionRoute),
 `l1l2_size_split` (L1L2SizeSplitRoute), `migrate` (MigrateRoute),
-`modify_key` (ModifyKeyRoute), ... . Each config's
+`modify_key` (ModifyKeyRoute), `host_id` (HostIdRoute), ... . Each config's
 `localhost:PORT` servers are mapped to real memcacheds this test starts, and
 each test asserts what mcrouter's own Python test (named in it) asserts over
 the same config; the assertions are ported, the code is ours."""
 
+import ipaddress
 import json
 import re
+import subprocess
+import zlib
 import threading
 import time
 
@@ -412,6 +415,32 @@ MCROUTER_CONFIGS = {
       }
     }
   ]
+}
+""",
+    # mcrouter/test/test_empty_pool.json
+    "test_empty_pool.json": """{
+  "pools": {
+    "A-foo": {
+      "servers": []
+    }
+  },
+  "route": {
+    "type": "AllSyncRoute",
+    "children": [
+      "AllAsyncRoute|Pool|A-foo",
+      "AllFastestRoute|Pool|A-foo",
+      "AllInitialRoute|Pool|A-foo",
+      "AllMajorityRoute|Pool|A-foo",
+      "AllSyncRoute|Pool|A-foo",
+      "FailoverRoute|Pool|A-foo",
+      "HashRoute|Pool|A-foo",
+      "HostIdRoute|Pool|A-foo",
+      "LatestRoute|Pool|A-foo",
+      "MissFailoverRoute|Pool|A-foo",
+      "PoolRoute|A-foo",
+      "RandomRoute|Pool|A-foo"
+    ]
+  }
 }
 """,
 }
@@ -985,3 +1014,77 @@ def test_modify_key_config_mistakes_are_refused_at_their_line(tmp_path):
                     '            "set_routing_prefix": "a/b"}\n}\n')
     rc, out = check_config(path)
     assert rc == 1 and f"{path}:4: ModifyKeyRoute: set_routing_prefix" in out, out
+
+
+# ---- HostIdRoute (mcrouter/test/test_empty_pool.json uses it; mcrouter's
+# own test of it is a unit test with a mocked host id)
+
+
+def host_address():
+    """The host's first address that is not loopback or link-local, IPv4
+    before IPv6, in interface order (getifaddrs'), as text; "" if none."""
+    out = subprocess.run(["ip", "-j", "addr"], capture_output=True, text=True, check=True, timeout=10).stdout
+    found = {4: "", 6: ""}
+    for iface in json.loads(out):
+        for a in iface.get("addr_info", []):
+            ip = ipaddress.ip_address(a["local"])
+            if ip.is_loopback or ip.is_link_local or found[ip.version]:
+                continue
+            found[ip.version] = str(ip)
+    return found[4] or found[6]
+
+
+def host_id_child(n, salt=""):
+    address = host_address()
+    return (zlib.crc32((address + salt).encode()) if address else 0) % n
+
+
+@pytest.mark.parametrize("salt", ["", "some salt"])
+def test_host_id_picks_the_child_of_this_host(tmp_path, ithaca_factory, memcached_factory, salt):
+    if ithaca_binary()[1]:
+        pytest.skip("an ithaca config file")
+    backends = [memcached_factory(args=SERVER_ARGS) for _ in range(5)]
+    route = {"type": "HostIdRoute", "children": [f"PoolRoute|P{i}" for i in range(5)]}
+    if salt:
+        route["salt"] = salt
+    path = tmp_path / "host_id.json"
+    path.write_text(json.dumps({"pools": {f"P{i}": {"servers": [f"{b.host}:{b.port}"]} for i, b in enumerate(backends)},
+                                "route": route}))
+    router = ithaca_factory(args=["--config", str(path)])
+    keys = [b"k%d" % i for i in range(20)]
+    with mcwire.Conn(*router.address) as c:
+        for key in keys:
+            assert c.call(set_line(key, b"v")) == b"STORED\r\n"
+    chosen = host_id_child(5, salt)
+    for i, b in enumerate(backends):
+        held = [key for key in keys if direct_get(b, key) is not None]
+        assert held == (keys if i == chosen else []), (i, chosen, host_address())
+
+
+def test_host_id_short_form_and_the_empty_pool_sample(tmp_path, ithaca_factory, memcached_factory):
+    """"HostIdRoute|Pool|A": one of A's servers for every key. mcrouter's
+    test_empty_pool.json (its HostIdRoute over an empty pool is a NullRoute)
+    is refused for its pool with no servers, which ithaca does not take,
+    and its HostIdRoute is read: without the pool's line, only LatestRoute
+    is left to refuse."""
+    if ithaca_binary()[1]:
+        pytest.skip("an ithaca config file")
+    from test_mcrouter_config import check_config
+    backends = [memcached_factory(args=SERVER_ARGS) for _ in range(3)]
+    servers = json.dumps([f"{b.host}:{b.port}" for b in backends])
+    path = tmp_path / "short.json"
+    path.write_text('{"pools": {"A": {"servers": %s}}, "route": "HostIdRoute|Pool|A"}' % servers)
+    router = ithaca_factory(args=["--config", str(path)])
+    keys = [b"k%d" % i for i in range(20)]
+    with mcwire.Conn(*router.address) as c:
+        for key in keys:
+            assert c.call(set_line(key, b"v")) == b"STORED\r\n"
+    held = [i for i, b in enumerate(backends) for key in keys if direct_get(b, key) is not None]
+    assert held == [host_id_child(3)] * len(keys)
+    sample = tmp_path / "test_empty_pool.json"
+    sample.write_text(MCROUTER_CONFIGS["test_empty_pool.json"])
+    rc, out = check_config(sample)
+    assert rc == 1 and f"{sample}:4: pool 'A-foo' has no servers" in out, out
+    sample.write_text(MCROUTER_CONFIGS["test_empty_pool.json"].replace('"servers": []', '"servers": ["127.0.0.1:1"]'))
+    rc, out = check_config(sample)
+    assert rc == 1 and "mcrouter's LatestRoute is not supported by ithaca" in out, out
