@@ -25,7 +25,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "L1L2CacheRoute",
     "LatestRoute",
     "LoadBalancerRoute",
-    "LoggingRoute",
     "OriginalClientHashRoute",
     "PrefixPolicyRoute",
     "RoutingGroupRoute",

@@ -26,6 +26,7 @@ extern const kind_module kL1L2SizeSplitKind;
 extern const kind_module kMigrateKind;
 extern const kind_module kModifyKeyKind;
 extern const kind_module kHostIdKind;
+extern const kind_module kLoggingKind;
 
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
@@ -57,6 +58,7 @@ constexpr const kind_module* kKinds[] = {
     &kMigrateKind,
     &kModifyKeyKind,
     &kHostIdKind,
+    &kLoggingKind,
 };
 }  // namespace
 

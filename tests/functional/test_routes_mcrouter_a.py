@@ -2,7 +2,8 @@
 (facebook/mcrouter, mcrouter/test/*.json, MIT licence), each copied below as
 it is with a line naming it: `dev_null` (DevNullRoute), `latency_injection` (LatencyInjectionRoute),
 `l1l2_size_split` (L1L2SizeSplitRoute), `migrate` (MigrateRoute),
-`modify_key` (ModifyKeyRoute), `host_id` (HostIdRoute), ... . Each config's
+`modify_key` (ModifyKeyRoute), `host_id` (HostIdRoute),
+`logging` (LoggingRoute). Each config's
 `localhost:PORT` servers are mapped to real memcacheds this test starts, and
 each test asserts what mcrouter's own Python test (named in it) asserts over
 the same config; the assertions are ported, the code is ours."""
@@ -441,6 +442,31 @@ MCROUTER_CONFIGS = {
       "RandomRoute|Pool|A-foo"
     ]
   }
+}
+""",
+    # mcrouter/test/test_logging_route_mc.json
+    "test_logging_route_mc.json": """{
+  "pools": {
+    "mc": {
+      "servers": [ "localhost:11000" ]
+    }
+  },
+  "route": "PoolRoute|mc"
+}
+""",
+    # mcrouter/test/test_logging_route_server.json
+    "test_logging_route_server.json": """{
+  "pools": {
+    "mc": {
+      "protocol": "caret",
+      "servers": [ "localhost:11000" ]
+    },
+    "mcr": {
+      "protocol": "caret",
+      "servers": [ "localhost:11001" ]
+    }
+  },
+  "route": "PoolRoute|mcr"
 }
 """,
 }
@@ -1088,3 +1114,55 @@ def test_host_id_short_form_and_the_empty_pool_sample(tmp_path, ithaca_factory, 
     sample.write_text(MCROUTER_CONFIGS["test_empty_pool.json"].replace('"servers": []', '"servers": ["127.0.0.1:1"]'))
     rc, out = check_config(sample)
     assert rc == 1 and "mcrouter's LatestRoute is not supported by ithaca" in out, out
+
+
+# ---- LoggingRoute (mcrouter/test/test_logging_route.py: mcrouter wraps its
+# root in a LoggingRoute with --enable-logging-route, which ithaca does not
+# have; the same pool under an explicit LoggingRoute here)
+
+
+def logging_config(name):
+    """mcrouter's config with its route under a LoggingRoute."""
+    doc = json.loads(MCROUTER_CONFIGS[name])
+    for pool in doc["pools"].values():
+        pool.pop("protocol", None)  # caret: see no_caret()
+    doc["route"] = {"type": "LoggingRoute", "target": doc["route"]}
+    return json.dumps(doc, indent=2)
+
+
+def test_logging_route_logs_hits_and_stored_writes(tmp_path, ithaca_factory, memcached_factory):
+    if ithaca_binary()[1]:
+        pytest.skip("an ithaca config file")
+    mc = memcached_factory(args=SERVER_ARGS)
+    path = tmp_path / "logging.json"
+    path.write_text(SERVER_RE.sub(f'"{mc.host}:{mc.port}"', logging_config("test_logging_route_mc.json")))
+    router = ithaca_factory(args=["-v", "--config", str(path)])  # -v: info lines
+    with mcwire.Conn(*router.address) as c:
+        assert c.call(set_line(b"foo", b"value")) == b"STORED\r\n"
+        assert c.call(b"get foo\r\n") == b"VALUE foo 0 5\r\nvalue\r\nEND\r\n"
+        assert direct_get(mc, b"foo") == b"value"
+        assert c.call(b"get missing\r\n") == b"END\r\n"
+        assert c.call(b"add foo 0 0 1\r\nx\r\n") == b"NOT_STORED\r\n"
+        assert router.logged("logging route logging: set foo: stored (5 bytes)")
+        assert router.logged("logging route logging: get foo: hit (flags 0, 5 bytes)")
+        assert route_counter(c, "logging", "logged_replies") == 2
+    assert "missing" not in router.log and "add foo" not in router.log
+
+
+def test_logging_route_without_target_answers_as_null(tmp_path, ithaca_factory, memcached_factory):
+    if ithaca_binary()[1]:
+        pytest.skip("an ithaca config file")
+    mc = memcached_factory(args=SERVER_ARGS)
+    doc = json.loads(SERVER_RE.sub(f'"{mc.host}:{mc.port}"', logging_config("test_logging_route_server.json")))
+    # mcrouter's second config's pools, a prefix selector over them: the
+    # LoggingRoute without target answers as a NullRoute.
+    doc["route"] = {"type": "PrefixSelectorRoute", "policies": {"none:": {"type": "LoggingRoute"}},
+                    "wildcard": {"type": "LoggingRoute", "target": "PoolRoute|mcr"}}
+    path = tmp_path / "logging2.json"
+    path.write_text(json.dumps(doc))
+    router = ithaca_factory(args=["--config", str(path)])
+    with mcwire.Conn(*router.address) as c:
+        assert c.call(set_line(b"none:k", b"v")) == b"NOT_STORED\r\n"
+        assert c.call(b"get none:k\r\n") == b"END\r\n"
+        assert c.call(set_line(b"k", b"v")) == b"STORED\r\n"
+        assert c.call(b"get k\r\n") == b"VALUE k 0 1\r\nv\r\nEND\r\n"
