@@ -21,14 +21,48 @@ extern const kind_module kModifyExptimeKind;
 extern const kind_module kRateLimitKind;
 extern const kind_module kErrorKind;
 extern const kind_module kNullKind;
+extern const kind_module kDevNullKind;
+extern const kind_module kLatencyInjectionKind;
+extern const kind_module kL1L2SizeSplitKind;
+extern const kind_module kMigrateKind;
+extern const kind_module kModifyKeyKind;
+extern const kind_module kHostIdKind;
+extern const kind_module kLoggingKind;
 
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
 constexpr const kind_module* kKinds[] = {
-    &kLocalKind,           &kPoolKind,         &kPrefixKind,  &kRoutingPrefixKind, &kOperationKind,  &kFailoverKind,
-    &kFailoverExptimeKind, &kMissFailoverKind, &kAllSyncKind, &kAllAsyncKind,      &kAllInitialKind, &kAllMajorityKind,
-    &kAllFastestKind,      &kShadowKind,       &kWarmUpKind,  &kL1L2Kind,          &kHashKind,       &kRandomKind,
-    &kModifyExptimeKind,   &kRateLimitKind,    &kErrorKind,   &kNullKind,
+    // clang-format off: one kind per line, so adding one is a one-line change
+    &kLocalKind,
+    &kPoolKind,
+    &kPrefixKind,
+    &kRoutingPrefixKind,
+    &kOperationKind,
+    &kFailoverKind,
+    &kFailoverExptimeKind,
+    &kMissFailoverKind,
+    &kAllSyncKind,
+    &kAllAsyncKind,
+    &kAllInitialKind,
+    &kAllMajorityKind,
+    &kAllFastestKind,
+    &kShadowKind,
+    &kWarmUpKind,
+    &kL1L2Kind,
+    &kHashKind,
+    &kRandomKind,
+    &kModifyExptimeKind,
+    &kRateLimitKind,
+    &kErrorKind,
+    &kNullKind,
+    &kDevNullKind,
+    &kLatencyInjectionKind,
+    &kL1L2SizeSplitKind,
+    &kMigrateKind,
+    &kModifyKeyKind,
+    &kHostIdKind,
+    &kLoggingKind,
+    // clang-format on
 };
 }  // namespace
 
