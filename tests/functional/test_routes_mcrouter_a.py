@@ -838,7 +838,9 @@ def killable_memcached():
 
 def test_migrate_moves_gets_and_sets_and_deletes_go_to_both_meanwhile(tmp_path, ithaca_factory, memcached_factory):
     new, old = memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS)
-    start = int(time.time()) + 2
+    # Room for starting three processes on a loaded machine (a sanitized
+    # build, parallel tests) before the migration's first interval.
+    start = int(time.time()) + 6
     router = serve_mcrouter_config(tmp_path, ithaca_factory, "test_migrated_pools.json", [new, old],
                                    edit=lambda t: t.replace("START_TIME", str(start)))
     for server, value in ((old, b"old"), (new, b"new")):
@@ -877,7 +879,7 @@ def test_migrated_pools_failover(tmp_path, ithaca_factory, memcached_factory):
     the killed old, then new, pool fails over to the B pools' same side."""
     a_new, a_old = killable_memcached(), killable_memcached()
     b_new, b_old = memcached_factory(args=SERVER_ARGS), memcached_factory(args=SERVER_ARGS)
-    phase_2 = int(time.time()) + 4  # start time
+    phase_2 = int(time.time()) + 7  # start time: room to start five processes on a loaded machine
     phase_3 = phase_2 + 4
     phase_4 = phase_3 + 4
     try:
