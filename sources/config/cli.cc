@@ -267,6 +267,22 @@ bool on_route_prefix(cli_options& o, std::string_view v, const std::string& n, s
   o.route_prefix = std::string(v);
   return true;
 }
+// mcrouter's --config-params name1:value1,name2:value2 (each value a string).
+bool on_config_params(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  o.config_params.clear();
+  while (!v.empty()) {
+    const size_t comma = v.find(',');
+    const std::string_view item = v.substr(0, comma);
+    const size_t colon = item.find(':');
+    if (colon == std::string_view::npos || colon == 0) {
+      return fail(e, n + ": '" + std::string(item) + "': expected name:value (pairs separated by commas)");
+    }
+    o.config_params.emplace_back(std::string(item.substr(0, colon)), std::string(item.substr(colon + 1)));
+    v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
+  }
+  return true;
+}
+
 bool on_send_invalid_route(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.send_invalid_route_to_default = true;
   return true;
@@ -370,6 +386,7 @@ const cli_option kCliOptions[] = {
     {0, "metrics-listen", true, on_metrics_listen, nullptr},
     {0, "route-prefix", true, on_route_prefix, nullptr},
     {0, "send-invalid-route-to-default", false, on_send_invalid_route, nullptr},
+    {0, "config-params", true, on_config_params, nullptr},
     {0, "pem-cert-path", true, on_pem_cert, nullptr},
     {0, "pem-key-path", true, on_pem_key, nullptr},
     {0, "pem-ca-path", true, on_pem_ca, nullptr},
@@ -625,6 +642,12 @@ void apply_overrides(const cli_options& cli, config& c) {
 
 bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file) {
   config c;
+  // What an mcrouter config's preprocessor reads of the command line
+  // (mcrouter_jsonm.h), there before the file is read; the flags are
+  // applied again after it, over what the file says.
+  if (cli.threads) c.server.workers = *cli.threads;
+  if (cli.route_prefix) c.router.default_route = *cli.route_prefix;
+  c.router.config_params = cli.config_params;
   if (!cli.config_path.empty() && !load_config(cli.config_path, c, error, allow_empty_file)) return false;
   apply_overrides(cli, c);
   validation_error v;
@@ -651,7 +674,9 @@ static int print_preprocessed(const cli_options& cli, std::string* message) {
   }
   jsonm::value v;
   int line = 0;
-  if (!mcrouter_expand(text, cli.config_path, cli.threads.value_or(config().server.workers), v, &error, &line)) {
+  const mcrouter_params params{cli.threads.value_or(config().server.workers), cli.route_prefix.value_or(""),
+                               cli.config_params};
+  if (!mcrouter_expand(text, cli.config_path, params, v, &error, &line)) {
     if (message) *message = cli.config_path + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + error;
     return 1;
   }
@@ -705,6 +730,9 @@ Settings come from built-in defaults, then the YAML file, then these flags.
   --send-invalid-route-to-default
                             mcrouter's: a key whose routing prefix no route
                             has goes to the default route, not an error
+  --config-params=NAME:VALUE[,NAME:VALUE]
+                            mcrouter's: strings an mcrouter config's
+                            preprocessor substitutes for %NAME%
   --pem-cert-path=FILE, --pem-key-path=FILE, --pem-ca-path=FILE
                             mcrouter's: the client certificate, its key and
                             the CA for pools with TLS (YAML: router.tls)

@@ -49,6 +49,7 @@ struct cli_options {
   // certificate, its key and the CA that TLS pools use (router.tls).
   std::optional<std::string> route_prefix;  // mcrouter's --route-prefix (-R there)
   bool send_invalid_route_to_default = false;
+  std::vector<std::pair<std::string, std::string>> config_params;  // mcrouter's --config-params
   std::optional<std::string> pem_cert_path;
   std::optional<std::string> pem_key_path;
   std::optional<std::string> pem_ca_path;

@@ -310,6 +310,11 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
                       bool allow_empty) {
   load_context ctx(name);
   config c;
+  // What the caller knows of the command line before the file (make_config):
+  // an mcrouter config's preprocessor reads it (mcrouter_jsonm.h).
+  c.server.workers = out.server.workers;
+  c.router.default_route = out.router.default_route;
+  c.router.config_params = out.router.config_params;
   // The format is told by the text (or a .json name): an mcrouter config,
   // else ithaca's YAML.
   if (looks_like_mcrouter_json(text, name)) {

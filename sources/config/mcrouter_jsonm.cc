@@ -49,25 +49,32 @@ std::string mcrouter_one_line(std::string s) {
 
 }  // namespace
 
-std::map<std::string, jsonm::value> mcrouter_global_params(unsigned workers) {
+std::map<std::string, jsonm::value> mcrouter_global_params(const mcrouter_params& p) {
   using jsonm::value;
   std::map<std::string, value> g;
-  g["default-route"] = value::string("/././");
-  g["default-region"] = value::string(".");
-  g["default-cluster"] = value::string(".");
+  // "/region/cluster/" (--route-prefix, checked by the routing_prefix route).
+  std::string route = p.default_route.empty() ? std::string("/././") : p.default_route;
+  if (!route.starts_with("/")) route.insert(route.begin(), '/');
+  if (!route.ends_with("/")) route.push_back('/');
+  const size_t mid = route.find('/', 1);
+  g["default-route"] = value::string(route);
+  g["default-region"] = value::string(route.substr(1, mid == std::string::npos ? 0 : mid - 1));
+  g["default-cluster"] =
+      value::string(mid == std::string::npos ? std::string() : route.substr(mid + 1, route.size() - mid - 2));
   g["hostid"] = value::integer(mcrouter_hostid());
   g["router-name"] = value::string("unknown");
   g["service-name"] = value::string("unknown");
   g["service-router-capable"] = value::integer(0);
   g["router-info-name"] = value::string("Memcache");
-  g["num-proxies"] = value::integer(workers);
+  g["num-proxies"] = value::integer(p.workers);
+  for (const auto& [name, v] : p.config_params) g.emplace(name, value::string(v));  // mcrouter's emplace: no override
   return g;
 }
 
-bool mcrouter_expand(const std::string& text, const std::string& path, unsigned workers, jsonm::value& out,
+bool mcrouter_expand(const std::string& text, const std::string& path, const mcrouter_params& params, jsonm::value& out,
                      std::string* message, int* line) {
   jsonm::options o;
-  o.globals = mcrouter_global_params(workers);
+  o.globals = mcrouter_global_params(params);
   const size_t slash = path.rfind('/');
   const std::string folder = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
   o.import = [folder](const std::string& p) {

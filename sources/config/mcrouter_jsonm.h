@@ -6,6 +6,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "jsonm_value.h"
 
@@ -18,7 +20,15 @@ namespace ithaca::config {
 // router-info-name "Memcache", num-proxies (ithaca's workers), hostid (a
 // 32-bit hash of this host's first address that is neither loopback nor
 // link-local; mcrouter's hashes it differently, so the value differs).
-std::map<std::string, jsonm::value> mcrouter_global_params(unsigned workers);
+// What of the command line reaches them: the worker count (-t), the default
+// route (--route-prefix; "": mcrouter's "/././") and --config-params
+// (name:value pairs, strings; a name mcrouter already sets keeps its value).
+struct mcrouter_params {
+  unsigned workers = 4;
+  std::string default_route;
+  std::vector<std::pair<std::string, std::string>> config_params;
+};
+std::map<std::string, jsonm::value> mcrouter_global_params(const mcrouter_params& p);
 
 // Expands the mcrouter config `text` read from `path`. @import(p) reads the
 // file p relative to path's folder ("file:p": p as given, absolute or
@@ -26,7 +36,7 @@ std::map<std::string, jsonm::value> mcrouter_global_params(unsigned workers);
 // refuses a path outside the folder (mcrouter does not). False with
 // mcrouter's message (on one line) and the line of the file it is about
 // (0: none).
-bool mcrouter_expand(const std::string& text, const std::string& path, unsigned workers, jsonm::value& out,
+bool mcrouter_expand(const std::string& text, const std::string& path, const mcrouter_params& params, jsonm::value& out,
                      std::string* message, int* line);
 
 }  // namespace ithaca::config

@@ -298,7 +298,9 @@ void read_mcrouter_config(const std::string& source, load_context& ctx, config& 
     jsonm::value v;
     std::string message;
     int line = 0;
-    if (!mcrouter_expand(source, ctx.file(), c.server.workers, v, &message, &line)) {
+    // The command line's part is in `c` already (make_config, cli.h).
+    const mcrouter_params params{c.server.workers, c.router.default_route, c.router.config_params};
+    if (!mcrouter_expand(source, ctx.file(), params, v, &message, &line)) {
       if (line > 0) {
         YAML::Mark m;
         m.line = line - 1;

@@ -147,6 +147,9 @@ struct router_config {
   // there rather than failing (--send-invalid-route-to-default).
   std::string default_route;
   bool send_invalid_route_to_default = false;
+  // mcrouter's --config-params (name:value pairs): global params of its
+  // preprocessor (mcrouter_jsonm.h), "%name%" in the config.
+  std::vector<std::pair<std::string, std::string>> config_params;
   std::vector<pool_config> pools;
   bool has_route = false;  // no `route:`: the local store serves everything
   route_config route;

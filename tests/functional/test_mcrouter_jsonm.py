@@ -139,3 +139,27 @@ def test_errors_in_macros_name_the_files_line(tmp_path, memcached_factory, route
             continue
         assert rc == 1, out
         assert f"{path}:{line}: {message}" in out, out
+
+
+def test_config_params_fill_the_configs_variables(tmp_path, ithaca_factory, memcached_factory):
+    """mcrouter's test_config_params.py: its test_config_params.json names
+    its server's port and its pool as %PORT% and %POOL%, given by
+    --config-params."""
+    mc = memcached_factory()
+    corpus = pathlib.Path(__file__).resolve().parent / "mcrouter_corpus"
+    path = tmp_path / "test_config_params.json"
+    path.write_text((corpus / "test_config_params.json").read_text())
+    params = f"PORT:{mc.port},POOL:A"
+    router = ithaca_factory(args=["--config-params", params, "--config", str(path)])
+    with Conn(router.host, router.port) as c:
+        assert c.call(b"set key 0 0 5\r\nvalue\r\n") == b"STORED\r\n"
+        assert c.call(b"get key\r\n") == b"VALUE key 0 5\r\nvalue\r\nEND\r\n"
+    with Conn(mc.host, mc.port) as c:
+        assert c.call(b"get key\r\n") == b"VALUE key 0 5\r\nvalue\r\nEND\r\n"
+    # Without them the variable is unknown, as in mcrouter.
+    binary, _ = ithaca_binary()
+    rc, out, _why = run_bounded([binary, "--check-config", "--config", str(path)])
+    assert rc == 1 and "Param in string: 'PORT' not found" in out, out
+    # A malformed pair is refused by the flag itself.
+    rc, out, _why = run_bounded([binary, "--check-config", "--config-params", "PORT", "--config", str(path)])
+    assert rc != 0 and "expected name:value" in out, out
