@@ -102,6 +102,11 @@ class routed_result {
   const key_hit& hit(std::size_t i) const { return hits_[i]; }
   // Key i's server failed; and, once it is asked elsewhere, no longer.
   void set_failed(std::size_t i, bool failed) { hits_[i].failed = failed; }
+  // The kept VALUE pieces are not to be sent as they are (they name another
+  // key than the client's: a failover tag); the hits are encoded afresh.
+  void forget_raw_pieces() {
+    for (key_hit& h : hits_) h.header = 0;
+  }
   std::size_t key_count() const { return hits_.size(); }
   std::string_view data(const key_hit& h) const { return std::string_view(values_).substr(h.offset, h.length); }
 

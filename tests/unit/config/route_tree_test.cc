@@ -112,14 +112,19 @@ TEST_CASE("failover: children, failover_errors (all classes or per class), failo
   CHECK(is(r, "failover"));
   REQUIRE(r.with_role("").size() == 2);
   CHECK(pool_of(tree_child(r, "", 1)) == "gutter");
-  CHECK(describe_options(r) == "failover failover_errors=timeout,connect_error failover_limit=0.5/100");
+  CHECK(describe_options(r) ==
+        "failover failover_errors=timeout,connect_error failover_limit=0.5/100 failover_policy=in_order "
+        "failover_tag=false enable_lease_pairing=false");
   route_config p = tree_route_of(
       "route: {type: failover, children: [local, local], failover_errors: {get: [tko], delete: [remote_error]},\n"
       "        failover_limit: {rate: 0.1}}\n");
   // by class; mcrouter's default burst
-  CHECK(describe_options(p) == "failover failover_errors=get:tko;delete:remote_error failover_limit=0.1/1000");
+  CHECK(describe_options(p) ==
+        "failover failover_errors=get:tko;delete:remote_error failover_limit=0.1/1000 failover_policy=in_order "
+        "failover_tag=false enable_lease_pairing=false");
   CHECK(describe_options(tree_route_of("route: {type: failover, children: [local, local]}\n")) ==
-        "failover failover_errors= failover_limit=0/1000");
+        "failover failover_errors= failover_limit=0/1000 failover_policy=in_order failover_tag=false "
+        "enable_lease_pairing=false");
 }
 
 TEST_CASE("failover_exptime: normal, failover children, exptime (10s by default)") {
@@ -129,7 +134,9 @@ TEST_CASE("failover_exptime: normal, failover children, exptime (10s by default)
   CHECK(pool_of(tree_child(r, "normal")) == "main");
   REQUIRE(r.with_role("failover").size() == 2);
   CHECK(is(tree_child(r, "failover", 1), "local"));
-  CHECK(describe_options(r) == "failover_exptime failover_errors= failover_limit=0/1000 exptime=10");
+  CHECK(describe_options(r) ==
+        "failover_exptime failover_errors= failover_limit=0/1000 failover_policy=in_order failover_tag=false "
+        "enable_lease_pairing=false exptime=10");
   route_config one =
       tree_route_of("route: {type: failover_exptime, normal: pool:main, failover: pool:gutter, exptime: 2m}\n");
   CHECK(one.with_role("failover").size() == 1);

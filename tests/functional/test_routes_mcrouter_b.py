@@ -1,0 +1,436 @@
+"""mcrouter's own configs for its failover options and route kinds (set B),
+read by ithaca as they are, their `localhost:PORT` servers mapped to real
+memcacheds this test starts (or to fake_backend.py's servers where a test
+needs one to fail in a controlled way), and what mcrouter's Python tests
+assert for each, asserted over the wire. Each config is mcrouter's file
+(facebook/mcrouter, mcrouter/test/, MIT licence), named above it."""
+import signal
+
+import pytest
+
+from conftest import HOST, ithaca_binary
+from fake_backend import FakeBackend
+from mcrouter_hash import furc_hash
+from mcwire import Conn
+from test_leases import lease_get, lease_set
+
+# mcrouter/test/test_custom_failover.json (MIT licence)
+CUSTOM_FAILOVER = """{
+  "pools": {
+    "A.wildcard": {
+      "servers": [ "localhost:12345" ]
+    },
+    "B.wildcard": {
+      "servers": [ "localhost:12346" ]
+    }
+  },
+  "route": {
+    "type": "FailoverRoute",
+    "children": ["PoolRoute|A.wildcard", "PoolRoute|B.wildcard"],
+    "failover_errors": ["remote_error"]
+  }
+}
+"""
+
+# mcrouter/test/test_custom_failover_override.json (MIT licence)
+CUSTOM_FAILOVER_OVERRIDE = """{
+  "pools": {
+    "A.wildcard": {
+      "servers": [ "localhost:12345" ]
+    },
+    "B.wildcard": {
+      "servers": [ "localhost:12346" ]
+    }
+  },
+  "route": {
+    "type": "FailoverRoute",
+    "children": ["PoolRoute|A.wildcard", "PoolRoute|B.wildcard"],
+    "failover_errors": {
+      "gets": ["remote_error"],
+      "updates": []
+    }
+  }
+}
+"""
+
+# mcrouter/test/test_deterministic_failover.json (MIT licence)
+DETERMINISTIC_FAILOVER = """{
+  "pools": {
+    "A.wildcard": {
+      "servers": [ "localhost:5001",
+                   "localhost:5002",
+                   "localhost:5003",
+                   "localhost:5004",
+                   "localhost:5005"]
+    }
+  },
+  "route": {
+    "type": "FailoverRoute",
+    "children": ["PoolRoute|A.wildcard",
+                {
+                  "type":"Pool",
+                  "name":"B1",
+                  "protocol":"caret",
+                  "servers": [ "localhost:5006",
+                               "localhost:5007",
+                               "localhost:5008",
+                               "localhost:5009",
+                               "localhost:5010",
+                               "localhost:5011",
+                               "localhost:5012",
+                               "localhost:5013",
+                               "localhost:5014",
+                               "localhost:5015",
+                               "localhost:5016",
+                               "localhost:5017"]
+                }
+                ],
+    "failover_policy": {
+      "type": "DeterministicOrderPolicy",
+      "max_tries": 10,
+      "max_error_tries": 3
+    }
+  }
+}
+"""
+
+# mcrouter/test/test_deterministic_failover_big_retries.json (MIT licence)
+DETERMINISTIC_FAILOVER_BIG_RETRIES = """{
+  "pools": {
+    "A.wildcard": {
+      "servers": [ "localhost:5001",
+                   "localhost:5002",
+                   "localhost:5003",
+                   "localhost:5004",
+                   "localhost:5005"]
+    }
+  },
+  "route": {
+    "type": "FailoverRoute",
+    "children": ["PoolRoute|A.wildcard",
+                {
+                  "type":"Pool",
+                  "name":"B1",
+                  "protocol":"caret",
+                  "servers": [ "localhost:5006",
+                               "localhost:5007",
+                               "localhost:5008",
+                               "localhost:5009",
+                               "localhost:5010",
+                               "localhost:5011",
+                               "localhost:5012",
+                               "localhost:5013",
+                               "localhost:5014",
+                               "localhost:5015",
+                               "localhost:5016",
+                               "localhost:5017"]
+                }
+                ],
+    "failover_policy": {
+      "type": "DeterministicOrderPolicy",
+      "max_tries": 100,
+      "max_error_tries": 300
+    }
+  }
+}
+"""
+
+# mcrouter/test/test_get_failover_with_failover_tag.json (MIT licence)
+GET_FAILOVER_WITH_FAILOVER_TAG = """{
+  "pools": {
+    "A.gut": {
+      "servers": [ "localhost:12345" ]
+    },
+    "A.wildcard": {
+      "servers": [ "localhost:12346" ]
+    }
+  },
+  "route": {
+    "type": "FailoverWithExptimeRoute",
+    "failover": "PoolRoute|A.gut",
+    "normal": "PoolRoute|A.wildcard",
+    "failover_exptime": 3,
+    "failover_tag": true
+  }
+}
+"""
+
+# mcrouter/test/test_lease_pairing_basic.json (MIT licence)
+LEASE_PAIRING_BASIC = """{
+  "pools": {
+    "A": {
+      "servers": [
+        "localhost:11130",
+        "localhost:11131"
+      ]
+    }
+  },
+  "route": {
+    "type": "FailoverRoute",
+    "name": "01",
+    "enable_lease_pairing": true,
+    "children": "Pool|A"
+  }
+}
+"""
+
+
+def address(server):
+    return f"{HOST}:{server.port}"
+
+
+def mcrouter_router(tmp_path, ithaca_factory, text, ports, extra_args=()):
+    """ithaca on mcrouter's config `text`, each `localhost:PORT` in it
+    replaced by ports[PORT] ("127.0.0.1:N", a server the test started)."""
+    if ithaca_binary()[1]:
+        pytest.skip("an mcrouter config read by ithaca")
+    for port, target in ports.items():
+        assert f"localhost:{port}" in text, port
+        text = text.replace(f"localhost:{port}", target)
+    path = tmp_path / "mcrouter.json"
+    path.write_text(text)
+    return ithaca_factory(args=["--config", str(path), *extra_args])
+
+
+def get(server, key):
+    """The value of `key` (bytes), None on a miss, or the error line."""
+    with Conn(server.host, server.port) as c:
+        r = c.call(b"get %s\r\n" % key)
+    if r == b"END\r\n":
+        return None
+    if r.startswith(b"VALUE "):
+        return r.split(b"\r\n")[1]
+    return r.strip()
+
+
+def set_(server, key, value, exptime=0):
+    with Conn(server.host, server.port) as c:
+        return c.call(b"set %s 0 %d %d\r\n%s\r\n" % (key, exptime, len(value), value))
+
+
+@pytest.fixture
+def fakes():
+    made = []
+
+    def make(mode, **kw):
+        made.append(FakeBackend(mode, **kw))
+        return made[-1]
+
+    yield make
+    for f in made:
+        f.close()
+
+
+# ---- FailoverRoute: failover_errors (test_custom_failover.py) ----
+
+
+@pytest.mark.parametrize("config", ["list", "override"])
+def test_custom_failover(tmp_path, ithaca_factory, memcached_factory, fakes, config):
+    """test_failover / test_failover_gets: a get the first child answers with
+    SERVER_ERROR (remote_error, listed for gets in both) fails over."""
+    text = CUSTOM_FAILOVER if config == "list" else CUSTOM_FAILOVER_OVERRIDE
+    erring, mc2 = fakes("server_error"), memcached_factory()
+    router = mcrouter_router(tmp_path, ithaca_factory, text, {12345: erring.address, 12346: address(mc2)})
+    assert set_(mc2, b"key", b"value1") == b"STORED\r\n"
+    assert get(router, b"key") == b"value1"
+
+
+def test_custom_failover_no(tmp_path, ithaca_factory, memcached_factory, fakes):
+    """test_failover_no: a connect error is not remote_error: no failover."""
+    erring, mc2 = fakes("server_error"), memcached_factory()
+    router = mcrouter_router(tmp_path, ithaca_factory, CUSTOM_FAILOVER, {12345: erring.address, 12346: address(mc2)})
+    erring.close()  # mcrouter's test terminates it
+    assert set_(mc2, b"key", b"value1") == b"STORED\r\n"
+    assert get(router, b"key").startswith(b"SERVER_ERROR")
+
+
+def test_custom_failover_override_updates(tmp_path, ithaca_factory, memcached_factory, fakes):
+    """test_failover_updates: `"updates": []` fails over nothing, so a set
+    the first child refuses is refused (and never reaches the second)."""
+    erring, mc2 = fakes("server_error"), memcached_factory()
+    router = mcrouter_router(tmp_path, ithaca_factory, CUSTOM_FAILOVER_OVERRIDE,
+                             {12345: erring.address, 12346: address(mc2)})
+    assert set_(router, b"key", b"value2").startswith(b"SERVER_ERROR")
+    assert get(mc2, b"key") is None
+    # ... while under the plain list the same set fails over and is stored.
+    other = mcrouter_router(tmp_path, ithaca_factory, CUSTOM_FAILOVER, {12345: erring.address, 12346: address(mc2)})
+    assert set_(other, b"key", b"value2") == b"STORED\r\n"
+    assert get(mc2, b"key") == b"value2"
+
+
+# ---- FailoverRoute: failover_policy DeterministicOrderPolicy
+# (test_deterministic_failover.py) ----
+
+
+def deterministic_order(key, n, normal_index, max_tries, ignore_normal=False):
+    """mcrouter's DeterministicOrderPolicy (FailoverPolicy.h), written again
+    from its description: child 0, then Ch3 of the routing key with a salt
+    2, 3, ... appended, skipping children used (and normal_index + 1), at
+    most 100 draws more per step."""
+    routing = key.split(b"|#|")[0]
+    used = [False] * n
+    used[0] = True
+    if not ignore_normal and normal_index + 1 < n:
+        used[normal_index + 1] = True
+    order, salt = [0], 1
+    for _ in range(1, max_tries):
+        draws = 0
+        while True:
+            salt += 1
+            index = furc_hash(routing + str(salt).encode(), n)
+            if not used[index] or draws >= 100:
+                break
+            draws += 1
+        used[index] = True
+        order.append(index)
+    return order
+
+
+def deterministic_config(text):
+    # Pool B1's "protocol": "caret" is mcrouter's own binary protocol, which
+    # memcached does not speak; ascii is what its servers here answer.
+    assert '"protocol":"caret"' in text
+    return text.replace('"protocol":"caret"', '"protocol":"ascii"')
+
+
+@pytest.mark.parametrize("config,max_tries,max_error_tries", [
+    (DETERMINISTIC_FAILOVER, 10, 3),
+    (DETERMINISTIC_FAILOVER_BIG_RETRIES, 13, 13),  # 100 and 300: at most the 13 children
+], ids=["max_error_tries_3", "big_retries"])
+def test_deterministic_failover_all_servers_erring(tmp_path, ithaca_factory, fakes, config, max_tries,
+                                                   max_error_tries):
+    """TestDeterministicFailoverAllSleepServers, its first steps: every server
+    fails (here answering SERVER_ERROR, which never marks a server down), so
+    each get costs max_error_tries errors (3, 6, 9 ...) on the servers the
+    policy picks for its key, in its order, every time the same."""
+    servers = [fakes("server_error") for _ in range(17)]
+    router = mcrouter_router(tmp_path, ithaca_factory, deterministic_config(config),
+                             {5001 + i: s.address for i, s in enumerate(servers)})
+    pool_a, b1 = servers[:5], servers[5:]
+    children = 1 + len(b1)  # PoolRoute|A.wildcard, then each server of B1
+    errors = 0
+    for i in range(10):
+        key = b"key_%d_abc_%d" % (i, 17 * i)
+        for attempt in range(2):
+            for s in servers:
+                s.lines.clear()
+            assert get(router, key).startswith(b"SERVER_ERROR")
+            normal = furc_hash(key, 5)
+            order = deterministic_order(key, children, normal, max_tries)[:max_error_tries]
+            expected = [pool_a[normal] if c == 0 else b1[c - 1] for c in order]
+            # A server drawn again after 100 draws is asked again, as in mcrouter.
+            asked = [s.port for s in servers for line in s.lines]
+            assert all(line == b"get " + key for s in servers for line in s.lines)
+            assert sorted(asked) == sorted(s.port for s in expected), (i, attempt)
+            errors += len(asked)
+        assert errors == 2 * (i + 1) * max_error_tries
+
+
+# ---- failover_tag (test_mcrouter_serialized.py, TestGetFailoverWithFailoverTag) ----
+
+
+def test_get_failover_with_failover_tag(tmp_path, ithaca_factory, memcached_factory):
+    gut, wildcard = memcached_factory(), memcached_factory()
+    router = mcrouter_router(tmp_path, ithaca_factory, GET_FAILOVER_WITH_FAILOVER_TAG,
+                             {12345: address(gut), 12346: address(wildcard)})
+    key = b"testkey|#|extra=1"
+    assert get(router, key) is None
+    assert set_(router, key, b"bizbang") == b"STORED\r\n"
+    assert get(router, key) == b"bizbang"
+    # kill the main host so everything fails over to gut
+    wildcard.proc.send_signal(signal.SIGTERM)
+    wildcard.proc.wait(10)
+    assert get(router, key) is None
+    assert set_(router, key, b"bizbang-fail") == b"STORED\r\n"
+    assert get(router, key) == b"bizbang-fail"
+    # Verify the failover tag was appended
+    assert get(router, key) == b"bizbang-fail"
+    assert get(gut, key + b":failover=1") == b"bizbang-fail"
+    assert get(gut, key) is None
+    # A key without a hash stop goes to the gutter as it is.
+    assert set_(router, b"plain", b"p") == b"STORED\r\n"
+    assert get(gut, b"plain") == b"p"
+    # A multi-key get: each key from the gutter under its own tagged key.
+    with Conn(router.host, router.port) as c:
+        assert c.call(b"get %s plain\r\n" % key) == (
+            b"VALUE %s 0 12\r\nbizbang-fail\r\nVALUE plain 0 1\r\np\r\nEND\r\n" % key)
+
+
+# ---- enable_lease_pairing (test_lease_pairing.py) ----
+# Leases reach memcached only over meta (its mg N / ms C), and an mcrouter
+# pool speaks ascii, so these run the same trees written in ithaca's YAML
+# with `protocol: meta` pools; mcrouter's own config is checked to load.
+
+
+def lease_yaml(pools, route):
+    lines = ["pools:"]
+    for name, server in pools.items():
+        lines += [f"  {name}:", f'    servers: ["{server}"]', "    protocol: meta", "    timeout: 300ms"]
+    return "\n".join(lines + [f"route: {route}"]) + "\n"
+
+
+def test_lease_pairing_basic_config_loads(tmp_path):
+    if ithaca_binary()[1]:
+        pytest.skip("an mcrouter config read by ithaca")
+    from test_mcrouter_config import check_config
+    path = tmp_path / "lease.json"
+    path.write_text(LEASE_PAIRING_BASIC.replace("localhost:11130", "127.0.0.1:1").replace("localhost:11131",
+                                                                                          "127.0.0.1:2"))
+    assert check_config(path) == (0, "configuration OK")
+
+
+def paused_memcached(memcached_factory, fakes):
+    """A memcached behind a relay that starts out hung (mcrouter's pause())."""
+    real = memcached_factory()
+    return real, fakes("hang", target=(real.host, real.port))
+
+
+@pytest.mark.parametrize("pairing", [True, False])
+def test_lease_pairing_basic(ithaca_factory, memcached_factory, fakes, pairing):
+    mc0, relay0 = paused_memcached(memcached_factory, fakes)
+    mc1 = memcached_factory()
+    flag = "true" if pairing else "false"
+    router = ithaca_factory(config_text=lease_yaml(
+        {"a0": relay0.address, "a1": address(mc1)},
+        f"{{type: failover, enable_lease_pairing: {flag}, children: [pool:a0, pool:a1]}}"))
+    # lease get: memcacheds[0] is paused, so it goes to memcacheds[1]
+    with Conn(router.host, router.port) as c:
+        kind, token, _flags, _data = lease_get(c, b"key")
+    assert kind == "lease" and token > 1
+    relay0.mode = "forward"  # bring memcacheds[0] up
+    # lease set (on another connection) goes where the lease get went
+    with Conn(router.host, router.port) as c:
+        reply = lease_set(c, b"key", token, b"abc")
+    if pairing:
+        assert reply == b"STORED\r\n"
+        assert get(mc0, b"key") is None
+        assert get(mc1, b"key") == b"abc"
+    else:
+        # without pairing it goes to the first child, whose memcached holds no
+        # such lease; memcacheds[1] keeps only the lease's empty placeholder
+        assert reply != b"STORED\r\n"
+        assert get(mc1, b"key") == b""
+
+
+def test_lease_pairing_nested(ithaca_factory, memcached_factory, fakes):
+    """test_lease_pairing_nested_basic and _two_failovers: pool A's both
+    servers and one of B's paused, the lease lands on B's second."""
+    mcs, relays = [], []
+    for _ in range(3):
+        real, relay = paused_memcached(memcached_factory, fakes)
+        mcs.append(real)
+        relays.append(relay)
+    mcs.append(memcached_factory())
+    servers = {"a0": relays[0].address, "a1": relays[1].address, "b0": relays[2].address, "b1": address(mcs[3])}
+    child = "{{type: failover, enable_lease_pairing: true, children: [pool:{}, pool:{}]}}"
+    router = ithaca_factory(config_text=lease_yaml(
+        servers, "{type: failover, enable_lease_pairing: true, children: [" + child.format("a0", "a1") + ", " +
+        child.format("b0", "b1") + "]}"))
+    with Conn(router.host, router.port) as c:
+        kind, token, _flags, _data = lease_get(c, b"key")
+    assert kind == "lease" and token > 1
+    for r in relays:
+        r.mode = "forward"  # bring up all memcacheds
+    with Conn(router.host, router.port) as c:
+        assert lease_set(c, b"key", token, b"abc") == b"STORED\r\n"
+    assert [get(m, b"key") for m in mcs] == [None, None, None, b"abc"]
