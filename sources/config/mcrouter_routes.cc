@@ -35,7 +35,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "OriginalClientHashRoute",
     "PrefixPolicyRoute",
     "RoutingGroupRoute",
-    "SaltedFailoverRoute",
     "SetDistributionTargetRoute",
     "SRRoute",
     "StagingRoute",
@@ -284,6 +283,8 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
       }
     }
   }
+  // mcrouter reads the first weight of each server and leaves any extra.
+  if (weights.size() > d->base.servers.size()) weights.resize(d->base.servers.size());
   if (dist == kinds::distribution_kind::WeightedCh3 &&
       (weights.size() != d->base.servers.size() ||
        std::any_of(weights.begin(), weights.end(), [](double w) { return w < 0 || w > 1; }))) {

@@ -33,6 +33,7 @@ class FakeBackend:
         self.delay = delay
         self.accepted = 0
         self.lines = []  # server_error: the command lines it answered, in order
+        self.times = []  # ... and when each arrived (time.monotonic_ns())
         self._stop = threading.Event()
         self._listener = socket.socket()
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -216,6 +217,7 @@ class FakeBackend:
                 need += int(words[2]) + 2
             if len(buf) < need:
                 return buf
+            self.times.append(time.monotonic_ns())
             self.lines.append(buf[:end])
             buf = buf[need:]
             conn.sendall(b"SERVER_ERROR fake error\r\n")

@@ -174,6 +174,181 @@ LEASE_PAIRING_BASIC = """{
 }
 """
 
+# mcrouter/test/test_deterministic_failover3.json (MIT licence)
+SALTED_FAILOVER = """{
+  "pools": {
+    "A": {
+      "servers": [ "localhost:5001",
+                   "localhost:5002",
+                   "localhost:5003",
+                   "localhost:5004",
+                   "localhost:5005",
+                   "localhost:5006",
+                   "localhost:5007",
+                   "localhost:5008",
+                   "localhost:5009",
+                   "localhost:5010",
+                   "localhost:5011",
+                   "localhost:5012",
+                   "localhost:5013",
+                   "localhost:5014",
+                   "localhost:5015",
+                   "localhost:5016",
+                   "localhost:5017",
+                   "localhost:5018",
+                   "localhost:5019",
+                   "localhost:5020",
+                   "localhost:5021",
+                   "localhost:5022",
+                   "localhost:5023"]
+    }
+  },
+  "routes": {
+      "/Route/A/": "Route_A"
+  },
+  "named_handles": {
+      "Route_A": {
+        "type": "SaltedFailoverRoute",
+        "pool": "A",
+        "hash": {
+          "hash_func": "WeightedCh3",
+          "weights": [
+            0.7,
+            0.65,
+            1.0,
+            0.8,
+            0.5,
+            0.7,
+            0.65,
+            1.0,
+            0.8,
+            0.7,
+            0.65,
+            1.0,
+            0.8,
+            0.5,
+            0.75,
+            0.5,
+            0.75,
+            0.7,
+            0.65,
+            1.0,
+            0.5,
+            0.75,
+            0.55,
+            0.81
+          ]
+        },
+        "failover_policy": {
+          "type": "DeterministicOrderPolicy",
+          "max_tries": 12,
+          "max_error_tries": 3
+        }
+      }
+  }
+}
+"""
+
+# mcrouter/test/test_deterministic_failover4.json (MIT licence)
+SALTED_FAILOVER_FAILURE_DOMAINS = """{
+  "pools": {
+    "A": {
+      "servers": [ "localhost:5001",
+                   "localhost:5002",
+                   "localhost:5003",
+                   "localhost:5004",
+                   "localhost:5005",
+                   "localhost:5006",
+                   "localhost:5007",
+                   "localhost:5008",
+                   "localhost:5009",
+                   "localhost:5010",
+                   "localhost:5011",
+                   "localhost:5012",
+                   "localhost:5013",
+                   "localhost:5014",
+                   "localhost:5015",
+                   "localhost:5016",
+                   "localhost:5017",
+                   "localhost:5018",
+                   "localhost:5019",
+                   "localhost:5020",
+                   "localhost:5021",
+                   "localhost:50220",
+                   "localhost:50231"],
+      "failure_domains": [ 1,
+                   2,
+                   3,
+                   4,
+                   5,
+                   6,
+                   7,
+                   8,
+                   9,
+                   10,
+                   11,
+                   12,
+                   1,
+                   2,
+                   3,
+                   4,
+                   5,
+                   6,
+                   7,
+                   8,
+                   9,
+                   10,
+                   11]
+    }
+  },
+  "routes": {
+      "/Route/A/": "Route_A"
+  },
+  "named_handles": {
+      "Route_A": {
+        "type": "SaltedFailoverRoute",
+        "pool": "A",
+        "hash": {
+          "hash_func": "WeightedCh3",
+          "weights": [
+            0.7,
+            0.65,
+            1.0,
+            0.8,
+            0.5,
+            0.7,
+            0.65,
+            1.0,
+            0.8,
+            0.7,
+            0.65,
+            1.0,
+            0.8,
+            0.5,
+            0.75,
+            0.5,
+            0.75,
+            0.7,
+            0.65,
+            1.0,
+            0.5,
+            0.75,
+            0.55,
+            0.81
+          ]
+        },
+        "failover_policy": {
+          "type": "DeterministicOrderPolicy",
+          "max_tries": 12,
+          "max_error_tries": 3,
+          "enable_failure_domains": true
+
+        }
+      }
+  }
+}
+"""
+
 
 def address(server):
     return f"{HOST}:{server.port}"
@@ -434,3 +609,63 @@ def test_lease_pairing_nested(ithaca_factory, memcached_factory, fakes):
     with Conn(router.host, router.port) as c:
         assert lease_set(c, b"key", token, b"abc") == b"STORED\r\n"
     assert [get(m, b"key") for m in mcs] == [None, None, None, b"abc"]
+
+
+# ---- SaltedFailoverRoute (test_deterministic_failover.py,
+# TestDeterministicFailoverAllSleepServersSharedConfig) ----
+
+
+def salted_keys():
+    return [b"key_%d_hYgGEs_%d_kBVq9Z_%d" % (13 * i, i, 71 * i) for i in range(8)]
+
+
+def test_salted_failover_all_servers_erring(tmp_path, ithaca_factory, memcached_factory, fakes):
+    """Every server fails: each get costs max_error_tries (3) errors, on three
+    different servers (the normal route's own server is skipped among the
+    failover children), the same three every time; keys spread."""
+    servers = [fakes("server_error") for _ in range(23)]
+    router = mcrouter_router(tmp_path, ithaca_factory, SALTED_FAILOVER,
+                             {5001 + i: s.address for i, s in enumerate(servers)})
+    firsts = set()
+    errors = 0
+    for key in salted_keys():
+        seen = []
+        for _ in range(2):
+            for s in servers:
+                s.lines.clear()
+            assert get(router, key).startswith(b"SERVER_ERROR")
+            asked = [i for i, s in enumerate(servers) for line in s.lines]
+            assert all(line == b"get " + key for s in servers for line in s.lines)
+            assert len(asked) == 3 and len(set(asked)) == 3, asked
+            seen.append(sorted(asked))
+            errors += len(asked)
+        assert seen[0] == seen[1], key
+        firsts.add(tuple(seen[0]))
+    assert errors == 3 * 2 * len(salted_keys())  # mcrouter's 3, 6, 9, ... with no server marked down
+    assert len(firsts) > 4, firsts
+
+    # A set fails over to the key's first failover server (the second one
+    # asked): made a real one, it stores the value, and the third is not asked.
+    key = salted_keys()[0]
+    for s in servers:
+        s.lines.clear()
+        s.times.clear()
+    assert get(router, key).startswith(b"SERVER_ERROR")
+    normal, first, third = sorted((s for s in servers if s.lines), key=lambda s: s.times[0])
+    real = memcached_factory()
+    first.mode, first.target = "forward", (real.host, real.port)
+    third.lines.clear()
+    assert set_(router, key, b"salted") == b"STORED\r\n"
+    assert get(real, key) == b"salted"
+    assert get(router, key) == b"salted"
+    assert third.lines == []
+
+
+def test_salted_failover_with_failure_domains_is_refused(tmp_path):
+    if ithaca_binary()[1]:
+        pytest.skip("an mcrouter config read by ithaca")
+    from test_mcrouter_config import check_config
+    path = tmp_path / "salted.json"
+    path.write_text(SALTED_FAILOVER_FAILURE_DOMAINS)
+    rc, out = check_config(path)
+    assert rc == 1 and "failure_domains" in out, out

@@ -256,6 +256,7 @@ struct failover_options final : config::route_options {
   std::uint32_t exptime = 10;  // failover_exptime: the TTL cap of writes to a failover child
   failover_policy_config policy;
   bool failover_tag = false, lease_pairing = false;
+  std::string pool;  // salted_failover: the pool it fails over within
 };
 
 std::string joined(const std::vector<std::string>& names) {
@@ -448,6 +449,14 @@ constexpr auto kGutterOptions = [] {
   return out;
 }();
 
+constexpr auto kSaltedOptions = [] {
+  std::array<config::option_spec, std::size(kFailoverOptions) + 1> out{};
+  std::copy(std::begin(kFailoverOptions), std::end(kFailoverOptions), out.begin());
+  out.back() = config::pool_option<&failover_options::pool>(
+      "pool", "pool", "the pool: its own route first, then (mcrouter) each of its servers as the failover children");
+  return out;
+}();
+
 constexpr config::child_slot kFailoverSlots[] = {
     {"", "children", "children", true, 2},
 };
@@ -455,6 +464,37 @@ constexpr config::child_slot kGutterSlots[] = {
     {"normal", "normal", "normal", false, 1, "FailoverWithExptimeRoute: normal not found"},
     {"failover", "failover", "failover", true, 1, nullptr, true},
 };
+
+// In YAML the failover children are listed; mcrouter makes them from the
+// pool: the normal route is `{"type": "PoolRoute", "pool", "hash"}`, then
+// "Pool|POOL", each server alone (McRouteHandleProvider's SaltedFailoverRoute).
+constexpr config::child_slot kSaltedSlots[] = {
+    {"failover", "failover", nullptr, true, 1},
+};
+
+void finish_salted(config::route_kind_reader& in, config::route_config& r) {
+  const auto& o = config::options_of<failover_options>(r);
+  if (o.pool.empty()) return;  // refused already
+  std::vector<config::route_config> children;
+  if (in.format() == config::route_format::Yaml) {
+    children.push_back(config::module_node("pool", config::route_format::Yaml, r.line, {{"pool", o.pool}}));
+    for (config::route_config& c : r.children) children.push_back(std::move(c));
+  } else {
+    YAML::Node normal(YAML::NodeType::Map);
+    normal["type"] = "PoolRoute";
+    normal["pool"] = o.pool;
+    if (const YAML::Node* h = in.value("hash")) normal["hash"] = *h;
+    YAML::Node list(YAML::NodeType::Sequence);
+    list.push_back(normal);
+    list.push_back("Pool|" + o.pool);
+    children = in.routes_at(list, "");
+  }
+  for (config::route_config& c : children) {
+    c.role.clear();
+    if (c.line <= 0) c.line = r.line;
+  }
+  r.children = std::move(children);
+}
 
 // mcrouter: a gutter with no failover child is its normal route alone.
 void finish_gutter(config::route_kind_reader& in, config::route_config& r) {
@@ -540,9 +580,21 @@ constexpr config::route_kind_info kGutterInfo{
     finish_gutter,
 };
 
+constexpr config::route_kind_info kSaltedInfo{
+    "salted_failover",
+    "SaltedFailoverRoute",
+    "a pool, then its servers in the deterministic order of a failover_policy",
+    kSaltedSlots,
+    kSaltedOptions,
+    [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<failover_options>(); },
+    config::route_kind_info::collapse::None,
+    finish_salted,
+};
+
 }  // namespace
 
 extern constinit const kind_module kFailoverKind{kFailoverInfo, build_failover};
+extern constinit const kind_module kSaltedFailoverKind{kSaltedInfo, build_failover};
 extern constinit const kind_module kFailoverExptimeKind{kGutterInfo, build_gutter};
 
 }  // namespace ithaca::route

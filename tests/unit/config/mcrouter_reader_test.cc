@@ -229,6 +229,21 @@ TEST_CASE("route objects and their mcrouter option names") {
         "failover failover_errors= failover_limit=0/1000 failover_policy=deterministic_order/5/5/weighted "
         "failover_tag=true enable_lease_pairing=true");
 
+  // SaltedFailoverRoute: the pool's route, then each of its servers; a
+  // WeightedCh3 list longer than the pool is read for its first servers.
+  config sc;
+  route_config sf = route_of(R"({"type": "SaltedFailoverRoute", "pool": "A",
+                                  "hash": {"hash_func": "WeightedCh3", "weights": [0.5, 1, 0.7, 0.9]},
+                                  "failover_policy": {"type": "DeterministicOrderPolicy", "max_tries": 3,
+                                                      "max_error_tries": 2}})",
+                             &sc);
+  CHECK(is(sf, "salted_failover"));
+  REQUIRE(sf.children.size() == 4);
+  CHECK(pool_named(sc, pool_of(sf.children[0])).dist == kinds::distribution_kind::WeightedCh3);
+  CHECK(pool_named(sc, pool_of(sf.children[0])).servers[2].fraction == 0.7);
+  CHECK(pool_named(sc, pool_of(sf.children[3])).servers.size() == 1);
+  CHECK(describe_options(sf).find("failover_policy=deterministic_order/3/2/weighted") != std::string::npos);
+
   route_config g =
       route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A", "failover": "PoolRoute|B"})");
   CHECK(is(g, "failover_exptime"));
