@@ -34,7 +34,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "ModifyKeyRoute",
     "OriginalClientHashRoute",
     "PrefixPolicyRoute",
-    "RoutingGroupRoute",
     "SetDistributionTargetRoute",
     "SRRoute",
     "StagingRoute",

@@ -8,6 +8,7 @@ extern const kind_module kLocalKind;
 extern const kind_module kPoolKind;
 extern const kind_module kPrefixKind;
 extern const kind_module kOperationKind;
+extern const kind_module kRoutingGroupKind;
 extern const kind_module kFailoverKind, kFailoverExptimeKind, kSaltedFailoverKind;
 extern const kind_module kMissFailoverKind;
 extern const kind_module kAllSyncKind, kAllAsyncKind, kAllInitialKind, kAllMajorityKind, kAllFastestKind;
@@ -24,10 +25,14 @@ extern const kind_module kNullKind;
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
 constexpr const kind_module* kKinds[] = {
-    &kLocalKind,          &kPoolKind,         &kPrefixKind,  &kOperationKind, &kFailoverKind,   &kFailoverExptimeKind,
-    &kSaltedFailoverKind, &kMissFailoverKind, &kAllSyncKind, &kAllAsyncKind,  &kAllInitialKind, &kAllMajorityKind,
-    &kAllFastestKind,     &kShadowKind,       &kWarmUpKind,  &kL1L2Kind,      &kHashKind,       &kRandomKind,
-    &kModifyExptimeKind,  &kRateLimitKind,    &kErrorKind,   &kNullKind,
+    &kLocalKind,           &kPoolKind,           &kPrefixKind,
+    &kOperationKind,       &kRoutingGroupKind,   &kFailoverKind,
+    &kFailoverExptimeKind, &kSaltedFailoverKind, &kMissFailoverKind,
+    &kAllSyncKind,         &kAllAsyncKind,       &kAllInitialKind,
+    &kAllMajorityKind,     &kAllFastestKind,     &kShadowKind,
+    &kWarmUpKind,          &kL1L2Kind,           &kHashKind,
+    &kRandomKind,          &kModifyExptimeKind,  &kRateLimitKind,
+    &kErrorKind,           &kNullKind,
 };
 }  // namespace
 

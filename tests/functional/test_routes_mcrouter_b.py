@@ -349,6 +349,62 @@ SALTED_FAILOVER_FAILURE_DOMAINS = """{
 }
 """
 
+# mcrouter/test/test_routing_group_route.json (MIT licence)
+ROUTING_GROUP = """{
+  "pools": {
+    "A": {
+      "servers": ["127.0.0.1:11111"],
+      "protocol": "caret"
+    },
+    "B": {
+      "servers": ["127.0.0.1:22222"],
+      "protocol": "caret"
+    },
+    "C": {
+      "servers": ["127.0.0.1:33333"],
+      "protocol": "caret"
+    },
+    "D": {
+      "servers": ["127.0.0.1:44444"],
+      "protocol": "caret"
+    }
+  },
+  "route": {
+    "type": "RoutingGroupRoute",
+    "default_policy": "ErrorRoute|A",
+    "routing_group_policies": {
+      "get_like": "PoolRoute|A",
+      "update_like": "PoolRoute|B",
+      "delete_like": "PoolRoute|C",
+      "arithmetic_like": "PoolRoute|D"
+    }
+  }
+}
+"""
+
+# mcrouter/test/test_routing_group_route_incomplete.json (MIT licence)
+ROUTING_GROUP_INCOMPLETE = """{
+  "pools": {
+    "A": {
+      "servers": ["127.0.0.1:11111"],
+      "protocol": "caret"
+    },
+    "B": {
+      "servers": ["127.0.0.1:22222"],
+      "protocol": "caret"
+    }
+  },
+  "route": {
+    "type": "RoutingGroupRoute",
+    "default_policy": "PoolRoute|A",
+    "routing_group_policies": {
+      "get_like": "PoolRoute|B",
+      "update_like": "PoolRoute|B"
+    }
+  }
+}
+"""
+
 
 def address(server):
     return f"{HOST}:{server.port}"
@@ -356,12 +412,14 @@ def address(server):
 
 def mcrouter_router(tmp_path, ithaca_factory, text, ports, extra_args=()):
     """ithaca on mcrouter's config `text`, each `localhost:PORT` in it
-    replaced by ports[PORT] ("127.0.0.1:N", a server the test started)."""
+    replaced by ports[PORT] ("127.0.0.1:N", a server the test started), or
+    each "HOST:PORT" by ports["HOST:PORT"]."""
     if ithaca_binary()[1]:
         pytest.skip("an mcrouter config read by ithaca")
     for port, target in ports.items():
-        assert f"localhost:{port}" in text, port
-        text = text.replace(f"localhost:{port}", target)
+        written = port if isinstance(port, str) else f"localhost:{port}"
+        assert written in text, port
+        text = text.replace(written, target)
     path = tmp_path / "mcrouter.json"
     path.write_text(text)
     return ithaca_factory(args=["--config", str(path), *extra_args])
@@ -669,3 +727,62 @@ def test_salted_failover_with_failure_domains_is_refused(tmp_path):
     path.write_text(SALTED_FAILOVER_FAILURE_DOMAINS)
     rc, out = check_config(path)
     assert rc == 1 and "failure_domains" in out, out
+
+
+# ---- RoutingGroupRoute (test_routing_group_route.py) ----
+
+
+def routing_group_config(text):
+    # The pools' "protocol": "caret" is mcrouter's own binary protocol, which
+    # memcached does not speak; ascii is what its servers here answer.
+    assert '"protocol": "caret"' in text
+    return text.replace('"protocol": "caret"', '"protocol": "ascii"')
+
+
+def call(server, line):
+    with Conn(server.host, server.port) as c:
+        return c.call(line)
+
+
+def test_routing_group_route(tmp_path, ithaca_factory, memcached_factory):
+    mc_get, mc_set, mc_delete, mc_arith = (memcached_factory() for _ in range(4))
+    router = mcrouter_router(tmp_path, ithaca_factory, routing_group_config(ROUTING_GROUP), {
+        "127.0.0.1:11111": address(mc_get), "127.0.0.1:22222": address(mc_set),
+        "127.0.0.1:33333": address(mc_delete), "127.0.0.1:44444": address(mc_arith)})
+    # test_get
+    assert set_(mc_get, b"key_get", b"val_get") == b"STORED\r\n"
+    assert get(router, b"key_get") == b"val_get"
+    # test_set
+    assert set_(router, b"key_set", b"val_set") == b"STORED\r\n"
+    assert get(mc_set, b"key_set") == b"val_set"
+    # test_delete
+    assert set_(mc_delete, b"key_del", b"val_del") == b"STORED\r\n"
+    assert call(router, b"delete key_del\r\n") == b"DELETED\r\n"
+    assert get(mc_delete, b"key_del") is None
+    # test_arith
+    assert set_(mc_arith, b"key_arith", b"5") == b"STORED\r\n"
+    assert call(router, b"incr key_arith 2\r\n") == b"7\r\n"
+    assert get(mc_arith, b"key_arith") == b"7"
+    # carbon's groups: gat is get_like; touch is in none (the ErrorRoute default)
+    assert call(router, b"gat 0 key_get\r\n") == b"VALUE key_get 0 7\r\nval_get\r\nEND\r\n"
+    assert call(router, b"touch key_get 0\r\n") == b"SERVER_ERROR A\r\n"
+    assert all(get(m, b"key_set") is None for m in (mc_get, mc_delete, mc_arith))
+
+
+def test_routing_group_route_incomplete(tmp_path, ithaca_factory, memcached_factory):
+    mc_a, mc_b = memcached_factory(), memcached_factory()
+    router = mcrouter_router(tmp_path, ithaca_factory, routing_group_config(ROUTING_GROUP_INCOMPLETE),
+                             {"127.0.0.1:11111": address(mc_a), "127.0.0.1:22222": address(mc_b)})
+    # test_set_get
+    assert set_(router, b"key0", b"val0") == b"STORED\r\n"
+    assert get(mc_b, b"key0") == b"val0"
+    assert get(router, b"key0") == b"val0"
+    # test_delete: the default, A
+    assert set_(mc_a, b"key0", b"val0") == b"STORED\r\n"
+    call(router, b"delete key0\r\n")
+    assert get(mc_a, b"key0") is None
+    assert get(mc_b, b"key0") == b"val0"
+    # test_arith: the default, A
+    assert set_(mc_a, b"key0", b"2") == b"STORED\r\n"
+    call(router, b"incr key0 1\r\n")
+    assert get(mc_a, b"key0") == b"3"

@@ -323,7 +323,8 @@ TEST_CASE("bad fractions, rates, exptimes and error names") {
 TEST_CASE("the first mistake in the file is the one reported") {
   // The named routes are read before `route:`, whatever their place.
   CHECK(tree_load("route:\n  type: all_sync\n  children: [{type: bogus}]\nroutes:\n  a: {type: nope}\n") ==
-        "t.yaml:6: unknown route type 'bogus' (types: local, pool, ref, prefix, operation, failover, failover_exptime, "
+        "t.yaml:6: unknown route type 'bogus' (types: local, pool, ref, prefix, operation, routing_group, failover, "
+        "failover_exptime, "
         "salted_failover, miss_failover, all_sync, all_async, all_initial, all_majority, all_fastest, shadow, warm_up, "
         "l1l2, hash, "
         "random, modify_exptime, rate_limit, error, null)");
