@@ -24,7 +24,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "HostIdRoute",
     "KeyParseRoute",
     "KeySplitRoute",
-    "L1L2CacheRoute",
     "L1L2SizeSplitRoute",
     "LatencyInjectionRoute",
     "LatestRoute",
@@ -56,12 +55,6 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
     return {};
   }
   if (const route_kind_info* k = find_mcrouter_kind(type)) return {module_route(*k, json, at)};
-  if (type == "L1L2CacheRoute") {
-    err_.fail(at,
-              "mcrouter's L1L2CacheRoute (an L1 route in front of an L2 route) is not supported by ithaca; "
-              "ithaca's l1l2 route keeps L1 in its own store (see README \"Routes\")");
-    return {};
-  }
   if (kUnsupportedTypes.count(type) != 0) {
     err_.fail(at, "mcrouter's " + type + " is not supported by ithaca");
     return {};

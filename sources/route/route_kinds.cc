@@ -15,6 +15,7 @@ extern const kind_module kAllSyncKind, kAllAsyncKind, kAllInitialKind, kAllMajor
 extern const kind_module kShadowKind;
 extern const kind_module kWarmUpKind;
 extern const kind_module kL1L2Kind;
+extern const kind_module kL1L2CacheKind;
 extern const kind_module kHashKind;
 extern const kind_module kRandomKind;
 extern const kind_module kModifyExptimeKind;
@@ -25,14 +26,30 @@ extern const kind_module kNullKind;
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
 constexpr const kind_module* kKinds[] = {
-    &kLocalKind,           &kPoolKind,           &kPrefixKind,
-    &kOperationKind,       &kRoutingGroupKind,   &kFailoverKind,
-    &kFailoverExptimeKind, &kSaltedFailoverKind, &kMissFailoverKind,
-    &kAllSyncKind,         &kAllAsyncKind,       &kAllInitialKind,
-    &kAllMajorityKind,     &kAllFastestKind,     &kShadowKind,
-    &kWarmUpKind,          &kL1L2Kind,           &kHashKind,
-    &kRandomKind,          &kModifyExptimeKind,  &kRateLimitKind,
-    &kErrorKind,           &kNullKind,
+    &kLocalKind,
+    &kPoolKind,
+    &kPrefixKind,
+    &kOperationKind,
+    &kRoutingGroupKind,
+    &kFailoverKind,
+    &kFailoverExptimeKind,
+    &kSaltedFailoverKind,
+    &kMissFailoverKind,
+    &kAllSyncKind,
+    &kAllAsyncKind,
+    &kAllInitialKind,
+    &kAllMajorityKind,
+    &kAllFastestKind,
+    &kShadowKind,
+    &kWarmUpKind,
+    &kL1L2Kind,
+    &kL1L2CacheKind,
+    &kHashKind,
+    &kRandomKind,
+    &kModifyExptimeKind,
+    &kRateLimitKind,
+    &kErrorKind,
+    &kNullKind,
 };
 }  // namespace
 

@@ -5,6 +5,7 @@ needs one to fail in a controlled way), and what mcrouter's Python tests
 assert for each, asserted over the wire. Each config is mcrouter's file
 (facebook/mcrouter, mcrouter/test/, MIT licence), named above it."""
 import signal
+import time
 
 import pytest
 
@@ -405,6 +406,46 @@ ROUTING_GROUP_INCOMPLETE = """{
 }
 """
 
+# mcrouter/test/test_basic_l1_l2.json (MIT licence)
+BASIC_L1_L2 = """{
+  "pools": {
+    "A": {
+      "servers": [ "localhost:12345" ]
+    },
+    "B": {
+      "servers": [ "localhost:12346" ]
+    }
+  },
+  "route": {
+    "type": "L1L2CacheRoute",
+    "l1": "PoolRoute|A",
+    "l2": "PoolRoute|B",
+    "upgradingL1Exptime": 0
+  }
+}
+"""
+
+# mcrouter/test/test_basic_l1_l2_ncache.json (MIT licence)
+BASIC_L1_L2_NCACHE = """{
+  "pools": {
+    "A": {
+      "servers": [ "localhost:12345" ]
+    },
+    "B": {
+      "servers": [ "localhost:12346" ]
+    }
+  },
+  "route": {
+    "type": "L1L2CacheRoute",
+    "l1": "PoolRoute|A",
+    "l2": "PoolRoute|B",
+    "upgradingL1Exptime": 0,
+    "ncacheExptime": 3600,
+    "ncacheUpdatePeriod": 5
+  }
+}
+"""
+
 
 def address(server):
     return f"{HOST}:{server.port}"
@@ -786,3 +827,109 @@ def test_routing_group_route_incomplete(tmp_path, ithaca_factory, memcached_fact
     assert set_(mc_a, b"key0", b"2") == b"STORED\r\n"
     call(router, b"incr key0 1\r\n")
     assert get(mc_a, b"key0") == b"3"
+
+
+# ---- L1L2CacheRoute (test_mcrouter_basic.py, TestMcrouterBasicL1L2) ----
+
+
+def gat(server, key, exptime=0, cmd=b"gat"):
+    with Conn(server.host, server.port) as c:
+        r = c.call(b"%s %d %s\r\n" % (cmd, exptime, key))
+    if r == b"END\r\n":
+        return None
+    if r.startswith(b"VALUE "):
+        return r.split(b"\r\n")[1]
+    return r.strip()
+
+
+def eventually(check, what, seconds=5.0):
+    """A background write lands: polls `check` (bounded), never sleeps blind."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def l1l2_router(tmp_path, ithaca_factory, memcached_factory, config):
+    l1, l2 = memcached_factory(), memcached_factory()
+    router = mcrouter_router(tmp_path, ithaca_factory, config, {12345: address(l1), 12346: address(l2)})
+    return router, l1, l2
+
+
+def stop(server):
+    server.proc.send_signal(signal.SIGTERM)
+    server.proc.wait(10)
+
+
+def test_l1_l2_get(tmp_path, ithaca_factory, memcached_factory):
+    mcr, l1, l2 = l1l2_router(tmp_path, ithaca_factory, memcached_factory, BASIC_L1_L2)
+    assert get(mcr, b"key1") is None
+    # set keys in only l1 pool
+    assert set_(l1, b"key1", b"value1") == b"STORED\r\n"
+    assert get(mcr, b"key1") == b"value1"
+    assert gat(mcr, b"key1") == b"value1"
+    assert gat(mcr, b"key1", cmd=b"gats") == b"value1"
+    # set key only in l2 pool
+    assert set_(l2, b"key2", b"value2") == b"STORED\r\n"
+    assert get(l1, b"key2") is None
+    assert get(mcr, b"key2") == b"value2"
+    assert gat(mcr, b"key2") == b"value2"
+    assert gat(mcr, b"key2", cmd=b"gats") == b"value2"
+    # the value is upgraded to l1
+    eventually(lambda: get(l1, b"key2") == b"value2", "an L2 hit was not added to L1")
+    # writes go to l1 alone (mcrouter's L1L2CacheRoute)
+    assert set_(mcr, b"key3", b"value3") == b"STORED\r\n"
+    assert get(l1, b"key3") == b"value3" and get(l2, b"key3") is None
+    # a multi-key get: each key on its own
+    with Conn(mcr.host, mcr.port) as c:
+        assert c.call(b"get key1 nope key2\r\n") == (
+            b"VALUE key1 0 6\r\nvalue1\r\nVALUE key2 0 6\r\nvalue2\r\nEND\r\n")
+
+
+def test_l1_l2_get_l1_down(tmp_path, ithaca_factory, memcached_factory):
+    mcr, l1, l2 = l1l2_router(tmp_path, ithaca_factory, memcached_factory, BASIC_L1_L2)
+    assert set_(l1, b"key1", b"value1") == b"STORED\r\n"
+    assert set_(l2, b"key1", b"value1") == b"STORED\r\n"
+    stop(l1)
+    # we should still be able to get from l2
+    assert get(mcr, b"key1") == b"value1"
+    assert gat(mcr, b"key1") == b"value1"
+    assert gat(mcr, b"key1", cmd=b"gats") == b"value1"
+
+
+def test_l1_l2_get_l2_down(tmp_path, ithaca_factory, memcached_factory):
+    mcr, l1, l2 = l1l2_router(tmp_path, ithaca_factory, memcached_factory, BASIC_L1_L2)
+    assert set_(l1, b"key1", b"value1") == b"STORED\r\n"
+    assert set_(l2, b"key1", b"value1") == b"STORED\r\n"
+    stop(l2)
+    # we should still be able to get from l1
+    assert get(mcr, b"key1") == b"value1"
+    assert gat(mcr, b"key1") == b"value1"
+    assert gat(mcr, b"key1", cmd=b"gats") == b"value1"
+    stop(l1)
+    # we should get nothing back
+    assert get(mcr, b"key1").startswith(b"SERVER_ERROR")
+    assert gat(mcr, b"key1").startswith(b"SERVER_ERROR")
+    assert gat(mcr, b"key1", cmd=b"gats").startswith(b"SERVER_ERROR")
+
+
+@pytest.mark.parametrize("cmd", [b"get", b"gat"])
+def test_l1_l2_ncache(tmp_path, ithaca_factory, memcached_factory, cmd):
+    """test_l1_l2_get_ncache / test_l1_l2_gat_ncache."""
+    mcr, l1, l2 = l1l2_router(tmp_path, ithaca_factory, memcached_factory, BASIC_L1_L2_NCACHE)
+
+    def ask(server, key):
+        return get(server, key) if cmd == b"get" else gat(server, key)
+
+    # get a non-existent key
+    assert ask(mcr, b"key1") is None
+    eventually(lambda: get(l1, b"key1") == b"ncache", "an L2 miss left no ncache marker in L1")
+    with Conn(l1.host, l1.port) as c:
+        assert c.call(b"get key1\r\n") == b"VALUE key1 65536 6\r\nncache\r\nEND\r\n"
+    assert set_(l2, b"key1", b"value1") == b"STORED\r\n"
+    # four marker hits answer a miss; the fifth too, and refreshes L1 from L2
+    for _ in range(5):
+        assert ask(mcr, b"key1") is None
+    eventually(lambda: get(l1, b"key1") == b"value1", "the fifth marker hit did not refresh L1")
+    assert ask(mcr, b"key1") == b"value1"
+    assert ask(l1, b"key1") == b"value1"

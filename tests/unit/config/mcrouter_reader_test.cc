@@ -349,8 +349,8 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(with_route("\"LatestRoute|Pool|A\"") == "m.json:6: mcrouter's LatestRoute is not supported by ithaca");
   CHECK(with_route("{\"type\": \"FailoverRoutes\", \"children\": []}") ==
         "m.json:6: unknown route type 'FailoverRoutes' (did you mean 'FailoverRoute'?)");
-  CHECK(with_route("{\"type\": \"L1L2CacheRoute\", \"l1\": \"PoolRoute|A\", \"l2\": \"PoolRoute|B\"}")
-            .starts_with("m.json:6: mcrouter's L1L2CacheRoute (an L1 route in front of an L2 route) is not supported"));
+  CHECK(with_route("{\"type\": \"L1L2CacheRoute\", \"l1\": \"PoolRoute|A\", \"l2\": \"PoolRoute|B\"}") ==
+        "m.json:6: L1L2CacheRoute: no upgradingL1Exptime");
   CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
                    "\"failover_policy\": {\"type\": \"LeastFailuresPolicy\"}}") ==
         "m.json:8: Failover: LeastFailuresPolicy must specify 'max_tries' field");

@@ -326,7 +326,7 @@ TEST_CASE("the first mistake in the file is the one reported") {
         "t.yaml:6: unknown route type 'bogus' (types: local, pool, ref, prefix, operation, routing_group, failover, "
         "failover_exptime, "
         "salted_failover, miss_failover, all_sync, all_async, all_initial, all_majority, all_fastest, shadow, warm_up, "
-        "l1l2, hash, "
+        "l1l2, l1l2_cache, hash, "
         "random, modify_exptime, rate_limit, error, null)");
   // A mistake in the tree hides the cross-checks (a pool, a ref), whose
   // messages would be about a half-read tree.
