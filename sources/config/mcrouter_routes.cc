@@ -27,7 +27,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "L1L2SizeSplitRoute",
     "LatencyInjectionRoute",
     "LatestRoute",
-    "LoadBalancerRoute",
     "LoggingRoute",
     "MigrateRoute",
     "ModifyKeyRoute",
@@ -244,6 +243,10 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   }
   const pools::pool_def* d = pools_.find(pool_json, at);
   if (d == nullptr) return r;
+  if (json.IsMap() && json["hash"] && json["hash"].IsMap() && json["hash"]["hash_func"] &&
+      json["hash"]["hash_func"].Scalar() == "LoadBalancer") {
+    return load_balanced_pool(json["hash"], pool_json, at);
+  }
   std::vector<double> weights = d->weights;
   kinds::distribution_kind dist =
       weights.empty() ? kinds::distribution_kind::Ch3 : kinds::distribution_kind::WeightedCh3;
@@ -297,6 +300,29 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
     return limited;
   }
   return r;
+}
+
+// A PoolRoute whose hash_func is "LoadBalancer": mcrouter's LoadBalancerRoute
+// over the pool's servers, its options read from the hash object.
+// default_server_load_percent (the load assumed before a server reports
+// one) has no meaning for ithaca, which counts its own calls in flight.
+route_config provider::load_balanced_pool(const YAML::Node& h, const YAML::Node& pool_json, const YAML::Node& at) {
+  err_.allow(h, "PoolRoute hash",
+             {"hash_func", "salt", "load_ttl_ms", "failover_count", "algorithm", "enable_thrift_server_load",
+              "default_server_load_percent"});
+  YAML::Node opts(YAML::NodeType::Map);
+  for (const char* k : {"salt", "load_ttl_ms", "failover_count", "algorithm", "enable_thrift_server_load"}) {
+    if (h[k]) opts[k] = h[k];
+  }
+  route_config lb;
+  lb.line = err_.line(at);
+  const route_kind_info& k = *find_route_kind("load_balancer");
+  json_kind_reader reader(f_, err_, opts, at);
+  reader.read_options(k, lb);
+  for (route_config& c : pool_servers(pool_json, at)) lb.children.push_back(std::move(c));
+  if (k.finish != nullptr) k.finish(reader, lb);
+  if (lb.children.size() == 1) become_only_child(lb);
+  return lb;
 }
 
 // "Pool|A": each server of A on its own (mcrouter's destinations, which

@@ -18,6 +18,7 @@ extern const kind_module kL1L2Kind;
 extern const kind_module kL1L2CacheKind;
 extern const kind_module kHashKind;
 extern const kind_module kRandomKind;
+extern const kind_module kLoadBalancerKind;
 extern const kind_module kModifyExptimeKind;
 extern const kind_module kRateLimitKind;
 extern const kind_module kErrorKind;
@@ -46,6 +47,7 @@ constexpr const kind_module* kKinds[] = {
     &kL1L2CacheKind,
     &kHashKind,
     &kRandomKind,
+    &kLoadBalancerKind,
     &kModifyExptimeKind,
     &kRateLimitKind,
     &kErrorKind,

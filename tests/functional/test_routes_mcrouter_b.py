@@ -4,6 +4,7 @@ memcacheds this test starts (or to fake_backend.py's servers where a test
 needs one to fail in a controlled way), and what mcrouter's Python tests
 assert for each, asserted over the wire. Each config is mcrouter's file
 (facebook/mcrouter, mcrouter/test/, MIT licence), named above it."""
+import json
 import signal
 import time
 
@@ -12,7 +13,7 @@ import pytest
 from conftest import HOST, ithaca_binary
 from fake_backend import FakeBackend
 from mcrouter_hash import furc_hash
-from mcwire import Conn
+from mcwire import Conn, parse_stats
 from test_leases import lease_get, lease_set
 
 # mcrouter/test/test_custom_failover.json (MIT licence)
@@ -442,6 +443,35 @@ BASIC_L1_L2_NCACHE = """{
     "upgradingL1Exptime": 0,
     "ncacheExptime": 3600,
     "ncacheUpdatePeriod": 5
+  }
+}
+"""
+
+# mcrouter/test/test_loadbalancer_route.json (MIT licence)
+LOADBALANCER_ROUTE = """{
+  "pools": {
+    "A.wildcard": {
+      "servers": [
+        "127.0.0.1:11610",
+        "127.0.0.1:11611",
+        "127.0.0.1:11612",
+        "127.0.0.1:11613",
+        "127.0.0.1:11614",
+        "127.0.0.1:11615",
+        "127.0.0.1:11616",
+        "127.0.0.1:11617"
+      ],
+      "protocol": "caret"
+    }
+  },
+  "route": {
+    "type": "PoolRoute",
+    "pool": "A.wildcard",
+    "hash": {
+      "hash_func": "LoadBalancer",
+      "load_ttl_ms": 100,
+      "default_server_load_percent": 50
+    }
   }
 }
 """
@@ -933,3 +963,100 @@ def test_l1_l2_ncache(tmp_path, ithaca_factory, memcached_factory, cmd):
     eventually(lambda: get(l1, b"key1") == b"value1", "the fifth marker hit did not refresh L1")
     assert ask(mcr, b"key1") == b"value1"
     assert ask(l1, b"key1") == b"value1"
+
+
+# ---- LoadBalancerRoute (test_loadbalancer_route.py) ----
+
+
+def lb_config(text):
+    # The pool's "protocol": "caret" is mcrouter's own; memcached speaks ascii.
+    assert '"protocol": "caret"' in text
+    return text.replace('"protocol": "caret"', '"protocol": "ascii"')
+
+
+def cmd_get(server):
+    with Conn(server.host, server.port) as c:
+        return int(parse_stats(c.call(b"stats\r\n"))["cmd_get"])
+
+
+def test_loadbalancer(tmp_path, ithaca_factory, memcached_factory):
+    """20,000 gets spread over 8 servers at 1/8 each (within 0.02): with no
+    load reported, weighted hashing is WeightedCh3 of the routing key with
+    every weight 1 (so each key on the server Ch3 names)."""
+    servers = [memcached_factory() for _ in range(8)]
+    router = mcrouter_router(tmp_path, ithaca_factory, lb_config(LOADBALANCER_ROUTE),
+                             {f"127.0.0.1:{11610 + i}": address(s) for i, s in enumerate(servers)})
+    num_reqs = 20000
+    with Conn(router.host, router.port) as c:
+        for start in range(0, num_reqs, 500):
+            c.send(b"".join(b"get someprefix:%d:|#|id=123\r\n" % i for i in range(start, start + 500)))
+            assert c.read_replies(500) == [b"END\r\n"] * 500
+    counts = [cmd_get(s) for s in servers]
+    assert sum(counts) == num_reqs
+    assert all(abs(n / num_reqs - 0.125) <= 0.02 for n in counts), counts
+    # where each key goes: Ch3 of its part before |#|
+    keys = [b"user:%d|#|x" % i for i in range(200)]
+    with Conn(router.host, router.port) as c:
+        c.send(b"".join(b"set %s 0 0 1\r\nv\r\n" % k for k in keys))
+        assert c.read_replies(len(keys)) == [b"STORED\r\n"] * len(keys)
+    for k in keys:
+        holder = [i for i, s in enumerate(servers) if get(s, k) is not None]
+        assert holder == [furc_hash(k.split(b"|#|")[0], 8)], k
+
+
+def test_loadbalancer_failover_count(tmp_path, ithaca_factory, memcached_factory, fakes):
+    """failover_count 2: a key whose server fails goes to a second one,
+    drawn as mcrouter draws it (the first taken out, swapped with the last;
+    the key hashed again with the tries left, "1", appended)."""
+    servers = [memcached_factory() for _ in range(3)]
+    dead = fakes("server_error")
+    addresses = [address(s) for s in servers] + [dead.address]
+    text = ('{"pools": {"A": {"servers": %s}},\n "route": {"type": "LoadBalancerRoute", "children": "Pool|A",'
+            ' "failover_count": 2}}\n' % json.dumps(addresses))
+    path = tmp_path / "lb.json"
+    path.write_text(text)
+    router = ithaca_factory(args=["--config", str(path)])
+    members = servers + [dead]
+    moved = 0
+    for i in range(100):
+        key = b"k%d" % i
+        assert set_(router, key, b"v") == b"STORED\r\n"
+        first = furc_hash(key, 4)
+        expected = first
+        if members[first] is dead:
+            index_map = [0, 1, 2, 3]
+            index_map[first], index_map[-1] = index_map[-1], index_map[first]
+            index_map.pop()
+            expected = index_map[furc_hash(key + b"1", 3)]
+            moved += 1
+        holder = [j for j, s in enumerate(servers) if get(s, key) is not None]
+        assert holder == [expected], key
+    assert moved > 10
+
+
+def test_loadbalancer_two_random_choices_follows_calls_in_flight(ithaca_factory, memcached_factory, fakes):
+    """two-random-choices: once a request is stuck on a hung server, the
+    server has a call in flight and every later pair sends elsewhere."""
+    a, b = memcached_factory(), memcached_factory()
+    hung = fakes("hang")
+    pools = {"a": address(a), "b": address(b), "hung": hung.address}
+    lines = ["pools:"]
+    for name, server in pools.items():
+        lines += [f"  {name}:", f'    servers: ["{server}"]', "    protocol: ascii", "    timeout: 30s"]
+    lines.append("route: {type: load_balancer, algorithm: two-random-choices, children: [pool:a, pool:b, pool:hung]}")
+    router = ithaca_factory(config_text="\n".join(lines) + "\n")
+    stuck, conns = 0, []
+    try:
+        for i in range(60):
+            c = Conn(router.host, router.port, timeout=0.5)
+            conns.append(c)
+            c.send(b"set k%d 0 0 1\r\nv\r\n" % i)
+            try:
+                assert c.read_line() == b"STORED\r\n"
+            except AssertionError:
+                stuck += 1
+    finally:
+        for c in conns:
+            c.close()
+    assert stuck == 1
+    assert sum(get(s, b"k%d" % i) is not None for s in (a, b) for i in range(60)) == 59

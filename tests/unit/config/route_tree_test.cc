@@ -327,7 +327,7 @@ TEST_CASE("the first mistake in the file is the one reported") {
         "failover_exptime, "
         "salted_failover, miss_failover, all_sync, all_async, all_initial, all_majority, all_fastest, shadow, warm_up, "
         "l1l2, l1l2_cache, hash, "
-        "random, modify_exptime, rate_limit, error, null)");
+        "random, load_balancer, modify_exptime, rate_limit, error, null)");
   // A mistake in the tree hides the cross-checks (a pool, a ref), whose
   // messages would be about a half-read tree.
   CHECK(tree_load("route:\n  type: all_sync\n  children:\n    - pool:nope\n    - {type: bogus}\n")
