@@ -17,7 +17,7 @@
 //                        server_counters::inflight, every worker), so the
 //                        choice does follow load; ties go to the second.
 // A multi-key get under weighted hashing goes key by key through the route.
-#include <array>
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <random>
