@@ -22,13 +22,9 @@ const std::set<std::string> kUnsupportedTypes = {
     "HashStopAllowListRoute",
     "KeyParseRoute",
     "KeySplitRoute",
-    "L1L2CacheRoute",
     "LatestRoute",
-    "LoadBalancerRoute",
     "OriginalClientHashRoute",
     "PrefixPolicyRoute",
-    "RoutingGroupRoute",
-    "SaltedFailoverRoute",
     "SetDistributionTargetRoute",
     "SRRoute",
     "StagingRoute",
@@ -51,12 +47,6 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
     return {};
   }
   if (const route_kind_info* k = find_mcrouter_kind(type)) return {module_route(*k, json, at)};
-  if (type == "L1L2CacheRoute") {
-    err_.fail(at,
-              "mcrouter's L1L2CacheRoute (an L1 route in front of an L2 route) is not supported by ithaca; "
-              "ithaca's l1l2 route keeps L1 in its own store (see README \"Routes\")");
-    return {};
-  }
   if (kUnsupportedTypes.count(type) != 0) {
     err_.fail(at, "mcrouter's " + type + " is not supported by ithaca");
     return {};
@@ -246,6 +236,10 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   }
   const pools::pool_def* d = pools_.find(pool_json, at);
   if (d == nullptr) return r;
+  if (json.IsMap() && json["hash"] && json["hash"].IsMap() && json["hash"]["hash_func"] &&
+      json["hash"]["hash_func"].Scalar() == "LoadBalancer") {
+    return load_balanced_pool(json["hash"], pool_json, at);
+  }
   std::vector<double> weights = d->weights;
   kinds::distribution_kind dist =
       weights.empty() ? kinds::distribution_kind::Ch3 : kinds::distribution_kind::WeightedCh3;
@@ -277,6 +271,8 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
       }
     }
   }
+  // mcrouter reads the first weight of each server and leaves any extra.
+  if (weights.size() > d->base.servers.size()) weights.resize(d->base.servers.size());
   if (dist == kinds::distribution_kind::WeightedCh3 &&
       (weights.size() != d->base.servers.size() ||
        std::any_of(weights.begin(), weights.end(), [](double w) { return w < 0 || w > 1; }))) {
@@ -297,6 +293,29 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
     return limited;
   }
   return r;
+}
+
+// A PoolRoute whose hash_func is "LoadBalancer": mcrouter's LoadBalancerRoute
+// over the pool's servers, its options read from the hash object.
+// default_server_load_percent (the load assumed before a server reports
+// one) has no meaning for ithaca, which counts its own calls in flight.
+route_config provider::load_balanced_pool(const YAML::Node& h, const YAML::Node& pool_json, const YAML::Node& at) {
+  err_.allow(h, "PoolRoute hash",
+             {"hash_func", "salt", "load_ttl_ms", "failover_count", "algorithm", "enable_thrift_server_load",
+              "default_server_load_percent"});
+  YAML::Node opts(YAML::NodeType::Map);
+  for (const char* k : {"salt", "load_ttl_ms", "failover_count", "algorithm", "enable_thrift_server_load"}) {
+    if (h[k]) opts[k] = h[k];
+  }
+  route_config lb;
+  lb.line = err_.line(at);
+  const route_kind_info& k = *find_route_kind("load_balancer");
+  json_kind_reader reader(f_, err_, opts, at);
+  reader.read_options(k, lb);
+  for (route_config& c : pool_servers(pool_json, at)) lb.children.push_back(std::move(c));
+  if (k.finish != nullptr) k.finish(reader, lb);
+  if (lb.children.size() == 1) become_only_child(lb);
+  return lb;
 }
 
 // "Pool|A": each server of A on its own (mcrouter's destinations, which

@@ -51,6 +51,7 @@ class provider {
  private:
   void salt(const YAML::Node& json, const std::string& what);
   route_config pool_route(const YAML::Node& json, const YAML::Node& at);
+  route_config load_balanced_pool(const YAML::Node& hash, const YAML::Node& pool_json, const YAML::Node& at);
   std::vector<route_config> pool_servers(const YAML::Node& json, const YAML::Node& at);
 
   route_factory& f_;

@@ -94,8 +94,9 @@ class routed_result {
   // `bytes` (the data) lies inside it, followed by CRLF.
   void set_hit_raw(std::size_t i, std::uint32_t hit_flags, std::uint64_t hit_cas, bool has_cas, std::string_view bytes,
                    std::string_view raw);
-  // Keeps no VALUE piece: the keys the servers saw were not the client's
-  // (a routing prefix taken off), so every hit's line is written anew.
+  // Keeps no VALUE piece: the keys the servers saw were not the client's (a
+  // routing prefix taken off, a failover tag), so every hit's line is
+  // written anew.
   void forget_raw_pieces() {
     for (key_hit& h : hits_) h.header = 0;
   }

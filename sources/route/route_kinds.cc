@@ -9,14 +9,17 @@ extern const kind_module kPoolKind;
 extern const kind_module kPrefixKind;
 extern const kind_module kRoutingPrefixKind;
 extern const kind_module kOperationKind;
-extern const kind_module kFailoverKind, kFailoverExptimeKind;
+extern const kind_module kRoutingGroupKind;
+extern const kind_module kFailoverKind, kFailoverExptimeKind, kSaltedFailoverKind;
 extern const kind_module kMissFailoverKind;
 extern const kind_module kAllSyncKind, kAllAsyncKind, kAllInitialKind, kAllMajorityKind, kAllFastestKind;
 extern const kind_module kShadowKind;
 extern const kind_module kWarmUpKind;
 extern const kind_module kL1L2Kind;
+extern const kind_module kL1L2CacheKind;
 extern const kind_module kHashKind;
 extern const kind_module kRandomKind;
+extern const kind_module kLoadBalancerKind;
 extern const kind_module kModifyExptimeKind;
 extern const kind_module kRateLimitKind;
 extern const kind_module kErrorKind;
@@ -38,8 +41,10 @@ constexpr const kind_module* kKinds[] = {
     &kPrefixKind,
     &kRoutingPrefixKind,
     &kOperationKind,
+    &kRoutingGroupKind,
     &kFailoverKind,
     &kFailoverExptimeKind,
+    &kSaltedFailoverKind,
     &kMissFailoverKind,
     &kAllSyncKind,
     &kAllAsyncKind,
@@ -49,8 +54,10 @@ constexpr const kind_module* kKinds[] = {
     &kShadowKind,
     &kWarmUpKind,
     &kL1L2Kind,
+    &kL1L2CacheKind,
     &kHashKind,
     &kRandomKind,
+    &kLoadBalancerKind,
     &kModifyExptimeKind,
     &kRateLimitKind,
     &kErrorKind,

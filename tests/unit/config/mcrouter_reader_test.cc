@@ -207,10 +207,42 @@ TEST_CASE("route objects and their mcrouter option names") {
                                  "failover_limit": {"rate": 0.2, "burst": 9.8}})");
   CHECK(is(f, "failover"));
   // gets and updates: ithaca's get and set classes; mc_res_ dropped
-  CHECK(describe_options(f) == "failover failover_errors=get:timeout;set:tko failover_limit=0.2/9.8");
+  CHECK(describe_options(f) ==
+        "failover failover_errors=get:timeout;set:tko failover_limit=0.2/9.8 failover_policy=in_order "
+        "failover_tag=false enable_lease_pairing=false");
   CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
                                       "failover_errors": ["remote_error"]})")) ==
-        "failover failover_errors=remote_error failover_limit=0/1000");
+        "failover failover_errors=remote_error failover_limit=0/1000 failover_policy=in_order failover_tag=false "
+        "enable_lease_pairing=false");
+  // An empty list: no failover (for that class, or for every class).
+  CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
+                                      "failover_errors": {"gets": ["remote_error"], "updates": []}})"))
+            .starts_with("failover failover_errors=get:remote_error;set:none "));
+  CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
+                                      "failover_errors": []})"))
+            .starts_with("failover failover_errors=none "));
+  CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
+                                      "failover_tag": true, "enable_lease_pairing": true,
+                                      "failover_policy": {"type": "DeterministicOrderPolicy", "max_tries": 5,
+                                                          "max_error_tries": 9, "hash": {"hash_func": "WeightedCh3",
+                                                          "weights": [0.5, 1]}}})")) ==
+        "failover failover_errors= failover_limit=0/1000 failover_policy=deterministic_order/5/5/weighted "
+        "failover_tag=true enable_lease_pairing=true");
+
+  // SaltedFailoverRoute: the pool's route, then each of its servers; a
+  // WeightedCh3 list longer than the pool is read for its first servers.
+  config sc;
+  route_config sf = route_of(R"({"type": "SaltedFailoverRoute", "pool": "A",
+                                  "hash": {"hash_func": "WeightedCh3", "weights": [0.5, 1, 0.7, 0.9]},
+                                  "failover_policy": {"type": "DeterministicOrderPolicy", "max_tries": 3,
+                                                      "max_error_tries": 2}})",
+                             &sc);
+  CHECK(is(sf, "salted_failover"));
+  REQUIRE(sf.children.size() == 4);
+  CHECK(pool_named(sc, pool_of(sf.children[0])).dist == kinds::distribution_kind::WeightedCh3);
+  CHECK(pool_named(sc, pool_of(sf.children[0])).servers[2].fraction == 0.7);
+  CHECK(pool_named(sc, pool_of(sf.children[3])).servers.size() == 1);
+  CHECK(describe_options(sf).find("failover_policy=deterministic_order/3/2/weighted") != std::string::npos);
 
   route_config g =
       route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A", "failover": "PoolRoute|B"})");
@@ -324,11 +356,17 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(with_route("\"LatestRoute|Pool|A\"") == "m.json:6: mcrouter's LatestRoute is not supported by ithaca");
   CHECK(with_route("{\"type\": \"FailoverRoutes\", \"children\": []}") ==
         "m.json:6: unknown route type 'FailoverRoutes' (did you mean 'FailoverRoute'?)");
-  CHECK(with_route("{\"type\": \"L1L2CacheRoute\", \"l1\": \"PoolRoute|A\", \"l2\": \"PoolRoute|B\"}")
-            .starts_with("m.json:6: mcrouter's L1L2CacheRoute (an L1 route in front of an L2 route) is not supported"));
+  CHECK(with_route("{\"type\": \"L1L2CacheRoute\", \"l1\": \"PoolRoute|A\", \"l2\": \"PoolRoute|B\"}") ==
+        "m.json:6: L1L2CacheRoute: no upgradingL1Exptime");
   CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
                    "\"failover_policy\": {\"type\": \"LeastFailuresPolicy\"}}") ==
-        "m.json:8: FailoverRoute: failover_policy is not supported by ithaca (children are tried in order)");
+        "m.json:8: Failover: LeastFailuresPolicy must specify 'max_tries' field");
+  CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
+                   "\"failover_policy\": {\"type\": \"DeterministicOrderPolicy\", \"max_tries\": 2}}") ==
+        "m.json:8: Failover: DeterministicOrderPolicy must specify 'max_error_tries' field");
+  CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
+                   "\"failover_policy\": {\"type\": \"RendezvousPolicy\"}}")
+            .starts_with("m.json:8: failover_policy: type 'RendezvousPolicy' is not supported by ithaca"));
   CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\",\n  \"shadows\": []}") ==
         "m.json:7: PoolRoute: option 'shadows' is not supported by ithaca");
   CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\", \"hash\": {\"hash_func\": \"Ch3\", \"salt\": \"x\"}}") ==
