@@ -44,13 +44,9 @@ void config_watch::set(std::vector<std::string> files, bool enabled) {
   for (std::string& f : files) {
     if (!f.empty() && std::find(unique.begin(), unique.end(), f) == unique.end()) unique.push_back(std::move(f));
   }
-  if (enabled != enabled_ || (enabled && unique != files_)) {
-    if (enabled) {
-      spdlog::info("config watch: reloading when any of these changes: {}", watch_join(unique, ", "));
-    } else if (enabled_) {
-      spdlog::info("config watch: off (server.reload_on_change); SIGHUP still reloads");
-    }
-  }
+  // Said once the watches are in place (run()), so that the line means a
+  // change from then on is seen.
+  if (enabled != enabled_ || (enabled && unique != files_)) announce_ = true;
   files_ = std::move(unique);
   enabled_ = enabled;
   rearm_ = true;
@@ -174,6 +170,12 @@ void config_watch::run() {
       rearm_ = false;
       if (enabled_ && !inotify_ && !open()) continue;
       if (inotify_ && !arm(/*compare=*/false)) break;
+      if (announce_ && enabled_) {
+        spdlog::info("config watch: reloading when any of these changes: {}", watch_join(files_, ", "));
+      } else if (announce_ && inotify_) {
+        spdlog::info("config watch: off (server.reload_on_change); SIGHUP still reloads");
+      }
+      announce_ = false;
       continue;
     }
     if (!dirty_) {

@@ -78,6 +78,7 @@ class config_watch {
   std::vector<std::string> files_;
   bool enabled_ = false;
   bool rearm_ = false;
+  bool announce_ = false;  // the list or the switch changed: log it once armed
   // [pooler machine] the inotify instance, once opened, and its reader
   std::unique_ptr<mm::io> inotify_;
   mm::coroutine_id reader_ = 0;
