@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 #include "config_file.h"
 #include "load_listeners.h"
@@ -356,9 +357,16 @@ bool load_config(const std::string& path, config& out, std::string* error, bool 
   std::string text;
   if (!read_config_file(path, text, error)) return false;
   if (!load_config_text(text, path, out, error, allow_empty)) return false;
-  // The file itself first, then what it imported (an import of itself stays once).
+  // The file itself first, then what it imported (an import of itself stays
+  // once); made absolute now, as the paths were meant from this directory
+  // (-d changes it to / before the config watch starts).
   std::erase(out.sources, path);
   out.sources.insert(out.sources.begin(), path);
+  for (std::string& source : out.sources) {
+    std::error_code ec;
+    std::filesystem::path whole = std::filesystem::absolute(source, ec);
+    if (!ec) source = whole.lexically_normal().string();
+  }
   return true;
 }
 

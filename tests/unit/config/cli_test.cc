@@ -454,11 +454,19 @@ TEST_CASE("reload on change: an mcrouter config's default, the YAML key, mcroute
     return c;
   };
   config c = loaded({"--config", mcrouter.path.c_str()});
-  CHECK(c.server.reload_on_change);  // mcrouter watches its file
-  CHECK(c.sources == std::vector<std::string>{mcrouter.path});
+  CHECK(c.server.reload_on_change);                             // mcrouter watches its file
+  CHECK(c.sources == std::vector<std::string>{mcrouter.path});  // absolute already (/tmp/...)
   CHECK_FALSE(loaded({"--config", mcrouter.path.c_str(), "--disable-reload-configs"}).server.reload_on_change);
   CHECK_FALSE(loaded({"--config", plain.path.c_str()}).server.reload_on_change);  // ithaca's YAML: SIGHUP only
   CHECK(loaded({"--config", keyed.path.c_str()}).server.reload_on_change);
   CHECK_FALSE(loaded({"--config", keyed.path.c_str(), "--disable-reload-configs"}).server.reload_on_change);
   CHECK(loaded({}).sources.empty());  // no file, nothing to watch
+  // A relative --config is kept absolute: -d changes the directory to /.
+  char cwd[4096];
+  REQUIRE(getcwd(cwd, sizeof cwd) != nullptr);
+  REQUIRE(chdir("/tmp") == 0);
+  const std::string relative = "./" + plain.path.substr(std::string("/tmp/").size());
+  config from_tmp = loaded({"--config", relative.c_str()});
+  REQUIRE(chdir(cwd) == 0);
+  CHECK(from_tmp.sources == std::vector<std::string>{plain.path});
 }
