@@ -18,6 +18,12 @@
 // (shutdown). The watching starts only once a config turns it on
 // (server.reload_on_change), so a server that does not watch holds no
 // inotify instance (the kernel allows 128 per user by default).
+//
+// Limits: the first identities are taken when the first watches are in
+// place, a moment after the start read the file, so a change made in that
+// moment waits for the next one (or a SIGHUP). Without inotify (the kernel
+// refuses an instance) nothing is polled: mcrouter then compares the file's
+// md5 every 60 s; here the log says so and SIGHUP still reloads.
 #pragma once
 
 #include <functional>
