@@ -298,7 +298,11 @@ void read_mcrouter_config(const std::string& source, load_context& ctx, config& 
     jsonm::value v;
     std::string message;
     int line = 0;
-    if (!mcrouter_expand(source, ctx.file(), c.server.workers, v, &message, &line)) {
+    std::vector<std::string> imported;
+    const bool expanded_ok = mcrouter_expand(source, ctx.file(), c.server.workers, v, &message, &line, &imported);
+    // Watched with the config (config::sources; server/config_watch.h).
+    for (std::string& file : imported) ctx.add_source(std::move(file));
+    if (!expanded_ok) {
       if (line > 0) {
         YAML::Mark m;
         m.line = line - 1;

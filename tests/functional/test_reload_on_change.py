@@ -161,6 +161,23 @@ def test_an_mcrouter_config_edited_in_place_reloads_by_default(ithaca_factory, m
     lands_on(router, b"again", old, [new])
 
 
+def test_an_imported_file_edited_reloads(ithaca_factory, memcached_factory, tmp_path):
+    """An mcrouter config's @import file is watched with it (config::sources)."""
+    old, new = memcached_factory(), memcached_factory()
+    pools = tmp_path / "pools.json"
+    pools.write_text('{"A": {"servers": ["%s:%d"]}}\n' % (old.host, old.port))
+    path = tmp_path / "mcrouter.json"
+    path.write_text('{"pools": "@import(pools.json)", "route": "PoolRoute|A"}\n')
+    router = watching(ithaca_factory(args=["-v", "--config", str(path)]))
+    assert str(pools) in router.log, router.log  # named among the watched files
+    lands_on(router, b"before", old, [new])
+    writer = Writer(router)
+    replace_by_rename(pools, '{"A": {"servers": ["%s:%d"]}}\n' % (new.host, new.port))
+    wait_count(APPLIED, router, 1)
+    lands_on(router, b"after", new, [old])
+    writer.finish(old, new)
+
+
 @pytest.mark.parametrize("io_backend", ["auto", "epoll"])
 def test_a_file_replaced_by_a_rename_reloads_each_time(ithaca_factory, memcached_factory, io_backend):
     """Also on epoll: the pooler waits on the inotify descriptor through

@@ -470,3 +470,16 @@ TEST_CASE("reload on change: an mcrouter config's default, the YAML key, mcroute
   REQUIRE(chdir(cwd) == 0);
   CHECK(from_tmp.sources == std::vector<std::string>{plain.path});
 }
+
+TEST_CASE("an mcrouter config's @import files are its sources too, after the file itself") {
+  temp_file pools("{\"A\": {\"servers\": [\"127.0.0.1:11211\"]}}\n");
+  const std::string name = pools.path.substr(std::string("/tmp/").size());
+  temp_file main_file("{\"pools\": \"@import(" + name + ")\", \"route\": \"PoolRoute|A\"}\n");
+  cli_options o;
+  REQUIRE(parse({"--config", main_file.path.c_str()}, &o) == "");
+  config c;
+  std::string error;
+  REQUIRE_MESSAGE(make_config(o, c, &error), error);
+  CHECK(c.sources == std::vector<std::string>{main_file.path, pools.path});
+  CHECK(c.server.reload_on_change);
+}
