@@ -10,6 +10,7 @@ the router all along gets every reply."""
 import os
 import re
 import shutil
+import signal
 import threading
 import time
 
@@ -283,3 +284,24 @@ def test_off_by_default_for_ithaca_yaml_and_by_mcrouters_flag(ithaca_factory, me
     for router in (plain, flagged):
         assert count(APPLIED, router) == 0, router.log
         lands_on(router, b"unchanged%d" % router.port, a, [b])
+
+
+def test_a_sighup_turns_watching_on_and_a_change_off(ithaca_factory, memcached_factory):
+    """reload_on_change is live: a SIGHUP'd file that turns it on starts the
+    watching; a watched change that turns it off stops it."""
+    a, b = memcached_factory(), memcached_factory()
+    router = ithaca_factory(config_text=yaml_config(a, reload_on_change="false"))
+    path = router.argv[router.argv.index("--config") + 1]
+    sighup_applied = re.compile(r"SIGHUP: \S+ is valid; applied: ")
+    write_in_place(path, yaml_config(a, reload_on_change="true"))
+    router.proc.send_signal(signal.SIGHUP)
+    wait_count(sighup_applied, router, 1)
+    watching(router)
+    write_in_place(path, yaml_config(b, reload_on_change="false"))
+    wait_count(APPLIED, router, 1)
+    lands_on(router, b"on", b, [a])
+    assert router.wait_for_log(re.compile(r"config watch: off"), RELOAD_TIMEOUT), router.describe()
+    write_in_place(path, yaml_config(a, reload_on_change="false", note="not watched"))
+    time.sleep(3)  # three quiet periods
+    assert count(APPLIED, router) == 1, router.log
+    lands_on(router, b"off", b, [a])
