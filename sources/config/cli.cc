@@ -288,6 +288,11 @@ bool on_send_invalid_route(cli_options& o, std::string_view, const std::string&,
   return true;
 }
 
+bool on_disable_reload_configs(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.disable_reload_configs = true;
+  return true;
+}
+
 bool on_enable_ssl(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.enable_ssl = true;
   return true;
@@ -390,6 +395,7 @@ const cli_option kCliOptions[] = {
     {0, "pem-cert-path", true, on_pem_cert, nullptr},
     {0, "pem-key-path", true, on_pem_key, nullptr},
     {0, "pem-ca-path", true, on_pem_ca, nullptr},
+    {0, "disable-reload-configs", false, on_disable_reload_configs, nullptr},
     {'h', "help", false, on_help, nullptr},
     {'V', "version", false, on_version, nullptr},
     {'p', "port", true, on_port, nullptr},
@@ -619,6 +625,7 @@ void apply_overrides(const cli_options& cli, config& c) {
   if (cli.pem_key_path) c.router.tls.key = *cli.pem_key_path;
   if (cli.pem_ca_path) c.router.tls.ca_cert = *cli.pem_ca_path;
   resolve_pool_tls(c.router);
+  if (cli.disable_reload_configs) c.server.reload_on_change = false;
 
   process_config& p = c.process;
   if (cli.user) p.user = *cli.user;
@@ -736,6 +743,8 @@ Settings come from built-in defaults, then the YAML file, then these flags.
   --pem-cert-path=FILE, --pem-key-path=FILE, --pem-ca-path=FILE
                             mcrouter's: the client certificate, its key and
                             the CA for pools with TLS (YAML: router.tls)
+  --disable-reload-configs  mcrouter's: do not reload when the config file
+                            changes (YAML: server.reload_on_change)
 
 memcached 1.6's flags, with memcached's meaning (they override the file):
   -p, --port=PORT           TCP port of every listen address (default 11211;

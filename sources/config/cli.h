@@ -53,6 +53,9 @@ struct cli_options {
   std::optional<std::string> pem_cert_path;
   std::optional<std::string> pem_key_path;
   std::optional<std::string> pem_ca_path;
+  // mcrouter's --disable-reload-configs: no reload when the config file
+  // changes (server.reload_on_change false, whatever the file says).
+  bool disable_reload_configs = false;
 
   // memcached's flags; empty = not given.
   std::optional<uint16_t> port;                    // -p, --port

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 #include "config_file.h"
 #include "load_listeners.h"
@@ -74,6 +75,7 @@ void parse_server(section& s, config& c) {
   s.string("sasl_pwdb", v.sasl_pwdb);
   s.size("stack_size", v.stack_size, kStackSizeRange);
   s.size("read_buffer_size", v.read_buffer_size, kReadBufferRange);
+  s.boolean("reload_on_change", v.reload_on_change);
 }
 
 void parse_cache(section& s, config& c) {
@@ -318,6 +320,7 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
   // The format is told by the text (or a .json name): an mcrouter config,
   // else ithaca's YAML.
   if (looks_like_mcrouter_json(text, name)) {
+    c.server.reload_on_change = true;  // mcrouter watches its config file (config.h)
     read_mcrouter_config(text, ctx, c);
   } else {
     read_yaml(text, ctx, c, allow_empty);
@@ -350,6 +353,7 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
     if (error) *error = ctx.error();
     return false;
   }
+  c.sources = std::move(ctx.sources());
   out = std::move(c);
   return true;
 }
@@ -357,7 +361,18 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
 bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty) {
   std::string text;
   if (!read_config_file(path, text, error)) return false;
-  return load_config_text(text, path, out, error, allow_empty);
+  if (!load_config_text(text, path, out, error, allow_empty)) return false;
+  // The file itself first, then what it imported (an import of itself stays
+  // once); made absolute now, as the paths were meant from this directory
+  // (-d changes it to / before the config watch starts).
+  std::erase(out.sources, path);
+  out.sources.insert(out.sources.begin(), path);
+  for (std::string& source : out.sources) {
+    std::error_code ec;
+    std::filesystem::path whole = std::filesystem::absolute(source, ec);
+    if (!ec) source = whole.lexically_normal().string();
+  }
+  return true;
 }
 
 }  // namespace ithaca::config

@@ -72,13 +72,14 @@ std::map<std::string, jsonm::value> mcrouter_global_params(const mcrouter_params
 }
 
 bool mcrouter_expand(const std::string& text, const std::string& path, const mcrouter_params& params, jsonm::value& out,
-                     std::string* message, int* line) {
+                     std::string* message, int* line, std::vector<std::string>* imported) {
   jsonm::options o;
   o.globals = mcrouter_global_params(params);
   const size_t slash = path.rfind('/');
   const std::string folder = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
-  o.import = [folder](const std::string& p) {
+  o.import = [folder, imported](const std::string& p) {
     std::string file = p.starts_with("file:") ? p.substr(5) : (p.starts_with("/") ? p : folder + p);
+    if (imported) imported->push_back(file);
     std::string content;
     std::string why;
     if (!read_config_file(file, content, &why)) throw std::runtime_error("Can not read " + p + ": " + why);

@@ -35,8 +35,10 @@ std::map<std::string, jsonm::value> mcrouter_global_params(const mcrouter_params
 // relative to the working directory), as mcrouter's ConfigApi does; nothing
 // refuses a path outside the folder (mcrouter does not). False with
 // mcrouter's message (on one line) and the line of the file it is about
-// (0: none).
+// (0: none). *imported (if given) gets the path of every file an @import
+// asked for, read or not (one whose @import took its default may appear
+// later: the config watch watches for it).
 bool mcrouter_expand(const std::string& text, const std::string& path, const mcrouter_params& params, jsonm::value& out,
-                     std::string* message, int* line);
+                     std::string* message, int* line, std::vector<std::string>* imported = nullptr);
 
 }  // namespace ithaca::config

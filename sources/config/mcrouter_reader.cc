@@ -300,7 +300,11 @@ void read_mcrouter_config(const std::string& source, load_context& ctx, config& 
     int line = 0;
     // The command line's part is in `c` already (make_config, cli.h).
     const mcrouter_params params{c.server.workers, c.router.default_route, c.router.config_params};
-    if (!mcrouter_expand(source, ctx.file(), params, v, &message, &line)) {
+    std::vector<std::string> imported;
+    const bool expanded_ok = mcrouter_expand(source, ctx.file(), params, v, &message, &line, &imported);
+    // Watched with the config (config::sources; server/config_watch.h).
+    for (std::string& file : imported) ctx.add_source(std::move(file));
+    if (!expanded_ok) {
       if (line > 0) {
         YAML::Mark m;
         m.line = line - 1;

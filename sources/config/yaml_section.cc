@@ -84,6 +84,10 @@ void load_context::fail(std::string message) {
   error_ = file_ + ": " + message;
 }
 
+void load_context::add_source(std::string path) {
+  if (std::find(sources_.begin(), sources_.end(), path) == sources_.end()) sources_.push_back(std::move(path));
+}
+
 const YAML::Mark* load_context::mark_of(const std::string& key) const {
   auto it = marks_.find(key);
   return it == marks_.end() ? nullptr : &it->second;

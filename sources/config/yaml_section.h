@@ -45,8 +45,15 @@ class load_context {
   // unknown). Errors report the file's lines from then on.
   void map_lines(std::vector<int> lines) { line_map_ = std::move(lines); }
 
+  // A file the config read besides its own (an mcrouter config's @import):
+  // load_config lists it in config::sources, and the config watcher
+  // (server/config_watch.h) watches it. Each path once, in reading order.
+  void add_source(std::string path);
+  std::vector<std::string>& sources() { return sources_; }
+
  private:
   std::string file_;
+  std::vector<std::string> sources_;
   bool failed_ = false;
   bool positioned_ = false;
   YAML::Mark first_;
