@@ -310,7 +310,9 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
   config c;
   // The format is told by the text (or a .json name): an mcrouter config,
   // else ithaca's YAML.
+  c.source.text = text;
   if (looks_like_mcrouter_json(text, name)) {
+    c.source.mcrouter = true;
     read_mcrouter_config(text, ctx, c);
   } else {
     read_yaml(text, ctx, c, allow_empty);

@@ -298,7 +298,7 @@ inline bool dispatch_parsed(loop_context& lc, const protocol::parse_result& r, r
   } else if (is_introspection(slot.req)) {
     // `get __mcrouter__.route(get,k)` ...: answered here, on this
     // connection's root, in whichever protocol the get came (introspect.h).
-    answer_introspection(slot.req, root, lc.server, lc.backends, slot.result, env.out);
+    answer_introspection(slot.req, root, lc.tree, lc.server, lc.backends, slot.result, env.out);
   } else {
     const bool server_command = protocol::classify(slot.req) == protocol::command_class::Server;
     const route& target = server_command ? lc.tree->server() : root;
