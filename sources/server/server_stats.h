@@ -4,6 +4,7 @@
 // takes the registry's leaf lock for `stats conns`.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -60,6 +61,9 @@ class server_stats final : public stats::stats_provider {
 
  private:
   void general(const live_settings& live, stats::stat_lines& out);
+  void mcrouter(const live_settings& live, stats::stat_lines& out);
+  // Every worker's command counters summed, less the `stats reset` baseline.
+  std::array<uint64_t, stats::command_counters::kCount> worker_sums();
   void settings(const live_settings& live, stats::stat_lines& out);
   void items(stats::stat_lines& out);
   void slabs(stats::stat_lines& out);
