@@ -14,13 +14,13 @@ namespace ithaca::server {
 
 namespace {
 
-std::string join_of(const std::vector<std::string>& parts) {
+std::string service_join(const std::vector<std::string>& parts) {
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ",") + p;
   return out;
 }
 
-std::string json_string(const std::string& s) {
+std::string service_json_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out.push_back('\\');
@@ -35,7 +35,8 @@ constexpr const char* kFirstStandaloneOption = "listen_addresses";
 // mcrouter's options ithaca has, in mcrouter's order (mcrouter_options_list.h,
 // then standalone_options_list.h), valued as mcrouter prints them (a flag
 // 0/1, a list comma-joined).
-std::vector<std::pair<std::string, std::string>> mcrouter_options(const config::config& c, const std::string& path) {
+std::vector<std::pair<std::string, std::string>> service_mcrouter_options(const config::config& c,
+                                                                          const std::string& path) {
   std::vector<std::pair<std::string, std::string>> o;
   o.emplace_back("asynclog_disable", "0");  // an mcrouter PoolRoute's reliable deletes are on
   o.emplace_back("async_spool", config::spool_dir_of(c));
@@ -51,8 +52,8 @@ std::vector<std::pair<std::string, std::string>> mcrouter_options(const config::
     hosts.push_back(a.host);
     ports.push_back(std::to_string(a.port));
   }
-  o.emplace_back("listen_addresses", join_of(hosts));
-  o.emplace_back("ports", join_of(ports));
+  o.emplace_back("listen_addresses", service_join(hosts));
+  o.emplace_back("ports", service_join(ports));
   o.emplace_back("unix_domain_sock", c.listen.unix_paths.empty() ? "" : c.listen.unix_paths.front());
   o.emplace_back("max_conns", std::to_string(c.server.max_connections));
   o.emplace_back("tcp_listen_backlog", std::to_string(c.listen.backlog));
@@ -62,29 +63,29 @@ std::vector<std::pair<std::string, std::string>> mcrouter_options(const config::
 // mcrouter's ProxyConfigBuilder::buildGlobalParams, as far as ithaca has
 // them: its fixed ones (no routing prefix: the default route mcrouter
 // starts with) and "mcrouter-option-NAME" for each integer or flag option.
-std::vector<std::pair<std::string, std::string>> global_params(
+std::vector<std::pair<std::string, std::string>> service_global_params(
     const std::vector<std::pair<std::string, std::string>>& options, const config::config& c, std::uint32_t hostid) {
   std::vector<std::pair<std::string, std::string>> g = {
-      {"default-cluster", json_string(".")},
-      {"default-region", json_string(".")},
-      {"default-route", json_string("/././")},
+      {"default-cluster", service_json_string(".")},
+      {"default-region", service_json_string(".")},
+      {"default-route", service_json_string("/././")},
       {"hostid", std::to_string(hostid)},
       {"num-proxies", std::to_string(c.server.workers)},
-      {"router-info-name", json_string("Memcache")},
-      {"router-name", json_string("unknown")},
-      {"service-name", json_string("unknown")},
+      {"router-info-name", service_json_string("Memcache")},
+      {"router-name", service_json_string("unknown")},
+      {"service-name", service_json_string("unknown")},
       {"service-router-capable", "0"},
   };
   for (const auto& [name, value] : options) {
     if (name == kFirstStandaloneOption) break;  // the standalone ones are not libmcrouter's
     const bool number = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
-    if (number) g.emplace_back("mcrouter-option-" + name, json_string(value));
+    if (number) g.emplace_back("mcrouter-option-" + name, service_json_string(value));
   }
   std::sort(g.begin(), g.end());
   return g;
 }
 
-std::uint32_t first_address_hash() {
+std::uint32_t service_first_address_hash() {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return 0;
   std::uint32_t h = 0;
@@ -130,7 +131,7 @@ std::string md5_hex(const std::string& text) {
 }
 
 std::uint32_t host_id() {
-  static const std::uint32_t id = first_address_hash();  // once: mcrouter's is fixed at start
+  static const std::uint32_t id = service_first_address_hash();  // once: mcrouter's is fixed at start
   return id;
 }
 
@@ -142,8 +143,8 @@ std::shared_ptr<const commands::service_info> service_info_of(const config::conf
   info->preprocessed = c.source.preprocessed.empty() ? c.source.text : c.source.preprocessed;
   info->mcrouter = c.source.mcrouter;
   info->hostid = host_id();
-  info->options = mcrouter_options(c, path);
-  info->global_params = global_params(info->options, c, info->hostid);
+  info->options = service_mcrouter_options(c, path);
+  info->global_params = service_global_params(info->options, c, info->hostid);
   return info;
 }
 

@@ -22,6 +22,7 @@ import signal
 
 from conftest import HOST, free_port
 from mcwire import Conn, parse_stats
+from test_reload import reload_with
 from test_router import start_memcached_on, wait_for
 
 # mcrouter/test/test_service_info.json (facebook/mcrouter, MIT licence)
@@ -120,7 +121,7 @@ def destination(pool, index, backend):
 def service_info_router(tmp_path, ithaca_factory, memcached_factory):
     mc1, mc2 = memcached_factory(), memcached_factory()
     text = with_ports(SERVICE_INFO_JSON, [mc1, mc2])
-    router, path = start_on(tmp_path, ithaca_factory, text)
+    router, path = start_on(tmp_path, ithaca_factory, text, args=["-v"])  # -v: a reload's log line
     return router, path, text, mc1, mc2
 
 
@@ -193,6 +194,13 @@ def test_config_keys(tmp_path, ithaca_factory, memcached_factory):
         assert ask(c, "__mcrouter__.failure_domains") == "ERROR: failure_domains: 1 arg expected"
         assert ask(c, "__mcrouter__.get_bucket(k)") == ""
         assert ask(c, "__mcrouter__.get_bucket") == "ERROR: get_bucket: 1 arg (key) expected"
+        # a SIGHUP that applies another file: its digest, text and pools
+        swapped = with_ports(SERVICE_INFO_JSON, [mc2, mc1])
+        reload_with(router, swapped)
+        assert ask(c, "__mcrouter__.config_md5_digest") == hashlib.md5(swapped.encode()).hexdigest()
+        assert json.loads(ask(c, "__mcrouter__.preprocessed_config")) == json.loads(swapped)
+        assert json.loads(ask(c, "__mcrouter__.pools")) == {"A": [destination("A", 0, mc2)],
+                                                            "B": [destination("B", 0, mc1)]}
 
 
 def test_options_version_verbosity_and_global_params(tmp_path, ithaca_factory, memcached_factory):
