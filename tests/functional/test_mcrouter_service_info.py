@@ -269,6 +269,13 @@ def test_route_handles_of_a_gutter_and_a_hashed_pool(tmp_path, ithaca_factory, m
 
 def test_mcrouter_states(tmp_path, ithaca_factory):
     mc = start_memcached_on(free_port())  # this test kills it: not the fixture's
+    try:
+        mcrouter_states(tmp_path, ithaca_factory, mc)
+    finally:
+        mc.stop()  # again after the test's own stop: harmless
+
+
+def mcrouter_states(tmp_path, ithaca_factory, mc):
     # 2 proxies (the tests' -t 2: two workers), as mcrouter's --num-proxies 2
     router, path = start_on(tmp_path, ithaca_factory, with_ports(BASIC_1_1_1_JSON, [mc]), args=["-v"])
     with Conn(router.host, router.port) as mcr, Conn(router.host, router.port) as c2:  # another client
