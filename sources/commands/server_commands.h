@@ -19,6 +19,7 @@
 #include "out_buffer.h"
 #include "pool_stats.h"
 #include "request.h"
+#include "service_info.h"
 #include "stats_provider.h"
 
 namespace ithaca::commands {
@@ -45,6 +46,9 @@ struct server_context {
   // point into the live-settings snapshot the caller holds.
   std::string_view config_file;
   std::int64_t config_loaded_at = 0;
+  // The rest of what `__mcrouter__.*` tells of that file (service_info.h);
+  // null: no file loaded (tests, UDP before its first batch).
+  const service_info* info = nullptr;
   // `watch`: only a stream connection can become a watcher (the TCP / unix
   // client sets this); the kinds its last `watch` asked for.
   bool can_watch = false;

@@ -249,6 +249,18 @@ using log::logging_config;
 const char* to_string(log_level l);
 bool parse_log_level(std::string_view text, log_level& out);
 
+// The file a configuration was read from, for introspection
+// (`__mcrouter__.config_md5_digest`, `preprocessed_config`; route/introspect.h).
+struct config_source {
+  std::string text;       // the file as read (load_config_text sets it)
+  bool mcrouter = false;  // read as an mcrouter JSON config
+  // mcrouter's preprocessed config: the JSON its preprocessor makes of the
+  // file (JSONM macros and variables expanded, `#include`s in place),
+  // serialized. The mcrouter reader fills it when it expands a file; while
+  // it is "", `preprocessed_config` answers the file's text as it is.
+  std::string preprocessed;
+};
+
 struct config {
   listen_config listen;
   server_config server;
@@ -263,6 +275,7 @@ struct config {
   // first, then every file it imported (load_context::add_source), each
   // once. What the config watcher watches (server/config_watch.h).
   std::vector<std::string> sources;
+  config_source source;    // what the file said, for introspection
 };
 
 // The host the master accepts slaves on: replication.listen if set; else

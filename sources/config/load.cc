@@ -319,8 +319,10 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
   c.router.config_params = out.router.config_params;
   // The format is told by the text (or a .json name): an mcrouter config,
   // else ithaca's YAML.
+  c.source.text = text;
   if (looks_like_mcrouter_json(text, name)) {
     c.server.reload_on_change = true;  // mcrouter watches its config file (config.h)
+    c.source.mcrouter = true;
     read_mcrouter_config(text, ctx, c);
   } else {
     read_yaml(text, ctx, c, allow_empty);

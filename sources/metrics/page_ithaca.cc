@@ -1,14 +1,19 @@
-// ithaca_*: the store's own figures and replication (from `stats`), and
+// ithaca_*: the store's own figures, mcrouter's counters and replication
+// (from `stats`), and
 // each worker machine's runtime counters.
 #include "general_stats.h"
 #include "page_parts.h"
 #include "repl_stats_table.h"
+#include "router_stats_table.h"
 
 namespace ithaca::metrics {
 
 namespace {
 
-void ithaca_general(prom_writer& w, const lookup& s) { add_rows(w, s, stats::kGeneralStats, "ithaca_"); }
+void ithaca_general(prom_writer& w, const lookup& s) {
+  add_rows(w, s, stats::kGeneralStats, "ithaca_");
+  add_rows(w, s, stats::kMcrouterStats, "ithaca_");  // mcrouter's counters, in `stats` too
+}
 
 void ithaca_replication(prom_writer& w, const lookup& s) {
   if (s.find("repl_role") == s.end()) return;  // replication not configured

@@ -315,7 +315,7 @@ reply_result quiet_success(command cmd) {
 void backend_call::note_passthrough(const reply_piece& piece) {
   has_passthrough_result_ = true;
   passthrough_result_ =
-      piece.kind == piece_kind::Error ? reply_result::Error : meta_reply_result(req_->cmd, piece.code);
+      piece.kind == piece_kind::Error ? error_result(piece.line) : meta_reply_result(req_->cmd, piece.code);
 }
 
 reply_tally backend_call::tally() const {
@@ -323,7 +323,8 @@ reply_tally backend_call::tally() const {
   auto count = [&t](reply_result r, std::uint32_t n = 1) { t[static_cast<std::size_t>(r)] += n; };
   if (op_ == op::Retrieve || op_ == op::LeaseGet) {
     count(reply_result::Found, hits_);
-    count(reply_result::Error, errors_);
+    // Every error line of the call counts as the kind of its last one.
+    if (errors_ != 0) count(error_result(result_->text), errors_);
     if (proto_ == backend_protocol::Meta) {
       count(reply_result::NotFound, misses_);
     } else if (errors_ == 0) {
@@ -346,8 +347,9 @@ reply_tally backend_call::tally() const {
     case routed_outcome::Touched: count(reply_result::Touched); break;
     case routed_outcome::Ok: count(reply_result::Ok); break;
     case routed_outcome::Number: count(reply_result::Number); break;
-    case routed_outcome::NonNumeric:
-    case routed_outcome::ErrorLine: count(reply_result::Error); break;
+    // memcached's "CLIENT_ERROR cannot increment or decrement non-numeric value"
+    case routed_outcome::NonNumeric: count(reply_result::ClientError); break;
+    case routed_outcome::ErrorLine: count(error_result(result_->text)); break;
     default: break;
   }
   return t;

@@ -22,15 +22,25 @@ enum class reply_result : std::uint8_t {
   Exists,  // cas mismatch
   Deleted,
   Touched,
-  Ok,      // flush_all
-  Number,  // incr/decr's new value
-  Error,   // the backend's ERROR / CLIENT_ERROR / SERVER_ERROR (non-numeric incr too)
+  Ok,           // flush_all
+  Number,       // incr/decr's new value
+  Error,        // the backend's ERROR
+  ClientError,  // its CLIENT_ERROR line (a non-numeric incr too: mcrouter's client_error)
+  RemoteError,  // its SERVER_ERROR line (mcrouter's remote_error)
 };
-inline constexpr std::size_t kReplyResultCount = 10;
+inline constexpr std::size_t kReplyResultCount = 12;
 
 inline constexpr std::array<std::string_view, kReplyResultCount> kReplyResultNames = {
-    "found", "notfound", "stored", "notstored", "exists", "deleted", "touched", "ok", "number", "error",
+    "found",   "notfound", "stored", "notstored", "exists",       "deleted",
+    "touched", "ok",       "number", "error",     "client_error", "remote_error",
 };
+
+// Which error a backend's error line is (ERROR, CLIENT_ERROR ..., SERVER_ERROR ...).
+inline reply_result error_result(std::string_view line) {
+  if (line.starts_with("CLIENT_ERROR")) return reply_result::ClientError;
+  if (line.starts_with("SERVER_ERROR")) return reply_result::RemoteError;
+  return reply_result::Error;
+}
 
 inline std::string_view to_string(reply_result r) { return kReplyResultNames[static_cast<std::size_t>(r)]; }
 

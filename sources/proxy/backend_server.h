@@ -115,6 +115,9 @@ class backend_server {
   // The prober got an answer.
   void mark_up();
   uint64_t transitions() const { return transitions_.load(std::memory_order_relaxed); }
+  // Failures since the last reply (mcrouter's TKO tracker's count: `stats
+  // suspect_servers`). [relaxed read]
+  unsigned failure_streak() const { return streak_.load(std::memory_order_relaxed); }
   // What the server speaks, for `stats servers`: the pool's protocol, or with
   // `protocol: auto` what the latest connection's probe learned ("auto"
   // until one has). [any worker writes, stats reads]

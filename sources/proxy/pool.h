@@ -41,6 +41,8 @@ class pool {
   // twemproxy's auto_eject_hosts: a down server leaves the ring (its keys
   // go to the others) instead of failing fast.
   bool auto_eject() const { return auto_eject_; }
+  // How keys are spread (introspection names it: mcrouter's Ch3, ...).
+  distribution_kind placement() const { return kind_; }
   // A distribution over the servers up now, picking indexes into
   // servers(); nullptr when every server is up (use the pool's own) or none
   // is (fail fast then). [any thread; builds a new one each call]

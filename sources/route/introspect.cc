@@ -4,6 +4,8 @@
 #include <optional>
 #include <vector>
 
+#include "handle_walk.h"
+#include "introspect_info.h"
 #include "pool_route.h"
 #include "worker_backends.h"
 
@@ -63,25 +65,6 @@ std::optional<protocol::request> request_named(std::string_view op, std::string_
   return r;
 }
 
-// "pool:main" for a pool named main; "failover:gutter" for a failover a config
-// named gutter (mcrouter's "failover:NAME"); "all_sync" for an unnamed one.
-std::string node_label(const route& r) {
-  const std::string_view kind = r.kind();
-  const std::string& name = r.name();
-  if (name == kind || (name.size() > kind.size() && name.starts_with(kind) && name[kind.size()] == ':')) return name;
-  return std::string(kind) + ":" + name;
-}
-
-// The index of the server `p` places `key` on, on this worker (the live
-// servers' ring with auto_eject_hosts and a server down).
-std::uint32_t server_index(const pool_route& p, std::string_view key, proxy::worker_backends* backends) {
-  const proxy::pool& pool = p.pool();
-  if (pool.auto_eject() && backends != nullptr) {
-    if (const proxy::distribution* live = backends->placement(p.shared_pool())) return pool.locate(key, *live);
-  }
-  return pool.locate(key);
-}
-
 // The servers `r` sends `req` to, appended to `out`. True if the route
 // answers: a route with no server of its own (local, null, error) does, a
 // pool if its server is up (a down one fails fast and is not listed, as
@@ -100,7 +83,7 @@ bool collect_servers(const route& r, const protocol::request& req, proxy::worker
       }
       return any;
     }
-    const auto& s = servers[server_index(*p, req.key(), backends)];
+    const auto& s = servers[p->server_for(req.key(), backends)];
     if (!s->up()) return false;
     out.push_back(s->address());
     return true;
@@ -116,29 +99,6 @@ bool collect_servers(const route& r, const protocol::request& req, proxy::worker
   bool any = false;
   for (const route* t : targets) any = collect_servers(*t, req, backends, out, depth + 1) || any;
   return any;
-}
-
-void walk_tree(const route& r, const protocol::request& req, proxy::worker_backends* backends, std::string& tree,
-               int depth) {
-  if (depth > 64) return;
-  tree.append(static_cast<std::size_t>(depth), ' ').append(node_label(r)).push_back('\n');
-  if (const auto* p = dynamic_cast<const pool_route*>(&r)) {
-    const auto& servers = p->pool().servers();
-    auto line = [&](std::uint32_t i) {
-      const auto& s = *servers[i];
-      tree.append(static_cast<std::size_t>(depth + 1), ' ');
-      tree += "host|pool=" + p->pool().name() + "|id=" + std::to_string(i) + "|ap=" + s.address() + ":" +
-              s.protocol_name() + ":plain:notcompressed|timeout=" + std::to_string(s.settings().timeout_ms) + "ms" +
-              (s.up() ? "" : "|down") + "\n";
-    };
-    if (req.cmd == protocol::command::FlushAll) {
-      for (std::uint32_t i = 0; i < servers.size(); ++i) line(i);
-    } else {
-      line(server_index(*p, req.key(), backends));
-    }
-    return;
-  }
-  for (const route* t : r.targets_for(req)) walk_tree(*t, req, backends, tree, depth + 1);
 }
 
 // Splits "cmd(args)" (mcrouter's service-info syntax): `route` and
@@ -175,8 +135,8 @@ parsed_command parse_command(std::string_view s) {
 
 }  // namespace
 
-std::string introspection_answer(std::string_view key, const route& root, const commands::server_context& ctx,
-                                 proxy::worker_backends* backends) {
+std::string introspection_answer(std::string_view key, const route& root, const route_tree* tree,
+                                 const commands::server_context& ctx, proxy::worker_backends* backends) {
   const bool ithaca_names = key.starts_with(kIthacaPrefix);
   key.remove_prefix(ithaca_names ? kIthacaPrefix.size() : kMcrouterPrefix.size());
   const parsed_command c = parse_command(key);
@@ -188,8 +148,11 @@ std::string introspection_answer(std::string_view key, const route& root, const 
     if (!req) return error + "route: unknown request " + std::string(c.args[0]);
     std::string value;
     if (handles) {
-      walk_tree(root, *req, backends, value, 0);
-      if (!value.empty()) value.pop_back();  // the last "\n", as mcrouter strips it
+      // mcrouter's ProxyRoute shows its RootRoute first, then the tree.
+      handle_walk w(value, backends);
+      w.line("root");
+      w.child(root, *req);
+      value.pop_back();  // the last "\n", as mcrouter strips it
       return value;
     }
     std::vector<std::string> servers;
@@ -200,25 +163,17 @@ std::string introspection_answer(std::string_view key, const route& root, const 
     }
     return value;
   }
-  if (c.cmd == "version") return "ithaca " + std::string(ctx.version);
-  if (c.cmd == "config_file") {
-    if (ctx.config_file.empty()) return error + "no config file found!";
-    return std::string(ctx.config_file);
-  }
-  if (c.cmd == "config_age") {
-    const std::int64_t age = static_cast<std::int64_t>(std::time(nullptr)) - ctx.config_loaded_at;
-    return std::to_string(age < 0 ? 0 : age);
-  }
+  if (auto answer = service_info_answer(c.cmd, c.args, tree, ctx)) return *answer;
   return error + "unknown command: " + std::string(c.cmd);
 }
 
-void answer_introspection(const protocol::request& req, const route& root, const commands::server_context& ctx,
-                          proxy::worker_backends* backends, protocol::routed_result& scratch,
-                          protocol::out_buffer& out) {
+void answer_introspection(const protocol::request& req, const route& root, const route_tree* tree,
+                          const commands::server_context& ctx, proxy::worker_backends* backends,
+                          protocol::routed_result& scratch, protocol::out_buffer& out) {
   scratch.prepare(req);
   scratch.outcome = protocol::routed_outcome::Hits;
   for (std::size_t i = 0; i < req.keys.size(); ++i) {
-    scratch.set_hit(i, 0, 0, introspection_answer(req.keys[i], root, ctx, backends));
+    scratch.set_hit(i, 0, 0, introspection_answer(req.keys[i], root, tree, ctx, backends));
   }
   protocol::render_routed_reply(req, scratch, out);
 }

@@ -1,7 +1,8 @@
-// Introspection keys: a get for `__mcrouter__.CMD` (mcrouter's service info)
-// or `__ithaca__.CMD` (the same commands under ithaca's name) is answered by
-// the server itself, never sent to a backend, in whichever protocol the get
-// came (ascii get/gets, mg, binary get): a hit whose value is the answer.
+// Introspection keys: a get for `__mcrouter__.CMD` (mcrouter's service info,
+// its ServiceInfo) or `__ithaca__.CMD` (the same commands under ithaca's
+// name) is answered by the server itself, never sent to a backend, in
+// whichever protocol the get came (ascii get/gets, mg, binary get): a hit
+// whose value is the answer, in mcrouter's words and formats.
 //
 //   route(OP,KEY)          the servers a request OP for KEY is sent to, one
 //                          "host:port" per line ("\r\n" between), as mcrouter
@@ -10,15 +11,17 @@
 //                          server that is up; a server marked down gets
 //                          nothing; the other composites reach every child
 //                          their targets_for() names (all_*: every one).
-//   route_handles(OP,KEY)  the routes that request walks, one per line,
-//                          indented one space per level (mcrouter's form);
-//                          a pool's line is followed by its chosen server's
-//                          `host|pool=P|id=I|ap=ADDR:PROTO:plain:notcompressed|timeout=Nms`
-//                          (mcrouter's destination line; `|down` after it
-//                          for a server marked down).
-//   config_file            the --config path ("ERROR: no config file found!")
-//   config_age             seconds since that file was last loaded
-//   version                "ithaca VERSION"
+//   route_handles(OP,KEY)  the route handles that request walks under
+//                          mcrouter's "root", one per line, indented one
+//                          space per level, with mcrouter's names
+//                          (handle_walk.h: all-sync, failover:NAME,
+//                          asynclog:POOL, selection|hash|Ch3, the server's
+//                          host|pool=...|id=...|ap=...|timeout=...ms line).
+//   the rest               introspect_info.h: version, config_file,
+//                          config_age, config_md5_digest, options,
+//                          config_sources_info, preprocessed_config, hostid,
+//                          pools, verbosity, global_params,
+//                          failure_domains(POOL), get_bucket(KEY).
 // Anything else answers "ERROR: unknown command: CMD"; a bad OP "ERROR:
 // route: unknown request OP" (mcrouter's words). OP is mcrouter's request
 // name (get, gets, set, add, replace, append, prepend, cas, delete, incr,
@@ -38,6 +41,7 @@
 #include "out_buffer.h"
 #include "request.h"
 #include "route.h"
+#include "route_tree.h"
 #include "routed_result.h"
 #include "server_commands.h"
 
@@ -66,16 +70,17 @@ inline bool is_introspection(const protocol::request& req) {
 }
 
 // The answer to one introspection key (the prefix included), walking `root`
-// (the connection's tree root) for route/route_handles. `backends`: this
-// worker's, for the live placement of an auto_eject_hosts pool (may be null).
+// (the connection's tree root) for route/route_handles; `tree` (its tree,
+// for `pools` and `failure_domains`; null: none). `backends`: this worker's,
+// for the live placement of an auto_eject_hosts pool (may be null).
 // [the client coroutine; never waits]
-std::string introspection_answer(std::string_view key, const route& root, const commands::server_context& ctx,
-                                 proxy::worker_backends* backends);
+std::string introspection_answer(std::string_view key, const route& root, const route_tree* tree,
+                                 const commands::server_context& ctx, proxy::worker_backends* backends);
 
 // Answers `req` (is_introspection) into `out` in its protocol; `scratch`
 // holds the values meanwhile.
-void answer_introspection(const protocol::request& req, const route& root, const commands::server_context& ctx,
-                          proxy::worker_backends* backends, protocol::routed_result& scratch,
-                          protocol::out_buffer& out);
+void answer_introspection(const protocol::request& req, const route& root, const route_tree* tree,
+                          const commands::server_context& ctx, proxy::worker_backends* backends,
+                          protocol::routed_result& scratch, protocol::out_buffer& out);
 
 }  // namespace ithaca::route

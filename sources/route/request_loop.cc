@@ -6,6 +6,7 @@
 
 #include "command_class.h"
 #include "introspect.h"
+#include "mcrouter_counts.h"
 #include "parse_error_reply.h"
 #include "prefix_stats.h"
 #include "reply.h"
@@ -298,10 +299,11 @@ inline bool dispatch_parsed(loop_context& lc, const protocol::parse_result& r, r
   } else if (is_introspection(slot.req)) {
     // `get __mcrouter__.route(get,k)` ...: answered here, on this
     // connection's root, in whichever protocol the get came (introspect.h).
-    answer_introspection(slot.req, root, lc.server, lc.backends, slot.result, env.out);
+    answer_introspection(slot.req, root, lc.tree, lc.server, lc.backends, slot.result, env.out);
   } else {
     const bool server_command = protocol::classify(slot.req) == protocol::command_class::Server;
     const route& target = server_command ? lc.tree->server() : root;
+    if (!server_command) stats::count_mcrouter_request(slot.req, lc.server.counters);
     // Only what reaches a server takes a place in the order that a
     // retrieval sent again must keep (request_slot.h: Order).
     if (&target == &root) slot.note_dispatch();

@@ -37,6 +37,7 @@ using flow::slot_frame;
 
 class ack_waiters;
 class async_runner;
+class handle_walk;
 
 // What a route may use while it dispatches, all of it owned by the calling
 // worker machine. [one client coroutine]
@@ -111,6 +112,17 @@ class route : public flow::frame_owner {
   // before failed (failover): `route(OP,KEY)` then names the first that
   // reaches a server that is up, as a request would.
   virtual bool tries_in_turn(const protocol::request&) const { return false; }
+  // Introspection, `route_handles(OP,KEY)` (handle_walk.h): this node's name
+  // as mcrouter prints it (its routeName(): "all-sync", "failover:NAME",
+  // "selection|hash|Ch3"). By default made from the kind's mcrouter type in
+  // its description (config::route_kind_info::mcrouter: AllSyncRoute ->
+  // all-sync), else the kind's own name. [any thread; pure]
+  virtual std::string handle_name() const;
+  // This node's lines of that answer for `req`: by default handle_name() and
+  // then each of targets_for(req) one level deeper. A kind whose mcrouter
+  // form has nodes ithaca folds into one route (a PoolRoute's asynclog and
+  // hash selection, a gutter's modify-exptime) writes them here. [pure]
+  virtual void walk_handles(const protocol::request& req, handle_walk& w) const;
   route_counters& counters() const { return counters_; }
   // The counters the kind keeps besides route_counters (its module's
   // route_kind::stats), by field; `stats routes` shows those not zero.

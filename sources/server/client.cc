@@ -74,6 +74,7 @@ client::client(const worker_shared& shared, stats::command_counters& counters)
       loop_{&ctx_, server_, this, live_->routes.get(), inflight_, out_, shared.backends, shared.acks, shared.async} {
   server_.config_file = live_->config_file;
   server_.config_loaded_at = live_->config_loaded_at;
+  server_.info = live_->info.get();
   server_.can_watch = live_->enable_watch;
   server_.items = &dump_;
   server_.dump_enabled = live_->enable_dumping;
@@ -90,6 +91,7 @@ void client::refresh_live() {
   server_.flush_enabled = live_->enable_flush_all;
   server_.config_file = live_->config_file;
   server_.config_loaded_at = live_->config_loaded_at;
+  server_.info = live_->info.get();
   loop_.tree = live_->routes.get();
   pick_inspector();
 }

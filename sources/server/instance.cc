@@ -29,6 +29,7 @@
 #include "fanout.h"
 #include "item_dump.h"
 #include "served_role.h"
+#include "service_info_of.h"
 #include "spool_dir.h"
 #include "server_directory.h"
 #include "server_clock.h"
@@ -336,6 +337,7 @@ std::shared_ptr<const live_settings> first_live_settings(const config::config& c
   first.close_clients = access == route::store_access::Closed;
   first.config_file = cli.config_path;
   first.config_loaded_at = static_cast<int64_t>(std::time(nullptr));
+  first.info = service_info_of(cfg, cli.config_path);
   if (!first.routes) {
     spdlog::critical("{}", route_error);
     return nullptr;

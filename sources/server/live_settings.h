@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "route_tree.h"
+#include "service_info.h"
 #include "snapshot.h"
 
 namespace ithaca::server {
@@ -56,6 +57,8 @@ struct live_settings {
   // `__mcrouter__.config_file` and `config_age`.
   std::string config_file;
   int64_t config_loaded_at = 0;
+  // The rest of what `__mcrouter__.*` tells of that file (service_info_of.h).
+  std::shared_ptr<const commands::service_info> info;
 };
 
 using live_cell = snapshot_cell<live_settings>;

@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "restart_only.h"
+#include "service_info_of.h"
 #include "spool_dir.h"
 #include "tls_context.h"
 #include "route_builder.h"
@@ -131,6 +132,7 @@ bool reload_config(const reload_target& t, std::string_view trigger, reload_outc
   next.close_clients = access == route::store_access::Closed;
   next.config_file = path;
   next.config_loaded_at = static_cast<int64_t>(std::time(nullptr));
+  next.info = service_info_of(fresh, path);
   auto after = std::make_shared<const live_settings>(std::move(next));
   // The store first: a client that sees the new snapshot (its parser's
   // item_size_max) finds the store's limits already moved.

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -176,6 +177,71 @@ void router_stats_summary(const route::route_tree& tree, stats::stat_lines& out)
 }
 
 #undef ITHACA_X
+
+namespace {
+
+// Each server of the tree once (a server in two pools is one destination).
+template <class F>
+void for_each_tree_server(const route::route_tree& tree, F&& f) {
+  std::unordered_set<const proxy::backend_server*> seen;
+  for (const auto& p : tree.pools()) {
+    for (const auto& s : p->servers()) {
+      if (seen.insert(s.get()).second) f(*s);
+    }
+  }
+}
+
+std::uint64_t mcrouter_failures_of(const proxy::server_totals& n, proxy::failure_kind k) {
+  return n.failures[static_cast<std::size_t>(k)];
+}
+
+std::uint64_t mcrouter_results_of(const proxy::server_totals& n, protocol::reply_result r) {
+  return n.results[static_cast<std::size_t>(r)];
+}
+
+}  // namespace
+
+mcrouter_figures router_mcrouter_figures(const route::route_tree& tree) {
+  mcrouter_figures f;
+  using protocol::reply_result;
+  using proxy::failure_kind;
+  for_each_tree_server(tree, [&f](const proxy::backend_server& s) {
+    // One destination per worker, in that worker's state.
+    for (const auto& c : s.all_counters()) {
+      ++f.servers;
+      if (!s.up()) {
+        ++f.down;
+      } else if (c->connections.load(std::memory_order_relaxed) > 0) {
+        ++f.up;
+      } else if (c->connects.get() > 0) {
+        ++f.closed;
+      } else {
+        ++f.fresh;
+      }
+    }
+    if (!s.up() || s.failure_streak() > 0) ++f.suspect;
+    const proxy::server_totals n = s.totals();
+    f.connect_error +=
+        mcrouter_failures_of(n, failure_kind::Connect) + mcrouter_failures_of(n, failure_kind::Connection);
+    f.data_timeout += mcrouter_failures_of(n, failure_kind::Timeout);
+    f.tko += mcrouter_failures_of(n, failure_kind::Down);
+    f.local_error += mcrouter_failures_of(n, failure_kind::BadReply) + mcrouter_failures_of(n, failure_kind::QueueFull);
+    f.client_error += mcrouter_results_of(n, reply_result::ClientError);
+    f.remote_error += mcrouter_results_of(n, reply_result::RemoteError);
+    f.error += n.failures_total() + mcrouter_results_of(n, reply_result::Error) +
+               mcrouter_results_of(n, reply_result::ClientError) + mcrouter_results_of(n, reply_result::RemoteError);
+  });
+  return f;
+}
+
+void router_stats_suspect(const route::route_tree& tree, stats::stat_lines& out) {
+  for_each_tree_server(tree, [&out](const proxy::backend_server& s) {
+    const unsigned failures = s.failure_streak();
+    if (s.up() && failures == 0) return;
+    out.emplace_back(s.address(),
+                     std::string("status:") + (s.up() ? "down" : "tko") + " num_failures:" + std::to_string(failures));
+  });
+}
 
 void router_stats_reset(const route::route_tree& tree) {
   for (const auto& p : tree.pools()) {

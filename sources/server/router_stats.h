@@ -18,7 +18,8 @@
 //                  (latency_le_US), latency_sum_us and latency_count (what
 //                  the Prometheus page's histograms are made of)
 // `stats` itself gets the router's summary (router_pools, router_servers,
-// router_servers_down, router_requests, router_failures).
+// router_servers_down, router_requests, router_failures) and mcrouter's
+// counters (num_servers*, cmd_TYPE_count, result_*_count).
 // `stats reset` zeroes every counter (not the gauges: state, in flight,
 // connections) by taking a baseline per server; a server kept by a reload
 // keeps its baseline.
@@ -36,5 +37,20 @@ void router_stats_latency(const route::route_tree& tree, stats::stat_lines& out)
 void router_stats_routes(const route::route_tree& tree, stats::stat_lines& out);
 void router_stats_summary(const route::route_tree& tree, stats::stat_lines& out);
 void router_stats_reset(const route::route_tree& tree);
+
+// What mcrouter's counters (router_stats_table.h: ITHACA_MCROUTER_STATS) read
+// of the tree's servers: the workers' connection states, the suspect
+// servers and the failures and error replies by mcrouter's result.
+struct mcrouter_figures {
+  uint64_t servers = 0, fresh = 0, up = 0, down = 0, closed = 0;
+  uint64_t suspect = 0;
+  uint64_t error = 0, connect_error = 0, data_timeout = 0, tko = 0, client_error = 0, local_error = 0, remote_error = 0;
+};
+mcrouter_figures router_mcrouter_figures(const route::route_tree& tree);
+
+// `stats suspect_servers` (mcrouter's): "HOST:PORT" -> "status:tko
+// num_failures:N" for a server marked down, "status:down num_failures:N"
+// for one with failures since its last reply that is still up.
+void router_stats_suspect(const route::route_tree& tree, stats::stat_lines& out);
 
 }  // namespace ithaca::server

@@ -1,6 +1,7 @@
 #include "server_stats.h"
 
 #include "router_stats.h"
+#include "router_stats_table.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -55,9 +56,13 @@ bool server_stats::collect(std::string_view arg, stats::stat_lines& out) {
   // Taken before reset_mutex_, so the two locks are never held together.
   const std::shared_ptr<const live_settings> live = live_.load();
   std::lock_guard lock(reset_mutex_);
-  if (arg.empty()) {
+  if (arg.empty() || arg == "all") {
+    // mcrouter's `stats all` is its every counter: here the same lines.
     general(*live, out);
     router_stats_summary(*live->routes, out);
+    mcrouter(*live, out);
+  } else if (arg == "suspect_servers") {
+    router_stats_suspect(*live->routes, out);
   } else if (arg == "settings") {
     settings(*live, out);
   } else if (arg == "items") {
@@ -128,9 +133,8 @@ void server_stats::settings(const live_settings& live, stats::stat_lines& out) {
 // holds while it takes the UDP drop registry's mutex (udp_kernel_drops)]
 // Cost: one pass over the workers' counter blocks; no allocation beyond the
 // output lines.
-void server_stats::general(const live_settings& live, stats::stat_lines& out) {
-  // Sum every worker's counters, minus the `stats reset` baseline.
-  uint64_t sums[kCounters] = {};
+std::array<uint64_t, stats::command_counters::kCount> server_stats::worker_sums() {
+  std::array<uint64_t, kCounters> sums{};
   size_t w = 0;
   for (auto& c : workers_) {
     size_t i = 0;
@@ -140,6 +144,12 @@ void server_stats::general(const live_settings& live, stats::stat_lines& out) {
     });
     w++;
   }
+  return sums;
+}
+
+void server_stats::general(const live_settings& live, stats::stat_lines& out) {
+  // Sum every worker's counters, minus the `stats reset` baseline.
+  const std::array<uint64_t, kCounters> sums = worker_sums();
   // A worker counter's sum, by name (counters.h).
   auto sum = [&](stats::command_counter c) { return sums[static_cast<size_t>(c)]; };
   using cc = stats::command_counter;
@@ -156,6 +166,19 @@ void server_stats::general(const live_settings& live, stats::stat_lines& out) {
   ITHACA_GENERAL_STATS(ITHACA_X)
 #undef ITHACA_X
   if (repl_) repl_stat_lines(*repl_, out);
+}
+
+// mcrouter's counters (router_stats_table.h: ITHACA_MCROUTER_STATS), after
+// the router summary. [as general()]
+void server_stats::mcrouter(const live_settings& live, stats::stat_lines& out) {
+  const std::array<uint64_t, kCounters> sums = worker_sums();
+  auto sum = [&](stats::command_counter c) { return sums[static_cast<size_t>(c)]; };
+  using cc = stats::command_counter;
+  const mcrouter_figures f = router_mcrouter_figures(*live.routes);
+#define ITHACA_X(name, type, prom, help, page, labels, when, read) \
+  if (when) stats::add_stat(out, name, read);
+  ITHACA_MCROUTER_STATS(ITHACA_X)
+#undef ITHACA_X
 }
 
 // Per memcached size class: see slab_stats.h.

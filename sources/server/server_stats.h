@@ -4,6 +4,7 @@
 // takes the registry's leaf lock for `stats conns`.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,7 @@ class server_stats final : public stats::stats_provider {
   bool collect(std::string_view arg, stats::stat_lines& out) override;
   void reset() override;
   void set_verbosity(uint32_t level) override { verbosity_.store(level); }
+  uint32_t verbosity() const override { return verbosity_.load(); }
   void set_memory_limit(uint64_t bytes) override { store_.set_memory_limit(bytes); }
   unsigned slab_class_largest() const override { return store_.classes().largest(); }
   // Called once, before the pooler starts accepting.
@@ -59,6 +61,9 @@ class server_stats final : public stats::stats_provider {
 
  private:
   void general(const live_settings& live, stats::stat_lines& out);
+  void mcrouter(const live_settings& live, stats::stat_lines& out);
+  // Every worker's command counters summed, less the `stats reset` baseline.
+  std::array<uint64_t, stats::command_counters::kCount> worker_sums();
   void settings(const live_settings& live, stats::stat_lines& out);
   void items(stats::stat_lines& out);
   void slabs(stats::stat_lines& out);

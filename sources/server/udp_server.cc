@@ -233,6 +233,7 @@ flow::exec_action udp_server::process(batch& b, std::string_view payload) {
   b.server.dump_enabled = b.live->enable_dumping;
   b.server.config_file = b.live->config_file;
   b.server.config_loaded_at = b.live->config_loaded_at;
+  b.server.info = b.live->info.get();
   b.ctx.now = shared_.clock->now();
   flow::exec_action action = flow::exec_action::Continue;
   route::loop_context loop{&b.ctx, b.server,         &b,           b.live->routes.get(), b.inflight,

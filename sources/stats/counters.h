@@ -28,27 +28,30 @@ class counter {
 // the lease tokens and waits itself (store_stats.h); what a
 // backend server answered a routed request is counted here, by the outcome
 // the client got (routed_counts.cc), as memcached would have counted it.
-#define ITHACA_COMMAND_COUNTERS(X)                                                                               \
-  X(cmd_get) /* keys requested by get/gets/mg/binary get (local or routed) */                                    \
-  X(cmd_set) /* set-like commands, incl. failed ones (memcached) */                                              \
-  X(cmd_flush)                                                                                                   \
-  X(cmd_touch)     /* touch, and each key of gat/gats/mg T/binary touch */                                       \
-  X(cmd_meta)      /* meta commands */                                                                           \
-  X(bytes_read)    /* from clients */                                                                            \
-  X(bytes_written) /* to clients */                                                                              \
-  X(lease_sets_refused)                                                                                          \
-  X(parse_errors) /* CLIENT_ERROR / ERROR replies caused by bad input */                                         \
-  X(udp_requests) /* UDP datagrams accepted and executed */                                                      \
-  X(udp_dropped)  /* UDP datagrams dropped: bad frame, truncated, reply too long or not sent */                  \
-  X(idle_kicks)   /* connections closed by the idle timeout (memcached's idle_kicks) */                          \
-  X(conn_yields)  /* a connection let others go first after reqs_per_event requests (memcached -R) */            \
-  X(auth_cmds)    /* -S / -Y authentication attempts answered (memcached's auth_cmds) */                         \
-  X(auth_errors)  /* ... of them refused (memcached's auth_errors) */                                            \
-  /* Routed requests: the backend's answer, as memcached's hit/miss counters (added to the store's). */          \
-  X(routed_get_hits)                                                                                             \
-  X(routed_get_misses) X(routed_touch_hits) X(routed_touch_misses) X(routed_delete_hits) X(routed_delete_misses) \
-      X(routed_incr_hits) X(routed_incr_misses) X(routed_decr_hits) X(routed_decr_misses) X(routed_cas_hits)     \
-          X(routed_cas_misses) X(routed_cas_badval)
+#define ITHACA_COMMAND_COUNTERS(X)                                                                                \
+  X(cmd_get) /* keys requested by get/gets/mg/binary get (local or routed) */                                     \
+  X(cmd_set) /* set-like commands, incl. failed ones (memcached) */                                               \
+  X(cmd_flush)                                                                                                    \
+  X(cmd_touch)     /* touch, and each key of gat/gats/mg T/binary touch */                                        \
+  X(cmd_meta)      /* meta commands */                                                                            \
+  X(bytes_read)    /* from clients */                                                                             \
+  X(bytes_written) /* to clients */                                                                               \
+  X(lease_sets_refused)                                                                                           \
+  X(parse_errors) /* CLIENT_ERROR / ERROR replies caused by bad input */                                          \
+  X(udp_requests) /* UDP datagrams accepted and executed */                                                       \
+  X(udp_dropped)  /* UDP datagrams dropped: bad frame, truncated, reply too long or not sent */                   \
+  X(idle_kicks)   /* connections closed by the idle timeout (memcached's idle_kicks) */                           \
+  X(conn_yields)  /* a connection let others go first after reqs_per_event requests (memcached -R) */             \
+  X(auth_cmds)    /* -S / -Y authentication attempts answered (memcached's auth_cmds) */                          \
+  X(auth_errors)  /* ... of them refused (memcached's auth_errors) */                                             \
+  /* Routed requests: the backend's answer, as memcached's hit/miss counters (added to the store's). */           \
+  X(routed_get_hits)                                                                                              \
+  X(routed_get_misses)                                                                                            \
+  X(routed_touch_hits) X(routed_touch_misses) X(routed_delete_hits) X(routed_delete_misses) X(routed_incr_hits)   \
+      X(routed_incr_misses) X(routed_decr_hits) X(routed_decr_misses) X(routed_cas_hits) X(routed_cas_misses)     \
+          X(routed_cas_badval) /* Requests by mcrouter's request type (its cmd_TYPE_count; mcrouter_counts.h). */ \
+      X(mc_add) X(mc_append) X(mc_cas) X(mc_decr) X(mc_delete) X(mc_flushall) X(mc_gat) X(mc_gats) X(mc_get)      \
+          X(mc_gets) X(mc_incr) X(mc_lease_get) X(mc_lease_set) X(mc_prepend) X(mc_replace) X(mc_set) X(mc_touch)
 
 // Each counter's index in for_each's order (server_stats keeps baselines by it).
 enum class command_counter : std::size_t {

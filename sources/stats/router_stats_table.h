@@ -32,7 +32,100 @@
 
 #define ITHACA_POOL_RESULTS_HELP "Replies from the pool's servers by result (a retrieval counts each key)."
 
+#define ITHACA_MC_STATES_HELP \
+  "Server connections of the workers by state: new (never opened), up, down (the server is marked down), " \
+  "closed (opened, then closed)."
+#define ITHACA_MC_REQUESTS_HELP "Requests received by mcrouter's request type (each key of a multi-key get)."
+#define ITHACA_MC_RESULTS_HELP "Calls to the servers that ended in an error, by mcrouter's result."
+
 // clang-format off
+// mcrouter's own counters (its stat_list.h and request stats) that its tests
+// and dashboards read, printed in `stats` after the router summary (and in
+// `stats all`). when, read: expressions in server_stats.cc over `f`
+// (router_stats.h: mcrouter_figures, the live tree's servers) and
+// sum(cc::X) (the workers' command counters since `stats reset`).
+//   num_servers*: mcrouter keeps one destination per server per proxy
+//     thread; ithaca one connection set per server per worker, so each pool
+//     server counts once per worker, by that worker's state.
+//   cmd_TYPE_count: requests as they reach the route (stats/mcrouter_counts.h).
+//   result_*_count: the servers' failures and error replies (every call,
+//     shadows included: ithaca's counters do not tell them apart, so the
+//     _all_count lines are the same figures): connect_error a refused or
+//     broken connection, data_timeout no reply in time, tko a server
+//     marked down failing fast, local_error a reply that did not parse or a
+//     full queue, client_error / remote_error the server's CLIENT_ERROR /
+//     SERVER_ERROR, error all of them and the server's ERROR.
+#define ITHACA_MCROUTER_STATS(X) \
+  X("num_servers", Gauge, "ithaca_mcrouter_servers", \
+    "Server connections the workers keep or may keep: each pool server once per worker.", Number, "", \
+    true, f.servers) \
+  X("num_servers_new", Gauge, "ithaca_mcrouter_server_states", ITHACA_MC_STATES_HELP, Number, "state=new", \
+    true, f.fresh) \
+  X("num_servers_up", Gauge, "ithaca_mcrouter_server_states", ITHACA_MC_STATES_HELP, Number, "state=up", \
+    true, f.up) \
+  X("num_servers_down", Gauge, "ithaca_mcrouter_server_states", ITHACA_MC_STATES_HELP, Number, "state=down", \
+    true, f.down) \
+  X("num_servers_closed", Gauge, "ithaca_mcrouter_server_states", ITHACA_MC_STATES_HELP, Number, "state=closed", \
+    true, f.closed) \
+  X("num_suspect_servers", Gauge, "ithaca_mcrouter_suspect_servers", \
+    "Servers marked down or with failures since their last reply (stats suspect_servers).", Number, "", \
+    true, f.suspect) \
+  X("cmd_add_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, "request=add", \
+    true, sum(cc::mc_add)) \
+  X("cmd_append_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, \
+    "request=append", true, sum(cc::mc_append)) \
+  X("cmd_cas_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, "request=cas", \
+    true, sum(cc::mc_cas)) \
+  X("cmd_decr_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, "request=decr", \
+    true, sum(cc::mc_decr)) \
+  X("cmd_delete_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, \
+    "request=delete", true, sum(cc::mc_delete)) \
+  X("cmd_flushall_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, \
+    "request=flushall", true, sum(cc::mc_flushall)) \
+  X("cmd_gat_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, "request=gat", \
+    true, sum(cc::mc_gat)) \
+  X("cmd_gats_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, "request=gats", \
+    true, sum(cc::mc_gats)) \
+  X("cmd_get_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, "request=get", \
+    true, sum(cc::mc_get)) \
+  X("cmd_gets_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, "request=gets", \
+    true, sum(cc::mc_gets)) \
+  X("cmd_incr_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, "request=incr", \
+    true, sum(cc::mc_incr)) \
+  X("cmd_lease_get_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, \
+    "request=lease_get", true, sum(cc::mc_lease_get)) \
+  X("cmd_lease_set_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, \
+    "request=lease_set", true, sum(cc::mc_lease_set)) \
+  X("cmd_prepend_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, \
+    "request=prepend", true, sum(cc::mc_prepend)) \
+  X("cmd_replace_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, \
+    "request=replace", true, sum(cc::mc_replace)) \
+  X("cmd_set_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, "request=set", \
+    true, sum(cc::mc_set)) \
+  X("cmd_touch_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, \
+    "request=touch", true, sum(cc::mc_touch)) \
+  X("result_error_count", Counter, "ithaca_mcrouter_results_total", ITHACA_MC_RESULTS_HELP, Number, \
+    "result=error", true, f.error) \
+  X("result_error_all_count", None, "", "", Number, "", true, f.error) \
+  X("result_connect_error_count", Counter, "ithaca_mcrouter_results_total", ITHACA_MC_RESULTS_HELP, Number, \
+    "result=connect_error", true, f.connect_error) \
+  X("result_connect_error_all_count", None, "", "", Number, "", true, f.connect_error) \
+  X("result_data_timeout_count", Counter, "ithaca_mcrouter_results_total", ITHACA_MC_RESULTS_HELP, Number, \
+    "result=data_timeout", true, f.data_timeout) \
+  X("result_data_timeout_all_count", None, "", "", Number, "", true, f.data_timeout) \
+  X("result_tko_count", Counter, "ithaca_mcrouter_results_total", ITHACA_MC_RESULTS_HELP, Number, "result=tko", \
+    true, f.tko) \
+  X("result_tko_all_count", None, "", "", Number, "", true, f.tko) \
+  X("result_client_error_count", Counter, "ithaca_mcrouter_results_total", ITHACA_MC_RESULTS_HELP, Number, \
+    "result=client_error", true, f.client_error) \
+  X("result_client_error_all_count", None, "", "", Number, "", true, f.client_error) \
+  X("result_local_error_count", Counter, "ithaca_mcrouter_results_total", ITHACA_MC_RESULTS_HELP, Number, \
+    "result=local_error", true, f.local_error) \
+  X("result_local_error_all_count", None, "", "", Number, "", true, f.local_error) \
+  X("result_remote_error_count", Counter, "ithaca_mcrouter_results_total", ITHACA_MC_RESULTS_HELP, Number, \
+    "result=remote_error", true, f.remote_error) \
+  X("result_remote_error_all_count", None, "", "", Number, "", true, f.remote_error)
+
 #define ITHACA_ROUTER_SUMMARY_STATS(X) \
   X("router_pools", None, "", "", Number, "", true, tree.pools().size()) \
   X("router_servers", None, "", "", Number, "", true, servers) \
@@ -92,6 +185,7 @@
 
 namespace ithaca::stats {
 
+inline constexpr stat_row kMcrouterStats[] = {ITHACA_MCROUTER_STATS(ITHACA_STAT_ROW)};
 inline constexpr stat_row kPoolStats[] = {ITHACA_POOL_STATS(ITHACA_STAT_ROW)};
 inline constexpr stat_row kServerStats[] = {ITHACA_SERVER_STATS(ITHACA_STAT_ROW)};
 

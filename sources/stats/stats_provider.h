@@ -33,6 +33,8 @@ class stats_provider {
   virtual bool collect(std::string_view arg, stat_lines& out) = 0;
   virtual void reset() = 0;  // `stats reset`
   virtual void set_verbosity(uint32_t level) = 0;
+  // What `verbosity N` last set (0 at start).
+  virtual uint32_t verbosity() const { return 0; }
   // `cache_memlimit`: the local store's live memory limit (no effect
   // without a store).
   virtual void set_memory_limit(uint64_t bytes) = 0;

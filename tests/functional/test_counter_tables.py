@@ -62,6 +62,7 @@ ITEMS = table("sources/stats/item_stats_table.h")
 SLAB_CLASSES = table("sources/stats/slab_stats_table.h", "ITHACA_SLAB_CLASS_STATS")
 SLAB_TOTALS = table("sources/stats/slab_stats_table.h", "ITHACA_SLAB_TOTAL_STATS")
 ROUTER_SUMMARY = table("sources/stats/router_stats_table.h", "ITHACA_ROUTER_SUMMARY_STATS")
+MCROUTER = table("sources/stats/router_stats_table.h", "ITHACA_MCROUTER_STATS")
 POOLS = table("sources/stats/router_stats_table.h", "ITHACA_POOL_STATS")
 SERVERS = table("sources/stats/router_stats_table.h", "ITHACA_SERVER_STATS")
 
@@ -414,6 +415,20 @@ SERVER_MOVED = {"main": ["requests", "replies", "replies_stored", "replies_found
                          "replies_deleted", "connects"],
                 "dead": ["requests", "transitions", "failures_connect"]}
 
+MCROUTER_MOVED = ["cmd_add_count", "cmd_append_count", "cmd_cas_count", "cmd_decr_count", "cmd_delete_count",
+                  "cmd_flushall_count", "cmd_gat_count", "cmd_gats_count", "cmd_get_count", "cmd_gets_count",
+                  "cmd_incr_count", "cmd_prepend_count", "cmd_replace_count", "cmd_set_count", "cmd_touch_count",
+                  "result_error_count", "result_connect_error_count", "result_tko_count",
+                  "result_client_error_count"]
+# mcrouter's counters not driven here, and why.
+MCROUTER_NOT_DRIVEN = {
+    "cmd_lease_get_count": "mcrouter's leases need a backend that speaks them (test_leases.py)",
+    "cmd_lease_set_count": "mcrouter's leases need a backend that speaks them (test_leases.py)",
+    "result_data_timeout_count": "a server that does not answer in time (test_router_slow_server.py)",
+    "result_local_error_count": "a reply that does not parse (fake_backend.py's garbage)",
+    "result_remote_error_count": "a SERVER_ERROR from memcached (test_mcrouter_service_info.py)",
+}
+
 # Router counters not driven here, and why (a PerName row counts as driven
 # when one of its lines is: failures_connect for failures_).
 ROUTER_NOT_DRIVEN = {
@@ -445,6 +460,17 @@ route:
         c.read_until(b"END\r\n")
         assert c.call(b"delete k\r\n") == b"DELETED\r\n"
         assert c.call(b"get d:x\r\n").startswith(b"SERVER_ERROR")
+        assert c.call(b"get d:x\r\n").startswith(b"SERVER_ERROR")  # marked down now: mcrouter's tko
+        # one request of each of mcrouter's types (cmd_TYPE_count), and a CLIENT_ERROR
+        for req, reply in ((b"add m 0 0 1\r\n1\r\n", b"STORED"), (b"replace m 0 0 1\r\n2\r\n", b"STORED"),
+                           (b"append m 0 0 1\r\n3\r\n", b"STORED"), (b"prepend m 0 0 1\r\n4\r\n", b"STORED"),
+                           (b"incr m 1\r\n", b"424"), (b"decr m 1\r\n", b"423"), (b"touch m 0\r\n", b"TOUCHED"),
+                           (b"cas m 0 0 1 1\r\nx\r\n", b"EXISTS"), (b"flush_all\r\n", b"SERVER_ERROR"),
+                           (b"set n 0 0 1\r\nv\r\n", b"STORED"), (b"incr n 1\r\n", b"CLIENT_ERROR")):
+            assert c.call(req).startswith(reply), req
+        for req in (b"gets m\r\n", b"gat 0 m\r\n", b"gats 0 m\r\n"):
+            c.send(req)
+            c.read_until(b"END\r\n")
         text = page(server.metrics_port)
         after = [stats(c, g) for g in (b"", b"pools", b"servers")]
     st, pools, servers = after
@@ -453,6 +479,18 @@ route:
     assert names.index(ROUTER_SUMMARY[0]["name"]) > names.index(GENERAL[-1]["name"])
     for name in SUMMARY_MOVED:
         assert int(st[name]) > int(before[0][name]), name
+    check_table(MCROUTER, st, text)
+    assert names.index(MCROUTER[0]["name"]) > names.index(ROUTER_SUMMARY[-1]["name"])
+    for name in MCROUTER_MOVED:
+        assert int(st[name]) > int(before[0][name]), name
+    # two workers, two servers: each server once per worker, in one state each
+    assert int(st["num_servers"]) == 4
+    assert int(st["num_servers"]) == sum(int(st["num_servers_" + k]) for k in ("new", "up", "down", "closed"))
+    assert int(st["num_servers_down"]) == 2 and int(st["num_suspect_servers"]) == 1
+    for r in MCROUTER:
+        if r["type"] == "Counter":
+            # every mcrouter counter is driven here or named with its reason
+            assert (r["name"] in MCROUTER_MOVED) != (r["name"] in MCROUTER_NOT_DRIVEN), r["name"]
     for pool, address in addresses.items():
         for table_rows, group, was, prefix, moved in (
                 (POOLS, pools, before[1], f"{pool}:", POOL_MOVED[pool]),

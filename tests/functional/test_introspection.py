@@ -1,5 +1,6 @@
 """Introspection keys (README "Introspection"): `get __mcrouter__.route(OP,KEY)`,
-`route_handles(OP,KEY)`, `config_file`, `config_age`, `version`, and the same
+`route_handles(OP,KEY)`, `config_file`, `config_age`, `version` (the rest of
+mcrouter's keys: test_mcrouter_service_info.py), and the same
 under `__ithaca__.`, answered by ithaca itself in every protocol a get comes
 in, against real memcacheds: the server `route` names is the one a set
 through ithaca lands on."""
@@ -15,6 +16,12 @@ def ask(conn, key):
     values = mcwire.parse_values(conn.call(b"get " + key.encode() + b"\r\n"))
     assert len(values) <= 1, values
     return values[0][2].decode() if values else None
+
+
+def host_line(pool, address, index=0):
+    """mcrouter's DestinationRoute name of a server (routes_yaml's 5 s timeout)."""
+    return (f"host|pool={pool}|id={index}|ap={address}:ascii:plain:notcompressed|timeout=5000ms"
+            "|keep_routing_prefix=false|msb=0")
 
 
 def test_route_names_the_server_a_set_lands_on(ithaca_factory, three):
@@ -55,19 +62,15 @@ def test_route_through_prefix_failover_and_all_sync(ithaca_factory, three):
         assert direct_get(a, b"s:1") == b"y" and direct_get(b, b"s:1") == b"y"
         assert direct_get(c, b"s:1") is None
 
+        # mcrouter's form: its root; the prefix selector shows no line (mcrouter's
+        # RootRoute picks the target itself); a pool of one server without
+        # reliable deletes is that server's DestinationRoute line, down or up.
         tree = ask(conn, "__mcrouter__.route_handles(get,f:1)").split("\n")
-        assert tree[:3] == ["prefix", " failover:fo", "  pool:dead"], tree
-        assert tree[3].startswith(f"   host|pool=dead|id=0|ap={dead}:ascii:plain:notcompressed|timeout=5000ms"), tree
-        assert tree[3].endswith("|down"), tree
-        assert tree[4] == "  pool:b", tree
-        assert tree[5] == f"   host|pool=b|id=0|ap={addr(b)}:ascii:plain:notcompressed|timeout=5000ms", tree
-        assert len(tree) == 6, tree
+        assert tree == ["root", " failover:fo", "  " + host_line("dead", dead), "  " + host_line("b", addr(b))], tree
         # The selector shows the branch the key takes, not every branch.
         tree = ask(conn, "__ithaca__.route_handles(set,s:9)").split("\n")
-        assert tree == ["prefix", " all_sync", "  pool:a",
-                        f"   host|pool=a|id=0|ap={addr(a)}:ascii:plain:notcompressed|timeout=5000ms",
-                        "  pool:b", f"   host|pool=b|id=0|ap={addr(b)}:ascii:plain:notcompressed|timeout=5000ms"], tree
-        assert ask(conn, "__mcrouter__.route_handles(get,zz)").split("\n")[:2] == ["prefix", " pool:c"]
+        assert tree == ["root", " all-sync", "  " + host_line("a", addr(a)), "  " + host_line("b", addr(b))], tree
+        assert ask(conn, "__mcrouter__.route_handles(get,zz)").split("\n") == ["root", " " + host_line("c", addr(c))]
 
 
 def test_route_handles_picks_the_pool_server_of_the_key(ithaca_factory, three):
@@ -76,9 +79,9 @@ def test_route_handles_picks_the_pool_server_of_the_key(ithaca_factory, three):
         for key in ("k1", "k2", "k3", "k4"):
             where = ask(conn, f"__mcrouter__.route(get,{key})")
             tree = ask(conn, f"__mcrouter__.route_handles(get,{key})").split("\n")
-            assert tree[0] == "pool:main" and len(tree) == 2, tree
             index = [addr(s) for s in three].index(where)
-            assert tree[1].startswith(f" host|pool=main|id={index}|ap={where}:"), tree
+            # the pool's hash selection (ithaca's ketama here), then the server
+            assert tree == ["root", " selection|hash|ketama", "  " + host_line("main", where, index)], tree
 
 
 def test_every_protocol_gets_the_answer(ithaca_factory, three):
@@ -95,7 +98,7 @@ def test_every_protocol_gets_the_answer(ithaca_factory, three):
         # Two introspection keys on one line: both answered.
         values = mcwire.parse_values(conn.call(b"get " + key + b" __ithaca__.version\r\n"))
         assert [v[0] for v in values] == [key, b"__ithaca__.version"], values
-        assert values[0][2] == want and values[1][2].startswith(b"ithaca ")
+        assert values[0][2] == want and values[1][2].endswith(b" ithaca")
         # Mixed with an ordinary key, the line goes to the route as it is: the
         # backend has no such key.
         assert conn.call(b"set plain 0 0 1\r\np\r\n") == b"STORED\r\n"
@@ -131,7 +134,9 @@ def test_config_file_age_and_version(ithaca_factory, three):
     with mcwire.Conn(*server.address) as conn:
         assert ask(conn, "__mcrouter__.config_file") == path
         assert ask(conn, "__ithaca__.config_file") == path
-        assert ask(conn, "__mcrouter__.version").startswith("ithaca 1.6.45")
+        # mcrouter's form, the version first: "1.6.45-ithaca ithaca"
+        assert ask(conn, "__mcrouter__.version").startswith("1.6.45")
+        assert ask(conn, "__mcrouter__.version").endswith(" ithaca")
         assert 0 <= int(ask(conn, "__mcrouter__.config_age")) <= 5
         # The age grows, and a reload that applies the file starts it again.
         wait_for(lambda: int(ask(conn, "__mcrouter__.config_age")) >= 2, timeout=5, what="config_age >= 2")
@@ -143,7 +148,7 @@ def test_cache_role_answers_too(ithaca):
     with mcwire.Conn(*ithaca.address) as conn:
         assert ask(conn, "__mcrouter__.config_file") == "ERROR: no config file found!"
         assert ask(conn, "__mcrouter__.route(get,k)") == ""  # the local store: no server
-        assert ask(conn, "__mcrouter__.route_handles(get,k)") == "local"
+        assert ask(conn, "__mcrouter__.route_handles(get,k)") == "root\n local"
         # Nothing was stored under the key, and a set of it is a plain set.
         assert conn.call(b"set __mcrouter__.x 0 0 1\r\nz\r\n") == b"STORED\r\n"
         assert ask(conn, "__mcrouter__.x") == "ERROR: unknown command: x"

@@ -494,7 +494,7 @@ def wait_for_log_match(server, regex):
 # ---------------------------------------------------------------- replies by result
 
 RESULT_NAMES = ("found", "notfound", "stored", "notstored", "exists", "deleted", "touched", "ok", "number",
-                "error")
+                "error", "client_error", "remote_error")
 
 
 def result_workload(server):
@@ -522,7 +522,9 @@ def result_workload(server):
 
 
 EXPECTED_RESULTS = {"found": 3, "notfound": 6, "stored": 5, "notstored": 1, "exists": 1, "deleted": 1,
-                    "touched": 1, "ok": 0, "number": 1, "error": 1}
+                    "touched": 1, "ok": 0, "number": 1, "error": 0,
+                    "client_error": 1,  # the non-numeric incr: memcached's CLIENT_ERROR (mcrouter's client_error)
+                    "remote_error": 0}
 
 
 @pytest.mark.parametrize("protocol", ["ascii", "meta"])

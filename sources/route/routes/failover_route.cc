@@ -1,5 +1,7 @@
 #include "failover_route.h"
 
+#include "handle_walk.h"
+
 #include <algorithm>
 #include <cstring>
 #include <ctime>
@@ -231,6 +233,30 @@ dispatch_status failover_route::resume_multi(request_slot& slot, dispatch_env& e
   slot.add_call();
   dispatch_child(*children_[f.state], c, env);
   return dispatch_status::Pending;
+}
+
+std::string failover_route::handle_name() const {
+  const std::string& n = name();
+  return n == kind() ? std::string("failover") : "failover:" + n;
+}
+
+void failover_route::walk_handles(const protocol::request& req, handle_walk& w) const {
+  if (!gutter_) {
+    route::walk_handles(req, w);
+    return;
+  }
+  w.line(handle_name());
+  const std::vector<const route*> targets = targets_for(req);
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (i == 0 || exptime_ == 0) {
+      w.child(*targets[i], req);
+      continue;
+    }
+    w.enter();
+    w.line("modify-exptime|min|exptime=" + std::to_string(exptime_));
+    w.child(*targets[i], req);
+    w.leave();
+  }
 }
 
 }  // namespace ithaca::route

@@ -69,6 +69,11 @@ class failover_route final : public route {
   std::vector<const route*> children() const override { return children_; }
   bool tries_in_turn(const protocol::request&) const override { return true; }
   std::vector<const route*> targets_for(const protocol::request& req) const override;
+  // mcrouter's "failover" or "failover:NAME"; the gutter is mcrouter's
+  // FailoverRoute over the normal child and each failover child under a
+  // ModifyExptimeRoute (min), as its FailoverWithExptimeRoute builds it.
+  std::string handle_name() const override;
+  void walk_handles(const protocol::request& req, handle_walk& w) const override;
 
  private:
   dispatch_status resume_multi(request_slot& slot, dispatch_env& env) const;

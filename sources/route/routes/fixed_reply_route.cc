@@ -4,6 +4,7 @@
 // the result, so any composite may hold them (a failover's last resort, an
 // operation selector that refuses deletes).
 #include <string>
+#include <string_view>
 
 #include "route.h"
 #include "route_kind.h"
@@ -27,6 +28,15 @@ class error_route final : public route {
   error_route(std::string name, std::string message);
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return "error"; }
+  // mcrouter's "error|log|mc_res_local_error|MESSAGE" (the result ithaca
+  // gives; logging as mcrouter's default).
+  std::string handle_name() const override {
+    std::string_view message = line_;
+    if (message.starts_with("SERVER_ERROR ")) message.remove_prefix(13);
+    std::string out = "error|log|mc_res_local_error";
+    if (!message.empty()) out.append("|").append(message);
+    return out;
+  }
 
  private:
   std::string line_;

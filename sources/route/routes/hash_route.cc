@@ -6,8 +6,11 @@
 
 namespace ithaca::route {
 
-hash_route::hash_route(std::string name, std::vector<const route*> targets, std::unique_ptr<proxy::distribution> dist)
-    : selector_route(std::move(name), std::move(targets), true), dist_(std::move(dist)) {}
+hash_route::hash_route(std::string name, std::vector<const route*> targets, std::unique_ptr<proxy::distribution> dist,
+                       std::string hash_name)
+    : selector_route(std::move(name), std::move(targets), true),
+      dist_(std::move(dist)),
+      hash_name_(std::move(hash_name)) {}
 
 std::size_t hash_route::pick(const protocol::request&, std::string_view key) const { return dist_->locate(key); }
 
@@ -81,7 +84,9 @@ const route* build_hash(tree_builder& b, const config::route_config& r) {
   auto dist =
       proxy::make_distribution(kDistributions[o.distribution], specs, kinds::kHashKindNames[o.hash].value, &why);
   if (!dist) return b.fail(r, why);
-  return b.add<hash_route>(b.name_of(r), std::move(children), std::move(dist));
+  const std::string hash_name =
+      o.distribution < 2 ? kHashFuncNames[o.distribution] : kDistributionNames[o.distribution];
+  return b.add<hash_route>(b.name_of(r), std::move(children), std::move(dist), hash_name);
 }
 
 constexpr config::route_kind_info kHashInfo{

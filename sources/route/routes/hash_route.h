@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "distribution/distribution.h"
 #include "selector_route.h"
@@ -13,14 +14,20 @@ namespace ithaca::route {
 
 class hash_route final : public selector_route {
  public:
-  hash_route(std::string name, std::vector<const route*> targets, std::unique_ptr<proxy::distribution> dist);
+  // `hash_name`: mcrouter's name of the hash function (Ch3, Crc32), else
+  // ithaca's distribution's, for introspection.
+  hash_route(std::string name, std::vector<const route*> targets, std::unique_ptr<proxy::distribution> dist,
+             std::string hash_name);
   const char* kind() const override { return "hash"; }
+  // mcrouter's SelectionRoute over a HashSelector: "selection|hash|Ch3".
+  std::string handle_name() const override { return "selection|hash|" + hash_name_; }
 
  protected:
   std::size_t pick(const protocol::request& req, std::string_view key) const override;
 
  private:
   std::unique_ptr<proxy::distribution> dist_;
+  std::string hash_name_;
 };
 
 }  // namespace ithaca::route

@@ -21,6 +21,10 @@ class modify_exptime_route final : public route {
   bool answers_in_result() const override { return child_.answers_in_result(); }
   const char* kind() const override { return "modify_exptime"; }
   std::vector<const route*> children() const override { return {&child_}; }
+  // mcrouter's "modify-exptime|ACTION|exptime=N".
+  std::string handle_name() const override {
+    return std::string("modify-exptime|") + (cap_ ? "min" : "set") + "|exptime=" + std::to_string(exptime_);
+  }
 
  private:
   const route& child_;

@@ -1,6 +1,7 @@
 #include "pool_route.h"
 
 #include "command_class.h"
+#include "handle_walk.h"
 #include "route_kind.h"
 #include "delete_spool.h"
 #include "worker_backends.h"
@@ -143,6 +144,62 @@ dispatch_status pool_route::resume(request_slot& slot, dispatch_env& env) const 
   }
   route_counters::add(counters().deletes_dropped);  // counted per server where it was refused
   return dispatch_status::Done;
+}
+
+}  // namespace ithaca::route
+
+namespace ithaca::route {
+
+std::uint32_t pool_route::server_for(std::string_view key, proxy::worker_backends* backends) const {
+  if (pool_->auto_eject() && backends != nullptr) {
+    if (const proxy::distribution* live = backends->placement(pool_)) return pool_->locate(key, *live);
+  }
+  return pool_->locate(key);
+}
+
+std::string pool_destination_name(const proxy::pool& p, std::size_t i) {
+  const proxy::backend_server& s = *p.servers()[i];
+  return "host|pool=" + p.name() + "|id=" + std::to_string(i) + "|ap=" + s.address() + ":" + s.protocol_name() + ":" +
+         (s.settings().tls.enabled ? "ssl" : "plain") +
+         ":notcompressed|timeout=" + std::to_string(s.settings().timeout_ms) + "ms|keep_routing_prefix=false|msb=0";
+}
+
+namespace {
+
+// mcrouter's name of a pool's hash function (HashSelector's "hash|NAME");
+// ithaca's own distributions by their own names.
+std::string pool_hash_name(proxy::distribution_kind k) {
+  switch (k) {
+    case proxy::distribution_kind::Ch3: return "Ch3";
+    case proxy::distribution_kind::WeightedCh3: return "WeightedCh3";
+    case proxy::distribution_kind::McrouterCrc32: return "Crc32";
+    default: return std::string(kinds::to_string(k));
+  }
+}
+
+}  // namespace
+
+void pool_route::walk_handles(const protocol::request& req, handle_walk& w) const {
+  const auto& servers = pool_->servers();
+  int levels = 0;
+  if (reliable_) {
+    // mcrouter's asynclog takes the route's name, else the pool's.
+    const std::string& n = name();
+    w.line("asynclog:" + (n.starts_with("pool:") ? pool_->name() : n));
+    w.enter();
+    ++levels;
+  }
+  if (servers.size() > 1) {  // mcrouter's HashRoute of one child is that child
+    w.line("selection|hash|" + pool_hash_name(pool_->placement()));
+    w.enter();
+    ++levels;
+  }
+  if (req.cmd == protocol::command::FlushAll) {
+    for (std::size_t i = 0; i < servers.size(); ++i) w.line(pool_destination_name(*pool_, i));
+  } else {
+    w.line(pool_destination_name(*pool_, server_for(req.key(), w.backends())));
+  }
+  for (; levels > 0; --levels) w.leave();
 }
 
 }  // namespace ithaca::route

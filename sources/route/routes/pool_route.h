@@ -15,7 +15,10 @@
 // the server is an answer, never spooled.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "pool.h"
 #include "route.h"
@@ -33,10 +36,24 @@ class pool_route final : public route {
   const char* kind() const override { return "pool"; }
   const proxy::pool& pool() const { return *pool_; }
   const std::shared_ptr<const proxy::pool>& shared_pool() const { return pool_; }
+  // The index (into the pool's servers) of the server `key` goes to from
+  // this worker: the live servers' ring with auto_eject_hosts and a server
+  // down. [the client's worker; `backends` may be null: the pool's own ring]
+  std::uint32_t server_for(std::string_view key, proxy::worker_backends* backends) const;
+  // mcrouter's PoolRoute|NAME: its asynclog (with reliable_deletes), its
+  // hash selection (with more than one server), the chosen server's
+  // DestinationRoute line (every server for flush_all).
+  void walk_handles(const protocol::request& req, handle_walk& w) const override;
 
  private:
   std::shared_ptr<const proxy::pool> pool_;
   bool reliable_;
 };
+
+// mcrouter's DestinationRoute name of server `i` of `p`, as `route_handles`
+// and `__mcrouter__.pools` print it:
+// host|pool=P|id=I|ap=HOST:PORT:PROTOCOL:plain:notcompressed|timeout=Nms|keep_routing_prefix=false|msb=0
+// (`ssl` for a TLS server; no failure domains: msb 0). [pure]
+std::string pool_destination_name(const proxy::pool& p, std::size_t i);
 
 }  // namespace ithaca::route

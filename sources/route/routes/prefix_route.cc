@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "handle_walk.h"
 #include "route_kind.h"
 #include "route_kind_reader.h"
 #include "yaml_section.h"
@@ -41,6 +42,10 @@ std::size_t prefix_route::pick(const protocol::request&, std::string_view key) c
     if (it != index_.end()) return it->second;
   }
   return fallback_;
+}
+
+void prefix_route::walk_handles(const protocol::request& req, handle_walk& w) const {
+  for (const route* t : targets_for(req)) w.same_level(*t, req);
 }
 
 }  // namespace ithaca::route

@@ -20,6 +20,9 @@ class prefix_route final : public selector_route {
   // `by_prefix`: (prefix, child) pairs; `fallback`: keys no prefix starts.
   prefix_route(std::string name, std::vector<std::pair<std::string, const route*>> by_prefix, const route& fallback);
   const char* kind() const override { return "prefix"; }
+  // mcrouter prints no line for its PrefixSelectorRoute (RootRoute picks
+  // the target itself): the picked route's lines stand at this level.
+  void walk_handles(const protocol::request& req, handle_walk& w) const override;
 
  protected:
   std::size_t pick(const protocol::request& req, std::string_view key) const override;

@@ -491,12 +491,17 @@ TEST_CASE("tally: what each answer said, a retrieval once per key") {
   CHECK(tally_of("get a b c\r\n", Ascii, {{"get a b c\r\n", "VALUE a 0 1\r\nx\r\nEND\r\n"}}) == "found=1 notfound=2");
   CHECK(tally_of("get a b\r\n", Meta, {{"mg a f v\r\nmg b f v\r\n", "EN\r\nVA 1 f0\r\nx\r\n"}}) ==
         "found=1 notfound=1");
-  CHECK(tally_of("get a b\r\n", Ascii, {{"get a b\r\n", "SERVER_ERROR out of memory\r\n"}}) == "error=1");
+  // Error lines by mcrouter's results: SERVER_ERROR remote_error, CLIENT_ERROR client_error, ERROR error.
+  CHECK(tally_of("get a b\r\n", Ascii, {{"get a b\r\n", "SERVER_ERROR out of memory\r\n"}}) == "remote_error=1");
+  CHECK(tally_of("set k 0 0 1\r\nx\r\n", Ascii, {{"set k 0 0 1\r\nx\r\n", "ERROR\r\n"}}) == "error=1");
+  CHECK(tally_of("set k 0 0 1\r\nx\r\n", Ascii, {{"set k 0 0 1\r\nx\r\n", "CLIENT_ERROR bad data chunk\r\n"}}) ==
+        "client_error=1");
   CHECK(tally_of("set k 0 0 1\r\nx\r\n", Ascii, {{"set k 0 0 1\r\nx\r\n", "STORED\r\n"}}) == "stored=1");
   CHECK(tally_of("add k 0 0 1\r\nx\r\n", Meta, {{"ms k 1 F0 T0 ME\r\nx\r\n", "NS\r\n"}}) == "notstored=1");
   CHECK(tally_of("delete k\r\n", Ascii, {{"delete k\r\n", "NOT_FOUND\r\n"}}) == "notfound=1");
   CHECK(tally_of("incr k 1\r\n", Ascii,
-                 {{"incr k 1\r\n", "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"}}) == "error=1");
+                 {{"incr k 1\r\n", "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"}}) ==
+        "client_error=1");
   CHECK(tally_of("touch k 9\r\n", Ascii, {{"touch k 9\r\n", "TOUCHED\r\n"}}) == "touched=1");
   // Meta passthrough: by the reply's code and the command; q's MN alone is its quiet answer.
   CHECK(tally_of("md k\r\n", Meta, {{"md k\r\n", "HD\r\n"}}) == "deleted=1");

@@ -2,6 +2,7 @@
 // itself, and what route/route_handles say over a tree built from a config.
 #include <doctest/doctest.h>
 
+#include "handle_walk.h"
 #include "introspect.h"
 #include "route_builder.h"
 #include "route_kind_info.h"
@@ -83,19 +84,45 @@ TEST_CASE("route and route_handles walk the failover's children and name the poo
   for (std::string_view key : {"a", "b", "c", "user:17"}) {
     const std::string where = p.servers()[p.locate(key)]->address();
     const std::string k(key);
-    CHECK(introspection_answer("__mcrouter__.route(get," + k + ")", root, ctx, nullptr) == where);
-    const std::string handles = introspection_answer("__mcrouter__.route_handles(set," + k + ")", root, ctx, nullptr);
-    CHECK(handles.starts_with("failover:fo\n pool:p\n  host|pool=p|id=" + std::to_string(p.locate(key)) +
-                              "|ap=" + where + ":"));
-    CHECK(handles.ends_with("\n pool:q\n  host|pool=q|id=0|ap=127.0.0.1:4:auto:plain:notcompressed|timeout=1000ms"));
+    CHECK(introspection_answer("__mcrouter__.route(get," + k + ")", root, tree.get(), ctx, nullptr) == where);
+    const std::string handles =
+        introspection_answer("__mcrouter__.route_handles(set," + k + ")", root, tree.get(), ctx, nullptr);
+    // mcrouter's form: its root, the failover, the pool's hash selection
+    // over three servers, the server's DestinationRoute line.
+    CHECK(handles.starts_with("root\n failover:fo\n  selection|hash|ketama\n   host|pool=p|id=" +
+                              std::to_string(p.locate(key)) + "|ap=" + where + ":"));
+    CHECK(
+        handles.ends_with("\n  host|pool=q|id=0|ap=127.0.0.1:4:auto:plain:notcompressed|timeout=1000ms|"
+                          "keep_routing_prefix=false|msb=0"));
   }
   // flush_all reaches every server of the first pool (its servers are up).
-  CHECK(introspection_answer("__ithaca__.route(flushall,x)", root, ctx, nullptr) ==
+  CHECK(introspection_answer("__ithaca__.route(flushall,x)", root, tree.get(), ctx, nullptr) ==
         "127.0.0.1:1\r\n127.0.0.1:2\r\n127.0.0.1:3");
-  CHECK(introspection_answer("__mcrouter__.route(bogus,x)", root, ctx, nullptr) ==
+  CHECK(introspection_answer("__mcrouter__.route(bogus,x)", root, tree.get(), ctx, nullptr) ==
         "ERROR: route: unknown request bogus");
-  CHECK(introspection_answer("__mcrouter__.config_file", root, ctx, nullptr) == "ERROR: no config file found!");
+  CHECK(introspection_answer("__mcrouter__.config_file", root, tree.get(), ctx, nullptr) ==
+        "ERROR: no config file found!");
   ctx.config_file = "/etc/ithaca.yaml";
-  CHECK(introspection_answer("__mcrouter__.config_file", root, ctx, nullptr) == "/etc/ithaca.yaml");
-  CHECK(introspection_answer("__mcrouter__.route(get", root, ctx, nullptr) == "ERROR: unknown command: route(get");
+  CHECK(introspection_answer("__mcrouter__.config_file", root, tree.get(), ctx, nullptr) == "/etc/ithaca.yaml");
+  CHECK(introspection_answer("__mcrouter__.route(get", root, tree.get(), ctx, nullptr) ==
+        "ERROR: unknown command: route(get");
+  CHECK(introspection_answer("__mcrouter__.pools", root, tree.get(), ctx, nullptr)
+            .starts_with(
+                "{\n  \"p\": [\n    \"host|pool=p|id=0|ap=127.0.0.1:1:auto:plain:notcompressed|timeout=1000ms|"));
+  CHECK(introspection_answer("__mcrouter__.failure_domains(q)", root, tree.get(), ctx, nullptr) ==
+        "{\n  \"127.0.0.1:4\": \"0()\"\n}");
+  CHECK(introspection_answer("__mcrouter__.failure_domains", root, tree.get(), ctx, nullptr) ==
+        "ERROR: failure_domains: 1 arg expected");
+  CHECK(introspection_answer("__mcrouter__.config_md5_digest", root, tree.get(), ctx, nullptr) ==
+        "ERROR: no config md5 digest found!");
+}
+
+TEST_CASE("mcrouter's handle names come from the kinds' mcrouter types") {
+  using route::mcrouter_handle_name;
+  CHECK(mcrouter_handle_name("AllSyncRoute") == "all-sync");
+  CHECK(mcrouter_handle_name("L1L2CacheRoute") == "l1l2-cache");
+  CHECK(mcrouter_handle_name("WarmUpRoute") == "warm-up");
+  CHECK(mcrouter_handle_name("MissFailoverRoute") == "miss-failover");
+  CHECK(mcrouter_handle_name("OperationSelectorRoute") == "operation-selector");
+  CHECK(mcrouter_handle_name("NullRoute") == "null");
 }
