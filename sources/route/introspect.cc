@@ -90,14 +90,23 @@ bool collect_servers(const route& r, const protocol::request& req, proxy::worker
   }
   const std::vector<const route*> targets = r.targets_for(req);
   if (targets.empty()) return true;
+  // A routing prefix taken off: the targets see the rest of the key.
+  protocol::request rest;
+  const protocol::request* down = &req;
+  if (const std::size_t n = r.prefix_taken_off(req); n > 0) {
+    rest = req;
+    rest.routing_prefix = req.key().substr(0, n);
+    rest.keys.set(0, req.key().substr(n));
+    down = &rest;
+  }
   if (r.tries_in_turn(req)) {
     for (const route* t : targets) {
-      if (collect_servers(*t, req, backends, out, depth + 1)) return true;
+      if (collect_servers(*t, *down, backends, out, depth + 1)) return true;
     }
     return false;
   }
   bool any = false;
-  for (const route* t : targets) any = collect_servers(*t, req, backends, out, depth + 1) || any;
+  for (const route* t : targets) any = collect_servers(*t, *down, backends, out, depth + 1) || any;
   return any;
 }
 

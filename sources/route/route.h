@@ -112,6 +112,10 @@ class route : public flow::frame_owner {
   // before failed (failover): `route(OP,KEY)` then names the first that
   // reaches a server that is up, as a request would.
   virtual bool tries_in_turn(const protocol::request&) const { return false; }
+  // How many bytes of `req`'s key this route takes off before its targets
+  // see it (routing_prefix: the key's "/region/cluster/"), so introspection
+  // asks them about the key they would get. [pure]
+  virtual std::size_t prefix_taken_off(const protocol::request&) const { return 0; }
   // Introspection, `route_handles(OP,KEY)` (handle_walk.h): this node's name
   // as mcrouter prints it (its routeName(): "all-sync", "failover:NAME",
   // "selection|hash|Ch3"). By default made from the kind's mcrouter type in

@@ -221,3 +221,27 @@ def test_bad_routing_prefixes_are_refused(tmp_path, routes, message):
     binary, _ = ithaca_binary()
     rc, out, why = run_bounded([binary, "--check-config", "--config", str(path)])
     assert why is None and rc == 1 and message in out, out
+
+
+def test_introspection_under_routing_prefixes(tmp_path, ithaca_factory, memcached_factory):
+    """mcrouter's RootRoute is route_handles' "root" line; what it picks is
+    listed under it and asked about the key without its prefix."""
+    a1, a2, b = memcached_factory(), memcached_factory(), memcached_factory()
+    config = {"pools": {"A": {"servers": [f"127.0.0.1:{a1.port}", f"127.0.0.1:{a2.port}"]},
+                        "B": {"servers": [f"127.0.0.1:{b.port}"]}},
+              "routes": [{"aliases": ["/r/a/"], "route": "PoolRoute|A"},
+                         {"aliases": ["/r/b/"], "route": {"type": "DevNullRoute"}}]}
+    router = start(tmp_path, ithaca_factory, config, ["--route-prefix", "/r/a/"])
+    with Conn(router.host, router.port) as c:
+        handles = get_value(c, "__mcrouter__.route_handles(get,/r/b/k)")
+        assert handles.splitlines() == ["root", " devnull"], handles
+        # The server a prefixed key reaches is the one its rest hashes to:
+        # set through the router, found there directly.
+        for i in range(20):
+            key = f"k{i}"
+            where = get_value(c, f"__mcrouter__.route(set,/r/a/{key})")
+            assert where == get_value(c, f"__mcrouter__.route(set,{key})"), key
+            set_value(c, f"/r/a/{key}", "v")
+            server = a1 if where.endswith(f":{a1.port}") else a2
+            with Conn(server.host, server.port) as s:
+                assert get_value(s, key) == "v", (key, where)

@@ -23,6 +23,7 @@ class dev_null_route final : public route {
   explicit dev_null_route(std::string name) : route(std::move(name)) {}
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return "dev_null"; }
+  std::string handle_name() const override { return "devnull"; }  // mcrouter's routeName()
   void kind_counters(const counter_out& out) const override {
     out("dev_null_requests", dropped_.load(std::memory_order_relaxed));
   }

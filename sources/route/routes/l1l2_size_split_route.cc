@@ -66,6 +66,7 @@ class l1l2_size_split_route final : public route {
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return "l1l2_size_split"; }
+  std::string handle_name() const override { return "l1l2-sizesplit"; }  // mcrouter's routeName()
   std::vector<const route*> children() const override { return {&l1_, &l2_}; }
   void kind_counters(const counter_out& out) const override {
     out("split_sets", split_sets_.load(std::memory_order_relaxed));

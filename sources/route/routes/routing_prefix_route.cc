@@ -24,6 +24,7 @@
 
 #include "async_runner.h"
 #include "command_class.h"
+#include "handle_walk.h"
 #include "route.h"
 #include "route_kind.h"
 #include "route_kind_reader.h"
@@ -92,6 +93,12 @@ class routing_prefix_route final : public route {
   const char* kind() const override { return "routing_prefix"; }
   std::vector<const route*> children() const override { return targets_; }
   std::vector<const route*> targets_for(const protocol::request& req) const override;
+  std::size_t prefix_taken_off(const protocol::request& req) const override {
+    return req.meta_key_binary ? 0 : prefix_length(req.key());
+  }
+  // mcrouter's RootRoute is the answer's "root" line itself: its picks are
+  // shown under it, asked about the key without its prefix.
+  void walk_handles(const protocol::request& req, handle_walk& w) const override;
 
  private:
   using index_list = std::vector<std::size_t>;
@@ -165,6 +172,15 @@ std::vector<const route*> routing_prefix_route::targets_for(const protocol::requ
     out.push_back(targets_[at]);
   }
   return out;
+}
+
+void routing_prefix_route::walk_handles(const protocol::request& req, handle_walk& w) const {
+  protocol::request rest = req;
+  if (const std::size_t n = prefix_taken_off(req); n > 0) {
+    rest.routing_prefix = req.key().substr(0, n);
+    rest.keys.set(0, req.key().substr(n));
+  }
+  for (const route* t : targets_for(req)) w.same_level(*t, rest);
 }
 
 void routing_prefix_route::send_copies(const protocol::request& req, const index_list& to, dispatch_env& env) const {
