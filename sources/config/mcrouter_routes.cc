@@ -24,7 +24,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "KeySplitRoute",
     "LatestRoute",
     "OriginalClientHashRoute",
-    "PrefixPolicyRoute",
     "SetDistributionTargetRoute",
     "SRRoute",
     "StagingRoute",
@@ -46,7 +45,9 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
     err_.fail(at, "PrefixSelectorRoute is only read at the top of `route` or `routes` (as mcrouter reads it)");
     return {};
   }
-  if (const route_kind_info* k = find_mcrouter_kind(type)) return {module_route(*k, json, at)};
+  // mcrouter's older name of OperationSelectorRoute, which it still reads.
+  const std::string_view kind = type == "PrefixPolicyRoute" ? std::string_view("OperationSelectorRoute") : type;
+  if (const route_kind_info* k = find_mcrouter_kind(kind)) return {module_route(*k, json, at)};
   if (kUnsupportedTypes.count(type) != 0) {
     err_.fail(at, "mcrouter's " + type + " is not supported by ithaca");
     return {};
@@ -271,12 +272,14 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
       }
     }
   }
-  // mcrouter reads the first weight of each server and leaves any extra.
+  // mcrouter reads the first weight of each server and leaves any extra;
+  // a server with none gets 0.5 (its WeightedChHashFuncBase logs "CONFIG IS
+  // BROKEN" and goes on).
+  if (dist == kinds::distribution_kind::WeightedCh3) weights.resize(d->base.servers.size(), 0.5);
   if (weights.size() > d->base.servers.size()) weights.resize(d->base.servers.size());
   if (dist == kinds::distribution_kind::WeightedCh3 &&
-      (weights.size() != d->base.servers.size() ||
-       std::any_of(weights.begin(), weights.end(), [](double w) { return w < 0 || w > 1; }))) {
-    err_.fail(at, "PoolRoute: WeightedCh3 needs one weight from 0 to 1 per server of pool '" + d->base.name + "'");
+      std::any_of(weights.begin(), weights.end(), [](double w) { return w < 0 || w > 1; })) {
+    err_.fail(at, "PoolRoute: WeightedCh3 weights are numbers from 0 to 1 (pool '" + d->base.name + "')");
     return r;
   }
   r = module_node(

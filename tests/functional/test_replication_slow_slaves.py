@@ -25,6 +25,10 @@ NON_READERS = 12
 WRITERS = 2
 WRITE_SECONDS = 4.0
 BATCH = 20
+# At most this many sets per writer, however fast the machine: all their
+# keys must fit in the master's -m 256 (about 450 B per item), which a fast
+# run writing for its whole time did not (835,000 keys, 64% kept).
+MAX_SETS = 200_000
 HOT_KEYS = 50  # per writer: overwritten again and again (the slave must end with the last version)
 DROP_RE = re.compile(r"replication: slave (\S+) dropped: (.*)")
 JOIN_RE = re.compile(r"replication: slave (\S+) joined")
@@ -83,7 +87,7 @@ class Writer(threading.Thread):
             with Conn(*self.addr, timeout=30) as c:
                 end = time.monotonic() + self.seconds
                 n = 0
-                while time.monotonic() < end:
+                while time.monotonic() < end and n < MAX_SETS:
                     out = []
                     for _ in range(BATCH):
                         if n % 4 == 3:
