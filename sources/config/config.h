@@ -306,6 +306,7 @@ inline constexpr range kGcIntervalRange{1, 3600 * 1000};
 inline constexpr range kLeaseIntervalRange{1, 3600 * 1000};
 inline constexpr range kAsyncQueueRange{16, 1u << 20};
 inline constexpr range kSpoolMaxSizeRange{64, uint64_t{1} << 40};
+inline constexpr range kMaxValueSizeRange{1024, uint64_t{1} << 30};  // router.max_value_size: 1 KiB to 1 GiB
 inline constexpr range kSlaveTimeoutRange{100, 3600 * 1000};
 inline constexpr range kMasterTimeoutRange = kSlaveTimeoutRange;
 inline constexpr range kHeartbeatIntervalRange{10, 60 * 1000};

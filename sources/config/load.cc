@@ -223,6 +223,7 @@ void parse_tls(section& s, config& c) {
 void parse_router(section& s, config& c) {
   s.string("spool_dir", c.router.spool_dir);
   s.size("spool_max_size", c.router.spool_max_size, kSpoolMaxSizeRange);
+  s.size("max_value_size", c.router.max_value_size, kMaxValueSizeRange);
   s.boolean("spool_fsync", c.router.spool_fsync);
   s.string("default_route", c.router.default_route);
   s.boolean("send_invalid_route_to_default", c.router.send_invalid_route_to_default);

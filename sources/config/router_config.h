@@ -135,6 +135,10 @@ struct router_config {
   // death, the kernel having it, but not the machine's).
   std::string spool_dir;
   uint64_t spool_max_size = 16ull * 1024 * 1024;
+  // The largest value a client may send through a tree that does not reach
+  // the local store (its servers decide what they take, as behind mcrouter,
+  // which has no limit of its own); cache.item_size_max where it does.
+  uint64_t max_value_size = 64ull * 1024 * 1024;
   bool spool_fsync = false;
   // `router.tls:`: what a pool's `tls: true` (or mcrouter's use_ssl) means,
   // and the defaults under a pool's own `tls:` keys; mcrouter's

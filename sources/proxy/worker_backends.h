@@ -33,8 +33,8 @@ class worker_backends {
   // health changed, health_epoch()); else the pool's own.
   const distribution* placement(const std::shared_ptr<const pool>& p);
 
-  // The largest value a backend reply may carry: the live item_size_max (a
-  // reload may change it). A reply header announcing more is a bad reply.
+  // The largest value a backend reply may carry: the live limits (a reload
+  // may change them; worker.cc). A reply header announcing more is a bad reply.
   // Set once by the worker before any client runs.
   void set_max_value_source(std::function<std::uint64_t()> source) { max_value_source_ = std::move(source); }
   std::size_t max_value() const {

@@ -1,5 +1,8 @@
 #include "route_tree.h"
 
+#include <string_view>
+#include <unordered_set>
+
 #include "local_route.h"
 #include "routes/ack_route.h"
 #include "routes/closed_route.h"
@@ -15,7 +18,22 @@ route_tree::route_tree(std::vector<std::unique_ptr<const route>> routes, const r
 
 route_tree::root_entry route_tree::entry_of(const route* r) {
   const bool local = is_local(r);
-  return root_entry{r, local, !local || dynamic_cast<const ack_route*>(r) != nullptr};
+  return root_entry{r, local, !local || dynamic_cast<const ack_route*>(r) != nullptr, local || reaches_store(r)};
+}
+
+// A walk of the tree through children(), each node once.
+bool route_tree::reaches_store(const route* root) {
+  std::vector<const route*> todo{root};
+  std::unordered_set<const route*> seen;
+  while (!todo.empty()) {
+    const route* r = todo.back();
+    todo.pop_back();
+    if (!seen.insert(r).second) continue;
+    const std::string_view kind = r->kind();
+    if (is_local(r) || kind == "local" || kind == "l1l2") return true;
+    for (const route* c : r->children()) todo.push_back(c);
+  }
+  return false;
 }
 
 std::shared_ptr<const route_tree> route_tree::rebase(std::shared_ptr<const route_tree> fresh,

@@ -66,13 +66,19 @@ class route_tree {
   // A request may wait before its reply: the tree reaches servers, or its
   // writes wait for a slave (ack_route). Not for a plain local store.
   bool root_may_wait(std::size_t i = 0) const { return i < roots_.size() && roots_[i].may_wait; }
+  // Some request may reach the local store from this root (a `local` route,
+  // an l1l2's L1): its values are the store's, at most cache.item_size_max;
+  // else they only pass through to servers (router.max_value_size).
+  bool root_reaches_store(std::size_t i = 0) const { return i < roots_.size() && roots_[i].reaches_store; }
 
  private:
   struct root_entry {
     const route* root;
     bool is_local;
     bool may_wait;
+    bool reaches_store;
   };
+  static bool reaches_store(const route* r);
   route_tree() = default;
   static bool is_local(const route* r);
   static root_entry entry_of(const route* r);

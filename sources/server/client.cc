@@ -96,6 +96,13 @@ void client::refresh_live() {
   pick_inspector();
 }
 
+// The largest value this connection's tree takes: the store's limit where
+// a request may reach it, else what passes through to servers.
+std::size_t client::value_limit() const {
+  if (loop_.tree->root_reaches_store(loop_.root)) return live_->item_size_max;
+  return std::max(live_->item_size_max, live_->max_value_size);
+}
+
 void client::pick_inspector() {
   const bool to_pools = !loop_.tree->pools().empty() && !loop_.tree->root_is_local(loop_.root);
   server_.items = to_pools ? static_cast<commands::item_dump_source*>(&pools_) : &dump_;
@@ -238,7 +245,7 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
       }
       counters_.bytes_read.add(static_cast<uint64_t>(n));
       refresh_live();
-      parser.set_item_size_max(live_->item_size_max);
+      parser.set_item_size_max(value_limit());
       ctx_.now = shared_.clock->now();
       std::string_view input(stack_buf, static_cast<size_t>(n));
       bool failed = false;
@@ -261,7 +268,7 @@ flow::exec_action client::serve_requests(connection& c, mm::park_set& parked, st
       pending_.resize(have + static_cast<size_t>(n));
       counters_.bytes_read.add(static_cast<uint64_t>(n));
       refresh_live();
-      parser.set_item_size_max(live_->item_size_max);
+      parser.set_item_size_max(value_limit());
       ctx_.now = shared_.clock->now();
       bool failed = false;
       size_t used = run_input(c, pending_, conn, action, failed);

@@ -101,6 +101,7 @@ class client final : private flow::reply_drain {
   void refresh_live();
   // Who answers the commands only a store can (stats items/slabs, the dumps):
   // the pools for a connection whose requests go to them, else the local store.
+  std::size_t value_limit() const;
   void pick_inspector();
   mm::millis idle_timeout() const;
 

@@ -14,6 +14,7 @@ struct numeric_field {
 constexpr numeric_field kNumeric[] = {
     {"cache.memory_limit", config::value_kind::Size, &live_settings::memory_limit},
     {"cache.item_size_max", config::value_kind::Size, &live_settings::item_size_max},
+    {"router.max_value_size", config::value_kind::Size, &live_settings::max_value_size},
     {"cache.large_value_threshold", config::value_kind::Size, &live_settings::large_value_threshold},
     {"cache.large_value_disk_limit", config::value_kind::Size, &live_settings::large_value_disk_limit},
     {"cache.lease_interval", config::value_kind::Duration, &live_settings::lease_interval_ms},
@@ -30,6 +31,7 @@ live_settings live_settings_of(const config::config& c) {
   live_settings l;
   l.memory_limit = c.cache.memory_limit;
   l.item_size_max = c.cache.item_size_max;
+  l.max_value_size = c.router.max_value_size;
   l.large_value_threshold = c.cache.large_value_threshold;
   l.large_value_disk_limit = c.cache.large_value_disk_limit;
   l.lease_interval_ms = c.cache.lease_interval_ms;
@@ -52,6 +54,7 @@ live_settings live_settings_of(const config::config& c) {
 void overlay(const live_settings& l, config::config& c) {
   c.cache.memory_limit = l.memory_limit;
   c.cache.item_size_max = l.item_size_max;
+  c.router.max_value_size = l.max_value_size;
   c.cache.large_value_threshold = l.large_value_threshold;
   c.cache.large_value_disk_limit = l.large_value_disk_limit;
   c.cache.lease_interval_ms = l.lease_interval_ms;

@@ -26,6 +26,7 @@ namespace ithaca::server {
 struct live_settings {
   uint64_t memory_limit = 0;            // cache.memory_limit (bytes)
   uint64_t item_size_max = 0;           // cache.item_size_max
+  uint64_t max_value_size = 0;          // router.max_value_size (a tree that never reaches the store)
   uint64_t large_value_threshold = 0;   // cache.large_value_threshold
   uint64_t large_value_disk_limit = 0;  // cache.large_value_disk_limit
   uint64_t lease_interval_ms = 0;       // cache.lease_interval

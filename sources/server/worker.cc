@@ -1,5 +1,7 @@
 #include "worker.h"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -20,7 +22,18 @@ worker::worker(int index, worker_shared shared, stats::command_counters& counter
   shared_.backends = backends_.get();
   async_ = std::make_unique<route::async_runner>(backends_.get());
   shared_.async = async_.get();
-  if (store::store* st = shared_.store) backends_->set_max_value_source([st] { return st->item_size_max(); });
+  // A reply may carry what a client may send through a tree that only
+  // passes values to servers (router.max_value_size), or the store's
+  // item_size_max if larger; the store refuses its own too-large fills.
+  // One acquire load per call (snapshot_reader::refresh), once per read.
+  if (shared_.live != nullptr) {
+    backends_->set_max_value_source([r = live_reader(*shared_.live)]() mutable {
+      r.refresh();
+      return std::max(r->item_size_max, r->max_value_size);
+    });
+  } else if (store::store* st = shared_.store) {
+    backends_->set_max_value_source([st] { return st->item_size_max(); });
+  }
   if (shared_.ack_state) {
     acks_ = std::make_unique<route::ack_waiters>(*shared_.ack_state, static_cast<unsigned>(index));
     shared_.acks = acks_.get();
