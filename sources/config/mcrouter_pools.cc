@@ -58,7 +58,10 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
   }
   err_.allow(json, what,
              {"servers", "protocol", "server_timeout", "connect_timeout", "weights", "inherit", "region", "cluster",
-              "keep_routing_prefix", "hostnames", "failure_domains", "security_mech", "use_ssl"});
+              "keep_routing_prefix", "hostnames", "failure_domains", "security_mech", "use_ssl", "error_on_empty",
+              // mcrouter's source reads no pool_locality (its test_shadow.json
+              // writes one): a label, taken and ignored as mcrouter does.
+              "pool_locality"});
   if (const YAML::Node inherit = json["inherit"]) {  // the parent's keys where this pool has none
     const std::string parent = inherit.Scalar();
     if (seen.count(parent) != 0) {
@@ -125,19 +128,15 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
     err_.fail(servers, what + ": servers is not an array");
     return false;
   }
-  if (servers.size() == 0) {
-    err_.fail(servers, what + " has no servers");
-    return false;
+  if (const YAML::Node e = json["error_on_empty"]; e && !as_bool(e, d.error_on_empty)) {
+    err_.fail(e, what + ": error_on_empty is not a boolean");
   }
+  // No server is taken (pool_route makes its PoolRoute an error route); a
+  // server listed twice too: both places go to one server, as mcrouter's
+  // one destination per address and settings (server_directory shares it).
   for (const YAML::Node& s : servers) {
     backend_server b;
     if (!server(s, b, what)) return false;
-    for (const backend_server& other : p.servers) {
-      if (other.address == b.address) {
-        err_.fail(s, what + ": server " + b.address + " is listed twice");
-        return false;
-      }
-    }
     p.servers.push_back(std::move(b));
   }
   if (const YAML::Node w = json["weights"]) {

@@ -29,6 +29,9 @@ class pools {
   struct pool_def {
     pool_config base;             // servers and settings; the distribution not yet chosen
     std::vector<double> weights;  // the pool's `weights` (WeightedCh3), or none
+    // `servers: []` (mcrouter takes it): a PoolRoute over it answers with an
+    // error (error_on_empty, mcrouter's default) or as a NullRoute.
+    bool error_on_empty = true;
     bool ok = false;
   };
   // The pool `json` names ("A") or defines ({"name": "A", "servers": ...});

@@ -21,13 +21,11 @@ const std::set<std::string> kUnsupportedTypes = {
     "DevNullRoute",
     "DistributionRoute",
     "HashStopAllowListRoute",
-    "HostIdRoute",
     "KeyParseRoute",
     "KeySplitRoute",
     "L1L2CacheRoute",
     "L1L2SizeSplitRoute",
     "LatencyInjectionRoute",
-    "LatestRoute",
     "LoadBalancerRoute",
     "LoggingRoute",
     "MigrateRoute",
@@ -48,6 +46,11 @@ const std::set<std::string> kUnsupportedTypes = {
 
 }  // namespace
 
+bool provider::knows(const std::string& type) {
+  return type == "Pool" || type == "PoolRoute" || type == "HostIdRoute" || type == "LatestRoute" ||
+         find_mcrouter_kind(type) != nullptr;
+}
+
 route_config null_route(int line) { return module_node("null", route_format::Mcrouter, line); }
 
 std::vector<route_config> provider::create(const std::string& type, const YAML::Node& json, const YAML::Node& at) {
@@ -62,6 +65,22 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
     err_.fail(at,
               "mcrouter's L1L2CacheRoute (an L1 route in front of an L2 route) is not supported by ithaca; "
               "ithaca's l1l2 route keeps L1 in its own store (see README \"Routes\")");
+    return {};
+  }
+  if (type == "HostIdRoute" || type == "LatestRoute") {
+    // Both pick among their children by the host's id, which ithaca does not
+    // imitate; with no child or one mcrouter makes the NullRoute or that
+    // child (HostIdRouteFactory.h, LatestRoute.h), and so does ithaca.
+    std::vector<route_config> children;
+    if (!json.IsMap()) {
+      children = f_.list(json);
+    } else if (const YAML::Node c = json["children"]) {
+      children = f_.list(c);
+    }
+    if (children.empty()) return {null_route(err_.line(at))};
+    if (children.size() == 1) return children;
+    err_.fail(at, "mcrouter's " + type + " over " + std::to_string(children.size()) +
+                      " children is not supported by ithaca (it picks by the host's id)");
     return {};
   }
   if (kUnsupportedTypes.count(type) != 0) {
@@ -168,6 +187,7 @@ class json_kind_reader final : public route_kind_reader {
   void check_keys(const YAML::Node& map, const std::string& what, std::initializer_list<const char*> keys) override {
     err_.allow(map, what, keys);
   }
+  bool routable(const YAML::Node& n) override { return f_.known(n); }
 
  private:
   std::deque<YAML::Node> held_;  // the values value() gave out, kept where they are
@@ -238,7 +258,7 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   YAML::Node pool_json;
   pool_json.reset(json);
   if (json.IsMap()) {
-    err_.allow(json, "PoolRoute", {"pool", "hash", "asynclog", "asynclog_name", "rates"});
+    err_.allow(json, "PoolRoute", {"pool", "hash", "asynclog", "asynclog_name", "rates", "shadows", "shadow_policy"});
     if (!json["pool"]) {
       err_.fail(at, "PoolRoute: pool not found");
       return r;
@@ -253,6 +273,13 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   }
   const pools::pool_def* d = pools_.find(pool_json, at);
   if (d == nullptr) return r;
+  if (d->base.servers.empty()) {
+    // mcrouter's HashRoute over no destination (HashRouteFactory.h): an
+    // ErrorRoute with these words, or a NullRoute without error_on_empty.
+    return d->error_on_empty ? module_node("error", route_format::Mcrouter, r.line,
+                                           {{"message", "HashRoute with empty children, name: " + d->base.name}})
+                             : null_route(r.line);
+  }
   std::vector<double> weights = d->weights;
   kinds::distribution_kind dist =
       weights.empty() ? kinds::distribution_kind::Ch3 : kinds::distribution_kind::WeightedCh3;
@@ -279,8 +306,11 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
         dist = kinds::distribution_kind::McrouterCrc32;
       } else if (fn == "WeightedCh3") {
         dist = kinds::distribution_kind::WeightedCh3;
+      } else if (fn == "ConstShard") {
+        dist = kinds::distribution_kind::ConstShard;
       } else if (!fn.empty()) {
-        err_.fail(h, "PoolRoute: hash_func '" + fn + "' is not supported by ithaca (Ch3, WeightedCh3 or Crc32)");
+        err_.fail(
+            h, "PoolRoute: hash_func '" + fn + "' is not supported by ithaca (Ch3, WeightedCh3, Crc32 or ConstShard)");
       }
     }
   }
@@ -290,9 +320,10 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
     err_.fail(at, "PoolRoute: WeightedCh3 needs one weight from 0 to 1 per server of pool '" + d->base.name + "'");
     return r;
   }
-  r = module_node(
-      "pool", route_format::Mcrouter, r.line,
-      {{"pool", pools_.placed(*d, dist, weights)}, {"reliable_deletes", reliable_deletes ? "true" : "false"}});
+  const std::string placed = pools_.placed(*d, dist, weights);
+  r = module_node("pool", route_format::Mcrouter, r.line,
+                  {{"pool", placed}, {"reliable_deletes", reliable_deletes ? "true" : "false"}});
+  if (json.IsMap() && json["shadows"]) r = pool_shadows(json, at, std::move(r), placed);
   if (json.IsMap() && json["rates"]) {  // PoolRoute's own rate limit: a RateLimitRoute in front of it
     route_config limited;
     limited.line = r.line;
@@ -304,6 +335,27 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
     return limited;
   }
   return r;
+}
+
+// A PoolRoute's `shadows`: mcrouter wraps each destination its shadows'
+// index_range covers in a ShadowRoute; ithaca puts one `shadow` route over the
+// pool whose shadows know the pool, so each copies only the keys of its
+// servers (shadow_route.h). The shadow kind reads the list (its mcrouter
+// reader, told the pool by "pool_route", which no file can write: a
+// ShadowRoute's keys are checked). No shadow left: the pool alone.
+route_config provider::pool_shadows(const YAML::Node& json, const YAML::Node& at, route_config pool,
+                                    const std::string& placed) {
+  YAML::Node object(YAML::NodeType::Map);
+  object["shadows"] = json["shadows"];
+  object["pool_route"] = placed;
+  if (json["shadow_policy"]) object["shadow_policy"] = json["shadow_policy"];
+  route_config s;
+  s.line = pool.line;
+  json_kind_reader(f_, err_, object, at).read_options(*find_route_kind("shadow"), s);
+  if (s.with_role("shadow").empty()) return pool;
+  pool.role = "normal";
+  s.children.insert(s.children.begin(), std::move(pool));
+  return s;
 }
 
 // "Pool|A": each server of A on its own (mcrouter's destinations, which

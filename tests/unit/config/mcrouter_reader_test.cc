@@ -176,7 +176,7 @@ TEST_CASE("short forms: Pool|name is each server, Type|... nests") {
   CHECK(std::string(kind_name(route_of("\"NullRoute\""))) == "null");
   route_config e = route_of("\"ErrorRoute|try later\"");
   CHECK(std::string(kind_name(e)) == "error");
-  CHECK(describe_options(e) == "error message=try later");
+  CHECK(describe_options(e) == "error message=try later result=mc_res_local_error");
   // A list of one server, or of one route, is that route (mcrouter's singleton rule).
   CHECK(is(route_of("\"FailoverRoute|PoolRoute|B\""), "pool"));
   CHECK(is(route_of("\"HashRoute|Pool|B\""), "pool"));
@@ -269,7 +269,7 @@ TEST_CASE("route objects and their mcrouter option names") {
   CHECK(std::string(kind_name(child(rl, "fallback"))) == "error");
 
   CHECK(describe_options(route_of(R"({"type": "ErrorRoute", "response": "nope", "enable_logging": false})")) ==
-        "error message=nope");
+        "error message=nope result=mc_res_local_error");
   CHECK(std::string(kind_name(route_of(R"({"type": "AllSyncRoute", "children": []})"))) == "null");
 }
 
@@ -314,7 +314,7 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(with_route("\"PoolRoute|Zebra\"") == "m.json:6: Can not read pool: Zebra (it is not under `pools`)");
   CHECK(with_route("\"PoolRoute|AA\"") ==
         "m.json:6: Can not read pool: AA (it is not under `pools`; did you mean 'A'?)");
-  CHECK(with_route("\"LatestRoute|Pool|A\"") == "m.json:6: mcrouter's LatestRoute is not supported by ithaca");
+  CHECK(with_route("\"LoggingRoute|Pool|A\"") == "m.json:6: mcrouter's LoggingRoute is not supported by ithaca");
   CHECK(with_route("{\"type\": \"FailoverRoutes\", \"children\": []}") ==
         "m.json:6: unknown route type 'FailoverRoutes' (did you mean 'FailoverRoute'?)");
   CHECK(with_route("{\"type\": \"L1L2CacheRoute\", \"l1\": \"PoolRoute|A\", \"l2\": \"PoolRoute|B\"}")
@@ -322,14 +322,12 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
                    "\"failover_policy\": {\"type\": \"LeastFailuresPolicy\"}}") ==
         "m.json:8: FailoverRoute: failover_policy is not supported by ithaca (children are tried in order)");
-  CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\",\n  \"shadows\": []}") ==
-        "m.json:7: PoolRoute: option 'shadows' is not supported by ithaca");
+  CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\",\n  \"shadows\": 5}") ==
+        "m.json:7: PoolRoute: shadows must be an array.");
   CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\", \"hash\": {\"hash_func\": \"Ch3\", \"salt\": \"x\"}}") ==
         "m.json:6: PoolRoute hash: a salt changes placement and is not supported by ithaca");
-  CHECK(with_route("{\"type\": \"ErrorRoute\", \"result\": \"mc_res_busy\"}")
-            .starts_with("m.json:6: ErrorRoute: result 'mc_res_busy' is not supported by ithaca"));
-  CHECK(with_route("{\"type\": \"ModifyExptimeRoute\", \"target\": \"PoolRoute|A\", \"exptime\": -1}") ==
-        "m.json:6: ModifyExptimeRoute: exptime is not an integer from 0 to 2592000");
+  CHECK(with_route("{\"type\": \"ErrorRoute\", \"result\": \"mc_res_found\"}")
+            .starts_with("m.json:6: ErrorRoute: result 'mc_res_found' is not supported by ithaca"));
   CHECK(
       with_route("{\"type\": \"OperationSelectorRoute\", \"operation_policies\": {\"get\": \"PoolRoute|A\", \"gets\": "
                  "\"PoolRoute|B\"}}") ==
@@ -380,4 +378,65 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
                 "\"route\": \"NullRoute\"}]}")
           .starts_with("m.json:1: routes: 2 routes chosen by routing prefix (/a/a/; /b/b/); ithaca serves one route"));
   CHECK(load_json("{\"route\": \"NullRoute\"").starts_with("m.json:1: "));  // a syntax error, with its line
+}
+
+TEST_CASE("PoolRoute options and pools as mcrouter takes them") {
+  config c;
+  // shadows: each kept shadow copies the keys of the servers its index_range
+  // names; what mcrouter leaves out (no target, a target naming nothing, a
+  // bad range, not an object) ithaca leaves out too.
+  route_config s = route_of(R"({"type": "PoolRoute", "pool": "A", "shadows": [
+      {"target": "PoolRoute|B", "index_range": [0, 2], "key_fraction_range": [0, 0.1]},
+      {"target": "PoolRoute|B", "keys_to_shadow": ["k1", "k2"]},
+      {"target": "do_not_exist", "index_range": [0, 1], "key_fraction_range": [0, 1]},
+      {"target": "NullRoute", "index_range": [0, 1], "key_fraction_range": [-1, 15]},
+      {"target": "NullRoute", "index_range": 1, "key_fraction_range": 2},
+      {"target": "NullRoute", "key_fraction_range": [0, 1]},
+      12345, {}, []]})");
+  CHECK(is(s, "shadow"));
+  CHECK(pool_of(child(s, "normal")) == "A");
+  CHECK(s.with_role("shadow").size() == 2);
+  CHECK(describe_options(s) == "shadow shadows=[0,0.1)x1 servers:[0,2),[0,0)x1 keys:2 of A");
+  // no usable shadow: the pool alone
+  CHECK(is(route_of(R"({"type": "PoolRoute", "pool": "A", "shadows": [{"target": "NullRoute"}]})"), "pool"));
+  // a ShadowRoute takes no pool_route key (only the reader writes it)
+  CHECK(with_route(R"({"type": "ShadowRoute", "children": "PoolRoute|A", "pool_route": "A", "shadows": []})")
+            .starts_with("m.json:6: "));
+
+  // ConstShard: its own placement
+  route_config k = route_of(R"({"type": "PoolRoute", "pool": "A", "hash": "ConstShard"})", &c);
+  CHECK(pool_named(c, pool_of(k)).dist == kinds::distribution_kind::ConstShard);
+
+  // an empty pool: mcrouter's error (or a NullRoute with error_on_empty false)
+  CHECK(load_json(R"({"pools": {"E": {"servers": []}}, "route": "PoolRoute|E"})", &c) == "");
+  CHECK(describe_options(c.router.route) ==
+        "error message=HashRoute with empty children, name: E result=mc_res_local_error");
+  CHECK(load_json(R"({"pools": {"E": {"servers": [], "error_on_empty": false}}, "route": "PoolRoute|E"})", &c) == "");
+  CHECK(std::string(kind_name(c.router.route)) == "null");
+  CHECK(load_json(R"({"pools": {"E": {"servers": []}}, "route": "AllSyncRoute|Pool|E"})", &c) == "");
+  CHECK(std::string(kind_name(c.router.route)) == "null");
+  // HostIdRoute and LatestRoute over no child or one: a NullRoute, the child
+  CHECK(load_json(R"({"pools": {"E": {"servers": []}}, "route": "LatestRoute|Pool|E"})", &c) == "");
+  CHECK(std::string(kind_name(c.router.route)) == "null");
+  CHECK(load_json(R"({"pools": {"E": {"servers": ["127.0.0.1:1"]}}, "route": "HostIdRoute|Pool|E"})", &c) == "");
+  CHECK(std::string(kind_name(c.router.route)) == "pool");
+  CHECK(with_route("\"LatestRoute|Pool|A\"") ==
+        "m.json:6: mcrouter's LatestRoute over 3 children is not supported by ithaca (it picks by the host's id)");
+
+  // a server listed twice, and pool_locality (read by no mcrouter code)
+  CHECK(load_json(R"({"pools": {"D": {"servers": ["127.0.0.1:1", "127.0.0.1:1"], "pool_locality": "region"}},
+                      "route": "PoolRoute|D"})",
+                  &c) == "");
+  CHECK(pool_named(c, "D").servers.size() == 2);
+
+  // ErrorRoute: every error result of mcrouter's
+  CHECK(describe_options(route_of(R"({"type": "ErrorRoute", "result": "mc_res_busy"})")) ==
+        "error message= result=mc_res_busy");
+  CHECK(describe_options(route_of(R"({"type": "ErrorRoute", "result": "mc_res_overloaded", "response": "x"})")) ==
+        "error message=x result=mc_res_overloaded");
+
+  // ModifyExptimeRoute: any 32-bit exptime
+  CHECK(with_route(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": -1})") == "");
+  CHECK(with_route(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 4294967296})") ==
+        "m.json:6: ModifyExptimeRoute: exptime is not an int");
 }

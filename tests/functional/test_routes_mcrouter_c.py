@@ -1,0 +1,282 @@
+"""mcrouter's own test configs (mcrouter/test/*.json, copied under
+mcrouter_configs/ with a line naming each and its MIT licence) served by
+ithaca in front of real memcacheds, each `localhost:PORT` of the file mapped
+to a memcached the test starts; the assertions are those of mcrouter's Python
+test of the same name (test_shadow.py, test_const_shard_hash.py,
+test_empty_pool.py, test_mcrouter.py's duplicate servers,
+test_modify_exptime.py), ported. Plus mcrouter's ErrorRoute results, each
+answered with the line mcrouter's ascii server writes for it
+(AsciiSerialized.cpp)."""
+import json
+import pathlib
+import re
+import time
+
+import pytest
+
+from conftest import HOST, ithaca_binary
+from mcwire import Conn
+
+CONFIGS = pathlib.Path(__file__).parent / "mcrouter_configs"
+ADDRESS = re.compile(r'"(?:localhost|127\.0\.0\.1):(\d+)"')
+
+
+def serve(name, tmp_path, ithaca_factory, memcached_factory, text=None):
+    """ithaca on mcrouter config `name` (or `text`), each of its ports a real
+    memcached. Returns (router, {config port: memcached})."""
+    if ithaca_binary()[1]:
+        pytest.skip("an mcrouter config file")
+    text = text if text is not None else (CONFIGS / name).read_text()
+    ports = []
+    for m in ADDRESS.finditer(text):
+        if m.group(1) not in ports:
+            ports.append(m.group(1))
+    backends = {p: memcached_factory() for p in ports}
+    text = ADDRESS.sub(lambda m: f'"{HOST}:{backends[m.group(1)].port}"', text)
+    path = tmp_path / name
+    path.write_text(text)
+    return ithaca_factory(args=["--config", str(path)]), backends
+
+
+def get(server, key):
+    """The value of `key` on `server` (a memcached or the router), or None."""
+    with Conn(server.host, server.port) as c:
+        reply = c.call(b"get %s\r\n" % key.encode())
+    if reply == b"END\r\n":
+        return None
+    assert reply.startswith(b"VALUE "), reply
+    return reply.split(b"\r\n")[1].decode()
+
+
+def set_(server, key, value, exptime=0):
+    with Conn(server.host, server.port) as c:
+        return c.call(b"set %s 0 %d %d\r\n%s\r\n" % (key.encode(), exptime, len(value), value.encode()))
+
+
+def wait_until(what, check, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"not within {timeout}s: {what}"
+        time.sleep(0.05)
+
+
+# ---- test_shadow.py: a PoolRoute's shadows (mcrouter_configs/test_shadow.json)
+
+FOO_0, FOO_1, BAR_0, BAR_1 = "11710", "11711", "11720", "11721"
+FOO_SHADOW, FOO_SHADOW_KEYS, BAR_SHADOW = "11712", "11713", "11722"
+
+
+def set_all_then_wait_for_shadows(router, kv, shadows):
+    """Sets every pair through the router, then waits until each shadow
+    server in `shadows` ({memcached: keys}) holds its keys: mcrouter's test
+    sleeps a second, shadows being asynchronous."""
+    with Conn(router.host, router.port) as c:
+        c.send(b"".join(b"set %s 0 0 %d\r\n%s\r\n" % (k.encode(), len(v), v.encode()) for k, v in kv))
+        assert c.read_replies(len(kv)) == [b"STORED\r\n"] * len(kv)
+    values = dict(kv)
+    for server, keys in shadows.items():
+        wait_until(f"shadow copies on {server.port}",
+                   lambda: all(get(server, k) == values[k] for k in keys))
+
+
+def test_normal_shadow(tmp_path, ithaca_factory, memcached_factory):
+    router, mc = serve("test_shadow.json", tmp_path, ithaca_factory, memcached_factory)
+    # SpookyHashV2 will choose these values for 0.0 .. 0.1 (mcrouter's words)
+    shadow_list = [5, 7, 13, 33, 43, 46, 58, 71, 83, 85, 89, 91, 93]
+    kv = [("f%d" % i, "value%d" % i) for i in range(100)]
+    shadow_keys = {kv[i][0] for i in shadow_list}
+    set_all_then_wait_for_shadows(router, kv, {mc[FOO_SHADOW]: shadow_keys, mc[BAR_SHADOW]: shadow_keys})
+    for key, value in kv:
+        assert get(mc[FOO_0], key) == value or get(mc[FOO_1], key) == value
+        if key in shadow_keys:
+            assert get(mc[FOO_SHADOW], key) == value
+            assert get(mc[BAR_SHADOW], key) == value
+        else:
+            assert get(mc[FOO_SHADOW], key) is None, key
+            assert get(mc[BAR_SHADOW], key) is None, key
+    # the broken and unknown shadows of the list were left out, not built
+    assert get(mc[FOO_SHADOW_KEYS], "f5") is None
+
+
+def test_normal_shadow_specific_keys(tmp_path, ithaca_factory, memcached_factory):
+    router, mc = serve("test_shadow.json", tmp_path, ithaca_factory, memcached_factory)
+    # hashstop and after should be ignored as far as routing goes
+    kv = [("f%d|#|ignored" % i, "value%d" % i) for i in range(101, 111)]
+    shadow_keys = {kv[i - 101][0] for i in range(101, 107)}
+    set_all_then_wait_for_shadows(router, kv, {mc[FOO_SHADOW_KEYS]: shadow_keys})
+    for key, value in kv:
+        assert get(mc[FOO_0], key) == value or get(mc[FOO_1], key) == value
+        if key in shadow_keys:
+            assert get(mc[FOO_SHADOW_KEYS], key) == value
+        else:
+            assert get(mc[FOO_SHADOW_KEYS], key) is None, key
+
+
+def test_regional_shadow(tmp_path, ithaca_factory, memcached_factory):
+    """foo-regional carries "pool_locality": "region", which mcrouter's code
+    never reads: the same servers as foo, its shadow alike."""
+    router, mc = serve("test_shadow.json", tmp_path, ithaca_factory, memcached_factory)
+    shadow_list = [20, 30, 39, 57, 69, 71]
+    kv = [("reg_f%d" % i, "value%d" % i) for i in range(100)]
+    shadow_keys = {kv[i][0] for i in shadow_list}
+    set_all_then_wait_for_shadows(router, kv, {mc[FOO_SHADOW]: shadow_keys})
+    for key, value in kv:
+        assert get(mc[FOO_0], key) == value or get(mc[FOO_1], key) == value
+        if key in shadow_keys:
+            assert get(mc[FOO_SHADOW], key) == value
+        else:
+            assert get(mc[FOO_SHADOW], key) is None, key
+
+
+@pytest.mark.parametrize("prefix,shadow_list,holder,other", [
+    ("b_old", [10, 33, 35, 43, 45, 46, 47, 62, 85], BAR_0, BAR_1),
+    ("b_new", [10, 11, 15, 34, 40, 43, 47, 71, 93], BAR_1, BAR_0),
+])
+def test_migrated_shadow(tmp_path, ithaca_factory, memcached_factory, prefix, shadow_list, holder, other):
+    """test_migrated_old_shadow and test_migrated_new_shadow: named handles
+    (PoolRoutes with shadows) used by a prefix."""
+    router, mc = serve("test_shadow.json", tmp_path, ithaca_factory, memcached_factory)
+    kv = [("%s%d" % (prefix, i), "value%d" % i) for i in range(100)]
+    shadow_keys = {kv[i][0] for i in shadow_list}
+    set_all_then_wait_for_shadows(router, kv, {mc[BAR_SHADOW]: shadow_keys})
+    for key, value in kv:
+        assert get(mc[holder], key) == value
+        assert get(mc[other], key) is None
+        if key in shadow_keys:
+            assert get(mc[BAR_SHADOW], key) == value
+        else:
+            assert get(mc[BAR_SHADOW], key) is None, key
+
+
+# ---- test_const_shard_hash.py
+
+
+def test_const_shard_hash(tmp_path, ithaca_factory, memcached_factory):
+    router, mc = serve("test_const_shard_hash.json", tmp_path, ithaca_factory, memcached_factory)
+    mc1, mc2 = mc["11610"], mc["11611"]
+    assert set_(router, "foo:0:test", "value0") == b"STORED\r\n"
+    assert get(mc1, "foo:0:test") == "value0"
+    assert get(mc2, "foo:0:test") is None
+    assert set_(router, "foo:1:test", "value1") == b"STORED\r\n"
+    assert get(mc1, "foo:1:test") is None
+    assert get(mc2, "foo:1:test") == "value1"
+
+
+# ---- test_empty_pool.py
+
+
+def test_empty_pool(tmp_path, ithaca_factory, memcached_factory):
+    """A pool with `"servers": []` under every kind of route: mcrouter
+    answers LOCAL_ERROR "HashRoute with empty children" (to an ascii client:
+    SERVER_ERROR and its message)."""
+    router, _ = serve("test_empty_pool.json", tmp_path, ithaca_factory, memcached_factory)
+    with Conn(router.host, router.port) as c:
+        reply = c.call(b"get foo\r\n")
+    assert reply.startswith(b"SERVER_ERROR "), reply
+    assert b"HashRoute with empty children" in reply, reply
+
+
+# ---- test_mcrouter.py: TestDuplicateServers
+
+
+def test_duplicate_servers(tmp_path, ithaca_factory, memcached_factory):
+    """A server listed twice in a pool is one destination (mcrouter: one
+    proxy destination for both): `stats servers` lists the pool's two places,
+    and both are the one server, which counted every request."""
+    router, mc = serve("test_duplicate_servers.json", tmp_path, ithaca_factory, memcached_factory)
+    keys = ["key%d" % i for i in range(40)]
+    for k in keys:
+        assert set_(router, k, "v") == b"STORED\r\n"
+    for k in keys:
+        assert get(mc["12345"], k) == "v"
+    with Conn(router.host, router.port) as c:
+        lines = c.call(b"stats servers\r\n").split(b"\r\n")
+    name = f"A.wildcard/{HOST}:{mc['12345'].port}:requests".encode()
+    counts = [int(line.split()[2]) for line in lines if line.startswith(b"STAT " + name + b" ")]
+    assert counts == [len(keys), len(keys)], lines
+
+
+# ---- test_modify_exptime.py
+
+
+@pytest.fixture
+def exptime_router(tmp_path, ithaca_factory, memcached_factory):
+    router, mc = serve("test_modify_exptime.json", tmp_path, ithaca_factory, memcached_factory)
+    return router, mc["12345"]
+
+
+def test_modify_negative_exptime(exptime_router):
+    mcr, mc = exptime_router
+    assert set_(mc, "a", "value") == b"STORED\r\n"
+    assert get(mcr, "a") == "value"
+    # "exptime": -1: the write is stored already expired
+    assert set_(mcr, "a", "value2") == b"STORED\r\n"
+    assert get(mc, "a") is None
+    assert get(mcr, "a") is None
+
+
+def test_modify_infinite_exptime(exptime_router):
+    mcr, mc = exptime_router
+    assert set_(mcr, "b", "value", exptime=-1) == b"STORED\r\n"
+    assert get(mc, "b") == "value"
+    assert get(mcr, "b") == "value"
+
+
+@pytest.mark.parametrize("key", ["c", "d"])
+def test_modify_smaller_and_min_exptime(exptime_router, key):
+    """c: set to 2 s; d: capped at 2 s. mcrouter's test sleeps 5 s; this one
+    waits for the expiry, at most 5 s."""
+    mcr, mc = exptime_router
+    assert set_(mcr, key, "value") == b"STORED\r\n"
+    assert get(mc, key) == "value"
+    assert get(mcr, key) == "value"
+    wait_until("the value expired", lambda: get(mc, key) is None, timeout=5.0)
+    assert get(mcr, key) is None
+
+
+# ---- ErrorRoute's results (mcrouter's McResUtil: every error result)
+
+ERROR_LINES = {  # as mcrouter's ascii server writes a reply with no message
+    "mc_res_ooo": "SERVER_ERROR out of order",
+    "mc_res_timeout": "SERVER_ERROR timeout",
+    "mc_res_connect_timeout": "SERVER_ERROR connection timeout",
+    "mc_res_connect_error": "SERVER_ERROR connection error",
+    "mc_res_busy": "SERVER_ERROR 307 busy",
+    "mc_res_try_again": "SERVER_ERROR 302 try again",
+    "mc_res_shutdown": "SERVER_ERROR 301 shutdown",
+    "mc_res_tko": "SERVER_ERROR unavailable",
+    "mc_res_bad_command": "CLIENT_ERROR bad command",
+    "mc_res_bad_key": "CLIENT_ERROR bad key",
+    "mc_res_bad_flags": "CLIENT_ERROR bad flags",
+    "mc_res_bad_exptime": "CLIENT_ERROR bad exptime",
+    "mc_res_bad_lease_id": "CLIENT_ERROR bad lease_id",
+    "mc_res_bad_cas_id": "CLIENT_ERROR bad cas_id",
+    "mc_res_bad_value": "SERVER_ERROR bad value",
+    "mc_res_aborted": "SERVER_ERROR aborted",
+    "mc_res_client_error": "CLIENT_ERROR",
+    "mc_res_local_error": "SERVER_ERROR local error",
+    "mc_res_remote_error": "SERVER_ERROR remote error",
+    "mc_res_deadline_exceeded": "SERVER_ERROR request deadline exceeded",
+    "mc_res_permission_denied": "SERVER_ERROR permission denied",
+    "mc_res_hot_key": "SERVER_ERROR hot key",
+    "mc_res_overloaded": "SERVER_ERROR overloaded",
+}
+
+
+def test_error_route_results(tmp_path, ithaca_factory, memcached_factory):
+    policies = {f"r{i}:": {"type": "ErrorRoute", "result": name} for i, name in enumerate(ERROR_LINES)}
+    policies["msg:"] = {"type": "ErrorRoute", "result": "mc_res_busy", "response": "go away"}
+    policies["cli:"] = {"type": "ErrorRoute", "result": "mc_res_client_error", "response": "no"}
+    policies["plain:"] = "ErrorRoute"
+    text = json.dumps({"pools": {"A": {"servers": ["localhost:12345"]}},
+                       "route": {"type": "PrefixSelectorRoute", "policies": policies,
+                                 "wildcard": "PoolRoute|A"}}, indent=1)
+    router, _ = serve("errors.json", tmp_path, ithaca_factory, memcached_factory, text=text)
+    with Conn(router.host, router.port) as c:
+        for i, (name, line) in enumerate(ERROR_LINES.items()):
+            assert c.call(b"get r%d:k\r\n" % i) == line.encode() + b"\r\n", name
+            assert c.call(b"set r%d:k 0 0 1\r\nv\r\n" % i) == line.encode() + b"\r\n", name
+        assert c.call(b"get msg:k\r\n") == b"SERVER_ERROR go away\r\n"
+        assert c.call(b"delete cli:k\r\n") == b"CLIENT_ERROR no\r\n"
+        assert c.call(b"get plain:k\r\n") == b"SERVER_ERROR local error\r\n"
+        assert c.call(b"set k 0 0 1\r\nv\r\n") == b"STORED\r\n"
