@@ -207,23 +207,26 @@ bool pools::server(const YAML::Node& s, backend_server& b, const std::string& wh
 // A pool placed by `dist` (with the weights when WeightedCh3): the pool
 // itself the first time, a copy named "NAME~dist" when another PoolRoute
 // places the same pool differently.
-std::string pools::placed(const pool_def& d, kinds::distribution_kind dist, const std::vector<double>& weights) {
+std::string pools::placed(const pool_def& d, kinds::distribution_kind dist, const std::vector<double>& weights,
+                          uint32_t buckets) {
   pool_config p = d.base;
   p.dist = dist;
+  p.buckets = buckets;
   if (dist == kinds::distribution_kind::WeightedCh3) {
     for (size_t i = 0; i < p.servers.size(); ++i) p.servers[i].fraction = weights[i];
   }
   for (const pool_config& have : out_) {
     if (have.name == p.name || have.name.starts_with(p.name + "~")) {
-      bool same = have.dist == p.dist && have.servers.size() == p.servers.size();
+      bool same = have.dist == p.dist && have.buckets == p.buckets && have.servers.size() == p.servers.size();
       for (size_t i = 0; same && i < p.servers.size(); ++i) same = have.servers[i].fraction == p.servers[i].fraction;
       if (same) return have.name;
     }
   }
   if (have(p.name)) {
-    p.name += std::string("~") + to_string(dist);
+    const std::string how = to_string(dist) + (buckets != 0 ? "~" + std::to_string(buckets) + "buckets" : "");
+    p.name += "~" + how;
     for (int n = 2; have(p.name); ++n) {
-      p.name = d.base.name + "~" + to_string(dist) + std::to_string(n);
+      p.name = d.base.name + "~" + how + std::to_string(n);
     }
   }
   out_.push_back(p);

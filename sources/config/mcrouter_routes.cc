@@ -258,7 +258,9 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   YAML::Node pool_json;
   pool_json.reset(json);
   if (json.IsMap()) {
-    err_.allow(json, "PoolRoute", {"pool", "hash", "asynclog", "asynclog_name", "rates", "shadows", "shadow_policy"});
+    err_.allow(json, "PoolRoute",
+               {"pool", "hash", "asynclog", "asynclog_name", "rates", "shadows", "shadow_policy", "bucketize",
+                "total_buckets", "bucketization_keyspace", "total_buckets_by_prefix"});
     if (!json["pool"]) {
       err_.fail(at, "PoolRoute: pool not found");
       return r;
@@ -320,7 +322,8 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
     err_.fail(at, "PoolRoute: WeightedCh3 needs one weight from 0 to 1 per server of pool '" + d->base.name + "'");
     return r;
   }
-  const std::string placed = pools_.placed(*d, dist, weights);
+  const uint32_t buckets = json.IsMap() ? bucketize(json) : 0;
+  const std::string placed = pools_.placed(*d, dist, weights, buckets);
   r = module_node("pool", route_format::Mcrouter, r.line,
                   {{"pool", placed}, {"reliable_deletes", reliable_deletes ? "true" : "false"}});
   if (json.IsMap() && json["shadows"]) r = pool_shadows(json, at, std::move(r), placed);
@@ -335,6 +338,37 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
     return limited;
   }
   return r;
+}
+
+// A PoolRoute's `bucketize: true` (mcrouter's McBucketRoute over a hash
+// route that places bucket numbers): its total_buckets, required then, as is
+// bucketization_keyspace (a label for mcrouter's logs); 0 without bucketize.
+// A prefix map of bucket counts, and shadows by bucket range, are refused.
+uint32_t provider::bucketize(const YAML::Node& json) {
+  bool on = false;
+  if (const YAML::Node b = json["bucketize"]; b && !as_bool(b, on)) {
+    err_.fail(b, "PoolRoute: bucketize is not a boolean");
+    return 0;
+  }
+  if (!on) return 0;
+  const YAML::Node total = json["total_buckets"];
+  int64_t n = 0;
+  if (!total) {
+    err_.fail(json, "McBucketRoute: no total number of buckets");
+  } else if (!as_int(total, n) || n < 1 || n > kMaxBuckets) {
+    err_.fail(total, "McBucketRoute: total_buckets is not an integer from 1 to " + std::to_string(kMaxBuckets));
+  }
+  if (const YAML::Node k = json["bucketization_keyspace"]; !k || !is_string(k)) {
+    err_.fail(k ? k : json, "McBucketRoute: must have bucketization_keyspace");
+  }
+  if (const YAML::Node p = json["total_buckets_by_prefix"]) {
+    err_.fail(p, "PoolRoute: total_buckets_by_prefix is not supported by ithaca");
+  }
+  if (json["shadows"]) {
+    err_.fail(json["shadows"],
+              "PoolRoute: shadows of a bucketized pool (shadowed by bucket range) are not supported by ithaca");
+  }
+  return n >= 1 && n <= kMaxBuckets ? static_cast<uint32_t>(n) : 0;
 }
 
 // A PoolRoute's `shadows`: mcrouter wraps each destination its shadows'

@@ -280,3 +280,20 @@ def test_error_route_results(tmp_path, ithaca_factory, memcached_factory):
         assert c.call(b"delete cli:k\r\n") == b"CLIENT_ERROR no\r\n"
         assert c.call(b"get plain:k\r\n") == b"SERVER_ERROR local error\r\n"
         assert c.call(b"set k 0 0 1\r\nv\r\n") == b"STORED\r\n"
+
+
+# ---- test_bucketized_poolroute.py
+
+
+@pytest.mark.parametrize("name,holder", [
+    # key1 maps to bucketId 808 and server #5 with bucketization
+    ("mcrouter_test_bucketized_poolroute_bucketized.json", "12349"),
+    # key1 maps to server #3 without bucketization
+    ("mcrouter_test_bucketized_poolroute_nonbucketized.json", "12347"),
+])
+def test_bucketized_pool_route(tmp_path, ithaca_factory, memcached_factory, name, holder):
+    router, mc = serve(name, tmp_path, ithaca_factory, memcached_factory)
+    assert set_(router, "key1", "value1") == b"STORED\r\n"
+    assert get(router, "key1") == "value1"
+    for port, server in mc.items():
+        assert get(server, "key1") == ("value1" if port == holder else None), port

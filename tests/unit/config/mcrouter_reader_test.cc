@@ -435,6 +435,21 @@ TEST_CASE("PoolRoute options and pools as mcrouter takes them") {
   CHECK(describe_options(route_of(R"({"type": "ErrorRoute", "result": "mc_res_overloaded", "response": "x"})")) ==
         "error message=x result=mc_res_overloaded");
 
+  // bucketize: the pool places ch3 buckets of the keys
+  route_config b = route_of(R"({"type": "PoolRoute", "pool": "A", "bucketize": true, "total_buckets": 1000,
+                                 "bucketization_keyspace": "test"})",
+                            &c);
+  CHECK(pool_named(c, pool_of(b)).buckets == 1000);
+  CHECK(with_route(R"({"type": "PoolRoute", "pool": "A", "bucketize": true, "bucketization_keyspace": "t"})") ==
+        "m.json:6: McBucketRoute: no total number of buckets");
+  CHECK(with_route(R"({"type": "PoolRoute", "pool": "A", "bucketize": true, "total_buckets": 10})") ==
+        "m.json:6: McBucketRoute: must have bucketization_keyspace");
+  CHECK(with_route(R"({"type": "PoolRoute", "pool": "A", "bucketize": true, "total_buckets": 0,
+                       "bucketization_keyspace": "t"})") ==
+        "m.json:6: McBucketRoute: total_buckets is not an integer from 1 to 8388608");
+  route_config nb = route_of(R"({"type": "PoolRoute", "pool": "A", "bucketize": false, "total_buckets": 10})", &c);
+  CHECK(pool_named(c, pool_of(nb)).buckets == 0);
+
   // ModifyExptimeRoute: any 32-bit exptime
   CHECK(with_route(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": -1})") == "");
   CHECK(with_route(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 4294967296})") ==

@@ -164,3 +164,7 @@ TEST_CASE("const_shard: mcrouter's ConstShard") {
   CHECK(!d->reads_hash());
   CHECK(to_string(distribution_kind::ConstShard) == "const_shard");
 }
+
+// mcrouter's bucketize (pool.h, locate_bucket): a key's bucket is ch3 over
+// total_buckets; mcrouter's test_bucketized_poolroute.py puts key1 in 808.
+TEST_CASE("mcrouter's buckets are ch3 over total_buckets") { CHECK(furc_hash("key1", 1000) == 808); }
