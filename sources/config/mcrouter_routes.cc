@@ -41,7 +41,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "DestinationRoute",
     "OutstandingLimitRoute",
     "SlowWarmUpRoute",
-    "ShardSplitRoute",
 };
 
 }  // namespace
@@ -258,9 +257,10 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   YAML::Node pool_json;
   pool_json.reset(json);
   if (json.IsMap()) {
-    err_.allow(json, "PoolRoute",
-               {"pool", "hash", "asynclog", "asynclog_name", "rates", "shadows", "shadow_policy", "bucketize",
-                "total_buckets", "bucketization_keyspace", "total_buckets_by_prefix"});
+    err_.allow(
+        json, "PoolRoute",
+        {"pool", "hash", "asynclog", "asynclog_name", "rates", "shadows", "shadow_policy", "bucketize", "total_buckets",
+         "bucketization_keyspace", "total_buckets_by_prefix", "shard_splits", "split_shard_fanout"});
     if (!json["pool"]) {
       err_.fail(at, "PoolRoute: pool not found");
       return r;
@@ -335,7 +335,21 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
     json_kind_reader(f_, err_, object, at).read_options(*find_route_kind("rate_limit"), limited);
     r.role = "target";
     limited.children.push_back(std::move(r));
-    return limited;
+    r = std::move(limited);
+  }
+  if (json.IsMap() && json["shard_splits"]) {  // a ShardSplitRoute around it (mcrouter's order)
+    if (buckets != 0) {
+      err_.fail(json["shard_splits"], "PoolRoute: shard_splits of a bucketized pool are not supported by ithaca");
+    }
+    route_config split;
+    split.line = r.line;
+    YAML::Node object(YAML::NodeType::Map);
+    object["shard_splits"] = json["shard_splits"];
+    if (json["split_shard_fanout"]) object["split_shard_fanout"] = json["split_shard_fanout"];
+    json_kind_reader(f_, err_, object, at).read_options(*find_route_kind("shard_split"), split);
+    r.role = "destination";
+    split.children.push_back(std::move(r));
+    return split;
   }
   return r;
 }

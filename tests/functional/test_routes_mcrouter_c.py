@@ -297,3 +297,71 @@ def test_bucketized_pool_route(tmp_path, ithaca_factory, memcached_factory, name
     assert get(router, "key1") == "value1"
     for port, server in mc.items():
         assert get(server, "key1") == ("value1" if port == holder else None), port
+
+
+# ---- test_shard_splits.py: a PoolRoute's shard_splits
+
+
+def call(server, request):
+    with Conn(server.host, server.port) as c:
+        return c.call(request)
+
+
+def test_shard_splits_basic(tmp_path, ithaca_factory, memcached_factory):
+    router, mc = serve("test_shard_splits.json", tmp_path, ithaca_factory, memcached_factory)
+    # set, get, direct get (by split shard id)
+    assert set_(router, "a:1:blah", "value") == b"STORED\r\n"
+    assert set_(router, "a:1aa:blah", "value_aa") == b"STORED\r\n"
+    assert set_(router, "a:1ba:blah", "value_ba") == b"STORED\r\n"
+    # a get without a copy named goes to this host's copy, one of the three
+    assert get(router, "a:1:blah") in ("value", "value_aa", "value_ba")
+    assert get(router, "a:1aa:blah") == "value_aa"
+    assert get(router, "a:1ba:blah") == "value_ba"
+    assert get(router, "a:1ca:blah") is None
+    # under the client's key, whichever copy answered
+    assert call(router, b"get a:1:blah\r\n").startswith(b"VALUE a:1:blah 0 ")
+    # each copy is a key of its own on the servers: three keys stored
+    held = sum(get(m, k) is not None for m in mc.values() for k in ("a:1:blah", "a:1aa:blah", "a:1ba:blah"))
+    assert held == 3
+
+
+def test_shard_splits_update(tmp_path, ithaca_factory, memcached_factory):
+    router, mc = serve("test_shard_splits.json", tmp_path, ithaca_factory, memcached_factory)
+    # set & delete with splits
+    for k in ("a:1:foo", "a:1aa:foo", "a:1ba:foo"):
+        assert set_(router, k, "value") == b"STORED\r\n"
+    for k in ("a:1:foo", "a:1aa:foo", "a:1ba:foo"):
+        assert get(router, k) == "value"
+    call(router, b"delete a:1:foo\r\n")
+    # the delete reaches every copy (the others in the background)
+    wait_until("every copy deleted",
+               lambda: all(get(router, k) is None for k in ("a:1:foo", "a:1aa:foo", "a:1ba:foo")))
+    # no splits
+    assert set_(router, "a:5:bar", "value2") == b"STORED\r\n"
+    assert get(router, "a:5:bar") == "value2"
+    assert call(router, b"delete a:5:bar\r\n") == b"DELETED\r\n"
+    assert get(router, "a:5:bar") is None
+    # arithmetic with splits: this host's copy
+    assert set_(router, "a:1:counter", "5") == b"STORED\r\n"
+    assert call(router, b"incr a:1:counter 1\r\n") == b"6\r\n"
+    assert get(router, "a:1:counter") == "6"
+    assert call(router, b"decr a:1:counter 3\r\n") == b"3\r\n"
+    assert get(router, "a:1:counter") == "3"
+    # arithmetic without splits
+    assert set_(router, "a:125:counter", "125") == b"STORED\r\n"
+    assert call(router, b"incr a:125:counter 1\r\n") == b"126\r\n"
+    assert get(router, "a:125:counter") == "126"
+    assert get(router, "a:125aa:counter") is None
+    assert call(router, b"decr a:125:counter 124\r\n") == b"2\r\n"
+    assert get(router, "a:125:counter").rstrip() == "2"  # memcached pads a shorter decr with spaces
+    assert get(router, "a:125aa:counter") is None
+
+
+def test_shard_splits_multiget_answers_under_the_clients_keys(tmp_path, ithaca_factory, memcached_factory):
+    """A multi-key get whose keys are split: each key read from this host's
+    copy, the reply in the client's order under the client's keys."""
+    router, _ = serve("test_shard_splits.json", tmp_path, ithaca_factory, memcached_factory)
+    for k, v in (("a:1:x", "one"), ("a:5:y", "five"), ("a:2:z", "two")):
+        assert set_(router, k, v) == b"STORED\r\n"
+    assert call(router, b"get a:1:x a:5:y nope a:2:z\r\n") == (
+        b"VALUE a:1:x 0 3\r\none\r\nVALUE a:5:y 0 4\r\nfive\r\nVALUE a:2:z 0 3\r\ntwo\r\nEND\r\n")

@@ -450,6 +450,19 @@ TEST_CASE("PoolRoute options and pools as mcrouter takes them") {
   route_config nb = route_of(R"({"type": "PoolRoute", "pool": "A", "bucketize": false, "total_buckets": 10})", &c);
   CHECK(pool_named(c, pool_of(nb)).buckets == 0);
 
+  // shard_splits: a shard_split route around the pool (around its rate limit)
+  route_config sp = route_of(R"({"type": "PoolRoute", "pool": "A", "rates": {"gets_rate": 10},
+                                  "shard_splits": {"1": 3, "2": 10000, "3": 1,
+                                                   "4": {"old_split_size": 2, "new_split_size": 4}}})");
+  CHECK(describe_options(sp) == "shard_split shard_splits=1:3,2:677,4:4(from 2)");
+  CHECK(is(child(sp, "destination"), "rate_limit"));
+  CHECK(with_route(R"({"type": "PoolRoute", "pool": "A", "shard_splits": {"1": 0}})") ==
+        "m.json:6: ShardSplitter: split config for 1 is not a size from 1 or an object of old_split_size, "
+        "new_split_size, split_start, migration_period, fanout_deletes");
+  CHECK(describe_options(route_of(R"({"type": "ShardSplitRoute", "destination": "PoolRoute|A",
+                                      "shard_splits": {"9": 2}, "split_shard_fanout": 4})")) ==
+        "shard_split shard_splits=9:2");
+
   // ModifyExptimeRoute: any 32-bit exptime
   CHECK(with_route(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": -1})") == "");
   CHECK(with_route(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 4294967296})") ==
