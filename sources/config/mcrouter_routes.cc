@@ -40,7 +40,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "AxonLogRoute",
     "DestinationRoute",
     "OutstandingLimitRoute",
-    "SlowWarmUpRoute",
 };
 
 }  // namespace
@@ -260,7 +259,7 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
     err_.allow(
         json, "PoolRoute",
         {"pool", "hash", "asynclog", "asynclog_name", "rates", "shadows", "shadow_policy", "bucketize", "total_buckets",
-         "bucketization_keyspace", "total_buckets_by_prefix", "shard_splits", "split_shard_fanout"});
+         "bucketization_keyspace", "total_buckets_by_prefix", "shard_splits", "split_shard_fanout", "slow_warmup"});
     if (!json["pool"]) {
       err_.fail(at, "PoolRoute: pool not found");
       return r;
@@ -326,6 +325,7 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   const std::string placed = pools_.placed(*d, dist, weights, buckets);
   r = module_node("pool", route_format::Mcrouter, r.line,
                   {{"pool", placed}, {"reliable_deletes", reliable_deletes ? "true" : "false"}});
+  if (json.IsMap() && json["slow_warmup"]) r = slow_warmup(json["slow_warmup"], at, std::move(r));
   if (json.IsMap() && json["shadows"]) r = pool_shadows(json, at, std::move(r), placed);
   if (json.IsMap() && json["rates"]) {  // PoolRoute's own rate limit: a RateLimitRoute in front of it
     route_config limited;
@@ -383,6 +383,32 @@ uint32_t provider::bucketize(const YAML::Node& json) {
               "PoolRoute: shadows of a bucketized pool (shadowed by bucket range) are not supported by ithaca");
   }
   return n >= 1 && n <= kMaxBuckets ? static_cast<uint32_t>(n) : 0;
+}
+
+// A PoolRoute's `slow_warmup` ({failoverTarget, settings}): a slow_warm_up
+// route over the pool, which keeps mcrouter's per-destination counts per
+// server of the pool (routes/slow_warm_up_route.cc).
+route_config provider::slow_warmup(const YAML::Node& json, const YAML::Node& at, route_config pool) {
+  if (!json.IsMap()) {
+    err_.fail(json, "PoolRoute: slow_warmup must be a json object");
+    return pool;
+  }
+  err_.allow(json, "slow_warmup", {"failoverTarget", "settings"});
+  if (!json["failoverTarget"]) {
+    err_.fail(json, "PoolRoute: couldn't find 'failoverTarget' property in slow_warmup");
+    return pool;
+  }
+  route_config w;
+  w.line = pool.line;
+  YAML::Node object(YAML::NodeType::Map);
+  if (json["settings"]) object["settings"] = json["settings"];
+  json_kind_reader(f_, err_, object, at).read_options(*find_route_kind("slow_warm_up"), w);
+  pool.role = "target";
+  w.children.push_back(std::move(pool));
+  route_config failover = f_.one(json["failoverTarget"], "failoverTarget");
+  failover.role = "failover";
+  w.children.push_back(std::move(failover));
+  return w;
 }
 
 // A PoolRoute's `shadows`: mcrouter wraps each destination its shadows'

@@ -19,16 +19,17 @@ extern const kind_module kRandomKind;
 extern const kind_module kModifyExptimeKind;
 extern const kind_module kRateLimitKind;
 extern const kind_module kShardSplitKind;
+extern const kind_module kSlowWarmUpKind;
 extern const kind_module kErrorKind;
 extern const kind_module kNullKind;
 
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
 constexpr const kind_module* kKinds[] = {
-    &kLocalKind,        &kPoolKind,       &kPrefixKind,   &kOperationKind,  &kFailoverKind,    &kFailoverExptimeKind,
-    &kMissFailoverKind, &kAllSyncKind,    &kAllAsyncKind, &kAllInitialKind, &kAllMajorityKind, &kAllFastestKind,
-    &kShadowKind,       &kWarmUpKind,     &kL1L2Kind,     &kHashKind,       &kRandomKind,      &kModifyExptimeKind,
-    &kRateLimitKind,    &kShardSplitKind, &kErrorKind,    &kNullKind,
+    &kLocalKind,        &kPoolKind,       &kPrefixKind,     &kOperationKind,  &kFailoverKind,    &kFailoverExptimeKind,
+    &kMissFailoverKind, &kAllSyncKind,    &kAllAsyncKind,   &kAllInitialKind, &kAllMajorityKind, &kAllFastestKind,
+    &kShadowKind,       &kWarmUpKind,     &kL1L2Kind,       &kHashKind,       &kRandomKind,      &kModifyExptimeKind,
+    &kRateLimitKind,    &kShardSplitKind, &kSlowWarmUpKind, &kErrorKind,      &kNullKind,
 };
 }  // namespace
 

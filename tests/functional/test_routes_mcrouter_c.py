@@ -365,3 +365,27 @@ def test_shard_splits_multiget_answers_under_the_clients_keys(tmp_path, ithaca_f
         assert set_(router, k, v) == b"STORED\r\n"
     assert call(router, b"get a:1:x a:5:y nope a:2:z\r\n") == (
         b"VALUE a:1:x 0 3\r\none\r\nVALUE a:5:y 0 4\r\nfive\r\nVALUE a:2:z 0 3\r\ntwo\r\nEND\r\n")
+
+
+# ---- test_slow_warmup.py: a PoolRoute's slow_warmup
+
+
+def test_slow_warmup(tmp_path, ithaca_factory, memcached_factory):
+    router, mc = serve("test_slow_warmup.json", tmp_path, ithaca_factory, memcached_factory)
+    hit_key, miss_key = "abc", "ghi"
+    assert set_(mc["11130"], hit_key, "123") == b"STORED\r\n"
+    with Conn(router.host, router.port) as c:
+        # warm: hits only
+        replies = [c.call(b"get abc\r\n") for _ in range(10)]
+        assert replies == [b"VALUE abc 0 3\r\n123\r\nEND\r\n"] * 10
+        # make this box cold
+        for _ in range(100):
+            assert c.call(b"get ghi\r\n") == b"END\r\n"
+        # now some gets go to the failover target (a NullRoute: a miss).
+        # mcrouter's test asks 30 times; each reaches the server with
+        # probability about 0.1 + 0.1 (start + hit rate * step), so 60 make a
+        # run without a hit (0.8^60) as good as impossible.
+        replies = [c.call(b"get abc\r\n") for _ in range(60)]
+    hits = replies.count(b"VALUE abc 0 3\r\n123\r\nEND\r\n")
+    misses = replies.count(b"END\r\n")
+    assert misses > 0 and hits > 0 and hits + misses == 60, replies

@@ -463,6 +463,18 @@ TEST_CASE("PoolRoute options and pools as mcrouter takes them") {
                                       "shard_splits": {"9": 2}, "split_shard_fanout": 4})")) ==
         "shard_split shard_splits=9:2");
 
+  // slow_warmup: a slow_warm_up route over the pool, its failover the target
+  route_config sw = route_of(R"({"type": "PoolRoute", "pool": "A", "slow_warmup": {"failoverTarget": "NullRoute",
+                                  "settings": {"enable_threshold": 0.5, "disable_threshold": 0.8, "step": 2}}})");
+  CHECK(describe_options(sw) == "slow_warm_up settings=0.5..0.8 start=0.1 step=2 min_requests=100");
+  CHECK(pool_of(child(sw, "target")) == "A");
+  CHECK(std::string(kind_name(child(sw, "failover"))) == "null");
+  CHECK(with_route(R"({"type": "PoolRoute", "pool": "A", "slow_warmup": {"settings": {}}})") ==
+        "m.json:6: PoolRoute: couldn't find 'failoverTarget' property in slow_warmup");
+  CHECK(with_route(R"({"type": "PoolRoute", "pool": "A", "slow_warmup": {"failoverTarget": "NullRoute",
+                       "settings": {"enable_threshold": 0.9, "disable_threshold": 0.7}}})") ==
+        "m.json:7: SlowWarmUpSettings: 'enable_threshold' must be strictly less than 'disable_threshold'.");
+
   // ModifyExptimeRoute: any 32-bit exptime
   CHECK(with_route(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": -1})") == "");
   CHECK(with_route(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 4294967296})") ==
