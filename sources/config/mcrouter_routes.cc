@@ -15,7 +15,6 @@ namespace {
 // mcrouter's route types ithaca has no equivalent for (refused by name).
 const std::set<std::string> kUnsupportedTypes = {
     "AsynclogRoute",
-    "BigValueRoute",
     "BlackholeRoute",
     "CarbonLookasideRoute",
     "DevNullRoute",

@@ -7,6 +7,7 @@
 #include "route_probe.h"
 #include "mcrouter_reader.h"
 #include "route_kind_info.h"
+#include "cli.h"
 
 using namespace ithaca::config;
 namespace kinds = ithaca::kinds;
@@ -479,4 +480,36 @@ TEST_CASE("PoolRoute options and pools as mcrouter takes them") {
   CHECK(with_route(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": -1})") == "");
   CHECK(with_route(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 4294967296})") ==
         "m.json:6: ModifyExptimeRoute: exptime is not an int");
+}
+
+TEST_CASE("mcrouter's --big-value-* flags put a big_value route above the tree") {
+  const char* argv[] = {"ithaca", "--big-value-split-threshold=5000", "--big-value-batch-size", "2",
+                        "--big-value-hide-reply-flag"};
+  cli_options o;
+  std::string error;
+  REQUIRE(parse_args(5, argv, o, &error));
+  CHECK(*o.big_value_split_threshold == 5000);
+  CHECK(*o.big_value_batch_size == 2);
+  CHECK(o.big_value_hide_reply_flag);
+  config c;
+  REQUIRE(load_json(std::string(kPools) + "  \"route\": \"PoolRoute|A\"\n}\n", &c) == "");
+  apply_overrides(o, c);
+  CHECK(describe_options(c.router.route) == "big_value threshold=5000 batch_size=2 hide_reply_flag=true");
+  CHECK(pool_of(child(c.router.route, "target")) == "A");
+  // 0 is off, as mcrouter's
+  const char* off[] = {"ithaca", "--big-value-split-threshold=0"};
+  cli_options o2;
+  REQUIRE(parse_args(2, off, o2, &error));
+  REQUIRE(load_json(std::string(kPools) + "  \"route\": \"PoolRoute|A\"\n}\n", &c) == "");
+  apply_overrides(o2, c);
+  CHECK(std::string(kind_name(c.router.route)) == "pool");
+  const char* bad[] = {"ithaca", "--big-value-split-threshold=lots"};
+  CHECK_FALSE(parse_args(2, bad, o2, &error));
+  CHECK(error.find("expected a whole number") != std::string::npos);
+  // the route itself, as a config type
+  CHECK(describe_options(route_of(R"({"type": "BigValueRoute", "target": "PoolRoute|A", "split_threshold": 100,
+                                      "batch_size": 0})")) ==
+        "big_value threshold=100 batch_size=0 hide_reply_flag=false");
+  CHECK(with_route(R"({"type": "BigValueRoute", "target": "PoolRoute|A", "split_threshold": 0})") ==
+        "m.json:6: BigValueRoute: split_threshold is not a number of bytes above 0");
 }
