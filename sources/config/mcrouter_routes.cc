@@ -21,7 +21,6 @@ const std::set<std::string> kUnsupportedTypes = {
     "DistributionRoute",
     "HashStopAllowListRoute",
     "KeyParseRoute",
-    "KeySplitRoute",
     "L1L2CacheRoute",
     "L1L2SizeSplitRoute",
     "LatencyInjectionRoute",
@@ -45,7 +44,35 @@ const std::set<std::string> kUnsupportedTypes = {
 
 bool provider::knows(const std::string& type) {
   return type == "Pool" || type == "PoolRoute" || type == "HostIdRoute" || type == "LatestRoute" ||
-         find_mcrouter_kind(type) != nullptr;
+         type == "McRefillRoute" || find_mcrouter_kind(type) != nullptr;
+}
+
+// McRefillRoute {primary, refill} (mcrouter's test_mcrefill.json): its code
+// is not in the open mcrouter tree (MemcacheRouterInfo::hasMcRefillRoute is
+// false), so ithaca reads it by its name and keys: requests go to primary, a
+// get primary misses is read from refill and the value added back to
+// primary. That is ithaca's warm_up route with primary as cold and refill as
+// warm, its fills keeping refill's TTL (exptime 0).
+route_config provider::refill_route(const YAML::Node& json, const YAML::Node& at) {
+  if (!json.IsMap()) {
+    err_.fail(at, "McRefillRoute should be an object");
+    return null_route(err_.line(at));
+  }
+  err_.allow(json, "McRefillRoute", {"primary", "refill"});
+  for (const char* key : {"primary", "refill"}) {
+    if (!json[key]) {
+      err_.fail(json, std::string("McRefillRoute: no ") + key + " route");
+      return null_route(err_.line(at));
+    }
+  }
+  route_config r = module_node("warm_up", route_format::Mcrouter, err_.line(at));
+  route_config cold = f_.one(json["primary"], "primary");
+  cold.role = "cold";
+  route_config warm = f_.one(json["refill"], "refill");
+  warm.role = "warm";
+  r.children.push_back(std::move(cold));
+  r.children.push_back(std::move(warm));
+  return r;
 }
 
 route_config null_route(int line) { return module_node("null", route_format::Mcrouter, line); }
@@ -64,6 +91,7 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
               "ithaca's l1l2 route keeps L1 in its own store (see README \"Routes\")");
     return {};
   }
+  if (type == "McRefillRoute") return {refill_route(json, at)};
   if (type == "HostIdRoute" || type == "LatestRoute") {
     // Both pick among their children by the host's id, which ithaca does not
     // imitate; with no child or one mcrouter makes the NullRoute or that

@@ -59,6 +59,7 @@ class provider {
   // mcrouter's furc places up to 2^23 buckets.
   static constexpr int64_t kMaxBuckets = int64_t{1} << 23;
   uint32_t bucketize(const YAML::Node& json);
+  route_config refill_route(const YAML::Node& json, const YAML::Node& at);
   route_config slow_warmup(const YAML::Node& json, const YAML::Node& at, route_config pool);
   route_config pool_shadows(const YAML::Node& json, const YAML::Node& at, route_config pool, const std::string& placed);
   std::vector<route_config> pool_servers(const YAML::Node& json, const YAML::Node& at);

@@ -21,6 +21,7 @@ extern const kind_module kRateLimitKind;
 extern const kind_module kShardSplitKind;
 extern const kind_module kSlowWarmUpKind;
 extern const kind_module kBigValueKind;
+extern const kind_module kKeySplitKind;
 extern const kind_module kErrorKind;
 extern const kind_module kNullKind;
 
@@ -30,7 +31,8 @@ constexpr const kind_module* kKinds[] = {
     &kLocalKind,        &kPoolKind,       &kPrefixKind,     &kOperationKind,  &kFailoverKind,    &kFailoverExptimeKind,
     &kMissFailoverKind, &kAllSyncKind,    &kAllAsyncKind,   &kAllInitialKind, &kAllMajorityKind, &kAllFastestKind,
     &kShadowKind,       &kWarmUpKind,     &kL1L2Kind,       &kHashKind,       &kRandomKind,      &kModifyExptimeKind,
-    &kRateLimitKind,    &kShardSplitKind, &kSlowWarmUpKind, &kBigValueKind,   &kErrorKind,       &kNullKind,
+    &kRateLimitKind,    &kShardSplitKind, &kSlowWarmUpKind, &kBigValueKind,   &kKeySplitKind,    &kErrorKind,
+    &kNullKind,
 };
 }  // namespace
 

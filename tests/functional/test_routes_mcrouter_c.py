@@ -448,3 +448,69 @@ def test_bigvalue_read_from_hand_made_chunks(tmp_path, ithaca_factory, memcached
         small = b"s" * SPLIT_SIZE
         assert c.call(b"set small 5 0 %d\r\n%s\r\n" % (SPLIT_SIZE, small)) == b"STORED\r\n"
         assert c.call(b"get small\r\n") == b"VALUE small 5 %d\r\n%s\r\nEND\r\n" % (SPLIT_SIZE, small)
+
+
+# ---- KeySplitRoute (no Python test of mcrouter's: its KeySplitRoute.h)
+
+
+def key_split_router(tmp_path, ithaca_factory, memcached_factory, options):
+    text = json.dumps({"pools": {"A": {"servers": ["localhost:12345"]}},
+                       "route": {"type": "KeySplitRoute", "destination": "PoolRoute|A", "replicas": 3, **options}})
+    router, mc = serve("key_split.json", tmp_path, ithaca_factory, memcached_factory, text=text)
+    return router, mc["12345"]
+
+
+def test_key_split_all_sync_writes_and_deletes_every_replica(tmp_path, ithaca_factory, memcached_factory):
+    router, mc = key_split_router(tmp_path, ithaca_factory, memcached_factory, {"all_sync": True})
+    replicas = ["hot", "hot::1", "hot::2"]
+    assert set_(router, "hot", "v") == b"STORED\r\n"
+    wait_until("every replica written", lambda: all(get(mc, k) == "v" for k in replicas))
+    assert get(router, "hot") == "v"
+    assert call(router, b"get hot\r\n") == b"VALUE hot 0 1\r\nv\r\nEND\r\n"  # the client's key
+    assert call(router, b"delete hot\r\n") == b"DELETED\r\n"
+    wait_until("every replica deleted", lambda: all(get(mc, k) is None for k in replicas))
+    # a hash stop: the replica number goes before it
+    assert set_(router, "a|#|b", "w") == b"STORED\r\n"
+    wait_until("replicas before the hash stop", lambda: all(get(mc, k) == "w" for k in ["a|#|b", "a::1|#|b", "a::2|#|b"]))
+
+
+def test_key_split_reads_and_writes_one_replica(tmp_path, ithaca_factory, memcached_factory):
+    """Without all_sync a set reaches this host's replica only; a get reads
+    that one; a delete still reaches all."""
+    router, mc = key_split_router(tmp_path, ithaca_factory, memcached_factory, {"all_sync": False})
+    replicas = ["k", "k::1", "k::2"]
+    assert set_(router, "k", "one") == b"STORED\r\n"
+    held = [r for r in replicas if get(mc, r) == "one"]
+    assert len(held) == 1, held
+    for r in replicas:  # written elsewhere: a get reads this host's replica, whichever it is
+        assert set_(mc, r, "other" if r != held[0] else "one") == b"STORED\r\n"
+    assert get(router, "k") == "one"
+    assert call(router, b"get k x\r\n") == b"VALUE k 0 3\r\none\r\nEND\r\n"
+    assert call(router, b"delete k\r\n") == b"DELETED\r\n"
+    wait_until("every replica deleted", lambda: all(get(mc, r) is None for r in replicas))
+
+
+def test_key_split_first_hit(tmp_path, ithaca_factory, memcached_factory):
+    """first_hit: a get asks every replica and answers the first hit."""
+    router, mc = key_split_router(tmp_path, ithaca_factory, memcached_factory, {"all_sync": False, "first_hit": True})
+    assert set_(mc, "f::2", "only") == b"STORED\r\n"
+    assert call(router, b"get f\r\n") == b"VALUE f 0 4\r\nonly\r\nEND\r\n"
+    assert call(router, b"get g\r\n") == b"END\r\n"
+
+
+# ---- McRefillRoute (mcrouter_configs/test_mcrefill.json; no Python test uses it)
+
+
+def test_mcrefill(tmp_path, ithaca_factory, memcached_factory):
+    """A get primary misses is read from refill and the value added back to
+    primary; what primary holds is answered from it."""
+    router, mc = serve("test_mcrefill.json", tmp_path, ithaca_factory, memcached_factory)
+    primary, refill = mc["5000"], mc["5001"]
+    assert set_(refill, "r", "from-refill") == b"STORED\r\n"
+    assert get(router, "r") == "from-refill"
+    wait_until("refilled into primary", lambda: get(primary, "r") == "from-refill")
+    assert set_(primary, "p", "primary") == b"STORED\r\n"
+    assert set_(refill, "p", "stale") == b"STORED\r\n"
+    assert get(router, "p") == "primary"
+    assert set_(router, "w", "x") == b"STORED\r\n"  # writes go to primary
+    assert get(primary, "w") == "x" and get(refill, "w") is None

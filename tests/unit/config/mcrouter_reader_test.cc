@@ -513,3 +513,21 @@ TEST_CASE("mcrouter's --big-value-* flags put a big_value route above the tree")
   CHECK(with_route(R"({"type": "BigValueRoute", "target": "PoolRoute|A", "split_threshold": 0})") ==
         "m.json:6: BigValueRoute: split_threshold is not a number of bytes above 0");
 }
+
+TEST_CASE("KeySplitRoute and McRefillRoute") {
+  route_config k = route_of(R"({"type": "KeySplitRoute", "destination": "PoolRoute|A", "replicas": 3,
+                                 "all_sync": true, "first_hit": false})");
+  CHECK(describe_options(k) == "key_split replicas=3 all_sync=true first_hit=false");
+  CHECK(pool_of(child(k, "destination")) == "A");
+  CHECK(with_route(R"({"type": "KeySplitRoute", "destination": "PoolRoute|A", "replicas": 1, "all_sync": true})") ==
+        "m.json:6: KeySplitRoute: replicas is not an integer from 2 to 1000");
+  CHECK(with_route(R"({"type": "KeySplitRoute", "destination": "PoolRoute|A", "replicas": 2})") ==
+        "m.json:6: KeySplitRoute: all_sync not specified");
+  // McRefillRoute: primary is warm_up's cold, refill its warm
+  route_config r = route_of(R"({"type": "McRefillRoute", "primary": "PoolRoute|A", "refill": "PoolRoute|B"})");
+  CHECK(describe_options(r) == "warm_up exptime=0");
+  CHECK(pool_of(child(r, "cold")) == "A");
+  CHECK(pool_of(child(r, "warm")) == "B");
+  CHECK(with_route(R"({"type": "McRefillRoute", "primary": "PoolRoute|A"})") ==
+        "m.json:6: McRefillRoute: no refill route");
+}

@@ -318,7 +318,7 @@ TEST_CASE("the first mistake in the file is the one reported") {
   CHECK(tree_load("route:\n  type: all_sync\n  children: [{type: bogus}]\nroutes:\n  a: {type: nope}\n") ==
         "t.yaml:6: unknown route type 'bogus' (types: local, pool, ref, prefix, operation, failover, failover_exptime, "
         "miss_failover, all_sync, all_async, all_initial, all_majority, all_fastest, shadow, warm_up, l1l2, hash, "
-        "random, modify_exptime, rate_limit, shard_split, slow_warm_up, big_value, error, null)");
+        "random, modify_exptime, rate_limit, shard_split, slow_warm_up, big_value, key_split, error, null)");
   // A mistake in the tree hides the cross-checks (a pool, a ref), whose
   // messages would be about a half-read tree.
   CHECK(tree_load("route:\n  type: all_sync\n  children:\n    - pool:nope\n    - {type: bogus}\n")
