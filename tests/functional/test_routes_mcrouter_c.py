@@ -444,6 +444,11 @@ def test_bigvalue_read_from_hand_made_chunks(tmp_path, ithaca_factory, memcached
         # flagged but no chunk description: a miss (mcrouter's DefaultReply)
         assert c.call(b"set key %d 0 4\r\njunk\r\n" % MC_MSG_FLAG_BIG_VALUE) == b"STORED\r\n"
         assert c.call(b"get key\r\n") == b"END\r\n"
+        # a key too long for its chunks' keys: the write is refused, as the
+        # chunk writes would be
+        long_key = b"L" * 230
+        assert c.call(b"set %s 0 0 %d\r\n%s\r\n" % (long_key, len(value), value)) == b"CLIENT_ERROR bad key\r\n"
+        assert c.call(b"get %s\r\n" % long_key) == b"END\r\n"
         # a value at the threshold is stored as it is
         small = b"s" * SPLIT_SIZE
         assert c.call(b"set small 5 0 %d\r\n%s\r\n" % (SPLIT_SIZE, small)) == b"STORED\r\n"

@@ -61,6 +61,12 @@ bool big_value_chunk_key(std::string_view key, std::uint32_t i, std::uint64_t su
   return true;
 }
 
+// Whether every chunk key of `key` fits in a key ("KEY:I:SUFFIX", I and
+// SUFFIX at their longest): a key that does not is never split (its write
+// is refused, as its chunks' would be) and never read as chunks.
+constexpr std::size_t kBigValueMaxKey = 250;
+bool big_value_splittable(std::string_view key) { return key.size() + 1 + 10 + 1 + 20 <= kBigValueMaxKey; }
+
 bool big_value_write(const protocol::request& r) {
   using protocol::command;
   return r.cmd == command::Set || r.cmd == command::Add || r.cmd == command::Replace || r.cmd == command::Cas;
@@ -130,6 +136,11 @@ dispatch_status big_value_route::dispatch(request_slot& slot, dispatch_env& env)
   const protocol::request& req = slot.req;
   if (req.proto == protocol::protocol_kind::Meta || req.keys.empty()) return target_.dispatch(slot, env);
   if (big_value_write(req) && req.value.size() > threshold_) {
+    if (!big_value_splittable(req.key())) {
+      // mcrouter's chunk writes would be refused for their key
+      refuse(req, slot.result, "CLIENT_ERROR bad key", protocol::binary_status::InvalidArguments);
+      return dispatch_status::Pending;  // no calls: ready at once, in order
+    }
     std::uint64_t h1 = 0, h2 = 0;
     protocol::request& r = slot.req;
     proxy::spooky_v2_hash128(r.value, h1, h2);
@@ -161,7 +172,7 @@ std::vector<big_value_route::big_key> big_value_route::big_keys(const request_sl
     const auto& h = r.hit(i);
     if (!h.found || (h.flags & kBigValueFlag) == 0) continue;
     big_key b{i, 0, 0};
-    if (big_value_info(r.data(h), b.chunks, b.suffix)) out.push_back(b);
+    if (big_value_info(r.data(h), b.chunks, b.suffix) && big_value_splittable(slot.req.keys[i])) out.push_back(b);
   }
   return out;
 }
@@ -200,7 +211,8 @@ dispatch_status big_value_route::resume(request_slot& slot, dispatch_env& env) c
         const auto& h = slot.result.hit(i);
         std::uint32_t n = 0;
         std::uint64_t s = 0;
-        if (h.found && (h.flags & kBigValueFlag) != 0 && !big_value_info(slot.result.data(h), n, s)) {
+        if (h.found && (h.flags & kBigValueFlag) != 0 &&
+            (!big_value_info(slot.result.data(h), n, s) || !big_value_splittable(slot.req.keys[i]))) {
           slot.result.clear_hit(i);
         }
       }
@@ -222,11 +234,8 @@ dispatch_status big_value_route::resume(request_slot& slot, dispatch_env& env) c
         c.cmd = protocol::command::Get;
         c.keys.clear();
         std::size_t size = 0;
-        if (big_value_chunk_key(r.keys[keys[b].index], at, keys[b].suffix, c.scratch, size)) {
-          c.keys.push_back(std::string_view(c.scratch.data(), size));
-        } else {
-          c.keys.push_back(r.keys[keys[b].index]);  // too long: asks the metadata, which is no chunk
-        }
+        big_value_chunk_key(r.keys[keys[b].index], at, keys[b].suffix, c.scratch, size);  // fits: splittable
+        c.keys.push_back(std::string_view(c.scratch.data(), size));
       });
       return dispatch_status::Pending;
     }

@@ -62,7 +62,7 @@ std::uint32_t shard_split_host_id() {
 
 // mcrouter's getShardId: the text between a key's first two colons, ending
 // in a digit (and then all digits, for a lookup to find it).
-bool shard_of(std::string_view key, std::string_view& shard) {
+bool shard_split_shard_of(std::string_view key, std::string_view& shard) {
   const std::size_t first = key.find(':');
   if (first == std::string_view::npos) return false;
   const std::size_t second = key.find(':', first + 1);
@@ -94,7 +94,7 @@ class shard_split_route final : public route {
 
 const shard_split_info* shard_split_route::split_of(std::string_view key, std::string_view& shard) const {
   key = key.substr(0, key.find("|#|"));  // the routing key
-  if (!shard_of(key, shard)) return nullptr;
+  if (!shard_split_shard_of(key, shard)) return nullptr;
   auto it = splits_.find(shard);
   return it == splits_.end() ? nullptr : &it->second;
 }
@@ -111,8 +111,8 @@ std::uint32_t shard_split_route::size_now(const shard_split_info& s) {
 
 // Copy `offset` of `key` (whose shard is `shard`, a view into it) into `out`:
 // the key with the two letters after its shard. False if it would not fit.
-bool split_key(std::string_view key, std::string_view shard, std::uint32_t offset, std::span<char> out,
-               std::size_t& size) {
+bool shard_split_key(std::string_view key, std::string_view shard, std::uint32_t offset, std::span<char> out,
+                     std::size_t& size) {
   if (key.size() + 2 > out.size()) return false;
   const std::size_t at = static_cast<std::size_t>(shard.data() + shard.size() - key.data());
   std::memcpy(out.data(), key.data(), at);
@@ -143,7 +143,7 @@ dispatch_status shard_split_route::dispatch(request_slot& slot, dispatch_env& en
       for (std::uint32_t k = 1; k < n; ++k) {
         protocol::request copy = req;
         std::size_t size = 0;
-        if (!split_key(req.keys[i], shard, k, copy.scratch, size)) break;
+        if (!shard_split_key(req.keys[i], shard, k, copy.scratch, size)) break;
         copy.keys.set(0, std::string_view(copy.scratch.data(), size));
         if (env.async != nullptr && env.async->send(target_, copy)) {
           route_counters::add(counters().async_sent);
@@ -165,7 +165,7 @@ dispatch_status shard_split_route::dispatch(request_slot& slot, dispatch_env& en
       std::string_view shard;
       split_of(child.req.keys[0], shard);
       std::size_t size = 0;
-      if (split_key(child.req.keys[0], shard, offsets[i], child.req.scratch, size)) {
+      if (shard_split_key(child.req.keys[0], shard, offsets[i], child.req.scratch, size)) {
         child.req.keys.set(0, std::string_view(child.req.scratch.data(), size));
       }
     }
@@ -276,7 +276,8 @@ std::string show_shard_splits(const config::route_options& opts) {
   return out;
 }
 
-void read_fanout(config::route_kind_reader& in, const char* key, config::route_config&, config::route_options& opts) {
+void read_shard_split_fanout(config::route_kind_reader& in, const char* key, config::route_config&,
+                             config::route_options& opts) {
   auto& o = static_cast<shard_split_options&>(opts);
   if (!config::mcrouter::as_int(*in.value(key), o.fanout) || o.fanout < 0 || o.fanout > UINT32_MAX) {
     in.fail_at(key, "ShardSplitRoute \"split_shard_fanout\" is not integer");
@@ -293,7 +294,7 @@ constexpr config::option_spec kShardSplitOptions[] = {
                           read_shard_splits, show_shard_splits, "{\"1\": 3}", "{\"1\": 3}", true),
     config::custom_option(nullptr, "split_shard_fanout",
                           "mcrouter's: spreads by a Thrift request's ids, which memcache requests have none of",
-                          read_fanout, config::show_nothing, nullptr, "0"),
+                          read_shard_split_fanout, config::show_nothing, nullptr, "0"),
 };
 
 const route* build_shard_split(tree_builder& b, const config::route_config& r) {
