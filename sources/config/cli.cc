@@ -7,8 +7,12 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "config_file.h"
 #include "fail.h"
+#include "jsonm_value.h"
 #include "load.h"
+#include "mcrouter_jsonm.h"
+#include "mcrouter_reader.h"
 #include "preflight.h"
 #include "route_kind_info.h"
 
@@ -222,6 +226,10 @@ bool on_check_config(cli_options& o, std::string_view, const std::string&, std::
   o.check_config = true;
   return true;
 }
+bool on_preprocessed(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.preprocessed = true;
+  return true;
+}
 bool on_config(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
   if (v.empty()) return fail(e, n + ": expected a file name");
   o.config_path = std::string(v);
@@ -250,6 +258,40 @@ bool on_pem_key(cli_options& o, std::string_view v, const std::string& n, std::s
 bool on_pem_ca(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
   if (v.empty()) return fail(e, n + ": expected a file name");
   o.pem_ca_path = std::string(v);
+  return true;
+}
+
+// mcrouter's --route-prefix (its -R; memcached's -R is another flag) and
+// --send-invalid-route-to-default: router.default_route and
+// router.send_invalid_route_to_default.
+bool on_route_prefix(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty()) return fail(e, n + ": expected a routing prefix such as /region/cluster/");
+  o.route_prefix = std::string(v);
+  return true;
+}
+// mcrouter's --config-params name1:value1,name2:value2 (each value a string).
+bool on_config_params(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  o.config_params.clear();
+  while (!v.empty()) {
+    const size_t comma = v.find(',');
+    const std::string_view item = v.substr(0, comma);
+    const size_t colon = item.find(':');
+    if (colon == std::string_view::npos || colon == 0) {
+      return fail(e, n + ": '" + std::string(item) + "': expected name:value (pairs separated by commas)");
+    }
+    o.config_params.emplace_back(std::string(item.substr(0, colon)), std::string(item.substr(colon + 1)));
+    v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
+  }
+  return true;
+}
+
+bool on_send_invalid_route(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.send_invalid_route_to_default = true;
+  return true;
+}
+
+bool on_disable_reload_configs(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.disable_reload_configs = true;
   return true;
 }
 
@@ -379,13 +421,18 @@ constexpr const char* kUnsupported = "is a memcached option ithaca does not supp
 const cli_option kCliOptions[] = {
     {0, "config", true, on_config, nullptr},
     {0, "check-config", false, on_check_config, nullptr},
+    {0, "preprocessed", false, on_preprocessed, nullptr},
     {0, "metrics-listen", true, on_metrics_listen, nullptr},
+    {0, "route-prefix", true, on_route_prefix, nullptr},
+    {0, "send-invalid-route-to-default", false, on_send_invalid_route, nullptr},
+    {0, "config-params", true, on_config_params, nullptr},
     {0, "pem-cert-path", true, on_pem_cert, nullptr},
     {0, "pem-key-path", true, on_pem_key, nullptr},
     {0, "pem-ca-path", true, on_pem_ca, nullptr},
     {0, "big-value-split-threshold", true, on_big_value_threshold, nullptr},
     {0, "big-value-batch-size", true, on_big_value_batch, nullptr},
     {0, "big-value-hide-reply-flag", false, on_big_value_hide, nullptr},
+    {0, "disable-reload-configs", false, on_disable_reload_configs, nullptr},
     {'h', "help", false, on_help, nullptr},
     {'V', "version", false, on_version, nullptr},
     {'p', "port", true, on_port, nullptr},
@@ -524,6 +571,9 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
       break;
     }
   }
+  if (o.preprocessed && (!o.check_config || o.config_path.empty())) {
+    return fail(error, "--preprocessed goes with --check-config --config FILE (an mcrouter JSON config)");
+  }
   if (o.unix_socket && (o.listen || o.port || o.udp_port)) {
     return fail(error,
                 "-s: a unix socket replaces the network listeners; do not combine it "
@@ -606,6 +656,8 @@ void apply_overrides(const cli_options& cli, config& c) {
   if (cli.enable_ssl) c.tls.enabled = true;
   apply_extended(cli.extended, c);
   // mcrouter's certificate flags: router.tls, which TLS pools take.
+  if (cli.route_prefix) c.router.default_route = *cli.route_prefix;
+  if (cli.send_invalid_route_to_default) c.router.send_invalid_route_to_default = true;
   if (cli.pem_cert_path) c.router.tls.chain_cert = *cli.pem_cert_path;
   if (cli.pem_key_path) c.router.tls.key = *cli.pem_key_path;
   if (cli.pem_ca_path) c.router.tls.ca_cert = *cli.pem_ca_path;
@@ -614,6 +666,7 @@ void apply_overrides(const cli_options& cli, config& c) {
     if (c.router.has_route) wrap_big_value(cli, c.router.route);
     for (listener_route& lr : c.router.listeners) wrap_big_value(cli, lr.route);
   }
+  if (cli.disable_reload_configs) c.server.reload_on_change = false;
 
   process_config& p = c.process;
   if (cli.user) p.user = *cli.user;
@@ -637,6 +690,12 @@ void apply_overrides(const cli_options& cli, config& c) {
 
 bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file) {
   config c;
+  // What an mcrouter config's preprocessor reads of the command line
+  // (mcrouter_jsonm.h), there before the file is read; the flags are
+  // applied again after it, over what the file says.
+  if (cli.threads) c.server.workers = *cli.threads;
+  if (cli.route_prefix) c.router.default_route = *cli.route_prefix;
+  c.router.config_params = cli.config_params;
   if (!cli.config_path.empty() && !load_config(cli.config_path, c, error, allow_empty_file)) return false;
   apply_overrides(cli, c);
   validation_error v;
@@ -648,7 +707,33 @@ bool make_config(const cli_options& cli, config& out, std::string* error, bool a
   return true;
 }
 
+// --check-config --preprocessed: the expansion, pretty with sorted keys as
+// mcrouter's preprocessed config is, or the preprocessor's file:line: error.
+static int print_preprocessed(const cli_options& cli, std::string* message) {
+  std::string text;
+  std::string error;
+  if (!read_config_file(cli.config_path, text, &error)) {
+    if (message) *message = error;
+    return 1;
+  }
+  if (!looks_like_mcrouter_json(text, cli.config_path)) {
+    if (message) *message = cli.config_path + ": --preprocessed: not an mcrouter JSON config";
+    return 1;
+  }
+  jsonm::value v;
+  int line = 0;
+  const mcrouter_params params{cli.threads.value_or(config().server.workers), cli.route_prefix.value_or(""),
+                               cli.config_params};
+  if (!mcrouter_expand(text, cli.config_path, params, v, &error, &line)) {
+    if (message) *message = cli.config_path + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + error;
+    return 1;
+  }
+  if (message) *message = jsonm::to_json(v, /*pretty=*/true);
+  return 0;
+}
+
 int check_config(const cli_options& cli, std::string* message, std::vector<std::string>* warnings) {
+  if (cli.preprocessed) return print_preprocessed(cli, message);
   config c;
   std::string error;
   if (!make_config(cli, c, &error)) {
@@ -681,9 +766,21 @@ Settings come from built-in defaults, then the YAML file, then these flags.
   --config FILE             read settings from FILE (see config/ithaca.yaml)
   --check-config            validate the settings, print "configuration OK" or
                             the error, exit 0 or 1
+  --preprocessed            with --check-config: print the mcrouter JSON
+                            config as its macros expand (keys sorted), or the
+                            error, exit 0 or 1
   --metrics-listen=HOST[:PORT]
                             serve Prometheus metrics (GET /metrics) over HTTP
                             on this address (default port 9150; default off)
+  --route-prefix=/REGION/CLUSTER/
+                            mcrouter's -R: the routing prefix of keys that
+                            carry none (YAML: router.default_route)
+  --send-invalid-route-to-default
+                            mcrouter's: a key whose routing prefix no route
+                            has goes to the default route, not an error
+  --config-params=NAME:VALUE[,NAME:VALUE]
+                            mcrouter's: strings an mcrouter config's
+                            preprocessor substitutes for %NAME%
   --pem-cert-path=FILE, --pem-key-path=FILE, --pem-ca-path=FILE
                             mcrouter's: the client certificate, its key and
                             the CA for pools with TLS (YAML: router.tls)
@@ -692,6 +789,8 @@ Settings come from built-in defaults, then the YAML file, then these flags.
                             mcrouter's: values over BYTES are stored as
                             chunks, N at a time (default 10), by a big_value
                             route above the routed tree (0: off)
+  --disable-reload-configs  mcrouter's: do not reload when the config file
+                            changes (YAML: server.reload_on_change)
 
 memcached 1.6's flags, with memcached's meaning (they override the file):
   -p, --port=PORT           TCP port of every listen address (default 11211;

@@ -34,6 +34,9 @@ inline constexpr int kUsageExit = 64;
 struct cli_options {
   std::string config_path;  // --config FILE; "" = built-in defaults only
   bool check_config = false;
+  // --preprocessed (with --check-config): print the mcrouter config as
+  // mcrouter's preprocessor expands it (mcrouter_jsonm.h) instead of checking.
+  bool preprocessed = false;
   // memcached's command line only: argv[0]'s basename is "memcached" (a link)
   // or the first argument is --memcached. ithaca's own options (--config ...)
   // are unknown there, and root without -u is refused as memcached refuses it.
@@ -44,6 +47,9 @@ struct cli_options {
   std::optional<tcp_address> metrics_listen;
   // mcrouter's --pem-cert-path, --pem-key-path, --pem-ca-path: the client
   // certificate, its key and the CA that TLS pools use (router.tls).
+  std::optional<std::string> route_prefix;  // mcrouter's --route-prefix (-R there)
+  bool send_invalid_route_to_default = false;
+  std::vector<std::pair<std::string, std::string>> config_params;  // mcrouter's --config-params
   std::optional<std::string> pem_cert_path;
   std::optional<std::string> pem_key_path;
   std::optional<std::string> pem_ca_path;
@@ -52,6 +58,9 @@ struct cli_options {
   std::optional<uint64_t> big_value_split_threshold;
   std::optional<uint64_t> big_value_batch_size;
   bool big_value_hide_reply_flag = false;
+  // mcrouter's --disable-reload-configs: no reload when the config file
+  // changes (server.reload_on_change false, whatever the file says).
+  bool disable_reload_configs = false;
 
   // memcached's flags; empty = not given.
   std::optional<uint16_t> port;                    // -p, --port

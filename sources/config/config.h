@@ -130,6 +130,14 @@ struct server_config {
   // The `user:password` file SASL PLAIN checks (memcached --enable-sasl-pwdb's
   // MEMCACHED_SASL_PWDB, which overrides it). Read at start and on each SIGHUP.
   std::string sasl_pwdb;
+  // Reload when the config file (or a file it imports, or an auth or TLS
+  // file a SIGHUP re-reads) changes, as a SIGHUP would (server/config_watch.h).
+  // Off by default for ithaca's YAML and a nutcracker.yml (a file edited in
+  // several saves, or by a tool that then runs `systemctl reload`, should
+  // not be applied half-done); an mcrouter config turns it on, as mcrouter
+  // watches its config (its --disable-reload-configs turns it off here too).
+  // Live: a reload that flips it starts or stops the watching.
+  bool reload_on_change = false;
 };
 
 // Section `cache`: the local store.
@@ -251,6 +259,10 @@ struct config {
   metrics_config metrics;
   tls_config tls;          // `tls:`, memcached's -Z and -o ssl_*
   process_config process;  // `process:`, memcached's -u -P -r -k -L
+  // Not a setting: the files this config was read from, the --config file
+  // first, then every file it imported (load_context::add_source), each
+  // once. What the config watcher watches (server/config_watch.h).
+  std::vector<std::string> sources;
 };
 
 // The host the master accepts slaves on: replication.listen if set; else

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 #include "config_file.h"
 #include "load_listeners.h"
@@ -74,6 +75,7 @@ void parse_server(section& s, config& c) {
   s.string("sasl_pwdb", v.sasl_pwdb);
   s.size("stack_size", v.stack_size, kStackSizeRange);
   s.size("read_buffer_size", v.read_buffer_size, kReadBufferRange);
+  s.boolean("reload_on_change", v.reload_on_change);
 }
 
 void parse_cache(section& s, config& c) {
@@ -222,6 +224,8 @@ void parse_router(section& s, config& c) {
   s.string("spool_dir", c.router.spool_dir);
   s.size("spool_max_size", c.router.spool_max_size, kSpoolMaxSizeRange);
   s.boolean("spool_fsync", c.router.spool_fsync);
+  s.string("default_route", c.router.default_route);
+  s.boolean("send_invalid_route_to_default", c.router.send_invalid_route_to_default);
   if (const YAML::Node* tls = s.mapping("tls")) {
     section t(s.context(), "router.tls", *tls);
     parse_tls_keys(t, "router.tls", c.router.tls);
@@ -308,9 +312,15 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
                       bool allow_empty) {
   load_context ctx(name);
   config c;
+  // What the caller knows of the command line before the file (make_config):
+  // an mcrouter config's preprocessor reads it (mcrouter_jsonm.h).
+  c.server.workers = out.server.workers;
+  c.router.default_route = out.router.default_route;
+  c.router.config_params = out.router.config_params;
   // The format is told by the text (or a .json name): an mcrouter config,
   // else ithaca's YAML.
   if (looks_like_mcrouter_json(text, name)) {
+    c.server.reload_on_change = true;  // mcrouter watches its config file (config.h)
     read_mcrouter_config(text, ctx, c);
   } else {
     read_yaml(text, ctx, c, allow_empty);
@@ -343,6 +353,7 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
     if (error) *error = ctx.error();
     return false;
   }
+  c.sources = std::move(ctx.sources());
   out = std::move(c);
   return true;
 }
@@ -350,7 +361,18 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
 bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty) {
   std::string text;
   if (!read_config_file(path, text, error)) return false;
-  return load_config_text(text, path, out, error, allow_empty);
+  if (!load_config_text(text, path, out, error, allow_empty)) return false;
+  // The file itself first, then what it imported (an import of itself stays
+  // once); made absolute now, as the paths were meant from this directory
+  // (-d changes it to / before the config watch starts).
+  std::erase(out.sources, path);
+  out.sources.insert(out.sources.begin(), path);
+  for (std::string& source : out.sources) {
+    std::error_code ec;
+    std::filesystem::path whole = std::filesystem::absolute(source, ec);
+    if (!ec) source = whole.lexically_normal().string();
+  }
+  return true;
 }
 
 }  // namespace ithaca::config

@@ -18,10 +18,13 @@ namespace ithaca::config {
 // truncated write leaves and it would silently reset every running setting.
 // Only a regular file of at most 1 MiB is read (config_file.h): a FIFO, a
 // device or a larger file is refused without blocking or growing.
+// out.sources lists `path`, then each file the reader imported (config.h),
+// each made absolute (lexically: symlinks are kept, the watcher follows them).
 // [any thread; blocking I/O]
 bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty = true);
 
-// The same, from text already in memory; `name` stands for the file in messages.
+// The same, from text already in memory; `name` stands for the file in
+// messages. out.sources lists only the files the text imported.
 bool load_config_text(const std::string& text, const std::string& name, config& out, std::string* error,
                       bool allow_empty = true);
 

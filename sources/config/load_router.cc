@@ -62,6 +62,7 @@ void parse_pool(section& s, const YAML::Node& node, pool_config& p) {
   s.duration("retry_interval_max", p.retry_interval_max_ms, kTimeoutRange);
   s.boolean("auto_eject_hosts", p.auto_eject_hosts);
   s.boolean("allow_flush", p.allow_flush);
+  s.boolean("keep_routing_prefix", p.keep_routing_prefix);
   parse_pool_tls(s, p);
   if (!p.hash_tag.empty() && p.hash_tag.size() != 2) {
     s.context().fail(node.Mark(), "pool '" + p.name + "': hash_tag must be two characters, like \"{}\"");

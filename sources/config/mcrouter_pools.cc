@@ -45,7 +45,7 @@ const pools::pool_def* pools::find(const YAML::Node& json, const YAML::Node& at)
 
 // One mcrouter pool object into `d` (servers, timeouts, weights, mcrouter's
 // defaults: ascii, hash stop, 1 s), refusing what ithaca cannot honour (another
-// protocol, keep_routing_prefix). `inherit` merges the parent's keys
+// protocol). `inherit` merges the parent's keys
 // and reads the result again; `seen` holds the chain, so a cycle is an error
 // and the recursion is at most one level per pool of the file. [the config
 // loading thread; no lock] False (with the error at its line) on the first
@@ -111,8 +111,7 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
     }
   }
   if (const YAML::Node k = json["keep_routing_prefix"]) {
-    bool on = false;
-    if (!as_bool(k, on) || on) err_.fail(k, what + ": keep_routing_prefix is not supported by ithaca");
+    if (!as_bool(k, p.keep_routing_prefix)) err_.fail(k, what + ": keep_routing_prefix is true or false");
   }
   uint64_t timeout = p.timeout_ms;
   if (const YAML::Node t = json["server_timeout"]) timeout = timeout_of(t, what + ": server_timeout");

@@ -6,7 +6,9 @@
 #include <map>
 #include <set>
 
+#include "jsonm_preprocessor.h"
 #include "mcrouter_json.h"
+#include "mcrouter_jsonm.h"
 #include "mcrouter_pools.h"
 #include "mcrouter_routes.h"
 #include "route_check.h"
@@ -23,8 +25,8 @@ using namespace mcrouter;
 // route type is made by the provider (mcrouter_routes.h).
 class reader final : public route_factory {
  public:
-  reader(load_context& ctx, router_config& out)
-      : ctx_(ctx), out_(out), err_(ctx), pools_(err_, out.pools), provider_(*this, err_, pools_) {}
+  reader(load_context& ctx, router_config& out, bool expanded)
+      : ctx_(ctx), out_(out), expanded_(expanded), err_(ctx), pools_(err_, out.pools), provider_(*this, err_, pools_) {}
 
   void read(const YAML::Node& root) {
     if (!root.IsMap()) {
@@ -32,7 +34,8 @@ class reader final : public route_factory {
            "an mcrouter config is a JSON object with `pools` and `route` or `routes`, got " + describe_node(root));
       return;
     }
-    no_jsonm(root);
+    // An expanded config may hold '@' and '%' (escaped ones, now plain).
+    if (!expanded_) no_jsonm(root);
     if (ctx_.failed()) return;
     section keys(ctx_, "", root);  // refuses a key given twice
     for (const auto kv : root) {
@@ -121,35 +124,13 @@ class reader final : public route_factory {
   }
 
   // `routes`: mcrouter picks one of these by the key's routing prefix
-  // (/region/cluster/); ithaca serves one route, so one entry only.
+  // (/region/cluster/): a routing_prefix node (its module:
+  // route/routes/routing_prefix_route.cc), whose default route comes from
+  // --route-prefix as mcrouter's from -R.
   void top_of_routes(const YAML::Node& routes) {
-    std::vector<std::pair<std::string, YAML::Node>> entries;  // aliases, route
-    if (routes.IsSequence()) {
-      for (const YAML::Node& item : routes) {
-        if (!item.IsMap() || !item["route"] || !item["aliases"] || !item["aliases"].IsSequence()) {
-          fail(item, "routes: each entry is an object with `aliases` (a list of routing prefixes) and `route`");
-          return;
-        }
-        allow(item, "routes", {"aliases", "route"});
-        std::string aliases;
-        for (const YAML::Node& a : item["aliases"]) aliases += (aliases.empty() ? "" : ", ") + a.Scalar();
-        entries.emplace_back(aliases, item["route"]);
-      }
-    } else if (routes.IsMap()) {
-      for (const auto kv : routes) entries.emplace_back(kv.first.Scalar(), kv.second);
-    } else {
-      fail(routes, "routes: expected a list of {aliases, route} or an object of prefixes to routes, got " +
-                       describe_node(routes));
-      return;
-    }
-    if (entries.size() != 1) {
-      std::string all;
-      for (const auto& e : entries) all += (all.empty() ? "" : "; ") + e.first;
-      fail(routes, "routes: " + std::to_string(entries.size()) + " routes chosen by routing prefix (" + all +
-                       "); ithaca serves one route for all keys: keep the entry of your default prefix (-R)");
-      return;
-    }
-    out_.route = top(entries[0].second);
+    YAML::Node root(YAML::NodeType::Map);
+    root["routes"] = routes;
+    out_.route = provider_.module_route(*find_route_kind("routing_prefix"), root, routes);
     out_.has_route = true;
   }
 
@@ -302,6 +283,7 @@ class reader final : public route_factory {
 
   load_context& ctx_;
   router_config& out_;
+  bool expanded_;  // the text came out of the preprocessor
   json_errors err_;
   pools pools_;
   provider provider_;
@@ -312,7 +294,38 @@ class reader final : public route_factory {
 
 }  // namespace
 
-void read_mcrouter_config(const std::string& text, load_context& ctx, config& c) {
+void read_mcrouter_config(const std::string& source, load_context& ctx, config& c) {
+  // mcrouter's preprocessor, when the config may use it; a config that
+  // cannot (no macros, consts, '@' or '%') is read as it is. The expanded
+  // JSON is read as a file would be, its errors mapped back to the lines
+  // of the file (each value's line, jsonm_preprocessor.h).
+  std::string expanded;
+  const bool use_jsonm = jsonm::may_use_jsonm(source);
+  if (use_jsonm) {
+    jsonm::value v;
+    std::string message;
+    int line = 0;
+    // The command line's part is in `c` already (make_config, cli.h).
+    const mcrouter_params params{c.server.workers, c.router.default_route, c.router.config_params};
+    std::vector<std::string> imported;
+    const bool expanded_ok = mcrouter_expand(source, ctx.file(), params, v, &message, &line, &imported);
+    // Watched with the config (config::sources; server/config_watch.h).
+    for (std::string& file : imported) ctx.add_source(std::move(file));
+    if (!expanded_ok) {
+      if (line > 0) {
+        YAML::Mark m;
+        m.line = line - 1;
+        ctx.fail(m, message);
+      } else {
+        ctx.fail(message);
+      }
+      return;
+    }
+    std::vector<int> lines;
+    expanded = jsonm::to_json_with_lines(v, lines);
+    ctx.map_lines(std::move(lines));
+  }
+  const std::string& text = use_jsonm ? expanded : source;
   std::string json;
   int line = 0;
   std::string why;
@@ -334,7 +347,7 @@ void read_mcrouter_config(const std::string& text, load_context& ctx, config& c)
     return;
   }
   try {
-    reader(ctx, c.router).read(root);
+    reader(ctx, c.router, use_jsonm).read(root);
   } catch (const YAML::Exception& e) {  // a subscript of a node of the wrong shape
     if (e.mark.is_null()) {
       ctx.fail(e.msg);

@@ -17,21 +17,11 @@ const std::set<std::string> kUnsupportedTypes = {
     "AsynclogRoute",
     "BlackholeRoute",
     "CarbonLookasideRoute",
-    "DevNullRoute",
     "DistributionRoute",
     "HashStopAllowListRoute",
     "KeyParseRoute",
-    "L1L2CacheRoute",
-    "L1L2SizeSplitRoute",
-    "LatencyInjectionRoute",
-    "LoadBalancerRoute",
-    "LoggingRoute",
-    "MigrateRoute",
-    "ModifyKeyRoute",
     "OriginalClientHashRoute",
     "PrefixPolicyRoute",
-    "RoutingGroupRoute",
-    "SaltedFailoverRoute",
     "SetDistributionTargetRoute",
     "SRRoute",
     "StagingRoute",
@@ -43,8 +33,8 @@ const std::set<std::string> kUnsupportedTypes = {
 }  // namespace
 
 bool provider::knows(const std::string& type) {
-  return type == "Pool" || type == "PoolRoute" || type == "HostIdRoute" || type == "LatestRoute" ||
-         type == "McRefillRoute" || find_mcrouter_kind(type) != nullptr;
+  return type == "Pool" || type == "PoolRoute" || type == "LatestRoute" || type == "McRefillRoute" ||
+         find_mcrouter_kind(type) != nullptr;
 }
 
 // McRefillRoute {primary, refill} (mcrouter's test_mcrefill.json): its code
@@ -85,17 +75,11 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
     return {};
   }
   if (const route_kind_info* k = find_mcrouter_kind(type)) return {module_route(*k, json, at)};
-  if (type == "L1L2CacheRoute") {
-    err_.fail(at,
-              "mcrouter's L1L2CacheRoute (an L1 route in front of an L2 route) is not supported by ithaca; "
-              "ithaca's l1l2 route keeps L1 in its own store (see README \"Routes\")");
-    return {};
-  }
   if (type == "McRefillRoute") return {refill_route(json, at)};
-  if (type == "HostIdRoute" || type == "LatestRoute") {
-    // Both pick among their children by the host's id, which ithaca does not
+  if (type == "LatestRoute") {
+    // It picks among its children by the host's id, which ithaca does not
     // imitate; with no child or one mcrouter makes the NullRoute or that
-    // child (HostIdRouteFactory.h, LatestRoute.h), and so does ithaca.
+    // child (LatestRoute.h), and so does ithaca.
     std::vector<route_config> children;
     if (!json.IsMap()) {
       children = f_.list(json);
@@ -308,6 +292,10 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
                                            {{"message", "HashRoute with empty children, name: " + d->base.name}})
                              : null_route(r.line);
   }
+  if (json.IsMap() && json["hash"] && json["hash"].IsMap() && json["hash"]["hash_func"] &&
+      json["hash"]["hash_func"].Scalar() == "LoadBalancer") {
+    return load_balanced_pool(json["hash"], pool_json, at);
+  }
   std::vector<double> weights = d->weights;
   kinds::distribution_kind dist =
       weights.empty() ? kinds::distribution_kind::Ch3 : kinds::distribution_kind::WeightedCh3;
@@ -342,6 +330,8 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
       }
     }
   }
+  // mcrouter reads the first weight of each server and leaves any extra.
+  if (weights.size() > d->base.servers.size()) weights.resize(d->base.servers.size());
   if (dist == kinds::distribution_kind::WeightedCh3 &&
       (weights.size() != d->base.servers.size() ||
        std::any_of(weights.begin(), weights.end(), [](double w) { return w < 0 || w > 1; }))) {
@@ -457,6 +447,29 @@ route_config provider::pool_shadows(const YAML::Node& json, const YAML::Node& at
   pool.role = "normal";
   s.children.insert(s.children.begin(), std::move(pool));
   return s;
+}
+
+// A PoolRoute whose hash_func is "LoadBalancer": mcrouter's LoadBalancerRoute
+// over the pool's servers, its options read from the hash object.
+// default_server_load_percent (the load assumed before a server reports
+// one) has no meaning for ithaca, which counts its own calls in flight.
+route_config provider::load_balanced_pool(const YAML::Node& h, const YAML::Node& pool_json, const YAML::Node& at) {
+  err_.allow(h, "PoolRoute hash",
+             {"hash_func", "salt", "load_ttl_ms", "failover_count", "algorithm", "enable_thrift_server_load",
+              "default_server_load_percent"});
+  YAML::Node opts(YAML::NodeType::Map);
+  for (const char* k : {"salt", "load_ttl_ms", "failover_count", "algorithm", "enable_thrift_server_load"}) {
+    if (h[k]) opts[k] = h[k];
+  }
+  route_config lb;
+  lb.line = err_.line(at);
+  const route_kind_info& k = *find_route_kind("load_balancer");
+  json_kind_reader reader(f_, err_, opts, at);
+  reader.read_options(k, lb);
+  for (route_config& c : pool_servers(pool_json, at)) lb.children.push_back(std::move(c));
+  if (k.finish != nullptr) k.finish(reader, lb);
+  if (lb.children.size() == 1) become_only_child(lb);
+  return lb;
 }
 
 // "Pool|A": each server of A on its own (mcrouter's destinations, which

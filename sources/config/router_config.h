@@ -62,6 +62,7 @@ struct pool_config {
   bool auto_eject_hosts = false;           // twemproxy: a down server leaves the ring instead of failing fast
   bool allow_flush = false;                // flush_all reaches every server of the pool
   bool preconnect = false;                 // twemproxy: every worker connects to every server at start-up
+  bool keep_routing_prefix = false;        // mcrouter: keys reach the servers with their /region/cluster/
   // TLS to the servers: `tls_own` as the pool says it (`tls:`, mcrouter's
   // use_ssl), `tls` the effective settings: router.tls under the pool's own
   // keys (resolve_pool_tls).
@@ -144,6 +145,15 @@ struct router_config {
   // --pem-cert-path / --pem-key-path / --pem-ca-path set it too. Its
   // `enabled` is unused.
   backend_tls tls;
+  // mcrouter's routing prefixes (route/routes/routing_prefix_route.cc): the
+  // prefix of keys that carry none (--route-prefix; "": the routing_prefix
+  // route's own, else its first), and whether a prefix no route has goes
+  // there rather than failing (--send-invalid-route-to-default).
+  std::string default_route;
+  bool send_invalid_route_to_default = false;
+  // mcrouter's --config-params (name:value pairs): global params of its
+  // preprocessor (mcrouter_jsonm.h), "%name%" in the config.
+  std::vector<std::pair<std::string, std::string>> config_params;
   std::vector<pool_config> pools;
   bool has_route = false;  // no `route:`: the local store serves everything
   route_config route;

@@ -61,7 +61,15 @@ std::string describe_node(const YAML::Node& node) {
   return "nothing";
 }
 
-void load_context::fail(const YAML::Mark& mark, std::string message) {
+void load_context::fail(const YAML::Mark& at, std::string message) {
+  YAML::Mark mark = at;
+  if (!line_map_.empty() && mark.line >= 0) {
+    const size_t text_line = static_cast<size_t>(mark.line) + 1;
+    if (text_line < line_map_.size() && line_map_[text_line] > 0) {
+      mark.line = line_map_[text_line] - 1;
+      mark.column = 0;
+    }
+  }
   if (failed_ && (!positioned_ || !before(mark, first_))) return;
   failed_ = true;
   positioned_ = true;
@@ -74,6 +82,10 @@ void load_context::fail(std::string message) {
   if (failed_) return;
   failed_ = true;
   error_ = file_ + ": " + message;
+}
+
+void load_context::add_source(std::string path) {
+  if (std::find(sources_.begin(), sources_.end(), path) == sources_.end()) sources_.push_back(std::move(path));
 }
 
 const YAML::Mark* load_context::mark_of(const std::string& key) const {

@@ -34,18 +34,32 @@ class load_context {
   void fail(std::string message);
   bool failed() const { return failed_; }
   const std::string& error() const { return error_; }
+  const std::string& file() const { return file_; }
 
   // Where "section.key" was set, for errors found after loading (validate()).
   void remember(std::string key, const YAML::Mark& mark) { marks_[std::move(key)] = mark; }
   const YAML::Mark* mark_of(const std::string& key) const;
 
+  // The text read was made from the file (mcrouter's preprocessor expanded
+  // it): lines[L] is the file's line of the text's line L (1-based; 0:
+  // unknown). Errors report the file's lines from then on.
+  void map_lines(std::vector<int> lines) { line_map_ = std::move(lines); }
+
+  // A file the config read besides its own (an mcrouter config's @import):
+  // load_config lists it in config::sources, and the config watcher
+  // (server/config_watch.h) watches it. Each path once, in reading order.
+  void add_source(std::string path);
+  std::vector<std::string>& sources() { return sources_; }
+
  private:
   std::string file_;
+  std::vector<std::string> sources_;
   bool failed_ = false;
   bool positioned_ = false;
   YAML::Mark first_;
   std::string error_;
   std::map<std::string, YAML::Mark> marks_;
+  std::vector<int> line_map_;
 };
 
 class section {

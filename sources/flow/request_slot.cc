@@ -12,14 +12,21 @@ namespace {
 // points the request at the copies. The views point elsewhere (the client's
 // input, a parent's request), never into `into` itself.
 void copy_views(protocol::request& req, std::string& into, bool with_value) {
+  // A routing prefix is copied before each key, as it lay in the client's
+  // input: a pool that keeps it widens the key's view (request.h).
+  const std::size_t prefix = req.routing_prefix.size();
   std::size_t bytes = with_value ? req.value.size() : 0;
-  for (std::size_t i = 0; i < req.keys.size(); i++) bytes += req.keys[i].size();
+  for (std::size_t i = 0; i < req.keys.size(); i++) bytes += prefix + req.keys[i].size();
   into.clear();
   into.reserve(bytes);  // no reallocation below: the views stay valid
   for (std::size_t i = 0; i < req.keys.size(); i++) {
+    into.append(req.routing_prefix);
     const std::size_t at = into.size();
     into.append(req.keys[i]);
     req.keys.set(i, std::string_view(into.data() + at, req.keys[i].size()));
+  }
+  if (prefix > 0) {
+    req.routing_prefix = req.keys.empty() ? std::string_view() : std::string_view(req.keys[0].data() - prefix, prefix);
   }
   if (!with_value) return;
   const std::size_t at = into.size();

@@ -19,6 +19,7 @@ request& request::operator=(const request& other) {
   verbosity = other.verbosity;
   memlimit_mb = other.memlimit_mb;
   args = other.args;
+  routing_prefix = other.routing_prefix;
   noreply = other.noreply;
   opcode = other.opcode;
   opaque = other.opaque;
@@ -51,6 +52,7 @@ void request::clear() {
   verbosity = 0;
   memlimit_mb = 0;
   args = {};
+  routing_prefix = {};
   noreply = false;
   opcode = 0;
   opaque = 0;

@@ -85,6 +85,12 @@ struct request {
   std::uint32_t verbosity = 0;    // verbosity N
   std::uint32_t memlimit_mb = 0;  // cache_memlimit N (megabytes, as memcached reads it)
   std::string_view args;          // stats / shutdown arguments, rest of the line
+  // mcrouter's routing prefix ("/region/cluster/") the router's
+  // routing_prefix route took off every key before routing them (the keys
+  // hash and go to servers without it). Each key keeps it just before its
+  // first byte in memory, so a pool with keep_routing_prefix sends the whole
+  // key by widening the view (routing_prefix_route.cc). Empty: none.
+  std::string_view routing_prefix;
 
   // Suppress the reply: ascii "noreply", binary quiet opcodes, meta 'q'.
   // Meta 'q' only hides nominal replies (HD, NF for md, EN for mg), so the

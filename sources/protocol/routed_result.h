@@ -96,6 +96,12 @@ class routed_result {
   // `bytes` (the data) lies inside it, followed by CRLF.
   void set_hit_raw(std::size_t i, std::uint32_t hit_flags, std::uint64_t hit_cas, bool has_cas, std::string_view bytes,
                    std::string_view raw);
+  // Keeps no VALUE piece: the keys the servers saw were not the client's (a
+  // routing prefix taken off, a failover tag), so every hit's line is
+  // written anew.
+  void forget_raw_pieces() {
+    for (key_hit& h : hits_) h.header = 0;
+  }
   // The kept VALUE piece of h (empty if none).
   std::string_view raw_piece(const key_hit& h) const {
     return h.header == 0 ? std::string_view()

@@ -43,6 +43,7 @@ std::shared_ptr<const pool> pool::build(const config::pool_config& cfg, server_d
   auto p = std::shared_ptr<pool>(new pool());
   p->name_ = cfg.name;
   p->allow_flush_ = cfg.allow_flush;
+  p->keep_routing_prefix_ = cfg.keep_routing_prefix;
   p->auto_eject_ = cfg.auto_eject_hosts;
   p->hash_options_.hash_tag = cfg.hash_tag;
   p->hash_options_.hash_stop = cfg.hash_stop;

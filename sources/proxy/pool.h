@@ -25,6 +25,9 @@ class pool {
   const std::string& name() const { return name_; }
   const std::vector<std::shared_ptr<backend_server>>& servers() const { return servers_; }
   bool allow_flush() const { return allow_flush_; }
+  // mcrouter's keep_routing_prefix: keys go to the servers with the routing
+  // prefix the routing_prefix route took off (request.h).
+  bool keep_routing_prefix() const { return keep_routing_prefix_; }
 
   // The index (into servers()) of the server that holds `key`.
   uint32_t locate(std::string_view key) const { return locate(key, *dist_); }
@@ -56,6 +59,7 @@ class pool {
   std::unique_ptr<distribution> dist_;
   key_hash_options hash_options_;
   bool allow_flush_ = false;
+  bool keep_routing_prefix_ = false;
   bool auto_eject_ = false;
   uint32_t buckets_ = 0;
   distribution_kind kind_ = distribution_kind::Ketama;

@@ -24,7 +24,18 @@ async_runner::async_runner(proxy::worker_backends* backends) : backends_(backend
 // Detached requests still in flight free themselves when their backend
 // connections fail them (the worker's backends go after this runner's users,
 // before it: worker.h declares the runner first).
-async_runner::~async_runner() = default;
+// Timed steps still armed (the coroutine never ran) end here: their slots
+// are orphans by now, which free themselves.
+async_runner::~async_runner() { timers_.fire_all(); }
+
+bool async_runner::delay(flow::request_slot& s, mm::millis wait) {
+  if (stopped_) return false;
+  const std::int64_t deadline = mm::deadline_after(wait);
+  if (!timers_.arm(s, deadline)) return false;
+  // An earlier deadline than the coroutine sleeps for: it must wake first.
+  if (running_ && sleep_until_ >= 0 && deadline < sleep_until_) wake_.wake();
+  return true;
+}
 
 bool async_runner::send(const route& r, const protocol::request& req) {
   const std::size_t bytes = request_bytes(req);
@@ -80,6 +91,7 @@ void async_runner::run() {
   running_ = true;
   std::vector<flow::request_slot*> batch;
   for (;;) {
+    timers_.fire_due(mm::deadline_after(0));
     while (!resumes_.empty()) {
       batch.swap(resumes_);
       for (flow::request_slot* s : batch) {
@@ -89,10 +101,19 @@ void async_runner::run() {
       }
       batch.clear();
     }
-    if (wake_.wait_until(mm::deadline_after(1000)) == mm::wait_status::Cancelled) break;
+    // Until the next timed step is due, a resume, or a second at most.
+    const std::int64_t next = timers_.next_deadline();
+    const std::int64_t second = mm::deadline_after(1000);
+    sleep_until_ = next >= 0 && next < second ? next : second;
+    const mm::wait_status w = wake_.wait_until(sleep_until_);
+    sleep_until_ = -1;
+    if (w == mm::wait_status::Cancelled) break;
   }
   running_ = false;
   stopped_ = true;
+  // Every timed step ends now: its slot goes on (a client's is resumed by
+  // its client; one of ours is finished below with what it has).
+  timers_.fire_all();
   // The worker stops: a composite waiting here ends with what it has.
   for (flow::request_slot* s : resumes_) {
     if (s == nullptr) continue;

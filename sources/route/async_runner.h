@@ -26,6 +26,7 @@
 #include "machinarium.h"
 #include "request.h"
 #include "request_slot.h"
+#include "step_timers.h"
 
 namespace ithaca::proxy {
 class worker_backends;
@@ -62,13 +63,21 @@ class async_runner final : public flow::slot_home {
   // is already out). A child that only waited to be resumed is dropped.
   void adopt(std::unique_ptr<flow::request_slot> child);
 
+  // Holds `s` for `wait` (a timed step, step_timers.h): one call of its own
+  // that the "async" coroutine ends at the deadline, or at once when the
+  // worker stops; the slot's home then resumes its top frame. False (no
+  // call added) when the runner has stopped or step_timers' bound is
+  // reached: the caller goes on without waiting.
+  bool delay(flow::request_slot& s, mm::millis wait);
+
   // flow::slot_home
   void resume_later(flow::request_slot& s) override;
   void finished(flow::request_slot& s) override;
   void cancel_resume(flow::request_slot& s) override;
 
   // The coroutine "async": resumes composites among the detached requests
-  // until cancelled (the worker stops).
+  // and ends the timed steps at their deadlines, until cancelled (the worker
+  // stops).
   void run();
 
   std::size_t in_flight() const { return in_flight_; }
@@ -76,6 +85,8 @@ class async_runner final : public flow::slot_home {
  private:
   proxy::worker_backends* backends_;
   std::vector<flow::request_slot*> resumes_;
+  step_timers timers_;
+  std::int64_t sleep_until_ = -1;  // the deadline run() waits for; -1: not waiting
   std::size_t in_flight_ = 0;
   std::size_t bytes_ = 0;
   bool running_ = false;

@@ -69,6 +69,9 @@ struct builder final : tree_builder {
     return it == pools.end() ? nullptr : it->second;
   }
 
+  std::string default_route() override { return cfg.router.default_route; }
+  bool send_invalid_route_to_default() override { return cfg.router.send_invalid_route_to_default; }
+
   // A child whose answer its parent looks at: not the local store's, which
   // renders its reply itself.
   const route* result_child(const config::route_config& parent, const config::route_config& c) {

@@ -44,6 +44,11 @@ class tree_builder {
   virtual const route* local_store() = 0;
   // The pool named `name` under `pools:`; null if there is none.
   virtual std::shared_ptr<const proxy::pool> pool(const std::string& name) = 0;
+  // router.default_route (mcrouter's --route-prefix): the routing prefix of
+  // keys that carry none; "" when not given. And whether a prefix no route
+  // has goes there (--send-invalid-route-to-default).
+  virtual std::string default_route() = 0;
+  virtual bool send_invalid_route_to_default() = 0;
 
   template <class R, class... Args>
   const route* add(Args&&... args) {

@@ -7,15 +7,19 @@ namespace ithaca::route {
 extern const kind_module kLocalKind;
 extern const kind_module kPoolKind;
 extern const kind_module kPrefixKind;
+extern const kind_module kRoutingPrefixKind;
 extern const kind_module kOperationKind;
-extern const kind_module kFailoverKind, kFailoverExptimeKind;
+extern const kind_module kRoutingGroupKind;
+extern const kind_module kFailoverKind, kFailoverExptimeKind, kSaltedFailoverKind;
 extern const kind_module kMissFailoverKind;
 extern const kind_module kAllSyncKind, kAllAsyncKind, kAllInitialKind, kAllMajorityKind, kAllFastestKind;
 extern const kind_module kShadowKind;
 extern const kind_module kWarmUpKind;
 extern const kind_module kL1L2Kind;
+extern const kind_module kL1L2CacheKind;
 extern const kind_module kHashKind;
 extern const kind_module kRandomKind;
+extern const kind_module kLoadBalancerKind;
 extern const kind_module kModifyExptimeKind;
 extern const kind_module kRateLimitKind;
 extern const kind_module kShardSplitKind;
@@ -24,15 +28,56 @@ extern const kind_module kBigValueKind;
 extern const kind_module kKeySplitKind;
 extern const kind_module kErrorKind;
 extern const kind_module kNullKind;
+extern const kind_module kDevNullKind;
+extern const kind_module kLatencyInjectionKind;
+extern const kind_module kL1L2SizeSplitKind;
+extern const kind_module kMigrateKind;
+extern const kind_module kModifyKeyKind;
+extern const kind_module kHostIdKind;
+extern const kind_module kLoggingKind;
 
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
 constexpr const kind_module* kKinds[] = {
-    &kLocalKind,        &kPoolKind,       &kPrefixKind,     &kOperationKind,  &kFailoverKind,    &kFailoverExptimeKind,
-    &kMissFailoverKind, &kAllSyncKind,    &kAllAsyncKind,   &kAllInitialKind, &kAllMajorityKind, &kAllFastestKind,
-    &kShadowKind,       &kWarmUpKind,     &kL1L2Kind,       &kHashKind,       &kRandomKind,      &kModifyExptimeKind,
-    &kRateLimitKind,    &kShardSplitKind, &kSlowWarmUpKind, &kBigValueKind,   &kKeySplitKind,    &kErrorKind,
+    // clang-format off: one kind per line, so adding one is a one-line change
+    &kLocalKind,
+    &kPoolKind,
+    &kPrefixKind,
+    &kRoutingPrefixKind,
+    &kOperationKind,
+    &kRoutingGroupKind,
+    &kFailoverKind,
+    &kFailoverExptimeKind,
+    &kSaltedFailoverKind,
+    &kMissFailoverKind,
+    &kAllSyncKind,
+    &kAllAsyncKind,
+    &kAllInitialKind,
+    &kAllMajorityKind,
+    &kAllFastestKind,
+    &kShadowKind,
+    &kWarmUpKind,
+    &kL1L2Kind,
+    &kL1L2CacheKind,
+    &kHashKind,
+    &kRandomKind,
+    &kLoadBalancerKind,
+    &kModifyExptimeKind,
+    &kRateLimitKind,
+    &kShardSplitKind,
+    &kSlowWarmUpKind,
+    &kBigValueKind,
+    &kKeySplitKind,
+    &kErrorKind,
     &kNullKind,
+    &kDevNullKind,
+    &kLatencyInjectionKind,
+    &kL1L2SizeSplitKind,
+    &kMigrateKind,
+    &kModifyKeyKind,
+    &kHostIdKind,
+    &kLoggingKind,
+    // clang-format on
 };
 }  // namespace
 

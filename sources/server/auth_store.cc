@@ -51,7 +51,7 @@ bool auth_store::check_sasl(std::string_view user, std::string_view password) co
   return t->sasl.check(base, password);
 }
 
-void auth_store::reload(mm::millis timeout) {
+void auth_store::reload(mm::millis timeout, std::string_view trigger) {
   if (!ascii_enabled() && !sasl_enabled()) return;
   // The pool thread may outlive a timed-out wait: it owns what it touches.
   struct result {
@@ -70,7 +70,7 @@ void auth_store::reload(mm::millis timeout) {
       },
       timeout);
   if (w != mm::wait_status::Ok) {
-    spdlog::error("SIGHUP: the password files were not read within {} ms; the running ones stay", timeout);
+    spdlog::error("{}: the password files were not read within {} ms; the running ones stay", trigger, timeout);
     return;
   }
   const std::shared_ptr<const tables> running = cell_.load();
@@ -79,19 +79,19 @@ void auth_store::reload(mm::millis timeout) {
     if (r->ascii_ok) {
       next->ascii = std::move(r->next.ascii);
       for (const std::string& n : r->notes) spdlog::warn("auth file {}: {}", ascii_path_, n);
-      spdlog::info("SIGHUP: auth file {} reloaded ({} entries)", ascii_path_, next->ascii.entries.size());
+      spdlog::info("{}: auth file {} reloaded ({} entries)", trigger, ascii_path_, next->ascii.entries.size());
     } else {
       next->ascii = running->ascii;
-      spdlog::error("SIGHUP: {}; the running entries stay", r->ascii_error);
+      spdlog::error("{}: {}; the running entries stay", trigger, r->ascii_error);
     }
   }
   if (sasl_enabled()) {
     if (r->sasl_ok) {
       next->sasl = std::move(r->next.sasl);
-      spdlog::info("SIGHUP: sasl database {} reloaded", sasl_path_);
+      spdlog::info("{}: sasl database {} reloaded", trigger, sasl_path_);
     } else {
       next->sasl = running->sasl;
-      spdlog::error("SIGHUP: {}; the running entries stay", r->sasl_error);
+      spdlog::error("{}: {}; the running entries stay", trigger, r->sasl_error);
     }
   }
   cell_.publish(std::move(next));

@@ -45,6 +45,9 @@ class auth_store final : public commands::sasl_checker {
 
   bool ascii_enabled() const { return !ascii_path_.empty(); }
   bool sasl_enabled() const { return !sasl_path_.empty(); }
+  // The files read ("" when off): what the config watcher also watches.
+  const std::string& ascii_path() const { return ascii_path_; }
+  const std::string& sasl_path() const { return sasl_path_; }
 
   // -Y: an entry with this user and password. [any worker]
   bool check_ascii(std::string_view user, std::string_view password) const;
@@ -52,10 +55,11 @@ class auth_store final : public commands::sasl_checker {
   // [any worker]
   bool check_sasl(std::string_view user, std::string_view password) const override;
 
-  // SIGHUP: reads the files again on the blocking pool (at most `timeout`),
+  // A reload (SIGHUP, or a watched file changed: `trigger` starts its log
+  // lines): reads the files again on the blocking pool (at most `timeout`),
   // and publishes what was read; a file that cannot be read is logged and
   // its running table stays. [pooler, the reload coroutine; suspends]
-  void reload(mm::millis timeout);
+  void reload(mm::millis timeout, std::string_view trigger);
 
  private:
   struct tables {

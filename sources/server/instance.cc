@@ -367,6 +367,11 @@ pooler_settings pooler_settings_of(const config::config& cfg, reload_target relo
   ps.unix_mode = cfg.listen.unix_mode;
   ps.cron.grow = cfg.cache.hash_expand;
   ps.reload = reload;
+  // What a reload re-reads besides the config: watched with it (config_watch.h).
+  if (reload.auth) ps.watch_also = {reload.auth->ascii_path(), reload.auth->sasl_path()};
+  if (reload.tls) {
+    for (const std::string* f : {&cfg.tls.chain_cert, &cfg.tls.key, &cfg.tls.ca_cert}) ps.watch_also.push_back(*f);
+  }
   ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
   ps.on_ready = [&cfg] { return process_ready(cfg); };
   return ps;

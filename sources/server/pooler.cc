@@ -131,6 +131,14 @@ void pooler::main() {
         mm::coroutine_create("listen " + settings_.listen[i].address, [this, l, i] { accept_loop(*l, i); }));
   }
   children.push_back(mm::coroutine_create("signals", [this] { signal_loop(); }));
+  if (!settings_.reload.cli->config_path.empty()) {
+    // Started off or on as the config says; a reload may flip it.
+    watch_ = std::make_unique<config_watch>([this](const std::string&) { request_reload("config change"); });
+    std::vector<std::string> files = settings_.reload.started->sources;
+    files.insert(files.end(), settings_.watch_also.begin(), settings_.watch_also.end());
+    watch_->set(std::move(files), settings_.reload.started->server.reload_on_change);
+    children.push_back(mm::coroutine_create("config watch", [this] { watch_->run(); }));
+  }
   children.push_back(mm::coroutine_create("memory trim", [this] { memory_trim_main(conns_); }));
   children.push_back(mm::coroutine_create(
       "cron", [this] { cron_main(store_, clock_, gc_, *settings_.reload.live, cron_reloaded_, settings_.cron); }));
@@ -139,6 +147,7 @@ void pooler::main() {
   mm::sleep(mm::kForever);
   for (auto id : children) mm::coroutine_finish(id, 5000);
   if (reloading_) mm::coroutine_finish(reload_, 5000);
+  watch_.reset();  // its inotify descriptor is this machine's to close
 }
 
 void pooler::accept_loop(mm::io& listener, std::size_t index) {
@@ -218,16 +227,7 @@ void pooler::signal_loop() {
       return;
     }
     if (sig == SIGHUP) {
-      // The reload runs in a coroutine of its own (it waits for the file on
-      // the blocking pool), so this loop keeps taking signals: a SIGTERM
-      // during a slow read is acted on at once. SIGHUPs that come during a
-      // reload make one more reload after it.
-      if (reloading_) {
-        reload_again_ = true;
-        continue;
-      }
-      reloading_ = true;
-      reload_ = mm::coroutine_create("reload", [this] { reload_loop(); });
+      request_reload("SIGHUP");
       continue;
     }
     spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -236,12 +236,37 @@ void pooler::signal_loop() {
   }
 }
 
+// The reload runs in a coroutine of its own (it waits for the files on the
+// blocking pool), so the signal loop keeps taking signals (a SIGTERM during
+// a slow read is acted on at once) and the watch keeps reading events.
+// Requests that come during a reload make one more reload after it.
+void pooler::request_reload(std::string trigger) {
+  reload_trigger_ = std::move(trigger);
+  if (reloading_) {
+    reload_again_ = true;
+    return;
+  }
+  reloading_ = true;
+  reload_ = mm::coroutine_create("reload", [this] { reload_loop(); });
+}
+
+// One reload for SIGHUP and a config change alike: the config, the
+// certificates, the password files; then the watch follows the files the
+// applied config was read from.
 void pooler::reload_loop() {
   do {
     reload_again_ = false;
-    if (reload_config(settings_.reload)) cron_reloaded_.signal();
-    reload_certificates(settings_.reload);
-    if (settings_.reload.auth) settings_.reload.auth->reload(kReloadReadTimeout);
+    const std::string trigger = reload_trigger_;
+    reload_outcome applied;
+    if (reload_config(settings_.reload, trigger, &applied)) {
+      cron_reloaded_.signal();
+      if (watch_) {
+        applied.sources.insert(applied.sources.end(), settings_.watch_also.begin(), settings_.watch_also.end());
+        watch_->set(std::move(applied.sources), applied.reload_on_change);
+      }
+    }
+    reload_certificates(settings_.reload, trigger);
+    if (settings_.reload.auth) settings_.reload.auth->reload(kReloadReadTimeout, trigger);
   } while (reload_again_ && !mm::coroutine_cancelled());
   reloading_ = false;
 }

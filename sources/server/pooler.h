@@ -1,7 +1,8 @@
 // The pooler machine: one listen coroutine per address (TCP and unix), each
 // accepting and feeding sockets round-robin to the workers over their
 // channels; the signal coroutine (SIGTERM/SIGINT shutdown; SIGHUP starts
-// the reload coroutine); and the cron coroutine.
+// the reload coroutine); the config watch (config_watch.h: a changed config
+// file starts the same reload); and the cron coroutine.
 #pragma once
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "config.h"
+#include "config_watch.h"
 #include "conn_registry.h"
 #include "cron.h"
 #include "fd_reserve.h"
@@ -43,6 +45,10 @@ struct pooler_settings {
   // SIGHUP: what to re-read and where to apply it. max_connections and the
   // cron's period are read from reload.live, which the reload publishes.
   reload_target reload;
+  // Watched with the config's own files when it says reload_on_change: the
+  // files the reload re-reads besides the config (-Y's, the SASL database,
+  // the TLS certificates), fixed at start.
+  std::vector<std::string> watch_also;
   // Called on the pooler thread with the port the first TCP listener bound
   // (the real one when the config says port 0), for `stats settings`.
   std::function<void(uint16_t)> on_tcp_port;
@@ -65,6 +71,10 @@ class pooler {
   void main();
   void accept_loop(mm::io& listener, std::size_t index);
   void signal_loop();
+  // Starts the "reload" coroutine, or asks the running one for one more
+  // round; `trigger` names the cause in its log lines. [pooler machine;
+  // does not suspend]
+  void request_reload(std::string trigger);
   void reload_loop();
   void feed(int fd, std::string peer, std::size_t index);
   void shutdown();
@@ -85,10 +95,14 @@ class pooler {
   mm::cond cron_reloaded_;  // [pooler machine] the cron's period may have changed
   std::atomic<bool> failed_{false};
   bool shutting_down_ = false;
-  // [pooler machine] the "reload" coroutine (SIGHUP) and a SIGHUP that came while it ran
+  // [pooler machine] the "reload" coroutine (SIGHUP or a config change), a
+  // request that came while it ran, and the latest request's trigger
   bool reloading_ = false;
   bool reload_again_ = false;
   mm::coroutine_id reload_ = 0;
+  std::string reload_trigger_;
+  // [pooler machine] the config watch, while main() runs (with --config)
+  std::unique_ptr<config_watch> watch_;
 };
 
 }  // namespace ithaca::server

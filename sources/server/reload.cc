@@ -92,28 +92,28 @@ bool read_and_validate(const reload_target& t, config::config& out, std::string*
 }
 }  // namespace
 
-bool reload_config(const reload_target& t) {
+bool reload_config(const reload_target& t, std::string_view trigger, reload_outcome* applied) {
   const std::string& path = t.cli->config_path;
   if (path.empty()) {
-    spdlog::info("SIGHUP: no configuration file to reload");
+    spdlog::info("{}: no configuration file to reload", trigger);
     return false;
   }
   config::config fresh;
   std::string error;
   if (!read_and_validate(t, fresh, &error)) {
-    spdlog::error("SIGHUP: reload refused, keeping the running configuration: {}", error);
+    spdlog::error("{}: reload refused, keeping the running configuration: {}", trigger, error);
     return false;
   }
   // A listener with a tree of its own is bound once (restart_only.h).
   if (std::string changed = config::listener_changes(*t.started, fresh); !changed.empty()) {
     spdlog::error(
-        "SIGHUP: reload refused, keeping the running configuration: {}: {}; adding, removing or "
+        "{}: reload refused, keeping the running configuration: {}: {}; adding, removing or "
         "reordering a listener needs a restart",
-        path, changed);
+        trigger, path, changed);
     return false;
   }
   if (auto restart = config::restart_only_changes(*t.started, fresh); !restart.empty()) {
-    spdlog::warn("SIGHUP: {} changed; needs a restart (the running value stays until then)", join(restart));
+    spdlog::warn("{}: {} changed; needs a restart (the running value stays until then)", trigger, join(restart));
   }
   // From the role's access to the publish: a role change waits (served_role.h).
   std::unique_lock role_lock(t.role->publish_mutex());
@@ -121,7 +121,7 @@ bool reload_config(const reload_target& t) {
   // A new route tree: servers still in the file keep their connections.
   auto routes = route::build_route_tree(fresh, *t.servers, access, &error);
   if (!routes) {
-    spdlog::error("SIGHUP: reload refused, keeping the running configuration: {}: {}", path, error);
+    spdlog::error("{}: reload refused, keeping the running configuration: {}: {}", trigger, path, error);
     return false;
   }
   live_settings before = *t.live->load();
@@ -145,18 +145,23 @@ bool reload_config(const reload_target& t) {
   // the old and the new level, so a file that raises the level to warn still
   // leaves a trace of that change; then the new level holds.
   log::set_level(std::min(before.log_level, after->log_level));
-  spdlog::info("SIGHUP: {} is valid; applied: {}", path, changes.empty() ? "no live setting changed" : join(changes));
+  spdlog::info("{}: {} is valid; applied: {}", trigger, path,
+               changes.empty() ? "no live setting changed" : join(changes));
   log::set_level(after->log_level);
+  if (applied) {
+    applied->sources = std::move(fresh.sources);
+    applied->reload_on_change = fresh.server.reload_on_change;
+  }
   return true;
 }
 
-void reload_certificates(const reload_target& t) {
+void reload_certificates(const reload_target& t, std::string_view trigger) {
   if (!t.tls) return;
   std::string error;
   if (t.tls->refresh_from_coroutine(&error, kReloadReadTimeout)) {
-    spdlog::info("SIGHUP: TLS certificates reloaded");
+    spdlog::info("{}: TLS certificates reloaded", trigger);
   } else {
-    spdlog::error("Could not reload TLS certificates on SIGHUP: {}", error);
+    spdlog::error("Could not reload TLS certificates on {}: {}", trigger, error);
   }
 }
 

@@ -1,8 +1,13 @@
-// SIGHUP: re-read the configuration file and apply what can change live.
+// A reload: re-read the configuration file and apply what can change live.
+// One path for both triggers: SIGHUP and a watched file that changed
+// (config_watch.h); both go through pooler::request_reload.
 #pragma once
 
 #include <atomic>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli.h"
 #include "config.h"
@@ -36,6 +41,13 @@ struct reload_target {
   auth_store* auth = nullptr;
 };
 
+// What a reload that applied a file tells the config watcher: the files
+// the new config was read from and whether to watch them.
+struct reload_outcome {
+  std::vector<std::string> sources;
+  bool reload_on_change = false;
+};
+
 // How long a reload waits for the file to be read and parsed (on the
 // blocking pool) before it gives up, keeping the running configuration.
 inline constexpr mm::millis kReloadReadTimeout = 5000;
@@ -55,12 +67,14 @@ inline constexpr mm::millis kReloadReadTimeout = 5000;
 // slow or hung file system suspends only the calling coroutine, for at most
 // kReloadReadTimeout; a FIFO, a device or a file over 1 MiB is refused
 // without a read (config/config_file.h).
+// Every log line starts with `trigger` ("SIGHUP", "config change"). When the
+// file was applied, *applied (if given) gets its sources.
 // [pooler machine, the "reload" coroutine; suspends]
-bool reload_config(const reload_target& t);
+bool reload_config(const reload_target& t, std::string_view trigger, reload_outcome* applied = nullptr);
 
 // SIGHUP's other half, as memcached's: new handshakes get a context built
 // from the certificate files again; a failure is logged (memcached's words)
 // and the running certificates stay. [pooler machine; suspends]
-void reload_certificates(const reload_target& t);
+void reload_certificates(const reload_target& t, std::string_view trigger);
 
 }  // namespace ithaca::server

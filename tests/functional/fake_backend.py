@@ -14,7 +14,10 @@ free loopback port that accepts connections and, by mode,
            seconds, however much is in flight);
   slow     answers every `get`/`gets` line with END (a miss) and any other
            line with ERROR, `delay` seconds after it arrived, in order, but
-           without waiting for one answer before reading the next request.
+           without waiting for one answer before reading the next request;
+  server_error  answers every request with `SERVER_ERROR fake error` (the
+           data block of a storage command read first), as mcrouter's
+           CustomErrorServer does: a server that is up and refuses.
 The mode can change while it runs (e.g. a hung server that recovers)."""
 
 import socket
@@ -29,6 +32,8 @@ class FakeBackend:
         self.target = target  # (host, port) for forward
         self.delay = delay
         self.accepted = 0
+        self.lines = []  # server_error: the command lines it answered, in order
+        self.times = []  # ... and when each arrived (time.monotonic_ns())
         self._stop = threading.Event()
         self._listener = socket.socket()
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -74,6 +79,7 @@ class FakeBackend:
     def _serve(self, conn):
         conn.settimeout(0.2)
         upstream = None
+        pending = b""  # server_error: what is not a whole request yet
         try:
             while not self._stop.is_set():
                 try:
@@ -96,6 +102,9 @@ class FakeBackend:
                     return
                 if mode == "slow":
                     self._answer_slowly(conn, data)
+                    continue
+                if mode == "server_error":
+                    pending = self._answer_errors(conn, pending + data)
                     continue
                 if mode == "garbage":
                     conn.sendall(b"HELLO THIS IS NOT MEMCACHED\r\n")
@@ -191,6 +200,27 @@ class FakeBackend:
             except OSError:
                 pass
             upstream.close()
+
+    STORAGE = (b"set", b"add", b"replace", b"append", b"prepend", b"cas", b"lease-set")
+
+    def _answer_errors(self, conn, buf):
+        # Whole requests only: a storage line waits for its data block.
+        while True:
+            end = buf.find(b"\r\n")
+            if end < 0:
+                return buf
+            words = buf[:end].split()
+            need = end + 2
+            if words and words[0] in self.STORAGE and len(words) >= 5:
+                need += int(words[4]) + 2
+            elif words and words[0] == b"ms" and len(words) >= 3:
+                need += int(words[2]) + 2
+            if len(buf) < need:
+                return buf
+            self.times.append(time.monotonic_ns())
+            self.lines.append(buf[:end])
+            buf = buf[need:]
+            conn.sendall(b"SERVER_ERROR fake error\r\n")
 
     def _stream_huge(self, conn):
         conn.settimeout(2)

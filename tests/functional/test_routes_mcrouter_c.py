@@ -1,12 +1,15 @@
-"""mcrouter's own test configs (mcrouter/test/*.json, copied under
-mcrouter_configs/ with a line naming each and its MIT licence) served by
-ithaca in front of real memcacheds, each `localhost:PORT` of the file mapped
-to a memcached the test starts; the assertions are those of mcrouter's Python
-test of the same name (test_shadow.py, test_const_shard_hash.py,
-test_empty_pool.py, test_mcrouter.py's duplicate servers,
-test_modify_exptime.py), ported. Plus mcrouter's ErrorRoute results, each
-answered with the line mcrouter's ascii server writes for it
-(AsciiSerialized.cpp)."""
+"""mcrouter's own test configs (mcrouter_corpus/, copied as they are from
+facebook/mcrouter's mcrouter/test/*.json, MIT licence in
+mcrouter_corpus/LICENSE) served by ithaca in front of real memcacheds, each
+`localhost:PORT` of the file mapped to a memcached the test starts; the
+assertions are those of mcrouter's Python test of the same name
+(test_shadow.py, test_bucketized_poolroute.py, test_shard_splits.py,
+test_slow_warmup.py, test_const_shard_hash.py, test_empty_pool.py,
+test_mcrouter.py's duplicate servers, test_modify_exptime.py,
+test_bigvalue.py), ported. Plus mcrouter's ErrorRoute results, each answered
+with the line mcrouter's ascii server writes for it (AsciiSerialized.cpp),
+KeySplitRoute (mcrouter has no Python test of it) and test_mcrefill.json
+(none uses it)."""
 import json
 import pathlib
 import re
@@ -17,7 +20,7 @@ import pytest
 from conftest import HOST, ithaca_binary
 from mcwire import Conn
 
-CONFIGS = pathlib.Path(__file__).parent / "mcrouter_configs"
+CONFIGS = pathlib.Path(__file__).parent / "mcrouter_corpus"
 ADDRESS = re.compile(r'"(?:localhost|127\.0\.0\.1|\[::1\]):(\d+)"')
 
 
@@ -132,12 +135,16 @@ def test_regional_shadow(tmp_path, ithaca_factory, memcached_factory):
 
 
 @pytest.mark.parametrize("prefix,shadow_list,holder,other", [
+    # a MigrateRoute from pool-migrate-old to pool-migrate-new whose
+    # start_time and interval are long past: every key on the new one
+    ("b_migrate", [26, 30, 39, 63], BAR_1, BAR_0),
     ("b_old", [10, 33, 35, 43, 45, 46, 47, 62, 85], BAR_0, BAR_1),
     ("b_new", [10, 11, 15, 34, 40, 43, 47, 71, 93], BAR_1, BAR_0),
 ])
 def test_migrated_shadow(tmp_path, ithaca_factory, memcached_factory, prefix, shadow_list, holder, other):
-    """test_migrated_old_shadow and test_migrated_new_shadow: named handles
-    (PoolRoutes with shadows) used by a prefix."""
+    """test_migrated_shadow, test_migrated_old_shadow and
+    test_migrated_new_shadow: named handles (PoolRoutes with shadows) used by
+    a prefix, and by a MigrateRoute."""
     router, mc = serve("test_shadow.json", tmp_path, ithaca_factory, memcached_factory)
     kv = [("%s%d" % (prefix, i), "value%d" % i) for i in range(100)]
     shadow_keys = {kv[i][0] for i in shadow_list}

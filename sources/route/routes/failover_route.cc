@@ -1,11 +1,14 @@
 #include "failover_route.h"
 
 #include <algorithm>
+#include <cstring>
 #include <ctime>
 #include <iterator>
 
 #include "command_class.h"
+#include "key_hash_part.h"
 #include "mcrouter_json.h"
+#include "pool_route.h"
 #include "route_kind.h"
 #include "route_kind_reader.h"
 #include "yaml_section.h"
@@ -17,6 +20,33 @@ namespace {
 // A text get of several keys: asked per child slot, failed keys alone onward.
 bool multi_get(const protocol::request& req) { return protocol::is_multikey_retrieval(req) && req.keys.size() > 1; }
 
+// slot_frame::saved of a single-key step: the child asked (low 32 bits) and
+// whether it was asked through child slot 0 with a tagged key; a split get.
+constexpr std::int64_t kFailoverTagged = std::int64_t{1} << 32;
+constexpr std::int64_t kFailoverSplit = std::int64_t{1} << 33;
+std::size_t failover_child_of(const slot_frame& f) { return static_cast<std::size_t>(f.saved & 0xffffffff); }
+
+constexpr std::string_view kFailoverTagText = ":failover=1";
+
+// mcrouter's failover tag: "k|#|x" becomes "k|#|x:failover=1" in the child
+// slot's own scratch (a key with no hash stop, or too long, stays).
+bool failover_tag_key(protocol::request& req) {
+  if (req.keys.size() != 1) return false;
+  const std::string_view key = req.keys[0];
+  if (key.find(proxy::kHashStop) == std::string_view::npos) return false;
+  if (key.size() + kFailoverTagText.size() > protocol::kMaxKeyLength) return false;
+  char* buf = req.scratch.data();
+  std::memmove(buf, key.data(), key.size());  // the key may be in scratch already (meta b)
+  std::memcpy(buf + key.size(), kFailoverTagText.data(), kFailoverTagText.size());
+  req.keys.set(0, std::string_view(buf, key.size() + kFailoverTagText.size()));
+  return true;
+}
+
+const proxy::pool* pool_of_route(const route* r) {
+  const auto* p = dynamic_cast<const pool_route*>(r);
+  return p != nullptr ? &p->pool() : nullptr;
+}
+
 }  // namespace
 
 failover_route::failover_route(std::string name, std::vector<const route*> children, options opts)
@@ -27,13 +57,46 @@ failover_route::failover_route(std::string name, std::vector<const route*> child
       cap_(static_cast<std::int64_t>(opts.limit_burst * 1000)),
       tokens_(cap_),
       gutter_(opts.gutter),
-      exptime_(opts.exptime) {}
+      exptime_(opts.exptime),
+      order_(opts.policy, children_.size(), pool_of_route(children_.empty() ? nullptr : children_[0])),
+      tag_(opts.failover_tag),
+      pairing_(opts.lease_pairing) {}
+
+bool failover_route::splits(const protocol::request& req) const {
+  return multi_get(req) && children_.size() > 1 && (!order_.in_order() || tag_);
+}
+
+std::vector<const route*> failover_route::targets_for(const protocol::request& req) const {
+  std::vector<const route*> out;
+  for (std::uint32_t p = 0; p < order_.max_tries(); ++p) out.push_back(children_[order_.child_at(p, req.key())]);
+  return out;
+}
 
 dispatch_status failover_route::dispatch(request_slot& slot, dispatch_env& env) const {
   route_counters::add(counters().requests);
+  if (pairing_ && slot.req.cmd == protocol::command::LeaseSet) {
+    // Where its lease-get went; any other token: the first child, alone.
+    if (const auto p = pairs_.find(slot.req.lease_token); p && p->child < children_.size()) {
+      slot.req.lease_token = p->token;
+      return children_[p->child]->dispatch(slot, env);
+    }
+    return children_[0]->dispatch(slot, env);
+  }
   if (feed_ > 0) {
     std::int64_t t = tokens_.load(std::memory_order_relaxed);
     while (t < cap_ && !tokens_.compare_exchange_weak(t, std::min(cap_, t + feed_), std::memory_order_relaxed)) {}
+  }
+  if (splits(slot.req)) {
+    // One child slot per key, each a get of its own through this route.
+    slot.push_frame(slot_frame{this, 0, 0, kFailoverSplit});
+    slot.result.prepare(slot.req);
+    for (std::uint32_t i = 0; i < slot.req.keys.size(); ++i) {
+      const std::uint32_t which[] = {i};
+      request_slot& c = slot.child_for_keys(i, which);
+      slot.add_call();
+      dispatch_child(*this, c, env);
+    }
+    return dispatch_status::Pending;
   }
   slot.push_frame(slot_frame{this, 0, 0, 0});
   if (multi_get(slot.req) && children_.size() > 1) {
@@ -48,14 +111,28 @@ dispatch_status failover_route::dispatch(request_slot& slot, dispatch_env& env) 
   return dispatch_status::Pending;
 }
 
-// A reply that does not fail over ends the route where it arrives. (A
-// multi-key get always comes back: its child's hits are merged in resume.)
-bool failover_route::wants_resume(const request_slot& slot, const slot_frame& f) const {
-  if (multi_get(slot.req) && children_.size() > 1) return true;
+// frame.state: the position in the policy's order of the child asked last;
+// frame.count: the error tries so far (failover_policy.h).
+bool failover_route::goes_on(const request_slot& slot, const slot_frame& f, const protocol::routed_result& r) const {
   const auto cls = static_cast<std::size_t>(protocol::operation_of(slot.req));
-  if (f.state + 1 >= children_.size() || !fails_over(slot.result, errors_[cls])) return false;
+  if (f.state + 1 >= order_.max_tries() || f.state + 1 >= children_.size() || !fails_over(r, errors_[cls])) {
+    return false;
+  }
+  if (f.count + (order_.error_try(r) ? 1u : 0u) >= order_.max_error_tries()) return false;
   // The gutter takes no deletes: its values expire instead.
   return !(gutter_ && protocol::classify(slot.req) == protocol::command_class::Delete);
+}
+
+// A reply that does not fail over ends the route where it arrives. (A
+// multi-key get always comes back: its child's hits are merged in resume;
+// so does a reply in a tagged child slot, and a lease-get to pair.)
+bool failover_route::wants_resume(const request_slot& slot, const slot_frame& f) const {
+  if ((f.saved & (kFailoverSplit | kFailoverTagged)) != 0) return true;
+  if (multi_get(slot.req) && children_.size() > 1) return true;
+  // Least failures counts every child's replies, here where each arrives.
+  if (order_.notes_replies()) order_.note_reply(failover_child_of(f), fails_over(slot.result, kFailoverAll));
+  if (pairing_ && slot.req.cmd == protocol::command::LeaseGet) return true;
+  return goes_on(slot, f, slot.result);
 }
 
 bool failover_route::take_token() const {
@@ -70,19 +147,58 @@ bool failover_route::take_token() const {
   return true;
 }
 
+// mcrouter's LeaseGet: a token from a failover child (or one that looks
+// like a paired token already) is replaced by one of this route's.
+void failover_route::pair_lease(request_slot& slot, std::size_t child) const {
+  if (!pairing_ || slot.req.cmd != protocol::command::LeaseGet) return;
+  if (slot.result.outcome != protocol::routed_outcome::LeaseToken || slot.result.number <= 1) return;
+  if (child == 0 && !lease_pairs::is_paired(slot.result.number)) return;
+  slot.result.number = pairs_.add(slot.result.number, static_cast<std::uint32_t>(child));
+}
+
+dispatch_status failover_route::resume_split(request_slot& slot) const {
+  for (std::size_t i = 0; i < slot.children_in_use(); ++i) {
+    request_slot& c = slot.child_at(i);
+    merge_hits(slot.result, c.result, c.key_map);
+  }
+  return dispatch_status::Done;
+}
+
 dispatch_status failover_route::resume(request_slot& slot, dispatch_env& env) const {
-  if (multi_get(slot.req) && children_.size() > 1) return resume_multi(slot, env);
   slot_frame& f = slot.top_frame();
-  const std::size_t next = f.state + 1;
-  if (!wants_resume(slot, f)) return dispatch_status::Done;
-  if (!take_token()) return dispatch_status::Done;
+  if ((f.saved & kFailoverSplit) != 0) return resume_split(slot);
+  if (multi_get(slot.req) && children_.size() > 1) return resume_multi(slot, env);
+  if ((f.saved & kFailoverTagged) != 0) {
+    // The tagged child slot's answer is the request's.
+    std::swap(slot.result, slot.child_at(0).result);
+    slot.result.forget_raw_pieces();  // their VALUE lines name the tagged key
+    f.saved &= ~kFailoverTagged;
+    if (order_.notes_replies()) order_.note_reply(failover_child_of(f), fails_over(slot.result, kFailoverAll));
+  }
+  const std::size_t child = failover_child_of(f);
+  if (!goes_on(slot, f, slot.result) || !take_token()) {
+    pair_lease(slot, child);
+    return dispatch_status::Done;
+  }
   route_counters::add(counters().failovers);
   if (gutter_ && carries_exptime(slot.req)) {
     cap_exptime(slot.req, exptime_, static_cast<std::int64_t>(std::time(nullptr)));
     if (protocol::classify(slot.req) == protocol::command_class::Store) route_counters::add(counters().gutter_writes);
   }
-  f.state = static_cast<std::uint32_t>(next);
+  if (order_.error_try(slot.result)) f.count += 1;
+  f.state += 1;
+  const std::size_t next = order_.child_at(f.state, slot.req.key());
+  f.saved = static_cast<std::int64_t>(next);
   slot.release_reply();  // the next child prepares the result again
+  if (tag_) {
+    request_slot& c = slot.child(0);
+    if (failover_tag_key(c.req)) {
+      f.saved |= kFailoverTagged;
+      slot.add_call();
+      dispatch_child(*children_[next], c, env);
+      return dispatch_status::Pending;
+    }
+  }
   dispatch_child(*children_[next], slot, env);
   return dispatch_status::Pending;
 }
@@ -93,7 +209,8 @@ dispatch_status failover_route::resume_multi(request_slot& slot, dispatch_env& e
   slot_frame& f = slot.top_frame();
   request_slot& last = slot.child_at(f.state);
   const auto cls = static_cast<std::size_t>(protocol::operation_of(slot.req));
-  const bool onward = f.state + 1 < children_.size() && fails_over(last.result, errors_[cls]);
+  const bool onward = f.state + 1 < order_.max_tries() && fails_over(last.result, errors_[cls]) &&
+                      f.count + (order_.error_try(last.result) ? 1u : 0u) < order_.max_error_tries();
   merge_hits(slot.result, last.result, last.key_map);
   if (!onward) return dispatch_status::Done;
   std::vector<std::uint32_t> failed;
@@ -102,6 +219,7 @@ dispatch_status failover_route::resume_multi(request_slot& slot, dispatch_env& e
   }
   if (failed.empty() || !take_token()) return dispatch_status::Done;
   route_counters::add(counters().failovers);
+  if (order_.error_try(last.result)) f.count += 1;
   // Asked again: no longer failed unless the next child fails them too.
   for (const std::uint32_t i : failed) slot.result.set_failed(i, false);
   slot.result.failed_keys -=
@@ -126,14 +244,19 @@ namespace {
 
 struct failover_options final : config::route_options {
   // Which results fail over, by mcrouter's result names
-  // (config::known_failover_errors): `errors` for every class; a non-empty
-  // by_class[c] replaces it for class c. All empty: every error.
+  // (config::known_failover_errors): `errors` for every class; by_class[c],
+  // when given, replaces it for class c. Not given: every error. Given and
+  // empty (mcrouter's `"updates": []`): no failover at all for that class.
   std::vector<std::string> errors;
   std::array<std::vector<std::string>, config::kOpClasses> by_class;
+  bool errors_given = false;
+  std::array<bool, config::kOpClasses> class_given{};
   double limit_rate = 0;  // failover_limit: tokens per request, (0, 1]; 0: no limit
   double limit_burst = 1000;
-  std::uint32_t exptime = 10;                        // failover_exptime: the TTL cap of writes to a failover child
-  bool failover_tag = false, lease_pairing = false;  // mcrouter's: refused when on
+  std::uint32_t exptime = 10;  // failover_exptime: the TTL cap of writes to a failover child
+  failover_policy_config policy;
+  bool failover_tag = false, lease_pairing = false;
+  std::string pool;  // salted_failover: the pool it fails over within
 };
 
 std::string joined(const std::vector<std::string>& names) {
@@ -147,8 +270,10 @@ std::string joined(const std::vector<std::string>& names) {
 
 // The names of `list` into `out`: YAML's words (did you mean) or mcrouter's
 // (its mc_res_ prefix accepted).
+// `empty_ok`: an empty list is allowed and means no failover (a class of a
+// table; YAML refuses it for every class at once, surely a mistake there).
 void read_error_names(config::route_kind_reader& in, const YAML::Node& list, const std::string& where,
-                      std::vector<std::string>& out) {
+                      std::vector<std::string>& out, bool empty_ok) {
   const bool yaml = in.format() == config::route_format::Yaml;
   if (!list.IsSequence()) {
     in.fail_node(list, yaml ? where + ": expected a list of error names (connect_error, timeout, tko, ...), got " +
@@ -172,7 +297,9 @@ void read_error_names(config::route_kind_reader& in, const YAML::Node& list, con
                                          : " (did you mean '" + close + "'?)"));
     }
   }
-  if (yaml && out.empty() && list.size() == 0) in.fail_node(list, where + ": an empty list would never fail over");
+  if (yaml && !empty_ok && list.size() == 0) {
+    in.fail_node(list, where + ": an empty list would never fail over (give it by class to turn one class's off)");
+  }
 }
 
 // `failover_errors`: a list for every class, or a table by class (YAML: get,
@@ -187,17 +314,22 @@ void read_failover_errors(config::route_kind_reader& in, const char* key, config
       in.check_keys(v, key, {"get", "set", "delete", "arithmetic", "touch"});
       for (std::size_t c = 0; c < config::kOpClasses; ++c) {
         const char* cls = kinds::to_string(kinds::op_class_at(c));
-        if (v[cls]) read_error_names(in, v[cls], cls, o.by_class[c]);
+        if (!v[cls]) continue;
+        o.class_given[c] = true;
+        read_error_names(in, v[cls], cls, o.by_class[c], true);
       }
     } else {
       in.check_keys(v, in.what() + " failover_errors", {"gets", "updates", "deletes"});
       const char* const mcrouter_classes[] = {"gets", "updates", "deletes"};
       for (std::size_t c = 0; c < 3; ++c) {
-        if (v[mcrouter_classes[c]]) read_error_names(in, v[mcrouter_classes[c]], key, o.by_class[c]);
+        if (!v[mcrouter_classes[c]]) continue;
+        o.class_given[c] = true;
+        read_error_names(in, v[mcrouter_classes[c]], key, o.by_class[c], true);
       }
     }
   } else if (yaml || v.IsSequence()) {
-    read_error_names(in, v, key, o.errors);
+    o.errors_given = true;
+    read_error_names(in, v, key, o.errors, !yaml);
   } else {
     in.fail_node(v, "Failover errors must be either an array or an object.");
   }
@@ -205,13 +337,13 @@ void read_failover_errors(config::route_kind_reader& in, const char* key, config
 
 std::string show_failover_errors(const config::route_options& opts) {
   const auto& o = static_cast<const failover_options&>(opts);
-  std::string out = joined(o.errors);
+  std::string out = o.errors_given && o.errors.empty() ? "none" : joined(o.errors);
   for (std::size_t c = 0; c < config::kOpClasses; ++c) {
-    if (o.by_class[c].empty()) continue;
+    if (!o.class_given[c]) continue;
     if (!out.empty()) out += ';';
     out += kinds::to_string(kinds::op_class_at(c));
     out += ':';
-    out += joined(o.by_class[c]);
+    out += o.by_class[c].empty() ? "none" : joined(o.by_class[c]);
   }
   return out;
 }
@@ -259,18 +391,29 @@ std::string show_failover_limit(const config::route_options& opts) {
   return config::number_text(o.limit_rate) + "/" + config::number_text(o.limit_burst);
 }
 
-// mcrouter's failover_policy: ithaca tries the children in order, only.
-void refuse_failover_policy(config::route_kind_reader& in, const char* key, config::route_config&,
-                            config::route_options&) {
-  in.fail_at(key, in.what() + ": failover_policy is not supported by ithaca (children are tried in order)");
+// failover_policy (failover_policy.h), in both formats.
+void read_failover_policy_option(config::route_kind_reader& in, const char* key, config::route_config&,
+                                 config::route_options& opts) {
+  auto& o = static_cast<failover_options&>(opts);
+  // mcrouter merges a route-level `hash` into it; kept if read first.
+  const bool weighted = o.policy.weighted;
+  std::vector<double> weights = o.policy.weights;
+  read_failover_policy(in, *in.value(key), o.policy);
+  if (weighted && !o.policy.weighted) {
+    o.policy.weighted = true;
+    o.policy.weights = std::move(weights);
+  }
 }
 
-void finish_failover_common(config::route_kind_reader& in, config::route_config& r) {
-  const auto& o = config::options_of<failover_options>(r);
-  if (o.failover_tag) in.fail_at("failover_tag", in.what() + ": failover_tag is not supported by ithaca");
-  if (o.lease_pairing) {
-    in.fail_at("enable_lease_pairing", in.what() + ": enable_lease_pairing is not supported by ithaca");
-  }
+std::string show_failover_policy_option(const config::route_options& opts) {
+  const auto& o = static_cast<const failover_options&>(opts);
+  return show_failover_policy(o.policy);
+}
+
+// mcrouter's route-level `hash`: the deterministic order's hash function.
+void read_failover_hash(config::route_kind_reader& in, const char* key, config::route_config&,
+                        config::route_options& opts) {
+  read_failover_policy_hash(in, *in.value(key), static_cast<failover_options&>(opts).policy);
 }
 
 // The options both kinds take; the gutter's add its exptime.
@@ -283,19 +426,34 @@ constexpr config::option_spec kFailoverOptions[] = {
     config::custom_option("failover_limit", "failover_limit",
                           "the share of requests that may fail over (rate, 0 to 1) and its burst", read_failover_limit,
                           show_failover_limit, "{rate: 0.5, burst: 100}", "{\"rate\": 0.5, \"burst\": 100}"),
-    // mcrouter's alone, refused: no sample a file could give.
-    config::custom_option(nullptr, "failover_policy", "mcrouter's choice of failover order, refused",
-                          refuse_failover_policy, config::show_nothing, nullptr, nullptr),
-    config::flag_option<&failover_options::failover_tag>(nullptr, "failover_tag",
-                                                         "mcrouter's failover tagging, refused when true"),
-    config::flag_option<&failover_options::lease_pairing>(nullptr, "enable_lease_pairing",
-                                                          "mcrouter's lease pairing, refused when true"),
+    config::custom_option("failover_policy", "failover_policy",
+                          "the order children are tried in and how many: in_order (default), deterministic_order "
+                          "{max_tries, max_error_tries, exclude_errors, hash, ignore_normal_reply_index}, "
+                          "least_failures {max_tries}",
+                          read_failover_policy_option, show_failover_policy_option,
+                          "{type: deterministic_order, max_tries: 2, max_error_tries: 2}",
+                          "{\"type\": \"DeterministicOrderPolicy\", \"max_tries\": 2, \"max_error_tries\": 2}"),
+    config::custom_option(nullptr, "hash", "mcrouter: the deterministic order's hash ({hash_func, weights})",
+                          read_failover_hash, config::show_nothing, nullptr, "{\"hash_func\": \"Ch3\"}"),
+    config::flag_option<&failover_options::failover_tag>(
+        "failover_tag", "failover_tag", "a hash-stopped key sent to a failover child gets \":failover=1\" appended"),
+    config::flag_option<&failover_options::lease_pairing>(
+        "enable_lease_pairing", "enable_lease_pairing",
+        "a lease-set goes to the child that answered its lease-get (needs meta backends for leases)"),
 };
 constexpr auto kGutterOptions = [] {
   std::array<config::option_spec, std::size(kFailoverOptions) + 1> out{};
   std::copy(std::begin(kFailoverOptions), std::end(kFailoverOptions), out.begin());
   out.back() = config::seconds_option<&failover_options::exptime>(
       "exptime", "failover_exptime", "the TTL cap of writes sent to a failover child (10s in YAML, 60 in mcrouter)");
+  return out;
+}();
+
+constexpr auto kSaltedOptions = [] {
+  std::array<config::option_spec, std::size(kFailoverOptions) + 1> out{};
+  std::copy(std::begin(kFailoverOptions), std::end(kFailoverOptions), out.begin());
+  out.back() = config::pool_option<&failover_options::pool>(
+      "pool", "pool", "the pool: its own route first, then (mcrouter) each of its servers as the failover children");
   return out;
 }();
 
@@ -307,9 +465,39 @@ constexpr config::child_slot kGutterSlots[] = {
     {"failover", "failover", "failover", true, 1, nullptr, true},
 };
 
+// In YAML the failover children are listed; mcrouter makes them from the
+// pool: the normal route is `{"type": "PoolRoute", "pool", "hash"}`, then
+// "Pool|POOL", each server alone (McRouteHandleProvider's SaltedFailoverRoute).
+constexpr config::child_slot kSaltedSlots[] = {
+    {"failover", "failover", nullptr, true, 1},
+};
+
+void finish_salted(config::route_kind_reader& in, config::route_config& r) {
+  const auto& o = config::options_of<failover_options>(r);
+  if (o.pool.empty()) return;  // refused already
+  std::vector<config::route_config> children;
+  if (in.format() == config::route_format::Yaml) {
+    children.push_back(config::module_node("pool", config::route_format::Yaml, r.line, {{"pool", o.pool}}));
+    for (config::route_config& c : r.children) children.push_back(std::move(c));
+  } else {
+    YAML::Node normal(YAML::NodeType::Map);
+    normal["type"] = "PoolRoute";
+    normal["pool"] = o.pool;
+    if (const YAML::Node* h = in.value("hash")) normal["hash"] = *h;
+    YAML::Node list(YAML::NodeType::Sequence);
+    list.push_back(normal);
+    list.push_back("Pool|" + o.pool);
+    children = in.routes_at(list, "");
+  }
+  for (config::route_config& c : children) {
+    c.role.clear();
+    if (c.line <= 0) c.line = r.line;
+  }
+  r.children = std::move(children);
+}
+
 // mcrouter: a gutter with no failover child is its normal route alone.
 void finish_gutter(config::route_kind_reader& in, config::route_config& r) {
-  finish_failover_common(in, r);
   if (in.format() == config::route_format::Mcrouter && r.children.size() == 1) {
     config::become_only_child(r);
   }
@@ -319,17 +507,30 @@ failover_route::options runtime_options(tree_builder& b, const config::route_con
   const auto& o = config::options_of<failover_options>(r);
   failover_route::options out;
   std::string bad;
-  failover_mask all = kFailoverAll;
-  ok = parse_failover_errors(o.errors, all, &bad);
+  // An empty list given means no failover (mcrouter's), a missing one every error.
+  failover_mask all = 0;
+  ok = (o.errors_given && o.errors.empty()) || parse_failover_errors(o.errors, all, &bad);
   out.errors.fill(all);
   for (std::size_t c = 0; ok && c < config::kOpClasses; ++c) {
+    if (!o.class_given[c]) continue;
+    out.errors[c] = 0;
     if (!o.by_class[c].empty()) ok = parse_failover_errors(o.by_class[c], out.errors[c], &bad);
   }
   if (!ok) b.fail(r, "unknown failover error '" + bad + "'");
   out.limit_rate = o.limit_rate;
   out.limit_burst = o.limit_burst > 0 ? o.limit_burst : 1000;
   out.exptime = o.exptime == 0 ? 10 : o.exptime;
+  out.policy = o.policy;
+  out.failover_tag = o.failover_tag;
+  out.lease_pairing = o.lease_pairing;
   return out;
+}
+
+const route* add_failover(tree_builder& b, const config::route_config& r, std::vector<const route*> children,
+                          const failover_route::options& o) {
+  auto made = std::make_unique<failover_route>(b.name_of(r), std::move(children), o);
+  if (std::string why; !made->ok(&why)) return b.fail(r, why);
+  return b.keep(std::move(made));
 }
 
 const route* build_failover(tree_builder& b, const config::route_config& r) {
@@ -337,7 +538,7 @@ const route* build_failover(tree_builder& b, const config::route_config& r) {
   failover_route::options o = runtime_options(b, r, ok);
   std::vector<const route*> children;
   if (!ok || !b.children(r, "", true, 1, children)) return nullptr;
-  return b.add<failover_route>(b.name_of(r), std::move(children), o);
+  return add_failover(b, r, std::move(children), o);
 }
 
 const route* build_gutter(tree_builder& b, const config::route_config& r) {
@@ -350,7 +551,7 @@ const route* build_gutter(tree_builder& b, const config::route_config& r) {
   std::vector<const route*> children{normal};
   if (r.with_role("failover").empty()) return b.fail(r, "needs at least one `failover` route");
   if (!b.children(r, "failover", true, 0, children)) return nullptr;
-  return b.add<failover_route>(b.name_of(r), std::move(children), o);
+  return add_failover(b, r, std::move(children), o);
 }
 
 constexpr config::route_kind_info kFailoverInfo{
@@ -361,7 +562,7 @@ constexpr config::route_kind_info kFailoverInfo{
     kFailoverOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<failover_options>(); },
     config::route_kind_info::collapse::NullOrSingleton,
-    finish_failover_common,
+    nullptr,
 };
 
 constexpr config::route_kind_info kGutterInfo{
@@ -379,9 +580,21 @@ constexpr config::route_kind_info kGutterInfo{
     finish_gutter,
 };
 
+constexpr config::route_kind_info kSaltedInfo{
+    "salted_failover",
+    "SaltedFailoverRoute",
+    "a pool, then its servers in the deterministic order of a failover_policy",
+    kSaltedSlots,
+    kSaltedOptions,
+    [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<failover_options>(); },
+    config::route_kind_info::collapse::None,
+    finish_salted,
+};
+
 }  // namespace
 
 extern constinit const kind_module kFailoverKind{kFailoverInfo, build_failover};
+extern constinit const kind_module kSaltedFailoverKind{kSaltedInfo, build_failover};
 extern constinit const kind_module kFailoverExptimeKind{kGutterInfo, build_gutter};
 
 }  // namespace ithaca::route

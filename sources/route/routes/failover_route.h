@@ -17,6 +17,20 @@
 // before (key_hit::failed), and the hits gathered so far stay, as mcrouter
 // routes each key of a multiget on its own: one dead server costs a batch
 // only its own keys, never the hits of the servers that answered.
+//
+// mcrouter's options (failover_policy.h for the order): with a policy other
+// than in order, or with failover_tag, a multi-key get is split into one
+// child slot per key, each routed through this route as a get of its own
+// (each key has its own order, and its own tagged key).
+//
+// failover_tag: a request sent to a failover child whose key has a hash stop
+// ("k|#|x") goes there as "k|#|x:failover=1" (when that fits in 250 bytes),
+// as mcrouter tags it; the client's reply keeps its own key.
+//
+// enable_lease_pairing: a lease-get answered with a token by a failover
+// child gets a token of the route's own (lease_pairs.h) in its place; the
+// lease-set that brings it back goes to that child with the child's token.
+// A lease-set with any other token goes to the first child, never onward.
 #pragma once
 
 #include <array>
@@ -24,6 +38,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "failover_policy.h"
+#include "lease_pairs.h"
 #include "route.h"
 #include "route_util.h"
 
@@ -39,17 +55,29 @@ class failover_route final : public route {
     double limit_burst = 1000;
     bool gutter = false;         // failover_exptime
     std::uint32_t exptime = 10;  // gutter: the TTL cap of failover writes
+    failover_policy_config policy;
+    bool failover_tag = false;
+    bool lease_pairing = false;
   };
   failover_route(std::string name, std::vector<const route*> children, options opts);
+  // False and *why when the options cannot be built.
+  bool ok(std::string* why) const { return order_.ok(why); }
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
   bool wants_resume(const request_slot& slot, const slot_frame& frame) const override;
   const char* kind() const override { return gutter_ ? "failover_exptime" : "failover"; }
   std::vector<const route*> children() const override { return children_; }
   bool tries_in_turn(const protocol::request&) const override { return true; }
+  std::vector<const route*> targets_for(const protocol::request& req) const override;
 
  private:
   dispatch_status resume_multi(request_slot& slot, dispatch_env& env) const;
+  dispatch_status resume_split(request_slot& slot) const;
+  // Whether the request answered by the frame's child goes on to the next.
+  bool goes_on(const request_slot& slot, const slot_frame& f, const protocol::routed_result& r) const;
+  // A multi-key get split per key (policy or tag) rather than per child.
+  bool splits(const protocol::request& req) const;
+  void pair_lease(request_slot& slot, std::size_t child) const;
   // A failover token (failover_limit); false: none left (counted).
   bool take_token() const;
   std::vector<const route*> children_;
@@ -60,6 +88,10 @@ class failover_route final : public route {
   mutable std::atomic<std::int64_t> tokens_{0};
   bool gutter_;
   std::uint32_t exptime_;
+  failover_order order_;
+  bool tag_;
+  bool pairing_;
+  mutable lease_pairs pairs_;  // enable_lease_pairing
 };
 
 }  // namespace ithaca::route

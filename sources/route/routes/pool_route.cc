@@ -7,6 +7,23 @@
 
 namespace ithaca::route {
 
+namespace {
+// The frame state of a request whose keys went out with their routing prefix
+// (keep_routing_prefix): resume() narrows them again. Reliable deletes' frames
+// hold a server index, always below it.
+constexpr std::uint32_t kNarrowKeys = UINT32_MAX;
+
+// keep_routing_prefix: each key's view widened over the routing prefix that
+// lies just before it (request.h), or narrowed back (`by` negative).
+void shift_keys(protocol::request& req, std::ptrdiff_t by) {
+  for (std::size_t i = 0; i < req.keys.size(); ++i) {
+    const std::string_view k = req.keys[i];
+    req.keys.set(i,
+                 std::string_view(k.data() - by, static_cast<std::size_t>(static_cast<std::ptrdiff_t>(k.size()) + by)));
+  }
+}
+}  // namespace
+
 pool_route::pool_route(std::string name, std::shared_ptr<const proxy::pool> pool, bool reliable_deletes)
     : route(std::move(name)), pool_(std::move(pool)), reliable_(reliable_deletes) {}
 
@@ -39,8 +56,17 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
   const proxy::distribution* live = pool_->auto_eject() ? backends.placement(pool_) : nullptr;
   auto locate = [&](std::string_view key) { return live ? pool_->locate(key, *live) : pool_->locate(key); };
   const std::size_t n = req.keys.size();
+  // keep_routing_prefix: placed by the key without its routing prefix (as
+  // mcrouter hashes), sent with it; narrowed back when the calls are done.
+  auto keep_prefix = [&] {
+    if (!pool_->keep_routing_prefix() || req.routing_prefix.empty()) return;
+    const auto len = static_cast<std::ptrdiff_t>(req.routing_prefix.size());
+    slot.push_frame(slot_frame{this, kNarrowKeys, 0, len});
+    shift_keys(slot.req, len);
+  };
   if (n <= 1 || servers.size() == 1) {
     const std::size_t at = locate(req.key());
+    keep_prefix();
     if (reliable_ && protocol::classify(req) == protocol::command_class::Delete) {
       // Come back to resume() with the call's result: which server it was.
       slot.push_frame(slot_frame{this, static_cast<std::uint32_t>(at), 0, 0});
@@ -71,6 +97,7 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
   // counts[s] now ends group s; shift back so counts[s] starts it again.
   for (std::size_t s = counts.size() - 1; s > 0; --s) counts[s] = counts[s - 1];
   counts[0] = 0;
+  keep_prefix();
   for (std::size_t s = 0; s < servers.size(); ++s) {
     const std::uint32_t begin = counts[s], end = counts[s + 1];
     if (begin == end) continue;
@@ -90,6 +117,10 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
 dispatch_status pool_route::resume(request_slot& slot, dispatch_env& env) const {
   enum : std::uint32_t { kCallDone = 0, kSpoolAnswered = 1 };
   slot_frame& frame = slot.top_frame();
+  if (frame.state == kNarrowKeys) {
+    shift_keys(slot.req, -frame.saved);
+    return dispatch_status::Done;
+  }
   if (frame.count == kSpoolAnswered) {
     if (slot.result.outcome == protocol::routed_outcome::NotFound) {
       route_counters::add(counters().deletes_spooled);

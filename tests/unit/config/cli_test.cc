@@ -439,3 +439,47 @@ TEST_CASE("--check-config") {
   CHECK(check_config(o, &message) == 1);
   CHECK(message == "/nonexistent.yaml: cannot open: No such file or directory");
 }
+
+TEST_CASE("reload on change: an mcrouter config's default, the YAML key, mcrouter's --disable-reload-configs") {
+  const char* json = "{\"pools\": {\"A\": {\"servers\": [\"127.0.0.1:11211\"]}}, \"route\": \"PoolRoute|A\"}\n";
+  temp_file mcrouter(json);
+  temp_file plain("logging:\n  level: info\n");
+  temp_file keyed("server:\n  reload_on_change: true\n");
+  auto loaded = [](std::initializer_list<const char*> args) {
+    cli_options o;
+    REQUIRE(parse(args, &o) == "");
+    config c;
+    std::string error;
+    REQUIRE(make_config(o, c, &error));
+    return c;
+  };
+  config c = loaded({"--config", mcrouter.path.c_str()});
+  CHECK(c.server.reload_on_change);                             // mcrouter watches its file
+  CHECK(c.sources == std::vector<std::string>{mcrouter.path});  // absolute already (/tmp/...)
+  CHECK_FALSE(loaded({"--config", mcrouter.path.c_str(), "--disable-reload-configs"}).server.reload_on_change);
+  CHECK_FALSE(loaded({"--config", plain.path.c_str()}).server.reload_on_change);  // ithaca's YAML: SIGHUP only
+  CHECK(loaded({"--config", keyed.path.c_str()}).server.reload_on_change);
+  CHECK_FALSE(loaded({"--config", keyed.path.c_str(), "--disable-reload-configs"}).server.reload_on_change);
+  CHECK(loaded({}).sources.empty());  // no file, nothing to watch
+  // A relative --config is kept absolute: -d changes the directory to /.
+  char cwd[4096];
+  REQUIRE(getcwd(cwd, sizeof cwd) != nullptr);
+  REQUIRE(chdir("/tmp") == 0);
+  const std::string relative = "./" + plain.path.substr(std::string("/tmp/").size());
+  config from_tmp = loaded({"--config", relative.c_str()});
+  REQUIRE(chdir(cwd) == 0);
+  CHECK(from_tmp.sources == std::vector<std::string>{plain.path});
+}
+
+TEST_CASE("an mcrouter config's @import files are its sources too, after the file itself") {
+  temp_file pools("{\"A\": {\"servers\": [\"127.0.0.1:11211\"]}}\n");
+  const std::string name = pools.path.substr(std::string("/tmp/").size());
+  temp_file main_file("{\"pools\": \"@import(" + name + ")\", \"route\": \"PoolRoute|A\"}\n");
+  cli_options o;
+  REQUIRE(parse({"--config", main_file.path.c_str()}, &o) == "");
+  config c;
+  std::string error;
+  REQUIRE_MESSAGE(make_config(o, c, &error), error);
+  CHECK(c.sources == std::vector<std::string>{main_file.path, pools.path});
+  CHECK(c.server.reload_on_change);
+}

@@ -208,10 +208,42 @@ TEST_CASE("route objects and their mcrouter option names") {
                                  "failover_limit": {"rate": 0.2, "burst": 9.8}})");
   CHECK(is(f, "failover"));
   // gets and updates: ithaca's get and set classes; mc_res_ dropped
-  CHECK(describe_options(f) == "failover failover_errors=get:timeout;set:tko failover_limit=0.2/9.8");
+  CHECK(describe_options(f) ==
+        "failover failover_errors=get:timeout;set:tko failover_limit=0.2/9.8 failover_policy=in_order "
+        "failover_tag=false enable_lease_pairing=false");
   CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
                                       "failover_errors": ["remote_error"]})")) ==
-        "failover failover_errors=remote_error failover_limit=0/1000");
+        "failover failover_errors=remote_error failover_limit=0/1000 failover_policy=in_order failover_tag=false "
+        "enable_lease_pairing=false");
+  // An empty list: no failover (for that class, or for every class).
+  CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
+                                      "failover_errors": {"gets": ["remote_error"], "updates": []}})"))
+            .starts_with("failover failover_errors=get:remote_error;set:none "));
+  CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
+                                      "failover_errors": []})"))
+            .starts_with("failover failover_errors=none "));
+  CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
+                                      "failover_tag": true, "enable_lease_pairing": true,
+                                      "failover_policy": {"type": "DeterministicOrderPolicy", "max_tries": 5,
+                                                          "max_error_tries": 9, "hash": {"hash_func": "WeightedCh3",
+                                                          "weights": [0.5, 1]}}})")) ==
+        "failover failover_errors= failover_limit=0/1000 failover_policy=deterministic_order/5/5/weighted "
+        "failover_tag=true enable_lease_pairing=true");
+
+  // SaltedFailoverRoute: the pool's route, then each of its servers; a
+  // WeightedCh3 list longer than the pool is read for its first servers.
+  config sc;
+  route_config sf = route_of(R"({"type": "SaltedFailoverRoute", "pool": "A",
+                                  "hash": {"hash_func": "WeightedCh3", "weights": [0.5, 1, 0.7, 0.9]},
+                                  "failover_policy": {"type": "DeterministicOrderPolicy", "max_tries": 3,
+                                                      "max_error_tries": 2}})",
+                             &sc);
+  CHECK(is(sf, "salted_failover"));
+  REQUIRE(sf.children.size() == 4);
+  CHECK(pool_named(sc, pool_of(sf.children[0])).dist == kinds::distribution_kind::WeightedCh3);
+  CHECK(pool_named(sc, pool_of(sf.children[0])).servers[2].fraction == 0.7);
+  CHECK(pool_named(sc, pool_of(sf.children[3])).servers.size() == 1);
+  CHECK(describe_options(sf).find("failover_policy=deterministic_order/3/2/weighted") != std::string::npos);
 
   route_config g =
       route_of(R"({"type": "FailoverWithExptimeRoute", "normal": "PoolRoute|A", "failover": "PoolRoute|B"})");
@@ -305,24 +337,37 @@ TEST_CASE("named handles become named routes; routes with one entry") {
     "routes": [{"aliases": ["/a/b/", "/a/c/"], "route": "main"}]
   })",
                     &c) == "");
-  CHECK(is(c.router.route, "ref"));
+  // A routing_prefix root (routing_prefix_route.cc) over the named route.
+  CHECK(is(c.router.route, "routing_prefix"));
+  CHECK(describe_options(c.router.route) ==
+        "routing_prefix routes=/a/b/,/a/c/ default_route= send_invalid_route_to_default=false");
+  REQUIRE(c.router.route.children.size() == 1);
+  CHECK(is(c.router.route.children[0], "ref"));
   CHECK(is(c.router.named_routes[0], "pool"));
   REQUIRE(load_json(R"({"pools": {"A": {"servers": ["127.0.0.1:1"]}}, "routes": {"/x/y/": "PoolRoute|A"}})", &c) == "");
-  CHECK(is(c.router.route, "pool"));
+  CHECK(is(c.router.route, "routing_prefix"));
+  REQUIRE(c.router.route.children.size() == 1);
+  CHECK(is(c.router.route.children[0], "pool"));
 }
 
 TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(with_route("\"PoolRoute|Zebra\"") == "m.json:6: Can not read pool: Zebra (it is not under `pools`)");
   CHECK(with_route("\"PoolRoute|AA\"") ==
         "m.json:6: Can not read pool: AA (it is not under `pools`; did you mean 'A'?)");
-  CHECK(with_route("\"LoggingRoute|Pool|A\"") == "m.json:6: mcrouter's LoggingRoute is not supported by ithaca");
+  CHECK(with_route("\"KeyParseRoute|Pool|A\"") == "m.json:6: mcrouter's KeyParseRoute is not supported by ithaca");
   CHECK(with_route("{\"type\": \"FailoverRoutes\", \"children\": []}") ==
         "m.json:6: unknown route type 'FailoverRoutes' (did you mean 'FailoverRoute'?)");
-  CHECK(with_route("{\"type\": \"L1L2CacheRoute\", \"l1\": \"PoolRoute|A\", \"l2\": \"PoolRoute|B\"}")
-            .starts_with("m.json:6: mcrouter's L1L2CacheRoute (an L1 route in front of an L2 route) is not supported"));
+  CHECK(with_route("{\"type\": \"L1L2CacheRoute\", \"l1\": \"PoolRoute|A\", \"l2\": \"PoolRoute|B\"}") ==
+        "m.json:6: L1L2CacheRoute: no upgradingL1Exptime");
   CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
                    "\"failover_policy\": {\"type\": \"LeastFailuresPolicy\"}}") ==
-        "m.json:8: FailoverRoute: failover_policy is not supported by ithaca (children are tried in order)");
+        "m.json:8: Failover: LeastFailuresPolicy must specify 'max_tries' field");
+  CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
+                   "\"failover_policy\": {\"type\": \"DeterministicOrderPolicy\", \"max_tries\": 2}}") ==
+        "m.json:8: Failover: DeterministicOrderPolicy must specify 'max_error_tries' field");
+  CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
+                   "\"failover_policy\": {\"type\": \"RendezvousPolicy\"}}")
+            .starts_with("m.json:8: failover_policy: type 'RendezvousPolicy' is not supported by ithaca"));
   CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\",\n  \"shadows\": 5}") ==
         "m.json:7: PoolRoute: shadows must be an array.");
   CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\", \"hash\": {\"hash_func\": \"Ch3\", \"salt\": \"x\"}}") ==
@@ -343,11 +388,11 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(with_route("{\"type\": \"WarmUpRoute\", \"cold\": \"PoolRoute|A\"}") == "m.json:6: WarmUpRoute: no warm route");
   CHECK(with_route("\"PrefixSelectorRoute\"").starts_with("m.json:6: PrefixSelectorRoute is only read at the top"));
   CHECK(with_route("[\"PoolRoute|A\", \"PoolRoute|B\"]") == "m.json:6: route: 2 routes where one is expected");
-  // JSONM and other things mcrouter's preprocessor would have done.
-  CHECK(with_route("\"@int(5)\"").starts_with("m.json:6: '@int(5)': JSONM macros (@...) are not supported"));
-  CHECK(with_route("\"PoolRoute|%pool%\"").starts_with("m.json:6: 'PoolRoute|%pool%': JSONM variables (%pool%)"));
-  CHECK(load_json("{\n\"macros\": {},\n\"route\": \"NullRoute\"}")
-            .starts_with("m.json:2: `macros`: JSONM macros are not supported"));
+  // JSONM: expanded first (jsonm_test.cc), then read; errors at the file's lines.
+  CHECK(with_route("\"@int(5)\"") == "m.json:6: unknown route type '5'");
+  CHECK(with_route("\"PoolRoute|%pool%\"") ==
+        "m.json:6: Raw object property 'route': Param in string: 'pool' not found");
+  CHECK(load_json("{\n\"macros\": {},\n\"route\": \"NullRoute\"}") == "");
   CHECK(load_json("{\n\"route\": \"NullRoute\",\n\"routing_options\": {}}") ==
         "m.json:3: `routing_options` is not supported by ithaca (it reads pools, route, routes and named_handles)");
   CHECK(load_json("{\n  #include \"x.json\"\n}").starts_with("m.json:2: '#' outside a string"));
@@ -374,10 +419,11 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(
       load_json("{\"route\": \"NullRoute\", \"route\": \"NullRoute\"}").starts_with("m.json:1: duplicate key 'route'"));
   CHECK(load_json("{\"pools\": {}}") == "m.json:1: an mcrouter config needs `route` or `routes`");
-  CHECK(
-      load_json("{\"routes\": [{\"aliases\": [\"/a/a/\"], \"route\": \"NullRoute\"},\n {\"aliases\": [\"/b/b/\"], "
-                "\"route\": \"NullRoute\"}]}")
-          .starts_with("m.json:1: routes: 2 routes chosen by routing prefix (/a/a/; /b/b/); ithaca serves one route"));
+  // Routing prefixes: mcrouter's form, each given once.
+  CHECK(load_json("{\"routes\": [{\"aliases\": [\"/a/a/\"], \"route\": \"NullRoute\"},\n {\"aliases\": [\"a/a\"], "
+                  "\"route\": \"NullRoute\"}]}") == "m.json:2: routes: the routing prefix /a/a/ is given twice");
+  CHECK(load_json("{\"routes\": {\"/a/\": \"NullRoute\"}}") ==
+        "m.json:1: Routing prefix (/a/) should be of the form /region/cluster/");
   CHECK(load_json("{\"route\": \"NullRoute\"").starts_with("m.json:1: "));  // a syntax error, with its line
 }
 
@@ -530,4 +576,30 @@ TEST_CASE("KeySplitRoute and McRefillRoute") {
   CHECK(pool_of(child(r, "warm")) == "B");
   CHECK(with_route(R"({"type": "McRefillRoute", "primary": "PoolRoute|A"})") ==
         "m.json:6: McRefillRoute: no refill route");
+}
+
+TEST_CASE("a config with JSONM macros is expanded, and its errors point at the file's lines") {
+  const std::string head =
+      "{\n"                                                                                                 // 1
+      "  \"pools\": {\"A\": {\"servers\": [\"127.0.0.1:1\"]}, \"B\": {\"servers\": [\"127.0.0.1:2\"]}},\n"  // 2
+      "  \"macros\": {\n"                                                                                   // 3
+      "    \"failover\": {\"type\": \"macroDef\", \"params\": [\"a\", \"b\"],\n"                            // 4
+      "      \"result\": {\"type\": \"FailoverRoute\",\n"                                                   // 5
+      "                 \"children\": [\"PoolRoute|%a%\", \"PoolRoute|%b%\"]}}\n"                           // 6
+      "  },\n";                                                                                             // 7
+  config c;
+  CHECK(load_json(head + "  \"route\": \"@failover(A, B)\"\n}\n", &c) == "");
+  CHECK(c.router.format == "mcrouter");
+  CHECK(c.router.pools.size() == 2);
+  // A pool the file does not have: the reader's error, at the macro's line.
+  const std::string err = load_json(head + "  \"route\": \"@failover(A, C)\"\n}\n");
+  CHECK(err.starts_with("m.json:6: "));
+  MESSAGE(err);
+  CHECK(err.find("C") != std::string::npos);
+  // The preprocessor's own errors: file:line: and the call.
+  CHECK(load_json(head + "  \"route\": \"@failover(A)\"\n}\n") ==
+        "m.json:8: Raw object property 'route': Macro in string 'failover' (line 8): Too few arguments for "
+        "macro failover. Expected at least 2 got 1");
+  // Escaped: a literal '@' reaches the reader as it is.
+  CHECK(load_json(head + "  \"route\": \"\\\\@failover\"\n}\n").starts_with("m.json:8: "));
 }

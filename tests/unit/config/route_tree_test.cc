@@ -112,14 +112,19 @@ TEST_CASE("failover: children, failover_errors (all classes or per class), failo
   CHECK(is(r, "failover"));
   REQUIRE(r.with_role("").size() == 2);
   CHECK(pool_of(tree_child(r, "", 1)) == "gutter");
-  CHECK(describe_options(r) == "failover failover_errors=timeout,connect_error failover_limit=0.5/100");
+  CHECK(describe_options(r) ==
+        "failover failover_errors=timeout,connect_error failover_limit=0.5/100 failover_policy=in_order "
+        "failover_tag=false enable_lease_pairing=false");
   route_config p = tree_route_of(
       "route: {type: failover, children: [local, local], failover_errors: {get: [tko], delete: [remote_error]},\n"
       "        failover_limit: {rate: 0.1}}\n");
   // by class; mcrouter's default burst
-  CHECK(describe_options(p) == "failover failover_errors=get:tko;delete:remote_error failover_limit=0.1/1000");
+  CHECK(describe_options(p) ==
+        "failover failover_errors=get:tko;delete:remote_error failover_limit=0.1/1000 failover_policy=in_order "
+        "failover_tag=false enable_lease_pairing=false");
   CHECK(describe_options(tree_route_of("route: {type: failover, children: [local, local]}\n")) ==
-        "failover failover_errors= failover_limit=0/1000");
+        "failover failover_errors= failover_limit=0/1000 failover_policy=in_order failover_tag=false "
+        "enable_lease_pairing=false");
 }
 
 TEST_CASE("failover_exptime: normal, failover children, exptime (10s by default)") {
@@ -129,7 +134,9 @@ TEST_CASE("failover_exptime: normal, failover children, exptime (10s by default)
   CHECK(pool_of(tree_child(r, "normal")) == "main");
   REQUIRE(r.with_role("failover").size() == 2);
   CHECK(is(tree_child(r, "failover", 1), "local"));
-  CHECK(describe_options(r) == "failover_exptime failover_errors= failover_limit=0/1000 exptime=10");
+  CHECK(describe_options(r) ==
+        "failover_exptime failover_errors= failover_limit=0/1000 failover_policy=in_order failover_tag=false "
+        "enable_lease_pairing=false exptime=10");
   route_config one =
       tree_route_of("route: {type: failover_exptime, normal: pool:main, failover: pool:gutter, exptime: 2m}\n");
   CHECK(one.with_role("failover").size() == 1);
@@ -315,10 +322,54 @@ TEST_CASE("bad fractions, rates, exptimes and error names") {
 
 TEST_CASE("the first mistake in the file is the one reported") {
   // The named routes are read before `route:`, whatever their place.
+  // Every kind in the registry's (README's) order, `ref` after pool: one
+  // per line, so a new kind is a one-line change here too.
+  const char* const every_kind[] = {
+      // clang-format off
+      "local",
+      "pool",
+      "ref",
+      "prefix",
+      "routing_prefix",
+      "operation",
+      "routing_group",
+      "failover",
+      "failover_exptime",
+      "salted_failover",
+      "miss_failover",
+      "all_sync",
+      "all_async",
+      "all_initial",
+      "all_majority",
+      "all_fastest",
+      "shadow",
+      "warm_up",
+      "l1l2",
+      "l1l2_cache",
+      "hash",
+      "random",
+      "load_balancer",
+      "modify_exptime",
+      "rate_limit",
+      "shard_split",
+      "slow_warm_up",
+      "big_value",
+      "key_split",
+      "error",
+      "null",
+      "dev_null",
+      "latency_injection",
+      "l1l2_size_split",
+      "migrate",
+      "modify_key",
+      "host_id",
+      "logging",
+      // clang-format on
+  };
+  std::string listed;
+  for (const char* k : every_kind) listed += (listed.empty() ? "" : ", ") + std::string(k);
   CHECK(tree_load("route:\n  type: all_sync\n  children: [{type: bogus}]\nroutes:\n  a: {type: nope}\n") ==
-        "t.yaml:6: unknown route type 'bogus' (types: local, pool, ref, prefix, operation, failover, failover_exptime, "
-        "miss_failover, all_sync, all_async, all_initial, all_majority, all_fastest, shadow, warm_up, l1l2, hash, "
-        "random, modify_exptime, rate_limit, shard_split, slow_warm_up, big_value, key_split, error, null)");
+        "t.yaml:6: unknown route type 'bogus' (types: " + listed + ")");
   // A mistake in the tree hides the cross-checks (a pool, a ref), whose
   // messages would be about a half-read tree.
   CHECK(tree_load("route:\n  type: all_sync\n  children:\n    - pool:nope\n    - {type: bogus}\n")

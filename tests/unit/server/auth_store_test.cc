@@ -109,7 +109,7 @@ TEST_CASE("reload reads the files again; one that cannot be read keeps its runni
   log::test::captured_log log;
   write(dir / "auth", "alice:two\n");
   write(dir / "pwdb", "dave:two\n");
-  test::in_machine([&] { a.reload(5000); });
+  test::in_machine([&] { a.reload(5000, "SIGHUP"); });
   CHECK(a.check_ascii("alice", "two"));
   CHECK_FALSE(a.check_ascii("alice", "one"));
   CHECK(a.check_sasl("dave", "two"));
@@ -117,7 +117,7 @@ TEST_CASE("reload reads the files again; one that cannot be read keeps its runni
   // -Y's file gone, the pwdb changed: the first stays, the second is new.
   ::unlink((dir / "auth").c_str());
   write(dir / "pwdb", "dave:three\n");
-  test::in_machine([&] { a.reload(5000); });
+  test::in_machine([&] { a.reload(5000, "SIGHUP"); });
   CHECK(a.check_ascii("alice", "two"));
   CHECK(a.check_sasl("dave", "three"));
   CHECK_FALSE(a.check_sasl("dave", "two"));

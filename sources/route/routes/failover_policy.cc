@@ -1,0 +1,263 @@
+#include "failover_policy.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "hash_kind.h"
+#include "key_hash_part.h"
+#include "mcrouter_json.h"
+#include "pool.h"
+#include "route_kind_reader.h"
+#include "router_config.h"
+#include "yaml_section.h"
+
+namespace ithaca::route {
+
+namespace {
+
+// mcrouter's draws per step before it settles for a used child.
+constexpr std::uint32_t kFailoverPolicyDraws = 100;
+
+struct failover_policy_name {
+  const char* yaml;
+  const char* mcrouter;
+  failover_policy_kind kind;
+};
+constexpr failover_policy_name kFailoverPolicyNames[] = {
+    {"in_order", "InOrderPolicy", failover_policy_kind::InOrder},
+    {"deterministic_order", "DeterministicOrderPolicy", failover_policy_kind::DeterministicOrder},
+    {"least_failures", "LeastFailuresPolicy", failover_policy_kind::LeastFailures},
+};
+
+// A whole number >= 1 at `v[key]`; false (and an error) otherwise.
+bool failover_policy_count(config::route_kind_reader& in, const YAML::Node& v, const char* key, std::uint32_t& out) {
+  std::int64_t n = 0;
+  if (!config::mcrouter::as_int(v[key], n) || n < 1 || n > std::numeric_limits<std::uint32_t>::max()) {
+    in.fail_node(v[key], "failover_policy: " + std::string(key) + " must be a whole number of at least 1");
+    return false;
+  }
+  out = static_cast<std::uint32_t>(n);
+  return true;
+}
+
+}  // namespace
+
+void read_failover_policy_hash(config::route_kind_reader& in, const YAML::Node& h, failover_policy_config& out) {
+  if (!h.IsMap()) {
+    in.fail_node(h, "failover_policy: hash must be an object ({\"hash_func\": \"Ch3\"|\"WeightedCh3\", \"weights\"})");
+    return;
+  }
+  in.check_keys(h, "failover_policy hash", {"hash_func", "weights", "salt"});
+  const std::string func = h["hash_func"] && h["hash_func"].IsScalar() ? h["hash_func"].Scalar() : "Ch3";
+  if (func != "Ch3" && func != "WeightedCh3") {
+    in.fail_node(h["hash_func"], "Unknown hash function " + func + " (DeterministicOrderPolicy: Ch3 or WeightedCh3)");
+    return;
+  }
+  out.weighted = func == "WeightedCh3";
+  out.weights.clear();
+  if (!out.weighted) return;
+  const YAML::Node w = h["weights"];
+  if (!w || !w.IsSequence()) {
+    in.fail_node(h, "WeightedChHashFunc: not an object or no weights");
+    return;
+  }
+  for (const YAML::Node& e : w) {
+    double d = 0;
+    if (!config::mcrouter::as_number(e, d) || d < 0 || d > 1) {
+      in.fail_node(e, "WeightedChHashFunc: weight must be in range [0, 1.0]");
+      return;
+    }
+    out.weights.push_back(d);
+  }
+}
+
+void read_failover_policy(config::route_kind_reader& in, const YAML::Node& v, failover_policy_config& out) {
+  const bool yaml = in.format() == config::route_format::Yaml;
+  if (!v.IsMap()) {
+    in.fail_node(v, "Failover: failover_policy is not object");
+    return;
+  }
+  if (!v["type"] || !v["type"].IsScalar()) {
+    in.fail_node(v, "Failover: failover_policy object is missing 'type' field");
+    return;
+  }
+  const std::string type = v["type"].Scalar();
+  const failover_policy_name* found = nullptr;
+  std::string names;
+  for (const failover_policy_name& n : kFailoverPolicyNames) {
+    if (type == (yaml ? n.yaml : n.mcrouter)) found = &n;
+    names += std::string(names.empty() ? "" : ", ") + (yaml ? n.yaml : n.mcrouter);
+  }
+  if (found == nullptr) {
+    in.fail_node(v["type"], "failover_policy: type '" + type + "' is not supported by ithaca (" + names + ")");
+    return;
+  }
+  out.kind = found->kind;
+  switch (out.kind) {
+    case failover_policy_kind::InOrder:
+      // mcrouter builds its in-order policy without reading the object.
+      return;
+    case failover_policy_kind::LeastFailures:
+      in.check_keys(v, "failover_policy", {"type", "max_tries"});
+      if (!v["max_tries"]) {
+        in.fail_node(v, "Failover: LeastFailuresPolicy must specify 'max_tries' field");
+        return;
+      }
+      failover_policy_count(in, v, "max_tries", out.max_tries);
+      return;
+    case failover_policy_kind::DeterministicOrder: break;
+  }
+  in.check_keys(v, "failover_policy",
+                {"type", "max_tries", "max_error_tries", "exclude_errors", "hash", "enable_failure_domains",
+                 "ignore_normal_reply_index"});
+  for (const char* key : {"max_tries", "max_error_tries"}) {
+    if (!v[key]) {
+      in.fail_node(v, std::string("Failover: DeterministicOrderPolicy must specify '") + key + "' field");
+      return;
+    }
+  }
+  if (!failover_policy_count(in, v, "max_tries", out.max_tries)) return;
+  if (!failover_policy_count(in, v, "max_error_tries", out.max_error_tries)) return;
+  out.max_error_tries = std::min(out.max_error_tries, out.max_tries);  // as mcrouter, which logs it
+  if (const YAML::Node e = v["exclude_errors"]) {
+    const std::vector<std::string>& known = config::known_failover_errors();
+    if (!e.IsSequence()) in.fail_node(e, "List of carbon errors is not an array");
+    for (const YAML::Node& n : e) {
+      std::string name = n.IsScalar() ? n.Scalar() : "";
+      if (name.starts_with("mc_res_")) name = name.substr(7);
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        in.fail_node(n, "Failover error " + name + " is not a valid error result");
+        return;
+      }
+      out.exclude_errors.push_back(name);
+    }
+  }
+  for (const char* key : {"enable_failure_domains", "ignore_normal_reply_index"}) {
+    bool on = false;
+    if (v[key] && !config::mcrouter::as_bool(v[key], on)) {
+      in.fail_node(v[key], std::string("failover_policy: ") + key + " is not a boolean");
+      return;
+    }
+    if (std::string_view(key) == "ignore_normal_reply_index") out.ignore_normal_reply_index = on;
+    // Failure domains: ithaca's servers have none (mcrouter's pool
+    // `failure_domains`), so no draw is ever skipped for one.
+    if (std::string_view(key) == "enable_failure_domains" && on) {
+      in.fail_node(v[key],
+                   "failover_policy: enable_failure_domains is not supported by ithaca (servers have no "
+                   "failure domain)");
+    }
+  }
+  if (const YAML::Node h = v["hash"]) read_failover_policy_hash(in, h, out);
+}
+
+std::string show_failover_policy(const failover_policy_config& c) {
+  for (const failover_policy_name& n : kFailoverPolicyNames) {
+    if (n.kind != c.kind) continue;
+    std::string out = n.yaml;
+    if (c.kind == failover_policy_kind::InOrder) return out;
+    out += '/';
+    out += std::to_string(c.max_tries);
+    if (c.kind == failover_policy_kind::DeterministicOrder) {
+      out += '/';
+      out += std::to_string(c.max_error_tries);
+      if (c.weighted) out += "/weighted";
+    }
+    return out;
+  }
+  return "";
+}
+
+failover_order::failover_order(const failover_policy_config& c, std::size_t children, const proxy::pool* normal_pool)
+    : kind_(c.kind),
+      children_(children),
+      max_tries_(c.max_tries == 0 ? static_cast<std::uint32_t>(children)
+                                  : std::min<std::uint32_t>(c.max_tries, static_cast<std::uint32_t>(children))),
+      max_error_tries_(c.max_error_tries == 0 ? max_tries_ : std::min(c.max_error_tries, max_tries_)),
+      ignore_normal_(c.ignore_normal_reply_index),
+      normal_pool_(normal_pool) {
+  if (!c.exclude_errors.empty() && !parse_failover_errors(c.exclude_errors, exclude_, &bad_error_)) {
+    bad_error_ = "unknown failover error '" + bad_error_ + "' in exclude_errors";
+  }
+  if (kind_ == failover_policy_kind::DeterministicOrder) {
+    std::vector<proxy::server_spec> specs;
+    for (std::size_t i = 0; i < children; ++i) {
+      proxy::server_spec s{"child:" + std::to_string(i), 1};
+      if (c.weighted) s.fraction = i < c.weights.size() ? c.weights[i] : 0.5;  // mcrouter's default
+      specs.push_back(std::move(s));
+    }
+    hash_ = proxy::make_distribution(c.weighted ? kinds::distribution_kind::WeightedCh3 : kinds::distribution_kind::Ch3,
+                                     specs, kinds::hash_kind::Md5, &bad_error_);
+  }
+  if (kind_ == failover_policy_kind::LeastFailures) {
+    errors_in_a_row_ = std::make_unique<std::atomic<std::uint32_t>[]>(children);
+  }
+}
+
+bool failover_order::ok(std::string* why) const {
+  if (bad_error_.empty()) return true;
+  if (why) *why = bad_error_;
+  return false;
+}
+
+bool failover_order::error_try(const protocol::routed_result& r) const {
+  constexpr failover_mask kTko = 1;  // route_util.cc: bit 0, a server marked down
+  if (fails_over(r, kTko) && r.outcome == protocol::routed_outcome::Failed) return false;
+  return exclude_ == 0 || !fails_over(r, exclude_);
+}
+
+void failover_order::note_reply(std::size_t i, bool failed) const {
+  if (!errors_in_a_row_ || i >= children_) return;
+  if (failed) {
+    errors_in_a_row_[i].fetch_add(1, std::memory_order_relaxed);
+  } else {
+    errors_in_a_row_[i].store(0, std::memory_order_relaxed);
+  }
+}
+
+// mcrouter's iterator replayed from the start (a failover is rare, and its
+// steps are few: max_tries): the same key always gives the same order.
+std::size_t failover_order::deterministic_at(std::uint32_t position, std::string_view key) const {
+  const std::string_view routing = proxy::key_hash_part(key, proxy::key_hash_options{"", true});
+  std::vector<bool> used(children_, false);
+  used[0] = true;
+  if (!ignore_normal_) {
+    // mcrouter's selected index of the normal route, -1 when it selects
+    // nothing (so index 0, already used).
+    const std::size_t normal = normal_pool_ != nullptr ? normal_pool_->locate(key) + 1 : 0;
+    if (normal < children_) used[normal] = true;
+  }
+  std::uint32_t salt = 1;
+  std::size_t index = 0;
+  std::string salted;
+  for (std::uint32_t p = 1; p <= position; ++p) {
+    std::uint32_t draws = 0;
+    do {
+      ++salt;
+      salted.assign(routing);
+      salted += std::to_string(salt);
+      index = hash_->pick(salted, 0);
+    } while (used[index] && draws++ < kFailoverPolicyDraws);
+    used[index] = true;
+  }
+  return index;
+}
+
+std::size_t failover_order::child_at(std::uint32_t position, std::string_view key) const {
+  switch (kind_) {
+    case failover_policy_kind::InOrder: return position;
+    case failover_policy_kind::DeterministicOrder: return position == 0 ? 0 : deterministic_at(position, key);
+    case failover_policy_kind::LeastFailures: {
+      if (position == 0) return 0;
+      std::vector<std::size_t> order(children_ - 1);
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i + 1;
+      std::stable_sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
+        return errors_in_a_row_[a].load(std::memory_order_relaxed) <
+               errors_in_a_row_[b].load(std::memory_order_relaxed);
+      });
+      return order[std::min<std::size_t>(position - 1, order.size() - 1)];
+    }
+  }
+  return position;
+}
+
+}  // namespace ithaca::route

@@ -1,0 +1,102 @@
+// The order in which a `failover` route tries its children, and when it
+// stops: mcrouter's failover_policy (FailoverPolicy.h).
+//
+//   in order (the default)   children in the order written; mcrouter's
+//                            InOrderPolicy (it reads no option of it)
+//   deterministic order      the first child, then children chosen by the
+//                            key: ch3 (or WeightedCh3, with `hash.weights`)
+//                            of the routing key (up to "|#|") with a salt
+//                            "2", "3", ... appended, skipping children
+//                            already tried (and, unless
+//                            ignore_normal_reply_index, the child at the
+//                            first child's pool index + 1: the same server
+//                            when the failover list is that pool's servers),
+//                            at most 100 draws per step; max_tries (children
+//                            in all, required) and max_error_tries (replies
+//                            that count as an error try, required)
+//   least failures           the first child, then the others by how many
+//                            errors in a row each answered last (fewest
+//                            first, ties in written order); max_tries
+//
+// An error try is a failing-over reply that is not `tko` (a server marked
+// down costs nothing) and not one of exclude_errors. Every policy also stops
+// at the last child. [read: the thread building the tree; used: any worker]
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "distribution/distribution.h"
+#include "route_util.h"
+
+namespace YAML {
+class Node;
+}
+namespace ithaca::config {
+class route_kind_reader;
+}
+namespace ithaca::proxy {
+class pool;
+}
+
+namespace ithaca::route {
+
+enum class failover_policy_kind : std::uint8_t { InOrder, DeterministicOrder, LeastFailures };
+
+// failover_policy as a file writes it.
+struct failover_policy_config {
+  failover_policy_kind kind = failover_policy_kind::InOrder;
+  std::uint32_t max_tries = 0;        // 0: every child
+  std::uint32_t max_error_tries = 0;  // 0: max_tries
+  std::vector<std::string> exclude_errors;
+  bool weighted = false;        // hash_func WeightedCh3
+  std::vector<double> weights;  // its weights, by child (0.5 for those missing, as mcrouter)
+  bool ignore_normal_reply_index = false;
+};
+
+// Reads `failover_policy` (`v`) into `out`, errors through `in` (mcrouter's
+// type names in JSON, in_order / deterministic_order / least_failures in
+// YAML; the same keys in both).
+void read_failover_policy(config::route_kind_reader& in, const YAML::Node& v, failover_policy_config& out);
+// mcrouter's route-level `hash` (merged into a DeterministicOrderPolicy).
+void read_failover_policy_hash(config::route_kind_reader& in, const YAML::Node& v, failover_policy_config& out);
+// "deterministic_order/12/3": for describe_options.
+std::string show_failover_policy(const failover_policy_config& c);
+
+class failover_order {
+ public:
+  // `normal_pool`: the first child's pool when it is a pool route (its
+  // index for a key is the one deterministic order skips), else null.
+  failover_order(const failover_policy_config& c, std::size_t children, const proxy::pool* normal_pool);
+  // False and *why when the config cannot be built (an unknown error name).
+  bool ok(std::string* why) const;
+  // The child tried at `position` (0: the first child; < max_tries()) for `key`.
+  std::size_t child_at(std::uint32_t position, std::string_view key) const;
+  std::uint32_t max_tries() const { return max_tries_; }
+  std::uint32_t max_error_tries() const { return max_error_tries_; }
+  // Whether a reply that fails over counts as an error try.
+  bool error_try(const protocol::routed_result& r) const;
+  // Least failures: child `i` answered, `failed` or not. [any worker; relaxed]
+  void note_reply(std::size_t i, bool failed) const;
+  bool in_order() const { return kind_ == failover_policy_kind::InOrder; }
+  bool notes_replies() const { return kind_ == failover_policy_kind::LeastFailures; }
+
+ private:
+  std::size_t deterministic_at(std::uint32_t position, std::string_view key) const;
+  failover_policy_kind kind_;
+  std::size_t children_;
+  std::uint32_t max_tries_;
+  std::uint32_t max_error_tries_;
+  failover_mask exclude_ = 0;
+  std::string bad_error_;
+  bool ignore_normal_;
+  const proxy::pool* normal_pool_;
+  std::unique_ptr<proxy::distribution> hash_;  // deterministic order: ch3 or weighted_ch3 over the children
+  mutable std::unique_ptr<std::atomic<std::uint32_t>[]> errors_in_a_row_;  // least failures
+};
+
+}  // namespace ithaca::route
