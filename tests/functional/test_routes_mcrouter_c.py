@@ -5,7 +5,7 @@ mcrouter_corpus/LICENSE) served by ithaca in front of real memcacheds, each
 assertions are those of mcrouter's Python test of the same name
 (test_shadow.py, test_bucketized_poolroute.py, test_shard_splits.py,
 test_slow_warmup.py, test_const_shard_hash.py, test_empty_pool.py,
-test_mcrouter.py's duplicate servers, test_modify_exptime.py,
+test_mcrouter.py's duplicate servers (both files), test_modify_exptime.py,
 test_bigvalue.py), ported. Plus mcrouter's ErrorRoute results, each answered
 with the line mcrouter's ascii server writes for it (AsciiSerialized.cpp),
 KeySplitRoute (mcrouter has no Python test of it) and test_mcrefill.json
@@ -204,6 +204,27 @@ def test_duplicate_servers(tmp_path, ithaca_factory, memcached_factory):
     name = f"A.wildcard/{HOST}:{mc['12345'].port}:requests".encode()
     counts = [int(line.split()[2]) for line in lines if line.startswith(b"STAT " + name + b" ")]
     assert counts == [len(keys), len(keys)], lines
+
+
+def test_duplicate_servers_difftimeouts(tmp_path, ithaca_factory, memcached_factory):
+    """The same server in two pools with different timeouts is two
+    destinations (mcrouter: one per address and timeout): each pool's two
+    places are one server, which counted that pool's requests only."""
+    router, mc = serve("test_duplicate_servers_difftimeouts.json", tmp_path, ithaca_factory, memcached_factory)
+    for i in range(10):
+        assert set_(router, "/a/a/ka%d" % i, "v") == b"STORED\r\n"
+    for i in range(6):
+        assert set_(router, "/b/b/kb%d" % i, "v") == b"STORED\r\n"
+    assert get(mc["12345"], "ka0") == "v" and get(mc["12345"], "kb0") == "v"
+    with Conn(router.host, router.port) as c:
+        lines = c.call(b"stats servers\r\n").split(b"\r\n")
+
+    def requests(pool):
+        name = f"{pool}/{HOST}:{mc['12345'].port}:requests".encode()
+        return [int(line.split()[2]) for line in lines if line.startswith(b"STAT " + name + b" ")]
+
+    assert requests("A.wildcard") == [10, 10], lines
+    assert requests("B.wildcard") == [6, 6], lines
 
 
 # ---- test_modify_exptime.py
