@@ -3,6 +3,7 @@
 #include "preflight.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <string_view>
 
@@ -13,6 +14,7 @@
 #include "mcrouter_jsonm.h"
 #include "mcrouter_reader.h"
 #include "preflight.h"
+#include "route_kind_info.h"
 
 #ifndef ITHACA_VERSION
 #define ITHACA_VERSION "unknown"
@@ -382,6 +384,38 @@ bool on_large_pages(cli_options& o, std::string_view, const std::string&, std::s
   return true;
 }
 
+// mcrouter's --big-value-split-threshold / --big-value-batch-size (whole
+// numbers) and --big-value-hide-reply-flag.
+bool big_value_count(std::string_view v, const std::string& n, std::string* e, std::optional<uint64_t>& out) {
+  uint64_t x = 0;
+  auto r = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size()) return fail(e, n + ": expected a whole number");
+  out = x;
+  return true;
+}
+bool on_big_value_threshold(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  return big_value_count(v, n, e, o.big_value_split_threshold);
+}
+bool on_big_value_batch(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  return big_value_count(v, n, e, o.big_value_batch_size);
+}
+bool on_big_value_hide(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.big_value_hide_reply_flag = true;
+  return true;
+}
+
+// A big_value route above `r` (mcrouter's wrapWithBigValueRoute, above its
+// root).
+void wrap_big_value(const cli_options& cli, route_config& r) {
+  route_config b = module_node("big_value", route_format::Mcrouter, r.line,
+                               {{"threshold", std::to_string(*cli.big_value_split_threshold)},
+                                {"batch_size", std::to_string(cli.big_value_batch_size.value_or(10))},
+                                {"hide_reply_flag", cli.big_value_hide_reply_flag ? "true" : "false"}});
+  r.role = "target";
+  b.children.push_back(std::move(r));
+  r = std::move(b);
+}
+
 constexpr const char* kUnsupported = "is a memcached option ithaca does not support";
 
 const cli_option kCliOptions[] = {
@@ -395,6 +429,9 @@ const cli_option kCliOptions[] = {
     {0, "pem-cert-path", true, on_pem_cert, nullptr},
     {0, "pem-key-path", true, on_pem_key, nullptr},
     {0, "pem-ca-path", true, on_pem_ca, nullptr},
+    {0, "big-value-split-threshold", true, on_big_value_threshold, nullptr},
+    {0, "big-value-batch-size", true, on_big_value_batch, nullptr},
+    {0, "big-value-hide-reply-flag", false, on_big_value_hide, nullptr},
     {0, "disable-reload-configs", false, on_disable_reload_configs, nullptr},
     {'h', "help", false, on_help, nullptr},
     {'V', "version", false, on_version, nullptr},
@@ -625,6 +662,10 @@ void apply_overrides(const cli_options& cli, config& c) {
   if (cli.pem_key_path) c.router.tls.key = *cli.pem_key_path;
   if (cli.pem_ca_path) c.router.tls.ca_cert = *cli.pem_ca_path;
   resolve_pool_tls(c.router);
+  if (cli.big_value_split_threshold.value_or(0) != 0) {
+    if (c.router.has_route) wrap_big_value(cli, c.router.route);
+    for (listener_route& lr : c.router.listeners) wrap_big_value(cli, lr.route);
+  }
   if (cli.disable_reload_configs) c.server.reload_on_change = false;
 
   process_config& p = c.process;
@@ -743,6 +784,11 @@ Settings come from built-in defaults, then the YAML file, then these flags.
   --pem-cert-path=FILE, --pem-key-path=FILE, --pem-ca-path=FILE
                             mcrouter's: the client certificate, its key and
                             the CA for pools with TLS (YAML: router.tls)
+  --big-value-split-threshold=BYTES, --big-value-batch-size=N,
+  --big-value-hide-reply-flag
+                            mcrouter's: values over BYTES are stored as
+                            chunks, N at a time (default 10), by a big_value
+                            route above the routed tree (0: off)
   --disable-reload-configs  mcrouter's: do not reload when the config file
                             changes (YAML: server.reload_on_change)
 

@@ -53,6 +53,11 @@ struct cli_options {
   std::optional<std::string> pem_cert_path;
   std::optional<std::string> pem_key_path;
   std::optional<std::string> pem_ca_path;
+  // mcrouter's --big-value-split-threshold (0: off), --big-value-batch-size,
+  // --big-value-hide-reply-flag: a big_value route above every routed tree.
+  std::optional<uint64_t> big_value_split_threshold;
+  std::optional<uint64_t> big_value_batch_size;
+  bool big_value_hide_reply_flag = false;
   // mcrouter's --disable-reload-configs: no reload when the config file
   // changes (server.reload_on_change false, whatever the file says).
   bool disable_reload_configs = false;

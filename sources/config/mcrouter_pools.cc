@@ -58,7 +58,10 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
   }
   err_.allow(json, what,
              {"servers", "protocol", "server_timeout", "connect_timeout", "weights", "inherit", "region", "cluster",
-              "keep_routing_prefix", "hostnames", "failure_domains", "security_mech", "use_ssl"});
+              "keep_routing_prefix", "hostnames", "failure_domains", "security_mech", "use_ssl", "error_on_empty",
+              // mcrouter's source reads no pool_locality (its test_shadow.json
+              // writes one): a label, taken and ignored as mcrouter does.
+              "pool_locality"});
   if (const YAML::Node inherit = json["inherit"]) {  // the parent's keys where this pool has none
     const std::string parent = inherit.Scalar();
     if (seen.count(parent) != 0) {
@@ -124,19 +127,15 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
     err_.fail(servers, what + ": servers is not an array");
     return false;
   }
-  if (servers.size() == 0) {
-    err_.fail(servers, what + " has no servers");
-    return false;
+  if (const YAML::Node e = json["error_on_empty"]; e && !as_bool(e, d.error_on_empty)) {
+    err_.fail(e, what + ": error_on_empty is not a boolean");
   }
+  // No server is taken (pool_route makes its PoolRoute an error route); a
+  // server listed twice too: both places go to one server, as mcrouter's
+  // one destination per address and settings (server_directory shares it).
   for (const YAML::Node& s : servers) {
     backend_server b;
     if (!server(s, b, what)) return false;
-    for (const backend_server& other : p.servers) {
-      if (other.address == b.address) {
-        err_.fail(s, what + ": server " + b.address + " is listed twice");
-        return false;
-      }
-    }
     p.servers.push_back(std::move(b));
   }
   if (const YAML::Node w = json["weights"]) {
@@ -207,23 +206,26 @@ bool pools::server(const YAML::Node& s, backend_server& b, const std::string& wh
 // A pool placed by `dist` (with the weights when WeightedCh3): the pool
 // itself the first time, a copy named "NAME~dist" when another PoolRoute
 // places the same pool differently.
-std::string pools::placed(const pool_def& d, kinds::distribution_kind dist, const std::vector<double>& weights) {
+std::string pools::placed(const pool_def& d, kinds::distribution_kind dist, const std::vector<double>& weights,
+                          uint32_t buckets) {
   pool_config p = d.base;
   p.dist = dist;
+  p.buckets = buckets;
   if (dist == kinds::distribution_kind::WeightedCh3) {
     for (size_t i = 0; i < p.servers.size(); ++i) p.servers[i].fraction = weights[i];
   }
   for (const pool_config& have : out_) {
     if (have.name == p.name || have.name.starts_with(p.name + "~")) {
-      bool same = have.dist == p.dist && have.servers.size() == p.servers.size();
+      bool same = have.dist == p.dist && have.buckets == p.buckets && have.servers.size() == p.servers.size();
       for (size_t i = 0; same && i < p.servers.size(); ++i) same = have.servers[i].fraction == p.servers[i].fraction;
       if (same) return have.name;
     }
   }
   if (have(p.name)) {
-    p.name += std::string("~") + to_string(dist);
+    const std::string how = to_string(dist) + (buckets != 0 ? "~" + std::to_string(buckets) + "buckets" : "");
+    p.name += "~" + how;
     for (int n = 2; have(p.name); ++n) {
-      p.name = d.base.name + "~" + to_string(dist) + std::to_string(n);
+      p.name = d.base.name + "~" + how + std::to_string(n);
     }
   }
   out_.push_back(p);

@@ -29,15 +29,20 @@ class pools {
   struct pool_def {
     pool_config base;             // servers and settings; the distribution not yet chosen
     std::vector<double> weights;  // the pool's `weights` (WeightedCh3), or none
+    // `servers: []` (mcrouter takes it): a PoolRoute over it answers with an
+    // error (error_on_empty, mcrouter's default) or as a NullRoute.
+    bool error_on_empty = true;
     bool ok = false;
   };
   // The pool `json` names ("A") or defines ({"name": "A", "servers": ...});
   // nullptr (and an error at `at`) if it cannot be read.
   const pool_def* find(const YAML::Node& json, const YAML::Node& at);
   // The name of a pool config over d's servers placed by `dist` (with
-  // `weights` for WeightedCh3): d's own name the first time, "NAME~dist"
-  // when another PoolRoute places the same pool differently.
-  std::string placed(const pool_def& d, kinds::distribution_kind dist, const std::vector<double>& weights);
+  // `weights` for WeightedCh3, in `buckets` with bucketize): d's own name the
+  // first time, "NAME~dist" when another PoolRoute places the same pool
+  // differently.
+  std::string placed(const pool_def& d, kinds::distribution_kind dist, const std::vector<double>& weights,
+                     uint32_t buckets = 0);
   // "Pool|A": one single-server pool config per server ("A#1", "A#2", ...;
   // not "A/host:port", which `stats servers` would print as POOL/ADDRESS twice).
   std::vector<std::string> each_server(const pool_def& d);

@@ -154,6 +154,13 @@ class reader final : public route_factory {
     return std::move(l[0]);
   }
 
+  bool known(const YAML::Node& json) override {
+    if (!json.IsScalar()) return true;
+    const std::string text = json.Scalar();
+    if (built_.count(text) != 0 || registered_.count(text) != 0 || building_.count(text) != 0) return true;
+    return provider::knows(text.substr(0, text.find('|')));
+  }
+
   // mcrouter's createList(): a list flattens, a string is a named handle or a
   // short form, an object is a route (named if it has a `name`).
   std::vector<route_config> list(const YAML::Node& json) override {

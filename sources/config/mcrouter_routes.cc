@@ -15,14 +15,11 @@ namespace {
 // mcrouter's route types ithaca has no equivalent for (refused by name).
 const std::set<std::string> kUnsupportedTypes = {
     "AsynclogRoute",
-    "BigValueRoute",
     "BlackholeRoute",
     "CarbonLookasideRoute",
     "DistributionRoute",
     "HashStopAllowListRoute",
     "KeyParseRoute",
-    "KeySplitRoute",
-    "LatestRoute",
     "OriginalClientHashRoute",
     "SetDistributionTargetRoute",
     "SRRoute",
@@ -30,11 +27,42 @@ const std::set<std::string> kUnsupportedTypes = {
     "AxonLogRoute",
     "DestinationRoute",
     "OutstandingLimitRoute",
-    "SlowWarmUpRoute",
-    "ShardSplitRoute",
 };
 
 }  // namespace
+
+bool provider::knows(const std::string& type) {
+  return type == "Pool" || type == "PoolRoute" || type == "LatestRoute" || type == "McRefillRoute" ||
+         find_mcrouter_kind(type) != nullptr;
+}
+
+// McRefillRoute {primary, refill} (mcrouter's test_mcrefill.json): its code
+// is not in the open mcrouter tree (MemcacheRouterInfo::hasMcRefillRoute is
+// false), so ithaca reads it by its name and keys: requests go to primary, a
+// get primary misses is read from refill and the value added back to
+// primary. That is ithaca's warm_up route with primary as cold and refill as
+// warm, its fills keeping refill's TTL (exptime 0).
+route_config provider::refill_route(const YAML::Node& json, const YAML::Node& at) {
+  if (!json.IsMap()) {
+    err_.fail(at, "McRefillRoute should be an object");
+    return null_route(err_.line(at));
+  }
+  err_.allow(json, "McRefillRoute", {"primary", "refill"});
+  for (const char* key : {"primary", "refill"}) {
+    if (!json[key]) {
+      err_.fail(json, std::string("McRefillRoute: no ") + key + " route");
+      return null_route(err_.line(at));
+    }
+  }
+  route_config r = module_node("warm_up", route_format::Mcrouter, err_.line(at));
+  route_config cold = f_.one(json["primary"], "primary");
+  cold.role = "cold";
+  route_config warm = f_.one(json["refill"], "refill");
+  warm.role = "warm";
+  r.children.push_back(std::move(cold));
+  r.children.push_back(std::move(warm));
+  return r;
+}
 
 route_config null_route(int line) { return module_node("null", route_format::Mcrouter, line); }
 
@@ -48,6 +76,23 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
   // mcrouter's older name of OperationSelectorRoute, which it still reads.
   const std::string_view kind = type == "PrefixPolicyRoute" ? std::string_view("OperationSelectorRoute") : type;
   if (const route_kind_info* k = find_mcrouter_kind(kind)) return {module_route(*k, json, at)};
+  if (type == "McRefillRoute") return {refill_route(json, at)};
+  if (type == "LatestRoute") {
+    // It picks among its children by the host's id, which ithaca does not
+    // imitate; with no child or one mcrouter makes the NullRoute or that
+    // child (LatestRoute.h), and so does ithaca.
+    std::vector<route_config> children;
+    if (!json.IsMap()) {
+      children = f_.list(json);
+    } else if (const YAML::Node c = json["children"]) {
+      children = f_.list(c);
+    }
+    if (children.empty()) return {null_route(err_.line(at))};
+    if (children.size() == 1) return children;
+    err_.fail(at, "mcrouter's " + type + " over " + std::to_string(children.size()) +
+                      " children is not supported by ithaca (it picks by the host's id)");
+    return {};
+  }
   if (kUnsupportedTypes.count(type) != 0) {
     err_.fail(at, "mcrouter's " + type + " is not supported by ithaca");
     return {};
@@ -152,6 +197,7 @@ class json_kind_reader final : public route_kind_reader {
   void check_keys(const YAML::Node& map, const std::string& what, std::initializer_list<const char*> keys) override {
     err_.allow(map, what, keys);
   }
+  bool routable(const YAML::Node& n) override { return f_.known(n); }
 
  private:
   std::deque<YAML::Node> held_;  // the values value() gave out, kept where they are
@@ -222,7 +268,10 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   YAML::Node pool_json;
   pool_json.reset(json);
   if (json.IsMap()) {
-    err_.allow(json, "PoolRoute", {"pool", "hash", "asynclog", "asynclog_name", "rates"});
+    err_.allow(
+        json, "PoolRoute",
+        {"pool", "hash", "asynclog", "asynclog_name", "rates", "shadows", "shadow_policy", "bucketize", "total_buckets",
+         "bucketization_keyspace", "total_buckets_by_prefix", "shard_splits", "split_shard_fanout", "slow_warmup"});
     if (!json["pool"]) {
       err_.fail(at, "PoolRoute: pool not found");
       return r;
@@ -237,6 +286,13 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   }
   const pools::pool_def* d = pools_.find(pool_json, at);
   if (d == nullptr) return r;
+  if (d->base.servers.empty()) {
+    // mcrouter's HashRoute over no destination (HashRouteFactory.h): an
+    // ErrorRoute with these words, or a NullRoute without error_on_empty.
+    return d->error_on_empty ? module_node("error", route_format::Mcrouter, r.line,
+                                           {{"message", "HashRoute with empty children, name: " + d->base.name}})
+                             : null_route(r.line);
+  }
   if (json.IsMap() && json["hash"] && json["hash"].IsMap() && json["hash"]["hash_func"] &&
       json["hash"]["hash_func"].Scalar() == "LoadBalancer") {
     return load_balanced_pool(json["hash"], pool_json, at);
@@ -267,8 +323,11 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
         dist = kinds::distribution_kind::McrouterCrc32;
       } else if (fn == "WeightedCh3") {
         dist = kinds::distribution_kind::WeightedCh3;
+      } else if (fn == "ConstShard") {
+        dist = kinds::distribution_kind::ConstShard;
       } else if (!fn.empty()) {
-        err_.fail(h, "PoolRoute: hash_func '" + fn + "' is not supported by ithaca (Ch3, WeightedCh3 or Crc32)");
+        err_.fail(
+            h, "PoolRoute: hash_func '" + fn + "' is not supported by ithaca (Ch3, WeightedCh3, Crc32 or ConstShard)");
       }
     }
   }
@@ -282,9 +341,12 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
     err_.fail(at, "PoolRoute: WeightedCh3 weights are numbers from 0 to 1 (pool '" + d->base.name + "')");
     return r;
   }
-  r = module_node(
-      "pool", route_format::Mcrouter, r.line,
-      {{"pool", pools_.placed(*d, dist, weights)}, {"reliable_deletes", reliable_deletes ? "true" : "false"}});
+  const uint32_t buckets = json.IsMap() ? bucketize(json) : 0;
+  const std::string placed = pools_.placed(*d, dist, weights, buckets);
+  r = module_node("pool", route_format::Mcrouter, r.line,
+                  {{"pool", placed}, {"reliable_deletes", reliable_deletes ? "true" : "false"}});
+  if (json.IsMap() && json["slow_warmup"]) r = slow_warmup(json["slow_warmup"], at, std::move(r));
+  if (json.IsMap() && json["shadows"]) r = pool_shadows(json, at, std::move(r), placed);
   if (json.IsMap() && json["rates"]) {  // PoolRoute's own rate limit: a RateLimitRoute in front of it
     route_config limited;
     limited.line = r.line;
@@ -293,9 +355,101 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
     json_kind_reader(f_, err_, object, at).read_options(*find_route_kind("rate_limit"), limited);
     r.role = "target";
     limited.children.push_back(std::move(r));
-    return limited;
+    r = std::move(limited);
+  }
+  if (json.IsMap() && json["shard_splits"]) {  // a ShardSplitRoute around it (mcrouter's order)
+    if (buckets != 0) {
+      err_.fail(json["shard_splits"], "PoolRoute: shard_splits of a bucketized pool are not supported by ithaca");
+    }
+    route_config split;
+    split.line = r.line;
+    YAML::Node object(YAML::NodeType::Map);
+    object["shard_splits"] = json["shard_splits"];
+    if (json["split_shard_fanout"]) object["split_shard_fanout"] = json["split_shard_fanout"];
+    json_kind_reader(f_, err_, object, at).read_options(*find_route_kind("shard_split"), split);
+    r.role = "destination";
+    split.children.push_back(std::move(r));
+    return split;
   }
   return r;
+}
+
+// A PoolRoute's `bucketize: true` (mcrouter's McBucketRoute over a hash
+// route that places bucket numbers): its total_buckets, required then, as is
+// bucketization_keyspace (a label for mcrouter's logs); 0 without bucketize.
+// A prefix map of bucket counts, and shadows by bucket range, are refused.
+uint32_t provider::bucketize(const YAML::Node& json) {
+  bool on = false;
+  if (const YAML::Node b = json["bucketize"]; b && !as_bool(b, on)) {
+    err_.fail(b, "PoolRoute: bucketize is not a boolean");
+    return 0;
+  }
+  if (!on) return 0;
+  const YAML::Node total = json["total_buckets"];
+  int64_t n = 0;
+  if (!total) {
+    err_.fail(json, "McBucketRoute: no total number of buckets");
+  } else if (!as_int(total, n) || n < 1 || n > kMaxBuckets) {
+    err_.fail(total, "McBucketRoute: total_buckets is not an integer from 1 to " + std::to_string(kMaxBuckets));
+  }
+  if (const YAML::Node k = json["bucketization_keyspace"]; !k || !is_string(k)) {
+    err_.fail(k ? k : json, "McBucketRoute: must have bucketization_keyspace");
+  }
+  if (const YAML::Node p = json["total_buckets_by_prefix"]) {
+    err_.fail(p, "PoolRoute: total_buckets_by_prefix is not supported by ithaca");
+  }
+  if (json["shadows"]) {
+    err_.fail(json["shadows"],
+              "PoolRoute: shadows of a bucketized pool (shadowed by bucket range) are not supported by ithaca");
+  }
+  return n >= 1 && n <= kMaxBuckets ? static_cast<uint32_t>(n) : 0;
+}
+
+// A PoolRoute's `slow_warmup` ({failoverTarget, settings}): a slow_warm_up
+// route over the pool, which keeps mcrouter's per-destination counts per
+// server of the pool (routes/slow_warm_up_route.cc).
+route_config provider::slow_warmup(const YAML::Node& json, const YAML::Node& at, route_config pool) {
+  if (!json.IsMap()) {
+    err_.fail(json, "PoolRoute: slow_warmup must be a json object");
+    return pool;
+  }
+  err_.allow(json, "slow_warmup", {"failoverTarget", "settings"});
+  if (!json["failoverTarget"]) {
+    err_.fail(json, "PoolRoute: couldn't find 'failoverTarget' property in slow_warmup");
+    return pool;
+  }
+  route_config w;
+  w.line = pool.line;
+  YAML::Node object(YAML::NodeType::Map);
+  if (json["settings"]) object["settings"] = json["settings"];
+  json_kind_reader(f_, err_, object, at).read_options(*find_route_kind("slow_warm_up"), w);
+  pool.role = "target";
+  w.children.push_back(std::move(pool));
+  route_config failover = f_.one(json["failoverTarget"], "failoverTarget");
+  failover.role = "failover";
+  w.children.push_back(std::move(failover));
+  return w;
+}
+
+// A PoolRoute's `shadows`: mcrouter wraps each destination its shadows'
+// index_range covers in a ShadowRoute; ithaca puts one `shadow` route over the
+// pool whose shadows know the pool, so each copies only the keys of its
+// servers (shadow_route.h). The shadow kind reads the list (its mcrouter
+// reader, told the pool by "pool_route", which no file can write: a
+// ShadowRoute's keys are checked). No shadow left: the pool alone.
+route_config provider::pool_shadows(const YAML::Node& json, const YAML::Node& at, route_config pool,
+                                    const std::string& placed) {
+  YAML::Node object(YAML::NodeType::Map);
+  object["shadows"] = json["shadows"];
+  object["pool_route"] = placed;
+  if (json["shadow_policy"]) object["shadow_policy"] = json["shadow_policy"];
+  route_config s;
+  s.line = pool.line;
+  json_kind_reader(f_, err_, object, at).read_options(*find_route_kind("shadow"), s);
+  if (s.with_role("shadow").empty()) return pool;
+  pool.role = "normal";
+  s.children.insert(s.children.begin(), std::move(pool));
+  return s;
 }
 
 // A PoolRoute whose hash_func is "LoadBalancer": mcrouter's LoadBalancerRoute

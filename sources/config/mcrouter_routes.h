@@ -28,6 +28,9 @@ class route_factory {
   // Exactly one route where mcrouter's create() wants one (`what` names the
   // place in messages).
   virtual route_config one(const YAML::Node& json, const std::string& what) = 0;
+  // Whether `json` names something list() can read (a string: a named
+  // handle or a known type), so a kind may leave it out instead of failing.
+  virtual bool known(const YAML::Node& json) = 0;
 
  protected:
   ~route_factory() = default;
@@ -47,10 +50,18 @@ class provider {
   std::vector<route_config> create(const std::string& type, const YAML::Node& json, const YAML::Node& at);
   // A route of registered kind `k` (route_kind_info.h) from `json`.
   route_config module_route(const route_kind_info& k, const YAML::Node& json, const YAML::Node& at);
+  // Whether `type` is a route type create() reads.
+  static bool knows(const std::string& type);
 
  private:
   void salt(const YAML::Node& json, const std::string& what);
   route_config pool_route(const YAML::Node& json, const YAML::Node& at);
+  // mcrouter's furc places up to 2^23 buckets.
+  static constexpr int64_t kMaxBuckets = int64_t{1} << 23;
+  uint32_t bucketize(const YAML::Node& json);
+  route_config refill_route(const YAML::Node& json, const YAML::Node& at);
+  route_config slow_warmup(const YAML::Node& json, const YAML::Node& at, route_config pool);
+  route_config pool_shadows(const YAML::Node& json, const YAML::Node& at, route_config pool, const std::string& placed);
   route_config load_balanced_pool(const YAML::Node& hash, const YAML::Node& pool_json, const YAML::Node& at);
   std::vector<route_config> pool_servers(const YAML::Node& json, const YAML::Node& at);
 

@@ -59,7 +59,8 @@ struct option_spec {
   bool names_pool = false;
   // Custom: reads the value of `key` (its spelling in the reader's format)
   // into the options; shows what it read (describe_options); and a value each
-  // format accepts, as that format spells it (docs, and the registry's test).
+  // format accepts, as that format spells it (docs, and the registry's test;
+  // a Text option may give one too).
   void (*read)(route_kind_reader& in, const char* key, route_config& r, route_options& out) = nullptr;
   std::string (*show)(const route_options& o) = nullptr;
   const char* yaml_sample = nullptr;
@@ -96,10 +97,16 @@ constexpr option_spec choice_option(const char* name, const char* mcrouter, std:
   static_assert(detail::is_field_of<Field, int>);
   return {name, mcrouter, option_type::Choice, doc, false, choices, &detail::field_of<Field>};
 }
+// `sample`: a value both formats accept (the registry's test writes it;
+// without one it writes "text").
 template <auto Field>
-constexpr option_spec text_option(const char* name, const char* mcrouter, const char* doc, bool required = false) {
+constexpr option_spec text_option(const char* name, const char* mcrouter, const char* doc, bool required = false,
+                                  const char* sample = nullptr) {
   static_assert(detail::is_field_of<Field, std::string>);
-  return {name, mcrouter, option_type::Text, doc, required, {}, &detail::field_of<Field>};
+  option_spec o{name, mcrouter, option_type::Text, doc, required, {}, &detail::field_of<Field>};
+  o.yaml_sample = sample;
+  o.mcrouter_sample = sample;
+  return o;
 }
 // A Text option whose value is the name of a pool under `pools:`.
 template <auto Field>

@@ -73,6 +73,13 @@ class route_kind_reader {
   // Refuses the keys of the mapping `map` that are not `keys` (and a key
   // given twice) in the format's words; `what` names the mapping.
   virtual void check_keys(const YAML::Node& map, const std::string& what, std::initializer_list<const char*> keys) = 0;
+  // Whether `n` could be read as a route without an error (mcrouter: a
+  // string naming no handle and no route type cannot): for a kind that skips
+  // such an entry as mcrouter does (a PoolRoute's shadows). YAML: true.
+  virtual bool routable(const YAML::Node& n) {
+    (void)n;
+    return true;
+  }
   // YAML's number under `key` of `map`, in [lo, hi] (above lo when
   // `open_lo`); true when present and valid, else "KEY: expected EXPECTED,
   // got ..." when present.

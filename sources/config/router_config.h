@@ -46,6 +46,10 @@ struct pool_config {
   kinds::distribution_kind dist = kinds::distribution_kind::Ketama;
   std::string hash_tag;    // twemproxy: two characters, e.g. "{}"; "" = off
   bool hash_stop = false;  // mcrouter: a key with "|#|" hashes only the part before it
+  // mcrouter's bucketize (McBucketRoute): the hashed part is first put in one
+  // of `buckets` buckets by ch3, and the distribution places that bucket's
+  // number (decimal) instead; 0: off.
+  uint32_t buckets = 0;
   kinds::backend_protocol protocol = kinds::backend_protocol::Auto;
   uint64_t connect_timeout_ms = 1000;
   uint64_t timeout_ms = 1000;              // one request, from send to reply

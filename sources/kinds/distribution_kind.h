@@ -20,9 +20,10 @@ enum class distribution_kind : std::uint8_t {
   Ch3,                 // mcrouter's default pool hash (furc), bit-exact
   WeightedCh3,         // mcrouter's WeightedCh3: ch3 with a kept fraction per server
   McrouterCrc32,       // mcrouter's Crc32: crc32 % servers
+  ConstShard,          // mcrouter's ConstShard: a key "x:N:..." goes to server N, others by ch3
 };
 
-inline constexpr int kDistributionKindCount = 9;
+inline constexpr int kDistributionKindCount = 10;
 
 inline constexpr enum_name<distribution_kind> kDistributionKindNames[] = {
     {distribution_kind::Ketama, "ketama"},
@@ -34,6 +35,7 @@ inline constexpr enum_name<distribution_kind> kDistributionKindNames[] = {
     {distribution_kind::Ch3, "ch3"},
     {distribution_kind::WeightedCh3, "weighted_ch3"},
     {distribution_kind::McrouterCrc32, "mcrouter_crc32"},
+    {distribution_kind::ConstShard, "const_shard"},
 };
 constexpr std::span<const enum_name<distribution_kind>> name_table(distribution_kind) { return kDistributionKindNames; }
 static_assert(names_each_once(name_table(distribution_kind{}), kDistributionKindCount));

@@ -27,7 +27,9 @@ request& request::operator=(const request& other) {
   meta = other.meta;
   meta_key_binary = other.meta_key_binary;
   scratch = other.scratch;
-  if (meta_key_binary && !keys.empty()) {
+  // A key in the scratch: a decoded base64 meta key, or one a route rewrote
+  // there (routes/shard_split_route.cc).
+  if (!keys.empty() && (meta_key_binary || other.keys.front().data() == other.scratch.data())) {
     keys.set(0, std::string_view(scratch.data(), other.keys.front().size()));
   }
   return *this;

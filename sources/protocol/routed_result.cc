@@ -35,7 +35,15 @@ void routed_result::set_hit(std::size_t i, std::uint32_t hit_flags, std::uint64_
   h.cas = hit_cas;
   h.offset = values_.size();
   h.length = bytes.size();
+  h.header = 0;  // no VALUE piece of a backend's (a route may replace one)
+  h.raw_has_cas = false;
   values_.append(bytes);
+}
+
+void routed_result::clear_hit(std::size_t i) {
+  if (i >= hits_.size()) return;
+  hits_[i].found = false;
+  hits_[i].header = 0;
 }
 
 void routed_result::set_hit_raw(std::size_t i, std::uint32_t hit_flags, std::uint64_t hit_cas, bool has_cas,

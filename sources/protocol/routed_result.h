@@ -88,8 +88,10 @@ class routed_result {
   // Keys of a multi-key get whose server failed (answered as misses), for stats.
   std::uint32_t failed_keys = 0;
 
-  // Retrievals: record a hit for key index i (copies data).
+  // Retrievals: record a hit for key index i (copies data; replaces one).
   void set_hit(std::size_t i, std::uint32_t hit_flags, std::uint64_t hit_cas, std::string_view bytes);
+  // Key index i is a miss after all (a route found its hit unusable).
+  void clear_hit(std::size_t i);
   // The same from a whole ascii VALUE piece: `raw` is every byte of it,
   // `bytes` (the data) lies inside it, followed by CRLF.
   void set_hit_raw(std::size_t i, std::uint32_t hit_flags, std::uint64_t hit_cas, bool has_cas, std::string_view bytes,

@@ -1,5 +1,8 @@
 #include "pool.h"
 
+#include <charconv>
+
+#include "hash/hash_functions.h"
 #include "server_directory.h"
 #include "tls_setup.h"
 
@@ -44,6 +47,7 @@ std::shared_ptr<const pool> pool::build(const config::pool_config& cfg, server_d
   p->auto_eject_ = cfg.auto_eject_hosts;
   p->hash_options_.hash_tag = cfg.hash_tag;
   p->hash_options_.hash_stop = cfg.hash_stop;
+  p->buckets_ = cfg.buckets;
   const distribution_kind kind = cfg.dist;
   std::vector<server_spec> specs;
   const server_settings settings = settings_of(cfg);
@@ -82,6 +86,12 @@ std::unique_ptr<distribution> pool::live_distribution() const {
   }
   if (live.empty() || live.size() == servers_.size()) return nullptr;
   return make_live_distribution(kind_, specs_, live, hash_, nullptr);
+}
+
+uint32_t pool::locate_bucket(std::string_view part, const distribution& d) const {
+  char text[16];
+  const auto end = std::to_chars(text, text + sizeof text, furc_hash(part, buckets_)).ptr;
+  return d.locate(std::string_view(text, static_cast<std::size_t>(end - text)));
 }
 
 }  // namespace ithaca::proxy

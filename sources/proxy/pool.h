@@ -35,8 +35,11 @@ class pool {
   // ones: auto_eject_hosts).
   uint32_t locate(std::string_view key, const distribution& d) const {
     if (d.size() == 1) return d.pick({}, 0);
+    if (buckets_ != 0) return locate_bucket(key_hash_part(key, hash_options_), d);
     return d.locate(key_hash_part(key, hash_options_));
   }
+  // mcrouter's bucketize: buckets (0: off).
+  uint32_t buckets() const { return buckets_; }
 
   // twemproxy's auto_eject_hosts: a down server leaves the ring (its keys
   // go to the others) instead of failing fast.
@@ -50,6 +53,9 @@ class pool {
 
  private:
   pool() = default;
+  // The server of the bucket of `part` (ch3 over buckets_), placed by its
+  // decimal number, as mcrouter's BucketHashSelector hashes it.
+  uint32_t locate_bucket(std::string_view part, const distribution& d) const;
   std::string name_;
   std::vector<std::shared_ptr<backend_server>> servers_;
   std::unique_ptr<distribution> dist_;
@@ -57,6 +63,7 @@ class pool {
   bool allow_flush_ = false;
   bool keep_routing_prefix_ = false;
   bool auto_eject_ = false;
+  uint32_t buckets_ = 0;
   distribution_kind kind_ = distribution_kind::Ketama;
   hash_kind hash_ = hash_kind::Fnv1a_64;
   std::vector<server_spec> specs_;

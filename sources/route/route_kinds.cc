@@ -22,6 +22,10 @@ extern const kind_module kRandomKind;
 extern const kind_module kLoadBalancerKind;
 extern const kind_module kModifyExptimeKind;
 extern const kind_module kRateLimitKind;
+extern const kind_module kShardSplitKind;
+extern const kind_module kSlowWarmUpKind;
+extern const kind_module kBigValueKind;
+extern const kind_module kKeySplitKind;
 extern const kind_module kErrorKind;
 extern const kind_module kNullKind;
 extern const kind_module kDevNullKind;
@@ -60,6 +64,10 @@ constexpr const kind_module* kKinds[] = {
     &kLoadBalancerKind,
     &kModifyExptimeKind,
     &kRateLimitKind,
+    &kShardSplitKind,
+    &kSlowWarmUpKind,
+    &kBigValueKind,
+    &kKeySplitKind,
     &kErrorKind,
     &kNullKind,
     &kDevNullKind,

@@ -149,8 +149,8 @@ def test_a_commented_config_with_every_mapped_route_type_is_accepted(tmp_path):
 
 
 @pytest.mark.parametrize("text,line,message", [
-    ('{\n  "pools": {"A": {"servers": ["127.0.0.1:1"]}},\n  "route": "LatestRoute|Pool|A"\n}',
-     3, "mcrouter's LatestRoute is not supported by ithaca"),
+    ('{\n  "pools": {"A": {"servers": ["127.0.0.1:1"]}},\n  "route": "KeyParseRoute|Pool|A"\n}',
+     3, "mcrouter's KeyParseRoute is not supported by ithaca"),
     ('{\n  "pools": {"A": {"servers": ["127.0.0.1:1"]}},\n  "route": "@merge(x)"\n}',
      3, "Raw object property 'route': Macro in string 'merge' (line 3): Merge: 'params' is not array"),
     ('{\n  "pools": {"A": {"servers": ["127.0.0.1:1"],\n    "protocol": "caret"}},\n  "route": "PoolRoute|A"\n}',
@@ -229,8 +229,8 @@ def test_sighup_reloads_an_mcrouter_config(tmp_path, ithaca_factory, memcached_f
         assert c.call(b"set k1 0 0 1\r\na\r\n") == b"STORED\r\n"
         reload_with(router, conf.format(HOST, second.port))
         assert c.call(b"set k2 0 0 1\r\nb\r\n") == b"STORED\r\n"
-        line = refuse_reload_with(router, conf.format(HOST, second.port).replace("PoolRoute|A", "LatestRoute|Pool|A"))
-        assert f"{path}:3: mcrouter's LatestRoute is not supported by ithaca" in line, line
+        line = refuse_reload_with(router, conf.format(HOST, second.port).replace("PoolRoute|A", "KeyParseRoute|Pool|A"))
+        assert f"{path}:3: mcrouter's KeyParseRoute is not supported by ithaca" in line, line
         assert c.call(b"set k3 0 0 1\r\nc\r\n") == b"STORED\r\n"
     with Conn(first.host, first.port) as c:
         assert c.call(b"get k1 k2 k3\r\n") == b"VALUE k1 0 1\r\na\r\nEND\r\n"

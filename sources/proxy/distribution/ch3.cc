@@ -7,6 +7,9 @@
 //                  otherwise the part gets a decimal salt ("0", "1", ...) and
 //                  is hashed again (at most 32 times; then the last choice)
 //   mcrouter_crc32 "Crc32": (crc32(part) & 0x7fffffff) % n
+//   const_shard    "ConstShard": a part "A:N:..." (N decimal digits between the
+//                  first two colons, N < n) goes to server N; any other part
+//                  by ch3 (mcrouter's ShardHashFunc.cpp)
 // Each reads the hashed part (the whole key, or its hash tag), never the
 // pool's 32-bit key hash. A server's fraction for weighted_ch3 is
 // server_spec::fraction when set (mcrouter's weights, 0..1), else its weight
@@ -36,6 +39,35 @@ class mcrouter_crc32_distribution final : public distribution {
       : distribution(distribution_kind::McrouterCrc32, hash, static_cast<std::uint32_t>(servers.size())) {}
 
   std::uint32_t pick(std::string_view part, std::uint32_t) const override { return mcrouter_crc32(part, size()); }
+};
+
+// mcrouter's getShardId: the text between the first and the second colon,
+// all digits (and not empty); false when the part has none.
+bool const_shard_of(std::string_view part, std::uint32_t n, std::uint32_t& out) {
+  const std::size_t first = part.find(':');
+  if (first == std::string_view::npos) return false;
+  const std::string_view rest = part.substr(first + 1);
+  const std::size_t second = rest.find(':');
+  if (second == std::string_view::npos || second == 0) return false;
+  std::uint64_t v = 0;
+  for (const char c : rest.substr(0, second)) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    if (v >= n) return false;  // out of bounds (and no overflow past it)
+  }
+  out = static_cast<std::uint32_t>(v);
+  return true;
+}
+
+class const_shard_distribution final : public distribution {
+ public:
+  const_shard_distribution(std::span<const server_spec> servers, hash_kind hash)
+      : distribution(distribution_kind::ConstShard, hash, static_cast<std::uint32_t>(servers.size())) {}
+
+  std::uint32_t pick(std::string_view part, std::uint32_t) const override {
+    std::uint32_t shard = 0;
+    return const_shard_of(part, size(), shard) ? shard : furc_hash(part, size());
+  }
 };
 
 class weighted_ch3_distribution final : public distribution {
@@ -83,6 +115,7 @@ std::unique_ptr<distribution> make_ch3(distribution_kind kind, std::span<const s
   switch (kind) {
     case distribution_kind::WeightedCh3: return std::make_unique<weighted_ch3_distribution>(servers, hash);
     case distribution_kind::McrouterCrc32: return std::make_unique<mcrouter_crc32_distribution>(servers, hash);
+    case distribution_kind::ConstShard: return std::make_unique<const_shard_distribution>(servers, hash);
     default: return std::make_unique<ch3_distribution>(servers, hash);
   }
 }

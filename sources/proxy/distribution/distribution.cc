@@ -32,7 +32,8 @@ bool uses_names(distribution_kind kind) {
     case distribution_kind::Jump:
     case distribution_kind::Ch3:
     case distribution_kind::WeightedCh3:
-    case distribution_kind::McrouterCrc32: return false;  // placed by index: mcrouter's pools may even repeat a server
+    case distribution_kind::McrouterCrc32:
+    case distribution_kind::ConstShard: return false;  // placed by index: mcrouter's pools may even repeat a server
     default: return true;
   }
 }
@@ -85,7 +86,8 @@ bool distribution::reads_hash() const {
     case distribution_kind::Rendezvous:
     case distribution_kind::Ch3:
     case distribution_kind::WeightedCh3:
-    case distribution_kind::McrouterCrc32: return false;  // they read the hashed part itself
+    case distribution_kind::McrouterCrc32:
+    case distribution_kind::ConstShard: return false;  // they read the hashed part itself
     default: return true;
   }
 }
@@ -111,7 +113,8 @@ std::unique_ptr<distribution> detail::make_kind(distribution_kind kind, std::spa
     case distribution_kind::Rendezvous: return make_rendezvous(servers, hash);
     case distribution_kind::Ch3:
     case distribution_kind::WeightedCh3:
-    case distribution_kind::McrouterCrc32: return make_ch3(kind, servers, hash);
+    case distribution_kind::McrouterCrc32:
+    case distribution_kind::ConstShard: return make_ch3(kind, servers, hash);
   }
   return make_random(servers, hash);  // not reached: every kind is handled above
 }

@@ -1,8 +1,9 @@
 // Routes that answer without a server: `null` (mcrouter's NullRoute: a get
 // misses, a store is NOT_STORED, the rest NOT_FOUND) and `error` (mcrouter's
-// ErrorRoute: every request gets its SERVER_ERROR line). Both answer into
+// ErrorRoute: every request gets its error line, SERVER_ERROR or CLIENT_ERROR). Both answer into
 // the result, so any composite may hold them (a failover's last resort, an
 // operation selector that refuses deletes).
+#include <array>
 #include <string>
 #include <string_view>
 
@@ -24,8 +25,8 @@ class null_route final : public route {
 
 class error_route final : public route {
  public:
-  // `message`: the line after "SERVER_ERROR " (or a whole error line).
-  error_route(std::string name, std::string message);
+  // `line`: the whole reply line, "SERVER_ERROR ..." or "CLIENT_ERROR ...".
+  error_route(std::string name, std::string line);
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return "error"; }
   // mcrouter's "error|log|mc_res_local_error|MESSAGE" (the result ithaca
@@ -50,10 +51,7 @@ dispatch_status null_route::dispatch(request_slot& slot, dispatch_env&) const {
   return dispatch_status::Pending;  // no calls: ready at once, in order
 }
 
-error_route::error_route(std::string name, std::string message) : route(std::move(name)) {
-  const bool whole = message.starts_with("SERVER_ERROR") || message.starts_with("CLIENT_ERROR");
-  line_ = whole ? std::move(message) : "SERVER_ERROR " + message;
-}
+error_route::error_route(std::string name, std::string line) : route(std::move(name)), line_(std::move(line)) {}
 
 dispatch_status error_route::dispatch(request_slot& slot, dispatch_env&) const {
   counters().requests.fetch_add(1, std::memory_order_relaxed);
@@ -65,20 +63,61 @@ dispatch_status error_route::dispatch(request_slot& slot, dispatch_env&) const {
 
 namespace {
 
-// mcrouter's results of an ErrorRoute's reply that ithaca gives: its
-// SERVER_ERROR line is mc_res_local_error.
-constexpr const char* kResults[] = {"mc_res_local_error"};
+// mcrouter's error results (carbon's Result from mc_res_ooo on, without
+// mc_res_waiting: what its ErrorRoute takes), each with the line mcrouter's
+// ascii server sends for it when the route has no `response`
+// (AsciiSerialized.cpp errorResultStr).
+struct error_result {
+  const char* name;
+  const char* line;
+};
+constexpr error_result kErrorResults[] = {
+    {"mc_res_local_error", "SERVER_ERROR local error"},  // first: the default
+    {"mc_res_ooo", "SERVER_ERROR out of order"},
+    {"mc_res_timeout", "SERVER_ERROR timeout"},
+    {"mc_res_connect_timeout", "SERVER_ERROR connection timeout"},
+    {"mc_res_connect_error", "SERVER_ERROR connection error"},
+    {"mc_res_busy", "SERVER_ERROR 307 busy"},
+    {"mc_res_try_again", "SERVER_ERROR 302 try again"},
+    {"mc_res_shutdown", "SERVER_ERROR 301 shutdown"},
+    {"mc_res_tko", "SERVER_ERROR unavailable"},
+    {"mc_res_bad_command", "CLIENT_ERROR bad command"},
+    {"mc_res_bad_key", "CLIENT_ERROR bad key"},
+    {"mc_res_bad_flags", "CLIENT_ERROR bad flags"},
+    {"mc_res_bad_exptime", "CLIENT_ERROR bad exptime"},
+    {"mc_res_bad_lease_id", "CLIENT_ERROR bad lease_id"},
+    {"mc_res_bad_cas_id", "CLIENT_ERROR bad cas_id"},
+    {"mc_res_bad_value", "SERVER_ERROR bad value"},
+    {"mc_res_aborted", "SERVER_ERROR aborted"},
+    {"mc_res_client_error", "CLIENT_ERROR"},
+    {"mc_res_remote_error", "SERVER_ERROR remote error"},
+    {"mc_res_deadline_exceeded", "SERVER_ERROR request deadline exceeded"},
+    {"mc_res_permission_denied", "SERVER_ERROR permission denied"},
+    {"mc_res_hot_key", "SERVER_ERROR hot key"},
+    {"mc_res_overloaded", "SERVER_ERROR overloaded"},
+};
+constexpr auto kErrorResultNames = [] {
+  std::array<const char*, std::size(kErrorResults)> names{};
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = kErrorResults[i].name;
+  return names;
+}();
+constexpr int kErrorClientError = 17;  // mc_res_client_error: its text follows CLIENT_ERROR
+static_assert(std::string_view(kErrorResults[kErrorClientError].name) == "mc_res_client_error");
+
 struct error_options final : config::route_options {
-  std::string message;          // "" = "error route"
-  int result = 0;               // kResults: mcrouter's
+  std::string message;          // "": the result's own line (YAML: "SERVER_ERROR error route")
+  int result = 0;               // kErrorResults
   bool enable_logging = false;  // mcrouter's; ithaca logs no error route replies
+  bool mcrouter = false;        // read from an mcrouter file (what no message means)
 };
 
 constexpr config::option_spec kErrorOptions[] = {
     config::text_option<&error_options::message>("message", "response",
                                                  "the text after \"SERVER_ERROR \" in the reply, one line"),
-    config::choice_option<&error_options::result>(nullptr, "result", kResults,
-                                                  "mcrouter's result of the reply (ithaca's SERVER_ERROR line)"),
+    config::choice_option<&error_options::result>(
+        "result", "result", kErrorResultNames,
+        "mcrouter's error result (mc_res_busy, ...): without a message its line (SERVER_ERROR 307 busy); "
+        "mc_res_client_error makes the message a CLIENT_ERROR"),
     config::flag_option<&error_options::enable_logging>(nullptr, "enable_logging", "mcrouter's: log each reply"),
 };
 
@@ -96,9 +135,19 @@ void finish_error(config::route_kind_reader& reader, config::route_config& r) {
 
 const route* build_null(tree_builder& b, const config::route_config& r) { return b.add<null_route>(b.name_of(r)); }
 
+// The reply line, as mcrouter's ascii server writes it: its result's own
+// line without a message, else "SERVER_ERROR message" ("CLIENT_ERROR
+// message" for mc_res_client_error).
+std::string error_line(const error_options& o) {
+  if (o.message.empty()) {
+    return o.mcrouter || o.result != 0 ? kErrorResults[o.result].line : "SERVER_ERROR error route";
+  }
+  if (o.message.starts_with("SERVER_ERROR") || o.message.starts_with("CLIENT_ERROR")) return o.message;
+  return (o.result == kErrorClientError ? "CLIENT_ERROR " : "SERVER_ERROR ") + o.message;
+}
+
 const route* build_error(tree_builder& b, const config::route_config& r) {
-  const std::string& message = config::options_of<error_options>(r).message;
-  return b.add<error_route>(b.name_of(r), message.empty() ? std::string("error route") : message);
+  return b.add<error_route>(b.name_of(r), error_line(config::options_of<error_options>(r)));
 }
 
 constexpr config::route_kind_info kNullInfo{
@@ -111,7 +160,11 @@ constexpr config::route_kind_info kErrorInfo{
     "answers every request with its SERVER_ERROR line",
     {},
     kErrorOptions,
-    [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<error_options>(); },
+    [](config::route_format f) -> std::shared_ptr<config::route_options> {
+      auto o = std::make_shared<error_options>();
+      o->mcrouter = f == config::route_format::Mcrouter;
+      return o;
+    },
     config::route_kind_info::collapse::None,
     finish_error,
     "response",

@@ -68,7 +68,7 @@ void finish_hash(config::route_kind_reader& in, config::route_config& r) {
     config::become_only_child(r);
   } else if (r.children.empty()) {
     r = o.error_on_empty ? config::module_node("error", config::route_format::Mcrouter, r.line,
-                                               {{"message", "HashRoute with empty children"}})
+                                               {{"message", "HashRoute with empty children, name: " + r.name}})
                          : config::module_node("null", config::route_format::Mcrouter, r.line);
   }
 }

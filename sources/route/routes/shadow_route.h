@@ -3,11 +3,16 @@
 // each shadow, as a detached request (async_runner.h: bounded per worker,
 // its reply dropped). A shadow takes the keys whose key_fraction
 // (route_util.h) falls in [key_fraction_lo, key_fraction_hi), and of those a
-// request_fraction at random: to try a new pool with real traffic.
+// request_fraction at random: to try a new pool with real traffic. An
+// mcrouter file's shadows place keys as mcrouter does (shadow_target), and a
+// PoolRoute's `shadows` shadow only some of its servers.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
+#include "pool.h"
 #include "route.h"
 
 namespace ithaca::route {
@@ -17,6 +22,17 @@ struct shadow_target {
   double key_lo = 0;
   double key_hi = 1;
   double request_fraction = 1;
+  // mcrouter's ShadowSettings (an mcrouter file): the key is its routing key
+  // (up to "|#|"), its place SpookyHash V2's 32-bit hash (seed 0), taken when
+  // in [key_lo, key_hi] * (2^32 - 1), both ends included; or, with `keys`
+  // (keys_to_shadow, sorted), when it is one of them.
+  bool mcrouter = false;
+  std::vector<std::string> keys;
+  // A PoolRoute's shadows (mcrouter shadows the pool's destinations
+  // [index_lo, index_hi)): only keys whose server in `pool` is in that range
+  // (keys_to_shadow: any server). Null: every key.
+  const proxy::pool* pool = nullptr;
+  std::uint32_t index_lo = 0, index_hi = 0;
 };
 
 class shadow_route final : public route {
@@ -30,6 +46,10 @@ class shadow_route final : public route {
   std::vector<const route*> targets_for(const protocol::request& req) const override;
 
  private:
+  // Whether `s` takes a copy of a request for `key` (its key share, keys,
+  // servers; not request_fraction).
+  static bool takes(const shadow_target& s, std::string_view key);
+
   const route& normal_;
   std::vector<shadow_target> shadows_;
 };

@@ -7,6 +7,7 @@
 #include "route_probe.h"
 #include "mcrouter_reader.h"
 #include "route_kind_info.h"
+#include "cli.h"
 
 using namespace ithaca::config;
 namespace kinds = ithaca::kinds;
@@ -176,7 +177,7 @@ TEST_CASE("short forms: Pool|name is each server, Type|... nests") {
   CHECK(std::string(kind_name(route_of("\"NullRoute\""))) == "null");
   route_config e = route_of("\"ErrorRoute|try later\"");
   CHECK(std::string(kind_name(e)) == "error");
-  CHECK(describe_options(e) == "error message=try later");
+  CHECK(describe_options(e) == "error message=try later result=mc_res_local_error");
   // A list of one server, or of one route, is that route (mcrouter's singleton rule).
   CHECK(is(route_of("\"FailoverRoute|PoolRoute|B\""), "pool"));
   CHECK(is(route_of("\"HashRoute|Pool|B\""), "pool"));
@@ -301,7 +302,7 @@ TEST_CASE("route objects and their mcrouter option names") {
   CHECK(std::string(kind_name(child(rl, "fallback"))) == "error");
 
   CHECK(describe_options(route_of(R"({"type": "ErrorRoute", "response": "nope", "enable_logging": false})")) ==
-        "error message=nope");
+        "error message=nope result=mc_res_local_error");
   CHECK(std::string(kind_name(route_of(R"({"type": "AllSyncRoute", "children": []})"))) == "null");
 }
 
@@ -353,7 +354,7 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(with_route("\"PoolRoute|Zebra\"") == "m.json:6: Can not read pool: Zebra (it is not under `pools`)");
   CHECK(with_route("\"PoolRoute|AA\"") ==
         "m.json:6: Can not read pool: AA (it is not under `pools`; did you mean 'A'?)");
-  CHECK(with_route("\"LatestRoute|Pool|A\"") == "m.json:6: mcrouter's LatestRoute is not supported by ithaca");
+  CHECK(with_route("\"KeyParseRoute|Pool|A\"") == "m.json:6: mcrouter's KeyParseRoute is not supported by ithaca");
   CHECK(with_route("{\"type\": \"FailoverRoutes\", \"children\": []}") ==
         "m.json:6: unknown route type 'FailoverRoutes' (did you mean 'FailoverRoute'?)");
   CHECK(with_route("{\"type\": \"L1L2CacheRoute\", \"l1\": \"PoolRoute|A\", \"l2\": \"PoolRoute|B\"}") ==
@@ -367,14 +368,12 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
                    "\"failover_policy\": {\"type\": \"RendezvousPolicy\"}}")
             .starts_with("m.json:8: failover_policy: type 'RendezvousPolicy' is not supported by ithaca"));
-  CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\",\n  \"shadows\": []}") ==
-        "m.json:7: PoolRoute: option 'shadows' is not supported by ithaca");
+  CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\",\n  \"shadows\": 5}") ==
+        "m.json:7: PoolRoute: shadows must be an array.");
   CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\", \"hash\": {\"hash_func\": \"Ch3\", \"salt\": \"x\"}}") ==
         "m.json:6: PoolRoute hash: a salt changes placement and is not supported by ithaca");
-  CHECK(with_route("{\"type\": \"ErrorRoute\", \"result\": \"mc_res_busy\"}")
-            .starts_with("m.json:6: ErrorRoute: result 'mc_res_busy' is not supported by ithaca"));
-  CHECK(with_route("{\"type\": \"ModifyExptimeRoute\", \"target\": \"PoolRoute|A\", \"exptime\": -1}") ==
-        "m.json:6: ModifyExptimeRoute: exptime is not an integer from 0 to 2592000");
+  CHECK(with_route("{\"type\": \"ErrorRoute\", \"result\": \"mc_res_found\"}")
+            .starts_with("m.json:6: ErrorRoute: result 'mc_res_found' is not supported by ithaca"));
   CHECK(
       with_route("{\"type\": \"OperationSelectorRoute\", \"operation_policies\": {\"get\": \"PoolRoute|A\", \"gets\": "
                  "\"PoolRoute|B\"}}") ==
@@ -426,6 +425,157 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(load_json("{\"routes\": {\"/a/\": \"NullRoute\"}}") ==
         "m.json:1: Routing prefix (/a/) should be of the form /region/cluster/");
   CHECK(load_json("{\"route\": \"NullRoute\"").starts_with("m.json:1: "));  // a syntax error, with its line
+}
+
+TEST_CASE("PoolRoute options and pools as mcrouter takes them") {
+  config c;
+  // shadows: each kept shadow copies the keys of the servers its index_range
+  // names; what mcrouter leaves out (no target, a target naming nothing, a
+  // bad range, not an object) ithaca leaves out too.
+  route_config s = route_of(R"({"type": "PoolRoute", "pool": "A", "shadows": [
+      {"target": "PoolRoute|B", "index_range": [0, 2], "key_fraction_range": [0, 0.1]},
+      {"target": "PoolRoute|B", "keys_to_shadow": ["k1", "k2"]},
+      {"target": "do_not_exist", "index_range": [0, 1], "key_fraction_range": [0, 1]},
+      {"target": "NullRoute", "index_range": [0, 1], "key_fraction_range": [-1, 15]},
+      {"target": "NullRoute", "index_range": 1, "key_fraction_range": 2},
+      {"target": "NullRoute", "key_fraction_range": [0, 1]},
+      12345, {}, []]})");
+  CHECK(is(s, "shadow"));
+  CHECK(pool_of(child(s, "normal")) == "A");
+  CHECK(s.with_role("shadow").size() == 2);
+  CHECK(describe_options(s) == "shadow shadows=[0,0.1)x1 servers:[0,2),[0,0)x1 keys:2 of A");
+  // no usable shadow: the pool alone
+  CHECK(is(route_of(R"({"type": "PoolRoute", "pool": "A", "shadows": [{"target": "NullRoute"}]})"), "pool"));
+  // a ShadowRoute takes no pool_route key (only the reader writes it)
+  CHECK(with_route(R"({"type": "ShadowRoute", "children": "PoolRoute|A", "pool_route": "A", "shadows": []})")
+            .starts_with("m.json:6: "));
+
+  // ConstShard: its own placement
+  route_config k = route_of(R"({"type": "PoolRoute", "pool": "A", "hash": "ConstShard"})", &c);
+  CHECK(pool_named(c, pool_of(k)).dist == kinds::distribution_kind::ConstShard);
+
+  // an empty pool: mcrouter's error (or a NullRoute with error_on_empty false)
+  CHECK(load_json(R"({"pools": {"E": {"servers": []}}, "route": "PoolRoute|E"})", &c) == "");
+  CHECK(describe_options(c.router.route) ==
+        "error message=HashRoute with empty children, name: E result=mc_res_local_error");
+  CHECK(load_json(R"({"pools": {"E": {"servers": [], "error_on_empty": false}}, "route": "PoolRoute|E"})", &c) == "");
+  CHECK(std::string(kind_name(c.router.route)) == "null");
+  CHECK(load_json(R"({"pools": {"E": {"servers": []}}, "route": "AllSyncRoute|Pool|E"})", &c) == "");
+  CHECK(std::string(kind_name(c.router.route)) == "null");
+  // HostIdRoute and LatestRoute over no child or one: a NullRoute, the child
+  CHECK(load_json(R"({"pools": {"E": {"servers": []}}, "route": "LatestRoute|Pool|E"})", &c) == "");
+  CHECK(std::string(kind_name(c.router.route)) == "null");
+  CHECK(load_json(R"({"pools": {"E": {"servers": ["127.0.0.1:1"]}}, "route": "HostIdRoute|Pool|E"})", &c) == "");
+  CHECK(std::string(kind_name(c.router.route)) == "pool");
+  CHECK(with_route("\"LatestRoute|Pool|A\"") ==
+        "m.json:6: mcrouter's LatestRoute over 3 children is not supported by ithaca (it picks by the host's id)");
+
+  // a server listed twice, and pool_locality (read by no mcrouter code)
+  CHECK(load_json(R"({"pools": {"D": {"servers": ["127.0.0.1:1", "127.0.0.1:1"], "pool_locality": "region"}},
+                      "route": "PoolRoute|D"})",
+                  &c) == "");
+  CHECK(pool_named(c, "D").servers.size() == 2);
+
+  // ErrorRoute: every error result of mcrouter's
+  CHECK(describe_options(route_of(R"({"type": "ErrorRoute", "result": "mc_res_busy"})")) ==
+        "error message= result=mc_res_busy");
+  CHECK(describe_options(route_of(R"({"type": "ErrorRoute", "result": "mc_res_overloaded", "response": "x"})")) ==
+        "error message=x result=mc_res_overloaded");
+
+  // bucketize: the pool places ch3 buckets of the keys
+  route_config b = route_of(R"({"type": "PoolRoute", "pool": "A", "bucketize": true, "total_buckets": 1000,
+                                 "bucketization_keyspace": "test"})",
+                            &c);
+  CHECK(pool_named(c, pool_of(b)).buckets == 1000);
+  CHECK(with_route(R"({"type": "PoolRoute", "pool": "A", "bucketize": true, "bucketization_keyspace": "t"})") ==
+        "m.json:6: McBucketRoute: no total number of buckets");
+  CHECK(with_route(R"({"type": "PoolRoute", "pool": "A", "bucketize": true, "total_buckets": 10})") ==
+        "m.json:6: McBucketRoute: must have bucketization_keyspace");
+  CHECK(with_route(R"({"type": "PoolRoute", "pool": "A", "bucketize": true, "total_buckets": 0,
+                       "bucketization_keyspace": "t"})") ==
+        "m.json:6: McBucketRoute: total_buckets is not an integer from 1 to 8388608");
+  route_config nb = route_of(R"({"type": "PoolRoute", "pool": "A", "bucketize": false, "total_buckets": 10})", &c);
+  CHECK(pool_named(c, pool_of(nb)).buckets == 0);
+
+  // shard_splits: a shard_split route around the pool (around its rate limit)
+  route_config sp = route_of(R"({"type": "PoolRoute", "pool": "A", "rates": {"gets_rate": 10},
+                                  "shard_splits": {"1": 3, "2": 10000, "3": 1,
+                                                   "4": {"old_split_size": 2, "new_split_size": 4}}})");
+  CHECK(describe_options(sp) == "shard_split shard_splits=1:3,2:677,4:4(from 2)");
+  CHECK(is(child(sp, "destination"), "rate_limit"));
+  CHECK(with_route(R"({"type": "PoolRoute", "pool": "A", "shard_splits": {"1": 0}})") ==
+        "m.json:6: ShardSplitter: split config for 1 is not a size from 1 or an object of old_split_size, "
+        "new_split_size, split_start, migration_period, fanout_deletes");
+  CHECK(describe_options(route_of(R"({"type": "ShardSplitRoute", "destination": "PoolRoute|A",
+                                      "shard_splits": {"9": 2}, "split_shard_fanout": 4})")) ==
+        "shard_split shard_splits=9:2");
+
+  // slow_warmup: a slow_warm_up route over the pool, its failover the target
+  route_config sw = route_of(R"({"type": "PoolRoute", "pool": "A", "slow_warmup": {"failoverTarget": "NullRoute",
+                                  "settings": {"enable_threshold": 0.5, "disable_threshold": 0.8, "step": 2}}})");
+  CHECK(describe_options(sw) == "slow_warm_up settings=0.5..0.8 start=0.1 step=2 min_requests=100");
+  CHECK(pool_of(child(sw, "target")) == "A");
+  CHECK(std::string(kind_name(child(sw, "failover"))) == "null");
+  CHECK(with_route(R"({"type": "PoolRoute", "pool": "A", "slow_warmup": {"settings": {}}})") ==
+        "m.json:6: PoolRoute: couldn't find 'failoverTarget' property in slow_warmup");
+  CHECK(with_route(R"({"type": "PoolRoute", "pool": "A", "slow_warmup": {"failoverTarget": "NullRoute",
+                       "settings": {"enable_threshold": 0.9, "disable_threshold": 0.7}}})") ==
+        "m.json:7: SlowWarmUpSettings: 'enable_threshold' must be strictly less than 'disable_threshold'.");
+
+  // ModifyExptimeRoute: any 32-bit exptime
+  CHECK(with_route(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": -1})") == "");
+  CHECK(with_route(R"({"type": "ModifyExptimeRoute", "target": "PoolRoute|A", "exptime": 4294967296})") ==
+        "m.json:6: ModifyExptimeRoute: exptime is not an int");
+}
+
+TEST_CASE("mcrouter's --big-value-* flags put a big_value route above the tree") {
+  const char* argv[] = {"ithaca", "--big-value-split-threshold=5000", "--big-value-batch-size", "2",
+                        "--big-value-hide-reply-flag"};
+  cli_options o;
+  std::string error;
+  REQUIRE(parse_args(5, argv, o, &error));
+  CHECK(*o.big_value_split_threshold == 5000);
+  CHECK(*o.big_value_batch_size == 2);
+  CHECK(o.big_value_hide_reply_flag);
+  config c;
+  REQUIRE(load_json(std::string(kPools) + "  \"route\": \"PoolRoute|A\"\n}\n", &c) == "");
+  apply_overrides(o, c);
+  CHECK(describe_options(c.router.route) == "big_value threshold=5000 batch_size=2 hide_reply_flag=true");
+  CHECK(pool_of(child(c.router.route, "target")) == "A");
+  // 0 is off, as mcrouter's
+  const char* off[] = {"ithaca", "--big-value-split-threshold=0"};
+  cli_options o2;
+  REQUIRE(parse_args(2, off, o2, &error));
+  REQUIRE(load_json(std::string(kPools) + "  \"route\": \"PoolRoute|A\"\n}\n", &c) == "");
+  apply_overrides(o2, c);
+  CHECK(std::string(kind_name(c.router.route)) == "pool");
+  const char* bad[] = {"ithaca", "--big-value-split-threshold=lots"};
+  CHECK_FALSE(parse_args(2, bad, o2, &error));
+  CHECK(error.find("expected a whole number") != std::string::npos);
+  // the route itself, as a config type
+  CHECK(describe_options(route_of(R"({"type": "BigValueRoute", "target": "PoolRoute|A", "split_threshold": 100,
+                                      "batch_size": 0})")) ==
+        "big_value threshold=100 batch_size=0 hide_reply_flag=false");
+  CHECK(with_route(R"({"type": "BigValueRoute", "target": "PoolRoute|A", "split_threshold": 0})") ==
+        "m.json:6: BigValueRoute: split_threshold is not a number of bytes above 0");
+}
+
+TEST_CASE("KeySplitRoute and McRefillRoute") {
+  route_config k = route_of(R"({"type": "KeySplitRoute", "destination": "PoolRoute|A", "replicas": 3,
+                                 "all_sync": true, "first_hit": false})");
+  CHECK(describe_options(k) == "key_split replicas=3 all_sync=true first_hit=false");
+  CHECK(pool_of(child(k, "destination")) == "A");
+  CHECK(with_route(R"({"type": "KeySplitRoute", "destination": "PoolRoute|A", "replicas": 1, "all_sync": true})") ==
+        "m.json:6: KeySplitRoute: replicas is not an integer from 2 to 1000");
+  CHECK(with_route(R"({"type": "KeySplitRoute", "destination": "PoolRoute|A", "replicas": 2})") ==
+        "m.json:6: KeySplitRoute: all_sync not specified");
+  // McRefillRoute: primary is warm_up's cold, refill its warm
+  route_config r = route_of(R"({"type": "McRefillRoute", "primary": "PoolRoute|A", "refill": "PoolRoute|B"})");
+  CHECK(describe_options(r) == "warm_up exptime=0");
+  CHECK(pool_of(child(r, "cold")) == "A");
+  CHECK(pool_of(child(r, "warm")) == "B");
+  CHECK(with_route(R"({"type": "McRefillRoute", "primary": "PoolRoute|A"})") ==
+        "m.json:6: McRefillRoute: no refill route");
 }
 
 TEST_CASE("a config with JSONM macros is expanded, and its errors point at the file's lines") {

@@ -36,7 +36,7 @@ std::string yaml_value(const option_spec& o) {
     case option_type::Seconds: return "30s";
     case option_type::Flag: return "false";
     case option_type::Choice: return o.choices.back();
-    case option_type::Text: return o.names_pool ? "main" : "text";
+    case option_type::Text: return o.names_pool ? "main" : o.yaml_sample != nullptr ? o.yaml_sample : "text";
     case option_type::Custom: return o.yaml_sample != nullptr ? o.yaml_sample : "";
   }
   return "";
@@ -46,7 +46,8 @@ std::string json_value(const option_spec& o) {
     case option_type::Seconds: return "30";
     case option_type::Flag: return "false";
     case option_type::Choice: return std::string("\"") + o.choices.back() + "\"";
-    case option_type::Text: return o.names_pool ? "\"main\"" : "\"text\"";
+    case option_type::Text:
+      return o.names_pool ? "\"main\"" : o.mcrouter_sample != nullptr ? o.mcrouter_sample : "\"text\"";
     case option_type::Custom: return o.mcrouter_sample != nullptr ? o.mcrouter_sample : "";
   }
   return "";

@@ -71,7 +71,7 @@ TEST_CASE("local, pool, ref, null and error as mappings") {
   CHECK(std::string(kind_name(tree_route_of("route: {type: \"null\"}\n"))) == "null");
   route_config e = tree_route_of("route: {type: error, message: \"down for maintenance\"}\n");
   CHECK(std::string(kind_name(e)) == "error");
-  CHECK(describe_options(e) == "error message=down for maintenance");
+  CHECK(describe_options(e) == "error message=down for maintenance result=mc_res_local_error");
 }
 
 TEST_CASE("prefix: prefixes and a default") {
@@ -351,6 +351,10 @@ TEST_CASE("the first mistake in the file is the one reported") {
       "load_balancer",
       "modify_exptime",
       "rate_limit",
+      "shard_split",
+      "slow_warm_up",
+      "big_value",
+      "key_split",
       "error",
       "null",
       "dev_null",

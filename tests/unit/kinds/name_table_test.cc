@@ -51,6 +51,6 @@ TEST_CASE("names come in the table's order, which is the messages' order") {
   CHECK(kinds::names_of<kinds::backend_protocol>() == std::vector<std::string>{"auto", "ascii", "meta"});
   CHECK(kinds::names_of<kinds::binding_protocol>() == std::vector<std::string>{"auto", "ascii", "binary"});
   CHECK(kinds::names_of<kinds::hash_kind>().front() == "one_at_a_time");
-  CHECK(kinds::names_of<kinds::distribution_kind>().back() == "mcrouter_crc32");
+  CHECK(kinds::names_of<kinds::distribution_kind>().back() == "const_shard");
   static_assert(std::string_view(to_string(kinds::hash_kind::Fnv1a_64)) == "fnv1a_64");
 }

@@ -295,8 +295,8 @@ TEST_CASE("server names as twemproxy and libmemcached hash them") {
 }
 
 TEST_CASE("distribution kind names") {
-  const char* names[] = {"ketama", "modula",       "random",        "jump", "rendezvous", "libmemcached_ketama",
-                         "ch3",    "weighted_ch3", "mcrouter_crc32"};
+  const char* names[] = {"ketama", "modula",       "random",         "jump",       "rendezvous", "libmemcached_ketama",
+                         "ch3",    "weighted_ch3", "mcrouter_crc32", "const_shard"};
   static_assert(std::size(names) == kinds::kDistributionKindCount);
   for (int k = 0; k < kinds::kDistributionKindCount; ++k) {
     distribution_kind parsed = distribution_kind::Random;

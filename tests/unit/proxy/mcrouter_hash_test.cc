@@ -147,3 +147,24 @@ TEST_CASE("weighted_ch3 without fractions: each weight over the largest") {
   auto d = mcrouter_make(distribution_kind::WeightedCh3, s);
   CHECK(counts(3, 1000, [&](const std::string& k) { return d->locate(k); }) == std::vector<std::size_t>{341, 371, 288});
 }
+
+// mcrouter's ConstShardHashFuncTest: a key "A:N:..." names its shard, others
+// fall back to ch3.
+TEST_CASE("const_shard: mcrouter's ConstShard") {
+  auto d = mcrouter_make(distribution_kind::ConstShard, servers_n(4));
+  CHECK(d->locate("b:3:meh") == 3);
+  CHECK(d->locate("bl:2:meh") == 2);
+  CHECK(d->locate("bla:1:meh") == 1);
+  CHECK(d->locate("blah:0:meh") == 0);
+  CHECK(d->locate("blahmeh") == 2);
+  CHECK(d->locate("blah:meh") == 0);
+  CHECK(d->locate("blah::meh") == 1);
+  CHECK(d->locate("blah:12c34:meh") == 0);
+  CHECK(d->locate("blah:4:meh") == 3);
+  CHECK(!d->reads_hash());
+  CHECK(to_string(distribution_kind::ConstShard) == "const_shard");
+}
+
+// mcrouter's bucketize (pool.h, locate_bucket): a key's bucket is ch3 over
+// total_buckets; mcrouter's test_bucketized_poolroute.py puts key1 in 808.
+TEST_CASE("mcrouter's buckets are ch3 over total_buckets") { CHECK(furc_hash("key1", 1000) == 808); }
