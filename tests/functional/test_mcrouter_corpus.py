@@ -16,31 +16,14 @@ from mcwire import Conn
 
 # What ithaca still refuses, and the words it says it with.
 STILL_REFUSED = {
-    'mcrouter_test_bucketized_poolroute_bucketized.json': "PoolRoute: option 'bucketize' is not supported by ithaca",
-    'mcrouter_test_bucketized_poolroute_nonbucketized.json': "PoolRoute: option 'bucketize' is not supported by ithaca",
     'mcrouter_test_portoverride.json': "pool 'foo': option 'port_override' is not supported by ithaca",
-    'test_ascii.json': "PoolRoute: hash_func 'Latest' is not supported by ithaca (Ch3, WeightedCh3 or Crc32)",
-    'test_const_shard_hash.json': "PoolRoute: hash_func 'ConstShard' is not supported by ithaca (Ch3, WeightedCh3 or Crc32)",
+    'test_ascii.json': "PoolRoute: hash_func 'Latest' is not supported by ithaca (Ch3, WeightedCh3, Crc32 or Const",
     'test_deterministic_failover4.json': 'failover_policy: enable_failure_domains is not supported by ithaca (servers have no failur',
-    'test_duplicate_servers.json': "pool 'A.wildcard': server localhost:12345 is listed twice",
-    'test_duplicate_servers_difftimeouts.json': "pool 'A.wildcard': server localhost:12345 is listed twice",
-    'test_empty_pool.json': "pool 'A-foo' has no servers",
-    'test_failover_limit.json': "ErrorRoute: result 'mc_res_busy' is not supported by ithaca ('mc_res_local_error')",
-    'test_failover_limit_error.json': "ErrorRoute: result 'mc_res_busy' is not supported by ithaca ('mc_res_local_error')",
-    'test_max_shadow_requests.json': "PoolRoute: option 'shadows' is not supported by ithaca",
-    'test_mcrefill.json': "unknown route type 'McRefillRoute'",
-    'test_mcrouter_processing_time.json': "PoolRoute: option 'shadows' is not supported by ithaca",
-    'test_modify_exptime.json': 'ModifyExptimeRoute: exptime is not an integer from 0 to 2592000',
     'test_pool_server_errors.json': 'pool \'A\': a server is a "host:port" string (server objects are not supported by ithaca)',
     'test_probe_timeout_reconfig.json': "pool 'foo': bad server 'localhost:0': port 0 is not a server's port",
     'test_regional_replicated_pools.json': '`regional_pools` is not supported by ithaca (it reads pools, route, routes and named_handl',
     'test_same_pool_failover.json': 'HashRoute: a salt changes placement and is not supported by ithaca',
-    'test_shadow.json': "pool 'foo-regional': option 'pool_locality' is not supported by ithaca",
     'test_shadow_route.json': 'ShadowRoute: 2 children; ithaca shadows one route (give each child its own ShadowRoute)',
-    'test_shadow_with_file.json': "PoolRoute: option 'shadows' is not supported by ithaca",
-    'test_shard_splits.json': "PoolRoute: option 'shard_splits' is not supported by ithaca",
-    'test_slow_warmup.json': "PoolRoute: option 'slow_warmup' is not supported by ithaca",
-
 }
 
 CONFIGS = dict(corpus.configs())
