@@ -236,3 +236,26 @@ def test_sighup_reloads_an_mcrouter_config(tmp_path, ithaca_factory, memcached_f
         assert c.call(b"get k1 k2 k3\r\n") == b"VALUE k1 0 1\r\na\r\nEND\r\n"
     with Conn(second.host, second.port) as c:
         assert c.call(b"get k1 k2 k3\r\n") == b"VALUE k2 0 1\r\nb\r\nVALUE k3 0 1\r\nc\r\nEND\r\n"
+
+
+@pytest.mark.parametrize("salt", ["", "salt1"])
+def test_hash_route_salt_places_keys_as_mcrouter(tmp_path, ithaca_factory, memcached_factory, salt):
+    """mcrouter's HashRoute `salt` (test_same_pool_failover.json's): a key
+    goes to child furc_hash(key + salt, n), its hashWithSalt over Ch3."""
+    if ithaca_binary()[1]:
+        pytest.skip("an ithaca config file")
+    backends = [memcached_factory() for _ in range(3)]
+    servers = json.dumps([f"{HOST}:{b.port}" for b in backends])
+    path = tmp_path / "mcrouter.json"
+    path.write_text(f'{{"pools": {{"A": {{"servers": {servers}}}}},\n'
+                    f' "route": {{"type": "HashRoute", "salt": "{salt}", "children": "Pool|A"}}}}\n')
+    router = ithaca_factory(args=["--config", str(path)])
+    keys = [b"k%d" % i for i in range(150)]
+    with Conn(router.host, router.port) as c:
+        c.send(b"".join(b"set %s 0 0 1\r\nv\r\n" % k for k in keys))
+        assert c.read_replies(len(keys)) == [b"STORED\r\n"] * len(keys)
+    holder = placed_keys(backends, keys)
+    wrong = [(k, i) for k, i in holder.items() if furc_hash(k + salt.encode(), 3) != i]
+    assert len(holder) == len(keys) and not wrong, wrong[:5]
+    if salt:  # the salt moves keys: not where the unsalted route puts them
+        assert sum(1 for k in keys if furc_hash(k, 3) != holder[k]) > 50

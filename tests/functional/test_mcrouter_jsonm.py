@@ -92,11 +92,12 @@ def test_mcrouters_own_macro_config_expands_as_mcrouter_does(tmp_path):
         },
         "default": salted(""),
     }
-    # ithaca reads it, and refuses the salt (which it cannot place as mcrouter
-    # would) at the macro's line where the salt is written.
+    # ithaca reads its salts (test_mcrouter_config.py places them), and
+    # refuses the OperationSelectorRoute's `default`, a key mcrouter ignores
+    # (it reads `default_policy`), at the macro's line where it is written.
     rc, out, why = run("--check-config", "--config", str(path))
     assert rc == 1
-    assert f"{path}:9: HashRoute: a salt changes placement and is not supported by ithaca" in out
+    assert f"{path}:32: OperationSelectorRoute: option 'default' is not supported by ithaca" in out, out
 
 
 def test_a_router_on_a_macro_config_routes_as_the_expansion_says(tmp_path, ithaca_factory, memcached_factory):

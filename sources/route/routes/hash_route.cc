@@ -7,12 +7,21 @@
 namespace ithaca::route {
 
 hash_route::hash_route(std::string name, std::vector<const route*> targets, std::unique_ptr<proxy::distribution> dist,
-                       std::string hash_name)
+                       std::string hash_name, std::string salt)
     : selector_route(std::move(name), std::move(targets), true),
       dist_(std::move(dist)),
-      hash_name_(std::move(hash_name)) {}
+      hash_name_(std::move(hash_name)),
+      salt_(std::move(salt)) {}
 
-std::size_t hash_route::pick(const protocol::request&, std::string_view key) const { return dist_->locate(key); }
+// mcrouter's hashWithSalt: the hash of the key followed by the salt.
+// [any worker; the buffer is the thread's own]
+std::size_t hash_route::pick(const protocol::request&, std::string_view key) const {
+  if (salt_.empty()) return dist_->locate(key);
+  thread_local std::string salted;
+  salted.assign(key);
+  salted.append(salt_);
+  return dist_->locate(salted);
+}
 
 }  // namespace ithaca::route
 
@@ -35,14 +44,10 @@ struct hash_options final : config::route_options {
   int hash = static_cast<int>(kinds::hash_kind::Md5);  // index into kHashNames (the enum's order)
   int distribution = 0;                                // index into kDistributions
   bool error_on_empty = true;                          // mcrouter: no children is an ErrorRoute, else a NullRoute
+  std::string salt;                                    // appended to each key before hashing
 };
 static_assert(kinds::kHashKindNames[static_cast<int>(kinds::hash_kind::Md5)].value == kinds::hash_kind::Md5);
 
-void refuse_salt(config::route_kind_reader& in, const char* key, config::route_config&, config::route_options&) {
-  if (const YAML::Node& v = *in.value(key); !v.IsScalar() || !v.Scalar().empty()) {
-    in.fail_at(key, "HashRoute: a salt changes placement and is not supported by ithaca");
-  }
-}
 constexpr config::child_slot kHashSlots[] = {
     {"", "children", "children", true, 1},
 };
@@ -53,8 +58,8 @@ constexpr config::option_spec kHashOptions[] = {
                                                        "how a hash picks a child (ch3 by default, as mcrouter)"),
     config::choice_option<&hash_options::distribution>(nullptr, "hash_func", kHashFuncNames,
                                                        "mcrouter's hash function: Ch3 (its default) or Crc32"),
-    config::custom_option(nullptr, "salt", "mcrouter's salt: changes placement, refused unless empty", refuse_salt,
-                          config::show_nothing, nullptr, "\"\""),
+    config::text_option<&hash_options::salt>("salt", "salt",
+                                             "appended to each key before it is hashed (mcrouter's salt)"),
     config::flag_option<&hash_options::error_on_empty>(
         nullptr, "error_on_empty", "mcrouter: with no children, an error (true, its default) or a NullRoute"),
 };
@@ -86,7 +91,7 @@ const route* build_hash(tree_builder& b, const config::route_config& r) {
   if (!dist) return b.fail(r, why);
   const std::string hash_name =
       o.distribution < 2 ? kHashFuncNames[o.distribution] : kDistributionNames[o.distribution];
-  return b.add<hash_route>(b.name_of(r), std::move(children), std::move(dist), hash_name);
+  return b.add<hash_route>(b.name_of(r), std::move(children), std::move(dist), hash_name, o.salt);
 }
 
 constexpr config::route_kind_info kHashInfo{

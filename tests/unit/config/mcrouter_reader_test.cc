@@ -282,9 +282,9 @@ TEST_CASE("route objects and their mcrouter option names") {
   route_config h =
       route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "hash_func": "Crc32"})");
   CHECK(is(h, "hash"));
-  CHECK(describe_options(h) == "hash hash=md5 distribution=mcrouter_crc32");
+  CHECK(describe_options(h) == "hash hash=md5 distribution=mcrouter_crc32 salt=");
   CHECK(describe_options(route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})")) ==
-        "hash hash=md5 distribution=ch3");
+        "hash hash=md5 distribution=ch3 salt=");
   CHECK(std::string(kind_name(route_of(R"({"type": "HashRoute", "children": []})"))) == "error");
 
   route_config x =

@@ -197,9 +197,9 @@ TEST_CASE("warm_up, l1l2, modify_exptime") {
 TEST_CASE("hash: children, hash and distribution") {
   route_config h = tree_route_of("route: {type: hash, children: [pool:main, pool:gutter]}\n");
   CHECK(is(h, "hash"));
-  CHECK(describe_options(h) == "hash hash=md5 distribution=ch3");
+  CHECK(describe_options(h) == "hash hash=md5 distribution=ch3 salt=");
   route_config j = tree_route_of("route: {type: hash, children: [local, local], hash: crc32, distribution: jump}\n");
-  CHECK(describe_options(j) == "hash hash=crc32 distribution=jump");
+  CHECK(describe_options(j) == "hash hash=crc32 distribution=jump salt=");
 }
 
 TEST_CASE("rate_limit: target, fallback, rates and bursts by class") {
