@@ -61,8 +61,7 @@ bool migrate_is_delete(const protocol::request& req) {
 std::int64_t migrate_route::migration_time(std::string_view key) const {
   const std::size_t stop = key.find("|#|");
   const std::string_view routing = stop == std::string_view::npos ? key : key.substr(0, stop);
-  // TODO(routing prefixes): mcrouter hashes the key without its routing
-  // prefix (/region/cluster/); strip it here once keys can carry one.
+  // (A routing prefix is off the key already: routing_prefix_route.cc.)
   return start_ + interval_ + static_cast<std::int64_t>(proxy::spooky_v2_hash32(routing, 0) % interval_);
 }
 
