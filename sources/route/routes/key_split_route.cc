@@ -137,24 +137,6 @@ dispatch_status key_split_route::dispatch(request_slot& slot, dispatch_env& env)
   return dispatch_status::Pending;
 }
 
-// A child's hits into the parent's, without the backends' VALUE lines (they
-// name the replica's key).
-void key_split_merge(protocol::routed_result& into, const protocol::routed_result& from,
-                     std::span<const std::uint32_t> map) {
-  if (into.outcome == protocol::routed_outcome::Pending) into.outcome = protocol::routed_outcome::Hits;
-  if (from.outcome != protocol::routed_outcome::Hits) {
-    into.failed_keys += static_cast<std::uint32_t>(map.size());
-    for (const std::uint32_t k : map) into.set_failed(k, true);
-    return;
-  }
-  into.failed_keys += from.failed_keys;
-  for (std::size_t i = 0; i < map.size() && i < from.key_count(); ++i) {
-    const protocol::routed_result::key_hit& h = from.hit(i);
-    if (h.failed) into.set_failed(map[i], true);
-    if (h.found) into.set_hit(map[i], h.flags, h.cas, from.data(h));
-  }
-}
-
 dispatch_status key_split_route::resume(request_slot& slot, dispatch_env&) const {
   const std::size_t n = slot.children_in_use();
   if (n == 0) return dispatch_status::Done;
@@ -175,7 +157,8 @@ dispatch_status key_split_route::resume(request_slot& slot, dispatch_env&) const
       return dispatch_status::Done;
     }
     slot.result.prepare(slot.req);
-    for (std::size_t i = 0; i < n; ++i) key_split_merge(slot.result, slot.child_at(i).result, slot.child_at(i).key_map);
+    for (std::size_t i = 0; i < n; ++i) merge_hits(slot.result, slot.child_at(i).result, slot.child_at(i).key_map);
+    slot.result.forget_raw_pieces();  // the servers' VALUE lines name the copies' keys
     return dispatch_status::Done;
   }
   request_slot& c = slot.child_at(pick);
@@ -185,7 +168,8 @@ dispatch_status key_split_route::resume(request_slot& slot, dispatch_env&) const
   }
   slot.result.prepare(slot.req);
   const std::uint32_t first = 0;
-  key_split_merge(slot.result, c.result, std::span<const std::uint32_t>(&first, 1));
+  merge_hits(slot.result, c.result, std::span<const std::uint32_t>(&first, 1));
+  slot.result.forget_raw_pieces();  // the servers' VALUE lines name the copies' keys
   return dispatch_status::Done;
 }
 

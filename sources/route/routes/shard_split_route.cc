@@ -175,24 +175,6 @@ dispatch_status shard_split_route::dispatch(request_slot& slot, dispatch_env& en
   return dispatch_status::Pending;
 }
 
-// merge_hits without the backends' raw VALUE pieces: their header line names
-// the copy's key, and the client must see its own.
-void shard_split_merge(protocol::routed_result& into, const protocol::routed_result& from,
-                       std::span<const std::uint32_t> map) {
-  if (into.outcome == protocol::routed_outcome::Pending) into.outcome = protocol::routed_outcome::Hits;
-  if (from.outcome != protocol::routed_outcome::Hits) {
-    into.failed_keys += static_cast<std::uint32_t>(map.size());
-    for (const std::uint32_t k : map) into.set_failed(k, true);
-    return;
-  }
-  into.failed_keys += from.failed_keys;
-  for (std::size_t i = 0; i < map.size() && i < from.key_count(); ++i) {
-    const protocol::routed_result::key_hit& h = from.hit(i);
-    if (h.failed) into.set_failed(map[i], true);
-    if (h.found) into.set_hit(map[i], h.flags, h.cas, from.data(h));
-  }
-}
-
 // Every key's child answered. A get's hits are gathered under the client's
 // keys, in its order (one key whose child failed: that child's error line);
 // any other request has one key, one child, whose answer it takes.
@@ -205,7 +187,8 @@ dispatch_status shard_split_route::resume(request_slot& slot, dispatch_env&) con
     return dispatch_status::Done;
   }
   slot.result.prepare(slot.req);
-  for (std::size_t i = 0; i < n; ++i) shard_split_merge(slot.result, slot.child_at(i).result, slot.child_at(i).key_map);
+  for (std::size_t i = 0; i < n; ++i) merge_hits(slot.result, slot.child_at(i).result, slot.child_at(i).key_map);
+  slot.result.forget_raw_pieces();  // the servers' VALUE lines name the copies' keys
   return dispatch_status::Done;
 }
 
