@@ -91,13 +91,7 @@ dispatch_status failover_route::dispatch(request_slot& slot, dispatch_env& env) 
   if (splits(slot.req)) {
     // One child slot per key, each a get of its own through this route.
     slot.push_frame(slot_frame{this, 0, 0, kFailoverSplit});
-    slot.result.prepare(slot.req);
-    for (std::uint32_t i = 0; i < slot.req.keys.size(); ++i) {
-      const std::uint32_t which[] = {i};
-      request_slot& c = slot.child_for_keys(i, which);
-      slot.add_call();
-      dispatch_child(*this, c, env);
-    }
+    dispatch_each_key(*this, slot, env);
     return dispatch_status::Pending;
   }
   slot.push_frame(slot_frame{this, 0, 0, 0});

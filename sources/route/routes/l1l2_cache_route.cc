@@ -138,13 +138,7 @@ dispatch_status l1l2_cache_route::dispatch(request_slot& slot, dispatch_env& env
   if (!l1l2_cache_get_like(slot.req)) return l1_.dispatch(slot, env);
   if (slot.req.keys.size() > 1) {
     slot.push_frame(slot_frame{this, static_cast<std::uint32_t>(l1l2_cache_step::Split), 0, 0});
-    slot.result.prepare(slot.req);
-    for (std::uint32_t i = 0; i < slot.req.keys.size(); ++i) {
-      const std::uint32_t which[] = {i};
-      request_slot& c = slot.child_for_keys(i, which);
-      slot.add_call();
-      dispatch_child(*this, c, env);
-    }
+    dispatch_each_key(*this, slot, env);
     return dispatch_status::Pending;
   }
   slot.push_frame(slot_frame{this, static_cast<std::uint32_t>(l1l2_cache_step::L1), 0, 0});

@@ -143,13 +143,7 @@ dispatch_status load_balancer_route::dispatch(request_slot& slot, dispatch_env& 
   if (algorithm_ == algorithm::TwoRandomChoices) return children_[two_random_choices()]->dispatch(slot, env);
   if (protocol::is_multikey_retrieval(slot.req) && slot.req.keys.size() > 1) {
     slot.push_frame(slot_frame{this, 0, 0, kLoadBalancerSplit});
-    slot.result.prepare(slot.req);
-    for (std::uint32_t i = 0; i < slot.req.keys.size(); ++i) {
-      const std::uint32_t which[] = {i};
-      request_slot& c = slot.child_for_keys(i, which);
-      slot.add_call();
-      dispatch_child(*this, c, env);
-    }
+    dispatch_each_key(*this, slot, env);
     return dispatch_status::Pending;
   }
   const std::size_t first = hashed_at(0, slot.req.key());

@@ -188,6 +188,16 @@ void refuse(const protocol::request& req, protocol::routed_result& result, std::
   result.bstatus = bstatus;
 }
 
+void dispatch_each_key(const route& self, request_slot& slot, dispatch_env& env) {
+  slot.result.prepare(slot.req);
+  for (std::uint32_t i = 0; i < slot.req.keys.size(); ++i) {
+    const std::uint32_t which[] = {i};
+    request_slot& c = slot.child_for_keys(i, which);
+    slot.add_call();
+    dispatch_child(self, c, env);
+  }
+}
+
 void merge_hits(protocol::routed_result& into, const protocol::routed_result& from,
                 std::span<const std::uint32_t> map) {
   if (into.outcome == routed_outcome::Pending) into.outcome = routed_outcome::Hits;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "request.h"
+#include "route.h"
 #include "routed_result.h"
 
 namespace ithaca::route {
@@ -66,6 +67,11 @@ void refuse(const protocol::request& req, protocol::routed_result& result, std::
 // parent's key map[i], into `into` (prepared for the parent's request). A
 // child that failed or was refused counts its keys as failed misses; keys
 // marked failed in `from` are marked failed in `into` (key_hit::failed).
+// A multi-key get as one child slot per key, each a get of its own sent
+// through `self` (which pushed its frame first and merges them in resume()).
+// [the slot's worker]
+void dispatch_each_key(const route& self, request_slot& slot, dispatch_env& env);
+
 void merge_hits(protocol::routed_result& into, const protocol::routed_result& from, std::span<const std::uint32_t> map);
 
 // The pieces of a meta `VA` reply to `mg KEY t v f` (Raw passthrough):
