@@ -16,6 +16,7 @@
 // hits merged back in the client's key order (selector_route.h does the same
 // for a selector). [the client's worker; never blocks, no lock]
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -110,7 +111,12 @@ class routing_prefix_route final : public route {
   dispatch_status split_keys(request_slot& slot, dispatch_env& env) const;
 
   std::vector<const route*> targets_;
-  std::unordered_map<std::string, std::size_t> by_route_;  // prefix -> target
+  // Looked up by the key's string_view: no std::string made per request.
+  struct routing_prefix_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  std::unordered_map<std::string, std::size_t, routing_prefix_hash, std::equal_to<>> by_route_;  // prefix -> target
   std::vector<std::pair<std::string, std::size_t>> prefixes_;
   std::string default_prefix_;
   std::size_t default_;
@@ -146,7 +152,7 @@ routing_prefix_route::index_list routing_prefix_route::pick(std::string_view pre
   if (prefix == kBroadcastPrefix) {
     out = all_;
   } else if (prefix.find('*') == std::string_view::npos) {
-    if (auto it = by_route_.find(std::string(prefix)); it != by_route_.end()) {
+    if (auto it = by_route_.find(prefix); it != by_route_.end()) {
       out.push_back(it->second);
     } else {
       // A cluster the config does not name: its region's fallback, if any.
