@@ -205,6 +205,9 @@ dispatch_status routing_prefix_route::dispatch(request_slot& slot, dispatch_env&
   if (req.keys.size() > 1 && protocol::is_multikey_retrieval(req)) return split_keys(slot, env);
   const std::string_view key = req.key();
   const std::size_t len = req.meta_key_binary ? 0 : prefix_length(key);
+  // A key without a prefix (most traffic): the default route, nothing to
+  // pick, copy or put back.
+  if (len == 0) return targets_[default_]->dispatch(slot, env);
   const index_list to = pick(key.substr(0, len));
   if (to.empty()) {
     slot.result.prepare(req);
@@ -213,14 +216,11 @@ dispatch_status routing_prefix_route::dispatch(request_slot& slot, dispatch_env&
     slot.result.bstatus = protocol::binary_status::InternalError;
     return dispatch_status::Pending;  // no calls: ready at once, in order
   }
-  if (len > 0) {
-    // Off the key until the reply (resume() puts it back).
-    req.routing_prefix = key.substr(0, len);
-    req.keys.set(0, key.substr(len));
-    slot.push_frame(slot_frame{this, 0, 0, static_cast<std::int64_t>(len)});
-  }
+  // Off the key until the reply (resume() puts it back).
+  req.routing_prefix = key.substr(0, len);
+  req.keys.set(0, key.substr(len));
+  slot.push_frame(slot_frame{this, 0, 0, static_cast<std::int64_t>(len)});
   if (protocol::modifies(req)) send_copies(req, to, env);
-  if (len == 0) return targets_[to[0]]->dispatch(slot, env);
   dispatch_child(*targets_[to[0]], slot, env);
   return dispatch_status::Pending;
 }
