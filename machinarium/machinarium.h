@@ -600,6 +600,11 @@ struct address {
 // is there, and whether it may go, is the caller's to decide).
 // Returns nullptr and sets *error on failure. [machine]
 std::unique_ptr<io> listen(const address& addr, int backlog, bool reuse_port, std::string* error);
+// Takes a listening socket made by another process (mcrouter's
+// --listen-sock-fd, a systemd socket, a takeover): checks it listens, makes it
+// non-blocking and close-on-exec and attaches it. The fd is the io's on
+// success; on failure it is left open (the caller's). [machine]
+std::unique_ptr<io> adopt_listener(int fd, std::string* error);
 // Binds a datagram socket. [machine]
 std::unique_ptr<io> bind_udp(const address& addr, std::string* error);
 // Binds a datagram socket (non-blocking, close-on-exec) and returns its fd,

@@ -160,6 +160,29 @@ std::unique_ptr<io> listen(const address& addr, int backlog, bool reuse_port, st
   return result;
 }
 
+std::unique_ptr<io> adopt_listener(int fd, std::string* error) {
+  int accepting = 0;
+  socklen_t len = sizeof accepting;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0) {
+    if (error) *error = sys_error(("fd " + std::to_string(fd)).c_str());
+    return nullptr;
+  }
+  if (!accepting) {
+    if (error) *error = "fd " + std::to_string(fd) + " is not a listening socket";
+    return nullptr;
+  }
+  // The socket came from another process: ours to own now, non-blocking and
+  // not inherited by what this process starts.
+  const int fl = ::fcntl(fd, F_GETFL);
+  if (fl < 0 || ::fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || ::fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+    if (error) *error = sys_error("fcntl");
+    return nullptr;
+  }
+  auto result = io::attach(fd);
+  if (!result && error) *error = sys_error("attach");
+  return result;
+}
+
 int bind_udp_socket(const address& addr, bool reuse_port, std::string* error) {
   int fd = new_socket(addr, SOCK_DGRAM);
   if (fd < 0) {

@@ -11,6 +11,7 @@
 #include "fail.h"
 #include "jsonm_value.h"
 #include "load.h"
+#include "mcrouter_cli.h"
 #include "mcrouter_jsonm.h"
 #include "mcrouter_reader.h"
 #include "preflight.h"
@@ -244,57 +245,6 @@ bool on_metrics_listen(cli_options& o, std::string_view v, const std::string& n,
   return true;
 }
 
-// mcrouter's --pem-cert-path / --pem-key-path / --pem-ca-path.
-bool on_pem_cert(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
-  if (v.empty()) return fail(e, n + ": expected a file name");
-  o.pem_cert_path = std::string(v);
-  return true;
-}
-bool on_pem_key(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
-  if (v.empty()) return fail(e, n + ": expected a file name");
-  o.pem_key_path = std::string(v);
-  return true;
-}
-bool on_pem_ca(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
-  if (v.empty()) return fail(e, n + ": expected a file name");
-  o.pem_ca_path = std::string(v);
-  return true;
-}
-
-// mcrouter's --route-prefix (its -R; memcached's -R is another flag) and
-// --send-invalid-route-to-default: router.default_route and
-// router.send_invalid_route_to_default.
-bool on_route_prefix(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
-  if (v.empty()) return fail(e, n + ": expected a routing prefix such as /region/cluster/");
-  o.route_prefix = std::string(v);
-  return true;
-}
-// mcrouter's --config-params name1:value1,name2:value2 (each value a string).
-bool on_config_params(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
-  o.config_params.clear();
-  while (!v.empty()) {
-    const size_t comma = v.find(',');
-    const std::string_view item = v.substr(0, comma);
-    const size_t colon = item.find(':');
-    if (colon == std::string_view::npos || colon == 0) {
-      return fail(e, n + ": '" + std::string(item) + "': expected name:value (pairs separated by commas)");
-    }
-    o.config_params.emplace_back(std::string(item.substr(0, colon)), std::string(item.substr(colon + 1)));
-    v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
-  }
-  return true;
-}
-
-bool on_send_invalid_route(cli_options& o, std::string_view, const std::string&, std::string*) {
-  o.send_invalid_route_to_default = true;
-  return true;
-}
-
-bool on_disable_reload_configs(cli_options& o, std::string_view, const std::string&, std::string*) {
-  o.disable_reload_configs = true;
-  return true;
-}
-
 bool on_enable_ssl(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.enable_ssl = true;
   return true;
@@ -384,26 +334,6 @@ bool on_large_pages(cli_options& o, std::string_view, const std::string&, std::s
   return true;
 }
 
-// mcrouter's --big-value-split-threshold / --big-value-batch-size (whole
-// numbers) and --big-value-hide-reply-flag.
-bool big_value_count(std::string_view v, const std::string& n, std::string* e, std::optional<uint64_t>& out) {
-  uint64_t x = 0;
-  auto r = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size()) return fail(e, n + ": expected a whole number");
-  out = x;
-  return true;
-}
-bool on_big_value_threshold(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
-  return big_value_count(v, n, e, o.big_value_split_threshold);
-}
-bool on_big_value_batch(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
-  return big_value_count(v, n, e, o.big_value_batch_size);
-}
-bool on_big_value_hide(cli_options& o, std::string_view, const std::string&, std::string*) {
-  o.big_value_hide_reply_flag = true;
-  return true;
-}
-
 // A big_value route above `r` (mcrouter's wrapWithBigValueRoute, above its
 // root).
 void wrap_big_value(const cli_options& cli, route_config& r) {
@@ -414,6 +344,42 @@ void wrap_big_value(const cli_options& cli, route_config& r) {
   r.role = "target";
   b.children.push_back(std::move(r));
   r = std::move(b);
+}
+
+// The listeners and pool settings mcrouter's flags give (mcrouter_cli.h):
+// its ports (on every interface or on --listen-addresses) and inherited
+// sockets replace the file's listeners; -t is read with the pools; the TKO
+// flags and --enable-flush-cmd apply to every pool; --allow-only-gets puts an
+// operation route above the tree that sends every update to dev_null.
+void apply_mcrouter_overrides(const cli_options& cli, config& c) {
+  if (!cli.mcrouter_ports.empty() || !cli.listen_fds.empty()) {
+    c.listen.tcp.clear();
+    for (uint16_t port : cli.mcrouter_ports) {
+      if (cli.listen_hosts.empty()) c.listen.tcp.push_back(tcp_address{"*", port});
+      for (const std::string& h : cli.listen_hosts) c.listen.tcp.push_back(tcp_address{h, port});
+    }
+    c.listen.inherited_fds = cli.listen_fds;
+  }
+  if (cli.log_file) c.logging.file = *cli.log_file;
+  for (pool_config& p : c.router.pools) {
+    if (cli.timeouts_until_tko) p.failure_limit = *cli.timeouts_until_tko;
+    if (cli.probe_delay_initial_ms) p.retry_interval_ms = *cli.probe_delay_initial_ms;
+    if (cli.enable_flush_cmd) p.allow_flush = true;
+  }
+  if (!cli.allow_only_gets) return;
+  auto only_gets = [](route_config& r) {
+    route_config op = module_node("operation", route_format::Yaml, r.line);
+    for (const char* cls : {"set", "delete", "arithmetic", "touch"}) {
+      route_config none = module_node("dev_null", route_format::Yaml, r.line);
+      none.role = cls;
+      op.children.push_back(std::move(none));
+    }
+    r.role = "default";
+    op.children.push_back(std::move(r));
+    r = std::move(op);
+  };
+  if (c.router.has_route) only_gets(c.router.route);
+  for (listener_route& lr : c.router.listeners) only_gets(lr.route);
 }
 
 constexpr const char* kUnsupported = "is a memcached option ithaca does not support";
@@ -516,6 +482,16 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
     std::string_view name = argv[0];
     if (size_t slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
     o.memcached_mode = name == "memcached";
+    o.mcrouter_mode = name == "mcrouter";
+  }
+  if (argc > 1 && std::string_view(argv[1]) == "--mcrouter") {
+    o.mcrouter_mode = true;
+    first = 2;
+  }
+  if (o.mcrouter_mode) {
+    if (!parse_mcrouter_args(argc, argv, first, o, error)) return false;
+    out = std::move(o);
+    return true;
   }
   if (argc > 1 && std::string_view(argv[1]) == "--memcached") {
     o.memcached_mode = true;
@@ -667,6 +643,7 @@ void apply_overrides(const cli_options& cli, config& c) {
     for (listener_route& lr : c.router.listeners) wrap_big_value(cli, lr.route);
   }
   if (cli.disable_reload_configs) c.server.reload_on_change = false;
+  if (cli.mcrouter_mode) apply_mcrouter_overrides(cli, c);
 
   process_config& p = c.process;
   if (cli.user) p.user = *cli.user;
@@ -696,7 +673,12 @@ bool make_config(const cli_options& cli, config& out, std::string* error, bool a
   if (cli.threads) c.server.workers = *cli.threads;
   if (cli.route_prefix) c.router.default_route = *cli.route_prefix;
   c.router.config_params = cli.config_params;
+  if (cli.server_timeout_ms) c.router.mcrouter_server_timeout_ms = *cli.server_timeout_ms;
   if (!cli.config_path.empty() && !load_config(cli.config_path, c, error, allow_empty_file)) return false;
+  if (cli.config_path.empty() && !cli.config_text.empty() &&
+      !load_config_text(cli.config_text, "--config", c, error, allow_empty_file)) {
+    return false;
+  }
   apply_overrides(cli, c);
   validation_error v;
   if (!validate(c, &v)) {

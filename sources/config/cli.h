@@ -62,6 +62,20 @@ struct cli_options {
   // changes (server.reload_on_change false, whatever the file says).
   bool disable_reload_configs = false;
 
+  // mcrouter's command line (mcrouter_cli.h): argv[0]'s basename is
+  // "mcrouter" or the first argument is --mcrouter.
+  bool mcrouter_mode = false;
+  std::string config_text;                  // --config JSON / --config-str: the config itself
+  std::vector<uint16_t> mcrouter_ports;     // -p, --port (repeatable): a listener each
+  std::vector<std::string> listen_hosts;    // --listen-addresses (each port on each)
+  std::vector<int> listen_fds;              // --listen-sock-fd: listening sockets inherited
+  std::optional<std::string> log_file;      // -L, --log-path
+  std::optional<uint64_t> server_timeout_ms;  // -t: pools without their own server_timeout
+  std::optional<unsigned> timeouts_until_tko;     // failures that mark a server down
+  std::optional<uint64_t> probe_delay_initial_ms;  // -r: a down server's first probe
+  bool enable_flush_cmd = false;            // flush_all reaches the servers (else refused)
+  bool allow_only_gets = false;             // updates answer as a NullRoute would
+
   // memcached's flags; empty = not given.
   std::optional<uint16_t> port;                    // -p, --port
   std::optional<std::vector<cli_listen>> listen;   // -l, --listen (comma-separated, repeatable)

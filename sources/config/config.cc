@@ -163,7 +163,7 @@ bool validate_listeners(const config& cfg, checker& c) {
 }
 
 bool validate_listen(const listen_config& l, bool has_listeners, checker& c) {
-  if (l.tcp.empty() && l.unix_paths.empty() && !has_listeners) {
+  if (l.tcp.empty() && l.unix_paths.empty() && l.inherited_fds.empty() && !has_listeners) {
     return c.fail({"listen.tcp", "listen.unix", "listen"}, "listen: no listeners (set listen.tcp or listen.unix)");
   }
   for (const tcp_address& a : l.tcp) {

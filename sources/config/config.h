@@ -83,6 +83,10 @@ struct listen_config {
   // defaults.
   std::string inter;
   std::vector<std::string> unix_paths;  // unix-domain stream sockets
+  // Listening sockets this process was started with (mcrouter's
+  // --listen-sock-fd): served as they are, beside the others. Command line
+  // only; a reload keeps them (restart-only).
+  std::vector<int> inherited_fds;
   // Permission bits of each unix socket, whatever the umask (memcached -a,
   // "access mask for UNIX socket, in octal (default: 700)").
   unsigned unix_mode = kDefaultUnixMode;

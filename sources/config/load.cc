@@ -318,6 +318,7 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
   c.server.workers = out.server.workers;
   c.router.default_route = out.router.default_route;
   c.router.config_params = out.router.config_params;
+  c.router.mcrouter_server_timeout_ms = out.router.mcrouter_server_timeout_ms;
   // The format is told by the text (or a .json name): an mcrouter config,
   // else ithaca's YAML.
   c.source.text = text;

@@ -21,7 +21,9 @@ namespace ithaca::config::mcrouter {
 class pools {
  public:
   // Pool configs are appended to `out` as routes use them.
-  pools(json_errors& err, std::vector<pool_config>& out) : err_(err), out_(out) {}
+  // `timeout_ms`: a pool's server_timeout when it names none (mcrouter's -t).
+  pools(json_errors& err, std::vector<pool_config>& out, uint64_t timeout_ms)
+      : err_(err), out_(out), default_timeout_ms_(timeout_ms) {}
 
   // One pool of the config's `pools` object.
   void add(const std::string& name, const YAML::Node& json) { json_[name] = json; }
@@ -55,6 +57,7 @@ class pools {
 
   json_errors& err_;
   std::vector<pool_config>& out_;
+  uint64_t default_timeout_ms_;
   std::map<std::string, YAML::Node> json_;  // by name, as written
   std::map<std::string, pool_def> defs_;    // by name, once read
 };

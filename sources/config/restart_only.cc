@@ -17,6 +17,7 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   const listen_config& b = fresh.listen;
   check("listen.tcp", a.tcp != b.tcp);
   check("listen.unix", a.unix_paths != b.unix_paths);
+  check("--listen-sock-fd", a.inherited_fds != b.inherited_fds);
   check("listen.unix_mode", a.unix_mode != b.unix_mode);
   check("listen.udp", a.udp_port != b.udp_port);
   check("listen.backlog", a.backlog != b.backlog);

@@ -154,6 +154,9 @@ struct router_config {
   // route's own, else its first), and whether a prefix no route has goes
   // there rather than failing (--send-invalid-route-to-default).
   std::string default_route;
+  // mcrouter's -t: the server_timeout of an mcrouter pool that names none
+  // (set from the command line before the config is read).
+  uint64_t mcrouter_server_timeout_ms = 1000;
   bool send_invalid_route_to_default = false;
   // mcrouter's --config-params (name:value pairs): global params of its
   // preprocessor (mcrouter_jsonm.h), "%name%" in the config.

@@ -136,6 +136,11 @@ std::vector<listen_entry> listen_addresses(const config::config& cfg) {
     }
   }
   for (const auto& p : cfg.listen.unix_paths) out.push_back(listen_entry{"unix:" + p});
+  for (int fd : cfg.listen.inherited_fds) {
+    listen_entry e{"fd:" + std::to_string(fd)};
+    e.tls = tls;
+    out.push_back(e);
+  }
   for (std::size_t i = 0; i < cfg.router.listeners.size(); i++) {
     const config::listener_route& l = cfg.router.listeners[i];
     out.push_back(listen_entry{l.address, i + 1, static_cast<int>(l.backlog), l.max_clients,

@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
@@ -69,6 +70,21 @@ void pooler::main() {
     const std::string& text = entry.address;
     mm::address addr;
     std::string error;
+    if (text.starts_with("fd:")) {
+      // An inherited listening socket (mcrouter's --listen-sock-fd): adopted
+      // as it is, already bound and listening.
+      auto l = mm::adopt_listener(std::atoi(text.c_str() + 3), &error);
+      if (!l) {
+        spdlog::error("listen {}: {}", text, error);
+        failed_ = true;
+        break;
+      }
+      const mm::address bound = mm::local_address(l->fd());
+      spdlog::warn("listening on tcp {} (inherited {})", bound.to_string(), text);
+      listeners.push_back(std::move(l));
+      clients_.push_back(entry.max_clients > 0 ? conns_.new_listener_counter() : nullptr);
+      continue;
+    }
     if (!mm::address::parse(text, addr, &error)) {
       spdlog::error("listen {}: {}", text, error);
       failed_ = true;

@@ -25,7 +25,7 @@ namespace ithaca::server {
 
 // One address to listen on.
 struct listen_entry {
-  std::string address;       // "127.0.0.1:11211", "unix:/path"
+  std::string address;       // "127.0.0.1:11211", "unix:/path", "fd:N" (inherited, listening)
   std::size_t root = 0;      // the route tree's root its clients use (route_tree.h; 0: `listen:`'s)
   int backlog = 0;           // 0: pooler_settings::backlog
   uint64_t max_clients = 0;  // open clients at most (a nutcracker pool's client_connections); 0: none
