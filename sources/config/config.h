@@ -281,7 +281,7 @@ struct config {
   // first, then every file it imported (load_context::add_source), each
   // once. What the config watcher watches (server/config_watch.h).
   std::vector<std::string> sources;
-  config_source source;    // what the file said, for introspection
+  config_source source;  // what the file said, for introspection
 };
 
 // The host the master accepts slaves on: replication.listen if set; else

@@ -247,7 +247,7 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
   // Over the budget itself (lowered by a SIGHUP, before a full pass gave the watermarks
   // a histogram): sampled eviction at once, as a store would.
   if (arena_ && arena_->used() > arena_->limit() && evictions()) evict_large_inline(0, true);
-  if (s3fifo_ && evictions() && mem_used() > memory_limit()) s3fifo_evict(memory_limit(), true);
+  if (s3fifo_ && evictions() && mem_used() > memory_limit()) s3fifo_evict(memory_limit(), true, &total.evictions);
   if (end < table_.bucket_count())  // grown meanwhile: the pass goes on to the new end
     return end;
   // A full pass is complete: the next one takes a new sample if it is still above.

@@ -49,8 +49,8 @@ class ghost_set {
     return entry != 0 && ((epoch - entry) & 0xFF) < kEpochs;
   }
 
-  uint64_t mask_;          // sets - 1
-  uint64_t epoch_len_;     // insertions per epoch
+  uint64_t mask_;       // sets - 1
+  uint64_t epoch_len_;  // insertions per epoch
   std::unique_ptr<std::atomic<uint32_t>[]> slots_;
   std::atomic<uint64_t> inserts_{0};
 };

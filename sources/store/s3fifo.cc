@@ -41,12 +41,16 @@ bool store::s3fifo_admit(item* it, const item* live, uint64_t h) noexcept {
 
 void store::small_push(item* it, uint64_t h) noexcept {
   small_fifo::entry full;
-  // A full ring hands back its oldest entry: the queue's end, settled as eviction settles
-  // it once memory is (nearly) full; before, that item goes on to main unread (moves_to_cold),
-  // as a cache still filling evicts nothing.
+  // A full ring hands back its oldest entry: the queue's end, settled as s3fifo_evict
+  // would settle it when that would take from the small queue (memory nearly full, the
+  // queue at its share, no cold items to go first); else that item goes on to main, unread
+  // (kCold, moves_to_cold) unless read, as a cache still filling evicts nothing.
   if (!small_.push({it, h}, full)) return;
   const uint64_t limit = memory_limit();
-  small_settle(full, evictions() && mem_used() >= limit - limit / 32, false);
+  const bool evict = evictions() && mem_used() >= limit - limit / 32 &&
+                     small_bytes_.load(std::memory_order_relaxed) >= static_cast<int64_t>(limit / 10) &&
+                     cold_bytes_.load(std::memory_order_relaxed) <= static_cast<int64_t>(limit / 64);
+  small_settle(full, evict, false);
 }
 
 bool store::small_settle(const small_fifo::entry& e, bool may_evict, bool by_gc) noexcept {
@@ -61,7 +65,7 @@ bool store::small_settle(const small_fifo::entry& e, bool may_evict, bool by_gc)
   if (invalid(it, sec, why)) {  // expired or flushed: its room is reclaimed, not evicted
     count_reclaimed(it, why);
     unlink(link, rl, why);
-    return true;
+    return false;
   }
   if (it->clock_ > 0 || !may_evict) {
     it->bits_ &= static_cast<uint8_t>(~kSmall);
@@ -81,14 +85,15 @@ bool store::small_settle(const small_fifo::entry& e, bool may_evict, bool by_gc)
   return true;
 }
 
-void store::main_hand_step(uint64_t target, bool by_gc, hand_mode mode, uint32_t sec) noexcept {
+uint64_t store::main_hand_step(uint64_t target, bool by_gc, hand_mode mode, uint32_t sec) noexcept {
   const bool force = mode == hand_mode::force;
   const uint64_t b = evict_cursor_.fetch_add(1, std::memory_order_relaxed) & (table_.bucket_count() - 1);
-  if (!table_.maybe_nonempty(b)) return;
+  if (!table_.maybe_nonempty(b)) return 0;
   reclaim_list rl(stats_.bytes);
   bucket_guard guard(table_.lock_of(b));
   uint64_t pending = 0;  // bytes unlinked here, given back after the unlock
   int64_t kept = 0;      // second chances given
+  uint64_t evicted = 0;
   // The whole chain: on one not moved yet by a growth, the sibling bucket's items too.
   item** link = table_.chain_at(b).head;
   while (item* it = *link) {
@@ -116,10 +121,12 @@ void store::main_hand_step(uint64_t target, bool by_gc, hand_mode mode, uint32_t
     }
     if (cold) ghost_.insert(hash_of(it->key()));  // left the small queue unread: as evictS does
     count_eviction(it, by_gc);
+    ++evicted;
     pending += item_mem(it);
     unlink(link, rl, remove_reason::Evicted);
   }
   if (kept) stats_.add(store_counter::moves_within_lru, kept);
+  return evicted;
 }
 
 // S3-FIFO's choice: the small queue's end while the queue holds a tenth of the memory or
@@ -130,16 +137,17 @@ void store::main_hand_step(uint64_t target, bool by_gc, hand_mode mode, uint32_t
 // freeing enough (main all read lately, or nearly all items small while the ring caps the
 // queue below its share) settles small entries too; past half it evicts without second
 // chances, so a store is never refused for want of a victim.
-bool store::s3fifo_evict(uint64_t target, bool by_gc) noexcept {
+bool store::s3fifo_evict(uint64_t target, bool by_gc, uint64_t* evicted) noexcept {
+  uint64_t n = 0;
   const uint32_t sec = last_sec_.load(std::memory_order_relaxed);
   const uint64_t small_share = memory_limit() / 10;
   const int64_t cold_floor = static_cast<int64_t>(memory_limit() / 64);
   uint64_t hand_steps = 0;
   uint64_t cold_steps = 0;
   for (uint64_t steps = 0; mem_used() > target; ++steps) {
-    if (steps >= kS3fifoMaxSteps) return false;
+    if (steps >= kS3fifoMaxSteps) break;
     if (cold_steps < kS3fifoMaxSteps / 8 && cold_bytes_.load(std::memory_order_relaxed) > cold_floor) {
-      main_hand_step(target, by_gc, hand_mode::cold_only, sec);
+      n += main_hand_step(target, by_gc, hand_mode::cold_only, sec);
       ++cold_steps;
       continue;
     }
@@ -147,14 +155,15 @@ bool store::s3fifo_evict(uint64_t target, bool by_gc) noexcept {
     if (small_over || hand_steps >= kS3fifoMaxSteps / 4) {
       small_fifo::entry e;
       if (small_.pop(e)) {
-        small_settle(e, true, by_gc);
+        n += small_settle(e, true, by_gc) ? 1 : 0;
         continue;
       }
     }
-    main_hand_step(target, by_gc, hand_steps >= kS3fifoMaxSteps / 2 ? hand_mode::force : hand_mode::normal, sec);
+    n += main_hand_step(target, by_gc, hand_steps >= kS3fifoMaxSteps / 2 ? hand_mode::force : hand_mode::normal, sec);
     ++hand_steps;
   }
-  return true;
+  if (evicted) *evicted += n;
+  return mem_used() <= target;
 }
 
 }  // namespace ithaca::store

@@ -63,9 +63,9 @@ class small_fifo {
  private:
   struct alignas(64) shard {
     bucket_lock lock;
-    uint32_t head = 0;                // the oldest entry's slot
-    std::atomic<uint32_t> count{0};   // entries held [written under lock; read relaxed by size()]
-    entry* ring = nullptr;            // per_shard_ slots
+    uint32_t head = 0;               // the oldest entry's slot
+    std::atomic<uint32_t> count{0};  // entries held [written under lock; read relaxed by size()]
+    entry* ring = nullptr;           // per_shard_ slots
   };
   uint32_t per_shard_;
   std::unique_ptr<shard[]> shards_;

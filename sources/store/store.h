@@ -283,21 +283,23 @@ class store {
   // s3fifo's eviction (s3fifo.cc): frees memory until usage <= target, from the small
   // queue's end while it holds its share, else by main's CLOCK hand. Bounded work; false
   // if still above. [no lock held; bucket locks and queue shard locks one at a time]
-  bool s3fifo_evict(uint64_t target, bool by_gc) noexcept;
+  // `evicted`: how many it evicted, added (the GC sweep's count).
+  bool s3fifo_evict(uint64_t target, bool by_gc, uint64_t* evicted = nullptr) noexcept;
   // Under the key's bucket lock, as a store links `it` in place of `live` (or of nothing):
   // which queue it joins (true: small, to be pushed by small_push after the unlock).
   bool s3fifo_admit(item* it, const item* live, uint64_t h) noexcept;
   // Queues an item linked into small (no lock held; it may be gone already: see small_fifo.h).
   void small_push(item* it, uint64_t h) noexcept;
   // Settles an entry taken from the small queue's end: moves its item to main if it was
-  // read (or if !may_evict), else evicts it into the ghost set. True if memory was freed.
+  // read (or if !may_evict), else evicts it into the ghost set. True if it evicted it.
   bool small_settle(const small_fifo::entry& e, bool may_evict, bool by_gc) noexcept;
   // One bucket of main's CLOCK hand (evict_cursor_): items read since its last pass lose
   // a read and stay; the others are evicted while usage is above `target`. force: evict
   // without a second chance (a hand that found nothing for long); cold_only: evict only
   // kCold items, leaving the others as they are. Small items are left but by force.
   enum class hand_mode { cold_only, normal, force };
-  void main_hand_step(uint64_t target, bool by_gc, hand_mode mode, uint32_t sec) noexcept;
+  // Returns the number evicted.
+  uint64_t main_hand_step(uint64_t target, bool by_gc, hand_mode mode, uint32_t sec) noexcept;
   // Under the item's bucket lock: it leaves the small queue (for main, or unlinked).
   void small_leave(const item* it) noexcept;
   // Under the item's bucket lock: a read or touch (clock: counter to 0; s3fifo: +1, to 3).
