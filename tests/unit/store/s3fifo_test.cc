@@ -268,3 +268,26 @@ TEST_CASE("s3fifo: many threads storing and reading at once stay within the limi
   CHECK(st.small_bytes == 0);
   CHECK(s.mem_used() == 0);
 }
+
+TEST_CASE("s3fifo: main's hand gives a read item a second chance and evicts one not read since") {
+  store s(s3fifo_test_config(eviction_policy::s3fifo));
+  const std::string v(100, 'v');
+  auto now = at_sec(1);
+  // Items each read once right after their store: all reach main, which then has to evict.
+  for (int i = 0; i < 30000; ++i) {
+    REQUIRE(put(s, key_n("w", i), v, now) == store_status::Stored);
+    fetch(s, key_n("w", i), now);
+    if (i % 1000 == 0)  // one key read all along: main keeps it
+      for (int k = 0; k < 3; ++k) fetch(s, "kept", now);
+    if (i == 0) REQUIRE(put(s, "kept", v, now) == store_status::Stored);
+  }
+  const auto st = s.stats();
+  CHECK(st.moves_to_warm > 20000);
+  CHECK(st.moves_within_lru > 0);
+  CHECK(st.evictions > 20000);
+  CHECK(s.mem_used() <= s.memory_limit());
+  get_options peek;
+  peek.bump = false;
+  CHECK(fetch(s, "kept", now, peek) != "<miss>");
+  CHECK(fetch(s, key_n("w", 0), now, peek) == "<miss>");  // read once, long ago: gone
+}
