@@ -205,6 +205,8 @@ struct convert_options {
   std::string out, trace, format;
   uint64_t warmup = 0, requests = UINT64_MAX;
   uint64_t item_size_max = 1024 * 1024;
+  // How many records to keep: the warm-up and then --requests (all by default).
+  uint64_t limit() const { return requests > UINT64_MAX - warmup ? UINT64_MAX : warmup + requests; }
 };
 
 struct convert_counts {
@@ -274,7 +276,7 @@ void convert_oracle(stream_writer& w, const convert_options& c, convert_counts& 
   if (f == nullptr) die("cannot open " + c.trace + ": " + strerror(errno));
   unsigned char rec[24];
   char key[24];
-  while (w.records < c.warmup + c.requests && fread(rec, 1, sizeof rec, f) == sizeof rec) {
+  while (w.records < c.limit() && fread(rec, 1, sizeof rec, f) == sizeof rec) {
     n.lines++;
     uint64_t id;
     uint32_t size;
@@ -283,7 +285,7 @@ void convert_oracle(stream_writer& w, const convert_options& c, convert_counts& 
     int len = snprintf(key, sizeof key, "%llu", static_cast<unsigned long long>(id));
     convert_add(w, c, n, op::Get, std::string_view(key, len), size, 0);
   }
-  if (!feof(f) && !ferror(f) && w.records < c.warmup + c.requests) n.malformed++;
+  if (!feof(f) && !ferror(f) && w.records < c.limit()) n.malformed++;
   fclose(f);
 }
 
@@ -295,7 +297,7 @@ void convert_csv(stream_writer& w, const convert_options& c, convert_counts& n) 
   std::ifstream in(c.trace);
   if (!in) die("cannot open " + c.trace + ": " + strerror(errno));
   std::string line;
-  while (w.records < c.warmup + c.requests && std::getline(in, line)) {
+  while (w.records < c.limit() && std::getline(in, line)) {
     n.lines++;
     if (line.empty() || line == "\r") continue;
     auto f = split_csv(line);
