@@ -15,17 +15,17 @@
 // u8 key length, u32 value size, u32 ttl, the key's bytes.
 //
 // replay is a look-aside cache user: a get; on a miss, a set of the record's
-// size and ttl. It pipelines a window of records on one connection: it sends
-// the fills (sets) of the previous batch's misses, then the batch's own
-// requests, and reads every reply before the next write. A batch ends at
-// --window records, at the end of the warm-up, and before a record whose key
-// is already in it; so within a batch every key is distinct, and a key's get
-// always comes after its own earlier fill on the same connection (the server
-// answers one connection's requests in order). What differs from a
-// one-at-a-time client is only when a fill lands: after the other gets of its
-// batch rather than right after its own get, so an LRU position moves by at
-// most a window of other keys' touches; --window 1 is strictly
-// one request at a time. Misses are counted from the replies.
+// size and ttl. It pipelines up to --window requests on one connection and
+// sends each record in the stream's order, but never while a get of the same
+// key is still in flight: that get may miss, and its fill (the set) must come
+// before anything else touches the key. The fill is written as soon as the
+// miss is read, ahead of every later request; the server answers one
+// connection's requests in order, so a key's get never overtakes its own
+// earlier set, fill or delete. What differs from a one-at-a-time client is
+// only when a fill lands: up to a window of other keys' requests after its
+// get instead of right after it (an LRU position moves by at most that);
+// --window 1 is strictly one request at a time. Misses are counted from the
+// replies.
 //
 // Output (replay): one JSON line on stdout; generate and convert print one
 // JSON line of what they wrote and what they skipped.
@@ -45,11 +45,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -412,7 +413,7 @@ stream load_stream(const std::string& path) {
 }
 
 struct phase_counts {
-  uint64_t batches = 0, records = 0, gets = 0, hits = 0, misses = 0, fills = 0, sets = 0, deletes = 0, set_errors = 0,
+  uint64_t writes = 0, records = 0, gets = 0, hits = 0, misses = 0, fills = 0, sets = 0, deletes = 0, set_errors = 0,
            errors = 0;
 };
 
@@ -427,6 +428,16 @@ struct pending {
   bool fill;        // a look-aside set after a miss
   uint32_t record;  // index of its record
 };
+
+// The <bytes> of "VALUE <key> <flags> <bytes>[ <cas>]".
+bool value_bytes(std::string_view l, uint64_t& bytes) {
+  size_t k = l.find(' ', 6);
+  if (k == std::string_view::npos) return false;
+  size_t f = l.find(' ', k + 1);
+  if (f == std::string_view::npos) return false;
+  size_t e = l.find(' ', f + 1);
+  return parse_u64(l.substr(f + 1, e == std::string_view::npos ? std::string_view::npos : e - f - 1), bytes);
+}
 
 class connection {
  public:
@@ -475,7 +486,19 @@ class connection {
     pos_ += bytes;
   }
 
- private:
+  // Whether the whole reply to a request of this kind is already read, so
+  // that reading it will not block.
+  bool reply_ready(op kind) const {
+    size_t nl = in_.find("\r\n", pos_);
+    if (nl == std::string::npos) return false;
+    std::string_view l(in_.data() + pos_, nl - pos_);
+    if (kind != op::Get || !l.starts_with("VALUE ")) return true;
+    uint64_t bytes = 0;
+    if (!value_bytes(l, bytes)) return true;        // read_reply says what is wrong
+    return in_.size() - (nl + 2) >= bytes + 2 + 5;  // data, "\r\n", "END\r\n"
+  }
+
+  // Reads what the server has sent (blocks until something comes).
   void fill() {
     if (pos_ > 0 && pos_ == in_.size()) {
       in_.clear();
@@ -505,46 +528,40 @@ void append_set(std::string& out, const record& r, const std::string& value) {
   out += "\r\n";
 }
 
-// Reads one reply and counts it; a get's miss is queued for its fill.
-void read_reply(connection& c, const pending& p, phase_counts& ph, std::vector<uint32_t>& misses) {
+// Reads one reply and counts it; true when it is a get's miss (to fill).
+bool read_reply(connection& c, const pending& p, phase_counts& ph) {
   std::string_view l = c.line();
   if (p.kind == op::Get) {
     if (l == "END") {
       ph.misses++;
-      misses.push_back(p.record);
-      return;
+      return true;
     }
     if (l.starts_with("VALUE ")) {
-      // VALUE <key> <flags> <bytes>[ <cas>]
-      size_t k = l.find(' ', 6), f = l.find(' ', k + 1);
-      size_t e = l.find(' ', f + 1);
       uint64_t bytes = 0;
-      if (k == std::string_view::npos || f == std::string_view::npos ||
-          !parse_u64(l.substr(f + 1, e == std::string_view::npos ? std::string_view::npos : e - f - 1), bytes))
-        die("bad VALUE line: " + std::string(l));
+      if (!value_bytes(l, bytes)) die("bad VALUE line: " + std::string(l));
       c.skip(bytes + 2);
       if (c.line() != "END") die("a get's reply does not end with END");
       ph.hits++;
-      return;
+      return false;
     }
     ph.errors++;  // SERVER_ERROR and the like: counted, and a miss
     ph.misses++;
-    misses.push_back(p.record);
-    return;
+    return true;
   }
   if (p.kind == op::Set) {
     if (l != "STORED") ph.set_errors++;
-    return;
+  } else if (l != "DELETED" && l != "NOT_FOUND") {
+    ph.errors++;
   }
-  if (l != "DELETED" && l != "NOT_FOUND") ph.errors++;
+  return false;
 }
 
 void print_phase(const char* name, const phase_counts& p, bool comma) {
   printf(
-      "\"%s\":{\"batches\":%llu,\"records\":%llu,\"gets\":%llu,\"hits\":%llu,\"misses\":%llu,\"fills\":%llu,\"sets\":%"
+      "\"%s\":{\"writes\":%llu,\"records\":%llu,\"gets\":%llu,\"hits\":%llu,\"misses\":%llu,\"fills\":%llu,\"sets\":%"
       "llu,"
       "\"deletes\":%llu,\"set_errors\":%llu,\"errors\":%llu}%s",
-      name, (unsigned long long)p.batches, (unsigned long long)p.records, (unsigned long long)p.gets,
+      name, (unsigned long long)p.writes, (unsigned long long)p.records, (unsigned long long)p.gets,
       (unsigned long long)p.hits, (unsigned long long)p.misses, (unsigned long long)p.fills, (unsigned long long)p.sets,
       (unsigned long long)p.deletes, (unsigned long long)p.set_errors, (unsigned long long)p.errors, comma ? "," : "");
 }
@@ -562,6 +579,32 @@ double process_cpu_seconds(int pid) {
   return static_cast<double>(ticks[0] + ticks[1]) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// Appends record i's request; a get makes its key unresolved until its reply.
+void append_request(std::string& out, const record& r, const std::string& value, phase_counts& ph) {
+  ph.records++;
+  if (r.kind == op::Get) {
+    out += "get ";
+    out += r.key;
+    out += "\r\n";
+    ph.gets++;
+  } else if (r.kind == op::Set) {
+    append_set(out, r, value);
+    ph.sets++;
+  } else {
+    out += "delete ";
+    out += r.key;
+    out += "\r\n";
+    ph.deletes++;
+  }
+}
+
+// The look-aside loop over a sliding window: up to --window requests in
+// flight, each write carrying every request allowed so far. A record waits
+// (and every record after it: the stream's order is kept) while a get of its
+// key is in flight, since that get's miss must be filled before anything
+// else touches the key; once the reply is read, the fill goes into the very
+// next write, ahead of any later request. The measured part starts on an
+// empty pipe.
 int replay(const replay_options& o) {
   if (o.window < 1) die("--window must be at least 1");
   stream s = load_stream(o.stream);
@@ -571,64 +614,56 @@ int replay(const replay_options& o) {
   connection c(o);
 
   phase_counts phases[2];
-  std::vector<uint32_t> misses, next_misses;  // records whose fill is due
-  std::vector<pending> expect;
+  std::deque<pending> in_flight;
+  std::unordered_map<std::string_view, uint32_t> unresolved;  // key -> gets of it in flight
   std::string out;
-  std::unordered_set<std::string_view> batch_keys;
-  uint64_t t_measured = 0, t_end = 0;
+  uint64_t t_measured = 0;
   double cpu0 = -1;
   const size_t n = s.records.size();
+  const size_t warmup = std::min<size_t>(s.warmup, n);
+  const size_t window = static_cast<size_t>(o.window);
   size_t i = 0;
-  while (i < n || !misses.empty()) {
-    out.clear();
-    expect.clear();
-    batch_keys.clear();
-    // The previous batch's fills first: a later get of the key sees them.
-    for (uint32_t m : misses) {
-      append_set(out, s.records[m], value);
-      expect.push_back({op::Set, true, m});
-    }
-    const bool measured = i >= s.warmup;
-    if (measured && t_measured == 0) {
+  while (true) {
+    if (i == warmup && in_flight.empty() && t_measured == 0) {
       t_measured = now_ns();
       if (o.cpu_pid > 0) cpu0 = process_cpu_seconds(o.cpu_pid);
     }
-    const size_t phase_end = measured ? n : std::min<size_t>(s.warmup, n);
-    size_t taken = 0;
-    while (i < phase_end && taken < static_cast<size_t>(o.window)) {
+    while (i < n && in_flight.size() < window && (i != warmup || in_flight.empty())) {
       const record& r = s.records[i];
-      if (!batch_keys.insert(r.key).second) break;  // a repeated key waits for the next batch
-      phase_counts& ph = phases[measured ? 1 : 0];
-      ph.records++;
-      if (r.kind == op::Get) {
-        out += "get ";
-        out += r.key;
-        out += "\r\n";
-        ph.gets++;
-      } else if (r.kind == op::Set) {
-        append_set(out, r, value);
-        ph.sets++;
-      } else {
-        out += "delete ";
-        out += r.key;
-        out += "\r\n";
-        ph.deletes++;
-      }
-      expect.push_back({r.kind, false, static_cast<uint32_t>(i)});
+      if (unresolved.contains(r.key)) break;
+      append_request(out, r, value, phases[i >= warmup ? 1 : 0]);
+      in_flight.push_back({r.kind, false, static_cast<uint32_t>(i)});
+      if (r.kind == op::Get) unresolved[r.key]++;
       i++;
-      taken++;
     }
-    if (taken > 0) phases[measured ? 1 : 0].batches++;
-    c.write_all(out);
-    next_misses.clear();
-    for (const pending& p : expect) {
-      phase_counts& ph = phases[p.record >= s.warmup ? 1 : 0];
+    if (!out.empty()) {
+      phases[i > warmup ? 1 : 0].writes++;
+      c.write_all(out);
+      out.clear();
+    }
+    if (in_flight.empty()) {
+      if (i >= n) break;
+      continue;
+    }
+    // Every reply already here, and at least one.
+    do {
+      const pending p = in_flight.front();
+      in_flight.pop_front();
+      phase_counts& ph = phases[p.record >= warmup ? 1 : 0];
       if (p.fill) ph.fills++;
-      read_reply(c, p, ph, next_misses);  // a set's reply queues no fill
-    }
-    misses.swap(next_misses);
+      const bool missed = read_reply(c, p, ph);
+      if (p.kind == op::Get) {
+        const record& r = s.records[p.record];
+        auto it = unresolved.find(r.key);
+        if (--it->second == 0) unresolved.erase(it);
+        if (missed) {
+          append_set(out, r, value);
+          in_flight.push_back({op::Set, true, p.record});
+        }
+      }
+    } while (!in_flight.empty() && c.reply_ready(in_flight.front().kind));
   }
-  t_end = now_ns();
+  uint64_t t_end = now_ns();
   double cpu1 = o.cpu_pid > 0 ? process_cpu_seconds(o.cpu_pid) : -1;
   double secs = t_measured ? static_cast<double>(t_end - t_measured) / 1e9 : 0;
   printf("{");
