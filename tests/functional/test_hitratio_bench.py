@@ -7,6 +7,7 @@ fresh, and the test reads the script's --json. The client is the one meson
 built beside $ITHACA_BIN (build/scripts/hitratio_client), or $HITRATIO_CLIENT_BIN."""
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -45,11 +46,12 @@ def hitratio(tmp_path, *args, timeout=60):
 
 
 def servers(row):
-    """{"memcached": result, "ithaca": result} of one row."""
-    mc, ith = row["results"]
+    """{"memcached": result, ["ithaca baseline": result,] "ithaca": result} of one row."""
+    mc, ith = row["results"][0], row["results"][-1]
     assert mc["server"].startswith("memcached ") and mc["exit_status"] == 0, mc
-    assert ith["exit_status"] == 0, ith
-    return {"memcached": mc, "ithaca": ith}
+    out = {"memcached": mc, **{r["server"]: r for r in row["results"][1:]}}
+    assert list(out)[-1] == "ithaca" and all(r["exit_status"] == 0 for r in out.values()), out
+    return out
 
 
 def oracle_general(path, ids, sizes=None):
@@ -76,11 +78,17 @@ def test_oracle_general_trace_that_fits_misses_each_key_once(tmp_path):
     assert "| ithaca / memcached" in out and "0.2000" in out
 
 
-def test_oracle_general_one_hit_wonders_all_miss(tmp_path):
-    oracle_general(tmp_path / "once.bin", range(1, 1001))
-    rows, _ = hitratio(tmp_path, "--trace", str(tmp_path / "once.bin"), "--format", "oracleGeneral",
-                       "--warmup", "200")
-    assert rows[0]["stream"]["warmup"] == 200
+@pytest.mark.parametrize("compressed", [False, True])
+def test_oracle_general_one_hit_wonders_all_miss(tmp_path, compressed):
+    trace = tmp_path / "once.oracleGeneral"
+    oracle_general(trace, range(1, 1001))
+    if compressed:  # as libCacheSim publishes its traces: read through zstd's pipe
+        if not shutil.which("zstd"):
+            pytest.skip("zstd is not installed")
+        subprocess.run(["zstd", "-q", "--rm", str(trace)], check=True, timeout=30)
+        trace = tmp_path / "once.oracleGeneral.zst"
+    rows, _ = hitratio(tmp_path, "--trace", str(trace), "--format", "oracleGeneral", "--warmup", "200")
+    assert rows[0]["stream"]["warmup"] == 200 and rows[0]["stream"]["records"] == 1000
     for name, r in servers(rows[0]).items():
         assert (r["gets"], r["misses"], r["miss_ratio"]) == (800, 800, 1.0), name
         assert r["get_misses"] == 1000 and r["curr_items"] == 1000, name
@@ -126,13 +134,18 @@ def test_csv_trace_ops_delete_and_skips(tmp_path):
 
 def test_csv_twitter_columns_with_a_window_of_one(tmp_path):
     # time,key,key_size,value_size,client,op,ttl; --window 1 is one request
-    # at a time and must count the same.
+    # at a time and must count the same. The second run also runs a
+    # --baseline (the same binary here): a third column, the same figures.
     lines = [f"{n},k{n % 30},3,{20 + n % 7},1,get,0" for n in range(300)]
     lines += ["300,k0,2,20,1,delete,0", "301,k0,2,20,1,get,0", "302,k1,2,20,1,prepend,0"]
     (tmp_path / "tw.csv").write_text("\n".join(lines) + "\n")
-    for window in ("1", "16"):
-        rows, _ = hitratio(tmp_path, "--trace", str(tmp_path / "tw.csv"), "--format", "csv", "--window", window)
+    for window, more in (("1", []), ("16", ["--baseline", ithaca_binary()[0]])):
+        rows, out = hitratio(tmp_path, "--trace", str(tmp_path / "tw.csv"), "--format", "csv", "--window", window,
+                             *more)
         assert rows[0]["stream"]["skipped_by_op"] == {"prepend": 1}
+        assert len(rows[0]["results"]) == 2 + len(more) // 2
+        if more:
+            assert "| ithaca / ithaca baseline |" in out
         for name, r in servers(rows[0]).items():
             assert (r["gets"], r["misses"]) == (301, 31), (name, window)
             assert r["curr_items"] == 30, (name, window)
