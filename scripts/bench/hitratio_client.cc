@@ -31,10 +31,13 @@
 // JSON line of what they wrote and what they skipped.
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sys/time.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -92,28 +95,48 @@ uint64_t mix64(uint64_t a, uint64_t b) {
 
 // ---- writing a stream ------------------------------------------------------
 
-struct stream_writer {
-  std::vector<char> buf;
-  uint64_t records = 0;
-  stream_writer() { buf.resize(kHeaderBytes); }
+// Writes records straight to the file (a trace may be far larger than
+// memory); the header's counts are written last.
+class stream_writer {
+ public:
+  explicit stream_writer(const std::string& path) : path_(path) {
+    f_ = fopen(path.c_str(), "wb");
+    if (f_ == nullptr) die("cannot write " + path + ": " + strerror(errno));
+    setvbuf(f_, nullptr, _IOFBF, 1 << 20);
+    char header[kHeaderBytes] = {};
+    put(header, kHeaderBytes);
+  }
+  ~stream_writer() {
+    if (f_ != nullptr) fclose(f_);
+  }
   void add(op o, std::string_view key, uint32_t size, uint32_t ttl) {
     char fixed[kRecordFixedBytes];
     fixed[0] = static_cast<char>(o);
     fixed[1] = static_cast<char>(key.size());
     memcpy(fixed + 2, &size, 4);
     memcpy(fixed + 6, &ttl, 4);
-    buf.insert(buf.end(), fixed, fixed + kRecordFixedBytes);
-    buf.insert(buf.end(), key.begin(), key.end());
+    put(fixed, kRecordFixedBytes);
+    put(key.data(), key.size());
     records++;
   }
-  void save(const std::string& path, uint64_t warmup) {
-    memcpy(buf.data(), kStreamMagic, 8);
-    memcpy(buf.data() + 8, &records, 8);
-    memcpy(buf.data() + 16, &warmup, 8);
-    FILE* f = fopen(path.c_str(), "wb");
-    if (f == nullptr || fwrite(buf.data(), 1, buf.size(), f) != buf.size() || fclose(f) != 0)
-      die("cannot write " + path + ": " + strerror(errno));
+  void finish(uint64_t warmup) {
+    char header[kHeaderBytes];
+    memcpy(header, kStreamMagic, 8);
+    memcpy(header + 8, &records, 8);
+    memcpy(header + 16, &warmup, 8);
+    if (fseek(f_, 0, SEEK_SET) != 0) die("cannot seek in " + path_);
+    put(header, kHeaderBytes);
+    if (fclose(f_) != 0) die("cannot write " + path_ + ": " + strerror(errno));
+    f_ = nullptr;
   }
+  uint64_t records = 0;
+
+ private:
+  void put(const char* p, size_t n) {
+    if (n > 0 && fwrite(p, 1, n, f_) != n) die("cannot write " + path_ + ": " + strerror(errno));
+  }
+  std::string path_;
+  FILE* f_;
 };
 
 // "100:5,400:3" or "100,400,1500" (equal weights) -> {value, weight} pairs.
@@ -175,8 +198,7 @@ int generate(const generate_options& g) {
     cdf[i] = sum;
   }
   splitmix rng{g.seed};
-  stream_writer w;
-  w.buf.reserve(kHeaderBytes + (g.warmup + g.requests) * (kRecordFixedBytes + 12));
+  stream_writer w(g.out);
   uint64_t next_fresh = g.keys, one_hits = 0;
   char key[32];
   for (uint64_t i = 0; i < g.warmup + g.requests; i++) {
@@ -194,7 +216,7 @@ int generate(const generate_options& g) {
     uint32_t ttl = pick_weighted(ttls, mix64(g.seed, id * 2 + 1));
     w.add(op::Get, std::string_view(key, n), size, ttl);
   }
-  w.save(g.out, g.warmup);
+  w.finish(g.warmup);
   printf("{\"records\":%llu,\"warmup\":%llu,\"one_hit_wonders\":%llu}\n", (unsigned long long)w.records,
          (unsigned long long)g.warmup, (unsigned long long)one_hits);
   return 0;
@@ -343,7 +365,7 @@ void convert_csv(stream_writer& w, const convert_options& c, convert_counts& n) 
 }
 
 int convert(const convert_options& c) {
-  stream_writer w;
+  stream_writer w(c.out);
   convert_counts n;
   if (c.format == "oracleGeneral")
     convert_oracle(w, c, n);
@@ -352,7 +374,7 @@ int convert(const convert_options& c) {
   else
     die("--format must be oracleGeneral or csv");
   uint64_t warmup = std::min(c.warmup, w.records);
-  w.save(c.out, warmup);
+  w.finish(warmup);
   std::string by_op;
   for (auto& [name, count] : n.skipped_by_op) {
     if (!by_op.empty()) by_op += ',';
@@ -378,39 +400,50 @@ struct record {
   std::string_view key;
 };
 
-struct stream {
-  std::vector<char> bytes;
-  std::vector<record> records;
-  uint64_t warmup = 0;
-};
-
-stream load_stream(const std::string& path) {
-  stream s;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) die("cannot open " + path);
-  s.bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (s.bytes.size() < kHeaderBytes || memcmp(s.bytes.data(), kStreamMagic, 8) != 0)
-    die(path + " is not a stream file");
-  uint64_t count;
-  memcpy(&count, s.bytes.data() + 8, 8);
-  memcpy(&s.warmup, s.bytes.data() + 16, 8);
-  s.records.reserve(count);
-  size_t at = kHeaderBytes;
-  for (uint64_t i = 0; i < count; i++) {
-    if (at + kRecordFixedBytes > s.bytes.size()) die(path + " is truncated");
-    record r;
-    r.kind = static_cast<op>(s.bytes[at]);
-    size_t klen = static_cast<unsigned char>(s.bytes[at + 1]);
-    memcpy(&r.size, s.bytes.data() + at + 2, 4);
-    memcpy(&r.ttl, s.bytes.data() + at + 6, 4);
-    at += kRecordFixedBytes;
-    if (at + klen > s.bytes.size() || static_cast<uint8_t>(r.kind) > 2) die(path + " is corrupt");
-    r.key = std::string_view(s.bytes.data() + at, klen);
-    at += klen;
-    s.records.push_back(r);
+// A stream file mapped read-only and read in order: nothing is copied, so a
+// trace's size is bounded by the disk, not the memory.
+class stream_view {
+ public:
+  explicit stream_view(const std::string& path) : path_(path) {
+    int fd = open(path.c_str(), O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) die("cannot open " + path + ": " + strerror(errno));
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ < kHeaderBytes) die(path + " is not a stream file");
+    void* m = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) die("cannot map " + path + ": " + strerror(errno));
+    base_ = static_cast<const char*>(m);
+    madvise(m, size_, MADV_SEQUENTIAL);
+    if (memcmp(base_, kStreamMagic, 8) != 0) die(path + " is not a stream file");
+    memcpy(&count_, base_ + 8, 8);
+    memcpy(&warmup_, base_ + 16, 8);
   }
-  return s;
-}
+  ~stream_view() { munmap(const_cast<char*>(base_), size_); }
+  uint64_t count() const { return count_; }
+  uint64_t warmup() const { return std::min(warmup_, count_); }
+  static constexpr uint64_t kFirst = kHeaderBytes;
+
+  // The record at byte offset `at`; `next` is the offset of the one after.
+  record at(uint64_t at, uint64_t& next) const {
+    if (at + kRecordFixedBytes > size_) die(path_ + " is truncated");
+    record r;
+    r.kind = static_cast<op>(base_[at]);
+    size_t klen = static_cast<unsigned char>(base_[at + 1]);
+    memcpy(&r.size, base_ + at + 2, 4);
+    memcpy(&r.ttl, base_ + at + 6, 4);
+    if (at + kRecordFixedBytes + klen > size_ || static_cast<uint8_t>(r.kind) > 2) die(path_ + " is corrupt");
+    r.key = std::string_view(base_ + at + kRecordFixedBytes, klen);
+    next = at + kRecordFixedBytes + klen;
+    return r;
+  }
+
+ private:
+  std::string path_;
+  const char* base_;
+  size_t size_;
+  uint64_t count_ = 0, warmup_ = 0;
+};
 
 struct phase_counts {
   uint64_t writes = 0, records = 0, gets = 0, hits = 0, misses = 0, fills = 0, sets = 0, deletes = 0, set_errors = 0,
@@ -426,7 +459,8 @@ struct replay_options {
 struct pending {
   op kind;
   bool fill;        // a look-aside set after a miss
-  uint32_t record;  // index of its record
+  uint64_t record;  // index of its record in the stream
+  uint64_t offset;  // and where it is in the file
 };
 
 // The <bytes> of "VALUE <key> <flags> <bytes>[ <cas>]".
@@ -607,10 +641,8 @@ void append_request(std::string& out, const record& r, const std::string& value,
 // empty pipe.
 int replay(const replay_options& o) {
   if (o.window < 1) die("--window must be at least 1");
-  stream s = load_stream(o.stream);
-  uint32_t max_size = 0;
-  for (auto& r : s.records) max_size = std::max(max_size, r.size);
-  const std::string value(max_size, 'v');
+  const stream_view s(o.stream);
+  std::string value;  // the bytes of every value: grown to the largest yet
   connection c(o);
 
   phase_counts phases[2];
@@ -619,22 +651,24 @@ int replay(const replay_options& o) {
   std::string out;
   uint64_t t_measured = 0;
   double cpu0 = -1;
-  const size_t n = s.records.size();
-  const size_t warmup = std::min<size_t>(s.warmup, n);
+  const uint64_t n = s.count(), warmup = s.warmup();
   const size_t window = static_cast<size_t>(o.window);
-  size_t i = 0;
+  uint64_t i = 0, at = stream_view::kFirst;
   while (true) {
     if (i == warmup && in_flight.empty() && t_measured == 0) {
       t_measured = now_ns();
       if (o.cpu_pid > 0) cpu0 = process_cpu_seconds(o.cpu_pid);
     }
     while (i < n && in_flight.size() < window && (i != warmup || in_flight.empty())) {
-      const record& r = s.records[i];
+      uint64_t next;
+      const record r = s.at(at, next);
       if (unresolved.contains(r.key)) break;
+      if (r.size > value.size()) value.assign(r.size, 'v');
       append_request(out, r, value, phases[i >= warmup ? 1 : 0]);
-      in_flight.push_back({r.kind, false, static_cast<uint32_t>(i)});
+      in_flight.push_back({r.kind, false, i, at});
       if (r.kind == op::Get) unresolved[r.key]++;
       i++;
+      at = next;
     }
     if (!out.empty()) {
       phases[i > warmup ? 1 : 0].writes++;
@@ -653,12 +687,13 @@ int replay(const replay_options& o) {
       if (p.fill) ph.fills++;
       const bool missed = read_reply(c, p, ph);
       if (p.kind == op::Get) {
-        const record& r = s.records[p.record];
+        uint64_t next;
+        const record r = s.at(p.offset, next);
         auto it = unresolved.find(r.key);
         if (--it->second == 0) unresolved.erase(it);
         if (missed) {
           append_set(out, r, value);
-          in_flight.push_back({op::Set, true, p.record});
+          in_flight.push_back({op::Set, true, p.record, p.offset});
         }
       }
     } while (!in_flight.empty() && c.reply_ready(in_flight.front().kind));
