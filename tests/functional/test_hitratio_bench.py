@@ -118,8 +118,12 @@ def test_csv_trace_ops_delete_and_skips(tmp_path):
         "bad line",
     ]
     (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
-    rows, _ = hitratio(tmp_path, "--trace", str(tmp_path / "t.csv"), "--format", "csv", "--item-size-max",
-                       "1048576")
+    rows, out = hitratio(tmp_path, "--trace", str(tmp_path / "t.csv"), "--format", "csv", "--item-size-max",
+                         "1048576")
+    # --show prints the same tables from the --json, running nothing.
+    shown = subprocess.run([sys.executable, SCRIPT, "--show", str(tmp_path / "result.json")], capture_output=True,
+                           text=True, timeout=30)
+    assert shown.returncode == 0 and shown.stdout == out, shown.stderr
     made = rows[0]["stream"]
     assert (made["header"], made["malformed"], made["too_large"], made["bad_key"]) == (1, 1, 1, 1)
     assert made["skipped_ops"] == 1 and made["skipped_by_op"] == {"incr": 1}
