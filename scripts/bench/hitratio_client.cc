@@ -6,7 +6,7 @@
 //   hitratio_client convert  --out FILE --trace FILE --format oracleGeneral|csv
 //                            [--warmup N] [--requests N] [--item-size-max BYTES]
 //   hitratio_client replay   --stream FILE --port P [--host H] [--window W] [--cpu-pid PID]
-//                            [--timeout-ms MS]
+//                            [--timeout-ms MS] [--samples K]
 //
 // A stream file is made once and replayed against each server, so every
 // server sees the same requests byte for byte. Its layout (little-endian):
@@ -452,7 +452,7 @@ struct phase_counts {
 
 struct replay_options {
   std::string stream, host = "127.0.0.1";
-  int port = 0, window = 16, cpu_pid = 0, timeout_ms = 10000;
+  int port = 0, window = 16, cpu_pid = 0, timeout_ms = 10000, samples = 20;
 };
 
 // What the next reply answers, in the order the requests were written.
@@ -632,6 +632,27 @@ void append_request(std::string& out, const record& r, const std::string& value,
   }
 }
 
+// curr_items and bytes over time: the items held at the end are one moment
+// of a store whose background sweep evicts in steps (ithaca's GC between its
+// watermarks), so the mean of samples taken at fixed points of the measured
+// part says more. Taken on a connection of its own.
+struct held_samples {
+  uint64_t count = 0;
+  double items = 0, bytes = 0;
+  void take(connection& c) {
+    c.write_all("stats\r\n");
+    uint64_t v;
+    while (true) {
+      std::string_view l = c.line();
+      if (l == "END") break;
+      if (l.starts_with("STAT curr_items ") && parse_u64(l.substr(16), v)) items += static_cast<double>(v);
+      if (l.starts_with("STAT bytes ") && parse_u64(l.substr(11), v)) bytes += static_cast<double>(v);
+      if (l.starts_with("ERROR") || l.starts_with("SERVER_ERROR")) die("stats: " + std::string(l));
+    }
+    count++;
+  }
+};
+
 // The look-aside loop over a sliding window: up to --window requests in
 // flight, each write carrying every request allowed so far. A record waits
 // (and every record after it: the stream's order is kept) while a get of its
@@ -644,6 +665,8 @@ int replay(const replay_options& o) {
   const stream_view s(o.stream);
   std::string value;  // the bytes of every value: grown to the largest yet
   connection c(o);
+  connection stats_conn(o);
+  held_samples held;
 
   phase_counts phases[2];
   std::deque<pending> in_flight;
@@ -653,11 +676,17 @@ int replay(const replay_options& o) {
   double cpu0 = -1;
   const uint64_t n = s.count(), warmup = s.warmup();
   const size_t window = static_cast<size_t>(o.window);
+  const uint64_t sample_every = o.samples > 0 ? std::max<uint64_t>(1, (n - warmup) / o.samples) : UINT64_MAX;
+  uint64_t next_sample = o.samples > 0 ? warmup + sample_every : UINT64_MAX;
   uint64_t i = 0, at = stream_view::kFirst;
   while (true) {
     if (i == warmup && in_flight.empty() && t_measured == 0) {
       t_measured = now_ns();
       if (o.cpu_pid > 0) cpu0 = process_cpu_seconds(o.cpu_pid);
+    }
+    if (i >= next_sample) {
+      held.take(stats_conn);
+      next_sample += sample_every;
     }
     while (i < n && in_flight.size() < window && (i != warmup || in_flight.empty())) {
       uint64_t next;
@@ -704,8 +733,13 @@ int replay(const replay_options& o) {
   printf("{");
   print_phase("warmup", phases[0], true);
   print_phase("measured", phases[1], true);
-  printf("\"window\":%d,\"measured_s\":%.3f,\"requests_per_s\":%.1f,\"server_cpu_s\":%.3f}\n", o.window, secs,
-         secs > 0 ? static_cast<double>(phases[1].records) / secs : 0.0, cpu0 >= 0 && cpu1 >= 0 ? cpu1 - cpu0 : -1.0);
+  printf(
+      "\"window\":%d,\"measured_s\":%.3f,\"requests_per_s\":%.1f,\"server_cpu_s\":%.3f,\"samples\":%llu,"
+      "\"items_mean\":%.1f,\"bytes_mean\":%.1f}\n",
+      o.window, secs, secs > 0 ? static_cast<double>(phases[1].records) / secs : 0.0,
+      cpu0 >= 0 && cpu1 >= 0 ? cpu1 - cpu0 : -1.0, (unsigned long long)held.count,
+      held.count ? held.items / static_cast<double>(held.count) : -1.0,
+      held.count ? held.bytes / static_cast<double>(held.count) : -1.0);
   return 0;
 }
 
@@ -716,7 +750,7 @@ int replay(const replay_options& o) {
           "       hitratio_client convert --out FILE --trace FILE --format oracleGeneral|csv [--warmup N]\n"
           "                               [--requests N] [--item-size-max BYTES]\n"
           "       hitratio_client replay --stream FILE --port P [--host H] [--window W] [--cpu-pid PID]\n"
-          "                              [--timeout-ms MS]\n");
+          "                              [--timeout-ms MS] [--samples K]\n");
   exit(2);
 }
 
@@ -769,6 +803,8 @@ int main(int argc, char** argv) {
         r.cpu_pid = std::stoi(v);
       else if (a == "--timeout-ms")
         r.timeout_ms = std::stoi(v);
+      else if (a == "--samples")
+        r.samples = std::stoi(v);
       else
         usage();
     }

@@ -75,6 +75,10 @@ def test_oracle_general_trace_that_fits_misses_each_key_once(tmp_path):
         assert r["curr_items"] == 400, name
         assert r["miss_ratio"] == pytest.approx(0.2)
         assert r["set_errors"] == 0 and r["errors"] == 0
+        # 20 stats along the way, every 100 requests: all 400 keys are held
+        # from request 400 on (keys repeat every 400), fewer before.
+        assert r["client"]["samples"] == 20, name
+        assert 16 * 400 / 20 < r["items_mean"] < 400, name
     assert "| ithaca / memcached" in out and "0.2000" in out
 
 
