@@ -18,7 +18,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 namespace ithaca::store {
 
@@ -30,6 +29,7 @@ class ghost_set {
   // About `capacity` hashes (rounded up to a power of two, at least one set). Throws
   // bad_alloc.
   explicit ghost_set(size_t capacity);
+  ~ghost_set();
   ghost_set(const ghost_set&) = delete;
   ghost_set& operator=(const ghost_set&) = delete;
 
@@ -42,8 +42,9 @@ class ghost_set {
 
  private:
   uint32_t epoch_now() const noexcept;
-  // The set and the entry (fingerprint, epoch 0) of a hash.
-  std::atomic<uint32_t>* set_of(uint64_t hash) const noexcept;
+  // The first slot of a hash's set.
+  uint32_t* set_of(uint64_t hash) const noexcept;
+  static std::atomic_ref<uint32_t> slot(uint32_t* set, unsigned way) noexcept { return std::atomic_ref(set[way]); }
   static uint32_t fingerprint(uint64_t hash) noexcept;
   static bool fresh(uint32_t entry, uint32_t epoch) noexcept {
     return entry != 0 && ((epoch - entry) & 0xFF) < kEpochs;
@@ -51,7 +52,10 @@ class ghost_set {
 
   uint64_t mask_;       // sets - 1
   uint64_t epoch_len_;  // insertions per epoch
-  std::unique_ptr<std::atomic<uint32_t>[]> slots_;
+  // calloc'd: a page costs memory once an entry lands in it (a cache far from full, or
+  // one that never evicts, keeps most of the table untouched). Plain words, only ever
+  // reached through atomic_ref (as bucket_lock's).
+  uint32_t* slots_;
   std::atomic<uint64_t> inserts_{0};
 };
 
