@@ -4,9 +4,9 @@
 // an item's counter (saturating at 255); every access resets it to 0. The eviction score is
 // counter * 2 + (never fetched ? 1 : 0), so among items equally old the never-read ones go
 // first; the highest scores are the coldest items. With s3fifo, memory is freed by
-// s3fifo.cc; the sampled eviction here serves only the large values' disk budget, its hand
-// taking a read off the counter (0..3) as main's does, and its score (3 - reads) * 2 +
-// (never fetched ? 1 : 0).
+// s3fifo.cc; the sampled eviction and the sweep's disk watermarks here serve only the large
+// values' disk budget, by the same CLOCK kept in clock_'s upper six bits (item.h; to 63),
+// so the large values keep clock's order: least recently read first.
 #include <algorithm>
 
 #include "large_arena.h"
@@ -24,13 +24,14 @@ constexpr uint64_t kGcSampleRuns = 16;      // the sweep's threshold sample: run
 constexpr size_t kGcSampleRunItems = 64;    // ... items weighed per run (1,024 in all)
 constexpr uint64_t kGcSampleStride = 7919;  // ... moved by a prime between samples
 
-// The counter once a hand has passed, and the score of a counter (higher: colder).
+// The counter once a hand has passed, and the score of a counter (higher: colder). s3fifo:
+// the CLOCK counter is clock_'s upper six bits (its low two are the reads, left alone).
 uint8_t hand_passed(uint8_t counter, bool s3fifo) noexcept {
-  if (s3fifo) return counter ? static_cast<uint8_t>(counter - 1) : 0;
+  if (s3fifo) return (counter >> 2) < 63 ? static_cast<uint8_t>(counter + 4) : counter;
   return counter < 255 ? static_cast<uint8_t>(counter + 1) : 255;
 }
 unsigned hand_score(uint8_t counter, const item* it, bool s3fifo) noexcept {
-  const unsigned age = s3fifo ? 3u - std::min<unsigned>(counter, 3) : counter;
+  const unsigned age = s3fifo ? counter >> 2 : counter;
   return age * 2 + ((it->bits_ & kFetched) ? 0u : 1u);
 }
 
@@ -84,8 +85,7 @@ uint64_t store::gc_sample(bool disk, uint32_t sec, histogram& h) noexcept {
         if (invalid(it, sec, why)) return;  // the sweep reclaims it rather than evicting it
         const uint64_t w = !disk ? item_mem(it) : it->is_large() ? large_arena::rounded(it->large()->size()) : 0;
         if (w == 0) return;
-        // The score each will have once the sweep visits it (s3fifo: the sweep leaves the counters).
-        h[hand_score(s3fifo_ ? it->clock_ : hand_passed(it->clock_, false), it, s3fifo_)] += w;
+        h[hand_score(hand_passed(it->clock_, s3fifo_), it, s3fifo_)] += w;
         total += w;
         ++weighed;
       });
@@ -165,7 +165,7 @@ void store::gc_sweep_bucket(uint64_t b, uint32_t sec, const gc_marks& m, gc_stat
       unlink(link, rl, why);
       continue;
     }
-    if (!s3fifo_) it->clock_ = hand_passed(it->clock_, false);  // s3fifo: only main's hand takes reads off
+    it->clock_ = hand_passed(it->clock_, s3fifo_);
     const unsigned s = hand_score(it->clock_, it, s3fifo_);
     const uint64_t size = item_mem(it);
     const uint64_t disk = it->is_large() ? large_arena::rounded(it->large()->size()) : 0;

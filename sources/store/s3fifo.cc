@@ -1,7 +1,7 @@
 // s3fifo: the store's S3-FIFO eviction (store.h: eviction_policy; INTERNALS.md, "Eviction").
 //
 // Queues on this store's bucket locks, no list links in the items: an item's queue is a bit
-// (kSmall) and its reads a 2-bit counter (clock_, 0..3), both under its bucket lock. The
+// (kSmall) and its reads a 2-bit counter (clock_'s low bits, 0..3), both under its bucket lock. The
 // small queue's order is a ring of item pointers (small_fifo.h), pushed by a store after it
 // unlocked its bucket. Main's order is the hash table's: its CLOCK hand is the bucket cursor
 // (evict_cursor_), which passes every bucket in turn; an item moved to main or admitted there
@@ -33,7 +33,7 @@ constexpr uint64_t kColdShareDiv = 8;
 bool store::s3fifo_admit(item* it, const item* live, uint64_t h) noexcept {
   if (live) {
     // Stored again while cached: a use, as a read is; it stays out of the small queue.
-    it->clock_ = static_cast<uint8_t>(std::min(live->clock_ + 1, 3));
+    it->clock_ = static_cast<uint8_t>(std::min(s3fifo_reads(live) + 1, 3u));
     return false;
   }
   if (ghost_.take(h)) {  // evicted from small lately and wanted again: main
@@ -72,10 +72,10 @@ bool store::small_settle(const small_fifo::entry& e, bool may_evict, bool by_gc)
     unlink(link, rl, why);
     return false;
   }
-  if (it->clock_ > 0 || !may_evict) {
+  if (s3fifo_reads(it) > 0 || !may_evict) {
     it->bits_ &= static_cast<uint8_t>(~kSmall);
     small_leave(it);
-    if (it->clock_ > 0) {
+    if (s3fifo_reads(it) > 0) {
       stats_.add(store_counter::moves_to_warm);
     } else {  // unread: main's to evict first, once memory is full (kCold)
       it->bits_ |= kCold;
@@ -114,8 +114,8 @@ uint64_t store::main_hand_step(uint64_t target, bool by_gc, hand_mode mode, uint
       link = &it->next_;  // the small queue's to settle; or not cold: left as it is
       continue;
     }
-    if (!force && it->clock_ > 0) {
-      --it->clock_;
+    if (!force && s3fifo_reads(it) > 0) {
+      --it->clock_;  // the low bits: one read fewer
       ++kept;
       link = &it->next_;
       continue;

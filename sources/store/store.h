@@ -308,9 +308,11 @@ class store {
       it->clock_ = 0;
       return;
     }
-    if (it->clock_ < 3) ++it->clock_;
+    it->clock_ = static_cast<uint8_t>(std::min(s3fifo_reads(it) + 1, 3u));  // the age bits to 0
     if (it->bits_ & kCold) cold_leave(it);
   }
+  // s3fifo: an item's reads since it joined its queue or main's hand last passed (0..3).
+  static unsigned s3fifo_reads(const item* it) noexcept { return it->clock_ & 3u; }
   // Under the item's bucket lock: it loses kCold (read, or unlinked).
   void cold_leave(item* it) noexcept;
   // The same for the large-value disk budget: evicts the coldest large values until an
