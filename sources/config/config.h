@@ -144,6 +144,9 @@ struct server_config {
   bool reload_on_change = false;
 };
 
+// cache.eviction: which items go when memory is full (store_types.h: eviction_policy).
+enum class cache_eviction { S3fifo, Clock };
+
 // Section `cache`: the local store.
 struct cache_config {
   uint64_t memory_limit = 64 * kMiB;            // memcached -m
@@ -172,6 +175,9 @@ struct cache_config {
   // memcached -C: false hands out CAS 0 and compares client CAS values as
   // memcached -C does (store.h: cas_enabled).
   bool cas_enabled = true;
+  // s3fifo (scan-resistant: a small FIFO admits new items, a ghost set remembers the
+  // ones it evicted) or clock (one CLOCK over every item, as before). Restart only.
+  cache_eviction eviction = cache_eviction::S3fifo;
 
   // $TMPDIR if set and absolute, else /tmp.
   static std::string default_large_value_dir();
@@ -279,7 +285,7 @@ struct config {
   // first, then every file it imported (load_context::add_source), each
   // once. What the config watcher watches (server/config_watch.h).
   std::vector<std::string> sources;
-  config_source source;    // what the file said, for introspection
+  config_source source;  // what the file said, for introspection
 };
 
 // The host the master accepts slaves on: replication.listen if set; else

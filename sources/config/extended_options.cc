@@ -124,6 +124,15 @@ bool no_hashexpand(option_call& c) {
   return true;
 }
 
+// ithaca's own (memcached has no such option): cache.eviction.
+bool eviction_policy_option(option_call& c) {
+  if (c.value == "s3fifo" || c.value == "clock") {
+    c.out.eviction_clock = c.value == "clock";
+    return true;
+  }
+  return fail(c.error, "eviction: expected s3fifo or clock, got '" + std::string(c.value) + "'");
+}
+
 bool lru_crawler_on(option_call& c) {
   c.out.lru_crawler = true;
   return true;
@@ -428,6 +437,7 @@ constexpr sub_option kSubOptions[] = {
     {"ext_max_frag", ext_note},
     {"ext_drop_unread", silent},  // a flag: ithaca rewrites nothing
     {"slab_automove_freeratio", ext_note},
+    {"eviction", eviction_policy_option},  // ithaca's own, last
 };
 
 }  // namespace
@@ -453,6 +463,7 @@ void apply_extended(const extended_settings& e, config& c) {
   if (e.large_value_dir) c.cache.large_value_dir = *e.large_value_dir;
   if (e.large_value_disk_limit) c.cache.large_value_disk_limit = *e.large_value_disk_limit;
   if (e.large_value_threshold) c.cache.large_value_threshold = *e.large_value_threshold;
+  if (e.eviction_clock) c.cache.eviction = *e.eviction_clock ? cache_eviction::Clock : cache_eviction::S3fifo;
 }
 
 }  // namespace ithaca::config

@@ -1,7 +1,8 @@
 // memcached's `-o` sub-options (memcached 1.6.45's list, extstore's ext_*
 // included), outside the TLS ones (tls_config.h). Each is checked with
 // memcached's words; then it either sets what it means in ithaca (hashpower,
-// idle_timeout, [no_]lru_crawler, no_hashexpand, ext_path, ext_item_size) or is accepted
+// idle_timeout, [no_]lru_crawler, no_hashexpand, ext_path, ext_item_size; and ithaca's own
+// eviction=s3fifo|clock, cache.eviction) or is accepted
 // with a note saying what ithaca does instead, which the start logs (`stats
 // settings` shows what ithaca does). One that names memcached's Lua proxy is
 // refused: ithaca's router is configured in YAML.
@@ -27,6 +28,7 @@ struct extended_settings {
   std::optional<std::string> large_value_dir;      // ext_path=FILE:SIZE: FILE's directory
   std::optional<uint64_t> large_value_disk_limit;  // ... and SIZE
   std::optional<uint64_t> large_value_threshold;   // ext_item_size=BYTES
+  std::optional<bool> eviction_clock;              // eviction=clock|s3fifo (ithaca's own)
   // "-o hot_lru_pct=30: accepted, no effect: ...", one per option given
   // that ithaca takes without doing what memcached does with it.
   std::vector<std::string> notes;

@@ -93,6 +93,7 @@ void parse_cache(section& s, config& c) {
   s.boolean("hash_expand", v.hash_expand);
   s.boolean("evictions", v.evictions);
   s.boolean("cas_enabled", v.cas_enabled);
+  s.choice("eviction", v.eviction, {{"s3fifo", cache_eviction::S3fifo}, {"clock", cache_eviction::Clock}});
   std::string factor;
   s.string("slab_growth_factor", factor);
   if (!factor.empty()) {

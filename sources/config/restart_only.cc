@@ -41,6 +41,7 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("cache.slab_growth_factor", running.cache.slab_growth_factor != fresh.cache.slab_growth_factor);
   check("cache.slab_min_size", running.cache.slab_min_size != fresh.cache.slab_min_size);
   check("cache.cas_enabled", running.cache.cas_enabled != fresh.cache.cas_enabled);
+  check("cache.eviction", running.cache.eviction != fresh.cache.eviction);
   check("logging.file", running.logging.file != fresh.logging.file);
   check("logging.async_queue", running.logging.async_queue != fresh.logging.async_queue);
   check("router.spool_dir", running.router.spool_dir != fresh.router.spool_dir);

@@ -123,5 +123,8 @@
   X("user", None, "", "", Number, "", true, or_null(c.process.user, "NULL")) \
   X("core_dumps", None, "", "", Number, "", true, yes_no(c.process.core_dumps)) \
   X("lock_memory", None, "", "", Number, "", true, yes_no(c.process.lock_memory)) \
-  X("large_pages", None, "", "", Number, "", true, yes_no(c.process.large_pages))
+  X("large_pages", None, "", "", Number, "", true, yes_no(c.process.large_pages)) \
+  /* ithaca's cache.eviction (-o eviction=) */ \
+  X("eviction_policy", None, "", "", Number, "", true, \
+    c.cache.eviction == cache_eviction::Clock ? "clock" : "s3fifo")
 // clang-format on

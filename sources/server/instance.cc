@@ -201,6 +201,8 @@ store::store_config store_config_of(const config::config& cfg) {
   sc.large_pages = cfg.process.large_pages;  // -L (large_pages.h)
   sc.evictions = cfg.cache.evictions;
   sc.cas_enabled = cfg.cache.cas_enabled;
+  sc.eviction = cfg.cache.eviction == config::cache_eviction::Clock ? store::eviction_policy::clock
+                                                                    : store::eviction_policy::s3fifo;
   return sc;
 }
 

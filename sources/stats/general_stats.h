@@ -124,6 +124,17 @@
   X("reclaimed", Counter, "memcached_items_reclaimed_total", \
     "Total number of times an entry was stored using memory from an expired entry.", Number, "", \
     true, s.reclaimed - b.reclaimed) \
+  /* memcached's names for its LRU segments' moves, S3-FIFO's here (store.h: eviction_policy; 0 with clock): */ \
+  /* small queue -> main unread (its ring full), small -> main after a read, main's second chances. */ \
+  X("moves_to_cold", Counter, "ithaca_moves_to_cold_total", \
+    "Items moved on from the S3-FIFO small queue to main unread, its ring being full.", Number, "", \
+    true, s.moves_to_cold - b.moves_to_cold) \
+  X("moves_to_warm", Counter, "ithaca_moves_to_warm_total", \
+    "Items moved from the S3-FIFO small queue to main, read while in it.", Number, "", \
+    true, s.moves_to_warm - b.moves_to_warm) \
+  X("moves_within_lru", Counter, "ithaca_moves_within_lru_total", \
+    "Second chances the main queue's CLOCK hand gave items read since its last pass.", Number, "", \
+    true, s.moves_within_lru - b.moves_within_lru) \
   /* `watch` (stats/watch_hub.h), memcached's names: lines made, lines a full watcher dropped, lines */ \
   /* handed to watchers, watchers now. No per-worker log buffer to overflow: log_worker_dropped is 0. */ \
   X("log_worker_dropped", None, "", "", Number, "", true, 0) \
@@ -142,6 +153,22 @@
   X("ssl_handshakes", None, "", "", Number, "", tls_, tls_->counters().handshakes.load()) \
   X("ssl_kernel_tls_connections", None, "", "", Number, "", tls_, tls_->counters().ktls_send.load()) \
   /* ithaca's own. */ \
+  /* S3-FIFO's queues (0 with cache.eviction: clock): items and memory charge in small and main, stores of */ \
+  /* a key found in the ghost set (straight to main), and what the small queue's rings and the ghost cost. */ \
+  X("small_queue_items", Gauge, "ithaca_small_queue_items", "Items in the S3-FIFO small queue.", Number, "", \
+    true, s.small_items) \
+  X("small_queue_bytes", Gauge, "ithaca_small_queue_bytes", "Memory charge of the items in the S3-FIFO small queue.", \
+    Number, "", true, s.small_bytes) \
+  X("main_queue_items", Gauge, "ithaca_main_queue_items", "Items in the S3-FIFO main queue.", Number, "", \
+    true, s.curr_items - std::min(s.small_items, s.curr_items)) \
+  X("main_queue_bytes", Gauge, "ithaca_main_queue_bytes", "Memory charge of the items in the S3-FIFO main queue.", \
+    Number, "", true, s.bytes - std::min(s.small_bytes, s.bytes)) \
+  X("ghost_hits", Counter, "ithaca_ghost_hits_total", \
+    "Stores of a key the S3-FIFO small queue had evicted lately, admitted straight to main.", Number, "", \
+    true, s.ghost_hits - b.ghost_hits) \
+  X("eviction_queue_bytes", Gauge, "ithaca_eviction_queue_bytes", \
+    "Bytes of the S3-FIFO small queue's rings and ghost set, besides the items.", Number, "", \
+    true, store_.eviction_queue_bytes()) \
   X("gc_runs", Counter, "ithaca_gc_runs_total", "Runs of the cron GC sweep.", Number, "", true, gc_.runs.load()) \
   X("gc_last_ms", Gauge, "ithaca_gc_last_duration_seconds", "Duration of the last GC sweep.", Millis, "", \
     true, gc_.last_ms.load()) \

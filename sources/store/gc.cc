@@ -1,8 +1,12 @@
 // The GC sweep, inline eviction and scan: the code that walks buckets.
 //
-// CLOCK: every GC visit and every inline-eviction sample adds 1 to an item's counter
-// (saturating at 255); every access resets it to 0. The eviction score is counter * 2 + (never fetched ? 1 : 0), so among items equally
-// old the never-read ones go first; the highest scores are the coldest items.
+// CLOCK (eviction_policy::clock): every GC visit and every inline-eviction sample adds 1 to
+// an item's counter (saturating at 255); every access resets it to 0. The eviction score is
+// counter * 2 + (never fetched ? 1 : 0), so among items equally old the never-read ones go
+// first; the highest scores are the coldest items. With s3fifo, memory is freed by
+// s3fifo.cc; the sampled eviction and the sweep's disk watermarks here serve only the large
+// values' disk budget, by the same CLOCK kept in clock_'s upper six bits (item.h; to 63),
+// so the large values keep clock's order: least recently read first.
 #include <algorithm>
 
 #include "large_arena.h"
@@ -20,7 +24,16 @@ constexpr uint64_t kGcSampleRuns = 16;      // the sweep's threshold sample: run
 constexpr size_t kGcSampleRunItems = 64;    // ... items weighed per run (1,024 in all)
 constexpr uint64_t kGcSampleStride = 7919;  // ... moved by a prime between samples
 
-unsigned score(const item* it) noexcept { return unsigned{it->clock_} * 2 + ((it->bits_ & kFetched) ? 0u : 1u); }
+// The counter once a hand has passed, and the score of a counter (higher: colder). s3fifo:
+// the CLOCK counter is clock_'s upper six bits (its low two are the reads, left alone).
+uint8_t hand_passed(uint8_t counter, bool s3fifo) noexcept {
+  if (s3fifo) return (counter >> 2) < 63 ? static_cast<uint8_t>(counter + 4) : counter;
+  return counter < 255 ? static_cast<uint8_t>(counter + 1) : 255;
+}
+unsigned hand_score(uint8_t counter, const item* it, bool s3fifo) noexcept {
+  const unsigned age = s3fifo ? counter >> 2 : counter;
+  return age * 2 + ((it->bits_ & kFetched) ? 0u : 1u);
+}
 
 }  // namespace
 
@@ -72,8 +85,7 @@ uint64_t store::gc_sample(bool disk, uint32_t sec, histogram& h) noexcept {
         if (invalid(it, sec, why)) return;  // the sweep reclaims it rather than evicting it
         const uint64_t w = !disk ? item_mem(it) : it->is_large() ? large_arena::rounded(it->large()->size()) : 0;
         if (w == 0) return;
-        const unsigned visited = std::min(unsigned{it->clock_} + 1, 255u);
-        h[visited * 2 + ((it->bits_ & kFetched) ? 0u : 1u)] += w;
+        h[hand_score(hand_passed(it->clock_, s3fifo_), it, s3fifo_)] += w;
         total += w;
         ++weighed;
       });
@@ -153,8 +165,8 @@ void store::gc_sweep_bucket(uint64_t b, uint32_t sec, const gc_marks& m, gc_stat
       unlink(link, rl, why);
       continue;
     }
-    if (it->clock_ < 255) ++it->clock_;
-    const unsigned s = score(it);
+    it->clock_ = hand_passed(it->clock_, s3fifo_);
+    const unsigned s = hand_score(it->clock_, it, s3fifo_);
     const uint64_t size = item_mem(it);
     const uint64_t disk = it->is_large() ? large_arena::rounded(it->large()->size()) : 0;
     const bool over_memory = gc_memory_.evicting && s >= gc_memory_.threshold && mem_used() > m.low + pending;
@@ -219,7 +231,10 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
   const gc_marks m = gc_marks_now();
   auto disk_used = [&]() -> uint64_t { return arena_ ? arena_->used() : 0; };
   if (evictions()) {
-    gc_start_evicting(gc_memory_, false, mem_used(), m.high, m.low, sec);
+    // s3fifo: no eviction ahead of need (a store's eviction costs one queue entry or a
+    // bucket of main's hand, so memory stays full of items); only a lowered limit is
+    // brought down below.
+    if (!s3fifo_) gc_start_evicting(gc_memory_, false, mem_used(), m.high, m.low, sec);
     gc_start_evicting(gc_disk_, true, disk_used(), m.disk_high, m.disk_low, sec);
   } else {
     // memcached -M (turned off by a reload mid-pass too): the sweep only reclaims.
@@ -232,6 +247,7 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
   // Over the budget itself (lowered by a SIGHUP, before a full pass gave the watermarks
   // a histogram): sampled eviction at once, as a store would.
   if (arena_ && arena_->used() > arena_->limit() && evictions()) evict_large_inline(0, true);
+  if (s3fifo_ && evictions() && mem_used() > memory_limit()) s3fifo_evict(memory_limit(), true, &total.evictions);
   if (end < table_.bucket_count())  // grown meanwhile: the pass goes on to the new end
     return end;
   // A full pass is complete: the next one takes a new sample if it is still above.
@@ -251,7 +267,10 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
 // shared cursor until it has kSampleBuckets non-empty ones, one lock at a time, and builds a
 // histogram of their scores; then it revisits those buckets and evicts from the coldest score
 // down until usage is back under the limit.
-bool store::evict_inline() noexcept { return evict_sampled(false, 0, false); }
+// With s3fifo, s3fifo.cc's eviction instead.
+bool store::evict_inline() noexcept {
+  return s3fifo_ ? s3fifo_evict(memory_limit(), false) : evict_sampled(false, 0, false);
+}
 
 // memcached -M: a store that does not fit may still take the room of expired and flushed
 // items (memcached's lru_pull_tail reclaims those with evictions off too), so after a
@@ -372,8 +391,8 @@ bool store::evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept {
       // sweeps the items stored since the hand last went by (counter 0) are told
       // apart from older ones and are not the first to go.
       for (item* it = head; it; it = it->next_) {
-        if (it->clock_ < 255) ++it->clock_;
-        h[score(it)] += weight(it);
+        it->clock_ = hand_passed(it->clock_, s3fifo_);
+        h[hand_score(it->clock_, it, s3fifo_)] += weight(it);
       }
     }
     if (done()) return true;
@@ -384,7 +403,7 @@ bool store::evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept {
       bucket_guard guard(table_.lock_of(b));
       item** link = table_.chain_at(b).head;  // again: it may have moved since
       while (item* it = *link) {
-        if (score(it) >= threshold && (!large_only || it->is_large())) {
+        if (hand_score(it->clock_, it, s3fifo_) >= threshold && (!large_only || it->is_large())) {
           count_eviction(it, by_gc);
           unlink(link, rl, remove_reason::Evicted);
         } else {

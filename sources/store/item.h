@@ -32,6 +32,9 @@ enum item_bits : uint8_t {
   kPlaceholder = 1 << 4,  // lease placeholder: no value; cas_ is the lease token and the
                           // value area holds the token's issue time in ms
   kKeyBinary = 1 << 5,    // stored with a base64 key (meta b): mg k and me print it encoded
+  kSmall = 1 << 6,        // s3fifo: in the small queue (small_fifo.h), else in main
+  kCold = 1 << 7,         // s3fifo: in main, pushed on unread from a full small queue and
+                          // not read since: the small queue's to evict (s3fifo.cc)
 };
 
 struct item {
@@ -43,7 +46,11 @@ struct item {
   uint32_t flags_;      // client flags                             [bucket lock]
   uint32_t value_len_;  // bytes in the value area                  [immutable]
   uint8_t key_len_;     // 1..250                                   [immutable]
-  uint8_t clock_;       // CLOCK counter: +1 per GC visit, 0 on access [bucket lock]
+  uint8_t clock_;       // clock: +1 per hand visit, 0 on access. s3fifo (store.h:
+                        // eviction_policy): bits 0-1 reads (0..3, -1 per pass of main's
+                        // hand), bits 2-7 clock's counter for the large values' disk
+                        // budget (+1 per visit of the sweep or its hand, to 63); an
+                        // access sets reads + 1 and the counter 0 [bucket lock]
   uint8_t bits_;        // item_bits                                [bucket lock]
   uint8_t slab_class_;  // memcached size class (slab_classes.h), set when linked [bucket lock]
   uint32_t refs_;       // link + pins; only through std::atomic_ref     [lock-free, any thread]

@@ -31,6 +31,20 @@ uint64_t round_up_pow2(uint64_t n) noexcept {
   return p;
 }
 
+// s3fifo's queues, sized once from the memory limit at start-up (a later cache_memlimit
+// keeps them): the small queue's ring for a tenth of the memory in items of 128 bytes
+// (100-byte values take 168; smaller items fill the ring before their share), the ghost for as
+// many hashes as main holds such items, a little fewer (256 bytes each). With clock, a
+// token size.
+size_t small_capacity(const store_config& cfg) noexcept {
+  if (cfg.eviction != eviction_policy::s3fifo) return small_fifo::kShards;
+  return static_cast<size_t>(std::max<uint64_t>(cfg.memory_limit / 10 / 128, 1024));
+}
+size_t ghost_capacity(const store_config& cfg) noexcept {
+  if (cfg.eviction != eviction_policy::s3fifo) return ghost_set::kWays;
+  return static_cast<size_t>(std::max<uint64_t>(cfg.memory_limit / 256, 1024));
+}
+
 }  // namespace
 
 store::store(const store_config& cfg) : store(cfg, nullptr) {
@@ -46,6 +60,9 @@ store::store(const store_config& cfg, std::shared_ptr<large_arena> arena)
       lease_interval_ms_(cfg.lease_interval_ms),
       evictions_(cfg.evictions),
       table_(round_up_pow2(std::max<uint64_t>(cfg.bucket_count, 1)), cfg.large_pages),
+      s3fifo_(cfg.eviction == eviction_policy::s3fifo),
+      small_(small_capacity(cfg)),
+      ghost_(ghost_capacity(cfg)),
       classes_(classes_of(cfg)) {
   cfg_.bucket_count = table_.bucket_count();
   std::random_device rd;

@@ -31,9 +31,11 @@
 #include "bucket_lock.h"
 #include "hash_table.h"
 #include "class_stats.h"
+#include "ghost_set.h"
 #include "large_arena.h"
 #include "item.h"
 #include "reclaim_list.h"
+#include "small_fifo.h"
 #include "store_stats.h"
 #include "store_time.h"
 #include "store_types.h"
@@ -207,7 +209,17 @@ class store {
   bool large_values_available() const noexcept { return arena_ != nullptr; }
   // The counters, each read once (relaxed): not one instant across counters. [any thread;
   // no lock: `stats` and the metrics page call it under their own reset mutex]
-  store_stats_snapshot stats() const noexcept { return stats_.snapshot(); }
+  store_stats_snapshot stats() const noexcept {
+    store_stats_snapshot s = stats_.snapshot();
+    s.small_bytes = static_cast<uint64_t>(std::max<int64_t>(small_bytes_.load(std::memory_order_relaxed), 0));
+    return s;
+  }
+  // The eviction policy (fixed at construction) and what its queues cost besides the
+  // items: the small queue's rings and the ghost table (0 with clock). [any thread]
+  eviction_policy eviction() const noexcept { return cfg_.eviction; }
+  uint64_t eviction_queue_bytes() const noexcept {
+    return s3fifo_ ? static_cast<uint64_t>(small_.bytes() + ghost_.bytes()) : 0;
+  }
   // Figures per memcached size class (class_stats.h); any thread.
   const slab_classes& classes() const noexcept { return classes_; }
   class_stats_snapshot class_stats_now() const noexcept { return class_stats_.snapshot(); }
@@ -217,7 +229,7 @@ class store {
   uint64_t item_bytes() const noexcept { return class_stats_.total(class_counter::mem_requested); }
 
  private:
-  static constexpr unsigned kScoreCount = 512;  // eviction score = clock * 2 + !fetched
+  static constexpr unsigned kScoreCount = 512;  // eviction score: gc.cc's hand_score
   using histogram = std::array<uint64_t, kScoreCount>;
 
   uint64_t hash_of(std::string_view key) const noexcept;
@@ -268,6 +280,41 @@ class store {
   // With evictions off (memcached -M): the same sample, unlinking only expired and
   // flushed items, until usage <= limit (gc.cc).
   bool reclaim_inline() noexcept;
+  // s3fifo's eviction (s3fifo.cc): frees memory until usage <= target, from the small
+  // queue's end while it holds its share, else by main's CLOCK hand. Bounded work; false
+  // if still above. [no lock held; bucket locks and queue shard locks one at a time]
+  // `evicted`: how many it evicted, added (the GC sweep's count).
+  bool s3fifo_evict(uint64_t target, bool by_gc, uint64_t* evicted = nullptr) noexcept;
+  // Under the key's bucket lock, as a store links `it` in place of `live` (or of nothing):
+  // which queue it joins (true: small, to be pushed by small_push after the unlock).
+  bool s3fifo_admit(item* it, const item* live, uint64_t h) noexcept;
+  // Queues an item linked into small (no lock held; it may be gone already: see small_fifo.h).
+  void small_push(item* it, uint64_t h) noexcept;
+  // Settles an entry taken from the small queue's end: moves its item to main if it was
+  // read (or if !may_evict), else evicts it into the ghost set. True if it evicted it.
+  bool small_settle(const small_fifo::entry& e, bool may_evict, bool by_gc) noexcept;
+  // One bucket of main's CLOCK hand (evict_cursor_): items read since its last pass lose
+  // a read and stay; the others are evicted while usage is above `target`. force: evict
+  // without a second chance (a hand that found nothing for long); cold_only: evict only
+  // kCold items, leaving the others as they are. Small items are left but by force.
+  enum class hand_mode { cold_only, normal, force };
+  // Returns the number evicted.
+  uint64_t main_hand_step(uint64_t target, bool by_gc, hand_mode mode, uint32_t sec) noexcept;
+  // Under the item's bucket lock: it leaves the small queue (for main, or unlinked).
+  void small_leave(const item* it) noexcept;
+  // Under the item's bucket lock: a read or touch (clock: counter to 0; s3fifo: +1, to 3).
+  void note_access(item* it) noexcept {
+    if (!s3fifo_) {
+      it->clock_ = 0;
+      return;
+    }
+    it->clock_ = static_cast<uint8_t>(std::min(s3fifo_reads(it) + 1, 3u));  // the age bits to 0
+    if (it->bits_ & kCold) cold_leave(it);
+  }
+  // s3fifo: an item's reads since it joined its queue or main's hand last passed (0..3).
+  static unsigned s3fifo_reads(const item* it) noexcept { return it->clock_ & 3u; }
+  // Under the item's bucket lock: it loses kCold (read, or unlinked).
+  void cold_leave(item* it) noexcept;
   // The same for the large-value disk budget: evicts the coldest large values until an
   // extent of `need` bytes fits (0: until usage is within the budget). `by_gc`: the GC
   // sweep is the caller (a lowered budget), not a store; it says which counter to bump.
@@ -300,6 +347,8 @@ class store {
   void get_impl(std::string_view key, const store_now& now, const get_options& opts, get_result& res, bool count);
   // set's steps (store_write.cc; the contracts are above each).
   item* make_item(std::string_view key, std::span<const char> value, uint32_t flags) noexcept;
+  bool set_locked(std::string_view key, store_mode mode, item* it, uint64_t h, uint32_t sec, uint32_t deadline,
+                  const store_options& opts, store_result& res) noexcept;
   store_status store_verdict(store_mode mode, const store_options& opts, const item* old, const item* live,
                              bool& stale_store) const noexcept;
   void count_store(store_mode mode, const store_options& opts, store_status status, const item* it,
@@ -335,6 +384,13 @@ class store {
   std::atomic<uint32_t> oldest_live_{0};       // flush_all: stored <= this is invalid once passed
   std::atomic<uint64_t> evict_cursor_{0};      // inline eviction sampling position
   std::atomic<bool> expiry_by_master_{false};  // see set_expiry_by_master
+  // s3fifo (cfg_.eviction): the small queue, its items' memory charge (what decides which
+  // queue evicts), and the ghost set. Both structures are tiny with clock.
+  const bool s3fifo_;
+  small_fifo small_;
+  ghost_set ghost_;
+  std::atomic<int64_t> small_bytes_{0};
+  std::atomic<int64_t> cold_bytes_{0};  // memory charge of the kCold items
 
   // GC state: the gc_sweep caller only (single-threaded by contract). One per budget the
   // sweep keeps under its watermarks: memory (every item's bytes) and the arena's disk

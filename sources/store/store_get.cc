@@ -109,7 +109,7 @@ inline size_t store::read_hit(item* it, const store_now& now, uint32_t sec, cons
     it->bits_ |= kWinSent;
   }
   if (opts.bump) {
-    it->clock_ = 0;
+    note_access(it);
     it->atime_ = sec;
     it->bits_ |= kFetched;
   }

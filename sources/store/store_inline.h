@@ -97,12 +97,28 @@ inline void store::class_link(item* it) noexcept {
   const unsigned cls = classes_.class_for(total);
   it->slab_class_ = static_cast<uint8_t>(cls);
   class_account(it, cls, total, 1);
+  if (it->bits_ & kSmall) {  // s3fifo_admit put it in the small queue
+    small_bytes_.fetch_add(static_cast<int64_t>(item_mem(it)), std::memory_order_relaxed);
+    stats_.add(store_counter::small_items);
+  }
+}
+
+inline void store::small_leave(const item* it) noexcept {
+  small_bytes_.fetch_sub(static_cast<int64_t>(item_mem(it)), std::memory_order_relaxed);
+  stats_.add(store_counter::small_items, -1);
 }
 
 // Under the item's bucket lock, as it is unlinked (or replaced).
 inline void store::class_unlink(const item* it) noexcept {
   const uint64_t total = classes_.item_total(it->key_len_, it->flags_, it->data_size());
   class_account(it, it->slab_class_, total, -1);
+  if (it->bits_ & kSmall) small_leave(it);
+  if (it->bits_ & kCold) cold_bytes_.fetch_sub(static_cast<int64_t>(item_mem(it)), std::memory_order_relaxed);
+}
+
+inline void store::cold_leave(item* it) noexcept {
+  it->bits_ &= static_cast<uint8_t>(~kCold);
+  cold_bytes_.fetch_sub(static_cast<int64_t>(item_mem(it)), std::memory_order_relaxed);
 }
 
 inline uint64_t store::next_cas() noexcept { return cas_counter_.fetch_add(1, std::memory_order_relaxed) + 1; }

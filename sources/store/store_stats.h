@@ -16,16 +16,25 @@
 namespace ithaca::store {
 
 // Everything but `bytes`.
-#define ITHACA_STORE_COUNTERS(X)                                                                                     \
-  X(curr_items)                                                                                                      \
-  X(total_items) X(evictions) X(expired_unfetched) X(evicted_unfetched) X(reclaimed) X(get_hits) X(get_misses)       \
-      X(get_expired) X(get_flushed) X(delete_hits) X(delete_misses) X(incr_hits) X(incr_misses) X(decr_hits)         \
-          X(decr_misses) X(cas_hits) X(cas_misses) X(cas_badval) X(touch_hits) X(touch_misses) X(lease_tokens)       \
-              X(lease_waits) X(lease_placeholders) X(large_values) X(large_value_errors) X(large_value_gc_evictions) \
-                  X(large_value_inline_evictions) X(out_of_memory)
+#define ITHACA_STORE_COUNTERS(X)                                                                                    \
+  X(curr_items)                                                                                                     \
+  X(total_items)                                                                                                    \
+  X(evictions) X(expired_unfetched) X(evicted_unfetched) X(reclaimed) X(get_hits) X(get_misses) X(get_expired)      \
+      X(get_flushed) X(delete_hits) X(delete_misses) X(incr_hits) X(incr_misses) X(decr_hits) X(decr_misses)        \
+          X(cas_hits) X(cas_misses) X(cas_badval) X(touch_hits) X(touch_misses) X(lease_tokens) X(lease_waits)      \
+              X(lease_placeholders) X(large_values) X(large_value_errors) X(large_value_gc_evictions)               \
+                  X(large_value_inline_evictions) X(out_of_memory) X(small_items) X(moves_to_warm) X(moves_to_cold) \
+                      X(moves_within_lru) X(ghost_hits)
 
+// s3fifo (store.h): small_items and small_bytes are the small queue's items and their
+// memory charge (main holds the rest); moves_to_warm counts items that reached the small
+// queue's end after a read and went on to main, moves_to_cold those pushed on to main
+// unread because the queue's ring was full, moves_within_lru main's second chances (the
+// hand passed an item read since, and left it), ghost_hits the stores of a key the small
+// queue had evicted lately (straight to main).
 struct store_stats_snapshot {
   uint64_t bytes = 0;
+  uint64_t small_bytes = 0;
 #define X(name) uint64_t name = 0;
   ITHACA_STORE_COUNTERS(X)
 #undef X

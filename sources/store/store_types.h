@@ -14,6 +14,14 @@ namespace ithaca::store {
 
 inline constexpr size_t kKeyMax = 250;
 
+// Which items go when memory is full (INTERNALS.md, "Eviction"). s3fifo: S3-FIFO (Yang
+// et al., SOSP 2023): new items wait in a small FIFO (a tenth of the memory); those read
+// there move to main, the others go and their hashes are remembered a while (a key
+// stored again soon goes straight to main); main is a CLOCK whose hand gives an item
+// one more pass per read (up to 3). clock: one CLOCK over every item, the hand sampling
+// buckets and evicting the least recently read (the policy before s3fifo).
+enum class eviction_policy : uint8_t { s3fifo, clock };
+
 struct store_config {
   // Power of two, fixed for the life of the store: with one lock per bucket a resize would
   // have to take every lock (yrmcds: "resizing is almost impossible"), so size it big.
@@ -39,6 +47,8 @@ struct store_config {
   // memcached -C (false): clients see CAS 0 everywhere and their CAS values compare as
   // with memcached -C (store.h: cas_enabled). Fixed for the life of the store.
   bool cas_enabled = true;
+  // cache.eviction. Fixed for the life of the store.
+  eviction_policy eviction = eviction_policy::s3fifo;
 };
 
 // ---- get (get, gets, gat, gats, touch via get_options, mg, lease-get) ----

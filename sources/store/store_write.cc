@@ -114,7 +114,14 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
   const uint32_t sec = server_sec(now);
   const uint32_t deadline = to_deadline(exptime, now);
   const uint64_t h = hash_of(key);
+  if (set_locked(key, mode, it, h, sec, deadline, opts, res)) small_push(it, h);
+}
 
+// set's step under the key's bucket lock: checks, links `it` (or frees it after the
+// unlock) and tells the observer. True if `it` joined s3fifo's small queue: the caller
+// queues it after the unlock (no two locks at once).
+bool store::set_locked(std::string_view key, store_mode mode, item* it, uint64_t h, uint32_t sec, uint32_t deadline,
+                       const store_options& opts, store_result& res) noexcept {
   reclaim_list rl(stats_.bytes);
   bucket_guard guard(table_.lock_of(h));
   item** link;
@@ -127,7 +134,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
   count_store(mode, opts, res.status, it, live);
   if (res.status != store_status::Stored) {
     rl.add(it);
-    return;
+    return false;
   }
   it->cas_ = new_cas(opts.explicit_cas);
   it->deadline_ = deadline;
@@ -144,8 +151,9 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
     // (Following a master, it is kept hidden: a Touch may revive it.)
     if (old) unlink(link, rl, remove_reason::Deleted);
     rl.add(it);
-    return;
+    return false;
   }
+  const bool small = s3fifo_ && s3fifo_admit(it, live, h);
   if (old) {
     it->next_ = old->next_;
     *link = it;
@@ -162,6 +170,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
   stats_.add(store_counter::curr_items);
   class_link(it);
   notify_store(it);
+  return small;
 }
 
 // delete / md (the contract is in store.h): one bucket lock; what is
@@ -249,7 +258,7 @@ touch_status store::touch(std::string_view key, int64_t exptime, const store_now
     item* it = find_valid(h, key, sec, rl, link);
     if (it && !it->is_placeholder()) {
       it->deadline_ = to_deadline(exptime, now);
-      it->clock_ = 0;
+      note_access(it);
       it->atime_ = sec;
       notify_touch(it);
       class_count(it, class_counter::touch_hits);

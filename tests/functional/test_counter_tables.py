@@ -89,6 +89,10 @@ NOT_DRIVEN = {
     "udp_requests": "needs -U (test_udp.py)",
     "udp_dropped": "needs -U and a bad datagram (test_udp.py)",
     "udp_kernel_drops": "the kernel's own drops",
+    "moves_to_cold": "needs the small queue's ring full (test_eviction_policy.py)",
+    "moves_to_warm": "needs memory full of one-hit wonders (test_eviction_policy.py)",
+    "moves_within_lru": "needs main's hand to pass an item read since (s3fifo_test.cc)",
+    "ghost_hits": "needs a key evicted from the small queue (test_eviction_policy.py)",
     "repl_*": "replication's events need a slave (test_replication*.py); here only their presence",
 }
 

@@ -305,6 +305,14 @@ TEST_CASE("-o: memcached's extended options, with their meaning or a note") {
   CHECK(c.cache.large_value_disk_limit == 2 * kGiB);
   CHECK(c.cache.large_value_threshold == 4096);
 
+  // ithaca's own: cache.eviction.
+  CHECK(config{}.cache.eviction == cache_eviction::S3fifo);
+  c = with_flags({"-o", "eviction=clock"});
+  CHECK(c.cache.eviction == cache_eviction::Clock);
+  c = with_flags({"-o", "eviction=s3fifo"});
+  CHECK(c.cache.eviction == cache_eviction::S3fifo);
+  CHECK(parse({"-o", "eviction=lru"}, &o).find("eviction: expected s3fifo or clock") != std::string::npos);
+
   // Accepted with a note each; silent where ithaca does what memcached does.
   REQUIRE(parse({"-o", "modern,maxconns_fast,hot_lru_pct=30,slab_automove=2,hash_algorithm=xxh3"}, &o) == "");
   REQUIRE(o.notes.size() == 3);

@@ -370,6 +370,10 @@ TEST_CASE("the keys of memcached's -M -C -F -D -R -B") {
   CHECK(!c.cache.evictions);
   CHECK(!c.cache.cas_enabled);
   CHECK(load("server:\n  prefix_delimiter: \"ab\"\n").find("expected one character") != std::string::npos);
+  CHECK(c.cache.eviction == cache_eviction::S3fifo);
+  REQUIRE(load("cache:\n  eviction: clock\n", &c) == "");
+  CHECK(c.cache.eviction == cache_eviction::Clock);
+  CHECK(load("cache:\n  eviction: lru\n").find("eviction") != std::string::npos);
   CHECK(load("server:\n  reqs_per_event: 0\n").find("reqs_per_event") != std::string::npos);
   CHECK(load("server:\n  binding_protocol: negotiate\n").find("binding_protocol") != std::string::npos);
 }

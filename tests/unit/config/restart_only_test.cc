@@ -28,6 +28,10 @@ TEST_CASE("restart_only_changes names the settings a running server keeps") {
   b.router.spool_dir = "/elsewhere";
   b.router.spool_fsync = true;
   CHECK(restart_only_changes(a, b) == std::vector<std::string>{"router.spool_dir", "router.spool_fsync"});
+  // The store's eviction policy is chosen when it is made.
+  b = a;
+  b.cache.eviction = cache_eviction::Clock;
+  CHECK(restart_only_changes(a, b) == std::vector<std::string>{"cache.eviction"});
 }
 
 TEST_CASE("listener_changes: a listener added, removed or moved refuses the reload") {

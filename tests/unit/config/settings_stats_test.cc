@@ -114,6 +114,9 @@ TEST_CASE("stats settings: -M -C -F -D -R -B as memcached prints them") {
   m = as_map(c);
   CHECK(m["evictions"] == "off");
   CHECK(m["cas_enabled"] == "no");
+  CHECK(m["eviction_policy"] == "s3fifo");
+  c.cache.eviction = cache_eviction::Clock;
+  CHECK(as_map(c)["eviction_policy"] == "clock");
   CHECK(m["flush_enabled"] == "no");
   CHECK(m["stat_key_prefix"] == "/");
   CHECK(m["detail_enabled"] == "yes");

@@ -32,6 +32,7 @@ TEST_CASE("memory accounting returns to zero") {
 
 TEST_CASE("inline eviction keeps usage under the limit and evicts the coldest first") {
   store_config c;
+  c.eviction = eviction_policy::clock;  // s3fifo's order: s3fifo_test.cc
   c.bucket_count = 64;  // one sample covers the table: deterministic
   c.memory_limit = 256 * 1024;
   store s(c);
@@ -82,6 +83,7 @@ TEST_CASE("OutOfMemory when nothing can be evicted") {
 
 TEST_CASE("GC evicts cold items above the high watermark down to the low one") {
   store_config c;
+  c.eviction = eviction_policy::clock;  // s3fifo evicts no sooner than needed
   c.bucket_count = 256;
   c.memory_limit = 512 * 1024;
   store s(c);
@@ -198,6 +200,7 @@ TEST_CASE("the eviction observer sees each evicted item with its fields") {
 // sampling hand had passed once, the newest ones among them.
 TEST_CASE("the GC sweep evicts the coldest items there are now, not by an old pass's scores") {
   store_config c;
+  c.eviction = eviction_policy::clock;  // the watermarks' eviction is clock's
   c.bucket_count = 16384;
   c.memory_limit = 2 * 1024 * 1024;
   store s(c);
