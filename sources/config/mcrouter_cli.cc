@@ -10,6 +10,17 @@
 
 namespace ithaca::config {
 
+namespace {
+
+// A whole number, the only form mcrouter's numeric options take.
+bool mcrouter_count(std::string_view v, const std::string& n, std::string* e, uint64_t& out) {
+  auto r = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size()) return fail(e, n + ": expected a whole number");
+  return true;
+}
+
+}  // namespace
+
 // mcrouter's --pem-cert-path / --pem-key-path / --pem-ca-path.
 bool on_pem_cert(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
   if (v.empty()) return fail(e, n + ": expected a file name");
@@ -68,8 +79,7 @@ bool on_disable_reload_configs(cli_options& o, std::string_view, const std::stri
 // numbers) and --big-value-hide-reply-flag.
 bool big_value_count(std::string_view v, const std::string& n, std::string* e, std::optional<uint64_t>& out) {
   uint64_t x = 0;
-  auto r = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size()) return fail(e, n + ": expected a whole number");
+  if (!mcrouter_count(v, n, e, x)) return false;
   out = x;
   return true;
 }
@@ -208,12 +218,6 @@ constexpr std::string_view kMcrouterInertValues[] = {
     "within-cluster-timeout-ms",
     "xdp-tx-truncate-bytes",
 };
-
-bool mcrouter_count(std::string_view v, const std::string& n, std::string* e, uint64_t& out) {
-  auto r = std::from_chars(v.data(), v.data() + v.size(), out);
-  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size()) return fail(e, n + ": expected a whole number");
-  return true;
-}
 
 using mcrouter_handler = bool (*)(cli_options& o, std::string_view value, const std::string& name, std::string* error);
 
