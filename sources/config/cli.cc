@@ -350,7 +350,7 @@ void wrap_big_value(const cli_options& cli, route_config& r) {
 // its ports (on every interface or on --listen-addresses) and inherited
 // sockets replace the file's listeners; -t is read with the pools; the TKO
 // flags and --enable-flush-cmd apply to every pool; --allow-only-gets puts an
-// operation route above the tree that sends every update to dev_null.
+// only_gets route above the tree (reads pass, the rest answered as null).
 void apply_mcrouter_overrides(const cli_options& cli, config& c) {
   if (!cli.mcrouter_ports.empty() || !cli.listen_fds.empty()) {
     c.listen.tcp.clear();
@@ -368,15 +368,10 @@ void apply_mcrouter_overrides(const cli_options& cli, config& c) {
   }
   if (!cli.allow_only_gets) return;
   auto only_gets = [](route_config& r) {
-    route_config op = module_node("operation", route_format::Yaml, r.line);
-    for (const char* cls : {"set", "delete", "arithmetic", "touch"}) {
-      route_config none = module_node("dev_null", route_format::Yaml, r.line);
-      none.role = cls;
-      op.children.push_back(std::move(none));
-    }
-    r.role = "default";
-    op.children.push_back(std::move(r));
-    r = std::move(op);
+    route_config gate = module_node("only_gets", route_format::Yaml, r.line);
+    r.role = "child";
+    gate.children.push_back(std::move(r));
+    r = std::move(gate);
   };
   if (c.router.has_route) only_gets(c.router.route);
   for (listener_route& lr : c.router.listeners) only_gets(lr.route);

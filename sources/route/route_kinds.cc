@@ -29,6 +29,7 @@ extern const kind_module kKeySplitKind;
 extern const kind_module kErrorKind;
 extern const kind_module kNullKind;
 extern const kind_module kDevNullKind;
+extern const kind_module kOnlyGetsKind;
 extern const kind_module kLatencyInjectionKind;
 extern const kind_module kL1L2SizeSplitKind;
 extern const kind_module kMigrateKind;
@@ -71,6 +72,7 @@ constexpr const kind_module* kKinds[] = {
     &kErrorKind,
     &kNullKind,
     &kDevNullKind,
+    &kOnlyGetsKind,
     &kLatencyInjectionKind,
     &kL1L2SizeSplitKind,
     &kMigrateKind,

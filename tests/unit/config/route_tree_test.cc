@@ -358,6 +358,7 @@ TEST_CASE("the first mistake in the file is the one reported") {
       "error",
       "null",
       "dev_null",
+      "only_gets",
       "latency_injection",
       "l1l2_size_split",
       "migrate",
