@@ -12,12 +12,16 @@ process and real memcached backends, with many clients at once:
   writes (set, add, delete, incr, decr, touch) are answered as mcrouter
   answers them (NOT_STORED / NOT_FOUND) and never reach a backend, for 20
   clients at once.
+- `metaget` (mcrouter's): through the router to memcached and from the
+  cache role's own store, in mcrouter's META line.
 - an unknown option is logged "Unrecognized option" and the rest still apply.
 """
 import json
 import os
+import re
 import socket
 import threading
+import time
 
 import pytest
 
@@ -212,3 +216,35 @@ def test_allow_only_gets_keeps_every_write_away(started, memcached_factory, tmp_
             assert c.call(b"get %s\r\n" % k) == b"VALUE %s 7 2\r\n10\r\nEND\r\n" % k
             assert c.call(b"get new%s\r\n" % k) == b"END\r\n"
             assert c.call(b"mg %s t\r\n" % k) == b"HD t-1\r\n"
+
+
+def test_metaget_through_the_router_and_the_cache(started, memcached_factory, ithaca, tmp_path):
+    # mcrouter's `metaget <key>`: the item's expiry as a unix time (0: never)
+    # in mcrouter's META line, END on a miss; over an ascii pool of memcached
+    # it goes as `mg <key> t`. The cache role answers it from its own store.
+    backend = memcached_factory()
+    config = tmp_path / "mcrouter.json"
+    config.write_text(pool_config([backend]))
+    port = free_port()
+    router = started(["--config", f"file:{config}", "-p", str(port), "--allow-only-gets"], port=port)
+    for target, setter in ((router, backend), (ithaca, ithaca)):
+        with Conn(*setter.address) as c:
+            before = int(time.time())
+            assert c.call(b"set timed 1 100 2\r\nhi\r\n") == b"STORED\r\n"
+            after = int(time.time())
+            assert c.call(b"set forever 1 0 2\r\nhi\r\n") == b"STORED\r\n"
+        with Conn(*target.address) as c:
+            def metaget(key):
+                c.send(b"metaget %s\r\n" % key)
+                first = c.read_line()
+                return first if first == b"END\r\n" else first + c.read_line()
+
+            reply = metaget(b"timed")
+            m = re.fullmatch(rb"META timed age: unknown; exptime: (\d+); from: unknown; is_transient: 0\r\nEND\r\n",
+                             reply)
+            assert m, reply
+            assert before + 99 <= int(m.group(1)) <= after + 101, (reply, before, after)
+            assert metaget(b"forever") == (b"META forever age: unknown; exptime: 0; from: unknown; "
+                                                      b"is_transient: 0\r\nEND\r\n")
+            assert metaget(b"nothing") == b"END\r\n"
+            assert c.call(b"metaget\r\n") == b"ERROR\r\n"
