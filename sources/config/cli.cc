@@ -361,6 +361,7 @@ void apply_mcrouter_overrides(const cli_options& cli, config& c) {
     c.listen.inherited_fds = cli.listen_fds;
   }
   if (cli.log_file) c.logging.file = *cli.log_file;
+  c.server.enable_shutdown = true;  // mcrouter stops on the ascii `shutdown` command, with no flag
   for (pool_config& p : c.router.pools) {
     if (cli.timeouts_until_tko) p.failure_limit = *cli.timeouts_until_tko;
     if (cli.probe_delay_initial_ms) p.retry_interval_ms = *cli.probe_delay_initial_ms;
