@@ -248,3 +248,19 @@ def test_metaget_through_the_router_and_the_cache(started, memcached_factory, it
                                                       b"is_transient: 0\r\nEND\r\n")
             assert metaget(b"nothing") == b"END\r\n"
             assert c.call(b"metaget\r\n") == b"ERROR\r\n"
+
+
+def test_shutdown_command_stops_it_as_mcrouter(memcached_factory, tmp_path):
+    # mcrouter stops on the ascii `shutdown` command with no flag (memcached
+    # wants -A): through --mcrouter too, with exit status 0.
+    backend = memcached_factory()
+    port = free_port()
+    router = Server("ithaca", [ithaca_path(), "--mcrouter", "--config-str", pool_config([backend]), "-p", str(port)])
+    router.port = port
+    try:
+        assert router.wait_accepting(10), router.describe()
+        with Conn(*router.address) as c:
+            c.send(b"shutdown\r\n")
+        assert router.proc.wait(10) == 0, router.describe()
+    finally:
+        router.stop()
