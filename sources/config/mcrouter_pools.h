@@ -52,7 +52,8 @@ class pools {
  private:
   bool read(const YAML::Node& json, pool_def& d, std::set<std::string>& seen);
   uint64_t timeout_of(const YAML::Node& t, const std::string& what);
-  bool server(const YAML::Node& s, backend_server& b, const std::string& what);
+  // `port`: the pool's port_override (0: none), which replaces the server's port.
+  bool server(const YAML::Node& s, backend_server& b, const std::string& what, uint16_t port = 0);
   bool have(const std::string& name) const;
 
   json_errors& err_;
