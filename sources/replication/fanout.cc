@@ -253,8 +253,13 @@ void fanout::drop(slave_ptr s, const std::string& why) {
   counters_.slaves.store(slaves_.size(), std::memory_order_relaxed);
   counters_.slaves_dropped.fetch_add(1, std::memory_order_relaxed);
   if (slaves_.empty()) observer_.set_streaming(false);
-  if (s->takeover) s->takeover->dropped.store(true);
-  spdlog::warn("replication: slave {} dropped: {}", s->peer, why);
+  if (s->takeover) {
+    // The new process closes it at the end mark: that is the normal end.
+    s->takeover->dropped.store(true);
+    spdlog::info("replication: the takeover's stream ended: {}", why);
+  } else {
+    spdlog::warn("replication: slave {} dropped: {}", s->peer, why);
+  }
   // The coroutines end at their next wait; the last one holding `s` closes
   // the socket (on this machine, which owns it).
   // A write in progress keeps the log blocks it pinned.

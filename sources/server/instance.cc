@@ -603,18 +603,20 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     if (!repl_slave) rc = 1;
   }
   std::unique_ptr<metrics_listener> metrics;
+  if (rc == 0) stats.set_io_backend(started.front()->backend_name());  // before any reader starts
+  if (rc == 0 && !start_metrics(cfg, stats, started, mc, metrics)) rc = 1;
   if (rc == 0 && cli.takeover) {
     // The store: the old process's initial sync and stream, until its end
-    // mark, before this one accepts anything.
+    // mark, before this one accepts anything. Last: once the sync is done
+    // the old process stops serving, so whatever may fail comes before.
     std::string why;
-    if (!takeover_receive_store(handoff, mc, cfg.takeover.timeout_ms, *st, [&clock] { return clock.now(); }, repl,
+    if (!takeover_ready(handoff, &why) ||
+        !takeover_receive_store(handoff, mc, cfg.takeover.timeout_ms, *st, [&clock] { return clock.now(); }, repl,
                                 &why)) {
       spdlog::critical("takeover: {}", why);
       rc = 1;
     }
   }
-  if (rc == 0) stats.set_io_backend(started.front()->backend_name());  // before any reader starts
-  if (rc == 0 && !start_metrics(cfg, stats, started, mc, metrics)) rc = 1;
   if (rc == 0) {
     reload_target reload{&cli, &cfg, &live, st.get(), &servers, &role};
     reload.tls = tls.get();

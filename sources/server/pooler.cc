@@ -240,6 +240,13 @@ std::vector<handed_fd> pooler::handed_descriptors() const {
 // coroutines (signals, cron) go on. [the takeover coroutine]
 bool pooler::stop_serving() {
   for (mm::coroutine_id id : accepting_) mm::coroutine_cancel(id);
+  for (mm::coroutine_id id : accepting_) mm::coroutine_finish(id, 1000);
+  // Our descriptors go (the new process has its own): no accept of ours
+  // stays armed on them (io_uring's multishot accept outlives the coroutine),
+  // so the kernel wakes the new process's accept for every connection, and
+  // what the accept took meanwhile is closed unread (its client reconnects).
+  for (const auto& l : listeners_) l->close();
+  if (takeover_listener_) takeover_listener_->close();
   for (worker* w : workers_) w->stop();
   std::vector<worker*> workers = workers_;
   const auto waited = mm::blocking_call(

@@ -170,6 +170,13 @@ bool takeover_receive_store(takeover_handoff& h, const mm::machine_config& mc, u
   return ok;
 }
 
+bool takeover_ready(takeover_handoff& h, std::string* why) {
+  static constexpr char kReady[] = "READY\n";
+  if (::send(h.control, kReady, sizeof kReady - 1, MSG_NOSIGNAL) == sizeof kReady - 1) return true;
+  *why = std::string("could not tell the old process: ") + std::strerror(errno);
+  return false;
+}
+
 void takeover_done(takeover_handoff& h) {
   if (h.control >= 0) {
     static constexpr char kDone[] = "DONE\n";

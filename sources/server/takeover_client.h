@@ -59,6 +59,9 @@ bool takeover_receive_store(takeover_handoff& h, const mm::machine_config& mc, u
                             std::function<store::store_now()> now, replication::repl_counters& counters,
                             std::string* why);
 
+// READY to the old process: everything but the listeners has started. False
+// (`why`) if it cannot be sent.
+bool takeover_ready(takeover_handoff& h, std::string* why);
 // DONE to the old process (this one serves); closes what was not adopted.
 void takeover_done(takeover_handoff& h);
 // Closes every descriptor still held (a failed takeover).

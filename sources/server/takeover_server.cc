@@ -90,8 +90,13 @@ bool takeover_handle(std::unique_ptr<mm::io> io, int listener_fd, const std::str
     }
     link = std::make_shared<replication::takeover_link>();
     host.fanout->attach_takeover(pair[0], link);
+    // Both: the sync is in the slave's outbox, and the new process has
+    // started everything but its listeners (READY): whatever may fail there
+    // has not.
+    bool ready = false;
+    std::string said;
     for (;;) {
-      if (link->synced.load()) break;
+      if (link->synced.load() && ready) break;
       if (link->dropped.load()) {
         spdlog::warn("takeover: the stream to {} ended during its initial sync (see above); still serving", who);
         return false;
@@ -104,9 +109,18 @@ bool takeover_handle(std::unique_ptr<mm::io> io, int listener_fd, const std::str
       char c = 0;
       n = io->read(&c, 1, kSyncPoll);
       if (n == -ECANCELED) return false;
+      if (n == 1 && c != '\n' && said.size() < 16) {
+        said += c;
+        continue;
+      }
+      if (n == 1 && said == "READY") {
+        ready = true;
+        said.clear();
+        continue;
+      }
       if (n != -ETIMEDOUT) {
         spdlog::warn("takeover: {} went away during the initial sync ({}); still serving", who,
-                     n > 0 ? "it spoke out of turn" : takeover_why(n));
+                     n > 0 ? "it said '" + said + "'" : takeover_why(n));
         return false;
       }
     }
@@ -115,7 +129,9 @@ bool takeover_handle(std::unique_ptr<mm::io> io, int listener_fd, const std::str
   } else {
     // Nothing to move: both accept until the new one says it serves.
     std::string done;
-    if (!takeover_read_line(*io, done, deadline, &n) || done != "DONE") {
+    bool read = takeover_read_line(*io, done, deadline, &n);
+    if (read && done == "READY") read = takeover_read_line(*io, done, deadline, &n);
+    if (!read || done != "DONE") {
       if (n != -ECANCELED)
         spdlog::warn("takeover: {} did not say it serves ({}); still serving", who,
                      n > 0 ? "'" + done + "'" : takeover_why(n));

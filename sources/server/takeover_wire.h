@@ -10,6 +10,8 @@
 //                 "takeover <path>"             the takeover socket itself
 //                 "stream"                      the store's replication stream (absent: none)
 //               or "ERROR <why>\n" and nothing else
+//   new -> old  "READY\n" once it started all but its listeners (what may
+//               fail has not): the old one may stop serving
 //   new -> old  "DONE\n" once it serves (its listeners accept)
 #pragma once
 
