@@ -375,3 +375,64 @@ def test_sigusr2_starts_the_same_binary_path_with_takeover(tmp_path, servers):
         assert f"STAT pid {pid}\r\n".encode() in buf
     finally:
         os.kill(pid, 15)
+
+
+def test_the_new_process_tells_systemd_its_pid_and_readiness(tmp_path, servers, monkeypatch):
+    binary, new_binary = second_copy(tmp_path)
+    control = str(tmp_path / "takeover.sock")
+    old = start(servers, binary, ["-p", "0", "--takeover-socket", control])
+    notify_path = str(tmp_path / "notify")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(notify_path)
+        notify.settimeout(10)
+        monkeypatch.setenv("NOTIFY_SOCKET", notify_path)
+        new = start(servers, new_binary, ["-p", "0", "--takeover-socket", control, "--takeover"],
+                    regex=TAKEN_OVER_RE)
+        fields = notify.recv(4096).split(b"\n")
+    # Type=notify: the unit's main process is the new one from now on.
+    assert b"READY=1" in fields and f"MAINPID={new.proc.pid}".encode() in fields, fields
+    assert old.proc.wait(15) == 0
+
+
+def test_router_role_moves_its_listeners_and_its_spool(tmp_path, servers):
+    """A router's listeners, and the deletes it spooled for a server that was
+    down: the new process replays them once that server is back."""
+    binary, new_binary = second_copy(tmp_path)
+    from conftest import free_port, memcached_binary
+    up = Server("memcached", [memcached_binary(), *root_args(), "-l", HOST, "-p", str(free_port()), "-U", "0"])
+    servers.append(up)
+    up.port = int(up.argv[up.argv.index("-p") + 1])
+    assert up.wait_accepting(START_TIMEOUT)
+    down_port = free_port()
+    spool = tmp_path / "spool"
+    config = tmp_path / "router.yaml"
+    config.write_text(f"listen:\n  tcp: {HOST}:0\npools:\n  main:\n    servers: [{HOST}:{up.port}:1, {HOST}:{down_port}:1]\n"
+                      f"    timeout: 500ms\nroute: {{type: pool, pool: main, reliable_deletes: true}}\n"
+                      f"router:\n  spool_dir: {spool}\ntakeover:\n  socket: {tmp_path / 't.sock'}\n")
+    old = start(servers, binary, ["--config", str(config)])
+    with socket.create_connection((HOST, old.port)) as s:
+        for i in range(40):
+            s.sendall(b"delete d%d\r\n" % i)
+        buf = b""
+        while buf.count(b"\r\n") < 40:
+            buf += s.recv(4096)
+    spooled = os.listdir(spool)
+    assert spooled == [f"main_127.0.0.1_{down_port}.spool"], spooled
+    new = start(servers, new_binary, ["--config", str(config), "--takeover"], regex=TAKEN_OVER_RE)
+    assert old.proc.wait(15) == 0, old.describe()
+    assert new.port == old.port
+    # The server comes back: the new process replays what the old one spooled.
+    back = Server("memcached", [memcached_binary(), *root_args(), "-l", HOST, "-p", str(down_port), "-U", "0"])
+    servers.append(back)
+    back.port = down_port
+    assert back.wait_accepting(START_TIMEOUT)
+    deadline = time.monotonic() + 15
+    while os.listdir(spool) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.listdir(spool), f"not replayed:\n{new.describe()}"
+    with socket.create_connection((HOST, new.port)) as s:
+        s.sendall(b"set a 0 0 1\r\n1\r\nget a\r\n")
+        buf = b""
+        while not buf.endswith(b"END\r\n"):
+            buf += s.recv(4096)
+    assert buf == b"STORED\r\nVALUE a 0 1\r\n1\r\nEND\r\n"
