@@ -291,8 +291,8 @@ struct config {
   router_config router;  // `pools:` and `route:`
   replication_config replication;
   metrics_config metrics;
-  tls_config tls;          // `tls:`, memcached's -Z and -o ssl_*
-  process_config process;  // `process:`, memcached's -u -P -r -k -L
+  tls_config tls;            // `tls:`, memcached's -Z and -o ssl_*
+  process_config process;    // `process:`, memcached's -u -P -r -k -L
   takeover_config takeover;  // `takeover:`
   // Not a setting: the files this config was read from, the --config file
   // first, then every file it imported (load_context::add_source), each

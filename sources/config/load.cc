@@ -258,9 +258,9 @@ struct section_entry {
 };
 
 constexpr section_entry kSections[] = {
-    {"listen", parse_listen},   {"server", parse_server},           {"cache", parse_cache},
-    {"logging", parse_logging}, {"replication", parse_replication}, {"metrics", parse_metrics},
-    {"tls", parse_tls},         {"router", parse_router},           {"process", parse_process},
+    {"listen", parse_listen},     {"server", parse_server},           {"cache", parse_cache},
+    {"logging", parse_logging},   {"replication", parse_replication}, {"metrics", parse_metrics},
+    {"tls", parse_tls},           {"router", parse_router},           {"process", parse_process},
     {"takeover", parse_takeover},
 };
 

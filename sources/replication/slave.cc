@@ -195,7 +195,8 @@ void follow(master_conn& master, const std::string& name, const slave_settings& 
     if (n == -ECANCELED) break;
     if (n <= 0) {
       if (end) {
-        end->why = n == 0 ? "the old process closed the stream" : std::string("read: ") + std::strerror(static_cast<int>(-n));
+        end->why =
+            n == 0 ? "the old process closed the stream" : std::string("read: ") + std::strerror(static_cast<int>(-n));
         break;
       }
       lost(n, rep, name, s, c);

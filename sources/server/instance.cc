@@ -604,15 +604,39 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   }
   std::unique_ptr<metrics_listener> metrics;
   if (rc == 0) stats.set_io_backend(started.front()->backend_name());  // before any reader starts
-  if (rc == 0 && !start_metrics(cfg, stats, started, mc, metrics)) rc = 1;
+  // After a takeover the old process holds the metrics port until it exits.
+  if (rc == 0 && !cli.takeover && !start_metrics(cfg, stats, started, mc, metrics)) rc = 1;
+  // A takeover keeps the listeners: each must be one the old process hands
+  // over, since binding one after the old process stopped could fail with
+  // nobody serving. Checked before READY, so a mismatch leaves it serving.
+  std::vector<int> adopted;
+  if (rc == 0 && cli.takeover) {
+    const std::vector<listen_entry> entries = listen_addresses(cfg);
+    for (size_t i = 0; i < entries.size(); i++) {
+      adopted.push_back(takeover_take_listener(handoff, i, entries[i].address));
+      if (adopted.back() < 0) {
+        spdlog::critical(
+            "takeover: the running process has no listener {} (#{}); a takeover keeps the listeners "
+            "(change them with a restart)",
+            entries[i].address, i);
+        rc = 1;
+      }
+    }
+    if (rc != 0) {
+      for (int fd : adopted) {
+        if (fd >= 0) ::close(fd);
+      }
+      adopted.clear();
+    }
+  }
   if (rc == 0 && cli.takeover) {
     // The store: the old process's initial sync and stream, until its end
     // mark, before this one accepts anything. Last: once the sync is done
     // the old process stops serving, so whatever may fail comes before.
     std::string why;
     if (!takeover_ready(handoff, &why) ||
-        !takeover_receive_store(handoff, mc, cfg.takeover.timeout_ms, *st, [&clock] { return clock.now(); }, repl,
-                                &why)) {
+        !takeover_receive_store(
+            handoff, mc, cfg.takeover.timeout_ms, *st, [&clock] { return clock.now(); }, repl, &why)) {
       spdlog::critical("takeover: {}", why);
       rc = 1;
     }
@@ -631,8 +655,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
       ps.takeover.fanout = repl_fanout.get();
     ps.on_handed_over = [] { process_handed_over(); };
     if (cli.takeover) {
-      for (size_t i = 0; i < ps.listen.size(); i++)
-        ps.adopted.push_back(takeover_take_listener(handoff, i, ps.listen[i].address));
+      ps.adopted = std::move(adopted);
       ps.takeover_listener_fd = handoff.takeover_listener;
       handoff.takeover_listener = -1;  // the pooler's now
       if (!handoff.takeover_path.empty() && handoff.takeover_path != takeover_path) {
@@ -668,6 +691,8 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
           spdlog::critical("takeover: the spool did not start; deletes that fail are not spooled");
         }
         if (fanout_later && !repl_fanout->start(mc)) spdlog::critical("fan-out machine did not start (see above)");
+        if (!start_metrics(cfg, stats, started, mc, metrics))
+          spdlog::critical("takeover: the metrics listener did not start (see above); serving without it");
       }
       pool->join();  // returns after shutdown (signal, `shutdown` command, or a listen failure)
       if (pool->failed()) rc = 1;

@@ -2,7 +2,9 @@
 // accepting and feeding sockets round-robin to the workers over their
 // channels; the signal coroutine (SIGTERM/SIGINT shutdown; SIGHUP starts
 // the reload coroutine); the config watch (config_watch.h: a changed config
-// file starts the same reload); and the cron coroutine.
+// file starts the same reload); the cron coroutine; and the takeover
+// coroutine (takeover_server.h: a new process asks for this one's place;
+// SIGUSR2 starts one, takeover_spawn.h).
 #pragma once
 
 #include <atomic>

@@ -49,7 +49,8 @@ bool takeover_handle(std::unique_ptr<mm::io> io, int listener_fd, const std::str
   std::string hello;
   ssize_t n = 0;
   if (!takeover_read_line(*io, hello, mm::deadline_after(kHelloTimeout), &n)) {
-    if (n != -ECANCELED) spdlog::warn("takeover: a peer on {} sent no hello ({}); still serving", path, takeover_why(n));
+    if (n != -ECANCELED)
+      spdlog::warn("takeover: a peer on {} sent no hello ({}); still serving", path, takeover_why(n));
     return false;
   }
   if (!hello.starts_with(kTakeoverHello)) {
@@ -102,8 +103,7 @@ bool takeover_handle(std::unique_ptr<mm::io> io, int listener_fd, const std::str
         return false;
       }
       if (mm::now_ns() > deadline) {
-        spdlog::warn("takeover: {} did not finish its initial sync within {} ms; still serving", who,
-                     host.timeout_ms);
+        spdlog::warn("takeover: {} did not finish its initial sync within {} ms; still serving", who, host.timeout_ms);
         return false;  // it gives up at its own deadline and closes the stream
       }
       char c = 0;

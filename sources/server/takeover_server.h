@@ -34,9 +34,9 @@ namespace ithaca::server {
 
 // What the pooler lends the takeover coroutine. [pooler machine]
 struct takeover_host {
-  uint64_t timeout_ms = 30000;             // takeover.timeout: each step's bound, and the whole
-  replication::fanout* fanout = nullptr;   // null: no store to move
-  mm::machine_config machine;              // to start the fan-out machine when it does not run
+  uint64_t timeout_ms = 30000;                          // takeover.timeout: each step's bound, and the whole
+  replication::fanout* fanout = nullptr;                // null: no store to move
+  mm::machine_config machine;                           // to start the fan-out machine when it does not run
   std::function<std::vector<handed_fd>()> descriptors;  // the listeners and UDP sockets (still theirs)
   // Stops accepting and stops the workers, returning once they have ended
   // (false: not within the timeout). [the takeover coroutine; suspends]

@@ -325,16 +325,15 @@ def test_a_failed_takeover_leaves_the_old_process_serving(tmp_path, servers):
                                 "--takeover"])
     assert new.proc.wait(10) != 0
     assert "bad.yaml:2" in new.log
-    # A new process that fails after it asked (its metrics port is taken):
-    # it says why, the old one says it still serves.
-    with socket.socket() as busy:
-        busy.bind((HOST, 0))
-        busy.listen(1)
-        taken = busy.getsockname()[1]
-        late = Server("ithaca-new", [new_binary, *root_args(), *BASE_ARGS, "-p", "0", "--takeover-socket", control,
-                                     "--metrics-listen", f"{HOST}:{taken}", "--takeover"])
-        assert late.proc.wait(10) != 0
-    assert "metrics listener did not start" in late.log
+    # A new process that fails after it asked (a listener the old one does
+    # not have: binding it once the old one stopped could fail with nobody
+    # serving): it says why, the old one says it still serves.
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(f"listen:\n  tcp: {HOST}:0\n  unix: {tmp_path / 'extra.sock'}\n"
+                     f"takeover:\n  socket: {control}\n")
+    late = Server("ithaca-new", [new_binary, *root_args(), "--config", str(extra), "--takeover"])
+    assert late.proc.wait(10) != 0
+    assert "the running process has no listener unix:" in late.log, late.describe()
     assert old.logged("still serving"), old.describe()
     # No takeover socket at all: a clear error.
     lost = Server("ithaca-new", [new_binary, *root_args(), *BASE_ARGS, "-p", "0", "--takeover-socket",
