@@ -284,6 +284,7 @@ def test_takeover_moves_unix_and_udp_listeners(tmp_path, servers):
                       f"takeover:\n  socket: {tmp_path / 't.sock'}\nserver:\n  workers: 2\n")
     no_udp_flag = [a for i, a in enumerate(BASE_ARGS) if "-U" not in BASE_ARGS[max(i - 1, 0):i + 1]]
     old = start(servers, binary, ["--config", str(config)], base=no_udp_flag)
+    assert old.logged("listening on unix"), old.describe()  # bound after the tcp one
     with socket.socket(socket.AF_UNIX) as s:
         s.connect(unix_path)
         s.sendall(b"set u 1 0 2\r\nhi\r\n")
