@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -41,6 +42,10 @@ bool takeover_connect(const std::string& path, uint64_t timeout_ms, takeover_han
     *why = std::string("socket: ") + std::strerror(errno);
     return false;
   }
+  // A unix connect waits while the listener's queue is full, and a send
+  // while the peer's buffer is: both within the timeout.
+  const timeval tv{static_cast<time_t>(timeout_ms / 1000), static_cast<suseconds_t>(timeout_ms % 1000 * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0) {
     *why = "cannot connect to the takeover socket " + path + ": " + std::strerror(errno) +
            " (is an ithaca with the same takeover socket running?)";
