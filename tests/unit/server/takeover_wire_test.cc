@@ -1,13 +1,16 @@
 // The takeover's control messages (takeover_wire.h): the descriptor lines,
-// and one FDS message with its descriptors through a real unix socket pair.
+// and one FDS message with its descriptors through a real unix socket pair;
+// the takeover socket's path (takeover_path.h).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "takeover_path.h"
 #include "takeover_wire.h"
 
 using namespace ithaca::server;
@@ -82,4 +85,27 @@ TEST_CASE("takeover: an ERROR instead of descriptors, and a peer that says nothi
   CHECK_FALSE(takeover_recv_fds(pair[1], 1000, got, &why));
   CHECK(why == "the old process closed the takeover connection");
   ::close(pair[1]);
+}
+
+TEST_CASE("the takeover socket's path: the setting, else the run directory and the first tcp port") {
+  ithaca::config::config c;
+  c.listen.tcp = {ithaca::config::tcp_address{"127.0.0.1", 11311}};
+  c.takeover.socket_set = true;
+  c.takeover.socket = "/somewhere/t.sock";
+  CHECK(takeover_socket_path(c) == "/somewhere/t.sock");
+  c.takeover.socket = "";
+  CHECK(takeover_socket_path(c).empty());  // spelled out: none
+  c.takeover.socket_set = false;
+  const char* before = std::getenv("RUNTIME_DIRECTORY");
+  const std::string saved = before ? before : "";
+  ::setenv("RUNTIME_DIRECTORY", "/run/ithaca-test:/run/other", 1);
+  CHECK(takeover_socket_path(c) == "/run/ithaca-test/ithaca-11311.takeover");
+  c.listen.tcp.front().port = 0;  // a free port: no path another process could find
+  CHECK(takeover_socket_path(c).empty());
+  c.listen.tcp.clear();
+  CHECK(takeover_socket_path(c).empty());
+  if (before)
+    ::setenv("RUNTIME_DIRECTORY", saved.c_str(), 1);
+  else
+    ::unsetenv("RUNTIME_DIRECTORY");
 }
