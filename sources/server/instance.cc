@@ -587,13 +587,16 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   if (!bind_udp(cfg, workers, cli.takeover ? &handoff : nullptr, udp_all, udp_later)) return 1;
   std::vector<worker*> started;
   int rc = start_workers(mc, workers, started) ? 0 : 1;
-  // After a takeover the old process holds the replication port until it exits.
+  // After a takeover the old process holds the replication port until it
+  // exits; with roles by virtual IP the role machine, which starts and stops
+  // the fan-out from then on, starts after it too.
   const bool fanout_later = cli.takeover && first.start_fanout;
+  const bool monitor_later = cli.takeover && monitor != nullptr;
   if (rc == 0 && first.start_fanout && !fanout_later && !repl_fanout->start(mc)) {
     spdlog::critical("fan-out machine did not start (see the log above)");
     rc = 1;
   }
-  if (rc == 0 && monitor && !monitor->start(mc)) {
+  if (rc == 0 && monitor && !monitor_later && !monitor->start(mc)) {
     spdlog::critical("role machine did not start (see the log above)");
     rc = 1;
   }
@@ -691,6 +694,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
           spdlog::critical("takeover: the spool did not start; deletes that fail are not spooled");
         }
         if (fanout_later && !repl_fanout->start(mc)) spdlog::critical("fan-out machine did not start (see above)");
+        if (monitor_later && !monitor->start(mc)) spdlog::critical("role machine did not start (see above)");
         if (!start_metrics(cfg, stats, started, mc, metrics))
           spdlog::critical("takeover: the metrics listener did not start (see above); serving without it");
       }

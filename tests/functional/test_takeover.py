@@ -452,3 +452,43 @@ def test_tls_listener_moves_and_serves_the_new_process_certificate(tmp_path, ser
     with TlsConn(HOST, new.port, client_context(certs)) as c:
         assert c.serial() == 2002
         assert c.call(b"get k\r\n") == b"VALUE k 5 5\r\nhello\r\nEND\r\n"
+
+
+def test_a_replication_master_is_taken_over_and_its_slave_follows_the_new_one(tmp_path, servers):
+    """A static master's store moves beside its slave; the new process binds
+    the replication port once the old one has gone, and the slave, which
+    lost its master, syncs again from the new one."""
+    from conftest import free_port
+    from replica import master_config, slave_config
+    binary, new_binary = second_copy(tmp_path)
+    repl_port = free_port()
+    master_yaml = tmp_path / "master.yaml"
+    master_yaml.write_text(master_config(repl_port) + f"takeover:\n  socket: {tmp_path / 't.sock'}\n")
+    slave_yaml = tmp_path / "slave.yaml"
+    slave_yaml.write_text(slave_config(repl_port))
+    old = start(servers, binary, ["-p", "0", "--config", str(master_yaml)])
+    slave = start(servers, binary, ["-p", "0", "--config", str(slave_yaml)])
+    with socket.create_connection((HOST, old.port)) as s:
+        s.sendall(b"".join(b"set m%d 0 0 2 noreply\r\nv%d\r\n" % (i, i % 10) for i in range(500)) + b"mn\r\n")
+        buf = b""
+        while not buf.endswith(b"MN\r\n"):
+            buf += s.recv(4096)
+    new = start(servers, new_binary, ["-p", "0", "--config", str(master_yaml), "--takeover"], regex=TAKEN_OVER_RE)
+    assert old.proc.wait(15) == 0, old.describe()
+    assert new.logged("takeover: received the store: 500 items"), new.describe()
+    assert new.logged("replication: accepting slaves on"), new.describe()
+    with socket.create_connection((HOST, new.port)) as s:
+        s.sendall(b"set after 0 0 3\r\nnew\r\n")
+        assert s.recv(100) == b"STORED\r\n"
+    deadline = time.monotonic() + 20
+    got = b""
+    while time.monotonic() < deadline:
+        with socket.create_connection((HOST, slave.port)) as s:
+            s.sendall(b"get after m499\r\n")
+            got = b""
+            while not got.endswith(b"END\r\n"):
+                got += s.recv(4096)
+        if got == b"VALUE after 0 3\r\nnew\r\nVALUE m499 0 2\r\nv9\r\nEND\r\n":
+            break
+        time.sleep(0.1)
+    assert got == b"VALUE after 0 3\r\nnew\r\nVALUE m499 0 2\r\nv9\r\nEND\r\n", slave.describe()
