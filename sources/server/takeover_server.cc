@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -58,7 +59,8 @@ bool takeover_handle(std::unique_ptr<mm::io> io, int listener_fd, const std::str
     spdlog::warn("takeover: a peer on {} said '{}', not a takeover; still serving", path, hello);
     return false;
   }
-  const std::string who = "the new process (pid " + hello.substr(std::strlen(kTakeoverHello) + 1) + ")";
+  const size_t pid_at = std::min(hello.size(), std::strlen(kTakeoverHello) + 1);
+  const std::string who = "the new process (pid " + hello.substr(pid_at) + ")";
   spdlog::warn("takeover: {} asks for this process's place", who);
   std::vector<handed_fd> fds = host.descriptors();
   fds.push_back(handed_fd{"takeover", path, 0, listener_fd});
@@ -142,12 +144,14 @@ bool takeover_handle(std::unique_ptr<mm::io> io, int listener_fd, const std::str
   // all the same (the new process owns the listeners now).
   if (!host.stop_serving()) spdlog::error("takeover: the workers did not stop within {} ms", host.timeout_ms);
   if (link) {
+    // A bound of its own: the sync may have used most of the first.
+    const int64_t end_deadline = mm::deadline_after(static_cast<mm::millis>(host.timeout_ms));
     // Every acknowledged write is in the ring; the end mark follows them.
     while (!host.fanout->end_takeover(*link)) {
-      if (mm::now_ns() > deadline || mm::sleep(1) == mm::wait_status::Cancelled) break;
+      if (mm::now_ns() > end_deadline || mm::sleep(1) == mm::wait_status::Cancelled) break;
     }
     std::string done;
-    if (!takeover_read_line(*io, done, deadline, &n) || done != "DONE") {
+    if (!takeover_read_line(*io, done, end_deadline, &n) || done != "DONE") {
       spdlog::error("takeover: {} did not confirm the end of the stream ({}); exiting anyway", who,
                     n > 0 ? "'" + done + "'" : takeover_why(n));
       host.finish();

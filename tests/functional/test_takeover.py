@@ -334,6 +334,19 @@ def test_a_failed_takeover_leaves_the_old_process_serving(tmp_path, servers):
     assert late.proc.wait(10) != 0
     assert "the running process has no listener unix:" in late.log, late.describe()
     assert old.logged("still serving"), old.describe()
+    # Strangers on the takeover socket: one that says something else is
+    # told so; one that says the hello and goes away gets the descriptors,
+    # then is forgotten.
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(control)
+        s.sendall(b"hello\n")
+        assert s.recv(200).startswith(b"ERROR expected 'ITHACA-TAKEOVER 1 PID'")
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(control)
+        s.sendall(b"ITHACA-TAKEOVER 1\n")
+        assert s.recv(200).startswith(b"FDS ")
+    assert old.logged("not a takeover; still serving")
+    assert old.logged("went away during the initial sync (it closed the connection); still serving")
     # No takeover socket at all: a clear error.
     lost = Server("ithaca-new", [new_binary, *root_args(), *BASE_ARGS, "-p", "0", "--takeover-socket",
                                  str(tmp_path / "nobody.sock"), "--takeover"])
