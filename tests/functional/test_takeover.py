@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from conftest import BASE_ARGS, HOST, LISTEN_RE, START_TIMEOUT, Server, ithaca_binary, root_args
+from conftest import BASE_ARGS, HOST, LISTEN_RE, START_TIMEOUT, Server, _crash_report, ithaca_binary, root_args
 from test_tls import certs  # noqa: F401 (the fixture: a CA and server certificates)
 
 ITEMS = 10_000
@@ -192,11 +192,20 @@ def read_all(port):
 
 @pytest.fixture
 def servers():
+    """The processes a test started (old and new ones), stopped at teardown;
+    one that died by a signal or printed a sanitizer report fails the test."""
     owned = []
     yield owned
+    problems = []
     for s in owned:
-        if s.proc.poll() is None:
+        rc_before = s.proc.poll()
+        if rc_before is None:
             s.stop()
+        problem = _crash_report(s, rc_before)
+        if problem:
+            problems.append(f"{problem}\n{s.describe()}")
+    if problems:
+        pytest.fail("\n\n".join(problems), pytrace=False)
 
 
 def start(servers, binary, args, regex=LISTEN_RE, base=BASE_ARGS):
@@ -322,6 +331,7 @@ def test_a_failed_takeover_leaves_the_old_process_serving(tmp_path, servers):
     bad.write_text("cache:\n  memory_limit: lots\n")
     new = Server("ithaca-new", [new_binary, *root_args(), "--config", str(bad), "--takeover-socket", control,
                                 "--takeover"])
+    servers.append(new)
     assert new.proc.wait(10) != 0
     assert "bad.yaml:2" in new.log
     # A new process that fails after it asked (a listener the old one does
@@ -331,6 +341,7 @@ def test_a_failed_takeover_leaves_the_old_process_serving(tmp_path, servers):
     extra.write_text(f"listen:\n  tcp: {HOST}:0\n  unix: {tmp_path / 'extra.sock'}\n"
                      f"takeover:\n  socket: {control}\n")
     late = Server("ithaca-new", [new_binary, *root_args(), "--config", str(extra), "--takeover"])
+    servers.append(late)
     assert late.proc.wait(10) != 0
     assert "the running process has no listener unix:" in late.log, late.describe()
     assert old.logged("still serving"), old.describe()
@@ -350,6 +361,7 @@ def test_a_failed_takeover_leaves_the_old_process_serving(tmp_path, servers):
     # No takeover socket at all: a clear error.
     lost = Server("ithaca-new", [new_binary, *root_args(), *BASE_ARGS, "-p", "0", "--takeover-socket",
                                  str(tmp_path / "nobody.sock"), "--takeover"])
+    servers.append(lost)
     assert lost.proc.wait(10) != 0
     assert "cannot connect to the takeover socket" in lost.log
     assert old.proc.poll() is None
