@@ -1,6 +1,8 @@
 #include "instance.h"
 
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -299,6 +301,28 @@ void wait_for_exit(pid_t pid, uint64_t timeout_ms) {
     ::usleep(10000);
   }
   spdlog::warn("takeover: the old process (pid {}) has not exited after {} ms", pid, timeout_ms);
+}
+
+// After a takeover: waits (within `timeout_ms`, 10 ms a try) until a TCP
+// listener can bind `address` ("host:port", SO_REUSEADDR as machinarium's
+// listen): the old process's leader thread is a zombie a moment before its
+// last descriptor is gone. [main thread]
+void wait_port_free(const std::string& address, uint64_t timeout_ms) {
+  mm::address a;
+  std::string error;
+  if (!mm::address::parse(address, a, &error)) return;  // the listen itself says why
+  const int64_t deadline = mm::now_ns() + static_cast<int64_t>(timeout_ms) * 1000000;
+  while (mm::now_ns() < deadline) {
+    const int fd = ::socket(a.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return;
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (a.storage.ss_family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    const bool bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&a.storage), a.length) == 0;
+    ::close(fd);
+    if (bound || errno != EADDRINUSE) return;
+    ::usleep(10000);
+  }
 }
 
 // The workers' machines, in order; `started` lists those that run (to be
@@ -693,8 +717,10 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
         if (!start_spool(cfg, servers, mc, spool)) {
           spdlog::critical("takeover: the spool did not start; deletes that fail are not spooled");
         }
+        if (fanout_later) wait_port_free(fanout_settings_of(cfg, rtls).listen, cfg.takeover.timeout_ms);
         if (fanout_later && !repl_fanout->start(mc)) spdlog::critical("fan-out machine did not start (see above)");
         if (monitor_later && !monitor->start(mc)) spdlog::critical("role machine did not start (see above)");
+        if (cfg.metrics.enabled) wait_port_free(config::to_string(cfg.metrics.listen), cfg.takeover.timeout_ms);
         if (!start_metrics(cfg, stats, started, mc, metrics))
           spdlog::critical("takeover: the metrics listener did not start (see above); serving without it");
       }
