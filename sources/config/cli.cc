@@ -245,6 +245,15 @@ bool on_metrics_listen(cli_options& o, std::string_view v, const std::string& n,
   return true;
 }
 
+bool on_takeover(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.takeover = true;
+  return true;
+}
+bool on_takeover_socket(cli_options& o, std::string_view v, const std::string&, std::string*) {
+  o.takeover_socket = std::string(v);
+  return true;
+}
+
 bool on_enable_ssl(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.enable_ssl = true;
   return true;
@@ -385,6 +394,8 @@ const cli_option kCliOptions[] = {
     {0, "check-config", false, on_check_config, nullptr},
     {0, "preprocessed", false, on_preprocessed, nullptr},
     {0, "metrics-listen", true, on_metrics_listen, nullptr},
+    {0, "takeover", false, on_takeover, nullptr},
+    {0, "takeover-socket", true, on_takeover_socket, nullptr},
     {0, "route-prefix", true, on_route_prefix, nullptr},
     {0, "send-invalid-route-to-default", false, on_send_invalid_route, nullptr},
     {0, "config-params", true, on_config_params, nullptr},
@@ -652,6 +663,10 @@ void apply_overrides(const cli_options& cli, config& c) {
     c.metrics.enabled = true;
     c.metrics.listen = *cli.metrics_listen;
   }
+  if (cli.takeover_socket) {
+    c.takeover.socket_set = true;
+    c.takeover.socket = *cli.takeover_socket;
+  }
 
   switch (std::min(cli.verbose, 3u)) {
     case 0: break;
@@ -750,6 +765,10 @@ Settings come from built-in defaults, then the YAML file, then these flags.
   --metrics-listen=HOST[:PORT]
                             serve Prometheus metrics (GET /metrics) over HTTP
                             on this address (default port 9150; default off)
+  --takeover                start by taking the place of the running ithaca
+                            (its listeners, its store) through its takeover
+                            socket; it exits once this one serves
+  --takeover-socket=PATH    the takeover socket (YAML: takeover.socket)
   --route-prefix=/REGION/CLUSTER/
                             mcrouter's -R: the routing prefix of keys that
                             carry none (YAML: router.default_route)
