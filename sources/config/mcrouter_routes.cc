@@ -16,7 +16,6 @@ namespace {
 const std::set<std::string> kUnsupportedTypes = {
     "AsynclogRoute",
     "BlackholeRoute",
-    "CarbonLookasideRoute",
     "DistributionRoute",
     "HashStopAllowListRoute",
     "KeyParseRoute",
@@ -64,6 +63,22 @@ route_config provider::refill_route(const YAML::Node& json, const YAML::Node& at
   return r;
 }
 
+// CarbonLookasideRoute (its module: route/routes/carbon_lookaside_route.cc):
+// its options and child as any kind's, and its lookaside, the route of the
+// client config its flavor file names (mcrouter's default flavor "web" is a
+// file mcrouter looks up by name; ithaca reads file:PATH only).
+route_config provider::carbon_lookaside(const YAML::Node& json, const YAML::Node& at) {
+  route_config r = module_route(*find_mcrouter_kind("CarbonLookasideRoute"), json, at);
+  if (!json.IsMap()) return r;
+  const YAML::Node flavor = json["flavor"];
+  const std::string name = flavor && flavor.IsScalar() ? flavor.Scalar() : std::string("web");
+  route_config client;
+  if (!f_.lookaside_client(name, flavor ? flavor : at, client)) return r;
+  client.role = "lookaside";
+  r.children.push_back(std::move(client));
+  return r;
+}
+
 route_config null_route(int line) { return module_node("null", route_format::Mcrouter, line); }
 
 std::vector<route_config> provider::create(const std::string& type, const YAML::Node& json, const YAML::Node& at) {
@@ -75,6 +90,7 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
   }
   // mcrouter's older name of OperationSelectorRoute, which it still reads.
   const std::string_view kind = type == "PrefixPolicyRoute" ? std::string_view("OperationSelectorRoute") : type;
+  if (type == "CarbonLookasideRoute") return {carbon_lookaside(json, at)};
   if (const route_kind_info* k = find_mcrouter_kind(kind)) return {module_route(*k, json, at)};
   if (type == "McRefillRoute") return {refill_route(json, at)};
   if (type == "LatestRoute") {
