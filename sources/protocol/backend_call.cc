@@ -25,7 +25,6 @@ using call_detail::kLeaseTokenTag;
 
 constexpr std::string_view kKeyNotText =
     "CLIENT_ERROR key not representable in the ascii protocol (needs a meta backend)";
-constexpr std::string_view kLeaseNeedsMeta = "SERVER_ERROR lease-get and lease-set need a meta backend";
 constexpr std::string_view kMeNeedsMeta = "CLIENT_ERROR me needs a meta backend";
 constexpr std::string_view kCasNeedsMeta = "CAS compare needs a meta backend";
 
@@ -63,7 +62,7 @@ char unservable_meta_flag(const request& req) {
 // field (calls live in free lists), decides the operation and how many steps
 // it takes in `proto`, and refuses at once (Done, with the client's error in
 // `result`) what that protocol cannot carry: a key ascii cannot send, a meta
-// flag ascii cannot honour, a lease over ascii. `keys` (indexes into the
+// flag ascii cannot honour. A lease over ascii is sent as meta. `keys` (indexes into the
 // request's keys) is this server's share of a split multi-get; empty: all.
 // [the worker of the backend connection; pure, no lock, allocates nothing for
 // a single key]
@@ -106,8 +105,13 @@ backend_call::progress backend_call::start(const request& req, backend_protocol 
       return refuse("ERROR", binary_status::UnknownCommand);
   }
 
-  if (proto == backend_protocol::Ascii) {
-    if (op_ == op::LeaseGet || op_ == op::LeaseSet) return refuse(kLeaseNeedsMeta, binary_status::NotSupported);
+  if (proto == backend_protocol::Ascii && (op_ == op::LeaseGet || op_ == op::LeaseSet)) {
+    // Classic text has no lease; memcached (1.6 and later) takes meta
+    // commands on its text connections, so a lease speaks meta there, this
+    // call alone (a server without meta answers ERROR, the client's reply).
+    proto_ = backend_protocol::Meta;
+  }
+  if (proto_ == backend_protocol::Ascii) {
     // Binary commands that compare a CAS where ascii has no way to.
     const bool concat = req.cmd == command::Append || req.cmd == command::Prepend;
     if (binary_ && req.cas != 0 && (concat || op_ == op::Delete || op_ == op::Arith)) {
@@ -121,7 +125,7 @@ backend_call::progress backend_call::start(const request& req, backend_protocol 
   }
   if (op_ == op::Retrieve || op_ == op::LeaseGet) {
     if (result.outcome == routed_outcome::Pending) result.outcome = routed_outcome::Hits;
-    step_ = proto == backend_protocol::Ascii ? step::AsciiGet : step::MetaGet;
+    step_ = proto_ == backend_protocol::Ascii ? step::AsciiGet : step::MetaGet;
   } else {
     step_ = step::Single;
   }

@@ -18,10 +18,10 @@
 // Leases (lease_settings.enable_leases): the lookaside read is a lease-get;
 // a hot miss (token 1: someone else fills it) waits initial_wait_interval_ms,
 // doubling up to max_wait_interval_ms, and asks again, num_retries times at
-// most (then the child is asked); a miss with a token is filled with
-// lease-set and that token. A lookaside server that cannot take lease-get
-// (ithaca speaks leases to meta backends only) is read with a plain get and
-// filled with a plain set, as mcrouter fills without a token.
+// most (then the child is asked, and its hit filled with a plain set, as
+// mcrouter fills without a token); a miss with a token is filled with
+// lease-set and that token. The backend codec speaks leases as meta
+// (memcached's mg N / ms C), also to an ascii pool's servers.
 //
 // What differs from mcrouter: mcrouter's helper (the open-source
 // MemcacheCarbonLookasideHelper) caches the reply of every request with a
@@ -71,11 +71,10 @@ struct lookaside_options final : config::route_options {
 
 // frame.state: the step whose call is out.
 enum class lookaside_step : std::uint32_t {
-  Read = 0,       // child slot 0: the lookaside read (get or lease-get)
-  Wait = 1,       // a hot miss: waiting before the read is sent again
-  Child = 2,      // the slot went to the child (its reply is the answer)
-  Split = 3,      // a multi-key get: one child slot per key
-  PlainRead = 4,  // child slot 0: a plain get, the lookaside having refused lease-get
+  Read = 0,   // child slot 0: the lookaside read (get or lease-get)
+  Wait = 1,   // a hot miss: waiting before the read is sent again
+  Child = 2,  // the slot went to the child (its reply is the answer)
+  Split = 3,  // a multi-key get: one child slot per key
 };
 
 bool lookaside_candidate(const protocol::request& req) {
@@ -123,7 +122,6 @@ class carbon_lookaside_route final : public route {
     out("lookaside_hits", hits_.load(std::memory_order_relaxed));
     out("lookaside_fills", fills_.load(std::memory_order_relaxed));
     out("lookaside_hot_misses", hot_misses_.load(std::memory_order_relaxed));
-    out("lookaside_lease_refused", lease_refused_.load(std::memory_order_relaxed));
   }
 
  private:
@@ -143,7 +141,7 @@ class carbon_lookaside_route final : public route {
   std::string split_suffix_;
   lookaside_leases leases_;
   // Relaxed counters, any worker.
-  mutable std::atomic<std::uint64_t> hits_{0}, fills_{0}, hot_misses_{0}, lease_refused_{0};
+  mutable std::atomic<std::uint64_t> hits_{0}, fills_{0}, hot_misses_{0};
 };
 
 std::string carbon_lookaside_route::lookaside_key(std::string_view key) const {
@@ -211,11 +209,6 @@ dispatch_status carbon_lookaside_route::after_read(request_slot& slot, dispatch_
     slot.result.set_hit(0, h.flags, 0, r.data(h));
     return dispatch_status::Done;
   }
-  if (r.outcome == protocol::routed_outcome::Refused && c.req.cmd == protocol::command::LeaseGet) {
-    lease_refused_.fetch_add(1, std::memory_order_relaxed);
-    send_read(slot, env, protocol::command::Get, lookaside_step::PlainRead);
-    return dispatch_status::Pending;
-  }
   if (r.outcome == protocol::routed_outcome::LeaseToken && r.number == 1) {
     // A hot miss: another client holds the lease; wait and read again.
     hot_misses_.fetch_add(1, std::memory_order_relaxed);
@@ -240,8 +233,7 @@ dispatch_status carbon_lookaside_route::resume(request_slot& slot, dispatch_env&
         merge_hits(slot.result, c.result, c.key_map);
       }
       return dispatch_status::Done;
-    case lookaside_step::Read:
-    case lookaside_step::PlainRead: return after_read(slot, env);
+    case lookaside_step::Read: return after_read(slot, env);
     case lookaside_step::Wait:
       send_read(slot, env, protocol::command::LeaseGet, lookaside_step::Read);
       return dispatch_status::Pending;
@@ -390,7 +382,6 @@ constexpr route_stat kLookasideStats[] = {
     {"lookaside_hits", "carbon_lookaside: gets answered from the lookaside."},
     {"lookaside_fills", "carbon_lookaside: child hits written to the lookaside in the background."},
     {"lookaside_hot_misses", "carbon_lookaside: lease-get hot misses (another client fills the key)."},
-    {"lookaside_lease_refused", "carbon_lookaside: lease-gets the lookaside's server refused (read with get)."},
 };
 
 // mcrouter's check of a sub-second ttl.

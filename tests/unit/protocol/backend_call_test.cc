@@ -223,14 +223,20 @@ TEST_CASE("a reply that does not fit the request is BadReply") {
   CHECK(call.on_piece(piece) == backend_call::progress::BadReply);
 }
 
-TEST_CASE("refusals need no backend: start() is Done") {
+TEST_CASE("a lease over an ascii backend is sent as meta") {
   client_request lease("lease-get k\r\n");
   routed_result r;
   r.prepare(lease.req);
   backend_call call;
-  CHECK(call.start(lease.req, backend_protocol::Ascii, r) == backend_call::progress::Done);
-  CHECK(render(lease.req, r) == "SERVER_ERROR lease-get and lease-set need a meta backend\r\n");
+  CHECK(call.start(lease.req, backend_protocol::Ascii, r) == backend_call::progress::NextStep);
+  std::string out;
+  CHECK(call.encode(out) == reply_shape::Meta);
+  CHECK(out == "mg k f v c N10\r\n");
+}
 
+TEST_CASE("refusals need no backend: start() is Done") {
+  routed_result r;
+  backend_call call;
   client_request mg("mg k t v\r\n");
   r.prepare(mg.req);
   CHECK(call.start(mg.req, backend_protocol::Ascii, r) == backend_call::progress::Done);
