@@ -79,6 +79,55 @@ route_config provider::carbon_lookaside(const YAML::Node& json, const YAML::Node
   return r;
 }
 
+// mcrouter's ShadowRoute over several children (makeShadowRoutes): a list
+// of routes, child i shadowed by the shadows whose index_range [A, B) holds
+// i (or that list keys_to_shadow), each child with its own shadow route (its
+// shadows' index_range read as [0, 1): that one child), a child no shadow
+// covers as it is. Each is the ShadowRoute module's node over that child.
+std::vector<route_config> provider::shadow_routes(const YAML::Node& json, const YAML::Node& at,
+                                                  std::vector<route_config> children) {
+  std::vector<route_config> out;
+  const YAML::Node shadows = json["shadows"];
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    YAML::Node mine(YAML::NodeType::Sequence);
+    for (const YAML::Node& s : shadows) {
+      if (!s.IsMap()) continue;
+      const YAML::Node keys = s["keys_to_shadow"];
+      const YAML::Node range = s["index_range"];
+      int64_t a = 0, b = 0;
+      const bool covers = range && range.IsSequence() && range.size() == 2 && as_int(range[0], a) &&
+                          as_int(range[1], b) && a >= 0 && static_cast<std::size_t>(a) <= i &&
+                          i < static_cast<std::size_t>(b);
+      if (!covers && !(keys && keys.IsSequence() && keys.size() > 0)) continue;
+      YAML::Node copy = YAML::Clone(s);
+      if (range) {
+        YAML::Node one(YAML::NodeType::Sequence);
+        one.push_back(0);
+        one.push_back(1);
+        copy["index_range"] = one;
+      }
+      mine.push_back(copy);
+    }
+    if (mine.size() == 0) {
+      out.push_back(std::move(children[i]));
+      continue;
+    }
+    YAML::Node one = YAML::Clone(json);
+    one["children"] = "NullRoute";  // replaced by child i below
+    one["shadows"] = mine;
+    route_config r = module_route(*find_mcrouter_kind("ShadowRoute"), one, at);
+    for (route_config& c : r.children) {
+      if (c.role == "normal") {
+        c = std::move(children[i]);
+        c.role = "normal";
+        break;
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 route_config null_route(int line) { return module_node("null", route_format::Mcrouter, line); }
 
 std::vector<route_config> provider::create(const std::string& type, const YAML::Node& json, const YAML::Node& at) {
@@ -91,6 +140,10 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
   // mcrouter's older name of OperationSelectorRoute, which it still reads.
   const std::string_view kind = type == "PrefixPolicyRoute" ? std::string_view("OperationSelectorRoute") : type;
   if (type == "CarbonLookasideRoute") return {carbon_lookaside(json, at)};
+  if (type == "ShadowRoute" && json.IsMap() && json["children"] && json["shadows"] && json["shadows"].IsSequence()) {
+    std::vector<route_config> children = f_.list(json["children"]);
+    if (children.size() > 1) return shadow_routes(json, at, std::move(children));
+  }
   if (const route_kind_info* k = find_mcrouter_kind(kind)) return {module_route(*k, json, at)};
   if (type == "McRefillRoute") return {refill_route(json, at)};
   if (type == "LatestRoute") {

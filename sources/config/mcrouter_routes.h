@@ -66,6 +66,8 @@ class provider {
   uint32_t bucketize(const YAML::Node& json);
   route_config refill_route(const YAML::Node& json, const YAML::Node& at);
   route_config carbon_lookaside(const YAML::Node& json, const YAML::Node& at);
+  std::vector<route_config> shadow_routes(const YAML::Node& json, const YAML::Node& at,
+                                          std::vector<route_config> children);
   route_config slow_warmup(const YAML::Node& json, const YAML::Node& at, route_config pool);
   route_config pool_shadows(const YAML::Node& json, const YAML::Node& at, route_config pool, const std::string& placed);
   route_config load_balanced_pool(const YAML::Node& hash, const YAML::Node& pool_json, const YAML::Node& at);

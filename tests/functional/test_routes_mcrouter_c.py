@@ -66,6 +66,29 @@ def wait_until(what, check, timeout=10.0):
         time.sleep(0.05)
 
 
+# ---- test_shadow_route.py: a ShadowRoute over several children
+
+def test_shadow_route_over_several_children(tmp_path, ithaca_factory, memcached_factory):
+    """test_shadow_route.json: an AllSyncRoute over ShadowRoute over
+    "Pool|foo" (one child per server); each shadow's index_range [0, 2]
+    covers both children, so each child is shadowed, the keys in
+    key_fraction_range [0, 0.1] of SpookyHash copied to both shadow pools.
+    The keys are mcrouter's test's own list."""
+    router, mc = serve("test_shadow_route.json", tmp_path, ithaca_factory, memcached_factory)
+    shadow_list = [5, 7, 13, 33, 43, 46, 58, 71, 83, 85, 89, 91, 93]
+    kv = [("f%d" % i, "value%d" % i) for i in range(100)]
+    for key, value in kv:
+        assert set_(router, key, value) == b"STORED\r\n"
+    foo0, foo1, foo_shadow, bar_shadow = (mc[p] for p in ("11710", "11711", "11712", "11722"))
+    last = kv[shadow_list[-1]][0]
+    wait_until("the shadow copies", lambda: get(foo_shadow, last) and get(bar_shadow, last))
+    for i, (key, value) in enumerate(kv):
+        assert get(foo0, key) == value and get(foo1, key) == value
+        want = value if i in shadow_list else None
+        assert get(foo_shadow, key) == want, key
+        assert get(bar_shadow, key) == want, key
+
+
 # ---- test_shadow.py: a PoolRoute's shadows (mcrouter_configs/test_shadow.json)
 
 FOO_0, FOO_1, BAR_0, BAR_1 = "11710", "11711", "11720", "11721"
