@@ -157,6 +157,23 @@ def test_failover_limit_takes_no_token_past_a_server_marked_down(ithaca_factory,
     assert 18 <= stored <= 26, stored
 
 
+def test_gutter_caps_the_ttl_of_a_lease_set(ithaca_factory, three):
+    """mcrouter's FailoverWithExptimeRoute caps every write that carries an
+    exptime, lease-sets included (test_mcrouter_serialized's
+    TestLeaseGetFailover): the lease filled in the gutter expires soon."""
+    from test_leases import lease_get
+    gutter = three[0]
+    server = ithaca_factory(config_text=routes_yaml(
+        {"main": [dead_address()], "gutter": [addr(gutter)]},
+        "{type: failover_exptime, normal: pool:main, failover: [pool:gutter], exptime: 3s}"))
+    with mcwire.Conn(*server.address) as conn:
+        kind, token, _flags, _data = lease_get(conn, b"lk")
+        assert kind == "lease" and token > 1
+        assert conn.call(b"lease-set lk %d 0 0 1\r\nv\r\n" % token) == b"STORED\r\n"
+    assert direct_get(gutter, b"lk") == b"v"
+    assert 0 < direct_ttl(gutter, b"lk") <= 3
+
+
 def test_gutter_caps_the_ttl_of_writes_and_takes_no_deletes(ithaca_factory, three):
     gutter = three[0]
     server = ithaca_factory(config_text=routes_yaml(
