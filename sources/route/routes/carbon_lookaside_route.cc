@@ -361,10 +361,10 @@ constexpr config::option_spec kLookasideOptions[] = {
     config::flag_option<&lookaside_options::ttl_ms>("ttl_unit_ms", "ttl_unit_ms",
                                                     "ttl is in milliseconds (10 to 999, dividing 1000)"),
     config::text_option<&lookaside_options::prefix>("prefix", "prefix", "put before each key in the lookaside", false,
-                                                    "la:"),
+                                                    "la-"),
     config::text_option<&lookaside_options::flavor>(
         nullptr, "flavor", "mcrouter's flavor file (file:PATH): its options.config is the lookaside's client config",
-        false, "file:/etc/mcrouter/lookaside.json"),
+        false, "\"file:/etc/mcrouter/lookaside.json\""),
     config::custom_option("key_split_size", "key_split_size",
                           "N > 1: each key is one of N lookaside keys (by host id), spreading a hot key",
                           lookaside_read_split, lookaside_show_split, "3", "3"),
