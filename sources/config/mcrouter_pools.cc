@@ -36,7 +36,7 @@ const pools::pool_def* pools::find(const YAML::Node& json, const YAML::Node& at)
   }
   if (auto it = defs_.find(name); it != defs_.end()) return it->second.ok ? &it->second : nullptr;
   pool_def& d = defs_[name];
-  d.base.name = name;
+  d.base.name = prefix_ + name;
   d.base.line = err_.line(body);
   std::set<std::string> seen{name};
   d.ok = read(body, d, seen);

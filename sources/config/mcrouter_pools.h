@@ -27,6 +27,10 @@ class pools {
 
   // One pool of the config's `pools` object.
   void add(const std::string& name, const YAML::Node& json) { json_[name] = json; }
+  // The pool configs made are named `prefix` + their name: a config read
+  // into another's pools (a CarbonLookasideRoute's client config) keeps its
+  // pool names apart from that config's.
+  void name_prefix(std::string prefix) { prefix_ = std::move(prefix); }
 
   struct pool_def {
     pool_config base;             // servers and settings; the distribution not yet chosen
@@ -61,6 +65,7 @@ class pools {
   uint64_t default_timeout_ms_;
   std::map<std::string, YAML::Node> json_;  // by name, as written
   std::map<std::string, pool_def> defs_;    // by name, once read
+  std::string prefix_;
 };
 
 }  // namespace ithaca::config::mcrouter

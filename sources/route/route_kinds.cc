@@ -36,6 +36,7 @@ extern const kind_module kMigrateKind;
 extern const kind_module kModifyKeyKind;
 extern const kind_module kHostIdKind;
 extern const kind_module kLoggingKind;
+extern const kind_module kCarbonLookasideKind;
 
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
@@ -79,6 +80,7 @@ constexpr const kind_module* kKinds[] = {
     &kModifyKeyKind,
     &kHostIdKind,
     &kLoggingKind,
+    &kCarbonLookasideKind,
     // clang-format on
 };
 }  // namespace

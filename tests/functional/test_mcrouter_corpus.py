@@ -22,7 +22,6 @@ STILL_REFUSED = {
     'test_probe_timeout_reconfig.json': "pool 'foo': bad server 'localhost:0': port 0 is not a server's port",
     'test_regional_replicated_pools.json': '`regional_pools` is not supported by ithaca (it reads pools, route, routes and named_handl',
     'test_same_pool_failover.json': "OperationSelectorRoute: option 'default' is not supported by ithaca",
-    'test_shadow_route.json': 'ShadowRoute: 2 children; ithaca shadows one route (give each child its own ShadowRoute)',
 }
 
 CONFIGS = dict(corpus.configs())

@@ -365,6 +365,7 @@ TEST_CASE("the first mistake in the file is the one reported") {
       "modify_key",
       "host_id",
       "logging",
+      "carbon_lookaside",
       // clang-format on
   };
   std::string listed;
