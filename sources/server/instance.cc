@@ -248,6 +248,9 @@ void set_worker_settings(worker_shared& shared, const config::config& cfg, auth_
   // Under -S or -Y a listener's proto[] prefix may not speak past the login.
   shared.auth_binds_protocol = cfg.server.sasl || !cfg.server.auth_file.empty();
   shared.parser.sasl = cfg.server.sasl;
+  // An mcrouter config speaks mcrouter's error words (parser_settings.h);
+  // fixed at start: a reload that changes the config's dialect keeps them.
+  shared.parser.mcrouter_replies = cfg.source.mcrouter;
   if (auth.ascii_enabled() || auth.sasl_enabled()) shared.auth = &auth;
 }
 

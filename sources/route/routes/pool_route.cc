@@ -46,7 +46,9 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
   if (req.cmd == protocol::command::FlushAll) {
     if (!pool_->allow_flush()) {
       slot.result.outcome = protocol::routed_outcome::Refused;
-      slot.result.text = "SERVER_ERROR flush_all is not allowed on pool '" + pool_->name() + "' (allow_flush: false)";
+      // mcrouter's words (its precheck without --enable-flush-cmd); the
+      // pool's allow_flush is the YAML's switch, --enable-flush-cmd mcrouter's.
+      slot.result.text = "SERVER_ERROR Command disabled";
       slot.result.bstatus = protocol::binary_status::NotSupported;
       return dispatch_status::Pending;  // no calls: ready at once, in order
     }
