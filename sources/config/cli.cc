@@ -669,7 +669,13 @@ bool make_config(const cli_options& cli, config& out, std::string* error, bool a
   if (cli.route_prefix) c.router.default_route = *cli.route_prefix;
   c.router.config_params = cli.config_params;
   if (cli.server_timeout_ms) c.router.mcrouter_server_timeout_ms = *cli.server_timeout_ms;
-  if (!cli.config_path.empty() && !load_config(cli.config_path, c, error, allow_empty_file)) return false;
+  if (!cli.config_path.empty() && !load_config(cli.config_path, c, error, allow_empty_file)) {
+    // mcrouter's words for a config it cannot load (CarbonRouterInstance:
+    // "Can not read config from file:PATH"), which its users look for;
+    // ithaca's reason follows.
+    if (cli.mcrouter_mode && error) *error = "Can not read config from file:" + cli.config_path + ": " + *error;
+    return false;
+  }
   if (cli.config_path.empty() && !cli.config_text.empty() &&
       !load_config_text(cli.config_text, "--config", c, error, allow_empty_file)) {
     return false;

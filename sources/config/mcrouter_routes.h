@@ -63,6 +63,8 @@ class provider {
   route_config slow_warmup(const YAML::Node& json, const YAML::Node& at, route_config pool);
   route_config pool_shadows(const YAML::Node& json, const YAML::Node& at, route_config pool, const std::string& placed);
   route_config load_balanced_pool(const YAML::Node& hash, const YAML::Node& pool_json, const YAML::Node& at);
+  route_config latest_route(std::vector<route_config> targets, const YAML::Node& options, std::vector<double> weights,
+                            const YAML::Node& at);
   std::vector<route_config> pool_servers(const YAML::Node& json, const YAML::Node& at);
 
   route_factory& f_;
