@@ -660,7 +660,8 @@ void apply_overrides(const cli_options& cli, config& c) {
   }
 }
 
-bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file) {
+bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file,
+                 const std::string* dumped) {
   config c;
   // What an mcrouter config's preprocessor reads of the command line
   // (mcrouter_jsonm.h), there before the file is read; the flags are
@@ -669,7 +670,7 @@ bool make_config(const cli_options& cli, config& out, std::string* error, bool a
   if (cli.route_prefix) c.router.default_route = *cli.route_prefix;
   c.router.config_params = cli.config_params;
   if (cli.server_timeout_ms) c.router.mcrouter_server_timeout_ms = *cli.server_timeout_ms;
-  if (!cli.config_path.empty() && !load_config(cli.config_path, c, error, allow_empty_file)) {
+  if (!cli.config_path.empty() && !load_config(cli.config_path, c, error, allow_empty_file, dumped)) {
     // mcrouter's words for a config it cannot load (CarbonRouterInstance:
     // "Can not read config from file:PATH"), which its users look for;
     // ithaca's reason follows.

@@ -363,9 +363,14 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
   return true;
 }
 
-bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty) {
+bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty,
+                 const std::string* text_instead) {
   std::string text;
-  if (!read_config_file(path, text, error)) return false;
+  if (text_instead != nullptr) {
+    text = *text_instead;
+  } else if (!read_config_file(path, text, error)) {
+    return false;
+  }
   if (!load_config_text(text, path, out, error, allow_empty)) return false;
   // The file itself first, then what it imported (an import of itself stays
   // once); made absolute now, as the paths were meant from this directory

@@ -151,7 +151,6 @@ constexpr std::string_view kMcrouterInertValues[] = {
     "carbon-router-name",
     "client-timeout",
     "collect-rxmit-stats-every-hz",
-    "config-dump-root",
     "connect-timeout-retries",
     "core-multiplier",
     "core-multiplier-threshold",
@@ -175,7 +174,6 @@ constexpr std::string_view kMcrouterInertValues[] = {
     "logging-rtt-outlier-threshold-us",
     "max-client-outstanding-reqs",
     "max-conns",
-    "max-dumped-config-age",
     "max-no-flush-event-loops",
     "max-rxmit-reconnect-threshold",
     "max-shadow-token-map-size",
@@ -336,6 +334,13 @@ bool mcr_verbosity(cli_options& o, std::string_view v, const std::string& n, std
   o.verbose = static_cast<unsigned>(level > 3 ? 3 : level);
   return true;
 }
+bool mcr_dump_root(cli_options& o, std::string_view v, const std::string&, std::string*) {
+  o.config_dump_root = std::string(v);  // "" turns it off, as in mcrouter
+  return true;
+}
+bool mcr_dump_age(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  return mcrouter_count(v, n, e, o.max_dumped_config_age_s);
+}
 bool mcr_dir_noted(cli_options& o, std::string_view v, const std::string& n, std::string*) {
   o.notes.push_back(n + " " + std::string(v) + ": accepted; ithaca writes no files there");
   return true;
@@ -369,6 +374,8 @@ const mcrouter_option kMcrouterOptions[] = {
     {0, "big-value-batch-size", false, on_big_value_batch},
     {0, "big-value-hide-reply-flag", true, on_big_value_hide},
     {0, "validate-config", true, mcr_validate},
+    {0, "config-dump-root", false, mcr_dump_root},
+    {0, "max-dumped-config-age", false, mcr_dump_age},
     {'a', "async-dir", false, mcr_dir_noted},
     {0, "stats-root", false, mcr_dir_noted},
     {'v', "verbosity", false, mcr_verbosity},

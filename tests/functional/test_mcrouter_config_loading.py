@@ -7,6 +7,9 @@
   of the object's "type", as mcrouter counts it;
 - `--validate-config` exits 0 on a config that loads, 1 on one that does
   not, without serving;
+- `--config-dump-root`: the last config that loaded is kept in mcrouter's
+  layout, and a start whose config does not load serves it while it is
+  younger than `--max-dumped-config-age`;
 - a PoolRoute with `"hash": "Latest"` (mcrouter's LatestRoute over the
   pool's servers): every key goes to one server of the host's drawing; with
   that server stopped they all go to one other (failover_count 2), and none
@@ -15,6 +18,8 @@
 import json
 import os
 import subprocess
+import time
+import urllib.parse
 
 import pytest
 
@@ -109,3 +114,69 @@ def test_latest_hash_sends_every_key_to_one_server_then_fails_over(tmp_path, mem
     finally:
         rc, killed = router.stop()
         assert rc == 0 and not killed, router.describe()
+
+
+
+def wait_until(predicate, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not within {seconds} s: {what}")
+
+
+def test_config_dump_root(tmp_path, memcached_factory):
+    """--config-dump-root keeps the last config that loaded (at start and at
+    each reload, never a refused one) in mcrouter's layout; a start whose
+    config does not load serves that copy while it is younger than
+    --max-dumped-config-age, and refuses to start past it."""
+    a, b = memcached_factory(), memcached_factory()
+    path = tmp_path / "conf.json"
+    dump_root = tmp_path / "dumps"
+    port = free_port()
+    dumped = dump_root / "mcrouter" / str(port) / ("file-" + urllib.parse.quote(str(path), safe="-_.~"))
+
+    def config_for(server):
+        return json.dumps({"pools": {"A": {"servers": [f"{HOST}:{server.port}"]}}, "route": "PoolRoute|A"})
+
+    def start(*extra):
+        router = Server("ithaca", [ithaca_path(), "--mcrouter", "--config", f"file:{path}", "-p", str(port),
+                                   "--config-dump-root", str(dump_root), *extra])
+        router.port = port
+        return router
+
+    def stop(router):
+        rc, killed = router.stop()
+        assert rc == 0 and not killed, router.describe()
+
+    path.write_text(config_for(a))
+    router = start()
+    try:
+        assert router.wait_accepting(10), router.describe()
+        wait_until(dumped.exists, 5, "the config dumped at start")
+        assert dumped.read_text() == config_for(a)
+        # A change that loads is dumped; one that does not is not.
+        path.write_text(config_for(b))
+        wait_until(lambda: dumped.read_text() == config_for(b), 10, "the reloaded config dumped")
+        path.write_text('{"route": "PoolRoute|nosuchpool"}')
+        wait_until(lambda: "reload refused" in router.log, 10, "the bad config refused")
+        assert dumped.read_text() == config_for(b)
+    finally:
+        stop(router)
+    # The file is bad now: a start serves the dumped copy (b's pool).
+    router = start()
+    try:
+        assert router.wait_accepting(10), router.describe()
+        with Conn(HOST, port) as c:
+            assert c.call(b"set dumped 0 0 1\r\nd\r\n") == b"STORED\r\n"
+        assert holders([a, b], [b"dumped"]) == [0, 1]
+        assert "serving the last valid config, dumped to" in router.log, router.log
+    finally:
+        stop(router)
+    # Too old for --max-dumped-config-age: the start fails.
+    old = time.time() - 3600
+    os.utime(dumped, (old, old))
+    rc, err = run(["--config", f"file:{path}", "-p", str(port), "--config-dump-root", str(dump_root),
+                   "--max-dumped-config-age", "60"])
+    assert rc == 1 and "too old to be trusted" in err, err
