@@ -79,6 +79,10 @@ struct cli_options {
   // never read a dumped copy): config_dump.h.
   std::string config_dump_root;
   uint64_t max_dumped_config_age_s = 12 * 3600;
+  // --stats-root ("": off) and --stats-logging-interval (ms, 0: off):
+  // mcrouter's stats files (server/stats_files.h).
+  std::string stats_root;
+  uint64_t stats_logging_interval_ms = 10000;
 
   // memcached's flags; empty = not given.
   std::optional<uint16_t> port;                    // -p, --port

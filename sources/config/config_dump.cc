@@ -31,11 +31,14 @@ std::string dump_escape(const std::string& s) {
 }
 
 std::string dump_directory(const cli_options& cli) {
-  const std::string router = cli.mcrouter_ports.empty() ? "0" : std::to_string(cli.mcrouter_ports.front());
-  return cli.config_dump_root + "/mcrouter/" + router;
+  return cli.config_dump_root + "/mcrouter/" + mcrouter_router_name(cli);
 }
 
 }  // namespace
+
+std::string mcrouter_router_name(const cli_options& cli) {
+  return cli.mcrouter_ports.empty() ? "0" : std::to_string(cli.mcrouter_ports.front());
+}
 
 std::string dumped_config_path(const cli_options& cli) {
   if (cli.config_dump_root.empty() || cli.config_path.empty()) return "";

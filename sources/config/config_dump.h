@@ -18,6 +18,10 @@
 
 namespace ithaca::config {
 
+// mcrouter's router name: the first -p port, "0" without one (its files
+// under --config-dump-root and --stats-root are named by it).
+std::string mcrouter_router_name(const cli_options& cli);
+
 // Where the copy of cli.config_path goes; "" without --config-dump-root or a
 // config file.
 std::string dumped_config_path(const cli_options& cli);

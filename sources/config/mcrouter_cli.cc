@@ -199,7 +199,6 @@ constexpr std::string_view kMcrouterInertValues[] = {
     "ssl-port",
     "ssl-service-identity",
     "stats-async-queue-length",
-    "stats-logging-interval",
     "target-max-inflight-requests",
     "target-max-pending-requests",
     "target-max-shadow-requests",
@@ -341,6 +340,13 @@ bool mcr_dump_root(cli_options& o, std::string_view v, const std::string&, std::
 bool mcr_dump_age(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
   return mcrouter_count(v, n, e, o.max_dumped_config_age_s);
 }
+bool mcr_stats_root(cli_options& o, std::string_view v, const std::string&, std::string*) {
+  o.stats_root = std::string(v);
+  return true;
+}
+bool mcr_stats_interval(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  return mcrouter_count(v, n, e, o.stats_logging_interval_ms);
+}
 bool mcr_dir_noted(cli_options& o, std::string_view v, const std::string& n, std::string*) {
   o.notes.push_back(n + " " + std::string(v) + ": accepted; ithaca writes no files there");
   return true;
@@ -377,7 +383,8 @@ const mcrouter_option kMcrouterOptions[] = {
     {0, "config-dump-root", false, mcr_dump_root},
     {0, "max-dumped-config-age", false, mcr_dump_age},
     {'a', "async-dir", false, mcr_dir_noted},
-    {0, "stats-root", false, mcr_dir_noted},
+    {0, "stats-root", false, mcr_stats_root},
+    {0, "stats-logging-interval", false, mcr_stats_interval},
     {'v', "verbosity", false, mcr_verbosity},
     {'h', "help", true, mcr_help},
     {'V', "version", true, mcr_version},

@@ -385,6 +385,8 @@ pooler_settings pooler_settings_of(const config::config& cfg, reload_target relo
     for (const std::string* f : {&cfg.tls.chain_cert, &cfg.tls.key, &cfg.tls.ca_cert}) ps.watch_also.push_back(*f);
   }
   ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
+  ps.stats_files = stats_files_settings_of(*reload.cli, cfg.server.workers);
+  ps.stats = &stats;
   ps.on_ready = [&cfg] { return process_ready(cfg); };
   return ps;
 }

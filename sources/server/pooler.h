@@ -17,6 +17,7 @@
 #include "cron.h"
 #include "fd_reserve.h"
 #include "live_settings.h"
+#include "stats_files.h"
 #include "machinarium.h"
 #include "reload.h"
 #include "worker.h"
@@ -56,6 +57,10 @@ struct pooler_settings {
   // failed): the server is ready (the pid file, the user switch, systemd's
   // READY=1, -d's parent; process_setup.h). False: the start fails.
   std::function<bool()> on_ready;
+  // mcrouter's --stats-root files (stats_files.h; off unless set), from
+  // these stats.
+  stats_files_settings stats_files;
+  stats::stats_provider* stats = nullptr;
 };
 
 class pooler {
