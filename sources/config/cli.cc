@@ -361,6 +361,9 @@ void apply_mcrouter_overrides(const cli_options& cli, config& c) {
     c.listen.inherited_fds = cli.listen_fds;
   }
   if (cli.log_file) c.logging.file = *cli.log_file;
+  c.router.mcrouter_asynclog_dir = cli.async_dir;
+  c.router.mcrouter_asynclog_v2 = cli.asynclog_v2;
+  c.router.mcrouter_router_name = cli.mcrouter_ports.empty() ? "0" : std::to_string(cli.mcrouter_ports.front());
   for (pool_config& p : c.router.pools) {
     if (cli.timeouts_until_tko) p.failure_limit = *cli.timeouts_until_tko;
     if (cli.probe_delay_initial_ms) p.retry_interval_ms = *cli.probe_delay_initial_ms;
@@ -670,6 +673,7 @@ bool make_config(const cli_options& cli, config& out, std::string* error, bool a
   if (cli.route_prefix) c.router.default_route = *cli.route_prefix;
   c.router.config_params = cli.config_params;
   if (cli.server_timeout_ms) c.router.mcrouter_server_timeout_ms = *cli.server_timeout_ms;
+  c.router.mcrouter_asynclog_disable = cli.asynclog_disable;
   if (!cli.config_path.empty() && !load_config(cli.config_path, c, error, allow_empty_file, dumped)) {
     // mcrouter's words for a config it cannot load (CarbonRouterInstance:
     // "Can not read config from file:PATH"), which its users look for;

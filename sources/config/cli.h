@@ -82,6 +82,11 @@ struct cli_options {
   // --stats-root ("": off) and --stats-logging-interval (ms, 0: off):
   // mcrouter's stats files (server/stats_files.h).
   std::string stats_root;
+  // -a, --async-dir: mcrouter's asynclog directory; --use-asynclog-version2;
+  // --asynclog-disable (no spooling of failed deletes at all).
+  std::string async_dir;
+  bool asynclog_v2 = false;
+  bool asynclog_disable = false;
   uint64_t stats_logging_interval_ms = 10000;
 
   // memcached's flags; empty = not given.

@@ -320,6 +320,7 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
   c.router.default_route = out.router.default_route;
   c.router.config_params = out.router.config_params;
   c.router.mcrouter_server_timeout_ms = out.router.mcrouter_server_timeout_ms;
+  c.router.mcrouter_asynclog_disable = out.router.mcrouter_asynclog_disable;
   // The format is told by the text (or a .json name): an mcrouter config,
   // else ithaca's YAML.
   c.source.text = text;

@@ -106,7 +106,6 @@ namespace {
 constexpr std::string_view kMcrouterInertToggles[] = {
     "acl-checker-enable",
     "acl-checker-enforce",
-    "asynclog-disable",
     "constantly-reload-configs",
     "delete-carbon-instance-upon-init-failure",
     "disable-failure-logging",
@@ -142,7 +141,6 @@ constexpr std::string_view kMcrouterInertToggles[] = {
     "ssl-verify-peers",
     "test-mode",
     "thread-affinity",
-    "use-asynclog-version2",
     "use-mux-io-thread-pool",
     "use-thrift",
 };
@@ -305,6 +303,18 @@ bool mcr_flush(cli_options& o, std::string_view, const std::string&, std::string
   o.enable_flush_cmd = true;
   return true;
 }
+bool mcr_async_dir(cli_options& o, std::string_view v, const std::string&, std::string*) {
+  o.async_dir = std::string(v);
+  return true;
+}
+bool mcr_asynclog_v2(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.asynclog_v2 = true;
+  return true;
+}
+bool mcr_asynclog_disable(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.asynclog_disable = true;
+  return true;
+}
 bool mcr_only_gets(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.allow_only_gets = true;
   return true;
@@ -347,10 +357,6 @@ bool mcr_stats_root(cli_options& o, std::string_view v, const std::string&, std:
 bool mcr_stats_interval(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
   return mcrouter_count(v, n, e, o.stats_logging_interval_ms);
 }
-bool mcr_dir_noted(cli_options& o, std::string_view v, const std::string& n, std::string*) {
-  o.notes.push_back(n + " " + std::string(v) + ": accepted; ithaca writes no files there");
-  return true;
-}
 
 const mcrouter_option kMcrouterOptions[] = {
     {0, "config", false, mcr_config},
@@ -382,7 +388,9 @@ const mcrouter_option kMcrouterOptions[] = {
     {0, "validate-config", true, mcr_validate},
     {0, "config-dump-root", false, mcr_dump_root},
     {0, "max-dumped-config-age", false, mcr_dump_age},
-    {'a', "async-dir", false, mcr_dir_noted},
+    {'a', "async-dir", false, mcr_async_dir},
+    {0, "use-asynclog-version2", true, mcr_asynclog_v2},
+    {0, "asynclog-disable", true, mcr_asynclog_disable},
     {0, "stats-root", false, mcr_stats_root},
     {0, "stats-logging-interval", false, mcr_stats_interval},
     {'v', "verbosity", false, mcr_verbosity},

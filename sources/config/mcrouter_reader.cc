@@ -26,7 +26,12 @@ using namespace mcrouter;
 class reader final : public route_factory {
  public:
   reader(load_context& ctx, router_config& out, bool expanded)
-      : ctx_(ctx), out_(out), expanded_(expanded), err_(ctx), pools_(err_, out.pools, out.mcrouter_server_timeout_ms), provider_(*this, err_, pools_) {}
+      : ctx_(ctx),
+        out_(out),
+        expanded_(expanded),
+        err_(ctx),
+        pools_(err_, out.pools, out.mcrouter_server_timeout_ms),
+        provider_(*this, err_, pools_, !out.mcrouter_asynclog_disable) {}
 
   void read(const YAML::Node& root) {
     if (!root.IsMap()) {

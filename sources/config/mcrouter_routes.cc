@@ -277,7 +277,7 @@ void provider::salt(const YAML::Node& json, const std::string& what) {
 route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) {
   route_config r;
   r.line = err_.line(at);
-  bool reliable_deletes = true;  // mcrouter wraps a PoolRoute in its asynclog
+  bool reliable_deletes = asynclog_;  // mcrouter wraps a PoolRoute in its asynclog
   // reset(), not =: assigning to a YAML::Node writes through to the node
   // it refers to.
   YAML::Node pool_json;

@@ -41,7 +41,10 @@ route_config null_route(int line);
 
 class provider {
  public:
-  provider(route_factory& f, json_errors& err, pools& p) : f_(f), err_(err), pools_(p) {}
+  // `asynclog`: a PoolRoute spools its failed deletes unless it says
+  // otherwise (mcrouter's --asynclog-disable: false).
+  provider(route_factory& f, json_errors& err, pools& p, bool asynclog = true)
+      : f_(f), err_(err), pools_(p), asynclog_(asynclog) {}
 
   // The routes of mcrouter type `type` made from `json` (an object, or the
   // rest of a short form "Type|rest", or null), written at `at`. Most types
@@ -70,6 +73,7 @@ class provider {
   route_factory& f_;
   json_errors& err_;
   pools& pools_;
+  bool asynclog_ = true;
 };
 
 }  // namespace ithaca::config::mcrouter

@@ -48,6 +48,7 @@
 #include <string_view>
 #include <vector>
 
+#include "asynclog_file.h"
 #include "backend_server.h"
 #include "machinarium.h"
 
@@ -61,6 +62,9 @@ struct spool_settings {
   // that never spooled leaves nothing behind (a pid-named default is never
   // found again).
   bool remove_dir_if_empty = false;
+  // mcrouter's -a: each record written is also written to mcrouter's
+  // asynclog there (asynclog_file.h); off without a directory.
+  asynclog_settings asynclog;
 };
 
 // Where the spool machine answers one worker: each record's outcome, by the

@@ -222,8 +222,14 @@ bool start_spool(const config::config& cfg, const proxy::server_directory& serve
     spdlog::critical("router.spool_dir: {} (reliable deletes' spool; name a writable directory)", why);
     return false;
   }
-  spool = std::make_unique<proxy::delete_spool>(
-      proxy::spool_settings{dir, cfg.router.spool_max_size, cfg.router.spool_fsync, made});
+  proxy::spool_settings ss{dir, cfg.router.spool_max_size, cfg.router.spool_fsync, made};
+  // mcrouter's -a: its asynclog too, the region its default route's.
+  ss.asynclog.dir = cfg.router.mcrouter_asynclog_dir;
+  ss.asynclog.version2 = cfg.router.mcrouter_asynclog_v2;
+  ss.asynclog.router_name = cfg.router.mcrouter_router_name;
+  const std::string& route = cfg.router.default_route;
+  if (route.size() > 1 && route[0] == '/') ss.asynclog.region = route.substr(1, route.find('/', 1) - 1);
+  spool = std::make_unique<proxy::delete_spool>(std::move(ss));
   if (!spool->start(mc)) {
     spdlog::critical("spool machine did not start (see the log above)");
     return false;
