@@ -1,6 +1,7 @@
 // Reliable deletes (mcrouter's asynclog; the memcache paper's invalidation
 // stream): a delete that a server of a `reliable_deletes` pool could not take
-// (no reply: down, timeout, connection error, queue full) is appended to that
+// (no reply: down, timeout, connection error, queue full; or its
+// SERVER_ERROR, as mcrouter spools it) is appended to that
 // server's spool file and replayed to it, in order, when it answers again.
 //
 // Threads: one dedicated machine, "spool", owns every file and does every
