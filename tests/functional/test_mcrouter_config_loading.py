@@ -17,6 +17,7 @@
 """
 import json
 import os
+import signal
 import subprocess
 import time
 import urllib.parse
@@ -156,10 +157,13 @@ def test_config_dump_root(tmp_path, memcached_factory):
         assert router.wait_accepting(10), router.describe()
         wait_until(dumped.exists, 5, "the config dumped at start")
         assert dumped.read_text() == config_for(a)
-        # A change that loads is dumped; one that does not is not.
+        # A reload that applies the file dumps it; one that is refused does
+        # not (SIGHUP: the file watch reloads the same way, later).
         path.write_text(config_for(b))
+        router.proc.send_signal(signal.SIGHUP)
         wait_until(lambda: dumped.read_text() == config_for(b), 10, "the reloaded config dumped")
         path.write_text('{"route": "PoolRoute|nosuchpool"}')
+        router.proc.send_signal(signal.SIGHUP)
         wait_until(lambda: "reload refused" in router.log, 10, "the bad config refused")
         assert dumped.read_text() == config_for(b)
     finally:
