@@ -371,6 +371,9 @@ void apply_mcrouter_overrides(const cli_options& cli, config& c) {
   }
   if (cli.log_file) c.logging.file = *cli.log_file;
   c.server.enable_shutdown = true;  // mcrouter stops on the ascii `shutdown` command, with no flag
+  c.router.mcrouter_asynclog_dir = cli.async_dir;
+  c.router.mcrouter_asynclog_v2 = cli.asynclog_v2;
+  c.router.mcrouter_router_name = cli.mcrouter_ports.empty() ? "0" : std::to_string(cli.mcrouter_ports.front());
   for (pool_config& p : c.router.pools) {
     if (cli.timeouts_until_tko) p.failure_limit = *cli.timeouts_until_tko;
     if (cli.probe_delay_initial_ms) p.retry_interval_ms = *cli.probe_delay_initial_ms;
@@ -676,7 +679,8 @@ void apply_overrides(const cli_options& cli, config& c) {
   }
 }
 
-bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file) {
+bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file,
+                 const std::string* dumped) {
   config c;
   // What an mcrouter config's preprocessor reads of the command line
   // (mcrouter_jsonm.h), there before the file is read; the flags are
@@ -685,7 +689,14 @@ bool make_config(const cli_options& cli, config& out, std::string* error, bool a
   if (cli.route_prefix) c.router.default_route = *cli.route_prefix;
   c.router.config_params = cli.config_params;
   if (cli.server_timeout_ms) c.router.mcrouter_server_timeout_ms = *cli.server_timeout_ms;
-  if (!cli.config_path.empty() && !load_config(cli.config_path, c, error, allow_empty_file)) return false;
+  c.router.mcrouter_asynclog_disable = cli.asynclog_disable;
+  if (!cli.config_path.empty() && !load_config(cli.config_path, c, error, allow_empty_file, dumped)) {
+    // mcrouter's words for a config it cannot load (CarbonRouterInstance:
+    // "Can not read config from file:PATH"), which its users look for;
+    // ithaca's reason follows.
+    if (cli.mcrouter_mode && error) *error = "Can not read config from file:" + cli.config_path + ": " + *error;
+    return false;
+  }
   if (cli.config_path.empty() && !cli.config_text.empty() &&
       !load_config_text(cli.config_text, "--config", c, error, allow_empty_file)) {
     return false;

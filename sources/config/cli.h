@@ -70,16 +70,29 @@ struct cli_options {
   // mcrouter's command line (mcrouter_cli.h): argv[0]'s basename is
   // "mcrouter" or the first argument is --mcrouter.
   bool mcrouter_mode = false;
-  std::string config_text;                  // --config JSON / --config-str: the config itself
-  std::vector<uint16_t> mcrouter_ports;     // -p, --port (repeatable): a listener each
-  std::vector<std::string> listen_hosts;    // --listen-addresses (each port on each)
-  std::vector<int> listen_fds;              // --listen-sock-fd: listening sockets inherited
-  std::optional<std::string> log_file;      // -L, --log-path
-  std::optional<uint64_t> server_timeout_ms;  // -t: pools without their own server_timeout
-  std::optional<unsigned> timeouts_until_tko;     // failures that mark a server down
+  std::string config_text;                         // --config JSON / --config-str: the config itself
+  std::vector<uint16_t> mcrouter_ports;            // -p, --port (repeatable): a listener each
+  std::vector<std::string> listen_hosts;           // --listen-addresses (each port on each)
+  std::vector<int> listen_fds;                     // --listen-sock-fd: listening sockets inherited
+  std::optional<std::string> log_file;             // -L, --log-path
+  std::optional<uint64_t> server_timeout_ms;       // -t: pools without their own server_timeout
+  std::optional<unsigned> timeouts_until_tko;      // failures that mark a server down
   std::optional<uint64_t> probe_delay_initial_ms;  // -r: a down server's first probe
-  bool enable_flush_cmd = false;            // flush_all reaches the servers (else refused)
-  bool allow_only_gets = false;             // updates answer as a NullRoute would
+  bool enable_flush_cmd = false;                   // flush_all reaches the servers (else refused)
+  bool allow_only_gets = false;                    // updates answer as a NullRoute would
+  // --config-dump-root ("": off) and --max-dumped-config-age (seconds, 0:
+  // never read a dumped copy): config_dump.h.
+  std::string config_dump_root;
+  uint64_t max_dumped_config_age_s = 12 * 3600;
+  // --stats-root ("": off) and --stats-logging-interval (ms, 0: off):
+  // mcrouter's stats files (server/stats_files.h).
+  std::string stats_root;
+  // -a, --async-dir: mcrouter's asynclog directory; --use-asynclog-version2;
+  // --asynclog-disable (no spooling of failed deletes at all).
+  std::string async_dir;
+  bool asynclog_v2 = false;
+  bool asynclog_disable = false;
+  uint64_t stats_logging_interval_ms = 10000;
 
   // memcached's flags; empty = not given.
   std::optional<uint16_t> port;                    // -p, --port
@@ -151,7 +164,10 @@ void apply_overrides(const cli_options& cli, config& c);
 
 // defaults < --config file < flags, then validate(). False with *error.
 // allow_empty_file false (SIGHUP): an empty file is an error (see load_config).
-bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file = true);
+// `dumped`: the text of the config file's dumped copy, read in its place
+// (mcrouter's fallback at start, config_dump.h).
+bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file = true,
+                 const std::string* dumped = nullptr);
 
 // --check-config: returns the exit code (0 valid, 1 not) and sets *message
 // to "configuration OK" or to the error. Beyond make_config, what the start

@@ -328,6 +328,7 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
   c.router.default_route = out.router.default_route;
   c.router.config_params = out.router.config_params;
   c.router.mcrouter_server_timeout_ms = out.router.mcrouter_server_timeout_ms;
+  c.router.mcrouter_asynclog_disable = out.router.mcrouter_asynclog_disable;
   // The format is told by the text (or a .json name): an mcrouter config,
   // else ithaca's YAML.
   c.source.text = text;
@@ -371,9 +372,14 @@ bool load_config_text(const std::string& text, const std::string& name, config& 
   return true;
 }
 
-bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty) {
+bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty,
+                 const std::string* text_instead) {
   std::string text;
-  if (!read_config_file(path, text, error)) return false;
+  if (text_instead != nullptr) {
+    text = *text_instead;
+  } else if (!read_config_file(path, text, error)) {
+    return false;
+  }
   if (!load_config_text(text, path, out, error, allow_empty)) return false;
   // The file itself first, then what it imported (an import of itself stays
   // once); made absolute now, as the paths were meant from this directory

@@ -21,7 +21,10 @@ namespace ithaca::config {
 // out.sources lists `path`, then each file the reader imported (config.h),
 // each made absolute (lexically: symlinks are kept, the watcher follows them).
 // [any thread; blocking I/O]
-bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty = true);
+// `text_instead`: the file's text from elsewhere (a dumped copy of it,
+// config_dump.h), read as if it were the file's.
+bool load_config(const std::string& path, config& out, std::string* error, bool allow_empty = true,
+                 const std::string* text_instead = nullptr);
 
 // The same, from text already in memory; `name` stands for the file in
 // messages. out.sources lists only the files the text imported.

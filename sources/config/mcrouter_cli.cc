@@ -106,7 +106,6 @@ namespace {
 constexpr std::string_view kMcrouterInertToggles[] = {
     "acl-checker-enable",
     "acl-checker-enforce",
-    "asynclog-disable",
     "constantly-reload-configs",
     "delete-carbon-instance-upon-init-failure",
     "disable-failure-logging",
@@ -142,7 +141,6 @@ constexpr std::string_view kMcrouterInertToggles[] = {
     "ssl-verify-peers",
     "test-mode",
     "thread-affinity",
-    "use-asynclog-version2",
     "use-mux-io-thread-pool",
     "use-thrift",
 };
@@ -151,7 +149,6 @@ constexpr std::string_view kMcrouterInertValues[] = {
     "carbon-router-name",
     "client-timeout",
     "collect-rxmit-stats-every-hz",
-    "config-dump-root",
     "connect-timeout-retries",
     "core-multiplier",
     "core-multiplier-threshold",
@@ -175,7 +172,6 @@ constexpr std::string_view kMcrouterInertValues[] = {
     "logging-rtt-outlier-threshold-us",
     "max-client-outstanding-reqs",
     "max-conns",
-    "max-dumped-config-age",
     "max-no-flush-event-loops",
     "max-rxmit-reconnect-threshold",
     "max-shadow-token-map-size",
@@ -201,7 +197,6 @@ constexpr std::string_view kMcrouterInertValues[] = {
     "ssl-port",
     "ssl-service-identity",
     "stats-async-queue-length",
-    "stats-logging-interval",
     "target-max-inflight-requests",
     "target-max-pending-requests",
     "target-max-shadow-requests",
@@ -308,6 +303,18 @@ bool mcr_flush(cli_options& o, std::string_view, const std::string&, std::string
   o.enable_flush_cmd = true;
   return true;
 }
+bool mcr_async_dir(cli_options& o, std::string_view v, const std::string&, std::string*) {
+  o.async_dir = std::string(v);
+  return true;
+}
+bool mcr_asynclog_v2(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.asynclog_v2 = true;
+  return true;
+}
+bool mcr_asynclog_disable(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.asynclog_disable = true;
+  return true;
+}
 bool mcr_only_gets(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.allow_only_gets = true;
   return true;
@@ -336,9 +343,19 @@ bool mcr_verbosity(cli_options& o, std::string_view v, const std::string& n, std
   o.verbose = static_cast<unsigned>(level > 3 ? 3 : level);
   return true;
 }
-bool mcr_dir_noted(cli_options& o, std::string_view v, const std::string& n, std::string*) {
-  o.notes.push_back(n + " " + std::string(v) + ": accepted; ithaca writes no files there");
+bool mcr_dump_root(cli_options& o, std::string_view v, const std::string&, std::string*) {
+  o.config_dump_root = std::string(v);  // "" turns it off, as in mcrouter
   return true;
+}
+bool mcr_dump_age(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  return mcrouter_count(v, n, e, o.max_dumped_config_age_s);
+}
+bool mcr_stats_root(cli_options& o, std::string_view v, const std::string&, std::string*) {
+  o.stats_root = std::string(v);
+  return true;
+}
+bool mcr_stats_interval(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  return mcrouter_count(v, n, e, o.stats_logging_interval_ms);
 }
 
 const mcrouter_option kMcrouterOptions[] = {
@@ -369,8 +386,13 @@ const mcrouter_option kMcrouterOptions[] = {
     {0, "big-value-batch-size", false, on_big_value_batch},
     {0, "big-value-hide-reply-flag", true, on_big_value_hide},
     {0, "validate-config", true, mcr_validate},
-    {'a', "async-dir", false, mcr_dir_noted},
-    {0, "stats-root", false, mcr_dir_noted},
+    {0, "config-dump-root", false, mcr_dump_root},
+    {0, "max-dumped-config-age", false, mcr_dump_age},
+    {'a', "async-dir", false, mcr_async_dir},
+    {0, "use-asynclog-version2", true, mcr_asynclog_v2},
+    {0, "asynclog-disable", true, mcr_asynclog_disable},
+    {0, "stats-root", false, mcr_stats_root},
+    {0, "stats-logging-interval", false, mcr_stats_interval},
     {'v', "verbosity", false, mcr_verbosity},
     {'h', "help", true, mcr_help},
     {'V', "version", true, mcr_version},

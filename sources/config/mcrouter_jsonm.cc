@@ -13,8 +13,6 @@
 
 namespace ithaca::config {
 
-namespace {
-
 // A 32-bit id of this host: its first address that is neither loopback nor
 // link-local, hashed (0 when it has none, as mcrouter's).
 uint32_t mcrouter_hostid() {
@@ -38,6 +36,8 @@ uint32_t mcrouter_hostid() {
   freeifaddrs(list);
   return id;
 }
+
+namespace {
 
 std::string mcrouter_one_line(std::string s) {
   for (size_t at; (at = s.find(":\n")) != std::string::npos;) s.replace(at, 2, ": ");

@@ -23,6 +23,10 @@ namespace ithaca::config {
 // What of the command line reaches them: the worker count (-t), the default
 // route (--route-prefix; "": mcrouter's "/././") and --config-params
 // (name:value pairs, strings; a name mcrouter already sets keeps its value).
+// This host's id (the `hostid` constant above); LatestRoute's order of
+// servers is drawn from it. [any thread; reads the interfaces each call]
+uint32_t mcrouter_hostid();
+
 struct mcrouter_params {
   unsigned workers = 4;
   std::string default_route;

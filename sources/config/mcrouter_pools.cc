@@ -217,7 +217,7 @@ bool pools::server(const YAML::Node& s, backend_server& b, const std::string& wh
     }
   }
   std::string why;
-  if (!parse_backend_server(text, b, &why)) {
+  if (!parse_backend_server(text, b, &why, server_syntax::Mcrouter)) {
     err_.fail(s, what + ": " + why);
     return false;
   }

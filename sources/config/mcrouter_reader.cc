@@ -35,7 +35,7 @@ class reader final : public route_factory {
         expanded_(expanded),
         err_(ctx),
         pools_(err_, pool_out != nullptr ? *pool_out : out.pools, out.mcrouter_server_timeout_ms),
-        provider_(*this, err_, pools_),
+        provider_(*this, err_, pools_, !out.mcrouter_asynclog_disable),
         pool_out_(pool_out != nullptr ? *pool_out : out.pools),
         prefix_(std::move(prefix)) {
     pools_.name_prefix(prefix_);

@@ -6,6 +6,8 @@
 #include <set>
 #include <span>
 
+#include "jsonm_hash.h"
+#include "mcrouter_jsonm.h"
 #include "route_kind_reader.h"
 
 namespace ithaca::config::mcrouter {
@@ -158,9 +160,18 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
     }
     if (children.empty()) return {null_route(err_.line(at))};
     if (children.size() == 1) return children;
-    err_.fail(at, "mcrouter's " + type + " over " + std::to_string(children.size()) +
-                      " children is not supported by ithaca (it picks by the host's id)");
-    return {};
+    std::vector<double> weights;
+    if (json.IsMap() && json["weights"]) {
+      double f = 0;
+      for (const YAML::Node& x : json["weights"]) weights.push_back(as_number(x, f) ? f : -1);
+    }
+    if (json.IsMap()) {
+      err_.allow(json, "LatestRoute",
+                 {"children", "weights", "failover_count", "salt", "thread_local_failover", "failover_errors",
+                  "failover_policy"});
+    }
+    return {latest_route(std::move(children), json.IsMap() ? json : YAML::Node(YAML::NodeType::Map), std::move(weights),
+                         at)};
   }
   if (kUnsupportedTypes.count(type) != 0) {
     err_.fail(at, "mcrouter's " + type + " is not supported by ithaca");
@@ -171,8 +182,12 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
     if (k->mcrouter != nullptr) supported.emplace_back(k->mcrouter);
   }
   const std::string close = closest_key(type, supported);
-  err_.fail(at,
-            "unknown route type '" + type + "'" + (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));
+  // mcrouter's words (McRouteHandleProvider), at the line of the object's
+  // "type" where it names one, as mcrouter counts it; then ithaca's hint.
+  const bool typed = json.IsMap() && json["type"];
+  const YAML::Node where = typed ? json["type"] : at;
+  err_.fail(where, "Unknown RouteHandle: " + type + (typed ? " line: " + std::to_string(err_.line(where)) : "") +
+                       (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));
   return {};
 }
 
@@ -331,7 +346,7 @@ void provider::salt(const YAML::Node& json, const std::string& what) {
 route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) {
   route_config r;
   r.line = err_.line(at);
-  bool reliable_deletes = true;  // mcrouter wraps a PoolRoute in its asynclog
+  bool reliable_deletes = asynclog_;  // mcrouter wraps a PoolRoute in its asynclog
   // reset(), not =: assigning to a YAML::Node writes through to the node
   // it refers to.
   YAML::Node pool_json;
@@ -365,6 +380,28 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   if (json.IsMap() && json["hash"] && json["hash"].IsMap() && json["hash"]["hash_func"] &&
       json["hash"]["hash_func"].Scalar() == "LoadBalancer") {
     return load_balanced_pool(json["hash"], pool_json, at);
+  }
+  if (json.IsMap() && json["hash"] &&
+      ((json["hash"].IsScalar() && json["hash"].Scalar() == "Latest") ||
+       (json["hash"].IsMap() && json["hash"]["hash_func"] && json["hash"]["hash_func"].Scalar() == "Latest"))) {
+    // mcrouter's HashRouteFactory: a LatestRoute over the pool's servers,
+    // its options (and weights: the pool's unless the hash has its own)
+    // read from the hash object.
+    const YAML::Node h = json["hash"];
+    YAML::Node opts(YAML::NodeType::Map);
+    std::vector<double> weights = d->weights;
+    if (h.IsMap()) {
+      err_.allow(h, "PoolRoute hash",
+                 {"hash_func", "weights", "failover_count", "salt", "thread_local_failover", "failover_errors",
+                  "failover_policy"});
+      opts.reset(h);
+      if (const YAML::Node w = h["weights"]) {
+        weights.clear();
+        double f = 0;
+        for (const YAML::Node& x : w) weights.push_back(as_number(x, f) ? f : -1);
+      }
+    }
+    return latest_route(pool_servers(pool_json, at), opts, std::move(weights), at);
   }
   std::vector<double> weights = d->weights;
   kinds::distribution_kind dist =
@@ -542,6 +579,71 @@ route_config provider::load_balanced_pool(const YAML::Node& h, const YAML::Node&
   if (k.finish != nullptr) k.finish(reader, lb);
   if (lb.children.size() == 1) become_only_child(lb);
   return lb;
+}
+
+// mcrouter's LatestRoute (LatestRoute.h): a FailoverRoute over
+// failover_count (default 5) of `targets`, drawn one after another by a
+// weighted pick seeded by this host's id and `salt`: every client of one
+// host goes to the same first target and fails over in the same order,
+// and hosts spread over the targets by weight. mcrouter seeds with folly's
+// hash_combine and picks by WeightedCh3 of the seed's text; ithaca mixes
+// with twang_mix64 and picks by cumulative weight, so the target a given
+// host draws differs from mcrouter's, while the spread and the failover are
+// the same. thread_local_failover (a draw per proxy thread) is taken and
+// draws once for the process. failover_errors and failover_policy are
+// FailoverRoute's.
+route_config provider::latest_route(std::vector<route_config> targets, const YAML::Node& options,
+                                    std::vector<double> weights, const YAML::Node& at) {
+  if (targets.size() <= 1) return targets.empty() ? null_route(err_.line(at)) : std::move(targets[0]);
+  int64_t count = 5;
+  if (const YAML::Node c = options["failover_count"]; c && (!as_int(c, count) || count < 1)) {
+    err_.fail(c, "LatestRoute: failover_count is not a positive integer");
+    count = 5;
+  }
+  if (const YAML::Node t = options["thread_local_failover"]) {
+    bool per_thread = false;
+    if (!as_bool(t, per_thread)) err_.fail(t, "LatestRoute: thread_local_failover is not a boolean");
+  }
+  uint64_t seed = jsonm::twang_mix64(mcrouter_hostid());
+  if (const YAML::Node s = options["salt"]) {
+    if (!s.IsScalar()) err_.fail(s, "LatestRoute: salt is not a string");
+    for (const char ch : s.Scalar()) seed = jsonm::twang_mix64(seed ^ static_cast<unsigned char>(ch));
+  }
+  weights.resize(targets.size(), 1.0);
+  for (double& w : weights) w = w < 0 ? 0 : w;
+  route_config r;
+  r.line = err_.line(at);
+  const route_kind_info& k = *find_route_kind("failover");
+  YAML::Node opts(YAML::NodeType::Map);
+  for (const char* key : {"failover_errors", "failover_policy"}) {
+    if (options[key]) opts[key] = options[key];
+  }
+  json_kind_reader reader(f_, err_, opts, at);
+  reader.read_options(k, r);
+  const std::size_t n = std::min(targets.size(), static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < n; ++i) {
+    double total = 0;
+    for (double w : weights) total += w;
+    // A uniform draw in [0, total) from the seed's top 53 bits.
+    const double draw = static_cast<double>(seed >> 11) / static_cast<double>(uint64_t{1} << 53) * total;
+    std::size_t pick = 0;
+    if (total > 0) {
+      double sum = 0;
+      for (pick = 0; pick + 1 < weights.size(); ++pick) {
+        sum += weights[pick];
+        if (draw < sum) break;
+      }
+    } else {
+      pick = static_cast<std::size_t>(seed % weights.size());
+    }
+    r.children.push_back(std::move(targets[pick]));
+    targets.erase(targets.begin() + static_cast<std::ptrdiff_t>(pick));
+    weights.erase(weights.begin() + static_cast<std::ptrdiff_t>(pick));
+    seed = jsonm::twang_mix64(seed + i + 1);
+  }
+  if (k.finish != nullptr) k.finish(reader, r);
+  if (r.children.size() == 1) become_only_child(r);
+  return r;
 }
 
 // "Pool|A": each server of A on its own (mcrouter's destinations, which

@@ -46,7 +46,10 @@ route_config null_route(int line);
 
 class provider {
  public:
-  provider(route_factory& f, json_errors& err, pools& p) : f_(f), err_(err), pools_(p) {}
+  // `asynclog`: a PoolRoute spools its failed deletes unless it says
+  // otherwise (mcrouter's --asynclog-disable: false).
+  provider(route_factory& f, json_errors& err, pools& p, bool asynclog = true)
+      : f_(f), err_(err), pools_(p), asynclog_(asynclog) {}
 
   // The routes of mcrouter type `type` made from `json` (an object, or the
   // rest of a short form "Type|rest", or null), written at `at`. Most types
@@ -71,11 +74,14 @@ class provider {
   route_config slow_warmup(const YAML::Node& json, const YAML::Node& at, route_config pool);
   route_config pool_shadows(const YAML::Node& json, const YAML::Node& at, route_config pool, const std::string& placed);
   route_config load_balanced_pool(const YAML::Node& hash, const YAML::Node& pool_json, const YAML::Node& at);
+  route_config latest_route(std::vector<route_config> targets, const YAML::Node& options, std::vector<double> weights,
+                            const YAML::Node& at);
   std::vector<route_config> pool_servers(const YAML::Node& json, const YAML::Node& at);
 
   route_factory& f_;
   json_errors& err_;
   pools& pools_;
+  bool asynclog_ = true;
 };
 
 }  // namespace ithaca::config::mcrouter

@@ -157,6 +157,16 @@ struct router_config {
   // mcrouter's -t: the server_timeout of an mcrouter pool that names none
   // (set from the command line before the config is read).
   uint64_t mcrouter_server_timeout_ms = 1000;
+  // mcrouter's --asynclog-disable (set before the config is read): an
+  // mcrouter PoolRoute does not spool its failed deletes, whose error
+  // reaches the client.
+  bool mcrouter_asynclog_disable = false;
+  // mcrouter's -a DIR and --use-asynclog-version2: spooled deletes are also
+  // written to mcrouter's asynclog there (proxy/asynclog_file.h), under
+  // mcrouter's router name (the first -p port).
+  std::string mcrouter_asynclog_dir;
+  bool mcrouter_asynclog_v2 = false;
+  std::string mcrouter_router_name = "0";
   bool send_invalid_route_to_default = false;
   // mcrouter's --config-params (name:value pairs): global params of its
   // preprocessor (mcrouter_jsonm.h), "%name%" in the config.

@@ -84,8 +84,8 @@ bool parse_backend_server(std::string_view text, backend_server& out, std::strin
   if (a.port == 0) {
     // Not written, or written as 0: only the first takes the default.
     parse_tcp_address(hostport, kDefaultPort, a, &why);
-    if (a.port == 0) return fail("port 0 is not a server's port");
-    out.port_written = false;
+    if (a.port == 0 && syntax != server_syntax::Mcrouter) return fail("port 0 is not a server's port");
+    out.port_written = a.port == 0;
   }
   out.address = to_string(a);
   out.written = std::string(text);

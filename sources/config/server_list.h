@@ -21,6 +21,11 @@ enum class server_syntax : std::uint8_t {
   Ithaca,
   // The above, and twemproxy's unix socket "/path[:weight][ name]".
   Twemproxy,
+  // The above, and port 0 written as such ("localhost:0"): mcrouter takes
+  // it (its AccessPoint reads any port), and every connect to it is
+  // refused, so the server is one that is always down (mcrouter's tests
+  // use it for a server that cannot be reached).
+  Mcrouter,
 };
 
 // Parses one server entry; false and *error ("bad server '...': why").

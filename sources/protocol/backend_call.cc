@@ -173,7 +173,7 @@ backend_call::progress backend_call::finish() {
 
 // ---- failure ----------------------------------------------------------------
 
-void backend_call::fail(call_failure why) {
+void backend_call::fail(call_failure why, call_failure down_cause) {
   if (step_ == step::Done || req_ == nullptr) return;
   routed_result& r = *result_;
   const step was = step_;
@@ -193,6 +193,7 @@ void backend_call::fail(call_failure why) {
   }
   r.outcome = routed_outcome::Failed;
   r.failure = why;
+  r.down_cause = down_cause;
 }
 
 }  // namespace ithaca::protocol

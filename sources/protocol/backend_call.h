@@ -66,7 +66,8 @@ class backend_call {
 
   // The server could not answer: single-key commands get a clear error, a
   // multi-key get's keys are misses (counted in result.failed_keys).
-  void fail(call_failure why);
+  // `down_cause`: with Down, what marked the server down.
+  void fail(call_failure why, call_failure down_cause = call_failure::ConnectionError);
 
   bool done() const { return step_ == step::Done; }
 

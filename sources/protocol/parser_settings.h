@@ -43,6 +43,15 @@ struct parser_settings {
   // them "Unknown command". -S binds the binary protocol, -Y the ascii one
   // (binding_protocol above, set with them: server/instance.cc).
   bool sasl = false;
+  // An mcrouter config (config.source.mcrouter): text errors as mcrouter's
+  // server answers them, since its clients match on them. A key over 250
+  // bytes is "CLIENT_ERROR bad key" (the connection goes on; a storage
+  // command's value is swallowed as always); a line mcrouter's parser could
+  // not read (unknown command, bad command line, bad data chunk) is
+  // "CLIENT_ERROR malformed request" and the connection closes, as
+  // McServerSession::parseError does: what follows cannot be framed. Off:
+  // memcached's words and behaviour.
+  bool mcrouter_replies = false;
 };
 
 }  // namespace ithaca::protocol

@@ -14,21 +14,31 @@ namespace ithaca::protocol {
 namespace {
 
 // The message for a failed backend call (binary body; text clients get it
-// after "SERVER_ERROR ").
-std::string_view failure_text(call_failure why) {
+// after "SERVER_ERROR "), in mcrouter's words where it has them, since
+// mcrouter's clients match on them (mcrouter: McClientRequestContext's
+// "Reply timeout", DestinationRoute's "Server unavailable. Reason: " with the
+// result that made the server TKO, AsciiSerialized's "connection error",
+// "remote error", "local error"); ithaca's detail follows where it helps.
+// `down_cause`: with Down, what marked the server down.
+std::string_view failure_text(call_failure why, call_failure down_cause = call_failure::ConnectionError) {
   switch (why) {
-    case call_failure::Down: return "backend down";
-    case call_failure::Timeout: return "backend timeout";
-    case call_failure::ConnectionError: return "backend connection error";
-    case call_failure::BadReply: return "backend sent a bad reply";
-    case call_failure::QueueFull: return "backend queue full";
+    case call_failure::Down:
+      switch (down_cause) {
+        case call_failure::Timeout: return "Server unavailable. Reason: mc_res_timeout";
+        case call_failure::BadReply: return "Server unavailable. Reason: mc_res_remote_error";
+        default: return "Server unavailable. Reason: mc_res_connect_error";
+      }
+    case call_failure::Timeout: return "Reply timeout";
+    case call_failure::ConnectionError: return "connection error";
+    case call_failure::BadReply: return "remote error: the server sent a bad reply";
+    case call_failure::QueueFull: return "local error: too many requests queued for the server";
   }
-  return "backend error";
+  return "remote error";
 }
 
-void encode_failure_line(out_buffer& out, call_failure why) {
+void encode_failure_line(out_buffer& out, call_failure why, call_failure down_cause = call_failure::ConnectionError) {
   out.append("SERVER_ERROR ");
-  encode_ascii_line(out, failure_text(why));
+  encode_ascii_line(out, failure_text(why, down_cause));
 }
 
 bool is_text_get(command cmd) {
@@ -41,7 +51,7 @@ bool encode_text_common(out_buffer& out, const routed_result& r) {
   switch (r.outcome) {
     case routed_outcome::ErrorLine:
     case routed_outcome::Refused: encode_ascii_line(out, r.text); return true;
-    case routed_outcome::Failed: encode_failure_line(out, r.failure); return true;
+    case routed_outcome::Failed: encode_failure_line(out, r.failure, r.down_cause); return true;
     case routed_outcome::Pending: encode_failure_line(out, call_failure::BadReply); return true;
     case routed_outcome::NonNumeric: encode_ascii_line(out, kReplyNonNumeric); return true;
     case routed_outcome::Raw: out.append(r.raw); return true;
@@ -178,7 +188,8 @@ void render_binary(const request& req, const routed_result& r, out_buffer& out) 
   switch (r.outcome) {
     case routed_outcome::ErrorLine: return binary_error_line(out, req, r.text);
     case routed_outcome::Refused: return binary_error(out, req, r.bstatus, r.text);
-    case routed_outcome::Failed: return binary_error(out, req, failure_status(r.failure), failure_text(r.failure));
+    case routed_outcome::Failed:
+      return binary_error(out, req, failure_status(r.failure), failure_text(r.failure, r.down_cause));
     case routed_outcome::Pending:
       return binary_error(out, req, binary_status::InternalError, failure_text(call_failure::BadReply));
     case routed_outcome::NonNumeric: return encode_binary_error(out, req, binary_status::DeltaBadValue);

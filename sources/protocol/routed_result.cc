@@ -10,6 +10,7 @@ void routed_result::prepare(const request& req) {
   text.clear();
   bstatus = binary_status::NoError;
   failure = call_failure::Down;
+  down_cause = call_failure::ConnectionError;
   raw.clear();
   failed_keys = 0;
   // assign keeps the vector's capacity: a pooled result does not allocate

@@ -84,7 +84,10 @@ class routed_result {
   std::string text;                                // ErrorLine, Refused: the line without "\r\n"
   binary_status bstatus = binary_status::NoError;  // Refused, for binary clients
   call_failure failure = call_failure::Down;       // Failed
-  std::string raw;                                 // Raw
+  // Failed with Down: what marked the server down (its failure streak's
+  // last failure: Timeout or ConnectionError), for the reply's reason.
+  call_failure down_cause = call_failure::ConnectionError;
+  std::string raw;  // Raw
   // Keys of a multi-key get whose server failed (answered as misses), for stats.
   std::uint32_t failed_keys = 0;
 

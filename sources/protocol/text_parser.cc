@@ -347,6 +347,27 @@ parse_result parse_rest_of_line(std::string_view line, std::string_view cmd, con
   return unknown_command(t, line_len, out);
 }
 
+// An error in mcrouter's words (parser_settings::mcrouter_replies): a long
+// key is a bad key; what mcrouter's own parser would not have read is a
+// malformed request that ends the connection (its reply still sent, even
+// under noreply: the client must learn why). Other results pass unchanged.
+parse_result mcrouter_parse_error(parse_result r) {
+  if (r.status != parse_status::Error) return r;
+  switch (r.error) {
+    case error_kind::KeyTooLong: r.reply = kReplyBadKey; break;
+    case error_kind::UnknownCommand:
+    case error_kind::BadFormat:
+    case error_kind::BadDataChunk:
+      r.reply = kReplyMalformed;
+      r.silent = false;
+      r.close = true;
+      r.swallow = 0;
+      break;
+    default: break;
+  }
+  return r;
+}
+
 }  // namespace
 
 parse_result text_parser::parse(std::string_view input, request& out) {
@@ -388,6 +409,7 @@ parse_result text_parser::parse(std::string_view input, request& out) {
   scanned_ = 0;
   // Every return here is a prvalue, built in the caller's slot: a named
   // result copied out stalled on store forwarding (5% of a pipelined get).
+  if (settings_.mcrouter_replies) return mcrouter_parse_error(parse_line(input, line, line_len, out));
   return parse_line(input, line, line_len, out);
 }
 

@@ -8,6 +8,9 @@ namespace ithaca::protocol {
 
 inline constexpr std::string_view kReplyError = "ERROR";
 inline constexpr std::string_view kReplyBadFormat = "CLIENT_ERROR bad command line format";
+// mcrouter's words (parser_settings::mcrouter_replies).
+inline constexpr std::string_view kReplyBadKey = "CLIENT_ERROR bad key";
+inline constexpr std::string_view kReplyMalformed = "CLIENT_ERROR malformed request";
 inline constexpr std::string_view kReplyTooLarge = "SERVER_ERROR object too large for cache";
 inline constexpr std::string_view kReplyBadDataChunk = "CLIENT_ERROR bad data chunk";
 inline constexpr std::string_view kReplyBadDelta = "CLIENT_ERROR invalid numeric delta argument";

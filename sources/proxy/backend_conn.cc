@@ -227,7 +227,7 @@ void backend_conn::fail_call(entry& e, failure_kind why) {
     // Never started (auto, nothing learned yet): started as for meta, which
     // refuses no key, so the client gets this failure.
     if (!e.started) e.call->start(e.slot->req, protocol::backend_protocol::Meta, e.slot->result, e.keys);
-    e.call->fail(call_failure_of(why));
+    e.call->fail(call_failure_of(why), call_failure_of(server_->down_cause()));
   }
   finish(e, false);
 }

@@ -49,6 +49,7 @@ bool backend_server::record_failure(failure_kind f) {
   if (n < settings_.failure_limit && f != failure_kind::Connect) return false;
   bool was_up = true;
   if (!up_.compare_exchange_strong(was_up, false)) return false;
+  down_cause_.store(static_cast<uint8_t>(f), std::memory_order_relaxed);
   transitions_.fetch_add(1, std::memory_order_relaxed);
   g_health_epoch.fetch_add(1, std::memory_order_release);
   spdlog::warn("pool {}: server {} marked down after {} ({} consecutive failures)", pool_, spec_.address, to_string(f),

@@ -114,6 +114,9 @@ class backend_server {
   bool record_failure(failure_kind f);
   // The prober got an answer.
   void mark_up();
+  // The failure that marked the server down last (the reason a request to
+  // it while down is given: mcrouter's "Server unavailable. Reason: ...").
+  failure_kind down_cause() const { return static_cast<failure_kind>(down_cause_.load(std::memory_order_relaxed)); }
   uint64_t transitions() const { return transitions_.load(std::memory_order_relaxed); }
   // Failures since the last reply (mcrouter's TKO tracker's count: `stats
   // suspect_servers`). [relaxed read]
@@ -154,6 +157,7 @@ class backend_server {
   std::atomic<unsigned> streak_{0};
   std::atomic<uint64_t> transitions_{0};
   std::atomic<bool> retired_{false};
+  std::atomic<uint8_t> down_cause_{static_cast<uint8_t>(failure_kind::Connect)};  // a failure_kind
   std::atomic<uint8_t> learned_{0};                         // protocol: auto; 0 not yet, 1 ascii, 2 meta
   std::vector<std::unique_ptr<server_counters>> counters_;  // one per worker
   mutable spool_counts spool_;

@@ -107,7 +107,7 @@ struct delete_spool::file_state {
 
 class delete_spool::machine_side {
  public:
-  explicit machine_side(delete_spool& owner) : owner_(owner) {}
+  explicit machine_side(delete_spool& owner) : owner_(owner), asynclog_(owner.settings_.asynclog) {}
   ~machine_side() {
     for (auto& [path, f] : files_) {
       if (f.fd >= 0) ::close(f.fd);
@@ -195,6 +195,7 @@ class delete_spool::machine_side {
     if (f.failing) spdlog::info("spool: {} is written again", f.path);
     f.failing = false;
     f.size += len;
+    write_asynclog(*m.server, std::string_view(m.key).substr(0, m.key.size() - 1));
     if (!owner_.settings_.fsync) {
       accept(m);
       return;
@@ -205,6 +206,21 @@ class delete_spool::machine_side {
       dirty_.push_back(&f);
     }
     unsynced_.push_back(unsynced{std::move(m), &f, len});
+  }
+
+  // mcrouter's asynclog line for a delete just spooled (asynclog_file.h),
+  // its pool named as the config named it (without the "~placement" or
+  // "#N" ithaca adds to a pool it derives). Its failure fails nothing: the
+  // delete is in ithaca's spool; logged once until a write works.
+  void write_asynclog(const backend_server& server, std::string_view key) {
+    if (!asynclog_.enabled()) return;
+    std::string_view pool = server.pool();
+    pool = pool.substr(0, pool.find_first_of("~#"));
+    std::string why;
+    const bool ok = asynclog_.write_delete(server.address(), pool, key, &why);
+    if (!ok && !asynclog_failing_) spdlog::error("asynclog: {}; failed deletes are not logged there", why);
+    if (ok && asynclog_failing_) spdlog::info("asynclog: written again");
+    asynclog_failing_ = !ok;
   }
 
   // fsync: syncs every file the batch wrote, then answers the batch's
@@ -396,6 +412,8 @@ class delete_spool::machine_side {
   };
 
   delete_spool& owner_;
+  asynclog_file asynclog_;
+  bool asynclog_failing_ = false;
   std::map<std::string, file_state> files_;  // by path
   std::vector<unsynced> unsynced_;           // fsync: this batch's records, in order
   std::vector<file_state*> dirty_;           // fsync: the files this batch wrote

@@ -1,6 +1,7 @@
 // Reliable deletes (mcrouter's asynclog; the memcache paper's invalidation
 // stream): a delete that a server of a `reliable_deletes` pool could not take
-// (no reply: down, timeout, connection error, queue full) is appended to that
+// (no reply: down, timeout, connection error, queue full; or its
+// SERVER_ERROR, as mcrouter spools it) is appended to that
 // server's spool file and replayed to it, in order, when it answers again.
 //
 // Threads: one dedicated machine, "spool", owns every file and does every
@@ -48,6 +49,7 @@
 #include <string_view>
 #include <vector>
 
+#include "asynclog_file.h"
 #include "backend_server.h"
 #include "machinarium.h"
 
@@ -61,6 +63,9 @@ struct spool_settings {
   // that never spooled leaves nothing behind (a pid-named default is never
   // found again).
   bool remove_dir_if_empty = false;
+  // mcrouter's -a: each record written is also written to mcrouter's
+  // asynclog there (asynclog_file.h); off without a directory.
+  asynclog_settings asynclog;
 };
 
 // Where the spool machine answers one worker: each record's outcome, by the

@@ -228,8 +228,14 @@ bool start_spool(const config::config& cfg, const proxy::server_directory& serve
     spdlog::critical("router.spool_dir: {} (reliable deletes' spool; name a writable directory)", why);
     return false;
   }
-  spool = std::make_unique<proxy::delete_spool>(
-      proxy::spool_settings{dir, cfg.router.spool_max_size, cfg.router.spool_fsync, made});
+  proxy::spool_settings ss{dir, cfg.router.spool_max_size, cfg.router.spool_fsync, made};
+  // mcrouter's -a: its asynclog too, the region its default route's.
+  ss.asynclog.dir = cfg.router.mcrouter_asynclog_dir;
+  ss.asynclog.version2 = cfg.router.mcrouter_asynclog_v2;
+  ss.asynclog.router_name = cfg.router.mcrouter_router_name;
+  const std::string& route = cfg.router.default_route;
+  if (route.size() > 1 && route[0] == '/') ss.asynclog.region = route.substr(1, route.find('/', 1) - 1);
+  spool = std::make_unique<proxy::delete_spool>(std::move(ss));
   if (!spool->start(mc)) {
     spdlog::critical("spool machine did not start (see the log above)");
     return false;
@@ -254,6 +260,9 @@ void set_worker_settings(worker_shared& shared, const config::config& cfg, auth_
   // Under -S or -Y a listener's proto[] prefix may not speak past the login.
   shared.auth_binds_protocol = cfg.server.sasl || !cfg.server.auth_file.empty();
   shared.parser.sasl = cfg.server.sasl;
+  // An mcrouter config speaks mcrouter's error words (parser_settings.h);
+  // fixed at start: a reload that changes the config's dialect keeps them.
+  shared.parser.mcrouter_replies = cfg.source.mcrouter;
   if (auth.ascii_enabled() || auth.sasl_enabled()) shared.auth = &auth;
 }
 
@@ -453,6 +462,8 @@ pooler_settings pooler_settings_of(const config::config& cfg, reload_target relo
     for (const std::string* f : {&cfg.tls.chain_cert, &cfg.tls.key, &cfg.tls.ca_cert}) ps.watch_also.push_back(*f);
   }
   ps.on_tcp_port = [&stats](uint16_t port) { stats.set_tcp_port(port); };
+  ps.stats_files = stats_files_settings_of(*reload.cli, cfg.server.workers);
+  ps.stats = &stats;
   ps.on_ready = [&cfg] { return process_ready(cfg); };
   return ps;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "config_dump.h"
 #include "instance.h"
 #include "log.h"
 #include "machinarium.h"
@@ -52,9 +53,24 @@ int main(int argc, char** argv) {
     return rc;
   }
   config::config cfg;
+  bool from_dump = false;
   if (!config::make_config(cli, cfg, &error)) {
-    std::fprintf(stderr, "ithaca: %s\n", error.c_str());
-    return 1;
+    // mcrouter's --config-dump-root: the last config that loaded, when it
+    // is young enough (config_dump.h).
+    std::string dumped;
+    std::string why;
+    from_dump = cli.mcrouter_mode && config::read_dumped_config(cli, dumped, &why) &&
+                config::make_config(cli, cfg, &why, true, &dumped);
+    if (!from_dump) {
+      std::fprintf(stderr, "ithaca: %s\n", error.c_str());
+      if (!cli.config_dump_root.empty()) std::fprintf(stderr, "ithaca: no dumped config to use: %s\n", why.c_str());
+      return 1;
+    }
+    cli.listen_warnings.push_back(error + "; serving the last valid config, dumped to " +
+                                  config::dumped_config_path(cli));
+  }
+  if (std::string why; !from_dump && !config::dump_config(cli, cfg.source.text, &why)) {
+    cli.listen_warnings.push_back("--config-dump-root: the config is not dumped: " + why);
   }
   // memcached's -r -u -d -k, before the first thread (fork and threads do
   // not mix): -d's parent does not come back from here.

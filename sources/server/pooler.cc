@@ -186,6 +186,10 @@ void pooler::main() {
     children.push_back(mm::coroutine_create("config watch", [this] { watch_->run(); }));
   }
   children.push_back(mm::coroutine_create("memory trim", [this] { memory_trim_main(conns_); }));
+  if (!settings_.stats_files.root.empty() && settings_.stats != nullptr) {
+    children.push_back(mm::coroutine_create(
+        "stats files", [this] { stats_files_main(settings_.stats_files, *settings_.stats, *settings_.reload.live); }));
+  }
   children.push_back(mm::coroutine_create(
       "cron", [this] { cron_main(store_, clock_, gc_, *settings_.reload.live, cron_reloaded_, settings_.cron); }));
   // Wait for the shutdown (which cancels everything on this machine), then

@@ -19,6 +19,7 @@
 #include "cron.h"
 #include "fd_reserve.h"
 #include "live_settings.h"
+#include "stats_files.h"
 #include "machinarium.h"
 #include "reload.h"
 #include "takeover_server.h"
@@ -70,6 +71,10 @@ struct pooler_settings {
   std::vector<udp_socket> udp;
   takeover_host takeover;
   std::function<void()> on_handed_over;  // before the shutdown that follows a handover
+  // mcrouter's --stats-root files (stats_files.h; off unless set), from
+  // these stats.
+  stats_files_settings stats_files;
+  stats::stats_provider* stats = nullptr;
 };
 
 class pooler {

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "config_dump.h"
 #include "log.h"
 #include "restart_only.h"
 #include "service_info_of.h"
@@ -91,6 +92,23 @@ bool read_and_validate(const reload_target& t, config::config& out, std::string*
   out = std::move(r->cfg);
   return true;
 }
+// mcrouter's --config-dump-root: the config just applied is the one to
+// fall back on (config_dump.h), written on the blocking pool (file I/O).
+void dump_applied_config(const config::cli_options& cli, const std::string& text) {
+  if (cli.config_dump_root.empty()) return;
+  auto why = std::make_shared<std::string>();
+  const mm::wait_status w = mm::blocking_call(
+      [why, cli, text] {
+        if (!config::dump_config(cli, text, why.get()) && why->empty()) *why = "not written";
+      },
+      kReloadReadTimeout);
+  if (w != mm::wait_status::Ok) {
+    spdlog::warn("--config-dump-root: the applied config was not dumped within {} s", kReloadReadTimeout / 1000);
+  } else if (!why->empty()) {
+    spdlog::warn("--config-dump-root: the applied config is not dumped: {}", *why);
+  }
+}
+
 }  // namespace
 
 bool reload_config(const reload_target& t, std::string_view trigger, reload_outcome* applied) {
@@ -150,6 +168,7 @@ bool reload_config(const reload_target& t, std::string_view trigger, reload_outc
   spdlog::info("{}: {} is valid; applied: {}", trigger, path,
                changes.empty() ? "no live setting changed" : join(changes));
   log::set_level(after->log_level);
+  dump_applied_config(*t.cli, fresh.source.text);
   if (applied) {
     applied->sources = std::move(fresh.sources);
     applied->reload_on_change = fresh.server.reload_on_change;

@@ -96,13 +96,13 @@ def test_a_wrong_ca_refuses_the_server_as_a_down_one(ithaca_factory, memcached_f
     with mcwire.Conn(router.host, router.port) as c:
         # The failed connect's answer, then the down server's (fail fast),
         # exactly as for a refused connect.
-        assert c.call(b"get k\r\n") == b"SERVER_ERROR backend connection error\r\n"
+        assert c.call(b"get k\r\n") == b"SERVER_ERROR connection error\r\n"
         st = server_stats(c, backend)
         assert st["state"] == "down", st
         assert "certificate verify failed" in st["last_error"], st
         assert int(st["failures_connect"]) >= 1
         # Fail fast while it is down, and the prober keeps failing on TLS.
-        assert c.call(b"set k 0 0 1\r\nx\r\n") == b"SERVER_ERROR backend down\r\n"
+        assert c.call(b"set k 0 0 1\r\nx\r\n") == b"SERVER_ERROR Server unavailable. Reason: mc_res_connect_error\r\n"
     # The log is written by its own thread: the line may trail the replies.
     wait_for(lambda: "certificate verify failed" in router.log, 5, "the TLS failure in the log")
 

@@ -404,6 +404,38 @@ def test_a_timed_out_delete_is_replayed_while_the_server_serves(ithaca_factory, 
         fake.close()
 
 
+
+def test_a_delete_the_server_refuses_is_spooled_and_replayed(ithaca_factory, tmp_path):
+    """A delete the server answers with SERVER_ERROR is spooled as one that
+    got no reply (mcrouter's DestinationRoute spools its failover errors):
+    the client gets NOT_FOUND, and the delete reaches the server once it
+    takes deletes again. The server is up all along."""
+    fake = DeleteBackend()
+    try:
+        text = "\n".join([
+            "router:", f"  spool_dir: {tmp_path / 'spool'}",
+            "pools:", "  main:", f'    servers: ["127.0.0.1:{fake.port}"]', "    protocol: ascii",
+            "    timeout: 2s", "    retry_interval: 200ms", "    retry_interval_max: 200ms",
+            "route:", "  type: pool", "  pool: main", "  reliable_deletes: true", ""])
+        router = ithaca_factory(config_text=text)
+        host = f"main/127.0.0.1:{fake.port}"
+
+        def stat(name):
+            with mcwire.Conn(router.host, router.port) as c:
+                return stats(c, "servers")[f"{host}:{name}"]
+
+        with fake.lock:
+            fake.budget = 0  # SERVER_ERROR out of memory to every delete
+        with mcwire.Conn(router.host, router.port) as c:
+            assert c.call(b"delete r:0\r\n") == b"NOT_FOUND\r\n"
+        assert stat("state") == "up" and stat("deletes_spooled") == "1"
+        with fake.lock:
+            fake.budget = None
+        wait_for(lambda: stat("deletes_replayed") == "1", 5, "the refused delete replayed")
+        assert fake.deleted == [b"r:0"]
+    finally:
+        fake.close()
+
 # ---------------------------------------------------------------- issue 28, item 5
 # A delete is answered as spooled (NOT_FOUND) only once its record is in the
 # spool file; one the spool cannot write gets the failure and is counted

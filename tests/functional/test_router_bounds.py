@@ -60,7 +60,7 @@ def test_reply_announcing_more_than_item_size_max_is_a_bad_reply_at_once(ithaca_
         elapsed = time.monotonic() - start
         grown_mib = (rss_kib(router) - before) / 1024
         seen = f"{got!r} after {elapsed:.2f}s, router grew by {grown_mib:.0f} MiB"
-        assert got == b"SERVER_ERROR backend sent a bad reply\r\n", seen
+        assert got == b"SERVER_ERROR remote error: the server sent a bad reply\r\n", seen
         assert elapsed < 1.5, seen
         assert grown_mib < 32, seen
         # The counted failure says why.
@@ -78,7 +78,7 @@ def test_request_deadline_holds_while_a_backend_drips_bytes(ithaca_factory, fake
         start = time.monotonic()
         got = c.call(b"get k\r\n")
         elapsed = time.monotonic() - start
-        assert got == b"SERVER_ERROR backend timeout\r\n"
+        assert got == b"SERVER_ERROR Reply timeout\r\n"
         assert 0.9 < elapsed < 2.0, f"answered after {elapsed:.2f}s with a 1 s timeout"
 
 

@@ -46,7 +46,9 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
   if (req.cmd == protocol::command::FlushAll) {
     if (!pool_->allow_flush()) {
       slot.result.outcome = protocol::routed_outcome::Refused;
-      slot.result.text = "SERVER_ERROR flush_all is not allowed on pool '" + pool_->name() + "' (allow_flush: false)";
+      // mcrouter's words (its precheck without --enable-flush-cmd); the
+      // pool's allow_flush is the YAML's switch, --enable-flush-cmd mcrouter's.
+      slot.result.text = "SERVER_ERROR Command disabled";
       slot.result.bstatus = protocol::binary_status::NotSupported;
       return dispatch_status::Pending;  // no calls: ready at once, in order
     }
@@ -107,8 +109,26 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
   return dispatch_status::Pending;
 }
 
+namespace {
+
+// A delete's result that is spooled: no reply, or the server's SERVER_ERROR
+// (mcrouter's DestinationRoute spools every failover-error result, its
+// server's errors among them, and answers NOT_FOUND; a CLIENT_ERROR is the
+// client's to see).
+bool pool_route_spools(const protocol::routed_result& r) {
+  switch (r.outcome) {
+    case protocol::routed_outcome::Failed: return true;
+    case protocol::routed_outcome::ErrorLine: return std::string_view(r.text).starts_with("SERVER_ERROR");
+    case protocol::routed_outcome::Raw: return std::string_view(r.raw).starts_with("SERVER_ERROR");
+    default: return false;
+  }
+}
+
+}  // namespace
+
 // [reliable_deletes] Two steps on the delete's frame (its `count`):
-// kCallDone, the backend call is done: a delete that got no reply is handed
+// kCallDone, the backend call is done: a delete that got no reply (or a
+// SERVER_ERROR: pool_route_spools() above) is handed
 // to the spool and its slot parked in this worker's spool_waits (one more
 // call: Pending) until the spool machine has written the record, or not, or
 // the pool's timeout passed; kSpoolAnswered, that wait is over: the outcome
@@ -130,7 +150,7 @@ dispatch_status pool_route::resume(request_slot& slot, dispatch_env& env) const 
     }
     return dispatch_status::Done;
   }
-  if (slot.result.outcome != protocol::routed_outcome::Failed) return dispatch_status::Done;
+  if (!pool_route_spools(slot.result)) return dispatch_status::Done;
   const auto& server = pool_->servers()[frame.state];
   proxy::delete_spool* spool = proxy::delete_spool::current();
   if (spool == nullptr) {

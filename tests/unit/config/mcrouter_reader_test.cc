@@ -356,7 +356,10 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
         "m.json:6: Can not read pool: AA (it is not under `pools`; did you mean 'A'?)");
   CHECK(with_route("\"KeyParseRoute|Pool|A\"") == "m.json:6: mcrouter's KeyParseRoute is not supported by ithaca");
   CHECK(with_route("{\"type\": \"FailoverRoutes\", \"children\": []}") ==
-        "m.json:6: unknown route type 'FailoverRoutes' (did you mean 'FailoverRoute'?)");
+        "m.json:6: Unknown RouteHandle: FailoverRoutes line: 6 (did you mean 'FailoverRoute'?)");
+  // mcrouter's line: the object's "type", not where the object opens.
+  CHECK(with_route("{\n  \"type\": \"XYZRoute\",\n  \"children\": []}") ==
+        "m.json:7: Unknown RouteHandle: XYZRoute line: 7");
   CHECK(with_route("{\"type\": \"L1L2CacheRoute\", \"l1\": \"PoolRoute|A\", \"l2\": \"PoolRoute|B\"}") ==
         "m.json:6: L1L2CacheRoute: no upgradingL1Exptime");
   CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
@@ -391,7 +394,7 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
   CHECK(with_route("\"PrefixSelectorRoute\"").starts_with("m.json:6: PrefixSelectorRoute is only read at the top"));
   CHECK(with_route("[\"PoolRoute|A\", \"PoolRoute|B\"]") == "m.json:6: route: 2 routes where one is expected");
   // JSONM: expanded first (jsonm_test.cc), then read; errors at the file's lines.
-  CHECK(with_route("\"@int(5)\"") == "m.json:6: unknown route type '5'");
+  CHECK(with_route("\"@int(5)\"") == "m.json:6: Unknown RouteHandle: 5");
   CHECK(with_route("\"PoolRoute|%pool%\"") ==
         "m.json:6: Raw object property 'route': Param in string: 'pool' not found");
   CHECK(load_json("{\n\"macros\": {},\n\"route\": \"NullRoute\"}") == "");
@@ -469,8 +472,16 @@ TEST_CASE("PoolRoute options and pools as mcrouter takes them") {
   CHECK(std::string(kind_name(c.router.route)) == "null");
   CHECK(load_json(R"({"pools": {"E": {"servers": ["127.0.0.1:1"]}}, "route": "HostIdRoute|Pool|E"})", &c) == "");
   CHECK(std::string(kind_name(c.router.route)) == "pool");
-  CHECK(with_route("\"LatestRoute|Pool|A\"") ==
-        "m.json:6: mcrouter's LatestRoute over 3 children is not supported by ithaca (it picks by the host's id)");
+  // LatestRoute over several: a failover over failover_count of them (all
+  // three here, in an order drawn from the host's id).
+  CHECK(with_route("\"LatestRoute|Pool|A\"") == "");
+  CHECK(load_json(R"({"pools": {"A": {"servers": ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"]}},
+                      "route": {"type": "PoolRoute", "pool": "A", "hash": {"hash_func": "Latest", "failover_count": 2}}})",
+                  &c) == "");
+  CHECK(std::string(kind_name(c.router.route)) == "failover");
+  CHECK(c.router.route.children.size() == 2);
+  CHECK(with_route("{\"type\": \"LatestRoute\", \"children\": \"Pool|A\", \"failover_count\": 0}") ==
+        "m.json:6: LatestRoute: failover_count is not a positive integer");
 
   // a server listed twice, and pool_locality (read by no mcrouter code)
   CHECK(load_json(R"({"pools": {"D": {"servers": ["127.0.0.1:1", "127.0.0.1:1"], "pool_locality": "region"}},

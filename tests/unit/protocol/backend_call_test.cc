@@ -162,13 +162,17 @@ TEST_CASE("fail(): clear errors for single-key commands, misses for multi-key ge
   REQUIRE(call.start(set.req, backend_protocol::Ascii, r) == backend_call::progress::NextStep);
   call.fail(call_failure::Down);
   CHECK(call.done());
-  CHECK(render(set.req, r) == "SERVER_ERROR backend down\r\n");
+  CHECK(render(set.req, r) == "SERVER_ERROR Server unavailable. Reason: mc_res_connect_error\r\n");
+  r.prepare(set.req);
+  REQUIRE(call.start(set.req, backend_protocol::Ascii, r) == backend_call::progress::NextStep);
+  call.fail(call_failure::Down, call_failure::Timeout);
+  CHECK(render(set.req, r) == "SERVER_ERROR Server unavailable. Reason: mc_res_timeout\r\n");
 
   client_request mg("mg k v O5\r\n");
   r.prepare(mg.req);
   REQUIRE(call.start(mg.req, backend_protocol::Meta, r) == backend_call::progress::NextStep);
   call.fail(call_failure::Timeout);
-  CHECK(render(mg.req, r) == "SERVER_ERROR backend timeout\r\n");
+  CHECK(render(mg.req, r) == "SERVER_ERROR Reply timeout\r\n");
 
   // get a b c over two servers: the second fails, its keys are misses.
   client_request get("get a b c\r\n");
@@ -188,7 +192,8 @@ TEST_CASE("fail(): clear errors for single-key commands, misses for multi-key ge
   REQUIRE(call.start(bget.req, backend_protocol::Ascii, r) == backend_call::progress::NextStep);
   call.fail(call_failure::Down);
   out_buffer expect;
-  encode_binary(expect, 0x00, 9, binary_status::TemporaryFailure, 0, {}, {}, "backend down");
+  encode_binary(expect, 0x00, 9, binary_status::TemporaryFailure, 0, {}, {},
+                "Server unavailable. Reason: mc_res_connect_error");
   CHECK(render(bget.req, r) == expect.str());
   client_request getq(binary_packet(0x09, "k", {}));
   r.prepare(getq.req);
@@ -209,7 +214,7 @@ TEST_CASE("a reply that does not fit the request is BadReply") {
   piece.kind = piece_kind::Line;
   piece.line = "STORED";
   CHECK(call.on_piece(piece) == backend_call::progress::BadReply);
-  CHECK(render(incr.req, r) == "SERVER_ERROR backend sent a bad reply\r\n");
+  CHECK(render(incr.req, r) == "SERVER_ERROR remote error: the server sent a bad reply\r\n");
 
   // A VALUE for a key that was not asked for.
   client_request get("get a\r\n");
