@@ -4,9 +4,9 @@
 
 namespace ithaca::store {
 
-item* item_alloc(item_region& region, std::string_view key, size_t value_len) noexcept {
+item* item_alloc(item_region& region, std::string_view key, size_t value_len, uint64_t bound) noexcept {
   uint32_t block = 0;
-  void* mem = region.alloc(sizeof(item) + key.size() + value_len, block);
+  void* mem = region.alloc(sizeof(item) + key.size() + value_len, block, bound);
   if (!mem) return nullptr;
   auto* it = static_cast<item*>(mem);
   std::memset(it, 0, sizeof(item));

@@ -96,7 +96,8 @@ struct item_home {
 // value area; header zeroed, one reference (the caller's, handed to the chain when it links
 // the item). nullptr if the region has no room (the caller evicts and asks again). Takes
 // the region's lock: never under a bucket lock.
-item* item_alloc(item_region& region, std::string_view key, size_t value_len) noexcept;
+// `bound`: item_region::alloc's.
+item* item_alloc(item_region& region, std::string_view key, size_t value_len, uint64_t bound) noexcept;
 
 // What an item of this key and value length would cost (its block).
 inline uint64_t item_cost(size_t key_len, size_t value_len) noexcept {

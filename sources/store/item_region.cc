@@ -133,7 +133,7 @@ void item_region::publish() noexcept {
   free_view_.store(free_, std::memory_order_relaxed);
 }
 
-void* item_region::alloc(size_t bytes, uint32_t& block) noexcept {
+void* item_region::alloc(size_t bytes, uint32_t& block, uint64_t bound) noexcept {
   const uint64_t size = block_size(bytes);
   std::lock_guard<bucket_lock> g(lock_);
   uint64_t off = find_fit(size);
@@ -157,7 +157,8 @@ void* item_region::alloc(size_t bytes, uint32_t& block) noexcept {
     // The block before a free block is never free (they would have merged).
     word(off) = got;
   } else {
-    if (top_ + size > budget_.load(std::memory_order_relaxed) || top_ + size > committed_) return nullptr;
+    const uint64_t limit = std::min({budget_.load(std::memory_order_relaxed), committed_, bound});
+    if (top_ + size > limit) return nullptr;
     off = top_;
     got = size;
     word(off) = got;  // the block before top is never free (it melts into top)

@@ -46,8 +46,9 @@ class item_region {
 
   // A block of at least `bytes` payload, 8-aligned; its whole size (header included: what
   // it costs) in `block`. nullptr if no free block fits and `top` cannot rise within the
-  // budget (the caller evicts and asks again). [any thread, no bucket lock held]
-  void* alloc(size_t bytes, uint32_t& block) noexcept;
+  // budget, nor within `bound` (the store's limit less what it spends outside the region)
+  // (the caller evicts and asks again). [any thread, no bucket lock held]
+  void* alloc(size_t bytes, uint32_t& block, uint64_t bound = ~uint64_t{0}) noexcept;
   // Gives back a block alloc returned. [any thread, no bucket lock held]
   void free(void* p) noexcept;
   // What a block for `bytes` of payload costs (header and rounding).

@@ -223,7 +223,8 @@ bool store::charge(item* it) noexcept {
 item* store::alloc_item(std::string_view key, size_t value_len) noexcept {
   uint64_t need = item_cost(key.size(), value_len);
   for (unsigned round = 0;; ++round) {
-    if (item* it = item_alloc(region_, key, value_len)) return it;
+    const uint64_t limit = memory_limit();
+    if (item* it = item_alloc(region_, key, value_len, limit - std::min(overhead_bytes(), limit / 2))) return it;
     if (round >= kRegionEvictRounds) return nullptr;
     const uint64_t used = mem_used();
     const uint64_t target = used > need ? used - need : 0;

@@ -172,6 +172,18 @@ class store {
   // lowered limit, once usage is under it. Returns the bytes advised. [the cron; rare:
   // it walks every block under the region's lock]
   uint64_t release_free_memory() noexcept { return region_.trim(); }
+  // What the memory limit covers besides the items' blocks, so that the process's memory,
+  // not only its items', follows -m: the hash table (heads mapped now and locks:
+  // memcached's hash_bytes, which memcached leaves outside its -m), s3fifo's queues, and
+  // what the server reserved to serve (set_reserved_bytes: the workers' receive rings and
+  // the log queue). The item region's top stays under the limit less this (at most half
+  // the limit: a large hash_power under a small -m leaves the items room). Not in
+  // mem_used(): the items' charge, memcached's total_malloced. [any thread]
+  uint64_t overhead_bytes() const noexcept {
+    return table_.bytes() + eviction_queue_bytes() + reserved_.load(std::memory_order_relaxed);
+  }
+  // [start-up, after the workers started; any thread]
+  void set_reserved_bytes(uint64_t bytes) noexcept { reserved_.store(bytes, std::memory_order_relaxed); }
   // The item region, for stats and tests. [any thread; its figures are relaxed]
   const item_region& region() const noexcept { return region_; }
   // The largest item (header + key + value) a set accepts; the reload sets it before it
@@ -382,6 +394,7 @@ class store {
   item_region region_;
   item_home home_;
   std::atomic<uint64_t> memory_limit_;
+  std::atomic<uint64_t> reserved_{0};  // set_reserved_bytes
   std::atomic<uint64_t> item_size_max_;
   std::atomic<uint64_t> large_value_threshold_;
   std::atomic<uint64_t> lease_interval_ms_;
