@@ -16,11 +16,10 @@ namespace ithaca::store {
 
 // Event counters are cumulative (`stats reset` keeps a baseline); gauges are current.
 #define ITHACA_CLASS_GAUGES(X) X(number) X(mem_requested) X(used_chunks)
-#define ITHACA_CLASS_EVENTS(X)                                                                                   \
-  X(get_hits)                                                                                                    \
-  X(cmd_set)                                                                                                     \
-  X(delete_hits) X(incr_hits) X(decr_hits) X(cas_hits) X(cas_badval) X(touch_hits) X(evicted) X(evicted_nonzero) \
-      X(evicted_unfetched) X(outofmemory) X(reclaimed) X(expired_unfetched) X(crawler_reclaimed)                 \
+#define ITHACA_CLASS_EVENTS(X)                                                                                      \
+  X(get_hits)                                                                                                       \
+  X(cmd_set) X(delete_hits) X(incr_hits) X(decr_hits) X(cas_hits) X(cas_badval) X(touch_hits) X(evicted)            \
+      X(evicted_nonzero) X(evicted_unfetched) X(outofmemory) X(reclaimed) X(expired_unfetched) X(crawler_reclaimed) \
           X(crawler_items_checked) X(direct_reclaims)
 #define ITHACA_CLASS_COUNTERS(X) ITHACA_CLASS_GAUGES(X) ITHACA_CLASS_EVENTS(X)
 

@@ -19,10 +19,9 @@ namespace ithaca::store {
 #define ITHACA_STORE_COUNTERS(X)                                                                                    \
   X(curr_items)                                                                                                     \
   X(total_items)                                                                                                    \
-  X(evictions)                                                                                                      \
-  X(expired_unfetched) X(evicted_unfetched) X(reclaimed) X(get_hits) X(get_misses) X(get_expired) X(get_flushed)    \
-      X(delete_hits) X(delete_misses) X(incr_hits) X(incr_misses) X(decr_hits) X(decr_misses) X(cas_hits)           \
-          X(cas_misses) X(cas_badval) X(touch_hits) X(touch_misses) X(lease_tokens) X(lease_waits)                  \
+  X(evictions) X(expired_unfetched) X(evicted_unfetched) X(reclaimed) X(get_hits) X(get_misses) X(get_expired)      \
+      X(get_flushed) X(delete_hits) X(delete_misses) X(incr_hits) X(incr_misses) X(decr_hits) X(decr_misses)        \
+          X(cas_hits) X(cas_misses) X(cas_badval) X(touch_hits) X(touch_misses) X(lease_tokens) X(lease_waits)      \
               X(lease_placeholders) X(large_values) X(large_value_errors) X(large_value_gc_evictions)               \
                   X(large_value_inline_evictions) X(out_of_memory) X(small_items) X(moves_to_warm) X(moves_to_cold) \
                       X(moves_within_lru) X(ghost_hits)
