@@ -179,11 +179,18 @@ class store {
   // the log queue). The item region's top stays under the limit less this (at most half
   // the limit: a large hash_power under a small -m leaves the items room). Not in
   // mem_used(): the items' charge, memcached's total_malloced. [any thread]
+  // Once the server measured its anonymous memory outside the region (set_outside_bytes),
+  // the larger of the two: the measure also holds what no estimate lists (the heap, thread
+  // stacks, connection buffers).
   uint64_t overhead_bytes() const noexcept {
-    return table_.bytes() + eviction_queue_bytes() + reserved_.load(std::memory_order_relaxed);
+    return std::max(table_.bytes() + eviction_queue_bytes() + reserved_.load(std::memory_order_relaxed),
+                    outside_.load(std::memory_order_relaxed));
   }
   // [start-up, after the workers started; any thread]
   void set_reserved_bytes(uint64_t bytes) noexcept { reserved_.store(bytes, std::memory_order_relaxed); }
+  // The process's resident anonymous memory less the item region's (the server's cron
+  // measures it: cron.cc). [any thread]
+  void set_outside_bytes(uint64_t bytes) noexcept { outside_.store(bytes, std::memory_order_relaxed); }
   // The item region, for stats and tests. [any thread; its figures are relaxed]
   const item_region& region() const noexcept { return region_; }
   // The largest item (header + key + value) a set accepts; the reload sets it before it
@@ -395,6 +402,7 @@ class store {
   item_home home_;
   std::atomic<uint64_t> memory_limit_;
   std::atomic<uint64_t> reserved_{0};  // set_reserved_bytes
+  std::atomic<uint64_t> outside_{0};   // set_outside_bytes
   std::atomic<uint64_t> item_size_max_;
   std::atomic<uint64_t> large_value_threshold_;
   std::atomic<uint64_t> lease_interval_ms_;
