@@ -1,6 +1,7 @@
 #include "item_region.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,9 +57,26 @@ void region_unpoison(char* p, uint64_t n) noexcept {
 
 }  // namespace
 
-item_region::item_region(uint64_t committed, uint64_t reserve, uint64_t budget, bool huge)
-    : huge_(huge), budget_(budget) {
+item_region::item_region(int fd, uint64_t committed, uint64_t reserve, uint64_t budget, bool huge)
+    : fd_(fd), huge_(huge), budget_(budget) {
+  for (auto& fl : heads_) std::fill(std::begin(fl), std::end(fl), kNil);
   committed_ = region_page_up(std::max<uint64_t>(committed, region_page()));
+  if (fd_ >= 0) {
+    reserve_ = committed_;
+    struct stat st {};
+    if (fstat(fd_, &st) != 0 ||
+        (static_cast<uint64_t>(st.st_size) != reserve_ && ftruncate(fd_, static_cast<off_t>(reserve_)) != 0)) {
+      ::close(fd_);
+      throw std::bad_alloc();
+    }
+    void* p = mmap(nullptr, reserve_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (p == MAP_FAILED) {
+      ::close(fd_);
+      throw std::bad_alloc();
+    }
+    base_ = static_cast<char*>(p);
+    return;
+  }
   reserve_ = region_page_up(std::max(reserve, committed_));
   void* p = mmap(nullptr, reserve_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
@@ -68,10 +86,12 @@ item_region::item_region(uint64_t committed, uint64_t reserve, uint64_t budget, 
     throw std::bad_alloc();
   }
   if (huge_) madvise(base_, reserve_, MADV_HUGEPAGE);
-  for (auto& fl : heads_) std::fill(std::begin(fl), std::end(fl), kNil);
 }
 
-item_region::~item_region() { munmap(base_, reserve_); }
+item_region::~item_region() {
+  munmap(base_, reserve_);
+  if (fd_ >= 0) ::close(fd_);
+}
 
 uint64_t item_region::block_size(size_t bytes) noexcept {
   return std::max<uint64_t>((bytes + kRegionHeader + 7) & ~uint64_t{7}, kRegionMinBlock);
@@ -251,7 +271,8 @@ uint64_t item_region::trim() noexcept {
     from = region_page_up(from);
     to &= ~(page - 1);
     if (to <= from) return;
-    madvise(base_ + from, to - from, MADV_DONTNEED);
+    // A file's pages are its own (tmpfs): MADV_REMOVE frees them; DONTNEED would only unmap.
+    madvise(base_ + from, to - from, fd_ >= 0 ? MADV_REMOVE : MADV_DONTNEED);
     advised += to - from;
   };
   std::lock_guard<bucket_lock> g(lock_);

@@ -39,7 +39,12 @@ class item_region {
   // Reserves `reserve` bytes of address space (at least `committed`) and makes the first
   // `committed` readable and writable. `huge`: advise MADV_HUGEPAGE (-L). Throws
   // std::bad_alloc if the mapping cannot be had. [start-up]
-  item_region(uint64_t committed, uint64_t reserve, uint64_t budget, bool huge);
+  item_region(uint64_t committed, uint64_t reserve, uint64_t budget, bool huge)
+      : item_region(-1, committed, reserve, budget, huge) {}
+  // fd >= 0: a region that is that file (adopted: closed by the destructor), mapped
+  // shared, `committed` bytes (the file is made that long), which it cannot grow past
+  // (`reserve` is not used). Throws std::bad_alloc if the file cannot be sized or mapped.
+  item_region(int fd, uint64_t committed, uint64_t reserve, uint64_t budget, bool huge);
   ~item_region();
   item_region(const item_region&) = delete;
   item_region& operator=(const item_region&) = delete;
@@ -72,6 +77,15 @@ class item_region {
   uint64_t free_bytes() const noexcept { return free_view_.load(std::memory_order_relaxed); }
   uint64_t committed() const noexcept { return committed_; }
   uint64_t reserved() const noexcept { return reserve_; }
+  // A file-backed region's walk at start-up (memory_file.h): takes [0, top) as the blocks a
+  // stopped process left, checks that every tag agrees (sizes within bounds, free flags and
+  // end copies, no two free blocks side by side), rebuilds the free lists and appends each
+  // used block's payload offset to `used`. False if anything disagrees: the region is then
+  // left empty. [start-up, one thread]
+  template <typename Vec>
+  bool adopt(uint64_t top, Vec& used);
+  bool file_backed() const noexcept { return fd_ >= 0; }
+  char* base() const noexcept { return base_; }
   // Whether `p` lies in the region (tests).
   bool contains(const void* p) const noexcept {
     auto* c = static_cast<const char*>(p);
@@ -92,6 +106,7 @@ class item_region {
   void publish() noexcept;
 
   char* base_ = nullptr;
+  int fd_ = -1;  // the memory file, or -1 (anonymous)
   uint64_t reserve_ = 0;
   uint64_t committed_ = 0;  // [lock] readable and writable from base_
   bool huge_ = false;
@@ -108,5 +123,43 @@ class item_region {
   std::atomic<uint64_t> free_view_{0};
   std::atomic<uint64_t> top_high_view_{0};
 };
+
+template <typename Vec>
+bool item_region::adopt(uint64_t top, Vec& used) {
+  constexpr uint64_t kFree = 1, kPrevFree = 2, kFlags = 7;
+  if (top > committed_ || top % 8) return false;
+  bool prev_free = false;
+  for (uint64_t off = 0; off < top;) {
+    const uint64_t w = word(off);
+    const uint64_t size = w & ~kFlags;
+    const bool is_free = w & kFree;
+    if (size < 32 || size > top - off || ((w & kPrevFree) != 0) != prev_free || (is_free && prev_free) ||
+        (is_free && word(off + size - 8) != size)) {
+      used.clear();
+      return false;
+    }
+    if (!is_free) used.push_back(off + 8);
+    prev_free = is_free;
+    off += size;
+  }
+  if (prev_free) {  // a free block before top would have melted into it
+    used.clear();
+    return false;
+  }
+  top_ = top;
+  free_ = 0;
+  for (uint64_t off = 0; off < top;) {
+    const uint64_t w = word(off);
+    const uint64_t size = w & ~kFlags;
+    if (w & kFree) {
+      list_insert(off, size);
+      free_ += size;
+    }
+    off += size;
+  }
+  top_high_view_.store(top_, std::memory_order_relaxed);
+  publish();
+  return true;
+}
 
 }  // namespace ithaca::store

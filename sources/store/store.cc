@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <random>
 
+#include <unistd.h>
+
 #include "store_inline.h"
 
 namespace ithaca::store {
@@ -49,6 +51,12 @@ size_t ghost_capacity(const store_config& cfg) noexcept {
 // pages), so `cache_memlimit` may raise the limit to four times the start's, or 16 GiB.
 uint64_t region_reserve(uint64_t limit) noexcept { return std::max<uint64_t>(limit * 4, uint64_t{16} << 30); }
 
+// A memory file's size: the limit, page rounded (what the region commits).
+uint64_t region_size(uint64_t limit) noexcept {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return (std::max(limit, page) + page - 1) & ~(page - 1);
+}
+
 // alloc_item's bound: rounds of eviction, each asking for twice the bytes of the last;
 // 24 rounds from a 32-byte block reach 512 MiB, and a round that frees nothing ends it.
 constexpr unsigned kRegionEvictRounds = 24;
@@ -62,7 +70,10 @@ store::store(const store_config& cfg) : store(cfg, nullptr) {
 
 store::store(const store_config& cfg, std::shared_ptr<large_arena> arena)
     : cfg_(cfg),
-      region_(cfg.memory_limit, region_reserve(cfg.memory_limit), cfg.memory_limit, cfg.large_pages),
+      mf_(cfg.memory_file.empty() ? memory_file_state{}
+                                  : memory_file_prepare(cfg.memory_file, region_size(cfg.memory_limit),
+                                                        cfg.item_size_max, cfg.cas_enabled)),
+      region_(mf_.fd, cfg.memory_limit, region_reserve(cfg.memory_limit), cfg.memory_limit, cfg.large_pages),
       home_{region_, stats_.bytes},
       memory_limit_(cfg.memory_limit),
       item_size_max_(cfg.item_size_max),
@@ -115,7 +126,13 @@ large_value* store::create_large(std::span<const char> value) noexcept {
 
 store::~store() {
   // No other thread may use the store any more.
-  table_.drain([this](item* it) { item_free(it, region_); });
+  // A memory file saved clean keeps its bytes: only the large values' references go.
+  table_.drain([this](item* it) {
+    if (!mf_saved_)
+      item_free(it, region_);
+    else if (it->is_large())
+      it->large()->unref();
+  });
 }
 
 bool store::in_bucket(const item* it, uint64_t b, const hash_table::chain& c) const noexcept {

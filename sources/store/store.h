@@ -34,6 +34,7 @@
 #include "ghost_set.h"
 #include "large_arena.h"
 #include "item.h"
+#include "memory_file.h"
 #include "reclaim_list.h"
 #include "small_fifo.h"
 #include "store_stats.h"
@@ -191,6 +192,26 @@ class store {
   // The process's resident anonymous memory less the item region's (the server's cron
   // measures it: cron.cc). [any thread]
   void set_outside_bytes(uint64_t bytes) noexcept { outside_.store(bytes, std::memory_order_relaxed); }
+  // memcached -e FILE (memory_file.h). restore_memory_file: after construction, before the
+  // store is shared: walks the region a graceful stop left (if FILE.meta said so) and links
+  // its items again: deadlines, access and store times carried over in unix time (an item
+  // past its deadline, or flushed, is dropped), the CAS counter above the highest seen, the
+  // flush_all state as it was; every item joins s3fifo's main queue. Lease placeholders
+  // and large items are dropped (a large value's file was unlinked with the process that
+  // wrote it). [start-up, one thread]
+  struct memory_file_result {
+    bool used = false;      // a memory file is configured
+    uint64_t restored = 0;  // items served again
+    uint64_t dropped = 0;   // items expired, flushed, large or placeholders
+    std::string why;        // not restored: why (a clean start)
+  };
+  memory_file_result restore_memory_file(const store_now& now);
+  // SIGUSR1's graceful stop: writes FILE.meta `clean 1` with what the next start needs (the
+  // blocks' end and checksum, the clocks, the CAS and flush state); the destructor then
+  // leaves the region's bytes as they are. False (and `why`) without a memory file or on an
+  // I/O error (the file stays `clean 0`: the next start is clean). [after every other thread
+  // that used the store stopped]
+  bool save_memory_file(const store_now& now, std::string& why);
   // The item region, for stats and tests. [any thread; its figures are relaxed]
   const item_region& region() const noexcept { return region_; }
   // The largest item (header + key + value) a set accepts; the reload sets it before it
@@ -397,6 +418,9 @@ class store {
   void count_read(const get_options& opts, const get_result& res, unsigned hit_class) noexcept;
 
   store_config cfg_;  // fixed after construction; the live limits below override its copies
+  // -e FILE: what the constructor learned of it (memory_file.h); path "" without one.
+  memory_file_state mf_;
+  bool mf_saved_ = false;  // save_memory_file wrote it clean: ~store leaves the region alone
   // Where every item lives (item_region.h), and with the charge, what frees one needs.
   item_region region_;
   item_home home_;

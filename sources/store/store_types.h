@@ -38,6 +38,9 @@ struct store_config {
   // memcached's size classes, only to report items by class (class_stats.h). Their
   // `cas` is the store's cas_enabled below, whatever is set here.
   slab_class_config slab_classes;
+  // memcached -e FILE: the item region is this file, kept across a graceful stop
+  // (memory_file.h); "" = anonymous memory.
+  std::string memory_file;
   // -L: the hash table's mappings ask for transparent huge pages (hash_table.h).
   bool large_pages = false;
   // memcached -M (false): a store that does not fit is refused (OutOfMemory) rather than
