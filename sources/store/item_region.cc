@@ -89,6 +89,9 @@ item_region::item_region(int fd, uint64_t committed, uint64_t reserve, uint64_t 
 }
 
 item_region::~item_region() {
+  // ASan's shadow outlives the mapping: a later mapping at these addresses (the next
+  // store's region, a hash table) must not find them poisoned.
+  region_unpoison(base_, committed_);
   munmap(base_, reserve_);
   if (fd_ >= 0) ::close(fd_);
 }

@@ -56,6 +56,7 @@ store::memory_file_result store::restore_memory_file(const store_now& now) {
   const uint32_t sec = server_sec(now);
   uint64_t max_cas = m.cas_counter;
   std::vector<item*> drop;
+  drop.reserve(used.size());  // no allocation under the bucket locks below
   for (const uint64_t off : used) {
     auto* it = reinterpret_cast<item*>(region_.base() + off);
     uint64_t header;
