@@ -245,11 +245,16 @@ item* store::alloc_item(std::string_view key, size_t value_len) noexcept {
     if (round >= kRegionEvictRounds) return nullptr;
     const uint64_t used = mem_used();
     const uint64_t target = used > need ? used - need : 0;
+    // Progress is what this round unlinked (other threads' stores may raise the charge
+    // meanwhile, and a pinned item is freed only by its last reader).
+    const uint64_t gone = stats_.count(store_counter::evictions) + stats_.count(store_counter::reclaimed);
     if (evictions())
       evict_inline(target);
     else
       reclaim_inline(target);
-    if (mem_used() >= used) return nullptr;  // nothing could go (all pinned, or -M)
+    if (mem_used() >= used &&
+        stats_.count(store_counter::evictions) + stats_.count(store_counter::reclaimed) == gone)
+      return nullptr;  // nothing could go (all pinned, or -M with nothing expired)
     need *= 2;
   }
 }
