@@ -1,9 +1,6 @@
 #include "cron.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 
 #include <spdlog/spdlog.h>
 
@@ -51,29 +48,6 @@ void trim_after_lowered_limit(store::store& st, uint64_t& trimmed_at) {
 
 }  // namespace
 
-// The process's resident anonymous memory outside the item region, for the store's
-// bound on the region (store::overhead_bytes): /proc/self/statm's resident pages less its
-// shared (file-backed: the program's code and libraries, outside -m as memcached's are)
-// less what of the region may be resident. Under AddressSanitizer its shadow memory would
-// count: not measured there (the store's estimate stands). [the cron, every growth check
-// and sweep: one small read]
-void measure_outside_memory(store::store& st) {
-#if !defined(__SANITIZE_ADDRESS__)
-  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (!f) return;
-  unsigned long long size = 0, resident = 0, shared = 0;
-  const int got = std::fscanf(f, "%llu %llu %llu", &size, &resident, &shared);
-  std::fclose(f);
-  if (got != 3 || resident < shared) return;
-  const uint64_t anon = (resident - shared) * page;
-  const uint64_t region = st.region().top_high();
-  st.set_outside_bytes(anon > region ? anon - region : 0);
-#else
-  (void)st;
-#endif
-}
-
 void cron_main(store::store& st, const server_clock& clock, gc_counters& counters, const live_cell& live,
                mm::cond& reloaded, cron_settings s) {
   live_reader settings(live);
@@ -87,7 +61,6 @@ void cron_main(store::store& st, const server_clock& clock, gc_counters& counter
       if (w == mm::wait_status::Cancelled) return;
       if (w == mm::wait_status::Ok) continue;  // a reload: the due time again, with its period
       if (s.grow && !grow_table(st, s.buckets_per_step)) return;
-      measure_outside_memory(st);
       continue;  // the sweep's due time again
     }
     int64_t start = mm::now_ns();
@@ -105,7 +78,6 @@ void cron_main(store::store& st, const server_clock& clock, gc_counters& counter
     }
     if (s.grow && !grow_table(st, s.buckets_per_step)) return;
     trim_after_lowered_limit(st, trimmed_at);
-    measure_outside_memory(st);
     counters.runs.fetch_add(1, std::memory_order_relaxed);
     counters.last_ms.store(static_cast<uint64_t>((mm::now_ns() - start) / 1000000), std::memory_order_relaxed);
     if (total.evictions || total.reclaimed)

@@ -214,7 +214,6 @@ void* item_region::alloc(size_t bytes, uint32_t& block, uint64_t bound) noexcept
     region_unpoison(base_ + off, got);
     word(off) = got;  // the block before top is never free (it melts into top)
     top_ += got;
-    if (top_ > top_high_view_.load(std::memory_order_relaxed)) top_high_view_.store(top_, std::memory_order_relaxed);
   }
   publish();
   block = static_cast<uint32_t>(got);
@@ -287,7 +286,6 @@ uint64_t item_region::trim() noexcept {
     off += size;
   }
   advise(top_, committed_);
-  top_high_view_.store(top_, std::memory_order_relaxed);
   return advised;
 }
 

@@ -71,9 +71,6 @@ class item_region {
 
   // Figures for `stats` and tests (relaxed: approximate while others allocate).
   uint64_t top() const noexcept { return top_view_.load(std::memory_order_relaxed); }
-  // The highest `top` since the last trim: what of the region may be resident (pages a
-  // block melted back into `top` stay until trimmed).
-  uint64_t top_high() const noexcept { return top_high_view_.load(std::memory_order_relaxed); }
   uint64_t free_bytes() const noexcept { return free_view_.load(std::memory_order_relaxed); }
   uint64_t committed() const noexcept { return committed_; }
   uint64_t reserved() const noexcept { return reserve_; }
@@ -121,7 +118,6 @@ class item_region {
   // Copies of top_ and free_ for readers without the lock.
   std::atomic<uint64_t> top_view_{0};
   std::atomic<uint64_t> free_view_{0};
-  std::atomic<uint64_t> top_high_view_{0};
 };
 
 template <typename Vec>
@@ -157,7 +153,6 @@ bool item_region::adopt(uint64_t top, Vec& used) {
     }
     off += size;
   }
-  top_high_view_.store(top_, std::memory_order_relaxed);
   publish();
   return true;
 }

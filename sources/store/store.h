@@ -180,18 +180,11 @@ class store {
   // the log queue). The item region's top stays under the limit less this (at most half
   // the limit: a large hash_power under a small -m leaves the items room). Not in
   // mem_used(): the items' charge, memcached's total_malloced. [any thread]
-  // Once the server measured its anonymous memory outside the region (set_outside_bytes),
-  // the larger of the two: the measure also holds what no estimate lists (the heap, thread
-  // stacks, connection buffers).
   uint64_t overhead_bytes() const noexcept {
-    return std::max(table_.bytes() + eviction_queue_bytes() + reserved_.load(std::memory_order_relaxed),
-                    outside_.load(std::memory_order_relaxed));
+    return table_.bytes() + eviction_queue_bytes() + reserved_.load(std::memory_order_relaxed);
   }
   // [start-up, after the workers started; any thread]
   void set_reserved_bytes(uint64_t bytes) noexcept { reserved_.store(bytes, std::memory_order_relaxed); }
-  // The process's resident anonymous memory less the item region's (the server's cron
-  // measures it: cron.cc). [any thread]
-  void set_outside_bytes(uint64_t bytes) noexcept { outside_.store(bytes, std::memory_order_relaxed); }
   // memcached -e FILE (memory_file.h). restore_memory_file: after construction, before the
   // store is shared: walks the region a graceful stop left (if FILE.meta said so) and links
   // its items again: deadlines, access and store times carried over in unix time (an item
@@ -426,7 +419,6 @@ class store {
   item_home home_;
   std::atomic<uint64_t> memory_limit_;
   std::atomic<uint64_t> reserved_{0};  // set_reserved_bytes
-  std::atomic<uint64_t> outside_{0};   // set_outside_bytes
   std::atomic<uint64_t> item_size_max_;
   std::atomic<uint64_t> large_value_threshold_;
   std::atomic<uint64_t> lease_interval_ms_;
