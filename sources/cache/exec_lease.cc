@@ -160,10 +160,32 @@ exec_action lease_set(const request& req, out_buffer& out, exec_context& ctx) {
   return exec_action::Continue;
 }
 
+// mcrouter's `metaget <key>`: the item's expiry as a unix time (0: never),
+// in mcrouter's META line; a miss is END. A read: no lease, no touch, the
+// value not copied. [worker, client coroutine; the store locks inside]
+exec_action metaget(const request& req, out_buffer& out, exec_context& ctx) {
+  ctx.counters.cmd_get.add();
+  store::get_options o;
+  o.want_value = false;
+  store::get_result res;
+  ctx.store.get(req.key(), ctx.now, o, res);
+  if (res.status == store::get_status::BadKey) {
+    encode_ascii_line(out, protocol::kReplyBadFormat);
+    return exec_action::Continue;
+  }
+  if (res.status == store::get_status::Hit) {
+    const int64_t now_unix = ctx.now.wall_base + static_cast<int64_t>(ctx.now.ms / 1000);
+    protocol::encode_metaget(out, req.key(), res.ttl < 0 ? 0 : now_unix + res.ttl);
+  }
+  encode_ascii_status(out, protocol::ascii_status::End);
+  return exec_action::Continue;
+}
+
 }  // namespace
 
 exec_action execute_lease(const request& req, out_buffer& out, exec_context& ctx) {
   if (req.cmd == protocol::command::LeaseSet) return lease_set(req, out, ctx);
+  if (req.cmd == protocol::command::McMetaget) return metaget(req, out, ctx);
   return lease_get(req, out, ctx);
 }
 

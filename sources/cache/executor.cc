@@ -15,7 +15,8 @@ exec_action execute(const protocol::request& req, protocol::out_buffer& out, exe
     case command::MetaArithmetic:
     case command::MetaDebug: return execute_meta(req, out, ctx);
     case command::LeaseGet:
-    case command::LeaseSet: return execute_lease(req, out, ctx);
+    case command::LeaseSet:
+    case command::McMetaget: return execute_lease(req, out, ctx);
     default: return execute_ascii(req, out, ctx);
   }
 }

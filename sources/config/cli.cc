@@ -245,6 +245,15 @@ bool on_metrics_listen(cli_options& o, std::string_view v, const std::string& n,
   return true;
 }
 
+bool on_takeover(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.takeover = true;
+  return true;
+}
+bool on_takeover_socket(cli_options& o, std::string_view v, const std::string&, std::string*) {
+  o.takeover_socket = std::string(v);
+  return true;
+}
+
 bool on_enable_ssl(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.enable_ssl = true;
   return true;
@@ -355,7 +364,7 @@ void wrap_big_value(const cli_options& cli, route_config& r) {
 // its ports (on every interface or on --listen-addresses) and inherited
 // sockets replace the file's listeners; -t is read with the pools; the TKO
 // flags and --enable-flush-cmd apply to every pool; --allow-only-gets puts an
-// operation route above the tree that sends every update to dev_null.
+// only_gets route above the tree (reads pass, the rest answered as null).
 void apply_mcrouter_overrides(const cli_options& cli, config& c) {
   if (!cli.mcrouter_ports.empty() || !cli.listen_fds.empty()) {
     c.listen.tcp.clear();
@@ -366,6 +375,7 @@ void apply_mcrouter_overrides(const cli_options& cli, config& c) {
     c.listen.inherited_fds = cli.listen_fds;
   }
   if (cli.log_file) c.logging.file = *cli.log_file;
+  c.server.enable_shutdown = true;  // mcrouter stops on the ascii `shutdown` command, with no flag
   for (pool_config& p : c.router.pools) {
     if (cli.timeouts_until_tko) p.failure_limit = *cli.timeouts_until_tko;
     if (cli.probe_delay_initial_ms) p.retry_interval_ms = *cli.probe_delay_initial_ms;
@@ -373,15 +383,10 @@ void apply_mcrouter_overrides(const cli_options& cli, config& c) {
   }
   if (!cli.allow_only_gets) return;
   auto only_gets = [](route_config& r) {
-    route_config op = module_node("operation", route_format::Yaml, r.line);
-    for (const char* cls : {"set", "delete", "arithmetic", "touch"}) {
-      route_config none = module_node("dev_null", route_format::Yaml, r.line);
-      none.role = cls;
-      op.children.push_back(std::move(none));
-    }
-    r.role = "default";
-    op.children.push_back(std::move(r));
-    r = std::move(op);
+    route_config gate = module_node("only_gets", route_format::Yaml, r.line);
+    r.role = "child";
+    gate.children.push_back(std::move(r));
+    r = std::move(gate);
   };
   if (c.router.has_route) only_gets(c.router.route);
   for (listener_route& lr : c.router.listeners) only_gets(lr.route);
@@ -394,6 +399,8 @@ const cli_option kCliOptions[] = {
     {0, "check-config", false, on_check_config, nullptr},
     {0, "preprocessed", false, on_preprocessed, nullptr},
     {0, "metrics-listen", true, on_metrics_listen, nullptr},
+    {0, "takeover", false, on_takeover, nullptr},
+    {0, "takeover-socket", true, on_takeover_socket, nullptr},
     {0, "route-prefix", true, on_route_prefix, nullptr},
     {0, "send-invalid-route-to-default", false, on_send_invalid_route, nullptr},
     {0, "config-params", true, on_config_params, nullptr},
@@ -660,6 +667,10 @@ void apply_overrides(const cli_options& cli, config& c) {
     c.metrics.enabled = true;
     c.metrics.listen = *cli.metrics_listen;
   }
+  if (cli.takeover_socket) {
+    c.takeover.socket_set = true;
+    c.takeover.socket = *cli.takeover_socket;
+  }
 
   switch (std::min(cli.verbose, 3u)) {
     case 0: break;
@@ -758,6 +769,10 @@ Settings come from built-in defaults, then the YAML file, then these flags.
   --metrics-listen=HOST[:PORT]
                             serve Prometheus metrics (GET /metrics) over HTTP
                             on this address (default port 9150; default off)
+  --takeover                start by taking the place of the running ithaca
+                            (its listeners, its store) through its takeover
+                            socket; it exits once this one serves
+  --takeover-socket=PATH    the takeover socket (YAML: takeover.socket)
   --route-prefix=/REGION/CLUSTER/
                             mcrouter's -R: the routing prefix of keys that
                             carry none (YAML: router.default_route)

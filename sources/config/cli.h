@@ -45,6 +45,11 @@ struct cli_options {
   bool version = false;
   // --metrics-listen HOST[:PORT]: the Prometheus page (overrides metrics.listen).
   std::optional<tcp_address> metrics_listen;
+  // --takeover: take the listeners and the store over from the running
+  // process (server/takeover_client.h); --takeover-socket PATH overrides
+  // takeover.socket.
+  bool takeover = false;
+  std::optional<std::string> takeover_socket;
   // mcrouter's --pem-cert-path, --pem-key-path, --pem-ca-path: the client
   // certificate, its key and the CA that TLS pools use (router.tls).
   std::optional<std::string> route_prefix;  // mcrouter's --route-prefix (-R there)

@@ -247,6 +247,18 @@ struct process_config {
   bool operator==(const process_config&) const = default;
 };
 
+// Section `takeover`: handing the listeners and the store to a new process
+// (`ithaca --takeover`, SIGUSR2; server/takeover_server.h). The socket the
+// running process listens on for it: `socket` when set ("" spelled out:
+// none), else <$RUNTIME_DIRECTORY or /run/ithaca>/ithaca-<first tcp port>.takeover
+// when that directory exists and the port is not 0 (server/takeover_path.h).
+struct takeover_config {
+  bool socket_set = false;
+  std::string socket;
+  uint64_t timeout_ms = 30000;  // the whole handover, each side
+  bool operator==(const takeover_config&) const = default;
+};
+
 // Section `logging` (defined by the log library, which is built first).
 // Section `metrics`: the Prometheus page (GET /metrics) on a small HTTP
 // listener of its own; off unless `listen` is set (or --metrics-listen).
@@ -282,8 +294,9 @@ struct config {
   router_config router;  // `pools:` and `route:`
   replication_config replication;
   metrics_config metrics;
-  tls_config tls;          // `tls:`, memcached's -Z and -o ssl_*
-  process_config process;  // `process:`, memcached's -u -P -r -k -L
+  tls_config tls;            // `tls:`, memcached's -Z and -o ssl_*
+  process_config process;    // `process:`, memcached's -u -P -r -k -L
+  takeover_config takeover;  // `takeover:`
   // Not a setting: the files this config was read from, the --config file
   // first, then every file it imported (load_context::add_source), each
   // once. What the config watcher watches (server/config_watch.h).

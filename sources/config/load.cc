@@ -246,15 +246,23 @@ void parse_process(section& s, config& c) {
   s.boolean("large_pages", p.large_pages);
 }
 
+// `takeover:` the socket a new process takes this one's place through.
+void parse_takeover(section& s, config& c) {
+  s.string("socket", c.takeover.socket);
+  c.takeover.socket_set = s.context().mark_of("takeover.socket") != nullptr;
+  s.duration("timeout", c.takeover.timeout_ms, range{100, 3600 * 1000});
+}
+
 struct section_entry {
   const char* name;
   void (*parse)(section&, config&);
 };
 
 constexpr section_entry kSections[] = {
-    {"listen", parse_listen},   {"server", parse_server},           {"cache", parse_cache},
-    {"logging", parse_logging}, {"replication", parse_replication}, {"metrics", parse_metrics},
-    {"tls", parse_tls},         {"router", parse_router},           {"process", parse_process},
+    {"listen", parse_listen},     {"server", parse_server},           {"cache", parse_cache},
+    {"logging", parse_logging},   {"replication", parse_replication}, {"metrics", parse_metrics},
+    {"tls", parse_tls},           {"router", parse_router},           {"process", parse_process},
+    {"takeover", parse_takeover},
 };
 
 // ---------------------------------------------------------------- document
@@ -264,7 +272,7 @@ void parse_document(const YAML::Node& root, load_context& ctx, config& c) {
   if (!root.IsMap()) {
     ctx.fail(root.Mark(),
              "expected a mapping of sections (listen, server, cache, logging, replication, metrics, tls, router, "
-             "process, pools, routes, route, listeners), got " +
+             "process, takeover, pools, routes, route, listeners), got " +
                  describe_node(root));
     return;
   }

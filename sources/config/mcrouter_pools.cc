@@ -36,7 +36,7 @@ const pools::pool_def* pools::find(const YAML::Node& json, const YAML::Node& at)
   }
   if (auto it = defs_.find(name); it != defs_.end()) return it->second.ok ? &it->second : nullptr;
   pool_def& d = defs_[name];
-  d.base.name = name;
+  d.base.name = prefix_ + name;
   d.base.line = err_.line(body);
   std::set<std::string> seen{name};
   d.ok = read(body, d, seen);
@@ -59,6 +59,7 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
   err_.allow(json, what,
              {"servers", "protocol", "server_timeout", "connect_timeout", "weights", "inherit", "region", "cluster",
               "keep_routing_prefix", "hostnames", "failure_domains", "security_mech", "use_ssl", "error_on_empty",
+              "port_override",
               // mcrouter's source reads no pool_locality (its test_shadow.json
               // writes one): a label, taken and ignored as mcrouter does.
               "pool_locality"});
@@ -130,12 +131,21 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
   if (const YAML::Node e = json["error_on_empty"]; e && !as_bool(e, d.error_on_empty)) {
     err_.fail(e, what + ": error_on_empty is not a boolean");
   }
+  // mcrouter's port_override: every server of the pool on this port (its
+  // servers may then name none, "localhost").
+  int64_t port_override = 0;
+  if (const YAML::Node po = json["port_override"]) {
+    if (!as_int(po, port_override) || port_override < 1 || port_override > 65535) {
+      err_.fail(po, what + ": port_override is a port from 1 to 65535");
+      return false;
+    }
+  }
   // No server is taken (pool_route makes its PoolRoute an error route); a
   // server listed twice too: both places go to one server, as mcrouter's
   // one destination per address and settings (server_directory shares it).
   for (const YAML::Node& s : servers) {
     backend_server b;
-    if (!server(s, b, what)) return false;
+    if (!server(s, b, what, static_cast<uint16_t>(port_override))) return false;
     p.servers.push_back(std::move(b));
   }
   if (const YAML::Node w = json["weights"]) {
@@ -166,13 +176,29 @@ uint64_t pools::timeout_of(const YAML::Node& t, const std::string& what) {
   return static_cast<uint64_t>(ms);
 }
 
+// `text` ("host", "host:port", "[v6]:port", "host:port:ascii:...") on
+// `port` instead of its own, as mcrouter's AccessPoint takes port_override.
+namespace {
+std::string with_port(const std::string& text, uint16_t port) {
+  const size_t close = text.find(']');
+  const size_t host_end = text.find(':', close == std::string::npos ? 0 : close);
+  const size_t rest = host_end == std::string::npos ? std::string::npos : text.find(':', host_end + 1);
+  std::string out(text, 0, host_end);
+  out += ':';
+  out += std::to_string(port);
+  if (rest != std::string::npos) out.append(text, rest, std::string::npos);
+  return out;
+}
+}  // namespace
+
 // "host:port", "[v6]:port", "host:port:ascii", "host:port:ascii:plain".
-bool pools::server(const YAML::Node& s, backend_server& b, const std::string& what) {
+bool pools::server(const YAML::Node& s, backend_server& b, const std::string& what, uint16_t port) {
   if (!s.IsScalar()) {
     err_.fail(s, what + ": a server is a \"host:port\" string (server objects are not supported by ithaca)");
     return false;
   }
   std::string text = s.Scalar();
+  if (port != 0) text = with_port(text, port);
   const size_t close = text.find(']');
   const size_t port_colon = text.find(':', close == std::string::npos ? 0 : close);
   size_t extra = port_colon == std::string::npos ? std::string::npos : text.find(':', port_colon + 1);
@@ -222,7 +248,12 @@ std::string pools::placed(const pool_def& d, kinds::distribution_kind dist, cons
     }
   }
   if (have(p.name)) {
-    const std::string how = to_string(dist) + (buckets != 0 ? "~" + std::to_string(buckets) + "buckets" : "");
+    std::string how(to_string(dist));
+    if (buckets != 0) {
+      how += '~';
+      how += std::to_string(buckets);
+      how += "buckets";
+    }
     p.name += "~" + how;
     for (int n = 2; have(p.name); ++n) {
       p.name = d.base.name + "~" + how + std::to_string(n);

@@ -27,6 +27,10 @@ class pools {
 
   // One pool of the config's `pools` object.
   void add(const std::string& name, const YAML::Node& json) { json_[name] = json; }
+  // The pool configs made are named `prefix` + their name: a config read
+  // into another's pools (a CarbonLookasideRoute's client config) keeps its
+  // pool names apart from that config's.
+  void name_prefix(std::string prefix) { prefix_ = std::move(prefix); }
 
   struct pool_def {
     pool_config base;             // servers and settings; the distribution not yet chosen
@@ -52,7 +56,8 @@ class pools {
  private:
   bool read(const YAML::Node& json, pool_def& d, std::set<std::string>& seen);
   uint64_t timeout_of(const YAML::Node& t, const std::string& what);
-  bool server(const YAML::Node& s, backend_server& b, const std::string& what);
+  // `port`: the pool's port_override (0: none), which replaces the server's port.
+  bool server(const YAML::Node& s, backend_server& b, const std::string& what, uint16_t port = 0);
   bool have(const std::string& name) const;
 
   json_errors& err_;
@@ -60,6 +65,7 @@ class pools {
   uint64_t default_timeout_ms_;
   std::map<std::string, YAML::Node> json_;  // by name, as written
   std::map<std::string, pool_def> defs_;    // by name, once read
+  std::string prefix_;
 };
 
 }  // namespace ithaca::config::mcrouter

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "config_file.h"
 #include "jsonm_preprocessor.h"
 #include "mcrouter_json.h"
 #include "mcrouter_jsonm.h"
@@ -25,8 +26,20 @@ using namespace mcrouter;
 // route type is made by the provider (mcrouter_routes.h).
 class reader final : public route_factory {
  public:
-  reader(load_context& ctx, router_config& out, bool expanded)
-      : ctx_(ctx), out_(out), expanded_(expanded), err_(ctx), pools_(err_, out.pools, out.mcrouter_server_timeout_ms), provider_(*this, err_, pools_) {}
+  // `pool_out`: where the pools go (another config's, for a lookaside
+  // client config), named `prefix` + their names; else out.pools.
+  reader(load_context& ctx, router_config& out, bool expanded, std::vector<pool_config>* pool_out = nullptr,
+         std::string prefix = std::string())
+      : ctx_(ctx),
+        out_(out),
+        expanded_(expanded),
+        err_(ctx),
+        pools_(err_, pool_out != nullptr ? *pool_out : out.pools, out.mcrouter_server_timeout_ms),
+        provider_(*this, err_, pools_),
+        pool_out_(pool_out != nullptr ? *pool_out : out.pools),
+        prefix_(std::move(prefix)) {
+    pools_.name_prefix(prefix_);
+  }
 
   void read(const YAML::Node& root) {
     if (!root.IsMap()) {
@@ -281,6 +294,98 @@ class reader final : public route_factory {
     return provider_.create(type, json, at);
   }
 
+  // ---------------------------------------------------------- lookaside
+
+  // Reads a flavor's or client config's JSON text (comments allowed; no
+  // JSONM) into `root`; false with *why.
+  static bool lookaside_json(const std::string& text, YAML::Node& root, std::string* why) {
+    if (jsonm::may_use_jsonm(text)) {
+      *why = "JSONM (macros, @ or %) is not supported in a lookaside's flavor or client config";
+      return false;
+    }
+    std::string json;
+    int line = 0;
+    if (!blank_json_comments(text, json, &line, why)) {
+      *why = "line " + std::to_string(line) + ": " + *why;
+      return false;
+    }
+    try {
+      root.reset(YAML::Load(json));
+    } catch (const YAML::Exception& e) {
+      *why = e.msg;
+      return false;
+    }
+    return true;
+  }
+
+  // mcrouter's flavor file: {"options": {"config": "file:PATH" or the JSON,
+  // "server_timeout_ms": ..., ...}}; its client config, read as a config of
+  // its own into a scratch router_config whose pools go to this one's,
+  // named "lookasideN." + their names. One per flavor file, shared by every
+  // route naming it (as mcrouter shares one client router per flavor).
+  bool lookaside_client(const std::string& flavor, const YAML::Node& at, route_config& out) override {
+    const std::string what = "CarbonLookasideRoute: flavor '" + flavor + "'";
+    if (!flavor.starts_with("file:")) {
+      fail(at, what + ": ithaca reads a flavor from a file (\"flavor\": \"file:PATH\"), not by name");
+      return false;
+    }
+    const std::string path = flavor.substr(5);
+    if (auto it = lookasides_.find(path); it != lookasides_.end()) {
+      out = it->second;
+      out.line = line(at);
+      return true;
+    }
+    std::string text, why;
+    YAML::Node root;
+    if (!read_config_file(path, text, &why) || !lookaside_json(text, root, &why)) {
+      fail(at, what + ": " + why);
+      return false;
+    }
+    ctx_.add_source(path);
+    const YAML::Node options = root.IsMap() ? root["options"] : YAML::Node();
+    const YAML::Node config = options && options.IsMap() ? options["config"] : YAML::Node();
+    if (!config || !config.IsScalar()) {
+      fail(at, what + ": its options have no \"config\" (the lookaside's client config: file:PATH or JSON)");
+      return false;
+    }
+    std::string client_file = path;
+    std::string client = config.Scalar();
+    if (client.starts_with("file:")) {
+      client_file = client.substr(5);
+      if (!read_config_file(client_file, client, &why)) {
+        fail(at, what + ": " + why);
+        return false;
+      }
+      ctx_.add_source(client_file);
+    }
+    YAML::Node client_root;
+    if (!lookaside_json(client, client_root, &why)) {
+      fail(at, what + ": " + client_file + ": " + why);
+      return false;
+    }
+    router_config scratch;
+    scratch.mcrouter_server_timeout_ms = out_.mcrouter_server_timeout_ms;
+    if (const YAML::Node t = options["server_timeout_ms"]) {
+      std::uint64_t ms = 0;
+      if (t.IsScalar() && parse_unsigned(t.Scalar(), ms) && ms > 0) scratch.mcrouter_server_timeout_ms = ms;
+    }
+    load_context sub(client_file);
+    reader(sub, scratch, false, &pool_out_, prefix_ + "lookaside" + std::to_string(lookasides_.size() + 1) + ".")
+        .read(client_root);
+    if (sub.failed()) {
+      fail(at, what + ": " + sub.error());
+      return false;
+    }
+    if (!scratch.named_routes.empty()) {
+      fail(at, what + ": named_handles in a lookaside's client config are not supported by ithaca");
+      return false;
+    }
+    out = std::move(scratch.route);
+    out.line = line(at);
+    lookasides_.emplace(path, out);
+    return true;
+  }
+
   load_context& ctx_;
   router_config& out_;
   bool expanded_;  // the text came out of the preprocessor
@@ -290,6 +395,9 @@ class reader final : public route_factory {
   std::map<std::string, YAML::Node> registered_;  // named handles not yet built
   std::set<std::string> building_;
   std::map<std::string, std::vector<route_config>> built_;
+  std::vector<pool_config>& pool_out_;
+  std::string prefix_;                              // of this config's pool names ("" at the top)
+  std::map<std::string, route_config> lookasides_;  // a flavor file's client route, by path
 };
 
 }  // namespace

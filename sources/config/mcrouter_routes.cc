@@ -16,7 +16,6 @@ namespace {
 const std::set<std::string> kUnsupportedTypes = {
     "AsynclogRoute",
     "BlackholeRoute",
-    "CarbonLookasideRoute",
     "DistributionRoute",
     "HashStopAllowListRoute",
     "KeyParseRoute",
@@ -64,6 +63,71 @@ route_config provider::refill_route(const YAML::Node& json, const YAML::Node& at
   return r;
 }
 
+// CarbonLookasideRoute (its module: route/routes/carbon_lookaside_route.cc):
+// its options and child as any kind's, and its lookaside, the route of the
+// client config its flavor file names (mcrouter's default flavor "web" is a
+// file mcrouter looks up by name; ithaca reads file:PATH only).
+route_config provider::carbon_lookaside(const YAML::Node& json, const YAML::Node& at) {
+  route_config r = module_route(*find_mcrouter_kind("CarbonLookasideRoute"), json, at);
+  if (!json.IsMap()) return r;
+  const YAML::Node flavor = json["flavor"];
+  const std::string name = flavor && flavor.IsScalar() ? flavor.Scalar() : std::string("web");
+  route_config client;
+  if (!f_.lookaside_client(name, flavor ? flavor : at, client)) return r;
+  client.role = "lookaside";
+  r.children.push_back(std::move(client));
+  return r;
+}
+
+// mcrouter's ShadowRoute over several children (makeShadowRoutes): a list
+// of routes, child i shadowed by the shadows whose index_range [A, B) holds
+// i (or that list keys_to_shadow), each child with its own shadow route (its
+// shadows' index_range read as [0, 1): that one child), a child no shadow
+// covers as it is. Each is the ShadowRoute module's node over that child.
+std::vector<route_config> provider::shadow_routes(const YAML::Node& json, const YAML::Node& at,
+                                                  std::vector<route_config> children) {
+  std::vector<route_config> out;
+  const YAML::Node shadows = json["shadows"];
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    YAML::Node mine(YAML::NodeType::Sequence);
+    for (const YAML::Node& s : shadows) {
+      if (!s.IsMap()) continue;
+      const YAML::Node keys = s["keys_to_shadow"];
+      const YAML::Node range = s["index_range"];
+      int64_t a = 0, b = 0;
+      const bool covers = range && range.IsSequence() && range.size() == 2 && as_int(range[0], a) &&
+                          as_int(range[1], b) && a >= 0 && static_cast<std::size_t>(a) <= i &&
+                          i < static_cast<std::size_t>(b);
+      if (!covers && !(keys && keys.IsSequence() && keys.size() > 0)) continue;
+      YAML::Node copy = YAML::Clone(s);
+      if (range) {
+        YAML::Node one(YAML::NodeType::Sequence);
+        one.push_back(0);
+        one.push_back(1);
+        copy["index_range"] = one;
+      }
+      mine.push_back(copy);
+    }
+    if (mine.size() == 0) {
+      out.push_back(std::move(children[i]));
+      continue;
+    }
+    YAML::Node one = YAML::Clone(json);
+    one["children"] = "NullRoute";  // replaced by child i below
+    one["shadows"] = mine;
+    route_config r = module_route(*find_mcrouter_kind("ShadowRoute"), one, at);
+    for (route_config& c : r.children) {
+      if (c.role == "normal") {
+        c = std::move(children[i]);
+        c.role = "normal";
+        break;
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 route_config null_route(int line) { return module_node("null", route_format::Mcrouter, line); }
 
 std::vector<route_config> provider::create(const std::string& type, const YAML::Node& json, const YAML::Node& at) {
@@ -75,6 +139,11 @@ std::vector<route_config> provider::create(const std::string& type, const YAML::
   }
   // mcrouter's older name of OperationSelectorRoute, which it still reads.
   const std::string_view kind = type == "PrefixPolicyRoute" ? std::string_view("OperationSelectorRoute") : type;
+  if (type == "CarbonLookasideRoute") return {carbon_lookaside(json, at)};
+  if (type == "ShadowRoute" && json.IsMap() && json["children"] && json["shadows"] && json["shadows"].IsSequence()) {
+    std::vector<route_config> children = f_.list(json["children"]);
+    if (children.size() > 1) return shadow_routes(json, at, std::move(children));
+  }
   if (const route_kind_info* k = find_mcrouter_kind(kind)) return {module_route(*k, json, at)};
   if (type == "McRefillRoute") return {refill_route(json, at)};
   if (type == "LatestRoute") {

@@ -31,6 +31,11 @@ class route_factory {
   // Whether `json` names something list() can read (a string: a named
   // handle or a known type), so a kind may leave it out instead of failing.
   virtual bool known(const YAML::Node& json) = 0;
+  // A CarbonLookasideRoute's lookaside: the route of the client config its
+  // flavor (`flavor`, "file:PATH") names, read as a config of its own whose
+  // pools join this config's under names of their own. False (and an error
+  // at `at`) when it cannot be read.
+  virtual bool lookaside_client(const std::string& flavor, const YAML::Node& at, route_config& out) = 0;
 
  protected:
   ~route_factory() = default;
@@ -60,6 +65,9 @@ class provider {
   static constexpr int64_t kMaxBuckets = int64_t{1} << 23;
   uint32_t bucketize(const YAML::Node& json);
   route_config refill_route(const YAML::Node& json, const YAML::Node& at);
+  route_config carbon_lookaside(const YAML::Node& json, const YAML::Node& at);
+  std::vector<route_config> shadow_routes(const YAML::Node& json, const YAML::Node& at,
+                                          std::vector<route_config> children);
   route_config slow_warmup(const YAML::Node& json, const YAML::Node& at, route_config pool);
   route_config pool_shadows(const YAML::Node& json, const YAML::Node& at, route_config pool, const std::string& placed);
   route_config load_balanced_pool(const YAML::Node& hash, const YAML::Node& pool_json, const YAML::Node& at);

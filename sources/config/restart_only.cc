@@ -73,6 +73,8 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   }
   check("listeners.backlog", backlog);
   check("listeners.client_connections", clients);
+  // The takeover socket is bound once, at start-up.
+  check("takeover", running.takeover != fresh.takeover);
   // The metrics listener is bound once, at start-up.
   check("metrics.listen", running.metrics != fresh.metrics);
   // TLS: the context is built at start-up from these; a SIGHUP (or

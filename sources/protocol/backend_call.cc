@@ -25,7 +25,6 @@ using call_detail::kLeaseTokenTag;
 
 constexpr std::string_view kKeyNotText =
     "CLIENT_ERROR key not representable in the ascii protocol (needs a meta backend)";
-constexpr std::string_view kLeaseNeedsMeta = "SERVER_ERROR lease-get and lease-set need a meta backend";
 constexpr std::string_view kMeNeedsMeta = "CLIENT_ERROR me needs a meta backend";
 constexpr std::string_view kCasNeedsMeta = "CAS compare needs a meta backend";
 
@@ -63,7 +62,7 @@ char unservable_meta_flag(const request& req) {
 // field (calls live in free lists), decides the operation and how many steps
 // it takes in `proto`, and refuses at once (Done, with the client's error in
 // `result`) what that protocol cannot carry: a key ascii cannot send, a meta
-// flag ascii cannot honour, a lease over ascii. `keys` (indexes into the
+// flag ascii cannot honour (leases go as meta commands over either). `keys` (indexes into the
 // request's keys) is this server's share of a split multi-get; empty: all.
 // [the worker of the backend connection; pure, no lock, allocates nothing for
 // a single key]
@@ -94,7 +93,7 @@ backend_call::progress backend_call::start(const request& req, backend_protocol 
 
   switch (classify(req)) {
     case command_class::Retrieve:  // binary Touch too: it answers with flags and CAS
-      op_ = req.cmd == command::LeaseGet ? op::LeaseGet : op::Retrieve;
+      op_ = req.cmd == command::LeaseGet ? op::LeaseGet : req.cmd == command::McMetaget ? op::Metaget : op::Retrieve;
       break;
     case command_class::Touch: op_ = op::Touch; break;
     case command_class::Store: op_ = req.cmd == command::LeaseSet ? op::LeaseSet : op::Store; break;
@@ -107,7 +106,6 @@ backend_call::progress backend_call::start(const request& req, backend_protocol 
   }
 
   if (proto == backend_protocol::Ascii) {
-    if (op_ == op::LeaseGet || op_ == op::LeaseSet) return refuse(kLeaseNeedsMeta, binary_status::NotSupported);
     // Binary commands that compare a CAS where ascii has no way to.
     const bool concat = req.cmd == command::Append || req.cmd == command::Prepend;
     if (binary_ && req.cas != 0 && (concat || op_ == op::Delete || op_ == op::Arith)) {
@@ -119,9 +117,10 @@ backend_call::progress backend_call::start(const request& req, backend_protocol 
     result.outcome = routed_outcome::NotStored;
     return progress::Done;
   }
-  if (op_ == op::Retrieve || op_ == op::LeaseGet) {
+  if (op_ == op::Retrieve || op_ == op::LeaseGet || op_ == op::Metaget) {
     if (result.outcome == routed_outcome::Pending) result.outcome = routed_outcome::Hits;
-    step_ = proto == backend_protocol::Ascii ? step::AsciiGet : step::MetaGet;
+    // A lease-get or metaget is an mg over either protocol (call_detail::kLeaseNeedsMeta).
+    step_ = proto == backend_protocol::Ascii && op_ == op::Retrieve ? step::AsciiGet : step::MetaGet;
   } else {
     step_ = step::Single;
   }

@@ -101,7 +101,7 @@ class backend_call {
 
  private:
   // What the client asked, whatever its protocol (chosen at start()).
-  enum class op : std::uint8_t { Retrieve, Store, Arith, Delete, Touch, Flush, LeaseGet, LeaseSet, Meta };
+  enum class op : std::uint8_t { Retrieve, Store, Arith, Delete, Touch, Flush, LeaseGet, LeaseSet, Metaget, Meta };
 
   // One request on the wire and what its reply means. Driven by one switch
   // in on_piece() (and one in encode()).
@@ -126,6 +126,7 @@ class backend_call {
   progress pass();
   progress bad_reply();
   progress on_ascii_get(const reply_piece& piece);
+  std::string_view lease_error(std::string_view line) const;
   progress on_meta_get(const reply_piece& piece);
   progress on_single(const reply_piece& piece);
   progress after_single();

@@ -147,6 +147,12 @@ bool backend_call::join_line(backend_call& prev, std::string& out) {
 // One mg per key: classic and binary retrievals and lease-get over meta.
 void backend_call::encode_mg_lines(std::string& out) {
   const request& req = *req_;
+  if (op_ == op::Metaget) {  // mcrouter's metaget: the remaining TTL only
+    out += "mg";
+    if (append_meta_key(out, req.key())) out += " b";
+    out += " t\r\n";
+    return;
+  }
   const bool cas = req.cmd == command::Gets || req.cmd == command::Gats || binary_ || op_ == op::LeaseGet;
   const bool touch = req.cmd == command::Gat || req.cmd == command::Gats || req.cmd == command::Touch;
   const bool value = req.cmd != command::Touch;
@@ -180,7 +186,7 @@ reply_shape backend_call::encode_single(std::string& out) {
     out += "\r\n";
     return reply_shape::Line;
   }
-  if (proto_ == backend_protocol::Ascii) {
+  if (proto_ == backend_protocol::Ascii && op_ != op::LeaseSet) {  // lease-set: ms C over either
     encode_ascii_single(out);
     return reply_shape::Line;
   }

@@ -39,6 +39,16 @@ std::uint64_t meta_number(const reply_piece& piece, char letter) {
   return v;
 }
 
+// A signed meta return flag (t is -1 for "never expires"); 0 when absent.
+std::int64_t meta_signed(const reply_piece& piece, char letter) {
+  std::string_view token;
+  if (!piece.meta_flag(letter, token)) return 0;
+  const bool negative = !token.empty() && token.front() == '-';
+  std::uint64_t v = 0;
+  if (!parse_digits(negative ? token.substr(1) : token, v)) return 0;
+  return negative ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
+}
+
 }  // namespace
 
 // ---- replies ----------------------------------------------------------------
@@ -123,13 +133,26 @@ backend_call::progress backend_call::on_ascii_get(const reply_piece& piece) {
   }
 }
 
+// A server's error line as the client sees it: a lease's meta command
+// answered ERROR (a server without meta commands) says why.
+std::string_view backend_call::lease_error(std::string_view line) const {
+  if (line != kReplyError) return line;
+  if (op_ == op::LeaseGet || op_ == op::LeaseSet) return call_detail::kLeaseNeedsMeta;
+  return op_ == op::Metaget ? call_detail::kMetagetNeedsMeta : line;
+}
+
 backend_call::progress backend_call::on_meta_get(const reply_piece& piece) {
   const std::size_t index = key_index(match_key_);
   if (piece.kind == piece_kind::Error) {
-    result_->set_text(routed_outcome::ErrorLine, piece.line);
+    result_->set_text(routed_outcome::ErrorLine, lease_error(piece.line));
     ++errors_;
   } else if (piece.kind != piece_kind::Meta) {
     return bad_reply();
+  } else if ((piece.code == "VA" || piece.code == "HD") && op_ == op::Metaget) {
+    // The remaining TTL (-1: never) in `number`, as the renderer wants it.
+    result_->set_hit(index, 0, 0, {});
+    result_->number = static_cast<std::uint64_t>(meta_signed(piece, 't'));
+    ++hits_;
   } else if (piece.code == "VA" || piece.code == "HD") {
     const auto flags = static_cast<std::uint32_t>(meta_number(piece, 'f'));
     const std::uint64_t cas = meta_number(piece, 'c');
@@ -164,7 +187,7 @@ backend_call::progress backend_call::on_single(const reply_piece& piece) {
       if (piece.line == kReplyNonNumeric && op_ == op::Arith) {
         result_->outcome = routed_outcome::NonNumeric;
       } else {
-        result_->set_text(routed_outcome::ErrorLine, piece.line);
+        result_->set_text(routed_outcome::ErrorLine, lease_error(piece.line));
       }
       return finish();
     case piece_kind::Line:

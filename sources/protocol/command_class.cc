@@ -9,6 +9,7 @@ command_class classify(const request& r) {
     case command::Gat:
     case command::Gats:
     case command::LeaseGet:
+    case command::McMetaget:
     case command::MetaGet: return command_class::Retrieve;
     case command::Touch: return r.proto == protocol_kind::Binary ? command_class::Retrieve : command_class::Touch;
     case command::Set:
@@ -69,6 +70,7 @@ bool modifies(const request& r) {
   switch (r.cmd) {
     case command::Get:
     case command::Gets:
+    case command::McMetaget:
     case command::MetaDebug: return false;
     case command::MetaGet: return r.meta.has('T') || r.meta.has('N') || r.meta.has('E');
     default: return classify(r) != command_class::Server;
@@ -76,7 +78,7 @@ bool modifies(const request& r) {
 }
 
 bool can_fetch_again(const request& r) {
-  if (r.cmd == command::Get || r.cmd == command::Gets) return true;
+  if (r.cmd == command::Get || r.cmd == command::Gets || r.cmd == command::McMetaget) return true;
   if (r.cmd != command::MetaGet) return false;
   for (const char f : {'N', 'T', 'R', 'h', 'l', 'E'}) {
     if (r.meta.has(f)) return false;

@@ -103,6 +103,16 @@ void encode_ascii_version(out_buffer& out, std::string_view version) {
   out.append("\r\n");
 }
 
+void encode_metaget(out_buffer& out, std::string_view key, std::int64_t exptime) {
+  out.append("META ");
+  out.append(key);
+  out.append(" age: unknown; exptime: ");
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, exptime).ptr;
+  out.append(std::string_view(digits, static_cast<std::size_t>(end - digits)));
+  out.append("; from: unknown; is_transient: 0\r\n");
+}
+
 void encode_lease_value(out_buffer& out, std::string_view key, std::uint64_t token, std::uint32_t flags,
                         std::string_view data) {
   out.append("LVALUE ");

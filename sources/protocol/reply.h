@@ -46,6 +46,12 @@ void encode_ascii_version(out_buffer& out, std::string_view version);
 // usually empty; the client then sends lease-set with the token. A lease-get
 // hit is answered exactly like get ("VALUE ... END"). A lease-set answers
 // STORED, NOT_STORED (stale token) like set.
+// mcrouter's metaget hit (its AsciiSerialized format; age and the server's
+// address are not known here, as mcrouter prints them when it has none):
+//   META <key> age: unknown; exptime: <exptime>; from: unknown; is_transient: 0\r\n
+// `exptime`: the unix time the item expires, 0 if never. END follows.
+void encode_metaget(out_buffer& out, std::string_view key, std::int64_t exptime);
+
 void encode_lease_value(out_buffer& out, std::string_view key, std::uint64_t token, std::uint32_t flags,
                         std::string_view data);
 

@@ -50,6 +50,7 @@ enum class command : std::uint8_t {
   // mcrouter ascii leases
   LeaseGet,
   LeaseSet,
+  McMetaget,  // mcrouter's `metaget <key>`: the item's exptime (META line)
   // meta text
   MetaGet,
   MetaSet,

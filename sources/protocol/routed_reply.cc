@@ -3,6 +3,7 @@
 // of reply.h; the cache executor's choices in sources/cache/exec_*.cc).
 #include <array>
 #include <charconv>
+#include <ctime>
 
 #include "binary_format.h"
 #include "reply.h"
@@ -51,6 +52,15 @@ bool encode_text_common(out_buffer& out, const routed_result& r) {
 // ---- classic ascii ----------------------------------------------------------
 
 void render_ascii(const request& req, const routed_result& r, out_buffer& out, bool ends_reply) {
+  if (req.cmd == command::McMetaget) {
+    if (r.outcome != routed_outcome::Hits && encode_text_common(out, r)) return;
+    if (r.key_count() == 1 && r.hit(0).found) {
+      const auto ttl = static_cast<std::int64_t>(r.number);  // remaining seconds, -1: never
+      encode_metaget(out, req.key(), ttl < 0 ? 0 : static_cast<std::int64_t>(std::time(nullptr)) + ttl);
+    }
+    encode_ascii_status(out, ascii_status::End);
+    return;
+  }
   if (is_text_get(req.cmd) || req.cmd == command::LeaseGet) {
     if (r.outcome != routed_outcome::Hits && r.outcome != routed_outcome::LeaseToken && encode_text_common(out, r)) {
       return;

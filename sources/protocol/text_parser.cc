@@ -319,6 +319,18 @@ parse_result parse_rest_of_line(std::string_view line, std::string_view cmd, con
     out.args = rest_of_line();
     return parse_result::ok(line_len);
   }
+  if (cmd == "metaget") {
+    // mcrouter: metaget <key>. A hit answers
+    //   META <key> age: unknown; exptime: <unix time, 0 never>; from: unknown; is_transient: 0\r\nEND\r\n
+    // a miss END (see encode_metaget in reply.h).
+    out.cmd = command::McMetaget;
+    if (t.total != 2) return fail(error_kind::UnknownCommand, line_len, kReplyError);
+    if (t.word[1].size() > kMaxKeyLength) {
+      return fail(error_kind::KeyTooLong, line_len, kReplyBadFormat);
+    }
+    out.keys.push_back(t.word[1]);
+    return parse_result::ok(line_len);
+  }
   if (cmd == "lease-get") {
     // mcrouter: lease-get <key>. A hit answers like get; a miss answers
     //   LVALUE <key> <lease-token> <flags> <bytes>\r\n<data>\r\nEND\r\n

@@ -67,6 +67,17 @@ void fanout::join() {
 // and drops every slave before the listener goes.
 void fanout::main(std::promise<bool>* bound) {
   discard_stale();
+  if (settings_.listen.empty()) {
+    // Takeover only (no replication configured): no slave listener; the
+    // pooler's takeover coroutine attaches the one slave (attach_takeover).
+    bound->set_value(true);
+    mm::coroutine_id drainer = mm::coroutine_create("repl drain", [this] { drain(); });
+    mm::sleep(mm::kForever);  // until the machine is stopped (cancelled)
+    mm::coroutine_finish(drainer, 5000);
+    for (const slave_ptr& s : std::vector<slave_ptr>(slaves_)) drop(s, "shutting down");
+    discard_stale();
+    return;
+  }
   mm::address addr;
   std::string error;
   std::unique_ptr<mm::io> listener;
@@ -166,13 +177,16 @@ void fanout::handshake(int fd, std::string peer) {
 // A peer that passed every check becomes a slave: `streaming` is set before
 // its scan starts (the yrmcds race, INTERNALS "Replication") and it gets
 // three coroutines: heartbeats, writer, sync. [fan-out machine]
-void fanout::attach(std::unique_ptr<mm::io> io, std::unique_ptr<net::tls_conn> tls, const std::string& peer) {
+void fanout::attach(std::unique_ptr<mm::io> io, std::unique_ptr<net::tls_conn> tls, const std::string& peer,
+                    std::shared_ptr<takeover_link> link) {
   auto s = std::make_shared<slave>(log_.end());  // the stream from here on
   s->io = std::move(io);
   s->tls = std::move(tls);
   s->peer = peer;
-  mm::set_nodelay(s->io->fd(), true);
+  if (!link) mm::set_nodelay(s->io->fd(), true);  // a takeover's is a unix socket
   s->id = ++next_id_;
+  if (link) link->id.store(s->id);
+  s->takeover = std::move(link);
   s->joined_ns = mm::now_ns();
   slaves_.push_back(s);
   counters_.slaves.store(slaves_.size(), std::memory_order_relaxed);
@@ -185,6 +199,21 @@ void fanout::attach(std::unique_ptr<mm::io> io, std::unique_ptr<net::tls_conn> t
   s->writer = mm::coroutine_create("repl writer", [this, s] { writer(s); });
   s->scan = mm::coroutine_create("repl sync", [this, s] { initial_sync(s); });
   room_.signal();  // a paced drain: the fastest slave is now this one, with nothing to send
+}
+
+// The pooler's takeover coroutine hands the socket over; it is attached
+// here, on the machine that will own it. [any thread; the attach runs on the
+// fan-out machine]
+void fanout::attach_takeover(int fd, std::shared_ptr<takeover_link> link) {
+  mm::machine_spawn(machine_, "repl takeover", [this, fd, link] {
+    std::unique_ptr<mm::io> io = mm::io::attach(fd);
+    if (!io) {
+      ::close(fd);
+      link->dropped.store(true);
+      return;
+    }
+    attach(std::move(io), nullptr, "takeover", link);
+  });
 }
 
 bool fanout::allowed(const sockaddr_storage& peer) const {
@@ -224,7 +253,13 @@ void fanout::drop(slave_ptr s, const std::string& why) {
   counters_.slaves.store(slaves_.size(), std::memory_order_relaxed);
   counters_.slaves_dropped.fetch_add(1, std::memory_order_relaxed);
   if (slaves_.empty()) observer_.set_streaming(false);
-  spdlog::warn("replication: slave {} dropped: {}", s->peer, why);
+  if (s->takeover) {
+    // The new process closes it at the end mark: that is the normal end.
+    s->takeover->dropped.store(true);
+    spdlog::info("replication: the takeover's stream ended: {}", why);
+  } else {
+    spdlog::warn("replication: slave {} dropped: {}", s->peer, why);
+  }
   // The coroutines end at their next wait; the last one holding `s` closes
   // the socket (on this machine, which owns it).
   // A write in progress keeps the log blocks it pinned.

@@ -64,7 +64,7 @@
 namespace ithaca::replication {
 
 struct fanout_settings {
-  std::string listen;  // "host:port" (port 0: any free port, logged)
+  std::string listen;  // "host:port" (port 0: any free port, logged); "": no listener (takeover only)
   // The peers that may be slaves (replication.allow); empty: any peer.
   // Another is closed at accept, before a byte is sent, and counted.
   std::vector<config::cidr> allow;
@@ -77,6 +77,16 @@ struct fanout_settings {
   // other is closed having been sent nothing, logged and counted
   // (repl_peers_refused and repl_tls_refused).
   net::ssl_ctx_ptr tls_ctx;
+};
+
+// Takeover (server/takeover_server.h): the one slave an old process streams
+// its store to, the new process on the other end of a unix socket pair. The
+// flags are written on the fan-out machine and read by the pooler's takeover
+// coroutine, which polls them.
+struct takeover_link {
+  std::atomic<uint32_t> id{0};       // the slave's id once attached
+  std::atomic<bool> synced{false};   // its initial sync is in its outbox (SyncDone met)
+  std::atomic<bool> dropped{false};  // dropped (the reason is logged)
 };
 
 class fanout {
@@ -101,6 +111,16 @@ class fanout {
   bool start(const mm::machine_config& base);
   void stop();  // any thread
   void join();  // not from the fan-out machine
+  bool running() const { return machine_ != nullptr; }
+
+  // Takeover: attaches `fd` (a connected unix socket, taken over) as a slave
+  // on the fan-out machine: initial sync, then the stream. [any thread,
+  // while running()]
+  void attach_takeover(int fd, std::shared_ptr<takeover_link> link);
+  // Takeover: the end mark for that slave, behind every record already in
+  // the ring (the workers have stopped, so every acknowledged write is
+  // there). False if the ring refused it. [any thread]
+  bool end_takeover(const takeover_link& link) { return observer_.handover_mark(link.id.load()); }
 
  private:
   struct slave;
@@ -112,7 +132,8 @@ class fanout {
   // replication.tls: the handshake of an accepted peer, in a coroutine of
   // its own (the accept loop goes on); attaches it as a slave if it passes.
   void handshake(int fd, std::string peer);
-  void attach(std::unique_ptr<mm::io> io, std::unique_ptr<net::tls_conn> tls, const std::string& peer);
+  void attach(std::unique_ptr<mm::io> io, std::unique_ptr<net::tls_conn> tls, const std::string& peer,
+              std::shared_ptr<takeover_link> link = nullptr);
   void discard_stale();
   void drain();
   size_t drain_steps();

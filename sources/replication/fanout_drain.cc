@@ -158,9 +158,22 @@ void fanout::deliver(std::string_view record) {
       for (const slave_ptr& s : slaves_) {
         if (s->id != tag.sync_id) continue;
         s->syncing = false;
+        if (s->takeover) s->takeover->synced.store(true);
         counters_.syncs_done.fetch_add(1, std::memory_order_relaxed);
         spdlog::info("replication: initial sync of slave {} done: {} items in {} ms", s->peer, s->synced,
                      (mm::now_ns() - s->joined_ns) / 1000000);
+      }
+      return;
+    case ring_kind::Handover:
+      // The takeover's end: an ack request no position reaches, after every
+      // record the ring held before it (server/takeover_server.h).
+      for (const slave_ptr& s : slaves_) {
+        if (s->id != tag.sync_id) continue;
+        char mark[kAckSize];
+        encode_ack_request(mark, kHandoverPosition);
+        s->out.add_own(log_.end(), {mark, sizeof mark});
+        s->asked = kHandoverPosition;
+        s->ready.signal();
       }
       return;
   }

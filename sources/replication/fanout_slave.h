@@ -38,6 +38,7 @@ struct fanout::slave {
   uint64_t asked = 0;      // the last position it was asked to confirm (ack: slave)
   uint64_t confirmed = 0;  // the highest position it confirmed
   int64_t joined_ns = 0;
+  std::shared_ptr<takeover_link> takeover;  // the new process of a takeover; null for a slave
   mm::coroutine_id reader = 0, writer = 0, scan = 0;
 
   ssize_t read(void* buf, size_t len, mm::millis timeout) {

@@ -101,4 +101,11 @@ bool stream_observer::sync_done(uint32_t sync_id) noexcept {
   return true;
 }
 
+bool stream_observer::handover_mark(uint32_t sync_id) noexcept {
+  mm::byte_queue::reservation r;
+  if (!claim(queue_, 0, ring_tag{ring_kind::Handover, 0, 0, sync_id, nullptr}, r)) return false;
+  queue_.commit(r);
+  return true;
+}
+
 }  // namespace ithaca::replication

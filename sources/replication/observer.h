@@ -57,6 +57,10 @@ class stream_observer final : public store::change_observer {
   // the end marker. False if the ring refused (nothing was written).
   bool sync_item(const store::item_view& item, uint32_t sync_id) noexcept;
   bool sync_done(uint32_t sync_id) noexcept;
+  // Takeover (server/takeover_server.h): every record already in the ring
+  // goes to slave `sync_id` before the end mark that follows them. [any
+  // thread, once the workers have stopped] False if the ring refused.
+  bool handover_mark(uint32_t sync_id) noexcept;
 
   // Set by the fan-out machine: records are made only while a slave is attached.
   // Read under the bucket lock, so a scan that starts after setting it sees

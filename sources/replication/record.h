@@ -45,6 +45,11 @@ inline constexpr size_t kAckSize = kHeaderSize;
 size_t encode_ack_request(char* out, uint64_t position);
 size_t encode_ack_response(char* out, uint64_t position);
 
+// Takeover (server/takeover_server.h): the old process ends the stream to
+// the new one with an ack request for this position, which no stream
+// reaches; the new process stops following there (slave.h takeover_follow).
+inline constexpr uint64_t kHandoverPosition = UINT64_MAX;
+
 // The wire exptime of an item: its deadline as a unix time, 0 for never.
 uint32_t wire_exptime(int64_t unix_deadline);
 

@@ -20,6 +20,7 @@ enum class ring_kind : uint8_t {
   Stream,    // a change: to every attached slave
   Sync,      // initial sync: one item, to the slave `sync_id` only
   SyncDone,  // initial sync of `sync_id` complete (no packet)
+  Handover,  // takeover: the end of the stream for slave `sync_id` (no packet; server/takeover_server.h)
 };
 
 struct ring_tag {

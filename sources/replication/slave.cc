@@ -4,9 +4,12 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <spdlog/spdlog.h>
+
+#include <unistd.h>
 
 #include "machinarium.h"
 #include "record.h"
@@ -158,16 +161,28 @@ void lost(ssize_t n, const master_replies& rep, const std::string& master, const
                n < 0 ? std::strerror(error) : "");
 }
 
+// A takeover's follow (takeover_follow): its deadline, and how it ended.
+struct takeover_end {
+  int64_t deadline_ns = 0;
+  bool handed_over = false;  // the end mark came: everything before it is applied
+  std::string why;           // otherwise
+};
+
 // One connection's life: returns when the master goes away, the stream
-// breaks, or the coroutine is cancelled.
+// breaks, or the coroutine is cancelled; a takeover's also at the end mark
+// or its deadline.
 void follow(master_conn& master, const std::string& name, const slave_settings& s, store::store& st,
-            const std::function<store::store_now()>& now, repl_counters& c) {
+            const std::function<store::store_now()>& now, repl_counters& c, takeover_end* end = nullptr) {
   master_replies rep;
   mm::coroutine_id beat = mm::coroutine_create("repl heartbeat", [&master, &s, &rep] { send_replies(master, s, rep); });
   stream_decoder decoder(s.max_value);
   std::vector<char> buf(kReadSize);
   for (;;) {
     ssize_t n = master.read(buf.data(), buf.size(), kReadWait);
+    if (end && mm::now_ns() > end->deadline_ns) {
+      end->why = "no end of the stream within the takeover timeout";
+      break;
+    }
     if (n == -ETIMEDOUT) {
       // A quiet master, or a connection the kernel gave up (a socket's
       // own ETIMEDOUT reads the same as a wait that ended with no
@@ -179,6 +194,11 @@ void follow(master_conn& master, const std::string& name, const slave_settings& 
     }
     if (n == -ECANCELED) break;
     if (n <= 0) {
+      if (end) {
+        end->why =
+            n == 0 ? "the old process closed the stream" : std::string("read: ") + std::strerror(static_cast<int>(-n));
+        break;
+      }
       lost(n, rep, name, s, c);
       break;
     }
@@ -187,11 +207,16 @@ void follow(master_conn& master, const std::string& name, const slave_settings& 
     record r;
     decode_status ds;
     while ((ds = decoder.next(in, r)) == decode_status::Ok) {
+      if (end && r.kind == record_kind::Ack && r.position == kHandoverPosition) {
+        end->handed_over = true;  // nothing follows it
+        break;
+      }
       if (r.kind == record_kind::Ack)
         rep.asked = r.position;
       else
         apply(r, st, t, c);
     }
+    if (end && end->handed_over) break;
     if (rep.asked > rep.sent) rep.more.signal();
     if (ds == decode_status::Error) {
       c.stream_errors.fetch_add(1, std::memory_order_relaxed);
@@ -258,6 +283,26 @@ bool slave_session(const slave_settings& s, store::store& st, const std::functio
   follow(conn, name, s, st, now, c);
   tls.reset();
   return true;
+}
+
+bool takeover_follow(int fd, const slave_settings& s, store::store& st, const std::function<store::store_now()>& now,
+                     repl_counters& c, int64_t deadline_ns, std::string* why) {
+  std::unique_ptr<mm::io> io = mm::io::attach(fd);
+  if (!io) {
+    *why = std::string("attach: ") + std::strerror(errno);
+    ::close(fd);
+    return false;
+  }
+  // The old process decides expiry until the end: its DeleteQ for an item
+  // that expires meanwhile follows (as on any slave).
+  st.set_expiry_by_master(true);
+  master_conn conn{*io, nullptr};
+  takeover_end end;
+  end.deadline_ns = deadline_ns;
+  follow(conn, "takeover", s, st, now, c, &end);
+  st.set_expiry_by_master(false);
+  if (!end.handed_over) *why = end.why.empty() ? "cancelled" : end.why;
+  return end.handed_over;
 }
 
 void slave_main(const slave_settings& s, store::store& st, const std::function<store::store_now()>& now,

@@ -49,4 +49,13 @@ void slave_main(const slave_settings& s, store::store& st, const std::function<s
 bool slave_session(const slave_settings& s, store::store& st, const std::function<store::store_now()>& now,
                    repl_counters& counters, bool* logged_failure);
 
+// Takeover (server/takeover_client.h): follows the old process's stream on
+// `fd` (a unix socket it handed over; taken here) into the store, which is
+// empty: the old process's initial sync, then its changes, until its end mark
+// (true: everything the old process acknowledged is applied) or the stream's
+// end, a broken stream, or `deadline_ns` (mm::now_ns) passing (false, `*why`
+// says which). Heartbeats go back as a slave's do. [a machine's coroutine]
+bool takeover_follow(int fd, const slave_settings& s, store::store& st, const std::function<store::store_now()>& now,
+                     repl_counters& counters, int64_t deadline_ns, std::string* why);
+
 }  // namespace ithaca::replication

@@ -38,7 +38,7 @@ std::optional<protocol::request> request_named(std::string_view op, std::string_
       {"gats", command::Gats},
       {"lease-get", command::LeaseGet},
       {"lease-set", command::LeaseSet},
-      {"metaget", command::MetaGet},
+      {"metaget", command::McMetaget},
       {"flushall", command::FlushAll},
   };
   static constexpr entry kMetaNames[] = {

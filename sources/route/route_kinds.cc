@@ -29,12 +29,14 @@ extern const kind_module kKeySplitKind;
 extern const kind_module kErrorKind;
 extern const kind_module kNullKind;
 extern const kind_module kDevNullKind;
+extern const kind_module kOnlyGetsKind;
 extern const kind_module kLatencyInjectionKind;
 extern const kind_module kL1L2SizeSplitKind;
 extern const kind_module kMigrateKind;
 extern const kind_module kModifyKeyKind;
 extern const kind_module kHostIdKind;
 extern const kind_module kLoggingKind;
+extern const kind_module kCarbonLookasideKind;
 
 namespace {
 // The README's order ("Routes"), which messages listing the kinds follow.
@@ -71,12 +73,14 @@ constexpr const kind_module* kKinds[] = {
     &kErrorKind,
     &kNullKind,
     &kDevNullKind,
+    &kOnlyGetsKind,
     &kLatencyInjectionKind,
     &kL1L2SizeSplitKind,
     &kMigrateKind,
     &kModifyKeyKind,
     &kHostIdKind,
     &kLoggingKind,
+    &kCarbonLookasideKind,
     // clang-format on
 };
 }  // namespace

@@ -1,9 +1,12 @@
 #include "instance.h"
 
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -38,6 +41,9 @@
 #include "slave.h"
 #include "log.h"
 #include "store.h"
+#include "takeover_client.h"
+#include "takeover_path.h"
+#include "ready_notify.h"
 #include "udp_server.h"
 #include "worker.h"
 
@@ -276,17 +282,70 @@ void set_worker_settings(worker_shared& shared, const config::config& cfg, auth_
 
 // UDP sockets are bound here, before any machine starts, so a port in use
 // fails the start at once and the log shows the udp line before the tcp one.
-// Each worker gets its share. False (logged) on a failure.
-bool bind_udp(const config::config& cfg, std::vector<std::unique_ptr<worker>>& workers) {
+// Each worker gets its share; `all` lists them (a takeover hands them on).
+// A takeover's (takeover_client.h) come from the old process and are served
+// only once this one serves: `later` gets them instead of the workers. False
+// (logged) on a failure.
+bool bind_udp(const config::config& cfg, std::vector<std::unique_ptr<worker>>& workers, takeover_handoff* handoff,
+              std::vector<udp_socket>& all, std::vector<std::vector<udp_socket>>& later) {
   std::vector<std::vector<udp_socket>> udp;
-  if (!udp_bind_listeners(udp_addresses(cfg), cfg.server.workers, udp)) {
+  const bool ok = handoff ? takeover_udp(*handoff, udp_addresses(cfg), cfg.server.workers, udp)
+                          : udp_bind_listeners(udp_addresses(cfg), cfg.server.workers, udp);
+  if (!ok) {
     spdlog::critical("could not bind the udp port (see the log above)");
     return false;
+  }
+  for (const auto& mine : udp) all.insert(all.end(), mine.begin(), mine.end());
+  if (handoff) {
+    later = std::move(udp);
+    return true;
   }
   for (size_t i = 0; i < udp.size(); i++) {
     for (udp_socket& s : udp[i]) workers[i]->add_udp_socket(std::move(s));
   }
   return true;
+}
+
+// After a takeover this process serves; the old one exits. Its spool files
+// and its replication port are this one's once it has gone: waits (within
+// `timeout_ms`) until `pid` has exited (or is a zombie). [main thread]
+void wait_for_exit(pid_t pid, uint64_t timeout_ms) {
+  if (pid <= 0) return;
+  const int64_t deadline = mm::now_ns() + static_cast<int64_t>(timeout_ms) * 1000000;
+  const std::string stat = "/proc/" + std::to_string(pid) + "/stat";
+  while (mm::now_ns() < deadline) {
+    std::FILE* f = std::fopen(stat.c_str(), "r");
+    if (f == nullptr) return;
+    char line[512] = {};
+    const size_t n = std::fread(line, 1, sizeof line - 1, f);
+    std::fclose(f);
+    const char* paren = std::strrchr(line, ')');  // the state follows the command's last ')'
+    if (n == 0 || (paren != nullptr && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'))) return;
+    ::usleep(10000);
+  }
+  spdlog::warn("takeover: the old process (pid {}) has not exited after {} ms", pid, timeout_ms);
+}
+
+// After a takeover: waits (within `timeout_ms`, 10 ms a try) until a TCP
+// listener can bind `address` ("host:port", SO_REUSEADDR as machinarium's
+// listen): the old process's leader thread is a zombie a moment before its
+// last descriptor is gone. [main thread]
+void wait_port_free(const std::string& address, uint64_t timeout_ms) {
+  mm::address a;
+  std::string error;
+  if (!mm::address::parse(address, a, &error)) return;  // the listen itself says why
+  const int64_t deadline = mm::now_ns() + static_cast<int64_t>(timeout_ms) * 1000000;
+  while (mm::now_ns() < deadline) {
+    const int fd = ::socket(a.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return;
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (a.storage.ss_family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    const bool bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&a.storage), a.length) == 0;
+    ::close(fd);
+    if (bound || errno != EADDRINUSE) return;
+    ::usleep(10000);
+  }
 }
 
 // The workers' machines, in order; `started` lists those that run (to be
@@ -354,6 +413,18 @@ void make_fanout(const config::config& cfg, const repl_tls& rtls, store::store& 
   repl_ack = std::make_unique<replication::ack_state>(cfg.server.workers, repl);
   repl_fanout = std::make_unique<replication::fanout>(
       fanout_settings_of(cfg, rtls), st, [&clock] { return clock.now(); }, clock.wall_base(), repl, repl_ack.get());
+  st.set_observer(repl_fanout->observer());
+}
+
+// Takeover without replication (takeover_server.h): a fan-out with no
+// listener, its machine started only when a new process asks for the store,
+// its observer installed now (one relaxed load per change until then).
+void make_takeover_fanout(const config::config& cfg, store::store& st, server_clock& clock,
+                          replication::repl_counters& repl, std::unique_ptr<replication::fanout>& repl_fanout) {
+  replication::fanout_settings fs = fanout_settings_of(cfg, repl_tls{});
+  fs.listen.clear();
+  repl_fanout = std::make_unique<replication::fanout>(
+      std::move(fs), st, [&clock] { return clock.now(); }, clock.wall_base(), repl, nullptr);
   st.set_observer(repl_fanout->observer());
 }
 
@@ -500,8 +571,12 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   // fan-out (which a role change stops and starts again) and the workers.
   std::unique_ptr<replication::ack_state> repl_ack;
   std::unique_ptr<replication::fanout> repl_fanout;
-  if (repl_role == config::replication_role::Master || auto_role)
+  const std::string takeover_path = takeover_socket_path(cfg);
+  if (repl_role == config::replication_role::Master || auto_role) {
     make_fanout(cfg, rtls, *st, clock, repl, repl_ack, repl_fanout);
+  } else if (repl_role == config::replication_role::None && !takeover_path.empty()) {
+    make_takeover_fanout(cfg, *st, clock, repl, repl_fanout);
+  }
   // Roles by virtual IP: the first role is decided here, before the first
   // snapshot, so clients meet the right one from the start.
   first_role first = decide_first_role(cfg, mc, rtls, repl);
@@ -510,6 +585,21 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   proxy::server_directory servers(cfg.server.workers);
   std::shared_ptr<const live_settings> first_live = first_live_settings(cfg, cli, servers, first.access);
   if (!first_live) return 1;
+  // --takeover: the running process's listeners (and, below, its store).
+  // Any failure until this process serves exits 1; the old one serves on.
+  takeover_handoff handoff;
+  struct handoff_closer {
+    takeover_handoff& h;
+    ~handoff_closer() { takeover_close(h); }
+  } closer{handoff};
+  if (cli.takeover) {
+    std::string why;
+    if (!takeover_connect(takeover_path, cfg.takeover.timeout_ms, handoff, &why)) {
+      spdlog::critical("takeover: {}; the running process serves on", why);
+      return 1;
+    }
+    notify_as_new_main_pid();
+  }
   for (const std::string& w : config::config_warnings(cfg)) spdlog::warn("{}", w);
   // memcached flags taken without memcached's effect (cli.h: notes).
   for (const std::string& n : cli.notes) spdlog::warn("{}", n);
@@ -518,7 +608,8 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   commands::crawler_enabled().store(cfg.cache.lru_crawler, std::memory_order_relaxed);
   live_cell live(std::move(first_live));
   std::unique_ptr<proxy::delete_spool> spool;
-  if (!start_spool(cfg, servers, mc, spool)) return 1;
+  // After a takeover, once the old process (and its spool machine) has gone.
+  if (!cli.takeover && !start_spool(cfg, servers, mc, spool)) return 1;
   served_role role(first.access);
   std::unique_ptr<role_monitor> monitor;
   if (auto_role) {
@@ -551,18 +642,25 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
 
   for (unsigned i = 0; i < cfg.server.workers; i++)
     workers.push_back(std::make_unique<worker>(static_cast<int>(i), shared, stats.add_worker()));
-  if (!bind_udp(cfg, workers)) return 1;
+  std::vector<udp_socket> udp_all;
+  std::vector<std::vector<udp_socket>> udp_later;
+  if (!bind_udp(cfg, workers, cli.takeover ? &handoff : nullptr, udp_all, udp_later)) return 1;
   std::vector<worker*> started;
   int rc = start_workers(mc, workers, started) ? 0 : 1;
   // What the workers and the logger hold to serve counts against -m with the items: each
   // worker's receive ring (above) and the log queue. Under epoll the rings are not there:
   // counted anyway, so the limit does not depend on the backend the kernel allowed.
   st->set_reserved_bytes(uint64_t{cfg.server.workers} * mc.uring_buffers * mc.uring_buffer_size + log::queue_bytes());
-  if (rc == 0 && first.start_fanout && !repl_fanout->start(mc)) {
+  // After a takeover the old process holds the replication port until it
+  // exits; with roles by virtual IP the role machine, which starts and stops
+  // the fan-out from then on, starts after it too.
+  const bool fanout_later = cli.takeover && first.start_fanout;
+  const bool monitor_later = cli.takeover && monitor != nullptr;
+  if (rc == 0 && first.start_fanout && !fanout_later && !repl_fanout->start(mc)) {
     spdlog::critical("fan-out machine did not start (see the log above)");
     rc = 1;
   }
-  if (rc == 0 && monitor && !monitor->start(mc)) {
+  if (rc == 0 && monitor && !monitor_later && !monitor->start(mc)) {
     spdlog::critical("role machine did not start (see the log above)");
     rc = 1;
   }
@@ -573,18 +671,99 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   }
   std::unique_ptr<metrics_listener> metrics;
   if (rc == 0) stats.set_io_backend(started.front()->backend_name());  // before any reader starts
-  if (rc == 0 && !start_metrics(cfg, stats, started, mc, metrics)) rc = 1;
+  // After a takeover the old process holds the metrics port until it exits.
+  if (rc == 0 && !cli.takeover && !start_metrics(cfg, stats, started, mc, metrics)) rc = 1;
+  // A takeover keeps the listeners: each must be one the old process hands
+  // over, since binding one after the old process stopped could fail with
+  // nobody serving. Checked before READY, so a mismatch leaves it serving.
+  std::vector<int> adopted;
+  if (rc == 0 && cli.takeover) {
+    const std::vector<listen_entry> entries = listen_addresses(cfg);
+    for (size_t i = 0; i < entries.size(); i++) {
+      adopted.push_back(takeover_take_listener(handoff, i, entries[i].address));
+      if (adopted.back() < 0) {
+        spdlog::critical(
+            "takeover: the running process has no listener {} (#{}); a takeover keeps the listeners "
+            "(change them with a restart)",
+            entries[i].address, i);
+        rc = 1;
+      }
+    }
+    if (rc != 0) {
+      for (int fd : adopted) {
+        if (fd >= 0) ::close(fd);
+      }
+      adopted.clear();
+    }
+  }
+  if (rc == 0 && cli.takeover) {
+    // The store: the old process's initial sync and stream, until its end
+    // mark, before this one accepts anything. Last: once the sync is done
+    // the old process stops serving, so whatever may fail comes before.
+    std::string why;
+    if (!takeover_ready(handoff, &why) ||
+        !takeover_receive_store(
+            handoff, mc, cfg.takeover.timeout_ms, *st, [&clock] { return clock.now(); }, repl, &why)) {
+      spdlog::critical("takeover: {}", why);
+      rc = 1;
+    }
+  }
   if (rc == 0) {
     reload_target reload{&cli, &cfg, &live, st.get(), &servers, &role};
     reload.tls = tls.get();
     reload.auth = shared.auth != nullptr ? &auth : nullptr;
-    pool = std::make_unique<pooler>(pooler_settings_of(cfg, reload, stats), started, conns, *st, clock, gc);
+    pooler_settings ps = pooler_settings_of(cfg, reload, stats);
+    ps.takeover_path = takeover_path;
+    ps.udp = udp_all;
+    ps.takeover.timeout_ms = cfg.takeover.timeout_ms;
+    ps.takeover.machine = mc;
+    // The store moves only from a node whose writes are its own.
+    if (repl_role == config::replication_role::None || repl_role == config::replication_role::Master)
+      ps.takeover.fanout = repl_fanout.get();
+    ps.on_handed_over = [] { process_handed_over(); };
+    if (cli.takeover) {
+      ps.adopted = std::move(adopted);
+      ps.takeover_listener_fd = handoff.takeover_listener;
+      handoff.takeover_listener = -1;  // the pooler's now
+      if (!handoff.takeover_path.empty() && handoff.takeover_path != takeover_path) {
+        spdlog::warn("takeover: the old process's takeover socket was {}; this one's is {}", handoff.takeover_path,
+                     takeover_path);
+        ::close(ps.takeover_listener_fd);
+        ps.takeover_listener_fd = -1;
+      }
+      // Serving: systemd's READY=1 with MAINPID (ready_notify.h), the UDP
+      // sockets, then DONE: the old process exits.
+      ps.on_ready = [&cfg, &handoff, &udp_later, &started] {
+        if (!process_ready(cfg)) return false;
+        for (size_t w = 0; w < udp_later.size() && w < started.size(); w++) {
+          for (const udp_socket& u : udp_later[w]) started[w]->serve_udp(u);
+        }
+        udp_later.clear();
+        takeover_done(handoff);
+        return true;
+      };
+    }
+    pool = std::make_unique<pooler>(std::move(ps), started, conns, *st, clock, gc);
     spdlog::info("ithaca starting: {} workers, memory limit {} bytes, io backend {}", started.size(),
                  cfg.cache.memory_limit, started.front()->backend_name());
     if (!pool->start(mc)) {
       spdlog::critical("pooler machine did not start");
       rc = 1;
     } else {
+      if (cli.takeover) {
+        // What the old process held until its exit: the spool's files, the
+        // replication port.
+        wait_for_exit(handoff.old_pid, cfg.takeover.timeout_ms);
+        if (!start_spool(cfg, servers, mc, spool)) {
+          spdlog::critical("takeover: the spool did not start; deletes that fail are not spooled");
+        }
+        if (fanout_later) wait_port_free(fanout_settings_of(cfg, rtls).listen, cfg.takeover.timeout_ms);
+        if (fanout_later && !repl_fanout->start(mc)) spdlog::critical("fan-out machine did not start (see above)");
+        if (monitor_later && !monitor->start(mc)) spdlog::critical("role machine did not start (see above)");
+        if (cfg.metrics.enabled) wait_port_free(config::to_string(cfg.metrics.listen), cfg.takeover.timeout_ms);
+        if (!start_metrics(cfg, stats, started, mc, metrics))
+          spdlog::critical("takeover: the metrics listener did not start (see above); serving without it");
+      }
       pool->join();  // returns after shutdown (signal, `shutdown` command, or a listen failure)
       if (pool->failed()) rc = 1;
     }

@@ -12,11 +12,13 @@
 #include "machinarium.h"
 #include "route_kind.h"
 #include "process_setup.h"
+#include "takeover_spawn.h"
 
 #include <spdlog/spdlog.h>
 
 int main(int argc, char** argv) {
   using namespace ithaca;
+  server::takeover_remember_command(argc, argv);  // SIGUSR2 starts it again (takeover_spawn.h)
   // The route kinds' config side, before any config is read.
   route::register_route_kinds();
   config::cli_options cli;
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
   // unblocked would take SIGHUP/SIGTERM with the default action and end the
   // process, instead of letting the pooler's signalfd receive them.
   mm::signal_block({SIGHUP, SIGTERM, SIGINT, SIGUSR1});
+  mm::signal_block({SIGUSR2});  // a takeover by a new process (takeover_spawn.h)
   if (!log::init(cfg.logging, &error)) {
     std::fprintf(stderr, "ithaca: logging: %s\n", error.c_str());
     return 1;

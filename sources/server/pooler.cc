@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,6 +14,7 @@
 
 #include "auth_store.h"
 #include "memory_trim.h"
+#include "takeover_spawn.h"
 #include "unix_listener.h"
 
 namespace ithaca::server {
@@ -63,13 +65,38 @@ void pooler::request_shutdown() {
 // its children are then finished (5 s each at most) before the listeners
 // they use are closed. [the pooler thread; no lock]
 void pooler::main() {
-  std::vector<std::unique_ptr<mm::io>> listeners;
+  std::vector<std::unique_ptr<mm::io>>& listeners = listeners_;
   bool reported_port = false;
   uint16_t previous_port = 0;  // the port the last tcp listener bound
-  for (const listen_entry& entry : settings_.listen) {
+  for (size_t index = 0; index < settings_.listen.size(); index++) {
+    const listen_entry& entry = settings_.listen[index];
     const std::string& text = entry.address;
     mm::address addr;
     std::string error;
+    if (index < settings_.adopted.size() && settings_.adopted[index] >= 0) {
+      // A takeover handed this listener over (takeover_client.h): bound and
+      // listening already, with connections perhaps queued on it.
+      auto l = mm::adopt_listener(settings_.adopted[index], &error);
+      if (!l) {
+        spdlog::error("listen {} (taken over): {}", text, error);
+        failed_ = true;
+        break;
+      }
+      const bool is_unix = text.starts_with("unix:");
+      const mm::address bound = mm::local_address(l->fd());
+      spdlog::warn("listening on {} {} (taken over)", is_unix ? "unix" : "tcp", is_unix ? text : bound.to_string());
+      if (!is_unix && !text.starts_with("fd:")) {
+        const auto& sa = bound.storage.ss_family == AF_INET6
+                             ? reinterpret_cast<const sockaddr_in6&>(bound.storage).sin6_port
+                             : reinterpret_cast<const sockaddr_in&>(bound.storage).sin_port;
+        previous_port = ntohs(sa);
+        if (!reported_port && settings_.on_tcp_port) settings_.on_tcp_port(previous_port);
+        reported_port = true;
+      }
+      listeners.push_back(std::move(l));
+      clients_.push_back(entry.max_clients > 0 ? conns_.new_listener_counter() : nullptr);
+      continue;
+    }
     if (text.starts_with("fd:")) {
       // An inherited listening socket (mcrouter's --listen-sock-fd): adopted
       // as it is, already bound and listening.
@@ -135,17 +162,20 @@ void pooler::main() {
     shutdown();
     return;
   }
+  std::vector<mm::coroutine_id> children;
+  start_takeover(children);
   if (settings_.on_ready && !settings_.on_ready()) {
     failed_ = true;
     shutdown();
+    for (auto id : children) mm::coroutine_finish(id, 5000);
     return;
   }
-  std::vector<mm::coroutine_id> children;
   for (size_t i = 0; i < listeners.size(); i++) {
     mm::io* l = listeners[i].get();
-    children.push_back(
+    accepting_.push_back(
         mm::coroutine_create("listen " + settings_.listen[i].address, [this, l, i] { accept_loop(*l, i); }));
   }
+  children.insert(children.end(), accepting_.begin(), accepting_.end());
   children.push_back(mm::coroutine_create("signals", [this] { signal_loop(); }));
   if (!settings_.reload.cli->config_path.empty()) {
     // Started off or on as the config says; a reload may flip it.
@@ -164,6 +194,67 @@ void pooler::main() {
   for (auto id : children) mm::coroutine_finish(id, 5000);
   if (reloading_) mm::coroutine_finish(reload_, 5000);
   watch_.reset();  // its inotify descriptor is this machine's to close
+  takeover_listener_.reset();
+  listeners_.clear();
+}
+
+// The takeover socket (takeover_server.h): the one a takeover handed over,
+// else bound now; a failure is a warning (this process cannot be taken over,
+// it serves all the same). Before on_ready, so a user switch (-u) comes after
+// the bind. [pooler machine, start-up]
+void pooler::start_takeover(std::vector<mm::coroutine_id>& children) {
+  const std::string& path = settings_.takeover_path;
+  if (path.empty()) return;
+  std::string error;
+  takeover_listener_ = settings_.takeover_listener_fd >= 0 ? mm::adopt_listener(settings_.takeover_listener_fd, &error)
+                                                           : listen_unix(path, 16, 0600, &error);
+  if (!takeover_listener_) {
+    spdlog::warn("takeover socket {}: {}; `ithaca --takeover` cannot take this process's place", path, error);
+    return;
+  }
+  spdlog::info("takeover: a new process may take this one's place through {}", path);
+  settings_.takeover.descriptors = [this] { return handed_descriptors(); };
+  settings_.takeover.stop_serving = [this] { return stop_serving(); };
+  settings_.takeover.finish = [this] {
+    if (settings_.on_handed_over) settings_.on_handed_over();
+    shutdown();
+  };
+  children.push_back(mm::coroutine_create(
+      "takeover", [this, path] { takeover_serve(*takeover_listener_, path, settings_.takeover); }));
+}
+
+// Every listener and UDP socket, to send to a new process (each stays this
+// process's until it exits; the new one gets its own descriptors).
+std::vector<handed_fd> pooler::handed_descriptors() const {
+  std::vector<handed_fd> out;
+  for (size_t i = 0; i < listeners_.size(); i++)
+    out.push_back(handed_fd{"listener", settings_.listen[i].address, i, listeners_[i]->fd()});
+  for (const udp_socket& u : settings_.udp) out.push_back(handed_fd{"udp", u.local, 0, u.fd});
+  return out;
+}
+
+// A takeover's step 3: no more accepts (the listeners stay open; the kernel
+// queues connections for the new process), every worker stopped: each
+// session finishes its batch and closes its connection, the parked ones are
+// closed. Waits for the workers on the blocking pool, so the pooler's other
+// coroutines (signals, cron) go on. [the takeover coroutine]
+bool pooler::stop_serving() {
+  for (mm::coroutine_id id : accepting_) mm::coroutine_cancel(id);
+  for (mm::coroutine_id id : accepting_) mm::coroutine_finish(id, 1000);
+  // Our descriptors go (the new process has its own): no accept of ours
+  // stays armed on them (io_uring's multishot accept outlives the coroutine),
+  // so the kernel wakes the new process's accept for every connection, and
+  // what the accept took meanwhile is closed unread (its client reconnects).
+  for (const auto& l : listeners_) l->close();
+  if (takeover_listener_) takeover_listener_->close();
+  for (worker* w : workers_) w->stop();
+  std::vector<worker*> workers = workers_;
+  const auto waited = mm::blocking_call(
+      [workers] {
+        for (worker* w : workers) w->join();
+      },
+      static_cast<mm::millis>(settings_.takeover.timeout_ms));
+  return waited == mm::wait_status::Ok;
 }
 
 void pooler::accept_loop(mm::io& listener, std::size_t index) {
@@ -254,10 +345,44 @@ void pooler::signal_loop() {
       shutdown();
       return;
     }
+    if (sig == SIGUSR2) {
+      upgrade();
+      continue;
+    }
     spdlog::info("{}: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     shutdown();
     return;
   }
+}
+
+// SIGUSR2: a new process from the same binary path takes this one's place
+// (takeover_spawn.h); a coroutine reaps it if it exits first, and logs how.
+void pooler::upgrade() {
+  if (takeover_listener_ == nullptr) {
+    spdlog::warn("SIGUSR2: no takeover socket (takeover.socket); not upgrading");
+    return;
+  }
+  const pid_t pid = takeover_spawn();
+  if (pid <= 0) return;
+  mm::coroutine_create("takeover child", [pid] {
+    for (;;) {
+      int status = 0;
+      const pid_t r = ::waitpid(pid, &status, WNOHANG);
+      if (r == pid) {
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+          spdlog::info("SIGUSR2: the new process (pid {}) exited with status 0", pid);
+        } else if (WIFEXITED(status)) {
+          spdlog::error("SIGUSR2: the new process (pid {}) exited with status {}; still serving", pid,
+                        WEXITSTATUS(status));
+        } else {
+          spdlog::error("SIGUSR2: the new process (pid {}) was killed by signal {}; still serving", pid,
+                        WTERMSIG(status));
+        }
+        return;
+      }
+      if (r < 0 || mm::sleep(100) == mm::wait_status::Cancelled) return;
+    }
+  });
 }
 
 // The reload runs in a coroutine of its own (it waits for the files on the

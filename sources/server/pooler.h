@@ -2,7 +2,9 @@
 // accepting and feeding sockets round-robin to the workers over their
 // channels; the signal coroutine (SIGTERM/SIGINT shutdown; SIGHUP starts
 // the reload coroutine); the config watch (config_watch.h: a changed config
-// file starts the same reload); and the cron coroutine.
+// file starts the same reload); the cron coroutine; and the takeover
+// coroutine (takeover_server.h: a new process asks for this one's place;
+// SIGUSR2 starts one, takeover_spawn.h).
 #pragma once
 
 #include <atomic>
@@ -19,6 +21,7 @@
 #include "live_settings.h"
 #include "machinarium.h"
 #include "reload.h"
+#include "takeover_server.h"
 #include "worker.h"
 
 namespace ithaca::server {
@@ -56,6 +59,17 @@ struct pooler_settings {
   // failed): the server is ready (the pid file, the user switch, systemd's
   // READY=1, -d's parent; process_setup.h). False: the start fails.
   std::function<bool()> on_ready;
+  // Takeover (takeover_server.h): the socket a new process asks on ("":
+  // none), the old process's one when this process took over, and what the
+  // "takeover" coroutine needs (the pooler fills in descriptors, stop_serving
+  // and finish). `adopted`: per listen entry, the listener a takeover handed
+  // this process (-1: bind it). `udp`: the workers' UDP sockets, to hand on.
+  std::string takeover_path;
+  int takeover_listener_fd = -1;
+  std::vector<int> adopted;
+  std::vector<udp_socket> udp;
+  takeover_host takeover;
+  std::function<void()> on_handed_over;  // before the shutdown that follows a handover
 };
 
 class pooler {
@@ -79,8 +93,16 @@ class pooler {
   // does not suspend]
   void request_reload(std::string trigger);
   void reload_loop();
+  void upgrade();  // SIGUSR2
   void feed(int fd, std::string peer, std::size_t index);
   void shutdown();
+  // The listener of entry `index`: adopted from a takeover or bound. Null
+  // (logged) on failure. [pooler machine, start-up]
+  std::unique_ptr<mm::io> open_listener(const listen_entry& entry, size_t index, uint16_t previous_port,
+                                        std::string* local);
+  void start_takeover(std::vector<mm::coroutine_id>& children);
+  std::vector<handed_fd> handed_descriptors() const;
+  bool stop_serving();
 
   pooler_settings settings_;
   std::vector<worker*> workers_;
@@ -107,6 +129,11 @@ class pooler {
   std::string reload_trigger_;
   // [pooler machine] the config watch, while main() runs (with --config)
   std::unique_ptr<config_watch> watch_;
+  // [pooler machine] the listeners (main() owns them until it returns), the
+  // accept coroutines, the takeover socket
+  std::vector<std::unique_ptr<mm::io>> listeners_;
+  std::vector<mm::coroutine_id> accepting_;
+  std::unique_ptr<mm::io> takeover_listener_;
 };
 
 }  // namespace ithaca::server

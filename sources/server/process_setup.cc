@@ -139,6 +139,9 @@ bool process_ready(const config::config& cfg) {
   return true;
 }
 
+// Ordered before process_finish by the pooler's join.
+void process_handed_over() { state.pid_written = false; }
+
 int process_finish(int rc) {
   if (state.pid_written) remove_pid_file(state.pid_file);
   state.pid_written = false;

@@ -43,4 +43,8 @@ bool process_ready(const config::config& cfg);
 // [main thread, after every machine stopped]
 int process_finish(int rc);
 
+// A takeover handed this process's place over: the pid file is the new
+// process's now, and stays at exit. [pooler thread, before its shutdown]
+void process_handed_over();
+
 }  // namespace ithaca::server

@@ -2,10 +2,18 @@
 // bound. Through libsystemd's sd_notify when built with it; a no-op without
 // it (the unit is then Type=simple) or when not started by systemd
 // (NOTIFY_SOCKET unset). [pooler machine, once]
+//
+// After a takeover (takeover_client.h) the new process is not the unit's
+// main process yet: it says MAINPID=its pid with READY=1 (the unit needs
+// NotifyAccess=all) and waits (sd_notify_barrier, 5 s at most) until systemd
+// has read it, so the old process's exit that follows is not taken for the
+// service's end.
 #pragma once
 
 namespace ithaca::server {
 
+// Before notify_ready: this process took another's place. [main thread]
+void notify_as_new_main_pid();
 void notify_ready();
 
 }  // namespace ithaca::server

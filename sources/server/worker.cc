@@ -69,6 +69,13 @@ mm::machine_counters worker::runtime() const {
 
 const char* worker::backend_name() const { return machine_ ? mm::machine_backend_name(machine_) : "none"; }
 
+void worker::serve_udp(udp_socket s) {
+  mm::machine_spawn(machine_, "udp " + s.local, [this, s] {
+    udp_server server(shared_, counters_);
+    server.run(s);
+  });
+}
+
 // Runs on the worker machine: waits for sockets until the machine is stopped
 // (the wait is cancelled then).
 void worker::main() {

@@ -103,6 +103,9 @@ class worker {
   worker& operator=(const worker&) = delete;
   // Before start(): a UDP socket this worker serves (one coroutine each).
   void add_udp_socket(udp_socket s) { udp_.push_back(std::move(s)); }
+  // After start(): serves `s` from now on (a takeover's UDP sockets, once
+  // this process serves: takeover_client.h). [any thread]
+  void serve_udp(udp_socket s);
   // Starts the machine; false (and logs) if it could not start.
   bool start(const mm::machine_config& base);
   void stop();  // any thread

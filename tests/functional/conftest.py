@@ -49,7 +49,7 @@ class Server:
     """A running server process: host, port, proc, and its captured stderr
     (stdout is merged into it)."""
 
-    def __init__(self, name, argv, stop_signal=signal.SIGTERM):
+    def __init__(self, name, argv, stop_signal=signal.SIGTERM, pass_fds=()):
         self.name = name
         self.stop_signal = stop_signal
         self.argv = argv
@@ -60,7 +60,7 @@ class Server:
         self._changed = threading.Condition(self._lock)
         self._eof = False
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+                                     stderr=subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 

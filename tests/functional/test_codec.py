@@ -24,6 +24,7 @@ import time
 import pytest
 
 import mcwire
+from fake_backend import FakeBackend
 from mcwire import (OP_ADD, OP_APPEND, OP_DECREMENT, OP_DELETE, OP_DELETEQ, OP_FLUSH, OP_GAT, OP_GATK,
                     OP_GATKQ, OP_GATQ, OP_GETK, OP_GETKQ, OP_GETQ, OP_INCREMENTQ, OP_NOOP, OP_PREPEND,
                     OP_REPLACE, OP_SETQ, EXP, A, G, S, T, pack_request as P)
@@ -216,9 +217,39 @@ def test_meta_debug_needs_meta_backend(memcached):
 
 # ---- leases -------------------------------------------------------------------
 
-def test_lease_over_ascii_backend_is_refused(memcached):
-    got = through_codec(memcached, "ascii", b"lease-get a\r\nlease-set a 5 0 0 1\r\nx\r\n")
-    assert got == b"SERVER_ERROR lease-get and lease-set need a meta backend\r\n" * 2
+def test_lease_over_ascii_backend_goes_as_meta(memcached):
+    # An ascii pool's memcached (1.6+) speaks meta commands on the same port:
+    # a lease goes as mg N / ms C there too, classic commands stay classic.
+    out = through_codec(memcached, "ascii", b"lease-get k\r\nlease-get k\r\n")
+    first, second = out.split(b"END\r\n")[:2]
+    assert first.startswith(b"LVALUE k ") and first.endswith(b" 0 0\r\n\r\n")
+    token = int(first.split()[2])
+    assert token > 1 and second == b"LVALUE k 1 0 0\r\n\r\n"
+    out = through_codec(memcached, "ascii", b"lease-set k %d 7 0 3\r\nnew\r\nget k\r\nlease-get k\r\n" % token)
+    assert out == b"STORED\r\nVALUE k 7 3\r\nnew\r\nEND\r\nVALUE k 7 3\r\nnew\r\nEND\r\n"
+
+
+def test_lease_to_a_server_without_meta_says_why():
+    # A server that answers every command but get with ERROR (an old
+    # memcached): the lease gets a clear error, the requests around it their
+    # own answers.
+    old = FakeBackend("slow", delay=0.0)
+    try:
+        out = through_codec(old, "ascii", b"get a\r\nlease-get a\r\nget b\r\n")
+    finally:
+        old.close()
+    assert out == (b"END\r\nSERVER_ERROR lease-get and lease-set need a backend that speaks meta commands "
+                   b"(memcached 1.6 or later)\r\nEND\r\n")
+
+
+def test_metaget_to_a_server_without_meta_says_why():
+    old = FakeBackend("slow", delay=0.0)
+    try:
+        out = through_codec(old, "ascii", b"metaget a\r\nget b\r\n")
+    finally:
+        old.close()
+    assert out == (b"SERVER_ERROR metaget needs a backend that speaks meta commands (memcached 1.6 or later)\r\n"
+                   b"END\r\n")
 
 
 def test_lease_over_meta_backend(memcached):

@@ -16,14 +16,12 @@ from mcwire import Conn
 
 # What ithaca still refuses, and the words it says it with.
 STILL_REFUSED = {
-    'mcrouter_test_portoverride.json': "pool 'foo': option 'port_override' is not supported by ithaca",
     'test_ascii.json': "PoolRoute: hash_func 'Latest' is not supported by ithaca (Ch3, WeightedCh3, Crc32 or Const",
     'test_deterministic_failover4.json': 'failover_policy: enable_failure_domains is not supported by ithaca (servers have no failur',
     'test_pool_server_errors.json': 'pool \'A\': a server is a "host:port" string (server objects are not supported by ithaca)',
     'test_probe_timeout_reconfig.json': "pool 'foo': bad server 'localhost:0': port 0 is not a server's port",
     'test_regional_replicated_pools.json': '`regional_pools` is not supported by ithaca (it reads pools, route, routes and named_handl',
     'test_same_pool_failover.json': "OperationSelectorRoute: option 'default' is not supported by ithaca",
-    'test_shadow_route.json': 'ShadowRoute: 2 children; ithaca shadows one route (give each child its own ShadowRoute)',
 }
 
 CONFIGS = dict(corpus.configs())

@@ -129,14 +129,49 @@ def test_failover_errors_not_listed_do_not_fail_over(ithaca_factory, three):
 
 def test_failover_limit_caps_the_share_that_fails_over(ithaca_factory, three):
     server = ithaca_factory(config_text=routes_yaml(
-        {"dead": [dead_address()], "a": [addr(three[0])]},
-        "{type: failover, children: [pool:dead, pool:a], failover_limit: {rate: 0.5, burst: 4}}"))
+        {"a": [addr(three[0])]},
+        "{type: failover, children: [{type: error, result: mc_res_busy}, pool:a], "
+        "failover_limit: {rate: 0.5, burst: 4}}"))
     with mcwire.Conn(*server.address) as conn:
         replies = [conn.call(b"set k%d 0 0 1\r\nv\r\n" % i) for i in range(40)]
     stored = sum(r == b"STORED\r\n" for r in replies)
     # 4 in the bucket, then one token per two requests: about 4 + 40/2.
     assert 20 <= stored <= 26, stored
-    assert all(r == b"STORED\r\n" or r.startswith(b"SERVER_ERROR") for r in replies)
+    # Refused failovers answer the error that triggered them.
+    assert all(r in (b"STORED\r\n", b"SERVER_ERROR 307 busy\r\n") for r in replies), replies
+
+
+def test_failover_limit_takes_no_token_past_a_server_marked_down(ithaca_factory, three):
+    """mcrouter's rule: a failover from a server marked down (TKO) is not
+    counted against failover_limit, so a dead pool in the middle does not
+    halve what the limit lets through."""
+    server = ithaca_factory(config_text=routes_yaml(
+        {"dead": [dead_address()], "a": [addr(three[0])]},
+        "{type: failover, children: [{type: error, result: mc_res_busy}, pool:dead, pool:a], "
+        "failover_limit: {rate: 0.5, burst: 4}}"))
+    with mcwire.Conn(*server.address) as conn:
+        replies = [conn.call(b"set k%d 0 0 1\r\nv\r\n" % i) for i in range(40)]
+    stored = sum(r == b"STORED\r\n" for r in replies)
+    # Two tokens a request until the dead server is marked down (about
+    # 12 of 40 stored if it were never), then one, as with no dead pool.
+    assert 18 <= stored <= 26, stored
+
+
+def test_gutter_caps_the_ttl_of_a_lease_set(ithaca_factory, three):
+    """mcrouter's FailoverWithExptimeRoute caps every write that carries an
+    exptime, lease-sets included (test_mcrouter_serialized's
+    TestLeaseGetFailover): the lease filled in the gutter expires soon."""
+    from test_leases import lease_get
+    gutter = three[0]
+    server = ithaca_factory(config_text=routes_yaml(
+        {"main": [dead_address()], "gutter": [addr(gutter)]},
+        "{type: failover_exptime, normal: pool:main, failover: [pool:gutter], exptime: 3s}"))
+    with mcwire.Conn(*server.address) as conn:
+        kind, token, _flags, _data = lease_get(conn, b"lk")
+        assert kind == "lease" and token > 1
+        assert conn.call(b"lease-set lk %d 0 0 1\r\nv\r\n" % token) == b"STORED\r\n"
+    assert direct_get(gutter, b"lk") == b"v"
+    assert 0 < direct_ttl(gutter, b"lk") <= 3
 
 
 def test_gutter_caps_the_ttl_of_writes_and_takes_no_deletes(ithaca_factory, three):

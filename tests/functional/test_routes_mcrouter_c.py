@@ -66,6 +66,29 @@ def wait_until(what, check, timeout=10.0):
         time.sleep(0.05)
 
 
+# ---- test_shadow_route.py: a ShadowRoute over several children
+
+def test_shadow_route_over_several_children(tmp_path, ithaca_factory, memcached_factory):
+    """test_shadow_route.json: an AllSyncRoute over ShadowRoute over
+    "Pool|foo" (one child per server); each shadow's index_range [0, 2]
+    covers both children, so each child is shadowed, the keys in
+    key_fraction_range [0, 0.1] of SpookyHash copied to both shadow pools.
+    The keys are mcrouter's test's own list."""
+    router, mc = serve("test_shadow_route.json", tmp_path, ithaca_factory, memcached_factory)
+    shadow_list = [5, 7, 13, 33, 43, 46, 58, 71, 83, 85, 89, 91, 93]
+    kv = [("f%d" % i, "value%d" % i) for i in range(100)]
+    for key, value in kv:
+        assert set_(router, key, value) == b"STORED\r\n"
+    foo0, foo1, foo_shadow, bar_shadow = (mc[p] for p in ("11710", "11711", "11712", "11722"))
+    last = kv[shadow_list[-1]][0]
+    wait_until("the shadow copies", lambda: get(foo_shadow, last) and get(bar_shadow, last))
+    for i, (key, value) in enumerate(kv):
+        assert get(foo0, key) == value and get(foo1, key) == value
+        want = value if i in shadow_list else None
+        assert get(foo_shadow, key) == want, key
+        assert get(bar_shadow, key) == want, key
+
+
 # ---- test_shadow.py: a PoolRoute's shadows (mcrouter_configs/test_shadow.json)
 
 FOO_0, FOO_1, BAR_0, BAR_1 = "11710", "11711", "11720", "11721"
@@ -453,6 +476,50 @@ def test_bigvalue(tmp_path, ithaca_factory, memcached_factory):
         last = value[(chunks - 1) * SPLIT_SIZE:]
         assert c.call(b"get key:%d:%s\r\n" % (chunks - 1, suffix)) == b"VALUE key:%d:%s 0 %d\r\n%s\r\nEND\r\n" % (
             chunks - 1, suffix, len(last), last)
+
+
+def lease_value(c, key):
+    """A lease-get's answer: (token or None, value)."""
+    from test_leases import lease_get
+    r = lease_get(c, key)
+    assert r[0] in ("value", "lease"), r
+    return (None, r[2]) if r[0] == "value" else (r[1], r[3])
+
+
+def test_bigvalue_leases(tmp_path, ithaca_factory, memcached_factory):
+    """test_bigvalue_leases (smaller): a lease-set of a big value is split
+    as a set is, KEY's metadata written by the lease-set with its token; the
+    value is then read whole, by get and lease-get."""
+    router, mc = serve("test_bigvalue.json", tmp_path, ithaca_factory, memcached_factory, args=BIG_VALUE_ARGS)
+    value = b"xyz" * 4000  # 3 chunks
+    with Conn(router.host, router.port) as c:
+        token, got = lease_value(c, b"key")
+        assert token > 1 and got == b""
+        assert lease_value(c, b"key") == (1, b"")  # a hot miss
+        assert c.call(b"lease-set key %d 0 0 %d\r\n%s\r\n" % (token, len(value), value)) == b"STORED\r\n"
+        assert lease_value(c, b"key") == (None, value)
+        assert c.call(b"get key\r\n") == b"VALUE key %d %d\r\n%s\r\nEND\r\n" % (
+            MC_MSG_FLAG_BIG_VALUE, len(value), value)
+    with Conn(mc["10001"].host, mc["10001"].port) as c:
+        assert re.match(rb"VALUE key 32768 \d+\r\n1-3-\d+\r\nEND\r\n$", c.call(b"get key\r\n"))
+
+
+def test_bigvalue_lease_get_missing_a_chunk_gets_a_token(tmp_path, ithaca_factory, memcached_factory):
+    """test_bigvalue_leases_hit_meta_miss_piece: the metadata is there, a
+    chunk is not: the metadata is invalidated and the lease-get answered with
+    a token, which fills the key anew."""
+    router, mc = serve("test_bigvalue.json", tmp_path, ithaca_factory, memcached_factory, args=BIG_VALUE_ARGS)
+    value = b"a" * SPLIT_SIZE + b"a"
+    with Conn(router.host, router.port) as c:
+        assert c.call(b"set key %d 0 8\r\n1-2-1234\r\n" % MC_MSG_FLAG_BIG_VALUE) == b"STORED\r\n"
+        assert c.call(b"set key:0:1234 0 0 %d\r\n%s\r\n" % (SPLIT_SIZE, value[:SPLIT_SIZE])) == b"STORED\r\n"
+        assert c.call(b"set key:1:1234 0 0 1\r\na\r\n") == b"STORED\r\n"
+        assert lease_value(c, b"key") == (None, value)
+        assert c.call(b"delete key:1:1234\r\n") == b"DELETED\r\n"
+        token, got = lease_value(c, b"key")
+        assert token > 1 and got == b""  # no metadata shown as a stale value
+        assert c.call(b"lease-set key %d 0 0 3\r\nnew\r\n" % token) == b"STORED\r\n"
+        assert c.call(b"get key\r\n") == b"VALUE key 0 3\r\nnew\r\nEND\r\n"
 
 
 def test_bigvalue_read_from_hand_made_chunks(tmp_path, ithaca_factory, memcached_factory):

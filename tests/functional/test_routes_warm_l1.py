@@ -286,3 +286,28 @@ def test_split_multi_key_gets_keep_key_order_over_several_servers(ithaca_factory
         mixed = [k for pair in zip(keys[:8], keys[8:]) for k in pair]
         expect = b"".join(b"VALUE %s 0 %d\r\nv-%s\r\n" % (k, len(k) + 2, k) for k in mixed) + b"END\r\n"
         assert conn.call(b"get " + b" ".join(mixed) + b"\r\n") == expect
+
+
+@pytest.mark.parametrize("warm_protocol", ["ascii", "meta"])
+def test_warm_up_metaget_answers_from_cold_then_warm(ithaca_factory, two, warm_protocol):
+    # mcrouter's WarmUpRoute: a metaget is cold's answer, warm's when cold
+    # misses (nothing is filled by it).
+    cold, warm = two
+    router = warm_up(ithaca_factory, cold, warm, 0, warm_protocol)
+
+    def metaget(c, key):
+        c.send(b"metaget %s\r\n" % key)
+        first = c.read_line()
+        return first if first == b"END\r\n" else first + c.read_line()
+
+    with mcwire.Conn(router.host, router.port) as c:
+        assert metaget(c, b"mk") == b"END\r\n"
+        before = int(time.time())
+        direct_set(warm, b"mk", b"w", exptime=100)
+        reply = metaget(c, b"mk")
+        exptime = int(reply.split(b"exptime: ")[1].split(b";")[0])
+        assert before + 99 <= exptime <= int(time.time()) + 101, reply
+        assert direct_get(cold, b"mk") is None  # a metaget fills nothing
+        direct_set(cold, b"mk", b"c", exptime=0)
+        assert metaget(c, b"mk") == (b"META mk age: unknown; exptime: 0; from: unknown; is_transient: 0\r\n"
+                                     b"END\r\n")

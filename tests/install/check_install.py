@@ -105,6 +105,7 @@ def main():
             "Type": service_type,
             "ExecStart": f"{bindir}/ithaca --config {etc}/ithaca.yaml",
             "ExecReload": "/bin/kill -HUP $MAINPID",
+            "NotifyAccess": "all",  # a takeover's new process says MAINPID= and READY=1
             "DynamicUser": "yes",
             "RuntimeDirectory": "ithaca",
             "StateDirectory": "ithaca",  # the reliable deletes' spool: /var/lib/ithaca/spool

@@ -11,8 +11,17 @@
 // chunks and answers their concatenation under KEY (its flags, 0x8000
 // included unless hide_reply_flag, and its cas); a chunk missing makes KEY
 // a miss, metadata that does not parse too. Chunks go `batch_size` at a time
-// (0: all at once). Everything else (deletes, append, prepend, lease
-// commands, meta commands) passes unchanged.
+// (0: all at once).
+//
+// Leases, as mcrouter's: a lease-set of a big value is split the same way,
+// its chunks plain sets and KEY's metadata the lease-set with the client's
+// token. A lease-get whose KEY is big metadata reads the chunks as a get
+// does; when one is missing, the metadata is invalidated (a cas with its
+// CAS and exptime -1: a writer's newer metadata is left alone) and the
+// lease-get is sent once more, so the client gets a token to fill it with
+// (a second miss: SERVER_ERROR). A lease-get token reply never shows the
+// metadata it may hold as a stale value. Everything else (deletes, append,
+// prepend, meta commands) passes unchanged.
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -69,11 +78,13 @@ bool big_value_splittable(std::string_view key) { return key.size() + 1 + 10 + 1
 
 bool big_value_write(const protocol::request& r) {
   using protocol::command;
-  return r.cmd == command::Set || r.cmd == command::Add || r.cmd == command::Replace || r.cmd == command::Cas;
+  return r.cmd == command::Set || r.cmd == command::Add || r.cmd == command::Replace || r.cmd == command::Cas ||
+         r.cmd == command::LeaseSet;
 }
 bool big_value_read(const protocol::request& r) {
   using protocol::command;
-  return r.cmd == command::Get || r.cmd == command::Gets || r.cmd == command::Gat || r.cmd == command::Gats;
+  return r.cmd == command::Get || r.cmd == command::Gets || r.cmd == command::Gat || r.cmd == command::Gats ||
+         r.cmd == command::LeaseGet;
 }
 
 class big_value_route final : public route {
@@ -92,7 +103,10 @@ class big_value_route final : public route {
     kWriteKey,     // the metadata write out (the last child)
     kRead,         // the request itself out (in place)
     kReadChunks,   // chunk gets out, frame.count sent so far
+    kInvalidate,   // a lease-get missed a chunk: child 0 invalidates the metadata
   };
+  // Or'ed into the state once a lease-get was sent again (at most once).
+  static constexpr std::uint32_t kRetried = 0x100;
   std::uint32_t write_chunks(const request_slot& slot) const {
     return static_cast<std::uint32_t>((slot.req.value.size() + threshold_ - 1) / threshold_);
   }
@@ -108,7 +122,7 @@ class big_value_route final : public route {
   std::uint32_t send_batch(request_slot& slot, dispatch_env& env, std::uint32_t from, std::uint32_t total,
                            Make make) const;
   dispatch_status finish_write(request_slot& slot, dispatch_env& env) const;
-  dispatch_status finish_read(request_slot& slot) const;
+  dispatch_status finish_read(request_slot& slot, dispatch_env& env) const;
 
   const route& target_;
   std::uint64_t threshold_;
@@ -179,7 +193,7 @@ std::vector<big_value_route::big_key> big_value_route::big_keys(const request_sl
 
 dispatch_status big_value_route::resume(request_slot& slot, dispatch_env& env) const {
   slot_frame& f = slot.top_frame();
-  switch (f.state) {
+  switch (f.state & ~kRetried) {
     case kWriteChunks: {
       const std::uint32_t total = write_chunks(slot);
       for (std::uint32_t k = 0; k < f.count; ++k) {
@@ -202,6 +216,10 @@ dispatch_status big_value_route::resume(request_slot& slot, dispatch_env& env) c
     }
     case kWriteKey: std::swap(slot.result, slot.child_at(f.count).result); return dispatch_status::Done;
     case kRead: {
+      if (slot.result.outcome == protocol::routed_outcome::LeaseToken && slot.result.key_count() == 1 &&
+          slot.result.hit(0).found && (slot.result.hit(0).flags & kBigValueFlag) != 0) {
+        slot.result.clear_hit(0);  // a token, without the metadata as its stale value
+      }
       if (slot.result.outcome != protocol::routed_outcome::Hits) return dispatch_status::Done;
       std::uint32_t total = 0;
       for (const big_key& b : big_keys(slot)) total += b.chunks;
@@ -217,13 +235,13 @@ dispatch_status big_value_route::resume(request_slot& slot, dispatch_env& env) c
         }
       }
       if (total == 0) return dispatch_status::Done;
-      f.state = kReadChunks;
+      f.state = kReadChunks | (f.state & kRetried);
       f.saved = total;
       [[fallthrough]];
     }
     case kReadChunks: {
       const auto total = static_cast<std::uint32_t>(f.saved);
-      if (f.count >= total) return finish_read(slot);
+      if (f.count >= total) return finish_read(slot, env);
       // The k-th chunk over the big keys in order.
       const std::vector<big_key> keys = big_keys(slot);
       const protocol::request& r = slot.req;
@@ -237,6 +255,20 @@ dispatch_status big_value_route::resume(request_slot& slot, dispatch_env& env) c
         big_value_chunk_key(r.keys[keys[b].index], at, keys[b].suffix, c.scratch, size);  // fits: splittable
         c.keys.push_back(std::string_view(c.scratch.data(), size));
       });
+      return dispatch_status::Pending;
+    }
+    case kInvalidate: {
+      const request_slot& c = slot.child_at(0);
+      if (severity_of(c.result, c.req) >= severity::Error) {
+        std::swap(slot.result, slot.child_at(0).result);
+        return dispatch_status::Done;
+      }
+      // The lease-get once more: a miss now, with a token.
+      f.state = kRead | kRetried;
+      f.count = 0;
+      f.saved = 0;
+      slot.release_reply();
+      dispatch_child(target_, slot, env);
       return dispatch_status::Pending;
     }
     default: return dispatch_status::Done;
@@ -278,8 +310,9 @@ dispatch_status big_value_route::finish_write(request_slot& slot, dispatch_env& 
 }
 
 // Every chunk answered: each big key's value is its chunks' data in order;
-// a chunk missing (or failed) makes the key a miss.
-dispatch_status big_value_route::finish_read(request_slot& slot) const {
+// a chunk missing (or failed) makes the key a miss (a lease-get's: see the
+// top of the file).
+dispatch_status big_value_route::finish_read(request_slot& slot, dispatch_env& env) const {
   std::uint32_t k = 0;
   std::string value;
   for (const big_key& b : big_keys(slot)) {
@@ -296,6 +329,26 @@ dispatch_status big_value_route::finish_read(request_slot& slot) const {
     const auto& h = slot.result.hit(b.index);
     if (whole) {
       slot.result.set_hit(b.index, hide_ ? h.flags & ~kBigValueFlag : h.flags, h.cas, value);
+    } else if (slot.req.cmd == protocol::command::LeaseGet) {
+      slot_frame& f = slot.top_frame();
+      if ((f.state & kRetried) != 0) {
+        refuse(slot.req, slot.result,
+               "SERVER_ERROR BigValueRoute: exhausted retries for lease-get for key " + std::string(slot.req.key()),
+               protocol::binary_status::InternalError);
+        return dispatch_status::Done;
+      }
+      // mcrouter's invalidation: a cas with the metadata's CAS and exptime -1.
+      request_slot& c = slot.child(0);
+      c.req.noreply = false;
+      c.req.cmd = h.cas != 0 ? protocol::command::Cas : protocol::command::Delete;
+      c.req.cas = h.cas;
+      c.req.exptime = -1;
+      c.req.flags = h.flags;
+      c.req.value = std::string_view();
+      f.state = kInvalidate | kRetried;
+      slot.add_call();
+      dispatch_child(target_, c, env);
+      return dispatch_status::Pending;
     } else {
       slot.result.clear_hit(b.index);
     }

@@ -172,7 +172,12 @@ dispatch_status failover_route::resume(request_slot& slot, dispatch_env& env) co
     if (order_.notes_replies()) order_.note_reply(failover_child_of(f), fails_over(slot.result, kFailoverAll));
   }
   const std::size_t child = failover_child_of(f);
-  if (!goes_on(slot, f, slot.result) || !take_token()) {
+  // A server marked down (TKO) costs no failover_limit token, as in
+  // mcrouter: a dead pool's requests cost the limiter nothing, so a failover
+  // on it is never refused for errors it did not make.
+  const bool tko = slot.result.outcome == protocol::routed_outcome::Failed &&
+                   slot.result.failure == protocol::call_failure::Down;
+  if (!goes_on(slot, f, slot.result) || (!tko && !take_token())) {
     pair_lease(slot, child);
     return dispatch_status::Done;
   }

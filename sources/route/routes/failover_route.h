@@ -5,7 +5,8 @@
 // mcrouter's failover_limit caps how much of the traffic may fail over, so a
 // dead pool does not move its whole load onto a small failover pool: a
 // bucket gains `rate` tokens with every request (up to `burst`), and a
-// failover takes one; without one the error is the answer.
+// failover takes one (none after a server marked down: mcrouter's TKO);
+// without one the error is the answer.
 //
 // The gutter (Facebook's memcache paper, section 3.3): writes that reach a
 // failover child get their TTL capped (exptime, 10 s by default), so values

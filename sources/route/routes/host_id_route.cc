@@ -23,11 +23,10 @@
 
 namespace ithaca::route {
 
-namespace {
-
 // The host's first address that is not loopback or link-local, as text;
-// "" when there is none. [the thread building the tree; computed once]
-const std::string& host_id_address() {
+// "" when there is none (route_util.h). [the thread building the tree;
+// computed once]
+static const std::string& host_id_address() {
   static const std::string address = [] {
     std::string v4, v6;
     ifaddrs* all = nullptr;
@@ -52,6 +51,13 @@ const std::string& host_id_address() {
   return address;
 }
 
+std::uint32_t host_id_of(std::string_view salt) {
+  const std::string& address = host_id_address();
+  return address.empty() ? 0 : proxy::hash_crc32a(address + std::string(salt));
+}
+
+namespace {
+
 struct host_id_options final : config::route_options {
   std::string salt;
 };
@@ -67,9 +73,7 @@ constexpr config::option_spec kHostIdOptions[] = {
 const route* build_host_id(tree_builder& b, const config::route_config& r) {
   std::vector<const route*> children;
   if (!b.children(r, "", false, 1, children)) return nullptr;
-  const std::string& address = host_id_address();
-  const std::string& salt = config::options_of<host_id_options>(r).salt;
-  const std::uint32_t id = address.empty() ? 0 : proxy::hash_crc32a(address + salt);
+  const std::uint32_t id = host_id_of(config::options_of<host_id_options>(r).salt);
   return children[id % children.size()];
 }
 

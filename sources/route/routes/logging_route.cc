@@ -61,7 +61,8 @@ std::string_view logging_op_name(command c) {
     case command::Cas: return "cas";
     case command::LeaseGet: return "lease-get";
     case command::LeaseSet: return "lease-set";
-    case command::MetaGet: return "metaget";
+    case command::MetaGet:
+    case command::McMetaget: return "metaget";
     case command::MetaSet: return "metaset";
     default: return "request";
   }

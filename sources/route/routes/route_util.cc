@@ -135,8 +135,7 @@ bool carries_exptime(const protocol::request& req) {
   if (req.proto == protocol::protocol_kind::Meta) return c == protocol::command_class::Store || req.meta.has('T');
   return (c == protocol::command_class::Store || c == protocol::command_class::Touch ||
           req.cmd == protocol::command::Gat || req.cmd == protocol::command::Gats ||
-          (req.proto == protocol::protocol_kind::Binary && req.cmd == protocol::command::Touch)) &&
-         req.cmd != protocol::command::LeaseSet;
+          (req.proto == protocol::protocol_kind::Binary && req.cmd == protocol::command::Touch));
 }
 
 std::int64_t exptime_of(const protocol::request& req) {

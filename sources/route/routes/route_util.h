@@ -52,6 +52,12 @@ void cap_exptime(protocol::request& req, std::uint32_t cap, std::int64_t now_uni
 // and versions: the same keys are shadowed by every router).
 double key_fraction(std::string_view key);
 
+// This host's id as the host_id route picks a child by it (host_id_route.cc:
+// the CRC-32 of the host's first address that is not loopback or link-local,
+// with `salt` appended; 0 without one). Stable for the process's life.
+// [the thread building the tree]
+std::uint32_t host_id_of(std::string_view salt);
+
 // Fills `result` with what a route that reaches no server answers: a get
 // misses, a store is NOT_STORED, a delete/incr/touch NOT_FOUND, flush OK
 // (mcrouter's NullRoute and AllAsyncRoute's immediate reply).

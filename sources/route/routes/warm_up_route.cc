@@ -20,6 +20,8 @@
 // the fill (with an ascii warm backend, the client's own reply holds the
 // value when it asked for it: v).
 //
+// mcrouter's metaget: cold's answer, or warm's when cold misses (no fill).
+//
 // Everything else (sets, deletes, arithmetic, touches, gets/gats/gat whose
 // CAS or TTL belongs to the cold server, other meta commands, lease-get)
 // goes to the cold child only: the client keeps the warm pool consistent.
@@ -69,10 +71,12 @@ class warm_up_route final : public route {
 
 // frame.state: the phase whose calls are out.
 enum phase : std::uint32_t {
-  kCold = 0,        // child 0: the client's get on the cold child
-  kMeta = 1,        // children 1..count: `mg KEY t v f` on warm, one per key missed
-  kGet = 2,         // child `saved`: a get of the keys still to read on warm
-  kMetaClient = 3,  // a meta client's mg: child 1 its own mg on warm, child 2 `mg KEY t v f`
+  kCold = 0,         // child 0: the client's get on the cold child
+  kMeta = 1,         // children 1..count: `mg KEY t v f` on warm, one per key missed
+  kGet = 2,          // child `saved`: a get of the keys still to read on warm
+  kMetaClient = 3,   // a meta client's mg: child 1 its own mg on warm, child 2 `mg KEY t v f`
+  kMetagetCold = 4,  // mcrouter's metaget: child 0 on cold
+  kMetagetWarm = 5,  // and on a miss there, child 1 on warm
 };
 
 // A meta client's mg that only reads (no touch, vivify, recache or quiet
@@ -125,6 +129,13 @@ warm_up_route::warm_up_route(std::string name, const route& cold, const route& w
 
 dispatch_status warm_up_route::dispatch(request_slot& slot, dispatch_env& env) const {
   route_counters::add(counters().requests);
+  if (slot.req.cmd == protocol::command::McMetaget) {
+    // mcrouter's WarmUpRoute: cold's answer, warm's on a miss there (no fill).
+    slot.push_frame(slot_frame{this, kMetagetCold, 0, 0});
+    slot.add_call();
+    dispatch_child(cold_, slot.child(0), env);
+    return dispatch_status::Pending;
+  }
   // Only a plain get: a CAS (gets, gats) or a touch (gat) belongs to the
   // server that answers it, and a meta client's reply is the cold server's
   // own (passthrough); those read the cold child only.
@@ -152,6 +163,20 @@ dispatch_status warm_up_route::resume(request_slot& slot, dispatch_env& env) con
   switch (slot.top_frame().state) {
     case kCold: return plain_mg(slot.req) ? after_cold_mg(slot, env) : after_cold(slot, env);
     case kMetaClient: return after_warm_mg(slot, env);
+    case kMetagetCold: {
+      request_slot& cold = slot.child_at(0);
+      const bool hit = cold.result.outcome == protocol::routed_outcome::Hits && cold.result.key_count() == 1 &&
+                       cold.result.hit(0).found;
+      if (hit) {
+        std::swap(slot.result, cold.result);
+        return dispatch_status::Done;
+      }
+      slot.top_frame().state = kMetagetWarm;
+      slot.add_call();
+      dispatch_child(warm_, slot.child(1), env);
+      return dispatch_status::Pending;
+    }
+    case kMetagetWarm: std::swap(slot.result, slot.child_at(1).result); return dispatch_status::Done;
     case kMeta: return after_meta(slot, env);
     default: return after_get(slot, env);
   }

@@ -214,7 +214,7 @@ TEST_CASE("bad values name the key, the range and what was written") {
   CHECK(load("- a\n- b\n") ==
         "ithaca.yaml:1: expected a mapping of sections (listen, server, cache, logging, replication, metrics, tls, "
         "router, "
-        "process, pools, routes, route, listeners), "
+        "process, takeover, pools, routes, route, listeners), "
         "got a list");
 }
 

@@ -126,6 +126,12 @@ TEST_CASE("both readers take a complete node of every kind, with the same option
     // format gets its own defaults for them.
     bool same_options = true;
     for (const option_spec& o : k->options) same_options = same_options && o.name != nullptr && o.mcrouter != nullptr;
+    // An mcrouter CarbonLookasideRoute names a flavor file the reader reads
+    // (its lookaside's client config; tests/functional/test_routes_carbon_lookaside.py).
+    if (std::string_view(k->name) == "carbon_lookaside") {
+      CHECK(kinds_load(json_node(*k, ""), "t.json").find("/etc/mcrouter/lookaside.json: ") != std::string::npos);
+      continue;
+    }
     config j;
     REQUIRE(kinds_load(json_node(*k, ""), "t.json", &j) == "");
     CHECK(std::string(kind_name(j.router.route)) == k->name);

@@ -358,12 +358,14 @@ TEST_CASE("the first mistake in the file is the one reported") {
       "error",
       "null",
       "dev_null",
+      "only_gets",
       "latency_injection",
       "l1l2_size_split",
       "migrate",
       "modify_key",
       "host_id",
       "logging",
+      "carbon_lookaside",
       // clang-format on
   };
   std::string listed;

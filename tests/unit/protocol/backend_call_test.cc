@@ -223,14 +223,19 @@ TEST_CASE("a reply that does not fit the request is BadReply") {
   CHECK(call.on_piece(piece) == backend_call::progress::BadReply);
 }
 
-TEST_CASE("refusals need no backend: start() is Done") {
+TEST_CASE("a lease over an ascii backend goes as meta; ERROR from it says why") {
   client_request lease("lease-get k\r\n");
   routed_result r;
   r.prepare(lease.req);
-  backend_call call;
-  CHECK(call.start(lease.req, backend_protocol::Ascii, r) == backend_call::progress::Done);
-  CHECK(render(lease.req, r) == "SERVER_ERROR lease-get and lease-set need a meta backend\r\n");
+  CHECK(converse(lease.req, backend_protocol::Ascii, {{"mg k f v c N10\r\n", "ERROR\r\n"}}, r) ==
+        "SERVER_ERROR lease-get and lease-set need a backend that speaks meta commands (memcached 1.6 or later)\r\n");
+  r.prepare(lease.req);
+  CHECK(converse(lease.req, backend_protocol::Ascii, {{"mg k f v c N10\r\n", "EN\r\n"}}, r) == "END\r\n");
+}
 
+TEST_CASE("refusals need no backend: start() is Done") {
+  routed_result r;
+  backend_call call;
   client_request mg("mg k t v\r\n");
   r.prepare(mg.req);
   CHECK(call.start(mg.req, backend_protocol::Ascii, r) == backend_call::progress::Done);
