@@ -500,7 +500,7 @@ class jsonm_parser {
 
 // ------------------------------------------------------------ printer
 
-void jsonm_escape(const std::string& s, std::string& out) {
+void jsonm_escape(std::string_view s, std::string& out) {
   out.push_back('"');
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
@@ -608,6 +608,12 @@ std::string to_json_with_lines(const value& v, std::vector<int>& source_lines) {
   jsonm_printer p(true, &source_lines);
   p.print(v, 0);
   return p.take();
+}
+
+std::string json_quote(std::string_view s) {
+  std::string out;
+  jsonm_escape(s, out);
+  return out;
 }
 
 }  // namespace ithaca::config::jsonm

@@ -106,6 +106,11 @@ std::string to_json(const value& v, bool pretty);
 // bracket: its container's), 0 where unknown.
 std::string to_json_with_lines(const value& v, std::vector<int>& source_lines);
 
+// `s` as a JSON string, quoted and escaped (\" \\ \b \f \n \r \t, other control
+// characters \u00XX), as to_json writes strings; for files written in mcrouter's
+// JSON (its asynclog, its stats files).
+std::string json_quote(std::string_view s);
+
 // A double as folly prints it: the shortest text that reads back the same.
 std::string double_text(double d);
 

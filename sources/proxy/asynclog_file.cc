@@ -11,34 +11,14 @@
 #include <cstring>
 #include <ctime>
 
+#include "jsonm_value.h"
+
 namespace ithaca::proxy {
 
 namespace {
 
 // mcrouter's DEFAULT_ASYNCLOG_LIFETIME: a new file every fifteen minutes.
 constexpr int64_t kAsynclogLifetimeS = 15 * 60;
-
-std::string asynclog_quote(std::string_view s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(ch)));
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 bool asynclog_fail(std::string* why, const std::string& what) {
   if (why) *why = what + ": " + std::strerror(errno);
@@ -91,16 +71,16 @@ bool asynclog_file::write_delete(std::string_view address, std::string_view pool
   if (settings_.version2) {
     std::string hostport;
     hostport.append("[").append(host).append("]:").append(port);
-    entry.append("{\"a\":{\"al\":1},\"f\":\"\",\"h\":").append(asynclog_quote(hostport));
-    entry.append(",\"k\":").append(asynclog_quote(key));
-    entry.append(",\"p\":").append(asynclog_quote(pool));
-    entry.append(",\"r\":").append(asynclog_quote(settings_.region));
+    entry.append("{\"a\":{\"al\":1},\"f\":\"\",\"h\":").append(config::jsonm::json_quote(hostport));
+    entry.append(",\"k\":").append(config::jsonm::json_quote(key));
+    entry.append(",\"p\":").append(config::jsonm::json_quote(pool));
+    entry.append(",\"r\":").append(config::jsonm::json_quote(settings_.region));
     entry.append(",\"s\":\"mcrouter\"}");
   } else {
     std::string command;
     command.append("delete ").append(key).append("\r\n");
-    entry.append("[").append(asynclog_quote(host)).append(",").append(port).append(",");
-    entry.append(asynclog_quote(command)).append("]");
+    entry.append("[").append(config::jsonm::json_quote(host)).append(",").append(port).append(",");
+    entry.append(config::jsonm::json_quote(command)).append("]");
   }
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())

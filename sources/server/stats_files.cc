@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "atomic_file.h"
+#include "jsonm_value.h"
 #include "config_dump.h"
 #include "machinarium.h"
 
@@ -20,29 +21,6 @@ namespace {
 // to it (the next round waits for none of them).
 constexpr mm::millis kStatsFilesWriteTimeoutMs = 5000;
 
-std::string stats_files_quote(std::string_view s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          static const char kHex[] = "0123456789abcdef";
-          out += "\\u00";
-          out += kHex[(ch >> 4) & 15];
-          out += kHex[ch & 15];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 // A `stats` value as JSON: a number when the whole text is one (integer or
 // decimal), else a string.
 std::string stats_files_value(const std::string& v) {
@@ -51,7 +29,7 @@ std::string stats_files_value(const std::string& v) {
   const auto r = std::from_chars(v.data(), v.data() + v.size(), d);
   const bool plain = v.find_first_not_of("-0123456789.") == std::string::npos;
   if (plain && r.ec == std::errc() && r.ptr == v.data() + v.size()) return v;
-  return stats_files_quote(v);
+  return config::jsonm::json_quote(v);
 }
 
 // {"k": v, ...} pretty with sorted keys (mcrouter's toPrettySortedJson);
@@ -61,7 +39,7 @@ std::string stats_files_object(const std::map<std::string, std::string>& fields)
   std::string out = "{\n";
   std::size_t i = 0;
   for (const auto& [k, v] : fields) {
-    out += "  " + stats_files_quote(k) + ": " + v + (++i < fields.size() ? ",\n" : "\n");
+    out += "  " + config::jsonm::json_quote(k) + ": " + v + (++i < fields.size() ? ",\n" : "\n");
   }
   return out + "}\n";
 }
@@ -75,18 +53,20 @@ stats_files_settings stats_files_settings_of(const config::cli_options& cli, uns
   s.interval_ms = cli.stats_logging_interval_ms;
   s.prefix = "libmcrouter.mcrouter." + config::mcrouter_router_name(cli);
   std::map<std::string, std::string> opts;
-  opts["default_route"] = stats_files_quote(cli.route_prefix.value_or("/././"));
-  opts["config"] = stats_files_quote(cli.config_path.empty() ? cli.config_text : "file:" + cli.config_path);
-  opts["num_proxies"] = stats_files_quote(std::to_string(workers));
-  opts["stats_root"] = stats_files_quote(cli.stats_root);
-  opts["stats_logging_interval"] = stats_files_quote(std::to_string(cli.stats_logging_interval_ms));
-  opts["config_dump_root"] = stats_files_quote(cli.config_dump_root);
-  opts["service_name"] = stats_files_quote("mcrouter");
-  opts["router_name"] = stats_files_quote(config::mcrouter_router_name(cli));
-  if (cli.server_timeout_ms) opts["server_timeout_ms"] = stats_files_quote(std::to_string(*cli.server_timeout_ms));
-  if (cli.timeouts_until_tko) opts["timeouts_until_tko"] = stats_files_quote(std::to_string(*cli.timeouts_until_tko));
-  opts["enable_flush_cmd"] = stats_files_quote(cli.enable_flush_cmd ? "1" : "0");
-  opts["pid"] = stats_files_quote(std::to_string(::getpid()));
+  opts["default_route"] = config::jsonm::json_quote(cli.route_prefix.value_or("/././"));
+  opts["config"] = config::jsonm::json_quote(cli.config_path.empty() ? cli.config_text : "file:" + cli.config_path);
+  opts["num_proxies"] = config::jsonm::json_quote(std::to_string(workers));
+  opts["stats_root"] = config::jsonm::json_quote(cli.stats_root);
+  opts["stats_logging_interval"] = config::jsonm::json_quote(std::to_string(cli.stats_logging_interval_ms));
+  opts["config_dump_root"] = config::jsonm::json_quote(cli.config_dump_root);
+  opts["service_name"] = config::jsonm::json_quote("mcrouter");
+  opts["router_name"] = config::jsonm::json_quote(config::mcrouter_router_name(cli));
+  if (cli.server_timeout_ms)
+    opts["server_timeout_ms"] = config::jsonm::json_quote(std::to_string(*cli.server_timeout_ms));
+  if (cli.timeouts_until_tko)
+    opts["timeouts_until_tko"] = config::jsonm::json_quote(std::to_string(*cli.timeouts_until_tko));
+  opts["enable_flush_cmd"] = config::jsonm::json_quote(cli.enable_flush_cmd ? "1" : "0");
+  opts["pid"] = config::jsonm::json_quote(std::to_string(::getpid()));
   s.startup_options = stats_files_object(opts);
   return s;
 }
@@ -101,8 +81,8 @@ void stats_files_main(const stats_files_settings& settings, stats::stats_provide
     std::map<std::string, std::string> sources;
     const auto now = live.load();
     if (now && now->info && !now->info->md5.empty()) {
-      sources["config_file"] = stats_files_quote(now->info->config_file);
-      sources["mcrouter_config"] = stats_files_quote(now->info->md5);
+      sources["config_file"] = config::jsonm::json_quote(now->info->config_file);
+      sources["mcrouter_config"] = config::jsonm::json_quote(now->info->md5);
     }
     auto files = std::make_shared<std::vector<std::pair<std::string, std::string>>>();
     const std::string base = settings.root + "/" + settings.prefix + ".";
