@@ -68,6 +68,15 @@ void pooler::main() {
   std::vector<std::unique_ptr<mm::io>>& listeners = listeners_;
   bool reported_port = false;
   uint16_t previous_port = 0;  // the port the last tcp listener bound
+  // A tcp listener's bound port: the next "port 0" entry takes it, and the
+  // first is reported (on_tcp_port).
+  auto note_port = [&](const mm::address& bound) {
+    previous_port =
+        ntohs(bound.storage.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6&>(bound.storage).sin6_port
+                                                  : reinterpret_cast<const sockaddr_in&>(bound.storage).sin_port);
+    if (!reported_port && settings_.on_tcp_port) settings_.on_tcp_port(previous_port);
+    reported_port = true;
+  };
   for (size_t index = 0; index < settings_.listen.size(); index++) {
     const listen_entry& entry = settings_.listen[index];
     const std::string& text = entry.address;
@@ -86,12 +95,7 @@ void pooler::main() {
       const mm::address bound = mm::local_address(l->fd());
       spdlog::warn("listening on {} {} (taken over)", is_unix ? "unix" : "tcp", is_unix ? text : bound.to_string());
       if (!is_unix && !text.starts_with("fd:")) {
-        const auto& sa = bound.storage.ss_family == AF_INET6
-                             ? reinterpret_cast<const sockaddr_in6&>(bound.storage).sin6_port
-                             : reinterpret_cast<const sockaddr_in&>(bound.storage).sin_port;
-        previous_port = ntohs(sa);
-        if (!reported_port && settings_.on_tcp_port) settings_.on_tcp_port(previous_port);
-        reported_port = true;
+        note_port(bound);
       }
       listeners.push_back(std::move(l));
       clients_.push_back(entry.max_clients > 0 ? conns_.new_listener_counter() : nullptr);
@@ -148,12 +152,7 @@ void pooler::main() {
                    entry.root - 1);
     }
     if (!is_unix) {
-      const auto& sa = addr.storage.ss_family == AF_INET6
-                           ? reinterpret_cast<const sockaddr_in6&>(bound.storage).sin6_port
-                           : reinterpret_cast<const sockaddr_in&>(bound.storage).sin_port;
-      previous_port = ntohs(sa);
-      if (!reported_port && settings_.on_tcp_port) settings_.on_tcp_port(previous_port);
-      reported_port = true;
+      note_port(bound);
     }
     listeners.push_back(std::move(l));
     clients_.push_back(entry.max_clients > 0 ? conns_.new_listener_counter() : nullptr);
