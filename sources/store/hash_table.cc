@@ -55,10 +55,17 @@ void* hash_table::map_zeroed(uint64_t bytes) const noexcept {
   return p;
 }
 
+// The old head first (acquire), then the new one: migrate() fills the new chains before
+// it empties the old head (release), so an old head read empty because it was moved
+// shows the new chains filled. A descriptor that changed meanwhile (a growth started:
+// the heads read may be the old table's, moved since; or finished: the old array given
+// back to the kernel reads zero) answers "maybe": the caller looks under the lock.
 bool hash_table::maybe_nonempty(uint64_t b) const noexcept {
   const table* t = current_.load(std::memory_order_acquire);
+  if (t->old_heads && std::atomic_ref<item*>(t->old_heads[b & t->old_mask]).load(std::memory_order_acquire))
+    return true;
   if (std::atomic_ref<item*>(t->heads[b & t->mask]).load(std::memory_order_relaxed)) return true;
-  return t->old_heads && std::atomic_ref<item*>(t->old_heads[b & t->old_mask]).load(std::memory_order_relaxed);
+  return current_.load(std::memory_order_acquire) != t;
 }
 
 const item* hash_table::peek_head(uint64_t h) const noexcept {

@@ -72,9 +72,11 @@ class hash_table {
     return {&t->heads[b & t->mask], t->mask, false};
   }
 
-  // Lock-free hints (no lock; racing writers are benign): whether bucket b may hold an
-  // item (a walker passes an empty one without its lock), and the chain's first item
-  // for a prefetch (never followed further).
+  // Lock-free hints (no lock): whether bucket b may hold an item (a walker passes an
+  // empty one without its lock), and the chain's first item for a prefetch (never
+  // followed further). maybe_nonempty is never wrong about items the bucket holds from
+  // before the call to after it, across a growth's moves too (a walker that must see
+  // every item relies on that); a store racing with the call may or may not be seen.
   bool maybe_nonempty(uint64_t b) const noexcept;
   const item* peek_head(uint64_t h) const noexcept;
   // Brings in the lock and head slot of hash h.
@@ -136,15 +138,21 @@ bool hash_table::migrate(uint64_t count, Hash&& hash) {
     // Even an empty bucket is passed under its lock: a store holding it may be linking
     // an item into the old chain right now (it saw the bucket not moved yet).
     bucket_guard guard(lock_of(i));
+    // The new chains are whole before the old head reads empty (a release store):
+    // maybe_nonempty, without the lock, reads the old head and then the new ones, so at
+    // no moment do both read empty while the items are in neither (a scan that passed
+    // the bucket then would miss items no store will report: replication's initial sync).
+    // Nobody follows the old chain meanwhile: walkers hold this lock, the hints never
+    // follow a link.
     item* it = t->old_heads[i];
-    t->old_heads[i] = nullptr;
     while (it) {
       item* next = it->next_;
       item** head = &t->heads[hash(it) & t->mask];
       it->next_ = *head;
-      *head = it;
+      std::atomic_ref<item*>(*head).store(it, std::memory_order_relaxed);
       it = next;
     }
+    std::atomic_ref<item*>(t->old_heads[i]).store(nullptr, std::memory_order_release);
     t->moved.store(i + 1, std::memory_order_relaxed);  // under the lock: see head_of
   }
   if (i < old_n) return false;
