@@ -113,7 +113,7 @@ class no_stats final : public stats::stats_provider {
   bool collect(std::string_view, stats::stat_lines&) override { return false; }
   void reset() override {}
   void set_verbosity(uint32_t) override {}
-  void set_memory_limit(uint64_t) override {}
+  bool set_memory_limit(uint64_t) override { return true; }
 };
 
 size_t drop_all(protocol::out_buffer& out) {

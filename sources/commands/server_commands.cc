@@ -51,8 +51,8 @@ void cache_memlimit(const protocol::request& req, protocol::out_buffer& out, ser
     reply = protocol::kReplyMemlimitTooSmall;
   } else if (req.memlimit_mb > kMemlimitMaxMb) {
     reply = protocol::kReplyMemlimitNotBytes;
-  } else {
-    ctx.stats.set_memory_limit(uint64_t{req.memlimit_mb} << 20);
+  } else if (!ctx.stats.set_memory_limit(uint64_t{req.memlimit_mb} << 20)) {
+    reply = protocol::kReplyMemlimitFailed;  // past the item region's reservation
   }
   if (req.noreply) return;
   if (reply.empty()) return protocol::encode_ascii_status(out, ascii_status::Ok);

@@ -6,7 +6,7 @@
 //
 // What they mean here: memcached's memory is pages owned by size classes, and a page
 // moves from one class to another only by a reassign (or the automover doing one).
-// ithaca's memory is one malloc'd pool shared by every class (slab_classes.h: the classes
+// ithaca's memory is one region shared by every class (item_region.h) (slab_classes.h: the classes
 // are only how it counts): an item of any class takes memory where it frees, the moment it
 // is stored, so what a reassign asks for (room in DST at SRC's expense) is always already
 // so. A reassign of valid, distinct classes therefore answers OK at once: nothing is moved,

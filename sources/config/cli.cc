@@ -267,6 +267,11 @@ bool on_auth_file(cli_options& o, std::string_view v, const std::string& n, std:
   o.auth_file = std::string(v);
   return true;
 }
+bool on_memory_file(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  if (v.empty()) return fail(e, n + ": expected a file name");
+  o.memory_file = std::string(v);
+  return true;
+}
 bool on_sasl(cli_options& o, std::string_view, const std::string&, std::string*) {
   o.sasl = true;
   return true;
@@ -443,9 +448,7 @@ const cli_option kCliOptions[] = {
     {'X', "disable-dumping", false, on_disable_dumping, nullptr},
     {'W', "disable-watch", false, on_disable_watch, nullptr},
     {'Y', "auth-file", true, on_auth_file, nullptr},
-    {'e', "memory-file", true, nullptr,
-     "a memory file that keeps the cache across restarts is not supported yet: ithaca starts "
-     "with an empty cache"},
+    {'e', "memory-file", true, on_memory_file, nullptr},
     {'Z', "enable-ssl", false, on_enable_ssl, nullptr},
     {'o', "extended", true, on_extended, nullptr},
     {'N', "napi-ids", true, on_napi_ids, nullptr},
@@ -622,6 +625,7 @@ void apply_overrides(const cli_options& cli, config& c) {
   if (cli.disable_evictions) c.cache.evictions = false;
   if (cli.disable_cas) c.cache.cas_enabled = false;
   if (cli.auth_file) c.server.auth_file = *cli.auth_file;
+  if (cli.memory_file) c.cache.memory_file = *cli.memory_file;
   if (cli.sasl) c.server.sasl = true;
   if (cli.sasl_pwdb) c.server.sasl_pwdb = *cli.sasl_pwdb;
 
@@ -855,7 +859,9 @@ memcached 1.6's flags, with memcached's meaning (they override the file):
   -Y, --auth-file=FILE      ascii authentication: a client first sends a set
                             whose value is "user pass" (FILE: user:pass lines);
                             ascii only
-  -e, --memory-file=FILE    (memcached's restartable cache: not supported yet)
+  -e, --memory-file=FILE    items in FILE (tmpfs or DAX), kept across a SIGUSR1
+                            stop and served again by the next start with the
+                            same file and settings (cache.memory_file)
   -Z, --enable-ssl          TLS on every TCP listener but those given as
                             -l notls:HOST:PORT (unix sockets and UDP stay plain);
                             -l btls:HOST:PORT asks no client certificate,

@@ -134,6 +134,7 @@ struct cli_options {
   bool lock_memory = false;              // -k, --lock-memory
   bool large_pages = false;              // -L, --enable-largepages
   std::optional<std::string> auth_file;  // -Y, --auth-file
+  std::optional<std::string> memory_file;  // -e, --memory-file
   bool sasl = false;                     // -S, --enable-sasl
   // Not a flag: memcached's MEMCACHED_SASL_PWDB environment variable, which
   // main() copies here (it names server.sasl_pwdb's file, over the config's).

@@ -155,7 +155,10 @@ struct cache_config {
   std::string large_value_dir = default_large_value_dir();
   // Disk budget of the large values (one temp file); full: the coldest are evicted.
   uint64_t large_value_disk_limit = kGiB;
-  unsigned hash_power = 20;            // buckets = 2^hash_power, fixed at start-up
+  // memcached -e: the item region is this file, mapped shared (tmpfs or DAX), kept across
+  // a SIGUSR1 stop; "" = anonymous memory (store/memory_file.h). Restart-only.
+  std::string memory_file;
+  unsigned hash_power = 16;            // buckets = 2^hash_power at start-up (memcached's default); grows
   uint64_t gc_interval_ms = 1000;      // period of the cron GC sweep
   uint64_t lease_interval_ms = 10000;  // at most one lease token per hot key per interval
   // memcached's size classes, which `stats slabs` / `stats items` report items by (ithaca

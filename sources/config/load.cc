@@ -85,6 +85,7 @@ void parse_cache(section& s, config& c) {
   s.size("large_value_threshold", v.large_value_threshold, kLargeValueThresholdRange);
   s.size("large_value_disk_limit", v.large_value_disk_limit, kLargeValueDiskLimitRange);
   s.string("large_value_dir", v.large_value_dir);
+  s.string("memory_file", v.memory_file);
   s.integer("hash_power", v.hash_power, kHashPowerRange);
   s.duration("gc_interval", v.gc_interval_ms, kGcIntervalRange);
   s.duration("lease_interval", v.lease_interval_ms, kLeaseIntervalRange);

@@ -35,6 +35,7 @@ std::vector<std::string> restart_only_changes(const config& running, const confi
   check("server.sasl", running.server.sasl != fresh.server.sasl);
   check("server.sasl_pwdb", running.server.sasl_pwdb != fresh.server.sasl_pwdb);
   check("cache.large_value_dir", running.cache.large_value_dir != fresh.cache.large_value_dir);
+  check("cache.memory_file", running.cache.memory_file != fresh.cache.memory_file);
   check("cache.hash_power", running.cache.hash_power != fresh.cache.hash_power);
   check("cache.hash_expand", running.cache.hash_expand != fresh.cache.hash_expand);
   check("cache.lru_crawler", running.cache.lru_crawler != fresh.cache.lru_crawler);

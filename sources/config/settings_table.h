@@ -103,7 +103,7 @@
   X("proxy_uring_enabled", None, "", "", Number, "", true, \
     yes_no(router && c.server.backend != io_backend::Epoll && f.uring_running)) \
   X("num_napi_ids", None, "", "", Number, "", true, "0") \
-  X("memory_file", None, "", "", Number, "", true, "(null)") \
+  X("memory_file", None, "", "", Number, "", true, c.cache.memory_file.empty() ? "(null)" : c.cache.memory_file) \
   X("client_flags_size", None, "", "", Number, "", true, "4") \
   /* ithaca's */ \
   X("io_backend", None, "", "", Number, "", true, f.io_backend) \

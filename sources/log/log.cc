@@ -22,6 +22,7 @@ namespace {
 // Owned by the main thread (init/shutdown); the async logger keeps only a
 // weak pointer to its pool, so the pool must live here.
 std::shared_ptr<spdlog::details::thread_pool> g_pool;
+size_t g_queue_lines = 0;  // the pool's queue, in lines [main thread]
 // Lines dropped by the pools of earlier init() calls.
 std::atomic<uint64_t> g_dropped_before{0};
 
@@ -87,6 +88,7 @@ bool init(const logging_config& c, std::string* error) {
   }
   release_async();
   size_t queue = c.async_queue == 0 ? 1 : c.async_queue;
+  g_queue_lines = queue;
   g_pool = std::make_shared<spdlog::details::thread_pool>(queue, 1);
   auto logger = std::make_shared<spdlog::async_logger>("ithaca", std::move(sink), g_pool,
                                                        spdlog::async_overflow_policy::overrun_oldest);
@@ -100,6 +102,8 @@ bool init(const logging_config& c, std::string* error) {
 }
 
 void set_level(log_level level) { spdlog::set_level(to_spdlog(level)); }
+
+uint64_t queue_bytes() { return uint64_t{g_queue_lines} * sizeof(spdlog::details::async_msg); }
 
 uint64_t dropped() {
   // g_pool changes only in init()/shutdown(), which do not run while other

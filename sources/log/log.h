@@ -34,6 +34,10 @@ void set_level(log_level level);
 // init() or shutdown() runs]
 uint64_t dropped();
 
+// Bytes of the queue init() allocated (its lines are constructed up front, so all of it is
+// resident): the store counts them against the memory limit. [main thread, after init()]
+uint64_t queue_bytes();
+
 // Writes every queued line, stops the logging thread and leaves a synchronous
 // stderr logger as the default, so a late log call still works. No other
 // thread may be logging concurrently. [main thread, after machines stopped]

@@ -22,6 +22,7 @@ inline constexpr std::string_view kReplyReadFailed = "SERVER_ERROR error reading
 inline constexpr std::string_view kReplyShutdownDisabled = "SERVER_ERROR: shutdown not enabled";
 inline constexpr std::string_view kReplyMemlimitTooSmall = "MEMLIMIT_TOO_SMALL cannot set maxbytes to less than 8m";
 inline constexpr std::string_view kReplyMemlimitNotBytes = "MEMLIMIT_ADJUST_FAILED input value is megabytes not bytes";
+inline constexpr std::string_view kReplyMemlimitFailed = "MEMLIMIT_ADJUST_FAILED out of bounds or unable to adjust";
 // operator commands for features ithaca does not have (exec_admin.cc)
 inline constexpr std::string_view kReplyWatchNotAllowed = "CLIENT_ERROR watch commands not allowed";
 // slabs (slabs_command.cc), memcached 1.6.45's words

@@ -27,12 +27,32 @@ bool grow_table(store::store& st, uint64_t buckets_per_step) {
   return true;
 }
 
+// After the memory limit was lowered (cache_memlimit, SIGHUP) and the sweep brought usage
+// under it, the item region's pages that eviction emptied go back to the kernel
+// (store::release_free_memory: MADV_DONTNEED over every free block and what lies above the
+// region's top), so RSS follows the limit down. It walks every block under the region's
+// lock, which workers allocating meanwhile wait for (milliseconds for a region of
+// gigabytes), so only on a lowered limit, never per pass. `trimmed_at`: the limit the
+// region was last trimmed to (or the start's). [the cron coroutine]
+void trim_after_lowered_limit(store::store& st, uint64_t& trimmed_at) {
+  const uint64_t limit = st.memory_limit();
+  if (limit >= trimmed_at) {
+    trimmed_at = limit;  // raised or unchanged: nothing was given up
+    return;
+  }
+  if (st.mem_used() > limit) return;  // the next pass evicts the rest first
+  const uint64_t advised = st.release_free_memory();
+  trimmed_at = limit;
+  spdlog::info("memory limit lowered to {} bytes: {} bytes of the item region given back", limit, advised);
+}
+
 }  // namespace
 
 void cron_main(store::store& st, const server_clock& clock, gc_counters& counters, const live_cell& live,
                mm::cond& reloaded, cron_settings s) {
   live_reader settings(live);
   int64_t last_end = mm::deadline_after(0);  // a sweep is due one period after the last ended
+  uint64_t trimmed_at = st.memory_limit();
   for (;;) {
     settings.refresh();
     const auto period_ns = static_cast<int64_t>(settings->gc_interval_ms) * 1000000;
@@ -57,6 +77,7 @@ void cron_main(store::store& st, const server_clock& clock, gc_counters& counter
       } while (next != 0);
     }
     if (s.grow && !grow_table(st, s.buckets_per_step)) return;
+    trim_after_lowered_limit(st, trimmed_at);
     counters.runs.fetch_add(1, std::memory_order_relaxed);
     counters.last_ms.store(static_cast<uint64_t>((mm::now_ns() - start) / 1000000), std::memory_order_relaxed);
     if (total.evictions || total.reclaimed)

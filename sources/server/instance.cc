@@ -39,6 +39,7 @@
 #include "watch_evictions.h"
 #include "server_stats.h"
 #include "slave.h"
+#include "log.h"
 #include "store.h"
 #include "takeover_client.h"
 #include "takeover_path.h"
@@ -192,6 +193,27 @@ bool open_auth(const config::config& cfg, auth_store& auth) {
   return true;
 }
 
+// -e FILE at start-up: the items a SIGUSR1 stop left are served again, or one line says
+// why not (a clean start). [main thread, before any machine]
+void restore_memory_file(store::store& st, const std::string& file, const server_clock& clock) {
+  const store::store::memory_file_result r = st.restore_memory_file(clock.now());
+  if (r.why.empty())
+    spdlog::warn("memory file {}: {} items restored ({} dropped: expired, flushed, large values or leases)", file,
+                 r.restored, r.dropped);
+  else
+    spdlog::warn("memory file {}: a clean start: {}", file, r.why);
+}
+
+// -e FILE after a SIGUSR1 stop, once every machine stopped: written clean for the next
+// start. [main thread]
+void save_memory_file(store::store& st, const std::string& file, const server_clock& clock) {
+  std::string why;
+  if (st.save_memory_file(clock.now(), why))
+    spdlog::warn("memory file {}: saved ({} items) for the next start", file, st.stats().curr_items);
+  else
+    spdlog::error("memory file {}: not saved ({}): the next start is a clean one", file, why);
+}
+
 store::store_config store_config_of(const config::config& cfg) {
   store::store_config sc;
   sc.bucket_count = uint64_t{1} << cfg.cache.hash_power;
@@ -205,6 +227,7 @@ store::store_config store_config_of(const config::config& cfg) {
   sc.slab_classes.min_size = cfg.cache.slab_min_size;
   sc.slab_classes.chunk_max = static_cast<uint32_t>(config::slab_chunk_max(cfg.cache));
   sc.large_pages = cfg.process.large_pages;  // -L (large_pages.h)
+  sc.memory_file = cfg.cache.memory_file;    // -e
   sc.evictions = cfg.cache.evictions;
   sc.cas_enabled = cfg.cache.cas_enabled;
   sc.eviction = cfg.cache.eviction == config::cache_eviction::Clock ? store::eviction_policy::clock
@@ -511,7 +534,7 @@ void stop_machines(metrics_listener* metrics, const std::vector<worker*>& starte
 int instance_run(const config::config& cfg, const config::cli_options& cli) {
   // Every machine thread inherits this mask (main blocked these already,
   // before the logger thread); the pooler receives them.
-  mm::signal_block({SIGHUP, SIGTERM, SIGINT});
+  mm::signal_block({SIGHUP, SIGTERM, SIGINT, SIGUSR1});
   ::signal(SIGPIPE, SIG_IGN);
 
   std::shared_ptr<tls_context> tls;
@@ -522,12 +545,19 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   if (!open_auth(cfg, auth)) return 1;
 
   const store::store_config sc = store_config_of(cfg);
-  auto st = std::make_unique<store::store>(sc);
+  std::unique_ptr<store::store> st;
+  try {
+    st = std::make_unique<store::store>(sc);
+  } catch (const std::exception& e) {  // -e FILE that cannot be opened; memory that cannot be mapped
+    spdlog::critical("the store cannot be made: {}", e.what());
+    return 1;
+  }
   if (!st->large_values_available()) {
     spdlog::error("cannot create the large values' file in {}: {}; values over {} bytes will be refused", sc.temp_dir,
                   std::strerror(errno), sc.large_value_threshold);
   }
   server_clock clock;
+  if (!sc.memory_file.empty()) restore_memory_file(*st, sc.memory_file, clock);
   // `watch evictions`: outlives every thread that evicts (declared after the store,
   // it is destroyed first, but only once the workers and the cron have stopped).
   watch_evictions evictions_watch(clock);
@@ -535,6 +565,12 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   mm::machine_config mc;
   mc.backend = backend_of(cfg.server.backend);
   mc.stack_size = cfg.server.stack_size;
+  // 128 provided receive buffers of 16 KiB per machine (machinarium's default is 256): the
+  // kernel fills them in ring order, so under pipelined input all of them end up resident,
+  // and the store counts them against -m (below). 64 measured 5-10% slower on the pipelined
+  // 100 B rows (the ring ran dry; re-arming waits for an eighth of it back); 128 measured
+  // as fast as 256 (scripts/bench/run, 5 rounds of 2 s: 1.02, 0.95, 1.01).
+  mc.uring_buffers = 128;
   // Replication: the fan-out machine and its observer, installed before any
   // worker can touch the store, on every node that is or may become a master
   // (a slave's store pays one relaxed load per change: nothing streams).
@@ -622,6 +658,10 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   if (!bind_udp(cfg, workers, cli.takeover ? &handoff : nullptr, udp_all, udp_later)) return 1;
   std::vector<worker*> started;
   int rc = start_workers(mc, workers, started) ? 0 : 1;
+  // What the workers and the logger hold to serve counts against -m with the items: each
+  // worker's receive ring (above) and the log queue. Under epoll the rings are not there:
+  // counted anyway, so the limit does not depend on the backend the kernel allowed.
+  st->set_reserved_bytes(uint64_t{cfg.server.workers} * mc.uring_buffers * mc.uring_buffer_size + log::queue_bytes());
   // After a takeover the old process holds the replication port until it
   // exits; with roles by virtual IP the role machine, which starts and stops
   // the fan-out from then on, starts after it too.
@@ -740,6 +780,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     }
   }
   stop_machines(metrics.get(), started, spool.get(), monitor.get(), repl_fanout.get(), repl_slave);
+  if (pool && pool->stopped_by_usr1() && !sc.memory_file.empty()) save_memory_file(*st, sc.memory_file, clock);
   spdlog::info("ithaca stopped");
   return rc;
 }

@@ -34,10 +34,7 @@ large_pages_report report_large_pages(thp_mode mode) {
       return {false, head + "are on for all memory here (" + kThpPath + ": always): the hash table and the items"};
     case thp_mode::Madvise: break;
   }
-  return {true, head +
-                    "asked for the hash table (MADV_HUGEPAGE); not for the items, malloc blocks that get them "
-                    "only when " +
-                    kThpPath + " says always (it says madvise)"};
+  return {false, head + "asked for the hash table and the item region (MADV_HUGEPAGE)"};
 }
 
 }  // namespace ithaca::server

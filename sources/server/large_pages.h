@@ -2,13 +2,10 @@
 // memcached 1.6.45 on Linux checks that THP is not "[never]" in
 // /sys/kernel/mm/transparent_hugepage/enabled, then preallocates its whole -m
 // in one block it madvises MADV_HUGEPAGE (and refuses to start, exit 1,
-// where THP is off). ithaca has no slab block to advise: its hash table is
-// mmapped, and -L advises those mappings (store_config::large_pages); its
-// items are malloc blocks in glibc's per-thread arenas, which glibc 2.36
-// never advises (its glibc.malloc.hugetlb=1 covers only the main heap and
-// the mmapped chunks of 2 MiB and more), so they get huge pages only where
-// the kernel gives them to all memory ("[always]"). The server starts in
-// every case; one log line says what -L got.
+// where THP is off). ithaca's hash table and its item region (item_region.h,
+// one mapping of -m bytes, as memcached's block) are mmapped, and -L advises
+// those mappings (store_config::large_pages). The server starts in every
+// case; one log line says what -L got.
 #pragma once
 
 #include <string>

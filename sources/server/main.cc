@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   // Before the first thread (the logger's): a thread that leaves these
   // unblocked would take SIGHUP/SIGTERM with the default action and end the
   // process, instead of letting the pooler's signalfd receive them.
-  mm::signal_block({SIGHUP, SIGTERM, SIGINT});
+  mm::signal_block({SIGHUP, SIGTERM, SIGINT, SIGUSR1});
   mm::signal_block({SIGUSR2});  // a takeover by a new process (takeover_spawn.h)
   if (!log::init(cfg.logging, &error)) {
     std::fprintf(stderr, "ithaca: logging: %s\n", error.c_str());

@@ -340,6 +340,14 @@ void pooler::signal_loop() {
       request_reload("SIGHUP");
       continue;
     }
+    if (sig == SIGUSR1) {
+      // memcached's graceful stop: the same drain as SIGTERM, and then (instance.cc) the
+      // memory file, if any, is written clean for the next start.
+      stopped_by_usr1_.store(true);
+      spdlog::info("SIGUSR1: stopping gracefully");
+      shutdown();
+      return;
+    }
     if (sig == SIGUSR2) {
       upgrade();
       continue;

@@ -85,6 +85,9 @@ class pooler {
   void join();
   void request_shutdown();  // any thread
   bool failed() const { return failed_.load(); }
+  // Whether SIGUSR1 stopped it (memcached's graceful stop): the caller then saves the
+  // memory file (-e) once every machine has stopped. [any thread, after join()]
+  bool stopped_by_usr1() const { return stopped_by_usr1_.load(); }
 
  private:
   void main();
@@ -121,6 +124,7 @@ class pooler {
   fd_reserve fd_reserve_;   // [pooler machine] the spare descriptor for a full table
   mm::cond cron_reloaded_;  // [pooler machine] the cron's period may have changed
   std::atomic<bool> failed_{false};
+  std::atomic<bool> stopped_by_usr1_{false};
   bool shutting_down_ = false;
   // [pooler machine] the "reload" coroutine (SIGHUP or a config change), a
   // request that came while it ran, and the latest request's trigger

@@ -27,7 +27,9 @@ std::string join(const std::vector<std::string>& items) {
 // Sets the store's live limits from `l`. (At start-up the store is built
 // with them.)
 void apply_to_store(const live_settings& l, store::store& st) {
-  st.set_memory_limit(l.memory_limit);
+  if (!st.set_memory_limit(l.memory_limit))
+    spdlog::warn("cache.memory_limit {} not applied: past the item region's reservation (restart to raise it)",
+                 l.memory_limit);
   st.set_item_size_max(l.item_size_max);
   st.set_large_value_threshold(l.large_value_threshold);
   st.set_large_value_disk_limit(l.large_value_disk_limit);

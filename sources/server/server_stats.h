@@ -47,7 +47,7 @@ class server_stats final : public stats::stats_provider {
   void reset() override;
   void set_verbosity(uint32_t level) override { verbosity_.store(level); }
   uint32_t verbosity() const override { return verbosity_.load(); }
-  void set_memory_limit(uint64_t bytes) override { store_.set_memory_limit(bytes); }
+  bool set_memory_limit(uint64_t bytes) override { return store_.set_memory_limit(bytes); }
   unsigned slab_class_largest() const override { return store_.classes().largest(); }
   // Called once, before the pooler starts accepting.
   void set_io_backend(std::string name) { io_backend_ = std::move(name); }

@@ -13,8 +13,8 @@
 namespace ithaca::server {
 
 // Event counters are reported since `base` (the `stats reset` baseline); gauges as they are.
-// `total_malloced`: the store's memory charge (malloc_usable_size of its items: what the
-// -m limit bounds, as memcached's total_malloced is what its -m limit bounds).
+// `total_malloced`: the store's memory charge (its items' region blocks: what the -m limit
+// bounds, as memcached's total_malloced is what its -m limit bounds).
 void slab_stat_lines(const store::slab_classes& classes, const store::class_stats_snapshot& now,
                      const store::class_stats_snapshot& base, uint64_t total_malloced, stats::stat_lines& out);
 

@@ -36,8 +36,9 @@ class stats_provider {
   // What `verbosity N` last set (0 at start).
   virtual uint32_t verbosity() const { return 0; }
   // `cache_memlimit`: the local store's live memory limit (no effect
-  // without a store).
-  virtual void set_memory_limit(uint64_t bytes) = 0;
+  // without a store). False if the store cannot grow to it (its item
+  // region's reservation: memcached's "out of bounds or unable to adjust").
+  virtual bool set_memory_limit(uint64_t bytes) = 0;
   // The largest of memcached's size classes the store counts items by
   // (store/slab_classes.h), for `slabs reassign`; 0: none.
   virtual unsigned slab_class_largest() const { return 0; }

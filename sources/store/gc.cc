@@ -137,7 +137,7 @@ void store::gc_start_evicting(gc_budget& g, bool disk, uint64_t used, uint64_t h
 void store::gc_sweep_bucket(uint64_t b, uint32_t sec, const gc_marks& m, gc_stats& out,
                             std::array<uint64_t, kSlabClassMax>& checked) noexcept {
   if (!table_.maybe_nonempty(b)) return;
-  reclaim_list rl(stats_.bytes);
+  reclaim_list rl(home_);
   bucket_guard guard(table_.lock_of(b));
   uint64_t pending = 0;       // bytes unlinked in this bucket, freed after the unlock
   uint64_t pending_disk = 0;  // ... and their extents, released then (unless read)
@@ -268,8 +268,8 @@ uint64_t store::gc_sweep(uint64_t first_bucket, uint64_t count, const store_now&
 // histogram of their scores; then it revisits those buckets and evicts from the coldest score
 // down until usage is back under the limit.
 // With s3fifo, s3fifo.cc's eviction instead.
-bool store::evict_inline() noexcept {
-  return s3fifo_ ? s3fifo_evict(memory_limit(), false) : evict_sampled(false, 0, false);
+bool store::evict_inline(uint64_t target) noexcept {
+  return s3fifo_ ? s3fifo_evict(target, false) : evict_sampled(false, 0, false, target);
 }
 
 // memcached -M: a store that does not fit may still take the room of expired and flushed
@@ -278,18 +278,19 @@ bool store::evict_inline() noexcept {
 // bounded walk as evict_sampled's sample (kSampleRounds rounds of up to kSampleBuckets
 // non-empty buckets in kMaxVisits), unlinking only what is no longer valid, judged at the
 // last GC sweep's second (a store is given no clock). Counted as reclaimed. [a storing
-// thread, no lock held; bucket locks one at a time] True if usage now fits.
-bool store::reclaim_inline() noexcept {
+// thread, no lock held; bucket locks one at a time] True if usage is now at most
+// `target`.
+bool store::reclaim_inline(uint64_t target) noexcept {
   const uint32_t sec = last_sec_.load(std::memory_order_relaxed);
   const uint64_t n = table_.bucket_count();
   const uint64_t mask = n - 1;
   const uint64_t max_visits = std::min(kMaxVisits, n);
   for (int round = 0; round < kSampleRounds; ++round) {
-    if (mem_used() <= memory_limit()) return true;
+    if (mem_used() <= target) return true;
     size_t taken = 0;
     for (uint64_t visited = 0; visited < max_visits && taken < kSampleBuckets; ++visited) {
       const uint64_t b = evict_cursor_.fetch_add(1, std::memory_order_relaxed) & mask;
-      reclaim_list rl(stats_.bytes);
+      reclaim_list rl(home_);
       bucket_guard guard(table_.lock_of(b));
       item** link = table_.chain_at(b).head;
       if (*link == nullptr) continue;
@@ -305,7 +306,7 @@ bool store::reclaim_inline() noexcept {
       }
     }
   }
-  return mem_used() <= memory_limit();
+  return mem_used() <= target;
 }
 
 // The same sampling for the large-value disk budget (large_only): only items whose value is
@@ -348,15 +349,15 @@ void store::count_eviction(const item* it, bool by_gc) noexcept {
 // excess. [any thread storing (inline), or the GC sweep for a lowered disk
 // budget; bucket locks one at a time, never under another lock] False if it
 // still does not fit.
-bool store::evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept {
-  auto done = [&] { return large_only ? arena_->has_room(need) : mem_used() <= memory_limit(); };
+bool store::evict_sampled(bool large_only, uint64_t need, bool by_gc, uint64_t target) noexcept {
+  auto done = [&] { return large_only ? arena_->has_room(need) : mem_used() <= target; };
   auto excess = [&]() -> uint64_t {
     if (large_only) {
       const uint64_t want = arena_->used() + large_arena::rounded(need);
       return want > arena_->limit() ? want - arena_->limit() : 0;
     }
     const uint64_t used = mem_used();
-    return used > memory_limit() ? used - memory_limit() : 0;
+    return used > target ? used - target : 0;
   };
   auto weight = [&](const item* it) -> uint64_t {
     if (!large_only) return item_mem(it);
@@ -399,7 +400,7 @@ bool store::evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept {
     const unsigned threshold = threshold_for(h, excess());
     for (size_t i = 0; i < taken && !done(); ++i) {
       const uint64_t b = sample[i];
-      reclaim_list rl(stats_.bytes);
+      reclaim_list rl(home_);
       bucket_guard guard(table_.lock_of(b));
       item** link = table_.chain_at(b).head;  // again: it may have moved since
       while (item* it = *link) {

@@ -81,10 +81,6 @@ void hash_table::prefetch(uint64_t h) const noexcept {
   __builtin_prefetch(&locks_[h & lock_mask_]);
 }
 
-uint64_t hash_table::bytes() const noexcept {
-  return mapped_bytes_.load(std::memory_order_relaxed) + (lock_mask_ + 1) * sizeof(bucket_lock);
-}
-
 bool hash_table::start_growth() noexcept {
   const table* t = current_.load(std::memory_order_relaxed);
   if (t->old_heads || t->mask + 1 >= (uint64_t{1} << kMaxPower)) return false;

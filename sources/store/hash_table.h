@@ -86,8 +86,10 @@ class hash_table {
   uint64_t bucket_count() const noexcept { return current_.load(std::memory_order_acquire)->mask + 1; }
   bool growing() const noexcept { return current_.load(std::memory_order_acquire)->old_heads != nullptr; }
   // Bytes of the head arrays mapped now (both while growing) and of the locks: memcached's
-  // hash_bytes.
-  uint64_t bytes() const noexcept;
+  // hash_bytes. Inline: the store adds it to every memory charge (store::mem_used).
+  uint64_t bytes() const noexcept {
+    return mapped_bytes_.load(std::memory_order_relaxed) + (lock_mask_ + 1) * sizeof(bucket_lock);
+  }
 
   // Growth. [one caller at a time] start_growth: false if already growing, at 2^32
   // buckets, or the new array could not be mapped. migrate: moves up to `count` old

@@ -1,10 +1,11 @@
-// item: one cache entry, one malloc block: a 48-byte header, the key, then the value.
+// item: one cache entry, one block of the store's item region (item_region.h): a 48-byte
+// header, the key, then the value.
 //
-// For 1M items of 100 bytes with ~10-byte keys this is ~158 bytes requested, 168 usable from
-// glibc; memcached spends a 48-56 byte header plus "\r\n" plus slab-class rounding. The
+// For 1M items of 100 bytes with ~10-byte keys this is ~158 bytes requested, a 168-byte
+// block (the region's 8-byte block header, rounded to 8); memcached spends a 48-56 byte
+// header plus "\r\n" plus slab-class rounding (a 192-byte chunk for the same item). The
 // header was 40 bytes until values were sent from the item itself (zero-copy gets): refs_
-// costs 8 bytes requested per item (4 for the count, 4 for the block's usable size), which
-// glibc's 16-byte rounding turns into 0 or 16 bytes per item.
+// costs 8 bytes per item (4 for the count, 4 for the block's size).
 //
 // Every field but refs_ is protected by the lock of the bucket the item is linked in; the
 // key and the value are immutable once the item is linked. refs_ counts references: one for
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "item_region.h"
 #include "large_value.h"
 
 namespace ithaca::store {
@@ -54,7 +56,7 @@ struct item {
   uint8_t bits_;        // item_bits                                [bucket lock]
   uint8_t slab_class_;  // memcached size class (slab_classes.h), set when linked [bucket lock]
   uint32_t refs_;       // link + pins; only through std::atomic_ref     [lock-free, any thread]
-  uint32_t usable_;     // malloc_usable_size of the block, taken once at allocation [immutable]
+  uint32_t block_;      // the region block's whole size: what the item costs     [immutable]
 
   char* key_data() noexcept { return reinterpret_cast<char*>(this + 1); }
   const char* key_data() const noexcept { return reinterpret_cast<const char*>(this + 1); }
@@ -84,22 +86,31 @@ struct item {
 
 static_assert(sizeof(item) == 48, "the item header: 40 bytes of fields, the pin count, padding");
 
-// Allocates an item with the key copied and value_len bytes of uninitialised value area;
-// header zeroed, one reference (the caller's, handed to the chain when it links the item).
-// nullptr if malloc fails. Calls malloc: never under a bucket lock.
-item* item_alloc(std::string_view key, size_t value_len) noexcept;
+// Where a store's items live and what they are charged to: freeing one needs both.
+struct item_home {
+  item_region& region;
+  std::atomic<int64_t>& bytes;  // the store's memory charge (store_stats::bytes)
+};
 
-// An item holding a reference to a large value (adopts the reference).
-item* item_alloc_large(std::string_view key, large_value* v) noexcept;
+// Allocates an item in `region` with the key copied and value_len bytes of uninitialised
+// value area; header zeroed, one reference (the caller's, handed to the chain when it links
+// the item). nullptr if the region has no room (the caller evicts and asks again). Takes
+// the region's lock: never under a bucket lock.
+// `bound`: item_region::alloc's.
+item* item_alloc(item_region& region, std::string_view key, size_t value_len, uint64_t bound) noexcept;
 
-// Bytes the item really costs (its block's malloc_usable_size, read once at allocation: the
-// release of an old item would otherwise read its cold malloc header; plus the large_value
-// object if any).
+// What an item of this key and value length would cost (its block).
+inline uint64_t item_cost(size_t key_len, size_t value_len) noexcept {
+  return item_region::block_size(sizeof(item) + key_len + value_len);
+}
+
+// Bytes the item really costs (its block, plus the large_value object if any: a malloc
+// block of its own, outside the region).
 size_t item_mem(const item* it) noexcept;
 
 // Frees the item and drops its large_value reference, whatever its count: only for an item
 // no one else can reach (never linked, or the store's destructor). Never under a bucket lock.
-void item_free(item* it) noexcept;
+void item_free(item* it, item_region& region) noexcept;
 
 // A reader's pin: one more reference. Only under the lock of the bucket the item is linked
 // in (the chain's reference keeps the count above zero while it is taken).
@@ -108,9 +119,9 @@ inline void item_pin(item* it) noexcept {
 }
 
 // Drops one reference; the last frees the item (item_free) and takes item_mem(it) off
-// `bytes`, the store's memory charge, so a pinned item that was unlinked counts against the
-// memory limit until its last reader lets go (as in memcached). [any thread, no lock held:
-// it may free and close a large value's extent]
-void item_release(item* it, std::atomic<int64_t>& bytes) noexcept;
+// the home's charge, so a pinned item that was unlinked counts against the memory limit
+// until its last reader lets go (as in memcached). [any thread, no lock held: it may free
+// and close a large value's extent]
+void item_release(item* it, item_home& home) noexcept;
 
 }  // namespace ithaca::store

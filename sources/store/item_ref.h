@@ -21,14 +21,14 @@ namespace ithaca::store {
 class item_ref {
  public:
   item_ref() noexcept = default;
-  // Adopts a pin already taken (item_pin) on `it`, charged to `bytes`.
-  item_ref(item* it, std::atomic<int64_t>* bytes) noexcept : it_(it), bytes_(bytes) {}
-  item_ref(item_ref&& o) noexcept : it_(std::exchange(o.it_, nullptr)), bytes_(o.bytes_) {}
+  // Adopts a pin already taken (item_pin) on `it`, of the store whose home is `home`.
+  item_ref(item* it, item_home* home) noexcept : it_(it), home_(home) {}
+  item_ref(item_ref&& o) noexcept : it_(std::exchange(o.it_, nullptr)), home_(o.home_) {}
   item_ref& operator=(item_ref&& o) noexcept {
     if (this != &o) {
       reset();
       it_ = std::exchange(o.it_, nullptr);
-      bytes_ = o.bytes_;
+      home_ = o.home_;
     }
     return *this;
   }
@@ -41,22 +41,22 @@ class item_ref {
   std::string_view value() const noexcept { return it_->value(); }
 
   void reset() noexcept {
-    if (it_) item_release(std::exchange(it_, nullptr), *bytes_);
+    if (it_) item_release(std::exchange(it_, nullptr), *home_);
   }
 
   // Hands the pin to a holder that keeps two plain pointers (protocol::value_owner) and
   // later calls release(object, context) exactly once.
   void detach(void*& object, void*& context) noexcept {
     object = std::exchange(it_, nullptr);
-    context = bytes_;
+    context = home_;
   }
   static void release(void* object, void* context) noexcept {
-    item_release(static_cast<item*>(object), *static_cast<std::atomic<int64_t>*>(context));
+    item_release(static_cast<item*>(object), *static_cast<item_home*>(context));
   }
 
  private:
   item* it_ = nullptr;
-  std::atomic<int64_t>* bytes_ = nullptr;
+  item_home* home_ = nullptr;  // the store's region and charge
 };
 
 }  // namespace ithaca::store

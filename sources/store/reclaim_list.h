@@ -2,7 +2,7 @@
 // reference its chain held, and is freed unless a reader still pins it (item.h).
 //
 // Declare it before the bucket_guard in the same scope: destructors run in reverse order, so
-// the lock is released first, then free() and large-value closes happen lock-free.
+// the lock is released first, then the region's frees and large-value closes happen lock-free.
 #pragma once
 
 #include <atomic>
@@ -13,13 +13,13 @@
 namespace ithaca::store {
 
 struct reclaim_list {
-  explicit reclaim_list(std::atomic<int64_t>& bytes) noexcept : bytes_(bytes) {}
+  explicit reclaim_list(item_home& home) noexcept : home_(home) {}
   reclaim_list(const reclaim_list&) = delete;
   reclaim_list& operator=(const reclaim_list&) = delete;
   ~reclaim_list() {
     while (head_) {
       item* next = head_->next_;
-      item_release(head_, bytes_);  // next_ was read first: a reader never writes it
+      item_release(head_, home_);  // next_ was read first: a reader never writes it
       head_ = next;
     }
   }
@@ -31,7 +31,7 @@ struct reclaim_list {
   }
 
  private:
-  std::atomic<int64_t>& bytes_;  // the store's memory charge
+  item_home& home_;  // the store's region and memory charge
   item* head_ = nullptr;
 };
 

@@ -60,7 +60,7 @@ void store::small_push(item* it, uint64_t h) noexcept {
 
 bool store::small_settle(const small_fifo::entry& e, bool may_evict, bool by_gc) noexcept {
   const uint32_t sec = last_sec_.load(std::memory_order_relaxed);  // a store is given no clock
-  reclaim_list rl(stats_.bytes);
+  reclaim_list rl(home_);
   bucket_guard guard(table_.lock_of(e.hash));
   item** link = table_.head_of(e.hash);
   while (*link && *link != e.it) link = &(*link)->next_;
@@ -94,7 +94,7 @@ uint64_t store::main_hand_step(uint64_t target, bool by_gc, hand_mode mode, uint
   const bool force = mode == hand_mode::force;
   const uint64_t b = evict_cursor_.fetch_add(1, std::memory_order_relaxed) & (table_.bucket_count() - 1);
   if (!table_.maybe_nonempty(b)) return 0;
-  reclaim_list rl(stats_.bytes);
+  reclaim_list rl(home_);
   bucket_guard guard(table_.lock_of(b));
   uint64_t pending = 0;  // bytes unlinked here, given back after the unlock
   int64_t kept = 0;      // second chances given

@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <random>
 
+#include <unistd.h>
+
 #include "store_inline.h"
 
 namespace ithaca::store {
@@ -45,6 +47,20 @@ size_t ghost_capacity(const store_config& cfg) noexcept {
   return static_cast<size_t>(std::max<uint64_t>(cfg.memory_limit / 256, 1024));
 }
 
+// The item region's reservation: address space only (PROT_NONE, no commit charge, no
+// pages), so `cache_memlimit` may raise the limit to four times the start's, or 16 GiB.
+uint64_t region_reserve(uint64_t limit) noexcept { return std::max<uint64_t>(limit * 4, uint64_t{16} << 30); }
+
+// A memory file's size: the limit, page rounded (what the region commits).
+uint64_t region_size(uint64_t limit) noexcept {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return (std::max(limit, page) + page - 1) & ~(page - 1);
+}
+
+// alloc_item's bound: rounds of eviction, each asking for twice the bytes of the last;
+// 24 rounds from a 32-byte block reach 512 MiB, and a round that frees nothing ends it.
+constexpr unsigned kRegionEvictRounds = 24;
+
 }  // namespace
 
 store::store(const store_config& cfg) : store(cfg, nullptr) {
@@ -54,6 +70,11 @@ store::store(const store_config& cfg) : store(cfg, nullptr) {
 
 store::store(const store_config& cfg, std::shared_ptr<large_arena> arena)
     : cfg_(cfg),
+      mf_(cfg.memory_file.empty() ? memory_file_state{}
+                                  : memory_file_prepare(cfg.memory_file, region_size(cfg.memory_limit),
+                                                        cfg.item_size_max, cfg.cas_enabled)),
+      region_(mf_.fd, cfg.memory_limit, region_reserve(cfg.memory_limit), cfg.memory_limit, cfg.large_pages),
+      home_{region_, stats_.bytes},
       memory_limit_(cfg.memory_limit),
       item_size_max_(cfg.item_size_max),
       large_value_threshold_(cfg.large_value_threshold),
@@ -70,6 +91,12 @@ store::store(const store_config& cfg, std::shared_ptr<large_arena> arena)
   lease_counter_.store((uint64_t{rd()} << 32) ^ rd());
   arena_ = std::move(arena);
   if (arena_) arena_->set_limit(cfg.large_value_disk_limit);
+}
+
+bool store::set_memory_limit(uint64_t bytes) noexcept {
+  if (!region_.set_budget(bytes)) return false;
+  memory_limit_.store(bytes, std::memory_order_relaxed);
+  return true;
 }
 
 void store::set_large_value_disk_limit(uint64_t bytes) noexcept {
@@ -99,7 +126,13 @@ large_value* store::create_large(std::span<const char> value) noexcept {
 
 store::~store() {
   // No other thread may use the store any more.
-  table_.drain([](item* it) { item_free(it); });
+  // A memory file saved clean keeps its bytes: only the large values' references go.
+  table_.drain([this](item* it) {
+    if (!mf_saved_)
+      item_free(it, region_);
+    else if (it->is_large())
+      it->large()->unref();
+  });
 }
 
 bool store::in_bucket(const item* it, uint64_t b, const hash_table::chain& c) const noexcept {
@@ -191,16 +224,44 @@ void store::class_account(const item* it, unsigned cls, uint64_t total, int64_t 
 bool store::charge(item* it) noexcept {
   const int64_t n = static_cast<int64_t>(item_mem(it));
   const int64_t total = stats_.bytes.fetch_add(n, std::memory_order_relaxed) + n;
-  if (static_cast<uint64_t>(total) <= memory_limit() || (evictions() ? evict_inline() : reclaim_inline())) return true;
+  const uint64_t limit = memory_limit();
+  if (static_cast<uint64_t>(total) <= limit || (evictions() ? evict_inline(limit) : reclaim_inline(limit))) return true;
   stats_.bytes.fetch_sub(n, std::memory_order_relaxed);
   stats_.add(store_counter::out_of_memory);
   if (!it->is_placeholder()) class_stats_.add(class_of(it), class_counter::outofmemory);
   return false;
 }
 
+// Not under any lock. The region's blocks are the memory: a failed allocation means the
+// region has no free block of the size and no room to grow within its budget, whatever
+// the charge says (freed blocks may lie apart), so eviction goes on until the merged
+// neighbours of what it freed make one. Evicting in the policy's order keeps the order
+// whatever the sizes (no per-size queue); the doubling bounds the rounds.
+item* store::alloc_item(std::string_view key, size_t value_len) noexcept {
+  uint64_t need = item_cost(key.size(), value_len);
+  for (unsigned round = 0;; ++round) {
+    const uint64_t limit = memory_limit();
+    if (item* it = item_alloc(region_, key, value_len, limit - std::min(overhead_bytes(), limit / 2))) return it;
+    if (round >= kRegionEvictRounds) return nullptr;
+    const uint64_t used = mem_used();
+    const uint64_t target = used > need ? used - need : 0;
+    // Progress is what this round unlinked (other threads' stores may raise the charge
+    // meanwhile, and a pinned item is freed only by its last reader).
+    const uint64_t gone = stats_.count(store_counter::evictions) + stats_.count(store_counter::reclaimed);
+    if (evictions())
+      evict_inline(target);
+    else
+      reclaim_inline(target);
+    if (mem_used() >= used &&
+        stats_.count(store_counter::evictions) + stats_.count(store_counter::reclaimed) == gone)
+      return nullptr;  // nothing could go (all pinned, or -M with nothing expired)
+    need *= 2;
+  }
+}
+
 // Not under any lock.
 item* store::alloc_charged(std::string_view key, size_t value_len, uint32_t flags) noexcept {
-  item* it = item_alloc(key, value_len);
+  item* it = alloc_item(key, value_len);
   if (!it) {
     stats_.add(store_counter::out_of_memory);
     class_stats_.add(classes_.item_class(key.size(), flags, value_len), class_counter::outofmemory);
@@ -208,7 +269,7 @@ item* store::alloc_charged(std::string_view key, size_t value_len, uint32_t flag
   }
   it->flags_ = flags;
   if (!charge(it)) {
-    item_free(it);
+    item_free(it, region_);
     return nullptr;
   }
   return it;

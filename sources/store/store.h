@@ -34,6 +34,7 @@
 #include "ghost_set.h"
 #include "large_arena.h"
 #include "item.h"
+#include "memory_file.h"
 #include "reclaim_list.h"
 #include "small_fifo.h"
 #include "store_stats.h"
@@ -158,14 +159,54 @@ class store {
     bool growing;
   };
   table_shape table_now() const noexcept;
-  // Bytes charged to the memory limit now (every item's malloc_usable_size). [any thread;
-  // relaxed, so a reading while others store is approximate]
+  // Bytes charged to the memory limit now (every item's region block, plus a large
+  // value's handle). [any thread; relaxed, so a reading while others store is approximate]
   uint64_t mem_used() const noexcept { return static_cast<uint64_t>(stats_.bytes.load(std::memory_order_relaxed)); }
 
   // Live limits, any thread. Lowering the memory limit evicts nothing at once: the next
-  // store's inline eviction and the next GC sweep bring usage under the new limit.
+  // store's inline eviction and the next GC sweep bring usage under the new limit, and
+  // release_free_memory() then gives the emptied pages back. Raising it past the item
+  // region's reservation is refused (false; memcached's MEMLIMIT_ADJUST_FAILED).
   uint64_t memory_limit() const noexcept { return memory_limit_.load(std::memory_order_relaxed); }
-  void set_memory_limit(uint64_t bytes) noexcept { memory_limit_.store(bytes, std::memory_order_relaxed); }
+  bool set_memory_limit(uint64_t bytes) noexcept;
+  // Gives the item region's free pages back to the kernel (item_region::trim): after a
+  // lowered limit, once usage is under it. Returns the bytes advised. [the cron; rare:
+  // it walks every block under the region's lock]
+  uint64_t release_free_memory() noexcept { return region_.trim(); }
+  // What the memory limit covers besides the items' blocks, so that the process's memory,
+  // not only its items', follows -m: the hash table (heads mapped now and locks:
+  // memcached's hash_bytes, which memcached leaves outside its -m), s3fifo's queues, and
+  // what the server reserved to serve (set_reserved_bytes: the workers' receive rings and
+  // the log queue). The item region's top stays under the limit less this (at most half
+  // the limit: a large hash_power under a small -m leaves the items room). Not in
+  // mem_used(): the items' charge, memcached's total_malloced. [any thread]
+  uint64_t overhead_bytes() const noexcept {
+    return table_.bytes() + eviction_queue_bytes() + reserved_.load(std::memory_order_relaxed);
+  }
+  // [start-up, after the workers started; any thread]
+  void set_reserved_bytes(uint64_t bytes) noexcept { reserved_.store(bytes, std::memory_order_relaxed); }
+  // memcached -e FILE (memory_file.h). restore_memory_file: after construction, before the
+  // store is shared: walks the region a graceful stop left (if FILE.meta said so) and links
+  // its items again: deadlines, access and store times carried over in unix time (an item
+  // past its deadline, or flushed, is dropped), the CAS counter above the highest seen, the
+  // flush_all state as it was; every item joins s3fifo's main queue. Lease placeholders
+  // and large items are dropped (a large value's file was unlinked with the process that
+  // wrote it). [start-up, one thread]
+  struct memory_file_result {
+    bool used = false;      // a memory file is configured
+    uint64_t restored = 0;  // items served again
+    uint64_t dropped = 0;   // items expired, flushed, large or placeholders
+    std::string why;        // not restored: why (a clean start)
+  };
+  memory_file_result restore_memory_file(const store_now& now);
+  // SIGUSR1's graceful stop: writes FILE.meta `clean 1` with what the next start needs (the
+  // blocks' end and checksum, the clocks, the CAS and flush state); the destructor then
+  // leaves the region's bytes as they are. False (and `why`) without a memory file or on an
+  // I/O error (the file stays `clean 0`: the next start is clean). [after every other thread
+  // that used the store stopped]
+  bool save_memory_file(const store_now& now, std::string& why);
+  // The item region, for stats and tests. [any thread; its figures are relaxed]
+  const item_region& region() const noexcept { return region_; }
   // The largest item (header + key + value) a set accepts; the reload sets it before it
   // publishes the parser's new limit. [any thread]
   uint64_t item_size_max() const noexcept { return item_size_max_.load(std::memory_order_relaxed); }
@@ -274,12 +315,17 @@ class store {
   // Allocates an item (plain or large), charges it to memory, evicting inline if needed.
   // nullptr on OutOfMemory. Never under a lock.
   item* alloc_charged(std::string_view key, size_t value_len, uint32_t flags = 0) noexcept;
+  // An item from the region, evicting (with -M: reclaiming expired and flushed items) in
+  // the policy's order until a block fits: rounds of twice the last round's bytes, so a
+  // block of any size is found within a bounded number of rounds. Not charged yet.
+  // nullptr if nothing more can be freed (store.cc). Never under a lock.
+  item* alloc_item(std::string_view key, size_t value_len) noexcept;
   bool charge(item* it) noexcept;
-  // Samples buckets from cursor_ and evicts the coldest items until usage <= limit.
-  bool evict_inline() noexcept;
+  // Samples buckets from cursor_ and evicts the coldest items until usage <= target.
+  bool evict_inline(uint64_t target) noexcept;
   // With evictions off (memcached -M): the same sample, unlinking only expired and
-  // flushed items, until usage <= limit (gc.cc).
-  bool reclaim_inline() noexcept;
+  // flushed items, until usage <= target (gc.cc).
+  bool reclaim_inline(uint64_t target) noexcept;
   // s3fifo's eviction (s3fifo.cc): frees memory until usage <= target, from the small
   // queue's end while it holds its share, else by main's CLOCK hand. Bounded work; false
   // if still above. [no lock held; bucket locks and queue shard locks one at a time]
@@ -319,7 +365,8 @@ class store {
   // extent of `need` bytes fits (0: until usage is within the budget). `by_gc`: the GC
   // sweep is the caller (a lowered budget), not a store; it says which counter to bump.
   bool evict_large_inline(uint64_t need, bool by_gc = false) noexcept;
-  bool evict_sampled(bool large_only, uint64_t need, bool by_gc) noexcept;
+  // `target`: the memory usage to evict down to (not large_only).
+  bool evict_sampled(bool large_only, uint64_t need, bool by_gc, uint64_t target = 0) noexcept;
   // Counts one eviction (a placeholder is no item to a client: not counted).
   void count_eviction(const item* it, bool by_gc) noexcept;
   // Per-class figures (class_stats.h). class_link sets the item's class and counts it in;
@@ -364,7 +411,14 @@ class store {
   void count_read(const get_options& opts, const get_result& res, unsigned hit_class) noexcept;
 
   store_config cfg_;  // fixed after construction; the live limits below override its copies
+  // -e FILE: what the constructor learned of it (memory_file.h); path "" without one.
+  memory_file_state mf_;
+  bool mf_saved_ = false;  // save_memory_file wrote it clean: ~store leaves the region alone
+  // Where every item lives (item_region.h), and with the charge, what frees one needs.
+  item_region region_;
+  item_home home_;
   std::atomic<uint64_t> memory_limit_;
+  std::atomic<uint64_t> reserved_{0};  // set_reserved_bytes
   std::atomic<uint64_t> item_size_max_;
   std::atomic<uint64_t> large_value_threshold_;
   std::atomic<uint64_t> lease_interval_ms_;

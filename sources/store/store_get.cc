@@ -84,7 +84,7 @@ inline size_t store::read_hit(item* it, const store_now& now, uint32_t sec, cons
   if (pin) {
     // No copy under the lock: the caller reads the item itself.
     item_pin(it);
-    res.pinned = item_ref(it, &stats_.bytes);
+    res.pinned = item_ref(it, &home_);
   } else if (opts.want_value) {
     if (it->is_large()) {
       it->large()->ref();
@@ -228,7 +228,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
     size_t need_capacity = 0;
     bool need_spare = false;
     {
-      reclaim_list rl(stats_.bytes);
+      reclaim_list rl(home_);
       bucket_guard guard(table_.lock_of(h));
       bool hidden;  // past its deadline here, kept for the master's word
       item* it = find_readable(h, key, sec, count, counted_expiry, rl, hidden);
@@ -255,7 +255,7 @@ void store::get_impl(std::string_view key, const store_now& now, const get_optio
     break;
   }
   if (spare) {
-    reclaim_list rl(stats_.bytes);
+    reclaim_list rl(home_);
     rl.add(spare);
   }
   if (count) count_read(opts, res, hit_class);

@@ -25,7 +25,7 @@ enum class eviction_policy : uint8_t { s3fifo, clock };
 struct store_config {
   // Power of two, fixed for the life of the store: with one lock per bucket a resize would
   // have to take every lock (yrmcds: "resizing is almost impossible"), so size it big.
-  uint64_t bucket_count = uint64_t{1} << 20;
+  uint64_t bucket_count = uint64_t{1} << 16;
   uint64_t memory_limit = uint64_t{64} << 20;  // bytes of items (headers, keys, values)
   uint64_t item_size_max = uint64_t{1} << 20;  // header + key + value
   uint64_t large_value_threshold = 0;          // values larger go to a temp file; 0 = off
@@ -38,6 +38,9 @@ struct store_config {
   // memcached's size classes, only to report items by class (class_stats.h). Their
   // `cas` is the store's cas_enabled below, whatever is set here.
   slab_class_config slab_classes;
+  // memcached -e FILE: the item region is this file, kept across a graceful stop
+  // (memory_file.h); "" = anonymous memory.
+  std::string memory_file;
   // -L: the hash table's mappings ask for transparent huge pages (hash_table.h).
   bool large_pages = false;
   // memcached -M (false): a store that does not fit is refused (OutOfMemory) rather than

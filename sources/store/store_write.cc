@@ -20,12 +20,17 @@ item* store::make_item(std::string_view key, std::span<const char> value, uint32
       stats_.add(store_counter::large_value_errors);
       return nullptr;
     }
-    it = item_alloc_large(key, lv);
-    if (it) it->flags_ = flags;
+    it = alloc_item(key, sizeof lv);
+    if (it) {
+      it->bits_ |= kLarge;
+      std::memcpy(it->value_data(), &lv, sizeof lv);
+      it->flags_ = flags;
+    }
     if (!it) {
       lv->unref();
+      stats_.add(store_counter::out_of_memory);
     } else if (!charge(it)) {
-      item_free(it);
+      item_free(it, region_);
       it = nullptr;
     } else {
       stats_.add(store_counter::large_values);
@@ -122,7 +127,7 @@ void store::set(std::string_view key, store_mode mode, std::span<const char> val
 // queues it after the unlock (no two locks at once).
 bool store::set_locked(std::string_view key, store_mode mode, item* it, uint64_t h, uint32_t sec, uint32_t deadline,
                        const store_options& opts, store_result& res) noexcept {
-  reclaim_list rl(stats_.bytes);
+  reclaim_list rl(home_);
   bucket_guard guard(table_.lock_of(h));
   item** link;
   item* old = find_valid(h, key, sec, rl, link, true);
@@ -191,7 +196,7 @@ remove_status store::remove(std::string_view key, const store_now& now, const re
     if (!empty) return remove_status::OutOfMemory;
   }
   {
-    reclaim_list rl(stats_.bytes);
+    reclaim_list rl(home_);
     bucket_guard guard(table_.lock_of(h));
     item** link;
     item* it = find_valid(h, key, sec, rl, link);
@@ -252,7 +257,7 @@ touch_status store::touch(std::string_view key, int64_t exptime, const store_now
   const uint64_t h = hash_of(key);
   touch_status st = touch_status::NotFound;
   {
-    reclaim_list rl(stats_.bytes);
+    reclaim_list rl(home_);
     bucket_guard guard(table_.lock_of(h));
     item** link;
     item* it = find_valid(h, key, sec, rl, link);

@@ -24,7 +24,6 @@ scraped, and for every series both show:
 """
 
 import math
-import os
 import time
 
 import pytest
@@ -127,20 +126,17 @@ def traffic(c, probe):
 LIVE = [(1, 5), (1, 100)]
 
 
-def usable(n):
-    """malloc_usable_size for a request of n bytes: glibc's (x86-64, from the
-    heap: 16-byte chunks with an 8-byte header, 32 at least), or, in a build
-    with AddressSanitizer (ITHACA_SANITIZED), its allocator's, which gives
-    exactly what was asked for."""
-    if os.environ.get("ITHACA_SANITIZED"):
-        return n
-    return max(32, (n + 8 + 15) & ~15) - 8
+def block(n):
+    """The item region's block for n bytes of item (header, key, value): its
+    8-byte block header, rounded up to 8, 32 at least (item_region.h). The same
+    in a build with AddressSanitizer: the region is ithaca's own allocator."""
+    return max(32, (n + 8 + 7) & ~7)
 
 
 def item_memory(live):
-    """ithaca's memory charge for these items: one malloc block each, its
-    48-byte header, the key, the value (INTERNALS.md, "Item layout")."""
-    return sum(usable(48 + k + v) for k, v in live)
+    """ithaca's memory charge for these items: one region block each, its
+    48-byte header, the key, the value (INTERNALS.md, "Item memory")."""
+    return sum(block(48 + k + v) for k, v in live)
 
 
 def emulated_pages(used, per_page):

@@ -548,8 +548,8 @@ def test_L_asks_for_transparent_huge_pages(owned, which):
     assert hg_mappings(plain.proc.pid) == 0
     assert hg_mappings(large.proc.pid) > 0
     if which == "ithaca":
-        # One line says what -L got: the hash table, and the items only in THP's "always".
-        said = ("-L: transparent huge pages asked for the hash table (MADV_HUGEPAGE); not for the items"
+        # One line says what -L got: the hash table and the item region (advised).
+        said = ("-L: transparent huge pages asked for the hash table and the item region (MADV_HUGEPAGE)"
                 if mode == "madvise" else "-L: transparent huge pages are on for all memory here")
         assert large.logged(said), large.log
 

@@ -61,7 +61,7 @@ class store_stats_provider final : public stats::stats_provider {
   }
   void reset() override {}
   void set_verbosity(uint32_t) override {}
-  void set_memory_limit(uint64_t bytes) override { store_.set_memory_limit(bytes); }
+  bool set_memory_limit(uint64_t bytes) override { return store_.set_memory_limit(bytes); }
 
  private:
   store::store& store_;

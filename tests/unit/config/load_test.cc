@@ -41,12 +41,12 @@ TEST_CASE("defaults match memcached where the concept exists") {
   CHECK(c.cache.memory_limit == 64ull << 20);
   CHECK(c.cache.item_size_max == 1ull << 20);
   CHECK(c.cache.large_value_threshold == 256ull << 10);
-  CHECK(c.cache.hash_power == 20);
+  CHECK(c.cache.hash_power == 16);
   CHECK(c.cache.gc_interval_ms == 1000);
   CHECK(c.cache.lease_interval_ms == 10000);
   CHECK(c.logging.level == log_level::Warn);
   CHECK(c.logging.file.empty());
-  CHECK(c.logging.async_queue == 8192);
+  CHECK(c.logging.async_queue == 1024);
   validation_error v;
   CHECK(validate(c, &v));
 }
@@ -137,7 +137,7 @@ cache:
   item_size_max: 2m
   large_value_threshold: 512k
   large_value_dir: /tmp
-  hash_power: 16
+  hash_power: 18
   gc_interval: 500ms
   lease_interval: 2s
   slab_growth_factor: 1.5
@@ -145,7 +145,7 @@ cache:
 logging:
   level: debug
   file: /tmp/ithaca.log
-  async_queue: 1024
+  async_queue: 2048
 )";
   REQUIRE(load(yaml, &c) == "");
   REQUIRE(c.listen.tcp.size() == 3);
@@ -166,14 +166,14 @@ logging:
   CHECK(c.cache.item_size_max == 2ull << 20);
   CHECK(c.cache.large_value_threshold == 512 * 1024);
   CHECK(c.cache.large_value_dir == "/tmp");
-  CHECK(c.cache.hash_power == 16);
+  CHECK(c.cache.hash_power == 18);
   CHECK(c.cache.gc_interval_ms == 500);
   CHECK(c.cache.lease_interval_ms == 2000);
   CHECK(c.cache.slab_growth_factor == 1.5);
   CHECK(c.cache.slab_min_size == 100);
   CHECK(c.logging.level == log_level::Debug);
   CHECK(c.logging.file == "/tmp/ithaca.log");
-  CHECK(c.logging.async_queue == 1024);
+  CHECK(c.logging.async_queue == 2048);
 }
 
 TEST_CASE("unknown key: line number and suggestion") {

@@ -48,7 +48,7 @@ TEST_CASE("stats settings: memcached's names and formats for the defaults") {
   CHECK(m["inter"] == "NULL");  // no -l: every interface, IPv4 and IPv6
   // ithaca's
   CHECK(m["io_backend"] == "auto");
-  CHECK(m["hash_power"] == "20");
+  CHECK(m["hash_power"] == "16");
   CHECK(m["gc_interval_ms"] == "1000");
   CHECK(m["large_value_threshold"] == "262144");
   CHECK(m["large_value_dir"] == "/tmp");

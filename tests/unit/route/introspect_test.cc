@@ -20,7 +20,7 @@ struct no_stats final : stats::stats_provider {
   bool collect(std::string_view, stats::stat_lines&) override { return false; }
   void reset() override {}
   void set_verbosity(uint32_t) override {}
-  void set_memory_limit(uint64_t) override {}
+  bool set_memory_limit(uint64_t) override { return true; }
 };
 
 protocol::request get_of(protocol::command cmd, std::initializer_list<std::string_view> keys) {

@@ -33,7 +33,7 @@ TEST_CASE("memory accounting returns to zero") {
 TEST_CASE("inline eviction keeps usage under the limit and evicts the coldest first") {
   store_config c;
   c.eviction = eviction_policy::clock;  // s3fifo's order: s3fifo_test.cc
-  c.bucket_count = 64;  // one sample covers the table: deterministic
+  c.bucket_count = 64;                  // one sample covers the table: deterministic
   c.memory_limit = 256 * 1024;
   store s(c);
   const std::string v(100, 'v');
@@ -212,6 +212,7 @@ TEST_CASE("the GC sweep evicts the coldest items there are now, not by an old pa
   CHECK(g.evictions == 0);
   for (int i = 0; i < 10000; ++i) REQUIRE(put(s, key_n("k", n++), v, at_sec(1)) == store_status::Stored);
   REQUIRE(s.stats().evictions > 0);
+  INFO("used " << s.mem_used() << " top " << s.region().top() << " free " << s.region().free_bytes());
   REQUIRE(s.mem_used() > c.memory_limit / 100 * 90);
   full_sweep(s, at_sec(2), g);
   CHECK(g.evictions > 0);
