@@ -544,7 +544,8 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   auth_store auth;
   if (!open_auth(cfg, auth)) return 1;
 
-  const store::store_config sc = store_config_of(cfg);
+  store::store_config sc = store_config_of(cfg);
+  sc.memory_file_replace_in_use = cli.takeover;  // the old process still has the file
   std::unique_ptr<store::store> st;
   try {
     st = std::make_unique<store::store>(sc);

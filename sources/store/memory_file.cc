@@ -1,6 +1,7 @@
 #include "memory_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,13 +96,28 @@ bool memory_file_write_meta(const std::string& file, const memory_file_meta& m, 
   return true;
 }
 
-memory_file_state memory_file_prepare(const std::string& path, uint64_t size, uint64_t item_size_max,
-                                      bool cas_enabled) {
+memory_file_state memory_file_prepare(const std::string& path, uint64_t size, uint64_t item_size_max, bool cas_enabled,
+                                      bool replace_in_use) {
   memory_file_state s;
   s.path = path;
   s.size = size;
   s.fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (s.fd < 0) throw std::runtime_error("memory file " + path + ": " + std::strerror(errno));
+  if (::flock(s.fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(s.fd);
+    if (err != EWOULDBLOCK || !replace_in_use) {
+      throw std::runtime_error(
+          "memory file " + path + ": " +
+          (err == EWOULDBLOCK ? std::string("in use by another running process") : std::string(std::strerror(err))));
+    }
+    // The old process of a takeover maps this inode shared: never write into it.
+    ::unlink(path.c_str());
+    s.fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (s.fd < 0 || ::flock(s.fd, LOCK_EX | LOCK_NB) != 0) {
+      throw std::runtime_error("memory file " + path + ": a new file for the takeover: " + std::strerror(errno));
+    }
+  }
   struct stat st {};
   const uint64_t file_size = ::fstat(s.fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   memory_file_meta m;

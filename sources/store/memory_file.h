@@ -60,7 +60,13 @@ struct memory_file_state {
 // the generation counted up, before the region is touched, so a crash from here on leaves
 // a file no start serves. Throws std::runtime_error if FILE cannot be opened or FILE.meta
 // cannot be written. [the store's constructor]
-memory_file_state memory_file_prepare(const std::string& path, uint64_t size, uint64_t item_size_max, bool cas_enabled);
+// The file is locked (flock, exclusive) for as long as this process has it: a second
+// process on the same file is refused (std::runtime_error), or with `replace_in_use`
+// (a takeover, whose old process still serves from it) the path is unlinked and a
+// new file made there; the old process keeps its own until it exits, and leaves
+// FILE.meta alone (it saves only on SIGUSR1).
+memory_file_state memory_file_prepare(const std::string& path, uint64_t size, uint64_t item_size_max, bool cas_enabled,
+                                      bool replace_in_use = false);
 
 // A 64-bit hash of n bytes (8 at a time; n is a multiple of 8).
 uint64_t memory_file_checksum(const char* p, uint64_t n) noexcept;

@@ -72,7 +72,8 @@ store::store(const store_config& cfg, std::shared_ptr<large_arena> arena)
     : cfg_(cfg),
       mf_(cfg.memory_file.empty() ? memory_file_state{}
                                   : memory_file_prepare(cfg.memory_file, region_size(cfg.memory_limit),
-                                                        cfg.item_size_max, cfg.cas_enabled)),
+                                                        cfg.item_size_max, cfg.cas_enabled,
+                                                        cfg.memory_file_replace_in_use)),
       region_(mf_.fd, cfg.memory_limit, region_reserve(cfg.memory_limit), cfg.memory_limit, cfg.large_pages),
       home_{region_, stats_.bytes},
       memory_limit_(cfg.memory_limit),

@@ -41,6 +41,9 @@ struct store_config {
   // memcached -e FILE: the item region is this file, kept across a graceful stop
   // (memory_file.h); "" = anonymous memory.
   std::string memory_file;
+  // A takeover (ithaca --takeover): the process being taken over still maps and locks
+  // memory_file, so this one starts a new file at that path (memory_file_prepare).
+  bool memory_file_replace_in_use = false;
   // -L: the hash table's mappings ask for transparent huge pages (hash_table.h).
   bool large_pages = false;
   // memcached -M (false): a store that does not fit is refused (OutOfMemory) rather than

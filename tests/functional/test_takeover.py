@@ -15,6 +15,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import socket
 import threading
 import time
@@ -517,3 +518,37 @@ def test_a_replication_master_is_taken_over_and_its_slave_follows_the_new_one(tm
             break
         time.sleep(0.1)
     assert got == b"VALUE after 0 3\r\nnew\r\nVALUE m499 0 2\r\nv9\r\nEND\r\n", slave.describe()
+
+
+def test_a_memory_file_is_never_shared_by_the_two_processes(tmp_path, servers):
+    """-e FILE with a takeover: the old process still maps FILE, so the new one
+    starts a file of its own at that path (its store comes by the sync) and
+    never writes into the old one's items; after a SIGUSR1 stop of the new one
+    the next start serves every item from the file. A second process that is
+    not a takeover is refused the file while the first holds it."""
+    binary, new_binary = second_copy(tmp_path)
+    control = str(tmp_path / "takeover.sock")
+    memory_file = str(tmp_path / "cache")
+    args = ["-p", "0", "--takeover-socket", control, "-e", memory_file]
+    old = start(servers, binary, args)
+    pad = b"y" * 40
+    fill(old.port, pad)
+    inode = os.stat(memory_file).st_ino
+
+    other = Server("ithaca", [binary, *root_args(), *BASE_ARGS, "-p", "0", "-e", memory_file])
+    assert other.proc.wait(10) != 0
+    assert "in use by another running process" in other.log, other.log
+
+    new = start(servers, new_binary, [*args, "--takeover"], regex=TAKEN_OVER_RE)
+    assert old.proc.wait(15) == 0, old.describe()
+    assert os.stat(memory_file).st_ino != inode  # a file of its own
+    assert len(read_all(new.port)) == ITEMS
+
+    new.proc.send_signal(signal.SIGUSR1)
+    assert new.proc.wait(15) == 0, new.describe()
+    assert new.logged("saved (")
+    again = start(servers, binary, ["-p", "0", "-e", memory_file])
+    assert again.logged("restored"), again.describe()
+    values = read_all(again.port)
+    assert len(values) == ITEMS
+    assert all(v.endswith(pad) for v in values.values())
