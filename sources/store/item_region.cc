@@ -257,12 +257,17 @@ void item_region::free(void* p) noexcept {
 bool item_region::set_budget(uint64_t budget) noexcept {
   std::lock_guard<bucket_lock> g(lock_);
   if (budget > committed_) {
-    const uint64_t want = region_page_up(budget);
-    if (want > reserve_) return false;
-    if (mprotect(base_ + committed_, want - committed_, PROT_READ | PROT_WRITE) != 0) return false;
-    committed_ = want;
+    // A file cannot grow under its mapping: the limit is refused.
+    if (fd_ >= 0) return false;
+    // memcached takes any larger limit (it only allocates as it goes); so does this
+    // region, up to what it reserved and the kernel lets it commit: past that the
+    // items stay within what is committed, whatever the limit says.
+    const uint64_t want = std::min(region_page_up(budget), reserve_);
+    if (want > committed_ && mprotect(base_ + committed_, want - committed_, PROT_READ | PROT_WRITE) == 0) {
+      committed_ = want;
+    }
   }
-  budget_.store(budget, std::memory_order_relaxed);
+  budget_.store(std::min(budget, committed_), std::memory_order_relaxed);
   return true;
 }
 

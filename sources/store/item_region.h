@@ -59,9 +59,10 @@ class item_region {
   // What a block for `bytes` of payload costs (header and rounding).
   static uint64_t block_size(size_t bytes) noexcept;
 
-  // The bound on `top`. Raising it past what is committed commits more (false if the
-  // reservation has no room: the limit is refused); lowering it keeps what is above until
-  // it is freed. [any thread]
+  // The bound on `top`. Raising it past what is committed commits more, up to the
+  // reservation (and what the kernel allows): the bound is then what is committed; false
+  // only for a file-backed region, which cannot grow. Lowering it keeps what is above
+  // until it is freed. [any thread]
   bool set_budget(uint64_t budget) noexcept;
   uint64_t budget() const noexcept { return budget_.load(std::memory_order_relaxed); }
   // Returns the pages of every free block and of what lies above `top` to the kernel
