@@ -13,6 +13,7 @@ limit. The allowance is at least
 1 MiB (memcached's own hash table and buffers are outside its -m) and never
 more than 4 MiB, so a memcached that held far more would not excuse ithaca.
 """
+import os
 import random
 import socket
 import time
@@ -20,6 +21,8 @@ import time
 import pytest
 
 from mcwire import Conn
+
+SANITIZED = bool(os.environ.get("ITHACA_SANITIZED"))
 
 MB = 32
 LIMIT = MB * 1024 * 1024
@@ -89,7 +92,11 @@ def test_anonymous_memory_stays_within_the_limit_under_a_fill_of_four_times_it(
         anon[name] = rss_anon(server)
         items[name] = (int(s["curr_items"]), int(s["bytes"]))
     allowance = min(max(anon["memcached"] - LIMIT, 1024 * 1024), 4 * 1024 * 1024)
-    assert anon["ithaca"] <= LIMIT + allowance + SLACK, (anon, items, allowance)
+    # Under AddressSanitizer (ITHACA_SANITIZED) its shadow memory and quarantine are most
+    # of the process's anonymous memory (128 MiB here): the bound is the release build's;
+    # what the items hold (below) is checked in both.
+    if not SANITIZED:
+        assert anon["ithaca"] <= LIMIT + allowance + SLACK, (anon, items, allowance)
     # The limit is not met by storing less: ithaca holds as much as memcached within 10%
     # (its overhead inside the limit, 3.5 MiB here, against memcached's class rounding, 30
     # bytes of each 100 B item's 192-byte chunk). For the mix, the bytes of items (stats
@@ -101,6 +108,9 @@ def test_anonymous_memory_stays_within_the_limit_under_a_fill_of_four_times_it(
 
 
 def test_a_lowered_limit_gives_the_memory_back(ithaca_factory):
+    if SANITIZED:
+        pytest.skip("AddressSanitizer's shadow of the region and its quarantine stay resident: "
+                    "what the trim gives back is the release build's measure")
     """cache_memlimit 8 after 30 MiB of items: the sweep evicts down to 8 MiB and
     the item region's emptied pages go back to the kernel (the cron's trim,
     MADV_DONTNEED over its free blocks). Only whole free pages can go: a 4 KiB
