@@ -334,7 +334,7 @@ def test_a_failed_takeover_leaves_the_old_process_serving(tmp_path, servers):
                                 "--takeover"])
     servers.append(new)
     assert new.proc.wait(10) != 0
-    assert "bad.yaml:2" in new.log
+    assert new.logged("bad.yaml:2"), new.log
     # A new process that fails after it asked (a listener the old one does
     # not have: binding it once the old one stopped could fail with nobody
     # serving): it says why, the old one says it still serves.
@@ -344,7 +344,7 @@ def test_a_failed_takeover_leaves_the_old_process_serving(tmp_path, servers):
     late = Server("ithaca-new", [new_binary, *root_args(), "--config", str(extra), "--takeover"])
     servers.append(late)
     assert late.proc.wait(10) != 0
-    assert "the running process has no listener unix:" in late.log, late.describe()
+    assert late.logged("the running process has no listener unix:"), late.describe()
     assert old.logged("still serving"), old.describe()
     # Strangers on the takeover socket: one that says something else is
     # told so; one that says the hello and goes away gets the descriptors,
@@ -364,7 +364,7 @@ def test_a_failed_takeover_leaves_the_old_process_serving(tmp_path, servers):
                                  str(tmp_path / "nobody.sock"), "--takeover"])
     servers.append(lost)
     assert lost.proc.wait(10) != 0
-    assert "cannot connect to the takeover socket" in lost.log
+    assert lost.logged("cannot connect to the takeover socket"), lost.log
     assert old.proc.poll() is None
     with socket.create_connection((HOST, old.port)) as s:
         s.sendall(b"get a\r\n")
@@ -537,7 +537,7 @@ def test_a_memory_file_is_never_shared_by_the_two_processes(tmp_path, servers):
 
     other = Server("ithaca", [binary, *root_args(), *BASE_ARGS, "-p", "0", "-e", memory_file])
     assert other.proc.wait(10) != 0
-    assert "in use by another running process" in other.log, other.log
+    assert other.logged("in use by another running process"), other.log
 
     new = start(servers, new_binary, [*args, "--takeover"], regex=TAKEN_OVER_RE)
     assert old.proc.wait(15) == 0, old.describe()
