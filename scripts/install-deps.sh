@@ -18,7 +18,7 @@ esac
 packages=(
   g++ meson ninja-build pkg-config
   libboost-context-dev liburing-dev libyaml-cpp-dev libspdlog-dev libfmt-dev doctest-dev
-  libsystemd-dev libssl-dev
+  libssl-dev
 )
 if [ "$scope" = test ]; then
   packages+=(

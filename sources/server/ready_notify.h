@@ -1,11 +1,11 @@
 // Tells systemd (Type=notify) that the server is ready: every listener is
-// bound. Through libsystemd's sd_notify when built with it; a no-op without
-// it (the unit is then Type=simple) or when not started by systemd
-// (NOTIFY_SOCKET unset). [pooler machine, once]
+// bound. systemd's notification protocol spoken directly (a datagram to
+// $NOTIFY_SOCKET); a no-op when not started by systemd (NOTIFY_SOCKET
+// unset). [pooler machine, once]
 //
 // After a takeover (takeover_client.h) the new process is not the unit's
 // main process yet: it says MAINPID=its pid with READY=1 (the unit needs
-// NotifyAccess=all) and waits (sd_notify_barrier, 5 s at most) until systemd
+// NotifyAccess=all) and waits (the protocol's BARRIER=1, 5 s at most) until systemd
 // has read it, so the old process's exit that follows is not taken for the
 // service's end.
 #pragma once

@@ -1,7 +1,9 @@
 """Running under systemd: Type=notify readiness (READY=1 on $NOTIFY_SOCKET,
 sent once every listener is bound, never by a server that failed to bind)."""
 
+import os
 import socket
+import time
 
 import pytest
 
@@ -44,3 +46,14 @@ def test_no_ready_when_a_listener_cannot_bind(notify_socket):
     finally:
         server.stop()
         taken.close()
+
+
+def test_ready_reaches_an_abstract_notify_socket(ithaca_factory, monkeypatch):
+    # systemd may name an abstract socket: NOTIFY_SOCKET=@name.
+    name = f"ithaca-notify-{os.getpid()}-{time.monotonic_ns()}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.bind("\0" + name)
+        s.settimeout(5)
+        monkeypatch.setenv("NOTIFY_SOCKET", "@" + name)
+        ithaca_factory([])
+        assert b"READY=1" in s.recv(4096).split(b"\n")
