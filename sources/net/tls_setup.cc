@@ -1,5 +1,7 @@
 #include "tls_setup.h"
 
+#include "openssl_loader.h"
+
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -75,6 +77,7 @@ ssl_ctx_ptr new_ctx(const SSL_METHOD* method, const config::backend_tls& cfg, st
 }  // namespace
 
 ssl_ctx_ptr make_client_ctx(const config::backend_tls& cfg, std::string* error) {
+  if (!openssl_load(error)) return nullptr;
   ssl_ctx_ptr ctx = new_ctx(TLS_client_method(), cfg, error);
   if (!ctx) return nullptr;
   if (cfg.verify_peer()) {
@@ -96,6 +99,7 @@ ssl_ctx_ptr make_mutual_server_ctx(const config::backend_tls& cfg, std::string* 
     if (error) *error = "chain_cert, key and ca_cert are all needed";
     return nullptr;
   }
+  if (!openssl_load(error)) return nullptr;
   ssl_ctx_ptr ctx = new_ctx(TLS_server_method(), cfg, error);
   if (!ctx) return nullptr;
   SSL_CTX_set_client_CA_list(ctx.get(), SSL_load_client_CA_file(cfg.ca_cert.c_str()));

@@ -3,11 +3,11 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "md5.h"
 #include "spool_dir.h"
 
 namespace ithaca::server {
@@ -116,19 +116,6 @@ std::uint32_t service_first_address_hash() {
 }
 
 }  // namespace
-
-std::string md5_hex(const std::string& text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  if (EVP_Digest(text.data(), text.size(), digest, &n, EVP_md5(), nullptr) != 1) return "";
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < n; ++i) {
-    out.push_back(kHex[digest[i] >> 4]);
-    out.push_back(kHex[digest[i] & 0x0f]);
-  }
-  return out;
-}
 
 std::uint32_t host_id() {
   static const std::uint32_t id = service_first_address_hash();  // once: mcrouter's is fixed at start

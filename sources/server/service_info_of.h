@@ -14,9 +14,6 @@ namespace ithaca::server {
 
 std::shared_ptr<const commands::service_info> service_info_of(const config::config& c, const std::string& path);
 
-// The hex MD5 digest of `text` (mcrouter's Md5Hash: 32 lowercase digits).
-std::string md5_hex(const std::string& text);
-
 // mcrouter's host id: a hash of this host's first address that is neither
 // loopback nor link-local (0 without one), the same for the process's life.
 // mcrouter hashes it with folly's IPAddress hash; ithaca with 32-bit FNV-1a

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "machinarium.h"
+#include "openssl_loader.h"
 #include "tls_setup.h"
 
 namespace ithaca::server {
@@ -98,6 +99,7 @@ std::shared_ptr<SSL_CTX> tls_context::build(std::string* error) {
     if (error) *error = std::move(message);
     return std::shared_ptr<SSL_CTX>();
   };
+  if (std::string why; !net::openssl_load(&why)) return fail(why);
   ERR_clear_error();
   std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
   if (!ctx) return fail("Error creating the TLS context: " + ssl_error_text());
