@@ -5,6 +5,7 @@
 
 #include "command_words.h"
 #include "server_commands.h"
+#include "service_info.h"
 #include "number.h"
 #include "prefix_stats.h"
 #include "reply.h"
@@ -135,6 +136,18 @@ exec_action binary_stats(const protocol::request& req, protocol::out_buffer& out
   return exec_action::Continue;
 }
 
+// mcrouter's stats groups (its stats.cpp) that ithaca's server does not
+// name, for a connection served by an mcrouter config: detailed, ods and
+// count are parts of mcrouter's `all`, answered with ithaca's `all` lines;
+// cmd-error and external are counters ithaca does not keep (mcrouter's
+// per-command errors, its host application's), answered with none. Any
+// other group is the server's own.
+std::string_view mcrouter_group(std::string_view group) {
+  if (group == "detailed" || group == "ods" || group == "count") return "all";
+  return group;
+}
+bool mcrouter_empty_group(std::string_view group) { return group == "cmd-error" || group == "external"; }
+
 }  // namespace
 
 exec_action execute_stats(const protocol::request& req, protocol::out_buffer& out, server_context& ctx) {
@@ -154,10 +167,20 @@ exec_action execute_stats(const protocol::request& req, protocol::out_buffer& ou
     return exec_action::Continue;
   }
   if (is_group(req.args, kCachedump)) return stats_cachedump(req.args, out, ctx);
+  const bool mcrouter = ctx.info != nullptr && ctx.info->mcrouter;
   stat_lines lines;
-  if (!collect(ctx, req.args, lines)) {
-    // memcached answers an unknown group with a bare ERROR.
-    protocol::encode_ascii_status(out, protocol::ascii_status::Error);
+  if (mcrouter && mcrouter_empty_group(req.args)) {
+    protocol::encode_ascii_status(out, protocol::ascii_status::End);
+    return exec_action::Continue;
+  }
+  if (!collect(ctx, mcrouter ? mcrouter_group(req.args) : req.args, lines)) {
+    // memcached answers an unknown group with a bare ERROR; mcrouter with
+    // its stats_reply's CLIENT_ERROR.
+    if (mcrouter) {
+      protocol::encode_ascii_line(out, protocol::kReplyBadStatsCommand);
+    } else {
+      protocol::encode_ascii_status(out, protocol::ascii_status::Error);
+    }
     return exec_action::Continue;
   }
   for (const auto& [name, value] : lines) protocol::encode_ascii_stat(out, name, value);

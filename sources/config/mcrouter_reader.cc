@@ -20,6 +20,9 @@ namespace {
 
 using namespace mcrouter;
 
+// mcrouter's default routing prefix without -R (its option default_route).
+constexpr std::string_view kMcrouterDefaultRoute = "/././";
+
 // ------------------------------------------------------------ reader
 
 // mcrouter's RouteHandleFactory: lists, short forms and named handles; each
@@ -75,8 +78,7 @@ class reader final : public route_factory {
     if (route && routes) {
       fail(routes, "both `route` and `routes` are given; mcrouter takes one of them");
     } else if (route) {
-      out_.route = top(route);
-      out_.has_route = true;
+      top_of_route(route);
     } else if (routes) {
       top_of_routes(routes);
     } else {
@@ -143,7 +145,30 @@ class reader final : public route_factory {
   void top_of_routes(const YAML::Node& routes) {
     YAML::Node root(YAML::NodeType::Map);
     root["routes"] = routes;
+    root["flush_all_pools"] = true;  // mcrouter's ProxyRoute sends flush_all to every pool
     out_.route = provider_.module_route(*find_route_kind("routing_prefix"), root, routes);
+    out_.has_route = true;
+  }
+
+  // `route`: mcrouter serves it under the default routing prefix alone (its
+  // ProxyConfig maps -R's prefix, "/././" without -R, to it), so a key with
+  // another prefix finds no route ("RootRoute: No rh found") as under
+  // `routes`, and one with the default prefix is routed without it. So the
+  // same routing_prefix node, of one route.
+  void top_of_route(const YAML::Node& route) {
+    route_config only = top(route);
+    YAML::Node root(YAML::NodeType::Map);
+    YAML::Node routes(YAML::NodeType::Map);
+    routes[out_.default_route.empty() ? std::string(kMcrouterDefaultRoute) : out_.default_route] = "NullRoute";
+    root["routes"] = routes;
+    root["flush_all_pools"] = true;  // as top_of_routes
+    out_.route = provider_.module_route(*find_route_kind("routing_prefix"), root, route);
+    for (route_config& c : out_.route.children) {
+      if (c.role == "route") {
+        c = std::move(only);
+        c.role = "route";
+      }
+    }
     out_.has_route = true;
   }
 

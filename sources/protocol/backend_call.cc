@@ -173,7 +173,7 @@ backend_call::progress backend_call::finish() {
 
 // ---- failure ----------------------------------------------------------------
 
-void backend_call::fail(call_failure why, call_failure down_cause) {
+void backend_call::fail(call_failure why, call_failure down_cause, int connect_errno) {
   if (step_ == step::Done || req_ == nullptr) return;
   routed_result& r = *result_;
   const step was = step_;
@@ -194,6 +194,7 @@ void backend_call::fail(call_failure why, call_failure down_cause) {
   r.outcome = routed_outcome::Failed;
   r.failure = why;
   r.down_cause = down_cause;
+  r.connect_errno = why == call_failure::ConnectionError ? connect_errno : 0;
 }
 
 }  // namespace ithaca::protocol

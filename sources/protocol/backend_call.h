@@ -66,8 +66,9 @@ class backend_call {
 
   // The server could not answer: single-key commands get a clear error, a
   // multi-key get's keys are misses (counted in result.failed_keys).
-  // `down_cause`: with Down, what marked the server down.
-  void fail(call_failure why, call_failure down_cause = call_failure::ConnectionError);
+  // `down_cause`: with Down, what marked the server down; `connect_errno`:
+  // with ConnectionError, the failed connect's errno (routed_result's).
+  void fail(call_failure why, call_failure down_cause = call_failure::ConnectionError, int connect_errno = 0);
 
   bool done() const { return step_ == step::Done; }
 

@@ -3,7 +3,9 @@
 // of reply.h; the cache executor's choices in sources/cache/exec_*.cc).
 #include <array>
 #include <charconv>
+#include <cstring>
 #include <ctime>
+#include <string>
 
 #include "binary_format.h"
 #include "reply.h"
@@ -36,9 +38,29 @@ std::string_view failure_text(call_failure why, call_failure down_cause = call_f
   return "remote error";
 }
 
+// A refused (or otherwise failed) connect, as mcrouter answers it: its
+// AsyncMcClient fails the waiting requests with the message of folly's
+// AsyncSocketException ("connect failed", of type NOT_OPEN, with the errno),
+// and its ascii reply carries a reply's message after "SERVER_ERROR ".
+std::string connect_failure_text(int err) {
+  return "AsyncSocketException: connect failed, type = Socket not open, errno = " + std::to_string(err) + " (" +
+         std::strerror(err) + ")";
+}
+
+// A Failed result's text.
+std::string failed_text(const routed_result& r) {
+  if (r.failure == call_failure::ConnectionError && r.connect_errno != 0) return connect_failure_text(r.connect_errno);
+  return std::string(failure_text(r.failure, r.down_cause));
+}
+
 void encode_failure_line(out_buffer& out, call_failure why, call_failure down_cause = call_failure::ConnectionError) {
   out.append("SERVER_ERROR ");
   encode_ascii_line(out, failure_text(why, down_cause));
+}
+
+void encode_failure_line(out_buffer& out, const routed_result& r) {
+  out.append("SERVER_ERROR ");
+  encode_ascii_line(out, failed_text(r));
 }
 
 bool is_text_get(command cmd) {
@@ -51,7 +73,7 @@ bool encode_text_common(out_buffer& out, const routed_result& r) {
   switch (r.outcome) {
     case routed_outcome::ErrorLine:
     case routed_outcome::Refused: encode_ascii_line(out, r.text); return true;
-    case routed_outcome::Failed: encode_failure_line(out, r.failure, r.down_cause); return true;
+    case routed_outcome::Failed: encode_failure_line(out, r); return true;
     case routed_outcome::Pending: encode_failure_line(out, call_failure::BadReply); return true;
     case routed_outcome::NonNumeric: encode_ascii_line(out, kReplyNonNumeric); return true;
     case routed_outcome::Raw: out.append(r.raw); return true;
@@ -189,7 +211,7 @@ void render_binary(const request& req, const routed_result& r, out_buffer& out) 
     case routed_outcome::ErrorLine: return binary_error_line(out, req, r.text);
     case routed_outcome::Refused: return binary_error(out, req, r.bstatus, r.text);
     case routed_outcome::Failed:
-      return binary_error(out, req, failure_status(r.failure), failure_text(r.failure, r.down_cause));
+      return binary_error(out, req, failure_status(r.failure), failed_text(r));
     case routed_outcome::Pending:
       return binary_error(out, req, binary_status::InternalError, failure_text(call_failure::BadReply));
     case routed_outcome::NonNumeric: return encode_binary_error(out, req, binary_status::DeltaBadValue);

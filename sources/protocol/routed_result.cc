@@ -11,6 +11,7 @@ void routed_result::prepare(const request& req) {
   bstatus = binary_status::NoError;
   failure = call_failure::Down;
   down_cause = call_failure::ConnectionError;
+  connect_errno = 0;
   raw.clear();
   failed_keys = 0;
   // assign keeps the vector's capacity: a pooled result does not allocate

@@ -87,6 +87,10 @@ class routed_result {
   // Failed with Down: what marked the server down (its failure streak's
   // last failure: Timeout or ConnectionError), for the reply's reason.
   call_failure down_cause = call_failure::ConnectionError;
+  // Failed with ConnectionError because the connect failed: its errno (0:
+  // the connection broke, or the connect failed otherwise, e.g. TLS). A
+  // refused connect is answered in mcrouter's words, which name it.
+  int connect_errno = 0;
   std::string raw;  // Raw
   // Keys of a multi-key get whose server failed (answered as misses), for stats.
   std::uint32_t failed_keys = 0;

@@ -11,6 +11,8 @@ inline constexpr std::string_view kReplyBadFormat = "CLIENT_ERROR bad command li
 // mcrouter's words (parser_settings::mcrouter_replies).
 inline constexpr std::string_view kReplyBadKey = "CLIENT_ERROR bad key";
 inline constexpr std::string_view kReplyMalformed = "CLIENT_ERROR malformed request";
+// mcrouter's answer to `stats GROUP` with a group it does not know.
+inline constexpr std::string_view kReplyBadStatsCommand = "CLIENT_ERROR bad stats command";
 inline constexpr std::string_view kReplyTooLarge = "SERVER_ERROR object too large for cache";
 inline constexpr std::string_view kReplyBadDataChunk = "CLIENT_ERROR bad data chunk";
 inline constexpr std::string_view kReplyBadDelta = "CLIENT_ERROR invalid numeric delta argument";

@@ -222,12 +222,12 @@ void backend_conn::fail_entry(entry& e, failure_kind why) {
   fail_call(e, why);
 }
 
-void backend_conn::fail_call(entry& e, failure_kind why) {
+void backend_conn::fail_call(entry& e, failure_kind why, int connect_errno) {
   if (!e.slot->orphaned()) {
     // Never started (auto, nothing learned yet): started as for meta, which
     // refuses no key, so the client gets this failure.
     if (!e.started) e.call->start(e.slot->req, protocol::backend_protocol::Meta, e.slot->result, e.keys);
-    e.call->fail(call_failure_of(why), call_failure_of(server_->down_cause()));
+    e.call->fail(call_failure_of(why), call_failure_of(server_->down_cause()), connect_errno);
   }
   finish(e, false);
 }
@@ -338,7 +338,7 @@ bool backend_conn::learn_protocol(backend_link& link, failure_kind& why, std::st
 // A connect (or probe) failed: logged, the server's failure recorded (which
 // may mark it down and start its prober), and the requests that never left
 // fail with the connect's reason (counted once, as one failed connect).
-void backend_conn::connect_failed(failure_kind why, const std::string& error) {
+void backend_conn::connect_failed(failure_kind why, const std::string& error, int err) {
   spdlog::warn("pool {}: connect to {}: {}", server_->pool(), server_->address(), error);
   server_->set_last_error(error);
   if (server_->record_failure(why)) start_prober(server_);
@@ -346,7 +346,7 @@ void backend_conn::connect_failed(failure_kind why, const std::string& error) {
   while (!waiting_.empty()) {
     entry e = waiting_.front();
     waiting_.pop_front();
-    fail_call(e, why);
+    fail_call(e, why, why == failure_kind::Connect ? -err : 0);
   }
   state_ = state::Idle;
 }
@@ -364,7 +364,7 @@ bool backend_conn::writer_connect() {
   std::string error = link.error;
   if (link && st.protocol == kinds::backend_protocol::Auto && learn_protocol(link, why, error)) return true;
   if (!link) {
-    connect_failed(why, error);
+    connect_failed(why, error, link.err);
     return false;
   }
   std::unique_ptr<mm::io> io = std::move(link.io);

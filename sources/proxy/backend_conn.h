@@ -93,7 +93,8 @@ class backend_conn {
   bool writer_idle();
   bool writer_connect();
   bool learn_protocol(backend_link& link, failure_kind& why, std::string& error);
-  void connect_failed(failure_kind why, const std::string& error);
+  // `err`: the connect's -errno (0: it connected, the handshake or probe failed).
+  void connect_failed(failure_kind why, const std::string& error, int err);
   bool writer_send();
   bool writer_close();
   void reader_main();
@@ -121,7 +122,9 @@ class backend_conn {
   // The head call is answered (or failed): counts, frees, completes its slot.
   void finish(entry& e, bool answered);
   void fail_entry(entry& e, failure_kind why);  // counts the failure, then fail_call
-  void fail_call(entry& e, failure_kind why);   // the call's error (not for an orphaned slot), done
+  // The call's error (not for an orphaned slot), done; `connect_errno`: a
+  // failed connect's errno, for the reply's text.
+  void fail_call(entry& e, failure_kind why, int connect_errno = 0);
   // Fails every call in flight (the head with `why`, the rest with
   // Connection), marks the socket broken and wakes the writer to close it.
   void break_connection(failure_kind why);

@@ -69,6 +69,12 @@ struct builder final : tree_builder {
     return it == pools.end() ? nullptr : it->second;
   }
 
+  std::vector<std::shared_ptr<const proxy::pool>> all_pools() override {
+    std::vector<std::shared_ptr<const proxy::pool>> out;
+    for (const auto& [name, p] : pools) out.push_back(p);
+    return out;
+  }
+
   std::string default_route() override { return cfg.router.default_route; }
   bool send_invalid_route_to_default() override { return cfg.router.send_invalid_route_to_default; }
 

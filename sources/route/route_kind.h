@@ -44,6 +44,9 @@ class tree_builder {
   virtual const route* local_store() = 0;
   // The pool named `name` under `pools:`; null if there is none.
   virtual std::shared_ptr<const proxy::pool> pool(const std::string& name) = 0;
+  // Every pool of the config, by name (in the mcrouter dialect, those its
+  // routes use: its reader keeps no other, as mcrouter's ProxyConfig).
+  virtual std::vector<std::shared_ptr<const proxy::pool>> all_pools() = 0;
   // router.default_route (mcrouter's --route-prefix): the routing prefix of
   // keys that carry none; "" when not given. And whether a prefix no route
   // has goes there (--send-invalid-route-to-default).

@@ -231,6 +231,13 @@ mcrouter_figures router_mcrouter_figures(const route::route_tree& tree) {
     f.error += n.failures_total() + mcrouter_results_of(n, reply_result::Error) +
                mcrouter_results_of(n, reply_result::ClientError) + mcrouter_results_of(n, reply_result::RemoteError);
   });
+  // mcrouter counts dev_null_requests per proxy, whichever DevNullRoute
+  // dropped the request: here the sum over the tree's dev_null nodes.
+  for (const route::route* r : tree.nodes()) {
+    r->kind_counters([&f](const char* field, std::uint64_t n) {
+      if (std::string_view(field) == "dev_null_requests") f.dev_null += n;
+    });
+  }
   return f;
 }
 

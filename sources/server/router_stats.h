@@ -44,6 +44,7 @@ void router_stats_reset(const route::route_tree& tree);
 struct mcrouter_figures {
   uint64_t servers = 0, fresh = 0, up = 0, down = 0, closed = 0;
   uint64_t suspect = 0;
+  uint64_t dev_null = 0;  // requests the tree's dev_null routes dropped (their dev_null_requests)
   uint64_t error = 0, connect_error = 0, data_timeout = 0, tko = 0, client_error = 0, local_error = 0, remote_error = 0;
 };
 mcrouter_figures router_mcrouter_figures(const route::route_tree& tree);

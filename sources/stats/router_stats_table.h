@@ -70,6 +70,8 @@
   X("num_suspect_servers", Gauge, "ithaca_mcrouter_suspect_servers", \
     "Servers marked down or with failures since their last reply (stats suspect_servers).", Number, "", \
     true, f.suspect) \
+  /* the dev_null routes' drops; the page has them per route (ithaca_route_*) */ \
+  X("dev_null_requests", None, "", "", Number, "", true, f.dev_null) \
   X("cmd_add_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, "request=add", \
     true, sum(cc::mc_add)) \
   X("cmd_append_count", Counter, "ithaca_mcrouter_requests_total", ITHACA_MC_REQUESTS_HELP, Number, \

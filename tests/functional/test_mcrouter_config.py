@@ -259,3 +259,22 @@ def test_hash_route_salt_places_keys_as_mcrouter(tmp_path, ithaca_factory, memca
     assert len(holder) == len(keys) and not wrong, wrong[:5]
     if salt:  # the salt moves keys: not where the unsalted route puts them
         assert sum(1 for k in keys if furc_hash(k, 3) != holder[k]) > 50
+
+
+def test_operation_selector_default_key_is_ignored_as_mcrouter(tmp_path, ithaca_factory, memcached_factory):
+    """OperationSelectorRoute's `default` (written in mcrouter's own
+    test_same_pool_failover.json) is no key mcrouter reads: the config is
+    accepted and requests go to default_policy, never to `default`'s route."""
+    if ithaca_binary()[1]:
+        pytest.skip("an ithaca config file")
+    a, b = memcached_factory(), memcached_factory()
+    path = tmp_path / "mcrouter.json"
+    path.write_text(json.dumps({
+        "pools": {"A": {"servers": [f"{HOST}:{a.port}"]}, "B": {"servers": [f"{HOST}:{b.port}"]}},
+        "route": {"type": "OperationSelectorRoute", "default_policy": "PoolRoute|A",
+                  "operation_policies": {"set": "PoolRoute|A"}, "default": "PoolRoute|B"},
+    }))
+    router = ithaca_factory(args=["--config", str(path)])
+    with Conn(router.host, router.port) as c:
+        assert c.call(b"set k 0 0 1\r\nv\r\n") == b"STORED\r\n"
+    assert placed_keys([a, b], [b"k"]) == {b"k": 0}

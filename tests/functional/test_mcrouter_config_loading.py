@@ -17,6 +17,7 @@
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -175,7 +176,8 @@ def test_config_dump_root(tmp_path, memcached_factory):
         with Conn(HOST, port) as c:
             assert c.call(b"set dumped 0 0 1\r\nd\r\n") == b"STORED\r\n"
         assert holders([a, b], [b"dumped"]) == [0, 1]
-        assert "serving the last valid config, dumped to" in router.log, router.log
+        # The log is read by a thread of the test: waited for, not sampled.
+        assert router.wait_for_log(re.compile(r"serving the last valid config, dumped to"), 10), router.log
     finally:
         stop(router)
     # Too old for --max-dumped-config-age: the start fails.

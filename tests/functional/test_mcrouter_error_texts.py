@@ -13,8 +13,9 @@ failure texts in every dialect:
   --timeouts-until-tko 1 the next request is `SERVER_ERROR Server
   unavailable. Reason: mc_res_timeout`;
 - a server on port 0 (mcrouter accepts `localhost:0`; every connect is
-  refused): `SERVER_ERROR connection error`, then `Server unavailable.
-  Reason: mc_res_connect_error` while it is marked down;
+  refused): the refused connect in mcrouter's words (folly's
+  AsyncSocketException message, which its client puts in the reply), then
+  `Server unavailable. Reason: mc_res_connect_error` while it is marked down;
 - an ithaca YAML config keeps memcached's own parse errors (`CLIENT_ERROR
   bad command line format`, `ERROR`, the connection open) while its backend
   failures use the same words as mcrouter's.
@@ -119,7 +120,8 @@ def test_timeout_then_tko(mcrouter, hung):
 def test_port_zero_is_a_refused_server(mcrouter):
     r = mcrouter(["localhost:0"])
     with Conn(HOST, r.port) as c:
-        assert c.call(b"set k 0 0 1\r\nx\r\n") == b"SERVER_ERROR connection error\r\n"
+        assert c.call(b"set k 0 0 1\r\nx\r\n") == (b"SERVER_ERROR AsyncSocketException: connect failed, "
+                                                  b"type = Socket not open, errno = 111 (Connection refused)\r\n")
         # A refused connect marks the server down at once.
         assert c.call(b"get k\r\n") == b"SERVER_ERROR Server unavailable. Reason: mc_res_connect_error\r\n"
 

@@ -543,11 +543,14 @@ def test_dev_null_drops_requests_and_counts_them(tmp_path, ithaca_factory, memca
         assert direct_get(wild, b"key") == b"should_be_set_wild"
         # mcrouter's test: delete answers no DELETED (its NOT_FOUND).
         assert c.call(b"delete null:key2\r\n") == b"NOT_FOUND\r\n"
-        # mcrouter counts dev_null_requests in `stats all`; ithaca per route.
+        # mcrouter counts dev_null_requests in `stats all` (its test reads
+        # it there); ithaca per route too.
+        assert int(stats(c, "all")["dev_null_requests"]) == 2
         assert route_counter(c, "dev_null", "dev_null_requests") == 2
         # A get through it misses; it is counted too.
         assert c.call(b"get null:key\r\n") == b"END\r\n"
         assert route_counter(c, "dev_null", "dev_null_requests") == 3
+        assert int(stats(c, "all")["dev_null_requests"]) == 3
 
 
 # ---- LatencyInjectionRoute (mcrouter/test/test_latency_injection_route.py)

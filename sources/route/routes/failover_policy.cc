@@ -242,6 +242,22 @@ std::size_t failover_order::deterministic_at(std::uint32_t position, std::string
   return index;
 }
 
+std::size_t failover_order::least_failures_next(std::uint64_t tried, std::uint32_t position,
+                                                std::string_view key) const {
+  if (children_ - 1 > kLeastFailuresTracked) return child_at(position, key);
+  std::size_t best = children_;
+  std::uint32_t fewest = 0;
+  for (std::size_t i = 1; i < children_; ++i) {
+    if ((tried >> (i - 1)) & 1) continue;
+    const std::uint32_t n = errors_in_a_row_[i].load(std::memory_order_relaxed);
+    if (best == children_ || n < fewest) {
+      best = i;
+      fewest = n;
+    }
+  }
+  return best < children_ ? best : child_at(position, key);
+}
+
 std::size_t failover_order::child_at(std::uint32_t position, std::string_view key) const {
   switch (kind_) {
     case failover_policy_kind::InOrder: return position;

@@ -16,7 +16,10 @@
 //                            that count as an error try, required)
 //   least failures           the first child, then the others by how many
 //                            errors in a row each answered last (fewest
-//                            first, ties in written order); max_tries
+//                            first, ties in written order); max_tries.
+//                            mcrouter sorts once, when the first child has
+//                            answered: so a request's own failures do not
+//                            reorder the children it has still to try
 //
 // An error try is a failing-over reply that is not `tko` (a server marked
 // down costs nothing) and not one of exclude_errors. Every policy also stops
@@ -82,6 +85,14 @@ class failover_order {
   bool error_try(const protocol::routed_result& r) const;
   // Least failures: child `i` answered, `failed` or not. [any worker; relaxed]
   void note_reply(std::size_t i, bool failed) const;
+  // Least failures: the next child after those in `tried` (bit i-1: child i,
+  // 1 <= i <= kLeastFailuresTracked): the one with the fewest errors in a
+  // row among the others, ties in written order. Those left are untouched by
+  // this request's replies, so this is the child mcrouter's order, sorted
+  // once, has next. With more children than tracked, the order is sorted
+  // again at each step (`position`), as child_at does.
+  static constexpr std::size_t kLeastFailuresTracked = 30;
+  std::size_t least_failures_next(std::uint64_t tried, std::uint32_t position, std::string_view key) const;
   bool in_order() const { return kind_ == failover_policy_kind::InOrder; }
   bool notes_replies() const { return kind_ == failover_policy_kind::LeastFailures; }
 

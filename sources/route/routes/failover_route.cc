@@ -23,10 +23,17 @@ namespace {
 bool multi_get(const protocol::request& req) { return protocol::is_multikey_retrieval(req) && req.keys.size() > 1; }
 
 // slot_frame::saved of a single-key step: the child asked (low 32 bits) and
-// whether it was asked through child slot 0 with a tagged key; a split get.
+// whether it was asked through child slot 0 with a tagged key; a split get;
+// under least failures, the children tried after the first (bits 34 up:
+// failover_order::least_failures_next's `tried`).
 constexpr std::int64_t kFailoverTagged = std::int64_t{1} << 32;
 constexpr std::int64_t kFailoverSplit = std::int64_t{1} << 33;
+constexpr int kFailoverTriedShift = 34;
+static_assert(kFailoverTriedShift + failover_order::kLeastFailuresTracked <= 64);
 std::size_t failover_child_of(const slot_frame& f) { return static_cast<std::size_t>(f.saved & 0xffffffff); }
+std::uint64_t failover_tried_of(const slot_frame& f) {
+  return static_cast<std::uint64_t>(f.saved) >> kFailoverTriedShift;
+}
 
 constexpr std::string_view kFailoverTagText = ":failover=1";
 
@@ -188,8 +195,11 @@ dispatch_status failover_route::resume(request_slot& slot, dispatch_env& env) co
   }
   if (order_.error_try(slot.result)) f.count += 1;
   f.state += 1;
-  const std::size_t next = order_.child_at(f.state, slot.req.key());
-  f.saved = static_cast<std::int64_t>(next);
+  std::uint64_t tried = failover_tried_of(f);
+  if (child >= 1 && child <= failover_order::kLeastFailuresTracked) tried |= std::uint64_t{1} << (child - 1);
+  const std::size_t next = order_.notes_replies() ? order_.least_failures_next(tried, f.state, slot.req.key())
+                                                  : order_.child_at(f.state, slot.req.key());
+  f.saved = static_cast<std::int64_t>(next | (tried << kFailoverTriedShift));
   slot.release_reply();  // the next child prepares the result again
   if (tag_) {
     request_slot& c = slot.child(0);

@@ -97,6 +97,12 @@ void read_policies(config::route_kind_reader& in, const char* key, config::route
   }
 }
 
+// `default`: a key mcrouter's OperationSelectorRoute does not read (its
+// route is default_policy); its own test configs write it
+// (test_same_pool_failover.json), and mcrouter ignores keys it does not
+// read. Accepted, unread: its value is not a route here either.
+void read_ignored(config::route_kind_reader&, const char*, config::route_config&, config::route_options&) {}
+
 constexpr config::child_slot kOperationSlots[] = {
     {"get", "get", nullptr, false, 0},       {"set", "set", nullptr, false, 0},
     {"delete", "delete", nullptr, false, 0}, {"arithmetic", "arithmetic", nullptr, false, 0},
@@ -106,6 +112,8 @@ constexpr config::option_spec kOperationOptions[] = {
     config::custom_option(nullptr, "operation_policies",
                           "mcrouter: a route by operation name (get, set, delete, incr, ...), each class's once",
                           read_policies, config::show_nothing, nullptr, "{\"get\": \"PoolRoute|main\"}"),
+    config::custom_option(nullptr, "default", "mcrouter does not read it (its route is default_policy): ignored",
+                          read_ignored, config::show_nothing, nullptr, "\"PoolRoute|main\""),
 };
 
 std::string backquoted(const std::vector<std::string>& keys) {

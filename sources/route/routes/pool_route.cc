@@ -36,6 +36,25 @@ pool_route::pool_route(std::string name, std::shared_ptr<const proxy::pool> pool
 // order; flush_all: every server, if the pool allows it. [the client's
 // worker; never blocks, no lock: submit() only queues on the worker's own
 // connections] Work is O(keys + servers).
+dispatch_status dispatch_flush(request_slot& slot, dispatch_env& env,
+                               std::span<const std::shared_ptr<const proxy::pool>> pools) {
+  slot.result.prepare(slot.req);
+  for (const auto& p : pools) {
+    if (p->allow_flush()) continue;
+    slot.result.outcome = protocol::routed_outcome::Refused;
+    // mcrouter's words (its precheck without --enable-flush-cmd); the
+    // pool's allow_flush is the YAML's switch, --enable-flush-cmd mcrouter's.
+    slot.result.text = "SERVER_ERROR Command disabled";
+    slot.result.bstatus = protocol::binary_status::NotSupported;
+    return dispatch_status::Pending;  // no calls: ready at once, in order
+  }
+  const std::uint64_t tag = slot.client_tag();
+  for (const auto& p : pools) {
+    for (const auto& s : p->servers()) env.backends->conn(s, tag).submit(slot, {});
+  }
+  return dispatch_status::Pending;
+}
+
 dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) const {
   route_counters::add(counters().requests);
   const protocol::request& req = slot.req;
@@ -43,18 +62,7 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
   const auto& servers = pool_->servers();
   proxy::worker_backends& backends = *env.backends;
   const std::uint64_t tag = slot.client_tag();
-  if (req.cmd == protocol::command::FlushAll) {
-    if (!pool_->allow_flush()) {
-      slot.result.outcome = protocol::routed_outcome::Refused;
-      // mcrouter's words (its precheck without --enable-flush-cmd); the
-      // pool's allow_flush is the YAML's switch, --enable-flush-cmd mcrouter's.
-      slot.result.text = "SERVER_ERROR Command disabled";
-      slot.result.bstatus = protocol::binary_status::NotSupported;
-      return dispatch_status::Pending;  // no calls: ready at once, in order
-    }
-    for (const auto& s : servers) backends.conn(s, tag).submit(slot, {});
-    return dispatch_status::Pending;
-  }
+  if (req.cmd == protocol::command::FlushAll) return dispatch_flush(slot, env, std::span(&pool_, 1));
   // auto_eject_hosts with a server down: the live servers' ring.
   const proxy::distribution* live = pool_->auto_eject() ? backends.placement(pool_) : nullptr;
   auto locate = [&](std::string_view key) { return live ? pool_->locate(key, *live) : pool_->locate(key); };

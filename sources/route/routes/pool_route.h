@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -49,6 +50,14 @@ class pool_route final : public route {
   std::shared_ptr<const proxy::pool> pool_;
   bool reliable_;
 };
+
+// flush_all to every server of `pools` into `slot` (answered Pending: the
+// calls fill slot.result), or refused with mcrouter's "SERVER_ERROR Command
+// disabled" if one of them does not allow it. A pool route sends its own
+// pool's; mcrouter's ProxyRoute every pool's (routing_prefix_route.cc).
+// [the client's worker; never blocks]
+dispatch_status dispatch_flush(request_slot& slot, dispatch_env& env,
+                               std::span<const std::shared_ptr<const proxy::pool>> pools);
 
 // mcrouter's DestinationRoute name of server `i` of `p`, as `route_handles`
 // and `__mcrouter__.pools` print it:

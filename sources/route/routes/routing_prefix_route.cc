@@ -12,6 +12,10 @@
 // route has tries "/region/fallback/", then fails with mcrouter's
 // "RootRoute: No rh found" unless send_invalid_route_to_default.
 //
+// With flush_all_pools (the mcrouter dialect's root, as its ProxyRoute
+// does), flush_all goes to every server of every pool of the config
+// (tree_builder::all_pools), whatever the routes.
+//
 // A multi-key get is split by (route, prefix): one child request per group,
 // hits merged back in the client's key order (selector_route.h does the same
 // for a selector). [the client's worker; never blocks, no lock]
@@ -26,6 +30,7 @@
 #include "async_runner.h"
 #include "command_class.h"
 #include "handle_walk.h"
+#include "pool_route.h"
 #include "route.h"
 #include "route_kind.h"
 #include "route_kind_reader.h"
@@ -88,7 +93,7 @@ class routing_prefix_route final : public route {
   // `targets`; `default_prefix` one of them.
   routing_prefix_route(std::string name, std::vector<const route*> targets,
                        std::vector<std::pair<std::string, std::size_t>> by_prefix, std::string default_prefix,
-                       bool invalid_to_default);
+                       bool invalid_to_default, std::vector<std::shared_ptr<const proxy::pool>> flush_pools);
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return "routing_prefix"; }
@@ -121,18 +126,21 @@ class routing_prefix_route final : public route {
   std::string default_prefix_;
   std::size_t default_;
   bool invalid_to_default_;
+  std::vector<std::shared_ptr<const proxy::pool>> flush_pools_;  // flush_all_pools: every pool; else none
   index_list all_;                                            // every target, the default's first
   std::map<std::string, index_list, std::less<>> by_region_;  // region -> targets, the default's first
 };
 
 routing_prefix_route::routing_prefix_route(std::string name, std::vector<const route*> targets,
                                            std::vector<std::pair<std::string, std::size_t>> by_prefix,
-                                           std::string default_prefix, bool invalid_to_default)
+                                           std::string default_prefix, bool invalid_to_default,
+                                           std::vector<std::shared_ptr<const proxy::pool>> flush_pools)
     : route(std::move(name)),
       targets_(std::move(targets)),
       prefixes_(std::move(by_prefix)),
       default_prefix_(std::move(default_prefix)),
-      invalid_to_default_(invalid_to_default) {
+      invalid_to_default_(invalid_to_default),
+      flush_pools_(std::move(flush_pools)) {
   for (const auto& [prefix, at] : prefixes_) by_route_.emplace(prefix, at);
   default_ = by_route_.at(default_prefix_);
   auto add_once = [](index_list& l, std::size_t at) {
@@ -202,6 +210,7 @@ void routing_prefix_route::send_copies(const protocol::request& req, const index
 dispatch_status routing_prefix_route::dispatch(request_slot& slot, dispatch_env& env) const {
   route_counters::add(counters().requests);
   protocol::request& req = slot.req;
+  if (req.cmd == protocol::command::FlushAll && !flush_pools_.empty()) return dispatch_flush(slot, env, flush_pools_);
   if (req.keys.size() > 1 && protocol::is_multikey_retrieval(req)) return split_keys(slot, env);
   const std::string_view key = req.key();
   const std::size_t len = req.meta_key_binary ? 0 : prefix_length(key);
@@ -293,6 +302,7 @@ struct routing_prefix_options final : config::route_options {
   std::vector<std::vector<std::string>> aliases;
   std::string default_route;  // "": router.default_route (--route-prefix), else the first route's first prefix
   bool send_invalid_route_to_default = false;
+  bool flush_all_pools = false;  // flush_all to every pool's servers (mcrouter's ProxyRoute)
 };
 
 // mcrouter's RoutingPrefix: a leading and a trailing slash added if missing,
@@ -364,6 +374,9 @@ constexpr config::option_spec kRoutingPrefixOptions[] = {
         "default_route", nullptr, "the prefix of keys that carry none (default: router.default_route, else the first)"),
     config::flag_option<&routing_prefix_options::send_invalid_route_to_default>(
         "send_invalid_route_to_default", nullptr, "a prefix no route has goes to the default route, not an error"),
+    config::flag_option<&routing_prefix_options::flush_all_pools>(
+        "flush_all_pools", "flush_all_pools",
+        "flush_all goes to every server of every pool, whatever the routes (mcrouter's; its dialect sets it)"),
 };
 
 const route* build_routing_prefix(tree_builder& b, const config::route_config& r) {
@@ -384,7 +397,8 @@ const route* build_routing_prefix(tree_builder& b, const config::route_config& r
     return b.fail(r, "invalid default route: " + def + " (no route has it among its aliases)");
   }
   return b.add<routing_prefix_route>(b.name_of(r), std::move(targets), std::move(by_prefix), std::move(def),
-                                     o.send_invalid_route_to_default || b.send_invalid_route_to_default());
+                                     o.send_invalid_route_to_default || b.send_invalid_route_to_default(),
+                                     o.flush_all_pools ? b.all_pools() : std::vector<std::shared_ptr<const proxy::pool>>{});
 }
 
 constexpr config::route_kind_info kRoutingPrefixInfo{

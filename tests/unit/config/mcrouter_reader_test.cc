@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "load.h"
+#include "mcrouter_root.h"
 #include "route_probe.h"
 #include "mcrouter_reader.h"
 #include "route_kind_info.h"
@@ -42,7 +43,7 @@ route_config route_of(const std::string& route, config* out = nullptr) {
   REQUIRE(error.empty());
   CHECK(c.router.format == "mcrouter");
   if (out) *out = c;
-  return c.router.route;
+  return written_route(c);
 }
 
 const pool_config& pool_named(const config& c, const std::string& name) {
@@ -317,9 +318,9 @@ TEST_CASE("named handles become named routes; routes with one entry") {
     "route": "route:all"
   })",
                     &c) == "");
-  CHECK(is(c.router.route, "ref"));
-  CHECK(c.router.route.name == "route:all");
-  CHECK(c.router.route.line == 7);
+  CHECK(is(written_route(c), "ref"));
+  CHECK(written_route(c).name == "route:all");
+  CHECK(written_route(c).line == 7);
   REQUIRE(c.router.named_routes.size() == 3);
   const route_config* all = nullptr;
   for (const route_config& r : c.router.named_routes) {
@@ -340,7 +341,7 @@ TEST_CASE("named handles become named routes; routes with one entry") {
   // A routing_prefix root (routing_prefix_route.cc) over the named route.
   CHECK(is(c.router.route, "routing_prefix"));
   CHECK(describe_options(c.router.route) ==
-        "routing_prefix routes=/a/b/,/a/c/ default_route= send_invalid_route_to_default=false");
+        "routing_prefix routes=/a/b/,/a/c/ default_route= send_invalid_route_to_default=false flush_all_pools=true");
   REQUIRE(c.router.route.children.size() == 1);
   CHECK(is(c.router.route.children[0], "ref"));
   CHECK(is(c.router.named_routes[0], "pool"));
@@ -461,25 +462,25 @@ TEST_CASE("PoolRoute options and pools as mcrouter takes them") {
 
   // an empty pool: mcrouter's error (or a NullRoute with error_on_empty false)
   CHECK(load_json(R"({"pools": {"E": {"servers": []}}, "route": "PoolRoute|E"})", &c) == "");
-  CHECK(describe_options(c.router.route) ==
+  CHECK(describe_options(written_route(c)) ==
         "error message=HashRoute with empty children, name: E result=mc_res_local_error");
   CHECK(load_json(R"({"pools": {"E": {"servers": [], "error_on_empty": false}}, "route": "PoolRoute|E"})", &c) == "");
-  CHECK(std::string(kind_name(c.router.route)) == "null");
+  CHECK(std::string(kind_name(written_route(c))) == "null");
   CHECK(load_json(R"({"pools": {"E": {"servers": []}}, "route": "AllSyncRoute|Pool|E"})", &c) == "");
-  CHECK(std::string(kind_name(c.router.route)) == "null");
+  CHECK(std::string(kind_name(written_route(c))) == "null");
   // HostIdRoute and LatestRoute over no child or one: a NullRoute, the child
   CHECK(load_json(R"({"pools": {"E": {"servers": []}}, "route": "LatestRoute|Pool|E"})", &c) == "");
-  CHECK(std::string(kind_name(c.router.route)) == "null");
+  CHECK(std::string(kind_name(written_route(c))) == "null");
   CHECK(load_json(R"({"pools": {"E": {"servers": ["127.0.0.1:1"]}}, "route": "HostIdRoute|Pool|E"})", &c) == "");
-  CHECK(std::string(kind_name(c.router.route)) == "pool");
+  CHECK(std::string(kind_name(written_route(c))) == "pool");
   // LatestRoute over several: a failover over failover_count of them (all
   // three here, in an order drawn from the host's id).
   CHECK(with_route("\"LatestRoute|Pool|A\"") == "");
   CHECK(load_json(R"({"pools": {"A": {"servers": ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"]}},
                       "route": {"type": "PoolRoute", "pool": "A", "hash": {"hash_func": "Latest", "failover_count": 2}}})",
                   &c) == "");
-  CHECK(std::string(kind_name(c.router.route)) == "failover");
-  CHECK(c.router.route.children.size() == 2);
+  CHECK(std::string(kind_name(written_route(c))) == "failover");
+  CHECK(written_route(c).children.size() == 2);
   CHECK(with_route("{\"type\": \"LatestRoute\", \"children\": \"Pool|A\", \"failover_count\": 0}") ==
         "m.json:6: LatestRoute: failover_count is not a positive integer");
 
@@ -553,15 +554,16 @@ TEST_CASE("mcrouter's --big-value-* flags put a big_value route above the tree")
   config c;
   REQUIRE(load_json(std::string(kPools) + "  \"route\": \"PoolRoute|A\"\n}\n", &c) == "");
   apply_overrides(o, c);
-  CHECK(describe_options(c.router.route) == "big_value threshold=5000 batch_size=2 hide_reply_flag=true");
-  CHECK(pool_of(child(c.router.route, "target")) == "A");
+  CHECK(describe_options(written_route(c)) == "big_value threshold=5000 batch_size=2 hide_reply_flag=true");
+  // Above mcrouter's root (its ProxyRoute wraps the RootRoute so), whose route is the pool.
+  CHECK(pool_of(child(child(c.router.route, "target"), "route")) == "A");
   // 0 is off, as mcrouter's
   const char* off[] = {"ithaca", "--big-value-split-threshold=0"};
   cli_options o2;
   REQUIRE(parse_args(2, off, o2, &error));
   REQUIRE(load_json(std::string(kPools) + "  \"route\": \"PoolRoute|A\"\n}\n", &c) == "");
   apply_overrides(o2, c);
-  CHECK(std::string(kind_name(c.router.route)) == "pool");
+  CHECK(std::string(kind_name(written_route(c))) == "pool");
   const char* bad[] = {"ithaca", "--big-value-split-threshold=lots"};
   CHECK_FALSE(parse_args(2, bad, o2, &error));
   CHECK(error.find("expected a whole number") != std::string::npos);
