@@ -34,4 +34,12 @@ void notify_ready() {
 #endif
 }
 
+void notify_main_pid_again() {
+#ifdef ITHACA_HAVE_SYSTEMD
+  const std::string message = "READY=1\nMAINPID=" + std::to_string(::getpid());
+  const int rc = sd_notify(0, message.c_str());
+  if (rc < 0) spdlog::warn("sd_notify MAINPID: {}", std::strerror(-rc));
+#endif
+}
+
 }  // namespace ithaca::server

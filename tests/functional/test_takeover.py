@@ -552,3 +552,81 @@ def test_a_memory_file_is_never_shared_by_the_two_processes(tmp_path, servers):
     values = read_all(again.port)
     assert len(values) == ITEMS
     assert all(v.endswith(pad) for v in values.values())
+
+
+def notifications(sock):
+    """Every datagram waiting on the notify socket, each as its fields."""
+    out = []
+    sock.setblocking(False)
+    try:
+        while True:
+            out.append(sock.recv(4096).split(b"\n"))
+    except BlockingIOError:
+        pass
+    sock.setblocking(True)
+    return out
+
+
+def test_a_new_process_that_dies_before_done_leaves_the_old_one_serving(tmp_path, servers, monkeypatch):
+    """The late failure: the new process dies after the old one stopped
+    accepting and paused its workers (and after it told systemd its pid),
+    before DONE. The old one resumes on the listeners it never closed."""
+    binary, new_binary = second_copy(tmp_path)
+    control = str(tmp_path / "takeover.sock")
+    pid_file = tmp_path / "ithaca.pid"
+    args = ["-p", "0", "--takeover-socket", control, "-P", str(pid_file)]
+    notify_path = str(tmp_path / "notify")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(notify_path)
+        monkeypatch.setenv("NOTIFY_SOCKET", notify_path)
+        old = start(servers, binary, args)
+        pad = b"x" * 40
+        fill(old.port, pad)
+        stop = threading.Event()
+        clients = [LoadClient(i, old.port, stop, pad) for i in range(CLIENTS)]
+        for c in clients:
+            c.start()
+        time.sleep(0.5)
+        # The test hook (instance.cc): exit 70 just before DONE.
+        monkeypatch.setenv("ITHACA_TAKEOVER_FAULT", "exit-before-done")
+        dying = Server("ithaca-new", [new_binary, *root_args(), *BASE_ARGS, *args, "--takeover"])
+        servers.append(dying)
+        assert dying.proc.wait(15) == 70, dying.describe()
+        monkeypatch.delenv("ITHACA_TAKEOVER_FAULT")
+        assert old.wait_for_log(re.compile(r"takeover: the new process \(pid \d+\) exited \(its connection closed\) "
+                                           r"before taking over: still serving"), 10), old.describe()
+        assert old.logged("takeover: the store is synced to the new process")
+        time.sleep(1.0)
+        stop.set()
+        for c in clients:
+            c.join(30)
+            assert not c.is_alive()
+        errors = [e for c in clients for e in c.errors]
+        assert errors == [], f"{errors[:3]}\n{old.describe()}"
+        assert sum(c.refused for c in clients) == 0
+        # The pause closed the connections: the clients reconnected, were
+        # queued by the kernel and served by the old process.
+        assert sum(c.reconnects for c in clients) >= 1
+        assert old.proc.poll() is None
+        # systemd: the dying process said it was the main one; the old one
+        # said so again after it resumed. The pid file names it too.
+        said = [f for f in notifications(notify) if b"READY=1" in f]
+        assert len(said) >= 3, said
+        assert f"MAINPID={dying.proc.pid}".encode() in said[-2], said
+        assert f"MAINPID={old.proc.pid}".encode() in said[-1], said
+        assert pid_file.read_text().strip() == str(old.proc.pid)
+        with socket.create_connection((HOST, old.port)) as s:
+            s.sendall(b"stats\r\n")
+            buf = b""
+            while not buf.endswith(b"END\r\n"):
+                buf += s.recv(65536)
+        assert f"STAT pid {old.proc.pid}\r\n".encode() in buf
+        values = read_all(old.port)
+        assert len(values) == ITEMS
+        wrong = [k for c in clients for k in range(c.index, ITEMS, CLIENTS)
+                 if int(values[k].split(b":", 2)[1]) not in c.allowed_versions(k)]
+        assert wrong == [], wrong[:5]
+        # A normal takeover after it works.
+        new = start(servers, new_binary, [*args, "--takeover"], regex=TAKEN_OVER_RE)
+        assert old.proc.wait(15) == 0, old.describe()
+        assert len(read_all(new.port)) == ITEMS
