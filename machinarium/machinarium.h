@@ -491,7 +491,17 @@ class io {
   ssize_t write_batched(const void* buf, size_t len, millis timeout);
   // Accepts one connection; returns the new fd (non-blocking, close-on-exec,
   // not attached to any machine yet) or -errno.
+  // On io_uring the kernel goes on accepting after accept() returned (one
+  // multishot accept, queued in user space for the next accept()); a
+  // cancelled accept() stops that (the kernel's cancel, asynchronously).
   int accept(millis timeout, sockaddr_storage* peer = nullptr, socklen_t* peer_len = nullptr);
+  // Stops every accept the kernel makes for this listener and waits, within
+  // `timeout`, until it has: from then on new connections stay in the listen
+  // queue, for this process's next accept() or another process holding the
+  // socket (a takeover). Connections the kernel took before the stop are
+  // moved to `accepted`, the caller's to serve or close. 0, -ETIMEDOUT,
+  // -ECANCELED, or -EBUSY while an accept() waits on this io. [machine]
+  int stop_accepting(millis timeout, std::vector<int>* accepted);
   // Datagrams (UDP).
   ssize_t recvmsg(msghdr* msg, millis timeout);
   ssize_t sendmsg(const msghdr* msg, millis timeout);

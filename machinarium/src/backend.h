@@ -33,6 +33,14 @@ class backend {
   // Cancels every request in flight for s (completions still arrive, with
   // errors; io_state_drained() is called when s->inflight reaches 0).
   virtual void cancel(io_state* s) = 0;
+  // Ends what the backend accepts on a listener by itself, beyond what
+  // try_accept() was asked for: io_uring's multishot accept stays armed in
+  // the kernel after the accept() that armed it returned or was cancelled,
+  // and goes on taking connections. This asks the kernel to cancel it;
+  // accept_stopped() says when its last completion has arrived (the
+  // connections it took by then are in s->accepted). No-op on epoll.
+  virtual void stop_accept(io_state*) {}
+  virtual bool accept_stopped(const io_state*) const { return true; }
   // The io layer gives s up (after close or detach). The backend stops
   // watching it and deletes s once no completion can refer to it any more.
   virtual void release(io_state* s) = 0;

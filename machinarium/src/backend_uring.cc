@@ -259,6 +259,18 @@ int backend_uring::try_accept(io_state* s, sockaddr_storage* peer, socklen_t* pe
   }
 }
 
+// The multishot accept outlives the accept() that armed it. The cancel is
+// submitted with the loop's next io_uring_enter; connections the kernel
+// completed before it took effect arrive as completions ahead of the final
+// -ECANCELED one and are queued on s->accepted like any other (a cancelled
+// multishot accept loses none: each connection is either in a completion or
+// still in the listen queue). A pause's cancel already in flight serves.
+void backend_uring::stop_accept(io_state* s) {
+  if (!s->accept_armed || s->accept_stopping) return;
+  s->accept_stopping = true;
+  if (accept_paused_.erase(s) == 0) submit_cancel(s, op::Accept);
+}
+
 ssize_t backend_uring::try_writev(io_state* s, const iovec* iov, int count) {
   // sendmsg rather than writev: MSG_NOSIGNAL keeps a closed peer from raising
   // SIGPIPE. writev only for what is not a socket (a pipe in a test).
@@ -450,6 +462,10 @@ void backend_uring::on_accept(io_state* s, int res, uint32_t flags) {
     s->accept_error = res;
   }
   if (!more) accept_paused_.erase(s);
+  if (!more && s->accept_stopping) {
+    s->accept_stopping = false;
+    wake = true;  // io::stop_accepting waits for this completion
+  }
   if (wake) ready(s, EPOLLIN);
   if (!more) finish(s);
 }

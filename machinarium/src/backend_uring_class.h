@@ -75,6 +75,8 @@ class backend_uring final : public backend {
   void release(io_state* s) override;
   ssize_t try_recv(io_state* s, void* buf, size_t len) override;
   int try_accept(io_state* s, sockaddr_storage* peer, socklen_t* peer_len) override;
+  void stop_accept(io_state* s) override;
+  bool accept_stopped(const io_state* s) const override { return !s->accept_armed; }
   ssize_t try_writev(io_state* s, const iovec* iov, int count) override;
   ssize_t try_recvmsg(io_state* s, msghdr* msg) override;
   ssize_t try_sendmsg(io_state* s, const msghdr* msg) override;

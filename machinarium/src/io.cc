@@ -155,8 +155,25 @@ int io::accept(millis timeout, sockaddr_storage* peer, socklen_t* peer_len) {
     int r = state_->owner->try_accept(state_, peer, peer_len);
     if (r != -EAGAIN) return r;
     wait_status s = detail::wait_on(state_->read_waiter, deadline);
+    // A cancelled accept loop means nobody here takes connections any more:
+    // the kernel must stop taking them for us (io_uring's multishot accept
+    // would go on). A timeout leaves it armed: the caller accepts again.
+    if (s == wait_status::Cancelled) state_->owner->stop_accept(state_);
     if (s != wait_status::Ok) return detail::errno_of(s);
   }
+}
+
+int io::stop_accepting(millis timeout, std::vector<int>* accepted) {
+  if (!state_) return -EBADF;
+  if (state_->read_waiter) return -EBUSY;  // an accept() in progress: cancel it first
+  state_->owner->stop_accept(state_);
+  const int64_t deadline = deadline_after(timeout);
+  while (!state_->owner->accept_stopped(state_)) {
+    wait_status s = detail::wait_on(state_->read_waiter, deadline);
+    if (s != wait_status::Ok) return detail::errno_of(s);
+  }
+  for (; !state_->accepted.empty(); state_->accepted.pop_front()) accepted->push_back(state_->accepted.front());
+  return 0;
 }
 
 ssize_t io::recvmsg(msghdr* msg, millis timeout) {

@@ -98,6 +98,10 @@ struct io_state {
   int rx_end = 0;            // 0, or 1 for end of stream, or -errno; sticky
   // io_uring only: multishot accept.
   bool accept_armed = false;
+  // backend::stop_accept asked the kernel to cancel it: its final
+  // completion wakes the read waiter (io::stop_accepting) and no re-arm
+  // follows unless accept() is called again.
+  bool accept_stopping = false;
   fifo<int> accepted;  // accepted fds not yet taken
   int accept_error = 0;
   // io_uring only: a readiness poll is armed for these events.

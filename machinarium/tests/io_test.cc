@@ -431,3 +431,101 @@ TEST_CASE("wait_readable_and_wait_writable_on_a_socket") {
     CHECK(server->wait_readable(1000) == mm::wait_status::Ok);
   });
 }
+
+namespace {
+// A plain blocking connect on loopback: the kernel completes the handshake
+// and queues the connection on the listener whether or not anyone accepts.
+int raw_connect(const mm::address& to) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&to.storage), to.length) == 0);
+  return fd;
+}
+
+// Lets the machine's loop enter the kernel a few times: io_uring runs the
+// accept it may still have armed (DEFER_TASKRUN runs it only then).
+void let_the_kernel_run() {
+  for (int i = 0; i < 5; i++) mm::sleep(1);
+}
+
+// What another process holding the listener would get: a connection from
+// the listen queue, taken without this machine's backend.
+int accept_directly(int listener) { return ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC); }
+}  // namespace
+
+// The takeover's trap (INTERNALS "Takeover"): io_uring's multishot accept
+// stayed armed after its coroutine was cancelled and took the connections
+// meant for the process that took over.
+TEST_CASE("a_cancelled_accept_loop_leaves_new_connections_in_the_listen_queue") {
+  run([] {
+    mm::address addr;
+    auto listener = listen_loopback(addr);
+    std::vector<int> taken;
+    auto loop = mm::coroutine_create("accept loop", [&] {
+      for (;;) {
+        int fd = listener->accept(mm::kForever);
+        if (fd < 0) return;
+        taken.push_back(fd);
+      }
+    });
+    int first = raw_connect(addr);
+    for (int i = 0; i < 1000 && taken.empty(); i++) mm::sleep(1);
+    REQUIRE(taken.size() == 1);  // the accept is armed (multishot on io_uring)
+    mm::coroutine_cancel(loop);
+    REQUIRE(mm::coroutine_finish(loop, 1000));
+    let_the_kernel_run();
+    int second = raw_connect(addr);
+    let_the_kernel_run();
+    int got = accept_directly(listener->fd());
+    CHECK_MESSAGE(got >= 0, "the connection was taken: " << strerror(errno));
+    CHECK(taken.size() == 1);
+    std::vector<int> late;
+    CHECK(listener->stop_accepting(1000, &late) == 0);
+    CHECK(late.empty());
+    for (int fd : taken) ::close(fd);
+    for (int fd : {first, second, got}) {
+      if (fd >= 0) ::close(fd);
+    }
+  });
+}
+
+// Connections the kernel accepted while nobody called accept() (io_uring's
+// multishot accept queues them in user space) are not lost by a stop: they
+// come back from stop_accepting, and every later one waits in the listen
+// queue; accept() afterwards takes them again.
+TEST_CASE("stop_accepting_hands_back_what_the_kernel_accepted_and_accept_resumes") {
+  run([] {
+    mm::address addr;
+    auto listener = listen_loopback(addr);
+    int first = raw_connect(addr);
+    int fd = listener->accept(1000);
+    REQUIRE(fd >= 0);  // armed from here on, on io_uring
+    ::close(fd);
+    std::vector<int> clients = {raw_connect(addr), raw_connect(addr)};
+    let_the_kernel_run();
+    std::vector<int> late;
+    REQUIRE(listener->stop_accepting(1000, &late) == 0);
+    size_t in_queue = 0;
+    for (int i = 0; i < 2; i++) {
+      int got = accept_directly(listener->fd());
+      if (got >= 0) {
+        in_queue++;
+        ::close(got);
+      }
+    }
+    CHECK(late.size() + in_queue == 2);  // none lost
+    clients.push_back(raw_connect(addr));
+    let_the_kernel_run();
+    int queued = accept_directly(listener->fd());
+    CHECK_MESSAGE(queued >= 0, "taken after the stop: " << strerror(errno));
+    if (queued >= 0) ::close(queued);
+    // Accepting again re-arms.
+    clients.push_back(raw_connect(addr));
+    int again = listener->accept(1000);
+    CHECK(again >= 0);
+    if (again >= 0) ::close(again);
+    for (int c : late) ::close(c);
+    for (int c : clients) ::close(c);
+    ::close(first);
+  });
+}

@@ -517,8 +517,11 @@ bool parse_args(int argc, const char* const* argv, cli_options& out, std::string
       size_t eq = body.find('=');
       std::string_view name = body.substr(0, eq);
       const cli_option* spec = find_long(name);
-      // memcached mode: ithaca's own options (the long-only rows) are unknown.
-      if (o.memcached_mode && spec != nullptr && spec->short_name == 0) spec = nullptr;
+      // memcached mode: ithaca's own options (the long-only rows) are unknown,
+      // but for the upgrade in place (memcached has nothing like it, and
+      // SIGUSR2 starts the same command line with --takeover added).
+      const bool upgrade = name == "takeover" || name == "takeover-socket";
+      if (o.memcached_mode && spec != nullptr && spec->short_name == 0 && !upgrade) spec = nullptr;
       std::string shown = "--" + std::string(name);
       if (spec == nullptr) return fail(error, "unknown option '" + shown + "' (see -h)");
       if (spec->refusal != nullptr) return refuse(*spec, error);

@@ -358,6 +358,17 @@ bool mcr_stats_interval(cli_options& o, std::string_view v, const std::string& n
   return mcrouter_count(v, n, e, o.stats_logging_interval_ms);
 }
 
+// ithaca's upgrade in place, which mcrouter's command line has no word
+// for: SIGUSR2 starts the same command line with --takeover added.
+bool mcr_takeover(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.takeover = true;
+  return true;
+}
+bool mcr_takeover_socket(cli_options& o, std::string_view v, const std::string&, std::string*) {
+  o.takeover_socket = std::string(v);
+  return true;
+}
+
 const mcrouter_option kMcrouterOptions[] = {
     {0, "config", false, mcr_config},
     {'f', "config-file", false, mcr_config_file},
@@ -396,6 +407,8 @@ const mcrouter_option kMcrouterOptions[] = {
     {'v', "verbosity", false, mcr_verbosity},
     {'h', "help", true, mcr_help},
     {'V', "version", true, mcr_version},
+    {0, "takeover", true, mcr_takeover},
+    {0, "takeover-socket", false, mcr_takeover_socket},
 };
 
 const mcrouter_option* mcrouter_long(std::string_view name) {

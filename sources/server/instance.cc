@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -733,6 +735,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     if (repl_role == config::replication_role::None || repl_role == config::replication_role::Master)
       ps.takeover.fanout = repl_fanout.get();
     ps.on_handed_over = [] { process_handed_over(); };
+    ps.on_resumed = [] { process_resumed(); };
     if (cli.takeover) {
       ps.adopted = std::move(adopted);
       ps.takeover_listener_fd = handoff.takeover_listener;
@@ -747,6 +750,15 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
       // sockets, then DONE: the old process exits.
       ps.on_ready = [&cfg, &handoff, &udp_later, &started] {
         if (!process_ready(cfg)) return false;
+        // A test hook (tests/functional/test_takeover.py), not a setting:
+        // ITHACA_TAKEOVER_FAULT=exit-before-done ends this process where its
+        // failure hurts most: the old one stopped serving, the pid file and
+        // systemd name this pid, and DONE was not sent.
+        if (const char* fault = std::getenv("ITHACA_TAKEOVER_FAULT");
+            fault != nullptr && std::string_view(fault) == "exit-before-done") {
+          std::fprintf(stderr, "takeover: ITHACA_TAKEOVER_FAULT=exit-before-done: exiting before DONE\n");
+          std::_Exit(70);
+        }
         for (size_t w = 0; w < udp_later.size() && w < started.size(); w++) {
           for (const udp_socket& u : udp_later[w]) started[w]->serve_udp(u);
         }

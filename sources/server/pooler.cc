@@ -169,12 +169,7 @@ void pooler::main() {
     for (auto id : children) mm::coroutine_finish(id, 5000);
     return;
   }
-  for (size_t i = 0; i < listeners.size(); i++) {
-    mm::io* l = listeners[i].get();
-    accepting_.push_back(
-        mm::coroutine_create("listen " + settings_.listen[i].address, [this, l, i] { accept_loop(*l, i); }));
-  }
-  children.insert(children.end(), accepting_.begin(), accepting_.end());
+  start_accepting();
   children.push_back(mm::coroutine_create("signals", [this] { signal_loop(); }));
   if (!settings_.reload.cli->config_path.empty()) {
     // Started off or on as the config says; a reload may flip it.
@@ -194,6 +189,8 @@ void pooler::main() {
   // Wait for the shutdown (which cancels everything on this machine), then
   // let the children end before the listeners they use go away.
   mm::sleep(mm::kForever);
+  // The accept coroutines apart: a takeover that failed late starts them anew.
+  for (auto id : accepting_) mm::coroutine_finish(id, 5000);
   for (auto id : children) mm::coroutine_finish(id, 5000);
   if (reloading_) mm::coroutine_finish(reload_, 5000);
   watch_.reset();  // its inotify descriptor is this machine's to close
@@ -218,7 +215,12 @@ void pooler::start_takeover(std::vector<mm::coroutine_id>& children) {
   spdlog::info("takeover: a new process may take this one's place through {}", path);
   settings_.takeover.descriptors = [this] { return handed_descriptors(); };
   settings_.takeover.stop_serving = [this] { return stop_serving(); };
+  settings_.takeover.resume_serving = [this] { resume_serving(); };
   settings_.takeover.finish = [this] {
+    // Handed over: our descriptors of the listeners go (the new process
+    // holds its own; nothing of ours is armed on them since stop_serving).
+    for (const auto& l : listeners_) l->close();
+    if (takeover_listener_) takeover_listener_->close();
     if (settings_.on_handed_over) settings_.on_handed_over();
     shutdown();
   };
@@ -236,28 +238,68 @@ std::vector<handed_fd> pooler::handed_descriptors() const {
   return out;
 }
 
-// A takeover's step 3: no more accepts (the listeners stay open; the kernel
-// queues connections for the new process), every worker stopped: each
-// session finishes its batch and closes its connection, the parked ones are
-// closed. Waits for the workers on the blocking pool, so the pooler's other
-// coroutines (signals, cron) go on. [the takeover coroutine]
+// One accept coroutine per listener. [pooler machine]
+void pooler::start_accepting() {
+  accepting_.clear();
+  for (size_t i = 0; i < listeners_.size(); i++) {
+    mm::io* l = listeners_[i].get();
+    accepting_.push_back(
+        mm::coroutine_create("listen " + settings_.listen[i].address, [this, l, i] { accept_loop(*l, i); }));
+  }
+}
+
+// A takeover's step 3: no more accepts, every worker paused (worker::pause):
+// each session finishes its batch and closes its connection, the parked ones
+// are closed, the UDP coroutines end. The listeners stay open, ours as well
+// as the new process's: the kernel queues connections on them, and if the
+// new process fails before DONE, resume_serving() accepts them here. Waits
+// for the workers through a channel, within the takeover's timeout, so the
+// pooler's other coroutines (signals, cron) go on. [the takeover coroutine]
 bool pooler::stop_serving() {
   for (mm::coroutine_id id : accepting_) mm::coroutine_cancel(id);
   for (mm::coroutine_id id : accepting_) mm::coroutine_finish(id, 1000);
-  // Our descriptors go (the new process has its own): no accept of ours
-  // stays armed on them (io_uring's multishot accept outlives the coroutine),
-  // so the kernel wakes the new process's accept for every connection, and
-  // what the accept took meanwhile is closed unread (its client reconnects).
-  for (const auto& l : listeners_) l->close();
-  if (takeover_listener_) takeover_listener_->close();
-  for (worker* w : workers_) w->stop();
-  std::vector<worker*> workers = workers_;
-  const auto waited = mm::blocking_call(
-      [workers] {
-        for (worker* w : workers) w->join();
-      },
-      static_cast<mm::millis>(settings_.takeover.timeout_ms));
-  return waited == mm::wait_status::Ok;
+  // A cancelled accept asks the kernel to stop accepting for us (io_uring's
+  // multishot accept outlives its coroutine); once it has, every new
+  // connection waits in the listen queue for whichever process accepts
+  // next. Those it took before are ours: they go to the workers as the
+  // connections already open do (closed after their batch by the pause).
+  for (size_t i = 0; i < listeners_.size(); i++) {
+    std::vector<int> late;
+    const int rc = listeners_[i]->stop_accepting(1000, &late);
+    if (rc < 0) spdlog::error("takeover: stop accepting on {}: {}", settings_.listen[i].address, std::strerror(-rc));
+    const bool is_unix = settings_.listen[i].address.starts_with("unix:");
+    for (int fd : late) {
+      sockaddr_storage peer{};
+      socklen_t len = sizeof peer;
+      if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) len = 0;
+      feed(fd, peer_text(peer, is_unix), i);
+    }
+  }
+  if (takeover_listener_) {
+    // Another process asking meanwhile is turned away (closed unanswered);
+    // it says so and exits.
+    std::vector<int> late;
+    (void)takeover_listener_->stop_accepting(1000, &late);
+    for (int fd : late) ::close(fd);
+  }
+  auto done = std::make_shared<mm::channel<int>>(workers_.size() + 1);
+  for (worker* w : workers_) w->pause(done);
+  const int64_t deadline = mm::deadline_after(static_cast<mm::millis>(settings_.takeover.timeout_ms));
+  for (size_t paused = 0; paused < workers_.size(); paused++) {
+    int index = 0;
+    if (done->read(index, mm::millis_until(deadline)) != mm::wait_status::Ok) return false;
+  }
+  return true;
+}
+
+// A takeover failed after stop_serving (the new process died or timed out
+// before DONE): the workers serve again, the accept coroutines take what
+// the kernel queued meanwhile, and systemd is told this process is still
+// the main one. [the takeover coroutine]
+void pooler::resume_serving() {
+  for (worker* w : workers_) w->resume();
+  start_accepting();
+  if (settings_.on_resumed) settings_.on_resumed();
 }
 
 void pooler::accept_loop(mm::io& listener, std::size_t index) {

@@ -71,6 +71,7 @@ struct pooler_settings {
   std::vector<udp_socket> udp;
   takeover_host takeover;
   std::function<void()> on_handed_over;  // before the shutdown that follows a handover
+  std::function<void()> on_resumed;      // a takeover failed after stop_serving; this process serves on
   // mcrouter's --stats-root files (stats_files.h; off unless set), from
   // these stats.
   stats_files_settings stats_files;
@@ -108,6 +109,8 @@ class pooler {
   void start_takeover(std::vector<mm::coroutine_id>& children);
   std::vector<handed_fd> handed_descriptors() const;
   bool stop_serving();
+  void resume_serving();
+  void start_accepting();
 
   pooler_settings settings_;
   std::vector<worker*> workers_;

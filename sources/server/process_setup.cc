@@ -142,6 +142,11 @@ bool process_ready(const config::config& cfg) {
 // Ordered before process_finish by the pooler's join.
 void process_handed_over() { state.pid_written = false; }
 
+void process_resumed() {
+  if (state.pid_written) state.pid_written = write_pid_file(state.pid_file);
+  notify_main_pid_again();
+}
+
 int process_finish(int rc) {
   if (state.pid_written) remove_pid_file(state.pid_file);
   state.pid_written = false;

@@ -46,5 +46,8 @@ int process_finish(int rc);
 // A takeover handed this process's place over: the pid file is the new
 // process's now, and stays at exit. [pooler thread, before its shutdown]
 void process_handed_over();
+// A takeover failed after the new process may have written the pid file and
+// told systemd its pid: this process's pid goes back into both. [pooler thread]
+void process_resumed();
 
 }  // namespace ithaca::server

@@ -121,4 +121,14 @@ void notify_ready() {
   }
 }
 
+void notify_main_pid_again() {
+  sockaddr_un addr;
+  socklen_t len = 0;
+  std::string why;
+  if (!notify_address(addr, len, why)) return;  // notify_ready said why, if anything
+  const std::string message = "READY=1\nMAINPID=" + std::to_string(::getpid());
+  if (const int rc = notify_send(addr, len, message, -1); rc < 0)
+    spdlog::warn("systemd notification MAINPID: {}", std::strerror(-rc));
+}
+
 }  // namespace ithaca::server

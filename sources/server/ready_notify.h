@@ -15,5 +15,8 @@ namespace ithaca::server {
 // Before notify_ready: this process took another's place. [main thread]
 void notify_as_new_main_pid();
 void notify_ready();
+// A takeover failed after the new process may have said MAINPID (takeover_
+// server.h): this process says it is the main one again, and ready. [any thread]
+void notify_main_pid_again();
 
 }  // namespace ithaca::server

@@ -1,5 +1,6 @@
 #include "takeover_server.h"
 
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -40,6 +41,27 @@ std::string takeover_why(ssize_t n) {
 void takeover_refuse(mm::io& io, const std::string& why) {
   const std::string line = "ERROR " + why + "\n";
   (void)io.write(line.data(), line.size(), 1000);
+}
+
+// The new process's pid as the kernel knows it (SO_PEERCRED); 0 if unknown.
+pid_t takeover_peer_pid(const mm::io& io) {
+  ucred peer{};
+  socklen_t len = sizeof peer;
+  return ::getsockopt(io.fd(), SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.pid > 1 ? peer.pid : 0;
+}
+
+// The late failure: the new process failed after this one stopped serving
+// and before its DONE. `kill_pid` (if not 0) is stopped first, so it cannot
+// start serving after this one resumed; then this process serves again
+// (pooler::resume_serving). Returns false (still serving).
+bool takeover_resume(takeover_host& host, mm::io& io, pid_t kill_pid, const std::string& why) {
+  if (kill_pid > 0 && ::kill(kill_pid, SIGKILL) != 0) {
+    spdlog::error("takeover: kill {}: {}", kill_pid, std::strerror(errno));
+  }
+  io.close();  // the new process, if alive, sees its connection end
+  host.resume_serving();
+  spdlog::error("takeover: {} before taking over: still serving", why);
+  return false;
 }
 
 // One new process's takeover. True once this process has handed over
@@ -140,22 +162,39 @@ bool takeover_handle(std::unique_ptr<mm::io> io, int listener_fd, const std::str
       return false;
     }
   }
-  // From here this process serves no more: a failure is logged and it exits
-  // all the same (the new process owns the listeners now).
-  if (!host.stop_serving()) spdlog::error("takeover: the workers did not stop within {} ms", host.timeout_ms);
+  // From here to the new process's DONE neither process accepts (the kernel
+  // queues connections on the listeners both hold). A failure in this
+  // window makes this process serve again (takeover_resume).
+  if (!host.stop_serving()) {
+    // Without a store to move the new process has said DONE already: it
+    // serves, and this one goes all the same.
+    if (!link) spdlog::error("takeover: the workers did not stop within {} ms", host.timeout_ms);
+    // With one, the new process waits for an end mark that will not come,
+    // and gives up at its deadline.
+    if (link) return takeover_resume(host, *io, 0,
+                           who + " was sent away: the workers did not pause within " +
+                               std::to_string(host.timeout_ms) + " ms");
+  }
   if (link) {
     // A bound of its own: the sync may have used most of the first.
     const int64_t end_deadline = mm::deadline_after(static_cast<mm::millis>(host.timeout_ms));
     // Every acknowledged write is in the ring; the end mark follows them.
-    while (!host.fanout->end_takeover(*link)) {
+    bool marked = false;
+    while (!(marked = host.fanout->end_takeover(*link))) {
       if (mm::now_ns() > end_deadline || mm::sleep(1) == mm::wait_status::Cancelled) break;
     }
+    if (!marked) return takeover_resume(host, *io, 0, who + " was sent away: the stream's end mark found no room");
+    // Its DONE, or its connection's end (it died), or the timeout.
     std::string done;
     if (!takeover_read_line(*io, done, end_deadline, &n) || done != "DONE") {
-      spdlog::error("takeover: {} did not confirm the end of the stream ({}); exiting anyway", who,
-                    n > 0 ? "'" + done + "'" : takeover_why(n));
-      host.finish();
-      return true;
+      if (n == -ECANCELED) return false;  // this process is shutting down
+      // Alive but silent, or saying something else: it might serve yet, so
+      // it is stopped; two processes never serve diverging stores.
+      const pid_t kill = n == 0 ? 0 : takeover_peer_pid(*io);
+      const std::string what = n == 0    ? "exited (its connection closed)"
+                              : n > 0   ? "said '" + done + "', not DONE; it is killed"
+                                        : "did not say DONE (" + takeover_why(n) + "); it is killed";
+      return takeover_resume(host, *io, kill, who + " " + what);
     }
   }
   spdlog::warn("takeover: {} serves; handed over in {} ms, exiting", who, (mm::now_ns() - started) / 1000000);

@@ -15,11 +15,17 @@
 //      a complete reply) and waits for them, so every acknowledged write is
 //      in the ring; then the end mark behind them (fanout::end_takeover);
 //   4. waits for the new process's DONE (it applied everything up to the
-//      mark, and serves), then exits 0 without removing the pid file.
+//      mark, and serves), then closes its descriptors of the listeners and
+//      exits 0 without removing the pid file.
 //
 // A new process that fails before step 3 (its config, a crash, the timeout)
-// leaves this one serving, with a log line saying why. Without a store to
-// move (a slave, role auto) step 2 is skipped and step 3 waits for DONE.
+// leaves this one serving, with a log line saying why. One that fails
+// between step 3 and its DONE (its connection closes, or the timeout
+// passes: it is then killed, so that two processes never serve diverging
+// stores) makes this one resume (pooler::resume_serving): its listeners
+// never closed, the connections queued meanwhile are accepted here. Without
+// a store to move (a slave, role auto) step 2 is skipped and step 3 waits
+// for DONE.
 #pragma once
 
 #include <functional>
@@ -41,6 +47,9 @@ struct takeover_host {
   // Stops accepting and stops the workers, returning once they have ended
   // (false: not within the timeout). [the takeover coroutine; suspends]
   std::function<bool()> stop_serving;
+  // Undoes stop_serving: the workers serve again, the listeners are accepted
+  // on again, systemd hears this pid is the main one. [the takeover coroutine]
+  std::function<void()> resume_serving;
   std::function<void()> finish;  // the process exits 0, keeping its pid file
 };
 

@@ -34,14 +34,10 @@ void takeover_remember_command(int argc, char** argv) {
 }
 
 pid_t takeover_spawn() {
+  // The same arguments, argv[0] included, so the new process reads them as
+  // this one did: ithaca's flags, memcached's (argv[0] "memcached" or
+  // --memcached) or mcrouter's (--mcrouter); each accepts --takeover.
   std::vector<std::string> args = g_args;
-  // memcached's and mcrouter's command lines have no --takeover.
-  const bool memcached_name = !args.empty() && (args[0] == "memcached" || args[0].ends_with("/memcached"));
-  if (memcached_name || (args.size() > 1 && (args[1] == "--memcached" || args[1] == "--mcrouter"))) {
-    spdlog::warn("SIGUSR2: {}'s command line has no --takeover; not upgrading (start ithaca with its own flags)",
-                 memcached_name || args[1] == "--memcached" ? "memcached" : "mcrouter");
-    return -1;
-  }
   bool has_flag = false;
   for (const std::string& a : args) has_flag = has_flag || a == "--takeover";
   if (!has_flag) args.push_back("--takeover");

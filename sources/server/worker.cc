@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -42,6 +43,7 @@ worker::worker(int index, worker_shared shared, stats::command_counters& counter
 
 worker::~worker() {
   for (const udp_socket& s : udp_) ::close(s.fd);
+  for (const udp_socket& s : udp_kept_) ::close(s.fd);
 }
 
 bool worker::start(const mm::machine_config& base) {
@@ -70,21 +72,65 @@ mm::machine_counters worker::runtime() const {
 const char* worker::backend_name() const { return machine_ ? mm::machine_backend_name(machine_) : "none"; }
 
 void worker::serve_udp(udp_socket s) {
-  mm::machine_spawn(machine_, "udp " + s.local, [this, s] {
+  mm::machine_spawn(machine_, "udp " + s.local, [this, s] { run_udp(s); });
+}
+
+// [worker machine]
+void worker::run_udp(udp_socket s) {
+  const int kept = ::fcntl(s.fd, F_DUPFD_CLOEXEC, 0);
+  if (kept >= 0) udp_kept_.push_back(udp_socket{kept, s.local});
+  udp_ids_.push_back(mm::coroutine_create("udp " + s.local, [this, s] {
     udp_server server(shared_, counters_);
     server.run(s);
+    std::erase(udp_ids_, mm::coroutine_self());
+  }));
+}
+
+void worker::pause(std::shared_ptr<mm::channel<int>> done) {
+  mm::machine_spawn(machine_, "pause", [this, done] { pause_main(done); });
+}
+
+// The pause's bound per step: a session ends at its next wait once cancelled.
+constexpr mm::millis kPauseStepMs = 5000;
+
+// [worker machine] Cancels and waits for the UDP and session coroutines
+// (each session closes the connection it serves after its batch), closes
+// the connections still parked or queued, then reports.
+void worker::pause_main(const std::shared_ptr<mm::channel<int>>& done) {
+  pausing_ = mm::coroutine_self();
+  paused_ = true;
+  bool ended = true;
+  std::vector<mm::coroutine_id> ids = udp_ids_;
+  ids.insert(ids.end(), session_ids_.begin(), session_ids_.end());
+  for (mm::coroutine_id id : ids) mm::coroutine_cancel(id);
+  for (mm::coroutine_id id : ids) ended = mm::coroutine_finish(id, kPauseStepMs) && ended;
+  for (mm::park_set::entry* e : parked_.drain()) {
+    std::unique_ptr<connection> c(static_cast<connection*>(e));
+    close_connection(shared_, *c, "takeover");
+  }
+  pausing_ = 0;
+  if (ended) (void)done->try_write(index_);
+}
+
+// [any thread] Posts the resume to the machine; it waits for a pause still
+// running first (the pooler's wait for it may have timed out).
+void worker::resume() {
+  mm::machine_spawn(machine_, "resume", [this] {
+    if (pausing_ != 0) (void)mm::coroutine_join(pausing_, kPauseStepMs);
+    paused_ = false;
+    std::vector<udp_socket> kept = std::move(udp_kept_);
+    udp_kept_.clear();
+    for (const udp_socket& k : kept) {
+      run_udp(k);  // keeps a new duplicate; the coroutine owns this one
+    }
+    if (sessions_short()) short_.signal();
   });
 }
 
 // Runs on the worker machine: waits for sockets until the machine is stopped
 // (the wait is cancelled then).
 void worker::main() {
-  for (udp_socket& s : udp_) {
-    mm::coroutine_create("udp " + s.local, [this, s] {
-      udp_server server(shared_, counters_);
-      server.run(s);
-    });
-  }
+  for (udp_socket& s : udp_) run_udp(s);
   udp_.clear();  // the coroutines own the fds now
   if (acks_) mm::coroutine_create("ack waiters", [this] { acks_->run(); });
   mm::coroutine_create("async", [this] { async_->run(); });
@@ -108,8 +154,16 @@ void worker::main() {
     accepted_socket s;
     if (inbox_.read(s, mm::kForever) != mm::wait_status::Ok) break;
     shared_.conns->reserved.fetch_sub(1);
-    // Queued at once: its first bytes may be there already.
+    // Queued at once: its first bytes may be there already. Paused (a
+    // takeover): the connection is queued and the pause closes it, as it
+    // closes every other.
     if (std::unique_ptr<connection> c = open_connection(shared_, std::move(s))) parked_.queue(*c.release());
+    if (paused_) {
+      for (mm::park_set::entry* e : parked_.drain()) {
+        std::unique_ptr<connection> c(static_cast<connection*>(e));
+        close_connection(shared_, *c, "takeover");
+      }
+    }
   }
   // Stopping: every session is cancelled and closes the connection it
   // serves without parking it; the parked and queued ones are closed here.
@@ -157,7 +211,14 @@ void worker::run_spawner() {
 bool worker::spawn_session() {
   sessions_++;
   available_++;  // until it first runs
-  if (mm::coroutine_create("session", [this] { run_session(); }) != 0) return true;
+  const mm::coroutine_id id = mm::coroutine_create("session", [this] {
+    run_session();
+    session_ids_.erase(mm::coroutine_self());
+  });
+  if (id != 0) {
+    session_ids_.insert(id);
+    return true;
+  }
   sessions_--;
   available_--;
   return false;
@@ -170,6 +231,9 @@ void worker::run_session() {
   client session(shared_, counters_);
   available_--;
   for (;;) {
+    // Cancelled (a stop or a pause): the connections still queued are
+    // closed by whoever cancelled, not served.
+    if (mm::coroutine_cancelled()) break;
     if (mm::park_set::entry* e = parked_.take()) {
       taken_++;
       auto* c = static_cast<connection*>(e);

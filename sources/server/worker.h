@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "conn_registry.h"
@@ -110,6 +111,17 @@ class worker {
   bool start(const mm::machine_config& base);
   void stop();  // any thread
   void join();
+  // A takeover's pause (takeover_server.h), between the old process's stop
+  // of accepting and the new one's DONE: every client connection is closed
+  // as at stop() (each session finishes its batch and closes; parked and
+  // queued ones are closed) and the UDP coroutines end, so nothing changes
+  // the store any more; the machine runs on (backend connections, detached
+  // requests), so that resume() can serve again if the new process fails.
+  // `done` gets this worker's index once that is over. [any thread]
+  void pause(std::shared_ptr<mm::channel<int>> done);
+  // Serves again after pause(): the UDP sockets are read again and new
+  // connections get sessions. [any thread]
+  void resume();
   // Pooler side: hand over a socket; the channel bound is the back-pressure.
   mm::channel<accepted_socket>& inbox() { return inbox_; }
   const char* backend_name() const;
@@ -123,7 +135,9 @@ class worker {
   void run_session();
   void run_spawner();
   // Connections queued and no session free to take them.
-  bool sessions_short() const { return parked_.queued() > available_ && sessions_ < kMaxSessions; }
+  bool sessions_short() const { return !paused_ && parked_.queued() > available_ && sessions_ < kMaxSessions; }
+  void run_udp(udp_socket s);  // a coroutine for `s`, keeping a copy for resume()
+  void pause_main(const std::shared_ptr<mm::channel<int>>& done);
 
   int index_;
   worker_shared shared_;
@@ -148,6 +162,14 @@ class worker {
   size_t available_ = 0;  // of those, waiting for a connection or not yet started
   uint64_t taken_ = 0;    // connections the sessions took from the queue, ever
   mm::cond short_;        // signalled when sessions_short(): wakes the spawner
+  // A takeover's pause (pause()). [worker machine]
+  bool paused_ = false;
+  mm::coroutine_id pausing_ = 0;                  // the pause coroutine while it runs
+  std::unordered_set<mm::coroutine_id> session_ids_;  // every session coroutine alive
+  std::vector<mm::coroutine_id> udp_ids_;         // every UDP coroutine alive
+  // A duplicate of each UDP socket served (a coroutine closes its own when it
+  // ends): resume() serves these again. Closed by the destructor.
+  std::vector<udp_socket> udp_kept_;
   mm::machine* machine_ = nullptr;
   std::atomic<bool> stop_sent_{false};  // stop() posts the Stop message once
 };

@@ -11,6 +11,7 @@ after a complete reply, before any byte of the next, is a reconnect and a
 resend, not an error (the old process closes its connections that way); a
 refused connection, a partial reply, an unexpected reply or a miss is."""
 
+import json
 import os
 import random
 import re
@@ -22,7 +23,8 @@ import time
 
 import pytest
 
-from conftest import BASE_ARGS, HOST, LISTEN_RE, START_TIMEOUT, Server, _crash_report, ithaca_binary, root_args
+from conftest import (BASE_ARGS, HOST, LISTEN_RE, START_TIMEOUT, Server, _crash_report, free_port, ithaca_binary,
+                      memcached_factory, root_args)  # noqa: F401 (memcached_factory: a fixture)
 from test_tls import certs  # noqa: F401 (the fixture: a CA and server certificates)
 
 ITEMS = 10_000
@@ -73,9 +75,11 @@ def get_complete(buf):
 
 
 class LoadClient(threading.Thread):
-    def __init__(self, index, port, stop, value_pad):
+    def __init__(self, index, port, stop, value_pad, items=ITEMS, clients=CLIENTS):
         super().__init__(daemon=True)
         self.index = index
+        self.items = items
+        self.clients = clients
         self.port = port
         self.stop_event = stop
         self.pad = value_pad
@@ -118,7 +122,7 @@ class LoadClient(threading.Thread):
         return f"{key}:{version}:".encode() + self.pad
 
     def run(self):
-        mine = list(range(self.index, ITEMS, CLIENTS))
+        mine = list(range(self.index, self.items, self.clients))
         try:
             while not self.stop_event.is_set():
                 if self.rng.random() < 0.3:
@@ -133,7 +137,7 @@ class LoadClient(threading.Thread):
                         self.acked[key] = version
                         del self.pending[key]
                 else:
-                    key = self.rng.randrange(ITEMS)
+                    key = self.rng.randrange(self.items)
                     reply = self.request(b"get k%d\r\n" % key, get_complete)
                     self.check_get(key, reply)
                 self.ops += 1
@@ -157,14 +161,14 @@ class LoadClient(threading.Thread):
         prefix, version, _ = data.split(b":", 2)
         if int(prefix) != key:
             self.errors.append(f"get k{key}: the value of k{int(prefix)}")
-        elif key % CLIENTS == self.index and int(version) not in self.allowed_versions(key):
+        elif key % self.clients == self.index and int(version) not in self.allowed_versions(key):
             self.errors.append(f"get k{key}: version {int(version)}, acknowledged {self.acked.get(key, 0)}")
 
 
-def fill(port, pad):
+def fill(port, pad, items=ITEMS):
     with socket.create_connection((HOST, port), timeout=10) as s:
         batch = bytearray()
-        for key in range(ITEMS):
+        for key in range(items):
             v = f"{key}:0:".encode() + pad
             batch += b"set k%d 0 0 %d noreply\r\n%s\r\n" % (key, len(v), v)
         batch += b"mn\r\n"
@@ -174,13 +178,13 @@ def fill(port, pad):
             buf += s.recv(65536)
 
 
-def read_all(port):
+def read_all(port, items=ITEMS):
     """Every item's value, by key number (None: missing)."""
     out = {}
     with socket.create_connection((HOST, port), timeout=10) as s:
         buf = bytearray()
-        for start in range(0, ITEMS, 500):
-            keys = range(start, min(start + 500, ITEMS))
+        for start in range(0, items, 500):
+            keys = range(start, min(start + 500, items))
             s.sendall(b"get " + b" ".join(b"k%d" % k for k in keys) + b"\r\n")
             while not buf.endswith(b"END\r\n"):
                 buf += s.recv(65536)
@@ -209,8 +213,10 @@ def servers():
         pytest.fail("\n\n".join(problems), pytrace=False)
 
 
-def start(servers, binary, args, regex=LISTEN_RE, base=BASE_ARGS):
-    server = Server("ithaca", [binary, *root_args(), *base, *args])
+def start(servers, binary, args, regex=LISTEN_RE, base=BASE_ARGS, exact=False):
+    """exact: `args` is the whole command line after the binary (memcached's
+    or mcrouter's, whose mode word comes first)."""
+    server = Server("ithaca", [binary, *args] if exact else [binary, *root_args(), *base, *args])
     servers.append(server)
     m = server.wait_for_log(regex, START_TIMEOUT)
     assert m, f"did not start:\n{server.describe()}"
@@ -552,3 +558,221 @@ def test_a_memory_file_is_never_shared_by_the_two_processes(tmp_path, servers):
     values = read_all(again.port)
     assert len(values) == ITEMS
     assert all(v.endswith(pad) for v in values.values())
+
+
+def notifications(sock):
+    """Every datagram waiting on the notify socket, each as its fields."""
+    out = []
+    sock.setblocking(False)
+    try:
+        while True:
+            out.append(sock.recv(4096).split(b"\n"))
+    except BlockingIOError:
+        pass
+    sock.setblocking(True)
+    return out
+
+
+def test_a_new_process_that_dies_before_done_leaves_the_old_one_serving(tmp_path, servers, monkeypatch):
+    """The late failure: the new process dies after the old one stopped
+    accepting and paused its workers (and after it told systemd its pid),
+    before DONE. The old one resumes on the listeners it never closed."""
+    binary, new_binary = second_copy(tmp_path)
+    control = str(tmp_path / "takeover.sock")
+    pid_file = tmp_path / "ithaca.pid"
+    args = ["-p", "0", "--takeover-socket", control, "-P", str(pid_file)]
+    notify_path = str(tmp_path / "notify")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(notify_path)
+        monkeypatch.setenv("NOTIFY_SOCKET", notify_path)
+        old = start(servers, binary, args)
+        pad = b"x" * 40
+        fill(old.port, pad)
+        stop = threading.Event()
+        clients = [LoadClient(i, old.port, stop, pad) for i in range(CLIENTS)]
+        for c in clients:
+            c.start()
+        time.sleep(0.5)
+        # The test hook (instance.cc): exit 70 just before DONE.
+        monkeypatch.setenv("ITHACA_TAKEOVER_FAULT", "exit-before-done")
+        dying = Server("ithaca-new", [new_binary, *root_args(), *BASE_ARGS, *args, "--takeover"])
+        servers.append(dying)
+        assert dying.proc.wait(15) == 70, dying.describe()
+        monkeypatch.delenv("ITHACA_TAKEOVER_FAULT")
+        assert old.wait_for_log(re.compile(r"takeover: the new process \(pid \d+\) exited \(its connection closed\) "
+                                           r"before taking over: still serving"), 10), old.describe()
+        assert old.logged("takeover: the store is synced to the new process")
+        time.sleep(1.0)
+        stop.set()
+        for c in clients:
+            c.join(30)
+            assert not c.is_alive()
+        errors = [e for c in clients for e in c.errors]
+        assert errors == [], f"{errors[:3]}\n{old.describe()}"
+        assert sum(c.refused for c in clients) == 0
+        # The pause closed the connections: the clients reconnected, were
+        # queued by the kernel and served by the old process.
+        assert sum(c.reconnects for c in clients) >= 1
+        assert old.proc.poll() is None
+        # systemd: the dying process said it was the main one; the old one
+        # said so again after it resumed. The pid file names it too.
+        said = [f for f in notifications(notify) if b"READY=1" in f]
+        assert len(said) >= 3, said
+        assert f"MAINPID={dying.proc.pid}".encode() in said[-2], said
+        assert f"MAINPID={old.proc.pid}".encode() in said[-1], said
+        assert pid_file.read_text().strip() == str(old.proc.pid)
+        with socket.create_connection((HOST, old.port)) as s:
+            s.sendall(b"stats\r\n")
+            buf = b""
+            while not buf.endswith(b"END\r\n"):
+                buf += s.recv(65536)
+        assert f"STAT pid {old.proc.pid}\r\n".encode() in buf
+        values = read_all(old.port)
+        assert len(values) == ITEMS
+        wrong = [k for c in clients for k in range(c.index, ITEMS, CLIENTS)
+                 if int(values[k].split(b":", 2)[1]) not in c.allowed_versions(k)]
+        assert wrong == [], wrong[:5]
+        # A normal takeover after it works.
+        new = start(servers, new_binary, [*args, "--takeover"], regex=TAKEN_OVER_RE)
+        assert old.proc.wait(15) == 0, old.describe()
+        assert len(read_all(new.port)) == ITEMS
+
+
+SMALL_ITEMS = 3000
+SMALL_CLIENTS = 4
+
+
+def served_pid(port):
+    with socket.create_connection((HOST, port), timeout=10) as s:
+        s.sendall(b"stats\r\n")
+        buf = b""
+        while not buf.endswith(b"END\r\n"):
+            buf += s.recv(65536)
+    return int(re.search(rb"STAT pid (\d+)\r\n", buf).group(1))
+
+
+def takeover_under_small_load(port, pad, take_over, known=None):
+    """A few clients on `port` while `take_over()` runs; then every client's
+    checks: no error, nothing refused, every item with an acknowledged
+    version. `known`: the values a previous round left. Returns the values
+    read afterwards."""
+    stop = threading.Event()
+    clients = [LoadClient(i, port, stop, pad, SMALL_ITEMS, SMALL_CLIENTS) for i in range(SMALL_CLIENTS)]
+    for c in clients:
+        for k, v in (known or {}).items():
+            if k % SMALL_CLIENTS == c.index:
+                c.acked[k] = int(v.split(b":", 2)[1])
+        c.start()
+    time.sleep(0.5)
+    take_over()
+    time.sleep(0.5)
+    stop.set()
+    for c in clients:
+        c.join(30)
+        assert not c.is_alive()
+    errors = [e for c in clients for e in c.errors]
+    assert errors == [], errors[:3]
+    assert sum(c.refused for c in clients) == 0
+    values = read_all(port, SMALL_ITEMS)
+    missing = [k for k in range(SMALL_ITEMS) if k not in values]
+    assert missing == [], f"{len(missing)} items missing, e.g. {missing[:5]}"
+    wrong = [k for c in clients for k in range(c.index, SMALL_ITEMS, SMALL_CLIENTS)
+             if int(values[k].split(b":", 2)[1]) not in c.allowed_versions(k)]
+    assert wrong == [], wrong[:5]
+    return values
+
+
+def wait_gone(pid, timeout):
+    """A process that is not the test's child (SIGUSR2's new process)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_memcached_command_line_upgrades_by_sigusr2_and_by_takeover(tmp_path, servers):
+    """`ithaca --memcached ARGS` (memcached's flags): SIGUSR2 starts the same
+    command line with --takeover, and `--takeover` works there too."""
+    binary, new_binary = second_copy(tmp_path)
+    control = str(tmp_path / "takeover.sock")
+    flags = ["--memcached", *root_args(), *BASE_ARGS, "-p", "0", "--takeover-socket", control]
+    old = start(servers, new_binary, flags, exact=True)
+    pad = b"m" * 30
+    fill(old.port, pad, SMALL_ITEMS)
+    spawned = []
+
+    def by_signal():
+        old.proc.send_signal(signal.SIGUSR2)
+        assert old.proc.wait(15) == 0, old.describe()
+        m = re.search(r"started (\S+) --takeover \(pid (\d+)\)", old.log)
+        assert m and m.group(1) == new_binary, old.log
+        spawned.append(int(m.group(2)))
+
+    try:
+        values = takeover_under_small_load(old.port, pad, by_signal)
+        assert old.logged("serves; handed over in")
+        assert served_pid(old.port) == spawned[0]
+        # And the flag, on memcached's command line.
+        holder = []
+
+        def by_flag():
+            holder.append(start(servers, binary, [*flags, "--takeover"], regex=TAKEN_OVER_RE, exact=True))
+            assert wait_gone(spawned[0], 15)
+
+        takeover_under_small_load(old.port, pad, by_flag, values)
+        assert holder[0].port == old.port
+        assert served_pid(old.port) == holder[0].proc.pid
+    finally:
+        for pid in spawned:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+def test_mcrouter_command_line_upgrades_by_sigusr2_and_by_takeover(tmp_path, servers, memcached_factory):
+    """`ithaca --mcrouter ARGS` (mcrouter's flags) in front of a real
+    memcached: the items live there; the router process is replaced twice
+    under load with nothing refused."""
+    binary, new_binary = second_copy(tmp_path)
+    backend = memcached_factory()
+    control = str(tmp_path / "takeover.sock")
+    port = free_port()
+    config = json.dumps({"pools": {"A": {"servers": [f"{HOST}:{backend.port}"]}}, "route": "PoolRoute|A"})
+    flags = ["--mcrouter", "--config-str", config, "-p", str(port), "--listen-addresses", HOST, "--takeover-socket",
+             control]
+    old = start(servers, new_binary, flags, exact=True)
+    pad = b"r" * 30
+    fill(old.port, pad, SMALL_ITEMS)
+    spawned = []
+
+    def by_signal():
+        old.proc.send_signal(signal.SIGUSR2)
+        assert old.proc.wait(15) == 0, old.describe()
+        m = re.search(r"started (\S+) --takeover \(pid (\d+)\)", old.log)
+        assert m and m.group(1) == new_binary, old.log
+        spawned.append(int(m.group(2)))
+
+    try:
+        values = takeover_under_small_load(old.port, pad, by_signal)
+        assert old.logged("serves; handed over in")
+        holder = []
+
+        def by_flag():
+            holder.append(start(servers, binary, [*flags, "--takeover"], regex=TAKEN_OVER_RE, exact=True))
+            assert wait_gone(spawned[0], 15)
+
+        takeover_under_small_load(old.port, pad, by_flag, values)
+        # The items are the memcached's, reached through the last process.
+        assert len(read_all(backend.port, SMALL_ITEMS)) == SMALL_ITEMS
+        assert holder[0].proc.poll() is None
+    finally:
+        for pid in spawned:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
