@@ -90,6 +90,7 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
   p.hash_stop = true;                           // mcrouter hashes a key up to "|#|"
   p.hash = kinds::hash_kind::Md5;               // unused by ch3 and crc32
   p.timeout_ms = default_timeout_ms_;           // mcrouter's -t (default 1000 ms)
+  p.shared_servers = true;                      // one destination per address and settings
   if (const YAML::Node proto = json["protocol"]; proto && proto.Scalar() != "ascii") {
     err_.fail(proto, what + ": protocol '" + proto.Scalar() + "' is not supported by ithaca (ascii)");
   }

@@ -63,6 +63,10 @@ struct pool_config {
   bool allow_flush = false;                // flush_all reaches every server of the pool
   bool preconnect = false;                 // twemproxy: every worker connects to every server at start-up
   bool keep_routing_prefix = false;        // mcrouter: keys reach the servers with their /region/cluster/
+  // mcrouter: a server is one destination for every pool that names it with
+  // the same settings (mcrouter's destination map), so its health (TKO) and
+  // counters are one; ithaca's own pools each keep their own.
+  bool shared_servers = false;
   // TLS to the servers: `tls_own` as the pool says it (`tls:`, mcrouter's
   // use_ssl), `tls` the effective settings: router.tls under the pool's own
   // keys (resolve_pool_tls).

@@ -64,7 +64,7 @@ std::shared_ptr<const pool> pool::build(const config::pool_config& cfg, server_d
     }
   }
   for (const config::backend_server& b : cfg.servers) {
-    p->servers_.push_back(dir.acquire(cfg.name, b, settings, tls_ctx));
+    p->servers_.push_back(dir.acquire(cfg.shared_servers ? "" : cfg.name, cfg.name, b, settings, tls_ctx));
     specs.push_back(server_spec{point_name(kind, b), b.weight, b.fraction});
   }
   std::string why;

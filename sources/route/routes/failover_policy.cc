@@ -216,7 +216,10 @@ void failover_order::note_reply(std::size_t i, bool failed) const {
 
 // mcrouter's iterator replayed from the start (a failover is rare, and its
 // steps are few: max_tries): the same key always gives the same order.
-std::size_t failover_order::deterministic_at(std::uint32_t position, std::string_view key) const {
+// Per step, draws go on while they hit a child tried already (at most 100);
+// `counted` gets mcrouter's count of them.
+std::size_t failover_order::deterministic_at(std::uint32_t position, std::string_view key, tko_positions,
+                                             failover_draws* counted) const {
   const std::string_view routing = proxy::key_hash_part(key, proxy::key_hash_options{"", true});
   std::vector<bool> used(children_, false);
   used[0] = true;
@@ -229,6 +232,7 @@ std::size_t failover_order::deterministic_at(std::uint32_t position, std::string
   std::uint32_t salt = 1;
   std::size_t index = 0;
   std::string salted;
+  failover_draws n;
   for (std::uint32_t p = 1; p <= position; ++p) {
     std::uint32_t draws = 0;
     do {
@@ -236,16 +240,26 @@ std::size_t failover_order::deterministic_at(std::uint32_t position, std::string
       salted.assign(routing);
       salted += std::to_string(salt);
       index = hash_->pick(salted, 0);
+      ++n.collisions;
     } while (used[index] && draws++ < kFailoverPolicyDraws);
+    --n.collisions;  // the draw kept
     used[index] = true;
   }
+  if (counted != nullptr) *counted = n;
   return index;
 }
 
-std::size_t failover_order::child_at(std::uint32_t position, std::string_view key) const {
+failover_draws failover_order::draws(std::uint32_t position, std::string_view key, tko_positions tko) const {
+  failover_draws n;
+  if (kind_ == failover_policy_kind::DeterministicOrder && position > 0) deterministic_at(position, key, tko, &n);
+  return n;
+}
+
+std::size_t failover_order::child_at(std::uint32_t position, std::string_view key, tko_positions tko) const {
   switch (kind_) {
     case failover_policy_kind::InOrder: return position;
-    case failover_policy_kind::DeterministicOrder: return position == 0 ? 0 : deterministic_at(position, key);
+    case failover_policy_kind::DeterministicOrder:
+      return position == 0 ? 0 : deterministic_at(position, key, tko, nullptr);
     case failover_policy_kind::LeastFailures: {
       if (position == 0) return 0;
       std::vector<std::size_t> order(children_ - 1);

@@ -67,6 +67,19 @@ void read_failover_policy_hash(config::route_kind_reader& in, const YAML::Node& 
 // "deterministic_order/12/3": for describe_options.
 std::string show_failover_policy(const failover_policy_config& c);
 
+// What the deterministic order's draws cost for a key up to a position
+// (mcrouter's iterator Stats): draws beyond the one kept per step, and draws
+// that hit a failed failure domain.
+struct failover_draws {
+  std::uint32_t collisions = 0;
+  std::uint32_t failed_domain_collisions = 0;
+};
+
+// Positions of a request's tries whose reply was a server marked down (bit
+// j: position j), which the deterministic order's failure domains skip.
+using tko_positions = std::uint32_t;
+inline constexpr std::uint32_t kTkoPositions = 30;  // positions past these are not remembered
+
 class failover_order {
  public:
   // `normal_pool`: the first child's pool when it is a pool route (its
@@ -74,8 +87,12 @@ class failover_order {
   failover_order(const failover_policy_config& c, std::size_t children, const proxy::pool* normal_pool);
   // False and *why when the config cannot be built (an unknown error name).
   bool ok(std::string* why) const;
-  // The child tried at `position` (0: the first child; < max_tries()) for `key`.
-  std::size_t child_at(std::uint32_t position, std::string_view key) const;
+  // The child tried at `position` (0: the first child; < max_tries()) for
+  // `key`, after the tries `tko` says were servers marked down.
+  std::size_t child_at(std::uint32_t position, std::string_view key, tko_positions tko = 0) const;
+  // Deterministic order: the draws for positions 1 to `position` (zero for
+  // the other policies).
+  failover_draws draws(std::uint32_t position, std::string_view key, tko_positions tko) const;
   std::uint32_t max_tries() const { return max_tries_; }
   std::uint32_t max_error_tries() const { return max_error_tries_; }
   // Whether a reply that fails over counts as an error try.
@@ -86,7 +103,8 @@ class failover_order {
   bool notes_replies() const { return kind_ == failover_policy_kind::LeastFailures; }
 
  private:
-  std::size_t deterministic_at(std::uint32_t position, std::string_view key) const;
+  std::size_t deterministic_at(std::uint32_t position, std::string_view key, tko_positions tko,
+                               failover_draws* counted) const;
   failover_policy_kind kind_;
   std::size_t children_;
   std::uint32_t max_tries_;

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "command_class.h"
+#include "failover_counts.h"
 #include "key_hash_part.h"
 #include "mcrouter_json.h"
 #include "pool_route.h"
@@ -27,6 +28,23 @@ bool multi_get(const protocol::request& req) { return protocol::is_multikey_retr
 constexpr std::int64_t kFailoverTagged = std::int64_t{1} << 32;
 constexpr std::int64_t kFailoverSplit = std::int64_t{1} << 33;
 std::size_t failover_child_of(const slot_frame& f) { return static_cast<std::size_t>(f.saved & 0xffffffff); }
+// ... and above those, the positions whose reply was a server marked down
+// (failover_policy.h: tko_positions).
+constexpr int kFailoverTkoShift = 34;
+tko_positions failover_tkos_of(const slot_frame& f) {
+  return static_cast<tko_positions>(static_cast<std::uint64_t>(f.saved) >> kFailoverTkoShift);
+}
+
+bool server_marked_down(const protocol::routed_result& r) {
+  return r.outcome == protocol::routed_outcome::Failed && r.failure == protocol::call_failure::Down;
+}
+
+// The tries `f` remembers, with the reply at its position added.
+tko_positions failover_tkos_with(const slot_frame& f, const protocol::routed_result& r) {
+  tko_positions t = failover_tkos_of(f);
+  if (server_marked_down(r) && f.state < kTkoPositions) t |= tko_positions{1} << f.state;
+  return t;
+}
 
 constexpr std::string_view kFailoverTagText = ":failover=1";
 
@@ -128,7 +146,43 @@ bool failover_route::wants_resume(const request_slot& slot, const slot_frame& f)
   // Least failures counts every child's replies, here where each arrives.
   if (order_.notes_replies()) order_.note_reply(failover_child_of(f), fails_over(slot.result, kFailoverAll));
   if (pairing_ && slot.req.cmd == protocol::command::LeaseGet) return true;
-  return goes_on(slot, f, slot.result);
+  if (goes_on(slot, f, slot.result)) return true;
+  count_reply(slot, f, slot.result, false, false);
+  return false;
+}
+
+// mcrouter's FailoverRoute looks at each reply before the last try the
+// policy allows (processReply: an error or TKO counted, a try counted), and
+// at the last one only to tell whether every try failed; the deterministic
+// order's collisions are counted when the failover ends without a reply
+// that ends it (a success ends it before they are counted).
+void failover_route::count_reply(const request_slot& slot, const slot_frame& f, const protocol::routed_result& r,
+                                 bool went_on, bool limited) const {
+  stats::failover_counts& fo = stats::failover_counts::instance();
+  const std::uint32_t p = f.state;
+  const std::uint32_t tries = std::min<std::uint32_t>(order_.max_tries(), static_cast<std::uint32_t>(children_.size()));
+  const bool error = severity_of(r, slot.req) >= severity::Error;
+  auto count_draws = [&](std::uint32_t upto) {
+    const failover_draws d = order_.draws(upto, slot.req.key(), failover_tkos_with(f, r));
+    stats::failover_counts::add(fo.num_collisions, d.collisions);
+    stats::failover_counts::add(fo.num_failed_domain_collisions, d.failed_domain_collisions);
+  };
+  if (p >= 1 && p + 1 >= tries) {
+    // The last try: mcrouter's final doFailover, whose reply is not processed.
+    if (error) stats::failover_counts::add(fo.all_failed_count);
+    count_draws(p);
+    return;
+  }
+  const auto cls = static_cast<std::size_t>(protocol::operation_of(slot.req));
+  if (!fails_over(r, errors_[cls])) return;
+  if (error) stats::failover_counts::add(server_marked_down(r) ? fo.policy_tko_error : fo.policy_result_error);
+  if (went_on || limited) return;
+  if (tries <= 1) {
+    if (error) stats::failover_counts::add(fo.all_failed_count);
+    return;
+  }
+  // Stopped by max_error_tries: mcrouter had drawn the next child already.
+  count_draws(std::min(p + 1, tries - 1));
 }
 
 bool failover_route::take_token() const {
@@ -175,12 +229,15 @@ dispatch_status failover_route::resume(request_slot& slot, dispatch_env& env) co
   // A server marked down (TKO) costs no failover_limit token, as in
   // mcrouter: a dead pool's requests cost the limiter nothing, so a failover
   // on it is never refused for errors it did not make.
-  const bool tko = slot.result.outcome == protocol::routed_outcome::Failed &&
-                   slot.result.failure == protocol::call_failure::Down;
-  if (!goes_on(slot, f, slot.result) || (!tko && !take_token())) {
+  const bool tko = server_marked_down(slot.result);
+  const bool on = goes_on(slot, f, slot.result);
+  const bool limited = on && !tko && !take_token();
+  count_reply(slot, f, slot.result, on && !limited, limited);
+  if (!on || limited) {
     pair_lease(slot, child);
     return dispatch_status::Done;
   }
+  const tko_positions tkos = failover_tkos_with(f, slot.result);
   route_counters::add(counters().failovers);
   if (gutter_ && carries_exptime(slot.req)) {
     cap_exptime(slot.req, exptime_, static_cast<std::int64_t>(std::time(nullptr)));
@@ -188,8 +245,8 @@ dispatch_status failover_route::resume(request_slot& slot, dispatch_env& env) co
   }
   if (order_.error_try(slot.result)) f.count += 1;
   f.state += 1;
-  const std::size_t next = order_.child_at(f.state, slot.req.key());
-  f.saved = static_cast<std::int64_t>(next);
+  const std::size_t next = order_.child_at(f.state, slot.req.key(), tkos);
+  f.saved = static_cast<std::int64_t>(next | (std::uint64_t{tkos} << kFailoverTkoShift));
   slot.release_reply();  // the next child prepares the result again
   if (tag_) {
     request_slot& c = slot.child(0);
