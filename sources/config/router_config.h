@@ -32,6 +32,10 @@ struct backend_server {
   int line = 0;              // where it was written (1-based), for errors
   std::string written;       // the entry as written, for messages
   bool port_written = true;  // false: "host" alone, which takes kDefaultPort (a warning, preflight.h)
+  // mcrouter's pool `failure_domains`: the server's (a rack, a switch); 0:
+  // none. A failover's deterministic order skips the domains of servers
+  // marked down in the same request (failover_policy.h).
+  uint32_t failure_domain = 0;
 };
 // Parsed by parse_backend_server (server_list.h).
 

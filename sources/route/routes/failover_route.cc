@@ -67,6 +67,12 @@ const proxy::pool* pool_of_route(const route* r) {
   return p != nullptr ? &p->pool() : nullptr;
 }
 
+std::vector<const proxy::pool*> pools_of_routes(const std::vector<const route*>& routes) {
+  std::vector<const proxy::pool*> out;
+  for (const route* r : routes) out.push_back(pool_of_route(r));
+  return out;
+}
+
 }  // namespace
 
 failover_route::failover_route(std::string name, std::vector<const route*> children, options opts)
@@ -78,7 +84,7 @@ failover_route::failover_route(std::string name, std::vector<const route*> child
       tokens_(cap_),
       gutter_(opts.gutter),
       exptime_(opts.exptime),
-      order_(opts.policy, children_.size(), pool_of_route(children_.empty() ? nullptr : children_[0])),
+      order_(opts.policy, pools_of_routes(children_)),
       tag_(opts.failover_tag),
       pairing_(opts.lease_pairing) {}
 
@@ -510,8 +516,9 @@ constexpr config::option_spec kFailoverOptions[] = {
                           show_failover_limit, "{rate: 0.5, burst: 100}", "{\"rate\": 0.5, \"burst\": 100}"),
     config::custom_option("failover_policy", "failover_policy",
                           "the order children are tried in and how many: in_order (default), deterministic_order "
-                          "{max_tries, max_error_tries, exclude_errors, hash, ignore_normal_reply_index}, "
-                          "least_failures {max_tries}",
+                          "{max_tries, max_error_tries, exclude_errors, hash, ignore_normal_reply_index, "
+                          "enable_failure_domains}, "
+                          "least_failures {max_tries}, rendezvous {tags}",
                           read_failover_policy_option, show_failover_policy_option,
                           "{type: deterministic_order, max_tries: 2, max_error_tries: 2}",
                           "{\"type\": \"DeterministicOrderPolicy\", \"max_tries\": 2, \"max_error_tries\": 2}"),
