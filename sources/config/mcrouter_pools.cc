@@ -1,5 +1,6 @@
 #include "mcrouter_pools.h"
 
+#include <limits>
 #include <algorithm>
 
 #include "server_list.h"
@@ -90,6 +91,7 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
   p.hash_stop = true;                           // mcrouter hashes a key up to "|#|"
   p.hash = kinds::hash_kind::Md5;               // unused by ch3 and crc32
   p.timeout_ms = default_timeout_ms_;           // mcrouter's -t (default 1000 ms)
+  p.shared_servers = true;                      // one destination per address and settings
   if (const YAML::Node proto = json["protocol"]; proto && proto.Scalar() != "ascii") {
     err_.fail(proto, what + ": protocol '" + proto.Scalar() + "' is not supported by ithaca (ascii)");
   }
@@ -147,6 +149,23 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
     backend_server b;
     if (!server(s, b, what, static_cast<uint16_t>(port_override))) return false;
     p.servers.push_back(std::move(b));
+  }
+  if (const YAML::Node fd = json["failure_domains"]) {
+    // mcrouter also takes a name, which it hashes with its ConfigApi's
+    // function: ithaca takes numbers only.
+    if (!fd.IsSequence() || fd.size() != servers.size()) {
+      err_.fail(fd, what + ": failure_domains expected to be of the same size as servers, expected " +
+                        std::to_string(servers.size()) + ", got " + std::to_string(fd.IsSequence() ? fd.size() : 0));
+      return false;
+    }
+    for (size_t i = 0; i < fd.size(); ++i) {
+      int64_t n = 0;
+      if (!as_int(fd[i], n) || n < 0 || n > std::numeric_limits<uint32_t>::max()) {
+        err_.fail(fd[i], what + ": a failure domain is a whole number (names are not supported by ithaca)");
+        return false;
+      }
+      p.servers[i].failure_domain = static_cast<uint32_t>(n);
+    }
   }
   if (const YAML::Node w = json["weights"]) {
     // mcrouter ignores weights whose count differs from the servers'

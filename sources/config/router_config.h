@@ -32,6 +32,10 @@ struct backend_server {
   int line = 0;              // where it was written (1-based), for errors
   std::string written;       // the entry as written, for messages
   bool port_written = true;  // false: "host" alone, which takes kDefaultPort (a warning, preflight.h)
+  // mcrouter's pool `failure_domains`: the server's (a rack, a switch); 0:
+  // none. A failover's deterministic order skips the domains of servers
+  // marked down in the same request (failover_policy.h).
+  uint32_t failure_domain = 0;
 };
 // Parsed by parse_backend_server (server_list.h).
 
@@ -63,6 +67,10 @@ struct pool_config {
   bool allow_flush = false;                // flush_all reaches every server of the pool
   bool preconnect = false;                 // twemproxy: every worker connects to every server at start-up
   bool keep_routing_prefix = false;        // mcrouter: keys reach the servers with their /region/cluster/
+  // mcrouter: a server is one destination for every pool that names it with
+  // the same settings (mcrouter's destination map), so its health (TKO) and
+  // counters are one; ithaca's own pools each keep their own.
+  bool shared_servers = false;
   // TLS to the servers: `tls_own` as the pool says it (`tls:`, mcrouter's
   // use_ssl), `tls` the effective settings: router.tls under the pool's own
   // keys (resolve_pool_tls).

@@ -64,9 +64,11 @@ std::shared_ptr<const pool> pool::build(const config::pool_config& cfg, server_d
     }
   }
   for (const config::backend_server& b : cfg.servers) {
-    p->servers_.push_back(dir.acquire(cfg.name, b, settings, tls_ctx));
+    p->servers_.push_back(dir.acquire(cfg.shared_servers ? "" : cfg.name, cfg.name, b, settings, tls_ctx));
     specs.push_back(server_spec{point_name(kind, b), b.weight, b.fraction});
+    if (b.failure_domain != 0) p->domains_.resize(cfg.servers.size(), 0);
   }
+  for (std::size_t i = 0; i < p->domains_.size(); ++i) p->domains_[i] = cfg.servers[i].failure_domain;
   std::string why;
   p->dist_ = make_distribution(kind, specs, cfg.hash, &why);
   if (!p->dist_) {

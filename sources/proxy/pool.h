@@ -38,6 +38,8 @@ class pool {
     if (buckets_ != 0) return locate_bucket(key_hash_part(key, hash_options_), d);
     return d.locate(key_hash_part(key, hash_options_));
   }
+  // mcrouter's failure domain of server `i` (config::backend_server); 0: none.
+  uint32_t failure_domain(uint32_t i) const { return i < domains_.size() ? domains_[i] : 0; }
   // mcrouter's bucketize: buckets (0: off).
   uint32_t buckets() const { return buckets_; }
 
@@ -67,6 +69,7 @@ class pool {
   distribution_kind kind_ = distribution_kind::Ketama;
   hash_kind hash_ = hash_kind::Fnv1a_64;
   std::vector<server_spec> specs_;
+  std::vector<uint32_t> domains_;  // by server; empty: none has one
 };
 
 }  // namespace ithaca::proxy

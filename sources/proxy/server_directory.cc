@@ -8,26 +8,25 @@ namespace {
 std::string key_of(const std::string& pool, const std::string& address) { return pool + '\0' + address; }
 }  // namespace
 
-std::shared_ptr<backend_server> server_directory::acquire(const std::string& pool, const config::backend_server& spec,
+std::shared_ptr<backend_server> server_directory::acquire(const std::string& scope, const std::string& pool,
+                                                          const config::backend_server& spec,
                                                           const server_settings& settings,
                                                           const std::shared_ptr<ssl_ctx_st>& tls_ctx) {
-  const std::string key = key_of(pool, spec.address);
-  std::shared_ptr<backend_server> old;
+  const std::string key = key_of(scope, spec.address);
   {
     std::lock_guard lock(mutex_);
-    auto it = servers_.find(key);
-    if (it != servers_.end() && it->second->settings() == settings && it->second->spec().weight == spec.weight &&
-        it->second->spec().name == spec.name) {
-      return it->second;
+    const auto [from, to] = servers_.equal_range(key);
+    for (auto it = from; it != to; ++it) {
+      const backend_server& s = *it->second;
+      if (s.settings() == settings && s.spec().weight == spec.weight && s.spec().name == spec.name) return it->second;
     }
-    if (it != servers_.end()) old = it->second;
   }
-  // Settings changed: a new server object (new connections); the old one is
-  // retired once the new tree is published (retire_all_but).
+  // New settings: a new server object (new connections); one with the old
+  // settings is retired once the new tree is published without it
+  // (retire_all_but).
   auto fresh = std::make_shared<backend_server>(pool, spec, settings, workers_, tls_ctx);
   std::lock_guard lock(mutex_);
-  servers_[key] = fresh;
-  if (old) retired_pending_.push_back(std::move(old));
+  servers_.emplace(key, fresh);
   return fresh;
 }
 
@@ -43,8 +42,6 @@ void server_directory::retire_all_but(const std::vector<std::shared_ptr<backend_
         ++it;
       }
     }
-    for (auto& s : retired_pending_) gone.push_back(std::move(s));
-    retired_pending_.clear();
   }
   for (auto& s : gone) s->retire();
 }

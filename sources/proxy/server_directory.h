@@ -22,11 +22,13 @@ class server_directory {
  public:
   explicit server_directory(unsigned workers) : workers_(workers) {}
 
-  // The server of `pool` at `spec.address` with these settings: the one
-  // already known (which keeps its TLS context), or a new one (with
-  // `tls_ctx`, the pool's for settings.tls).
-  std::shared_ptr<backend_server> acquire(const std::string& pool, const config::backend_server& spec,
-                                          const server_settings& settings,
+  // The server at `spec.address` with these settings in `scope` (a pool's
+  // name: that pool's own; "": every pool's, mcrouter's one destination per
+  // address and settings): the one already known (which keeps its TLS
+  // context), or a new one named by `pool` (with `tls_ctx`, the pool's for
+  // settings.tls). One whose settings changed is left to retire_all_but.
+  std::shared_ptr<backend_server> acquire(const std::string& scope, const std::string& pool,
+                                          const config::backend_server& spec, const server_settings& settings,
                                           const std::shared_ptr<ssl_ctx_st>& tls_ctx = nullptr);
 
   // After a new tree is published: servers not in `kept` are retired and
@@ -41,8 +43,8 @@ class server_directory {
  private:
   unsigned workers_;
   mutable std::mutex mutex_;                                        // leaf
-  std::map<std::string, std::shared_ptr<backend_server>> servers_;  // [mutex_] key: pool + '\0' + address
-  std::vector<std::shared_ptr<backend_server>> retired_pending_;    // [mutex_] replaced, retire at publish
+  // [mutex_] key: scope + '\0' + address; one per settings under a key
+  std::multimap<std::string, std::shared_ptr<backend_server>> servers_;
 };
 
 }  // namespace ithaca::proxy

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -467,9 +468,36 @@ void pooler::reload_loop() {
 
 // Stops accepting, stops every worker (their client coroutines are cancelled:
 // each finishes its current batch and closes its socket) and then this machine.
+// io_uring's multishot accept holds a reference to its listener until it
+// completes; closing our descriptor alone leaves the socket listening until
+// the kernel tears the ring down, which it does after the process exits, in
+// its own time (5 of 10 stops left the port in LISTEN for a moment): a
+// restart right after could not bind the port ("Address already in use",
+// seen in test_config_dump_root). So each accept is cancelled and its last
+// completion waited for (stop_accepting, half a second at most), then the
+// listener is closed: the port is free before the process exits.
+// Connections the kernel accepted meanwhile are closed: the server stops.
+// [pooler machine, a coroutine: shutdown]
+void pooler::close_listeners() {
+  for (mm::coroutine_id id : accepting_) mm::coroutine_cancel(id);
+  for (mm::coroutine_id id : accepting_) mm::coroutine_finish(id, 1000);
+  auto release = [](mm::io& l) {
+    if (l.fd() < 0) return;  // closed already (a takeover handed it over)
+    std::vector<int> late;
+    // Busy: a coroutine other than the accept loops waits on it (the
+    // takeover's): it is closed at the end of run(), once that one ended.
+    if (l.stop_accepting(500, &late) == -EBUSY) return;
+    for (int fd : late) ::close(fd);
+    l.close();
+  };
+  for (const auto& l : listeners_) release(*l);
+  if (takeover_listener_) release(*takeover_listener_);
+}
+
 void pooler::shutdown() {
   if (shutting_down_) return;
   shutting_down_ = true;
+  close_listeners();
   for (worker* w : workers_) w->stop();
   mm::machine_stop(mm::machine_self());
 }

@@ -102,6 +102,8 @@ class pooler {
   void upgrade();  // SIGUSR2
   void feed(int fd, std::string peer, std::size_t index);
   void shutdown();
+  // Closes the listeners at a stop, the accept armed on each ended first.
+  void close_listeners();
   // The listener of entry `index`: adopted from a takeover or bound. Null
   // (logged) on failure. [pooler machine, start-up]
   std::unique_ptr<mm::io> open_listener(const listen_entry& entry, size_t index, uint16_t previous_port,

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <mutex>
 
+#include "failover_counts.h"
 #include "general_stats.h"
 #include "prefix_stats.h"
 #include "repl_stats.h"
@@ -93,6 +94,7 @@ void server_stats::reset() {
   const std::shared_ptr<const live_settings> live = live_.load();
   std::lock_guard lock(reset_mutex_);
   router_stats_reset(*live->routes);
+  stats::failover_counts::instance().reset();
   store_base_ = store_.stats();
   class_base_ = store_.class_stats_now();
   size_t w = 0;
@@ -175,6 +177,8 @@ void server_stats::mcrouter(const live_settings& live, stats::stat_lines& out) {
   auto sum = [&](stats::command_counter c) { return sums[static_cast<size_t>(c)]; };
   using cc = stats::command_counter;
   const mcrouter_figures f = router_mcrouter_figures(*live.routes);
+  const stats::failover_counts& fo = stats::failover_counts::instance();
+  using stats::load;
 #define ITHACA_X(name, type, prom, help, page, labels, when, read) \
   if (when) stats::add_stat(out, name, read);
   ITHACA_MCROUTER_STATS(ITHACA_X)

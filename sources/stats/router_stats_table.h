@@ -37,6 +37,9 @@
   "closed (opened, then closed)."
 #define ITHACA_MC_REQUESTS_HELP "Requests received by mcrouter's request type (each key of a multi-key get)."
 #define ITHACA_MC_RESULTS_HELP "Calls to the servers that ended in an error, by mcrouter's result."
+#define ITHACA_MC_FAILOVER_HELP \
+  "mcrouter's failover counters (stats/failover_counts.h): errors seen by failover routes, requests whose " \
+  "every try failed, the deterministic order's hash collisions."
 
 // clang-format off
 // mcrouter's own counters (its stat_list.h and request stats) that its tests
@@ -55,6 +58,7 @@
 //     marked down failing fast, local_error a reply that did not parse or a
 //     full queue, client_error / remote_error the server's CLIENT_ERROR /
 //     SERVER_ERROR, error all of them and the server's ERROR.
+//   failover_*: fo, the process's stats::failover_counts (failover_counts.h).
 #define ITHACA_MCROUTER_STATS(X) \
   X("num_servers", Gauge, "ithaca_mcrouter_servers", \
     "Server connections the workers keep or may keep: each pool server once per worker.", Number, "", \
@@ -126,7 +130,17 @@
   X("result_local_error_all_count", None, "", "", Number, "", true, f.local_error) \
   X("result_remote_error_count", Counter, "ithaca_mcrouter_results_total", ITHACA_MC_RESULTS_HELP, Number, \
     "result=remote_error", true, f.remote_error) \
-  X("result_remote_error_all_count", None, "", "", Number, "", true, f.remote_error)
+  X("result_remote_error_all_count", None, "", "", Number, "", true, f.remote_error) \
+  X("failover_num_collisions", Counter, "ithaca_mcrouter_failover_total", ITHACA_MC_FAILOVER_HELP, Number, \
+    "event=num_collisions", true, load(fo.num_collisions)) \
+  X("failover_num_failed_domain_collisions", Counter, "ithaca_mcrouter_failover_total", ITHACA_MC_FAILOVER_HELP, \
+    Number, "event=num_failed_domain_collisions", true, load(fo.num_failed_domain_collisions)) \
+  X("failover_policy_result_error", Counter, "ithaca_mcrouter_failover_total", ITHACA_MC_FAILOVER_HELP, Number, \
+    "event=policy_result_error", true, load(fo.policy_result_error)) \
+  X("failover_all_failed_count", Counter, "ithaca_mcrouter_failover_total", ITHACA_MC_FAILOVER_HELP, Number, \
+    "event=all_failed", true, load(fo.all_failed_count)) \
+  X("failover_policy_tko_error", Counter, "ithaca_mcrouter_failover_total", ITHACA_MC_FAILOVER_HELP, Number, \
+    "event=policy_tko_error", true, load(fo.policy_tko_error))
 
 #define ITHACA_ROUTER_SUMMARY_STATS(X) \
   X("router_pools", None, "", "", Number, "", true, tree.pools().size()) \

@@ -431,6 +431,11 @@ MCROUTER_NOT_DRIVEN = {
     "result_data_timeout_count": "a server that does not answer in time (test_router_slow_server.py)",
     "result_local_error_count": "a reply that does not parse (fake_backend.py's garbage)",
     "result_remote_error_count": "a SERVER_ERROR from memcached (test_mcrouter_service_info.py)",
+    "failover_num_collisions": "needs a failover route (test_mcrouter_failover_stats.py)",
+    "failover_num_failed_domain_collisions": "needs failure domains (test_mcrouter_failover_stats.py)",
+    "failover_policy_result_error": "needs a failover route (test_mcrouter_failover_stats.py)",
+    "failover_all_failed_count": "needs a failover route (test_mcrouter_failover_stats.py)",
+    "failover_policy_tko_error": "needs a failover route (test_mcrouter_failover_stats.py)",
 }
 
 # Router counters not driven here, and why (a PerName row counts as driven

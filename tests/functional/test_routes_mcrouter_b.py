@@ -790,14 +790,22 @@ def test_salted_failover_all_servers_erring(tmp_path, ithaca_factory, memcached_
     assert third.lines == []
 
 
-def test_salted_failover_with_failure_domains_is_refused(tmp_path):
+def test_salted_failover_with_failure_domains_is_read(tmp_path):
+    """The pool's failure_domains and the policy's enable_failure_domains are
+    taken (test_mcrouter_failover_stats.py tests what they do); a list of
+    domains that is not one per server is refused, as mcrouter refuses it."""
     if ithaca_binary()[1]:
         pytest.skip("an mcrouter config read by ithaca")
     from test_mcrouter_config import check_config
     path = tmp_path / "salted.json"
     path.write_text(SALTED_FAILOVER_FAILURE_DOMAINS)
     rc, out = check_config(path)
-    assert rc == 1 and "failure_domains" in out, out
+    assert rc == 0, out
+    cfg = json.loads(SALTED_FAILOVER_FAILURE_DOMAINS)
+    cfg["pools"]["A"]["failure_domains"].pop()
+    path.write_text(json.dumps(cfg))
+    rc, out = check_config(path)
+    assert rc == 1 and "failure_domains expected to be of the same size as servers" in out, out
 
 
 # ---- RoutingGroupRoute (test_routing_group_route.py) ----

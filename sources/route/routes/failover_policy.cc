@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "hash/hash_functions.h"
 #include "hash_kind.h"
 #include "key_hash_part.h"
 #include "mcrouter_json.h"
@@ -27,7 +28,21 @@ constexpr failover_policy_name kFailoverPolicyNames[] = {
     {"in_order", "InOrderPolicy", failover_policy_kind::InOrder},
     {"deterministic_order", "DeterministicOrderPolicy", failover_policy_kind::DeterministicOrder},
     {"least_failures", "LeastFailuresPolicy", failover_policy_kind::LeastFailures},
+    {"rendezvous", "RendezvousPolicy", failover_policy_kind::Rendezvous},
 };
+
+// mcrouter's rendezvous hash (RendezvousHashHelper.h): the seeds of a tag's
+// and a key's MurmurHash64A, and the mix of the two that scores them.
+constexpr std::uint64_t kRendezvousTagSeed = 4193360111ull;
+constexpr std::uint64_t kRendezvousKeySeed = 2718281828ull;
+std::uint64_t rendezvous_mix(std::uint64_t upper, std::uint64_t lower) {
+  constexpr std::uint64_t kMul = 0x9ddfea08eb382d69ull;
+  std::uint64_t a = (lower ^ upper) * kMul;
+  a ^= a >> 47;
+  std::uint64_t b = (upper ^ a) * kMul;
+  b ^= b >> 47;
+  return b * kMul;
+}
 
 // A whole number >= 1 at `v[key]`; false (and an error) otherwise.
 bool failover_policy_count(config::route_kind_reader& in, const YAML::Node& v, const char* key, std::uint32_t& out) {
@@ -105,6 +120,31 @@ void read_failover_policy(config::route_kind_reader& in, const YAML::Node& v, fa
       }
       failover_policy_count(in, v, "max_tries", out.max_tries);
       return;
+    case failover_policy_kind::Rendezvous: {
+      in.check_keys(v, "failover_policy", {"type", "tags", "hash"});
+      if (const YAML::Node h = v["hash"]; h && !(h.IsScalar() && h.Scalar() == "Rendezvous")) {
+        in.fail_node(h, "failover_policy: RendezvousPolicy's hash " + config::describe_node(h) +
+                            " is not supported by ithaca (Rendezvous)");
+        return;
+      }
+      const YAML::Node tags = v["tags"];
+      if (!tags) {
+        in.fail_node(v, "FailoverRendezvousPolicy: tags needed for Rendezvous hash route");
+        return;
+      }
+      if (!tags.IsSequence()) {
+        in.fail_node(tags, "FailoverRendezvousPolicy: tags is not an array");
+        return;
+      }
+      for (const YAML::Node& t : tags) {
+        if (!t.IsScalar()) {
+          in.fail_node(t, "FailoverRendezvousPolicy: tag is not a string");
+          return;
+        }
+        out.tags.push_back(t.Scalar());
+      }
+      return;
+    }
     case failover_policy_kind::DeterministicOrder: break;
   }
   in.check_keys(v, "failover_policy",
@@ -138,14 +178,8 @@ void read_failover_policy(config::route_kind_reader& in, const YAML::Node& v, fa
       in.fail_node(v[key], std::string("failover_policy: ") + key + " is not a boolean");
       return;
     }
-    if (std::string_view(key) == "ignore_normal_reply_index") out.ignore_normal_reply_index = on;
-    // Failure domains: ithaca's servers have none (mcrouter's pool
-    // `failure_domains`), so no draw is ever skipped for one.
-    if (std::string_view(key) == "enable_failure_domains" && on) {
-      in.fail_node(v[key],
-                   "failover_policy: enable_failure_domains is not supported by ithaca (servers have no "
-                   "failure domain)");
-    }
+    (std::string_view(key) == "ignore_normal_reply_index" ? out.ignore_normal_reply_index
+                                                          : out.enable_failure_domains) = on;
   }
   if (const YAML::Node h = v["hash"]) read_failover_policy_hash(in, h, out);
 }
@@ -155,26 +189,30 @@ std::string show_failover_policy(const failover_policy_config& c) {
     if (n.kind != c.kind) continue;
     std::string out = n.yaml;
     if (c.kind == failover_policy_kind::InOrder) return out;
+    if (c.kind == failover_policy_kind::Rendezvous) return out + "/" + std::to_string(c.tags.size()) + "tags";
     out += '/';
     out += std::to_string(c.max_tries);
     if (c.kind == failover_policy_kind::DeterministicOrder) {
       out += '/';
       out += std::to_string(c.max_error_tries);
       if (c.weighted) out += "/weighted";
+      if (c.enable_failure_domains) out += "/failure_domains";
     }
     return out;
   }
   return "";
 }
 
-failover_order::failover_order(const failover_policy_config& c, std::size_t children, const proxy::pool* normal_pool)
+failover_order::failover_order(const failover_policy_config& c, std::vector<const proxy::pool*> pools)
     : kind_(c.kind),
-      children_(children),
-      max_tries_(c.max_tries == 0 ? static_cast<std::uint32_t>(children)
-                                  : std::min<std::uint32_t>(c.max_tries, static_cast<std::uint32_t>(children))),
+      children_(pools.size()),
+      max_tries_(c.max_tries == 0 ? static_cast<std::uint32_t>(pools.size())
+                                  : std::min<std::uint32_t>(c.max_tries, static_cast<std::uint32_t>(pools.size()))),
       max_error_tries_(c.max_error_tries == 0 ? max_tries_ : std::min(c.max_error_tries, max_tries_)),
       ignore_normal_(c.ignore_normal_reply_index),
-      normal_pool_(normal_pool) {
+      failure_domains_(c.enable_failure_domains),
+      pools_(std::move(pools)) {
+  const std::size_t children = children_;
   if (!c.exclude_errors.empty() && !parse_failover_errors(c.exclude_errors, exclude_, &bad_error_)) {
     bad_error_ = "unknown failover error '" + bad_error_ + "' in exclude_errors";
   }
@@ -187,6 +225,16 @@ failover_order::failover_order(const failover_policy_config& c, std::size_t chil
     }
     hash_ = proxy::make_distribution(c.weighted ? kinds::distribution_kind::WeightedCh3 : kinds::distribution_kind::Ch3,
                                      specs, kinds::hash_kind::Md5, &bad_error_);
+  }
+  if (kind_ == failover_policy_kind::Rendezvous) {
+    // The first child is the pool route, whose own server is skipped.
+    if (c.tags.size() + 1 != children) {
+      bad_error_ = "FailoverRendezvousPolicy: number of tags " + std::to_string(c.tags.size()) +
+                   " doesn't match number of route handles " + std::to_string(children - 1);
+    }
+    for (const std::string& t : c.tags) tag_hashes_.push_back(proxy::murmur64a(t, kRendezvousTagSeed));
+    max_tries_ = static_cast<std::uint32_t>(children > 1 ? children - 1 : children);
+    max_error_tries_ = max_tries_;
   }
   if (kind_ == failover_policy_kind::LeastFailures) {
     errors_in_a_row_ = std::make_unique<std::atomic<std::uint32_t>[]>(children);
@@ -215,30 +263,53 @@ void failover_order::note_reply(std::size_t i, bool failed) const {
 }
 
 // mcrouter's iterator replayed from the start (a failover is rare, and its
-// steps are few: max_tries): the same key always gives the same order.
-std::size_t failover_order::deterministic_at(std::uint32_t position, std::string_view key) const {
+// steps are few: max_tries): the same key (and the same servers marked
+// down) always gives the same order. Per step, draws go on while they hit a
+// child tried already, or (failure domains) a child in a domain a server
+// marked down earlier in the request is in, at most 100 draws, the domains
+// ignored past 75; `counted` gets mcrouter's count of them.
+std::size_t failover_order::deterministic_at(std::uint32_t position, std::string_view key, tko_positions tko,
+                                             failover_draws* counted) const {
+  constexpr std::uint32_t kDomainDraws = kFailoverPolicyDraws * 3 / 4;
   const std::string_view routing = proxy::key_hash_part(key, proxy::key_hash_options{"", true});
   std::vector<bool> used(children_, false);
   used[0] = true;
+  const proxy::pool* normal_pool = pools_.empty() ? nullptr : pools_[0];
   if (!ignore_normal_) {
     // mcrouter's selected index of the normal route, -1 when it selects
     // nothing (so index 0, already used).
-    const std::size_t normal = normal_pool_ != nullptr ? normal_pool_->locate(key) + 1 : 0;
+    const std::size_t normal = normal_pool != nullptr ? normal_pool->locate(key) + 1 : 0;
     if (normal < children_) used[normal] = true;
   }
+  // The failure domains of the servers marked down so far (a handful).
+  std::vector<std::uint32_t> failed;
+  auto note_failed = [&](std::uint32_t at, std::size_t child) {
+    if (!failure_domains_ || at >= kTkoPositions || ((tko >> at) & 1u) == 0) return;
+    const std::uint32_t d = domain_of(child, key);
+    if (d != 0 && std::find(failed.begin(), failed.end(), d) == failed.end()) failed.push_back(d);
+  };
+  note_failed(0, 0);
   std::uint32_t salt = 1;
   std::size_t index = 0;
   std::string salted;
+  failover_draws n;
   for (std::uint32_t p = 1; p <= position; ++p) {
     std::uint32_t draws = 0;
+    bool in_failed = false;
     do {
       ++salt;
       salted.assign(routing);
       salted += std::to_string(salt);
       index = hash_->pick(salted, 0);
-    } while (used[index] && draws++ < kFailoverPolicyDraws);
+      in_failed = !failed.empty() && draws <= kDomainDraws &&
+                  std::find(failed.begin(), failed.end(), domain_of(index, key)) != failed.end();
+      ++(in_failed ? n.failed_domain_collisions : n.collisions);
+    } while ((used[index] || in_failed) && draws++ < kFailoverPolicyDraws);
+    --n.collisions;  // the draw kept
     used[index] = true;
+    note_failed(p, index);
   }
+  if (counted != nullptr) *counted = n;
   return index;
 }
 
@@ -258,10 +329,45 @@ std::size_t failover_order::least_failures_next(std::uint64_t tried, std::uint32
   return best < children_ ? best : child_at(position, key);
 }
 
-std::size_t failover_order::child_at(std::uint32_t position, std::string_view key) const {
+// mcrouter's rendezvous iterator: the tags by score, highest first (a score
+// is the mix as a double, so close ones tie; a tie goes to the higher
+// index), without the normal route's own server (its selected index, 0 when
+// it selects none). Replayed for each step, as deterministic_at.
+std::size_t failover_order::rendezvous_at(std::uint32_t position, std::string_view key) const {
+  const std::string_view routing = proxy::key_hash_part(key, proxy::key_hash_options{"", true});
+  const std::uint64_t key_hash = proxy::murmur64a(routing, kRendezvousKeySeed);
+  std::vector<std::pair<double, std::size_t>> scored;
+  for (std::size_t i = 0; i < tag_hashes_.size(); ++i) {
+    scored.emplace_back(static_cast<double>(rendezvous_mix(tag_hashes_[i], key_hash)), i);
+  }
+  std::sort(scored.begin(), scored.end(), std::greater<>());
+  const proxy::pool* normal_pool = pools_.empty() ? nullptr : pools_[0];
+  const std::size_t primary = normal_pool != nullptr ? normal_pool->locate(key) : 0;
+  std::uint32_t p = 0;
+  for (const auto& [score, i] : scored) {
+    if (i == primary) continue;
+    if (++p == position) return i + 1;
+  }
+  return children_ - 1;  // not reached: position < max_tries()
+}
+
+std::uint32_t failover_order::domain_of(std::size_t i, std::string_view key) const {
+  const proxy::pool* p = i < pools_.size() ? pools_[i] : nullptr;
+  return p != nullptr ? p->failure_domain(p->locate(key)) : 0;
+}
+
+failover_draws failover_order::draws(std::uint32_t position, std::string_view key, tko_positions tko) const {
+  failover_draws n;
+  if (kind_ == failover_policy_kind::DeterministicOrder && position > 0) deterministic_at(position, key, tko, &n);
+  return n;
+}
+
+std::size_t failover_order::child_at(std::uint32_t position, std::string_view key, tko_positions tko) const {
   switch (kind_) {
     case failover_policy_kind::InOrder: return position;
-    case failover_policy_kind::DeterministicOrder: return position == 0 ? 0 : deterministic_at(position, key);
+    case failover_policy_kind::DeterministicOrder:
+      return position == 0 ? 0 : deterministic_at(position, key, tko, nullptr);
+    case failover_policy_kind::Rendezvous: return position == 0 ? 0 : rendezvous_at(position, key);
     case failover_policy_kind::LeastFailures: {
       if (position == 0) return 0;
       std::vector<std::size_t> order(children_ - 1);

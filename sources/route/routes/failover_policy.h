@@ -11,9 +11,20 @@
 //                            ignore_normal_reply_index, the child at the
 //                            first child's pool index + 1: the same server
 //                            when the failover list is that pool's servers),
-//                            at most 100 draws per step; max_tries (children
+//                            at most 100 draws per step; with
+//                            enable_failure_domains, a draw whose child is
+//                            in the failure domain of a server marked down
+//                            earlier in the request is drawn again (up to 75
+//                            draws into a step, then taken); max_tries (children
 //                            in all, required) and max_error_tries (replies
 //                            that count as an error try, required)
+//   rendezvous               the first child (a pool route), then the
+//                            others (its servers, one `tag` each) by
+//                            mcrouter's rendezvous score of the routing key
+//                            against each tag, highest first, skipping the
+//                            child of the first child's server for the key
+//                            (mcrouter's RendezvousPolicy; every one of them,
+//                            no error tries)
 //   least failures           the first child, then the others by how many
 //                            errors in a row each answered last (fewest
 //                            first, ties in written order); max_tries.
@@ -48,7 +59,7 @@ class pool;
 
 namespace ithaca::route {
 
-enum class failover_policy_kind : std::uint8_t { InOrder, DeterministicOrder, LeastFailures };
+enum class failover_policy_kind : std::uint8_t { InOrder, DeterministicOrder, LeastFailures, Rendezvous };
 
 // failover_policy as a file writes it.
 struct failover_policy_config {
@@ -59,6 +70,8 @@ struct failover_policy_config {
   bool weighted = false;        // hash_func WeightedCh3
   std::vector<double> weights;  // its weights, by child (0.5 for those missing, as mcrouter)
   bool ignore_normal_reply_index = false;
+  bool enable_failure_domains = false;
+  std::vector<std::string> tags;  // rendezvous: one per child after the first
 };
 
 // Reads `failover_policy` (`v`) into `out`, errors through `in` (mcrouter's
@@ -70,15 +83,34 @@ void read_failover_policy_hash(config::route_kind_reader& in, const YAML::Node& 
 // "deterministic_order/12/3": for describe_options.
 std::string show_failover_policy(const failover_policy_config& c);
 
+// What the deterministic order's draws cost for a key up to a position
+// (mcrouter's iterator Stats): draws beyond the one kept per step, and draws
+// that hit a failed failure domain.
+struct failover_draws {
+  std::uint32_t collisions = 0;
+  std::uint32_t failed_domain_collisions = 0;
+};
+
+// Positions of a request's tries whose reply was a server marked down (bit
+// j: position j), which the deterministic order's failure domains skip.
+using tko_positions = std::uint32_t;
+inline constexpr std::uint32_t kTkoPositions = 30;  // positions past these are not remembered
+
 class failover_order {
  public:
-  // `normal_pool`: the first child's pool when it is a pool route (its
-  // index for a key is the one deterministic order skips), else null.
-  failover_order(const failover_policy_config& c, std::size_t children, const proxy::pool* normal_pool);
+  // `pools`: each child's pool when it is a pool route, else null; the
+  // first child's (the normal pool) index for a key is the one
+  // deterministic order skips, and a child's failure domain for a key is
+  // that of its pool's server for the key.
+  failover_order(const failover_policy_config& c, std::vector<const proxy::pool*> pools);
   // False and *why when the config cannot be built (an unknown error name).
   bool ok(std::string* why) const;
-  // The child tried at `position` (0: the first child; < max_tries()) for `key`.
-  std::size_t child_at(std::uint32_t position, std::string_view key) const;
+  // The child tried at `position` (0: the first child; < max_tries()) for
+  // `key`, after the tries `tko` says were servers marked down.
+  std::size_t child_at(std::uint32_t position, std::string_view key, tko_positions tko = 0) const;
+  // Deterministic order: the draws for positions 1 to `position` (zero for
+  // the other policies).
+  failover_draws draws(std::uint32_t position, std::string_view key, tko_positions tko) const;
   std::uint32_t max_tries() const { return max_tries_; }
   std::uint32_t max_error_tries() const { return max_error_tries_; }
   // Whether a reply that fails over counts as an error try.
@@ -97,15 +129,22 @@ class failover_order {
   bool notes_replies() const { return kind_ == failover_policy_kind::LeastFailures; }
 
  private:
-  std::size_t deterministic_at(std::uint32_t position, std::string_view key) const;
+  std::size_t deterministic_at(std::uint32_t position, std::string_view key, tko_positions tko,
+                               failover_draws* counted) const;
   failover_policy_kind kind_;
   std::size_t children_;
   std::uint32_t max_tries_;
   std::uint32_t max_error_tries_;
   failover_mask exclude_ = 0;
   std::string bad_error_;
+  // Rendezvous: the child at `position` (>= 1).
+  std::size_t rendezvous_at(std::uint32_t position, std::string_view key) const;
+  // Child `i`'s failure domain for `key` (0: none).
+  std::uint32_t domain_of(std::size_t i, std::string_view key) const;
   bool ignore_normal_;
-  const proxy::pool* normal_pool_;
+  bool failure_domains_;
+  std::vector<const proxy::pool*> pools_;  // by child; null: not a pool route
+  std::vector<std::uint64_t> tag_hashes_;  // rendezvous: by child after the first
   std::unique_ptr<proxy::distribution> hash_;  // deterministic order: ch3 or weighted_ch3 over the children
   mutable std::unique_ptr<std::atomic<std::uint32_t>[]> errors_in_a_row_;  // least failures
 };

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "command_class.h"
+#include "failover_counts.h"
 #include "key_hash_part.h"
 #include "mcrouter_json.h"
 #include "pool_route.h"
@@ -24,15 +25,33 @@ bool multi_get(const protocol::request& req) { return protocol::is_multikey_retr
 
 // slot_frame::saved of a single-key step: the child asked (low 32 bits) and
 // whether it was asked through child slot 0 with a tagged key; a split get;
-// under least failures, the children tried after the first (bits 34 up:
-// failover_order::least_failures_next's `tried`).
+// bits 34 up as below.
 constexpr std::int64_t kFailoverTagged = std::int64_t{1} << 32;
 constexpr std::int64_t kFailoverSplit = std::int64_t{1} << 33;
 constexpr int kFailoverTriedShift = 34;
 static_assert(kFailoverTriedShift + failover_order::kLeastFailuresTracked <= 64);
 std::size_t failover_child_of(const slot_frame& f) { return static_cast<std::size_t>(f.saved & 0xffffffff); }
+// Bits 34 up hold what the policy remembers of the steps before (a route
+// has one policy, so they share them): under least failures the children
+// tried after the first (failover_order::least_failures_next's `tried`);
+// under the others the positions whose reply was a server marked down
+// (failover_policy.h: tko_positions).
 std::uint64_t failover_tried_of(const slot_frame& f) {
   return static_cast<std::uint64_t>(f.saved) >> kFailoverTriedShift;
+}
+tko_positions failover_tkos_of(const slot_frame& f) {
+  return static_cast<tko_positions>(static_cast<std::uint64_t>(f.saved) >> kFailoverTriedShift);
+}
+
+bool server_marked_down(const protocol::routed_result& r) {
+  return r.outcome == protocol::routed_outcome::Failed && r.failure == protocol::call_failure::Down;
+}
+
+// The tries `f` remembers, with the reply at its position added.
+tko_positions failover_tkos_with(const slot_frame& f, const protocol::routed_result& r) {
+  tko_positions t = failover_tkos_of(f);
+  if (server_marked_down(r) && f.state < kTkoPositions) t |= tko_positions{1} << f.state;
+  return t;
 }
 
 constexpr std::string_view kFailoverTagText = ":failover=1";
@@ -56,6 +75,12 @@ const proxy::pool* pool_of_route(const route* r) {
   return p != nullptr ? &p->pool() : nullptr;
 }
 
+std::vector<const proxy::pool*> pools_of_routes(const std::vector<const route*>& routes) {
+  std::vector<const proxy::pool*> out;
+  for (const route* r : routes) out.push_back(pool_of_route(r));
+  return out;
+}
+
 }  // namespace
 
 failover_route::failover_route(std::string name, std::vector<const route*> children, options opts)
@@ -67,7 +92,7 @@ failover_route::failover_route(std::string name, std::vector<const route*> child
       tokens_(cap_),
       gutter_(opts.gutter),
       exptime_(opts.exptime),
-      order_(opts.policy, children_.size(), pool_of_route(children_.empty() ? nullptr : children_[0])),
+      order_(opts.policy, pools_of_routes(children_)),
       tag_(opts.failover_tag),
       pairing_(opts.lease_pairing) {}
 
@@ -135,7 +160,43 @@ bool failover_route::wants_resume(const request_slot& slot, const slot_frame& f)
   // Least failures counts every child's replies, here where each arrives.
   if (order_.notes_replies()) order_.note_reply(failover_child_of(f), fails_over(slot.result, kFailoverAll));
   if (pairing_ && slot.req.cmd == protocol::command::LeaseGet) return true;
-  return goes_on(slot, f, slot.result);
+  if (goes_on(slot, f, slot.result)) return true;
+  count_reply(slot, f, slot.result, false, false);
+  return false;
+}
+
+// mcrouter's FailoverRoute looks at each reply before the last try the
+// policy allows (processReply: an error or TKO counted, a try counted), and
+// at the last one only to tell whether every try failed; the deterministic
+// order's collisions are counted when the failover ends without a reply
+// that ends it (a success ends it before they are counted).
+void failover_route::count_reply(const request_slot& slot, const slot_frame& f, const protocol::routed_result& r,
+                                 bool went_on, bool limited) const {
+  stats::failover_counts& fo = stats::failover_counts::instance();
+  const std::uint32_t p = f.state;
+  const std::uint32_t tries = std::min<std::uint32_t>(order_.max_tries(), static_cast<std::uint32_t>(children_.size()));
+  const bool error = severity_of(r, slot.req) >= severity::Error;
+  auto count_draws = [&](std::uint32_t upto) {
+    const failover_draws d = order_.draws(upto, slot.req.key(), failover_tkos_with(f, r));
+    stats::failover_counts::add(fo.num_collisions, d.collisions);
+    stats::failover_counts::add(fo.num_failed_domain_collisions, d.failed_domain_collisions);
+  };
+  if (p >= 1 && p + 1 >= tries) {
+    // The last try: mcrouter's final doFailover, whose reply is not processed.
+    if (error) stats::failover_counts::add(fo.all_failed_count);
+    count_draws(p);
+    return;
+  }
+  const auto cls = static_cast<std::size_t>(protocol::operation_of(slot.req));
+  if (!fails_over(r, errors_[cls])) return;
+  if (error) stats::failover_counts::add(server_marked_down(r) ? fo.policy_tko_error : fo.policy_result_error);
+  if (went_on || limited) return;
+  if (tries <= 1) {
+    if (error) stats::failover_counts::add(fo.all_failed_count);
+    return;
+  }
+  // Stopped by max_error_tries: mcrouter had drawn the next child already.
+  count_draws(std::min(p + 1, tries - 1));
 }
 
 bool failover_route::take_token() const {
@@ -182,12 +243,15 @@ dispatch_status failover_route::resume(request_slot& slot, dispatch_env& env) co
   // A server marked down (TKO) costs no failover_limit token, as in
   // mcrouter: a dead pool's requests cost the limiter nothing, so a failover
   // on it is never refused for errors it did not make.
-  const bool tko = slot.result.outcome == protocol::routed_outcome::Failed &&
-                   slot.result.failure == protocol::call_failure::Down;
-  if (!goes_on(slot, f, slot.result) || (!tko && !take_token())) {
+  const bool tko = server_marked_down(slot.result);
+  const bool on = goes_on(slot, f, slot.result);
+  const bool limited = on && !tko && !take_token();
+  count_reply(slot, f, slot.result, on && !limited, limited);
+  if (!on || limited) {
     pair_lease(slot, child);
     return dispatch_status::Done;
   }
+  const tko_positions tkos = failover_tkos_with(f, slot.result);
   route_counters::add(counters().failovers);
   if (gutter_ && carries_exptime(slot.req)) {
     cap_exptime(slot.req, exptime_, static_cast<std::int64_t>(std::time(nullptr)));
@@ -195,11 +259,16 @@ dispatch_status failover_route::resume(request_slot& slot, dispatch_env& env) co
   }
   if (order_.error_try(slot.result)) f.count += 1;
   f.state += 1;
-  std::uint64_t tried = failover_tried_of(f);
-  if (child >= 1 && child <= failover_order::kLeastFailuresTracked) tried |= std::uint64_t{1} << (child - 1);
-  const std::size_t next = order_.notes_replies() ? order_.least_failures_next(tried, f.state, slot.req.key())
-                                                  : order_.child_at(f.state, slot.req.key());
-  f.saved = static_cast<std::int64_t>(next | (tried << kFailoverTriedShift));
+  std::size_t next;
+  if (order_.notes_replies()) {
+    std::uint64_t tried = failover_tried_of(f);
+    if (child >= 1 && child <= failover_order::kLeastFailuresTracked) tried |= std::uint64_t{1} << (child - 1);
+    next = order_.least_failures_next(tried, f.state, slot.req.key());
+    f.saved = static_cast<std::int64_t>(next | (tried << kFailoverTriedShift));
+  } else {
+    next = order_.child_at(f.state, slot.req.key(), tkos);
+    f.saved = static_cast<std::int64_t>(next | (std::uint64_t{tkos} << kFailoverTriedShift));
+  }
   slot.release_reply();  // the next child prepares the result again
   if (tag_) {
     request_slot& c = slot.child(0);
@@ -463,8 +532,9 @@ constexpr config::option_spec kFailoverOptions[] = {
                           show_failover_limit, "{rate: 0.5, burst: 100}", "{\"rate\": 0.5, \"burst\": 100}"),
     config::custom_option("failover_policy", "failover_policy",
                           "the order children are tried in and how many: in_order (default), deterministic_order "
-                          "{max_tries, max_error_tries, exclude_errors, hash, ignore_normal_reply_index}, "
-                          "least_failures {max_tries}",
+                          "{max_tries, max_error_tries, exclude_errors, hash, ignore_normal_reply_index, "
+                          "enable_failure_domains}, "
+                          "least_failures {max_tries}, rendezvous {tags}",
                           read_failover_policy_option, show_failover_policy_option,
                           "{type: deterministic_order, max_tries: 2, max_error_tries: 2}",
                           "{\"type\": \"DeterministicOrderPolicy\", \"max_tries\": 2, \"max_error_tries\": 2}"),

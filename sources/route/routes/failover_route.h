@@ -86,6 +86,11 @@ class failover_route final : public route {
   void pair_lease(request_slot& slot, std::size_t child) const;
   // A failover token (failover_limit); false: none left (counted).
   bool take_token() const;
+  // mcrouter's failover counters (stats/failover_counts.h) for the reply
+  // `r` at the frame's position, once its fate is known: it `went_on` to the
+  // next child, or did not (`limited`: for want of a token).
+  void count_reply(const request_slot& slot, const slot_frame& f, const protocol::routed_result& r, bool went_on,
+                   bool limited) const;
   std::vector<const route*> children_;
   std::array<failover_mask, 6> errors_;
   // failover_limit, in thousandths of a token (any worker; relaxed CAS).

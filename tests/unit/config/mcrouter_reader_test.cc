@@ -370,8 +370,12 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
                    "\"failover_policy\": {\"type\": \"DeterministicOrderPolicy\", \"max_tries\": 2}}") ==
         "m.json:8: Failover: DeterministicOrderPolicy must specify 'max_error_tries' field");
   CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
-                   "\"failover_policy\": {\"type\": \"RendezvousPolicy\"}}")
-            .starts_with("m.json:8: failover_policy: type 'RendezvousPolicy' is not supported by ithaca"));
+                   "\"failover_policy\": {\"type\": \"RendezvousPolicy\"}}") ==
+        "m.json:8: FailoverRendezvousPolicy: tags needed for Rendezvous hash route");
+  CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
+                   "\"failover_policy\": {\"type\": \"RendezvousPolicy\", \"tags\": [\"a\"], "
+                   "\"hash\": \"WeightedRendezvous\"}}")
+            .starts_with("m.json:8: failover_policy: RendezvousPolicy's hash"));
   CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\",\n  \"shadows\": 5}") ==
         "m.json:7: PoolRoute: shadows must be an array.");
   CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\", \"hash\": {\"hash_func\": \"Ch3\", \"salt\": \"x\"}}") ==
