@@ -28,6 +28,7 @@ MODULES = [
     "test_modify_exptime",  # 11 s
     "test_named_handles",  # 1 s
     "test_probe_timeout",  # 11 s
+    "test_rendezvous_failover",  # 21 s
     "test_routing_prefixes",  # 9 s
     "test_service_info",  # 3 s
     "test_shadow_with_file",  # 1 s
