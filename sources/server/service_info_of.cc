@@ -7,12 +7,25 @@
 #include <algorithm>
 #include <cstring>
 
-#include "md5.h"
+#include "hash/hash_functions.h"
 #include "spool_dir.h"
 
 namespace ithaca::server {
 
 namespace {
+
+// The config's MD5 in hex (mcrouter's Md5Hash: 32 lower-case digits), from the MD5 the
+// ketama placement computes (proxy/hash): reading a config must not load OpenSSL
+// (net/openssl_loader.h).
+std::string md5_hex(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (std::uint8_t b : proxy::md5_digest(text)) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 0x0f]);
+  }
+  return out;
+}
 
 std::string service_join(const std::vector<std::string>& parts) {
   std::string out;
