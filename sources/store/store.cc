@@ -88,7 +88,7 @@ store::store(const store_config& cfg, std::shared_ptr<large_arena> arena)
       classes_(classes_of(cfg)) {
   cfg_.bucket_count = table_.bucket_count();
   std::random_device rd;
-  seed_ = (uint64_t{rd()} << 32) ^ rd();
+  seed_ = cfg.hash_seed != 0 ? cfg.hash_seed : (uint64_t{rd()} << 32) ^ rd();
   lease_counter_.store((uint64_t{rd()} << 32) ^ rd());
   arena_ = std::move(arena);
   if (arena_) arena_->set_limit(cfg.large_value_disk_limit);

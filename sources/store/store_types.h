@@ -26,6 +26,10 @@ struct store_config {
   // Power of two, fixed for the life of the store: with one lock per bucket a resize would
   // have to take every lock (yrmcds: "resizing is almost impossible"), so size it big.
   uint64_t bucket_count = uint64_t{1} << 16;
+  // The key hash's seed; 0 (the default): a random one per store (a client cannot aim
+  // its keys at one bucket). Tests of eviction order set one: main's hand walks the
+  // buckets in order, so with a random seed which item it meets first changes per run.
+  uint64_t hash_seed = 0;
   uint64_t memory_limit = uint64_t{64} << 20;  // bytes of items (headers, keys, values)
   uint64_t item_size_max = uint64_t{1} << 20;  // header + key + value
   uint64_t large_value_threshold = 0;          // values larger go to a temp file; 0 = off
