@@ -694,14 +694,13 @@ def wait_gone(pid, timeout):
     return False
 
 
-def test_memcached_command_line_upgrades_by_sigusr2_and_by_takeover(tmp_path, servers):
-    """`ithaca --memcached ARGS` (memcached's flags): SIGUSR2 starts the same
-    command line with --takeover, and `--takeover` works there too."""
-    binary, new_binary = second_copy(tmp_path)
-    control = str(tmp_path / "takeover.sock")
-    flags = ["--memcached", *root_args(), *BASE_ARGS, "-p", "0", "--takeover-socket", control]
+def upgrade_by_signal_then_flag(servers, binary, new_binary, flags, pad, check_pid):
+    """Starts `new_binary` with `flags`, fills it, upgrades it under a small
+    load by SIGUSR2 (which must start the same command line with --takeover)
+    and then by `binary ... --takeover`. Returns (the first process, the pid
+    SIGUSR2 started, the last process); the caller checks what its mode serves.
+    check_pid: `stats` must name the process SIGUSR2 started."""
     old = start(servers, new_binary, flags, exact=True)
-    pad = b"m" * 30
     fill(old.port, pad, SMALL_ITEMS)
     spawned = []
 
@@ -715,23 +714,34 @@ def test_memcached_command_line_upgrades_by_sigusr2_and_by_takeover(tmp_path, se
     try:
         values = takeover_under_small_load(old.port, pad, by_signal)
         assert old.logged("serves; handed over in")
-        assert served_pid(old.port) == spawned[0]
-        # And the flag, on memcached's command line.
+        signalled = spawned[0]
+        if check_pid:
+            assert served_pid(old.port) == signalled
         holder = []
 
         def by_flag():
             holder.append(start(servers, binary, [*flags, "--takeover"], regex=TAKEN_OVER_RE, exact=True))
-            assert wait_gone(spawned[0], 15)
+            assert wait_gone(signalled, 15)
 
         takeover_under_small_load(old.port, pad, by_flag, values)
-        assert holder[0].port == old.port
-        assert served_pid(old.port) == holder[0].proc.pid
+        return old, signalled, holder[0]
     finally:
         for pid in spawned:
             try:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
+
+
+def test_memcached_command_line_upgrades_by_sigusr2_and_by_takeover(tmp_path, servers):
+    """`ithaca --memcached ARGS` (memcached's flags): SIGUSR2 starts the same
+    command line with --takeover, and `--takeover` works there too."""
+    binary, new_binary = second_copy(tmp_path)
+    control = str(tmp_path / "takeover.sock")
+    flags = ["--memcached", *root_args(), *BASE_ARGS, "-p", "0", "--takeover-socket", control]
+    old, _, last = upgrade_by_signal_then_flag(servers, binary, new_binary, flags, b"m" * 30, check_pid=True)
+    assert last.port == old.port
+    assert served_pid(old.port) == last.proc.pid
 
 
 def test_mcrouter_command_line_upgrades_by_sigusr2_and_by_takeover(tmp_path, servers, memcached_factory):
@@ -745,34 +755,7 @@ def test_mcrouter_command_line_upgrades_by_sigusr2_and_by_takeover(tmp_path, ser
     config = json.dumps({"pools": {"A": {"servers": [f"{HOST}:{backend.port}"]}}, "route": "PoolRoute|A"})
     flags = ["--mcrouter", "--config-str", config, "-p", str(port), "--listen-addresses", HOST, "--takeover-socket",
              control]
-    old = start(servers, new_binary, flags, exact=True)
-    pad = b"r" * 30
-    fill(old.port, pad, SMALL_ITEMS)
-    spawned = []
-
-    def by_signal():
-        old.proc.send_signal(signal.SIGUSR2)
-        assert old.proc.wait(15) == 0, old.describe()
-        m = re.search(r"started (\S+) --takeover \(pid (\d+)\)", old.log)
-        assert m and m.group(1) == new_binary, old.log
-        spawned.append(int(m.group(2)))
-
-    try:
-        values = takeover_under_small_load(old.port, pad, by_signal)
-        assert old.logged("serves; handed over in")
-        holder = []
-
-        def by_flag():
-            holder.append(start(servers, binary, [*flags, "--takeover"], regex=TAKEN_OVER_RE, exact=True))
-            assert wait_gone(spawned[0], 15)
-
-        takeover_under_small_load(old.port, pad, by_flag, values)
-        # The items are the memcached's, reached through the last process.
-        assert len(read_all(backend.port, SMALL_ITEMS)) == SMALL_ITEMS
-        assert holder[0].proc.poll() is None
-    finally:
-        for pid in spawned:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+    _, _, last = upgrade_by_signal_then_flag(servers, binary, new_binary, flags, b"r" * 30, check_pid=False)
+    # The items are the memcached's, reached through the last process.
+    assert len(read_all(backend.port, SMALL_ITEMS)) == SMALL_ITEMS
+    assert last.proc.poll() is None
