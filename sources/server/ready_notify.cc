@@ -100,7 +100,11 @@ int notify_barrier(const sockaddr_un& addr, socklen_t len) {
 
 void notify_as_new_main_pid() { g_new_main_pid = true; }
 
-void notify_ready() {
+namespace {
+
+// READY=1, with MAINPID= when this process takes (or takes back) the unit's main
+// pid, then (barrier) waits until systemd has read it. [any thread]
+void send_ready(bool main_pid, bool barrier) {
   sockaddr_un addr;
   socklen_t len = 0;
   std::string why;
@@ -108,27 +112,24 @@ void notify_ready() {
     if (!why.empty()) spdlog::warn("systemd notification: {}", why);
     return;
   }
-  const std::string message =
-      g_new_main_pid ? "READY=1\nMAINPID=" + std::to_string(::getpid()) : std::string("READY=1");
+  const std::string message = main_pid ? "READY=1\nMAINPID=" + std::to_string(::getpid()) : std::string("READY=1");
   if (const int rc = notify_send(addr, len, message, -1); rc < 0) {
-    spdlog::warn("systemd notification READY=1: {}", std::strerror(-rc));
+    spdlog::warn("systemd notification {}: {}", main_pid ? "MAINPID" : "READY=1", std::strerror(-rc));
     return;
   }
-  // systemd reads the datagram before it sees the old process exit.
-  if (g_new_main_pid) {
+  if (barrier) {
     if (const int b = notify_barrier(addr, len); b < 0)
       spdlog::warn("systemd notification barrier: {}", std::strerror(-b));
   }
 }
 
-void notify_main_pid_again() {
-  sockaddr_un addr;
-  socklen_t len = 0;
-  std::string why;
-  if (!notify_address(addr, len, why)) return;  // notify_ready said why, if anything
-  const std::string message = "READY=1\nMAINPID=" + std::to_string(::getpid());
-  if (const int rc = notify_send(addr, len, message, -1); rc < 0)
-    spdlog::warn("systemd notification MAINPID: {}", std::strerror(-rc));
+}  // namespace
+
+void notify_ready() {
+  // After a takeover systemd must read the datagram before it sees the old process exit.
+  send_ready(g_new_main_pid, g_new_main_pid);
 }
+
+void notify_main_pid_again() { send_ready(true, false); }
 
 }  // namespace ithaca::server
