@@ -112,6 +112,7 @@ class item_region {
   bucket_lock lock_{};
   // [lock] the blocks' end, the free lists and their bitmaps, the free total
   uint64_t top_ = 0;
+  uint64_t top_high_ = 0;  // the highest top_ so far: nothing past it was ever poisoned
   uint64_t free_ = 0;
   uint64_t fl_bitmap_ = 0;
   uint32_t sl_bitmap_[kFl] = {};
