@@ -56,20 +56,41 @@ class reader final : public route_factory {
     section keys(ctx_, "", root);  // refuses a key given twice
     for (const auto kv : root) {
       const std::string key = kv.first.Scalar();
-      if (key == "pools" || key == "route" || key == "routes" || key == "named_handles") continue;
+      if (key == "pools" || key == "regional_pools" || key == "route" || key == "routes" ||
+          key == "named_handles") {
+        continue;
+      }
       if (key == "macros" || key == "constants") {
         fail(kv.first, "`" + key +
                            "`: JSONM macros are not supported; expand the config first (mcrouter's "
                            "preprocessed config, e.g. from its __mcrouter__.config admin request)");
       } else {
-        fail(kv.first, "`" + key + "` is not supported by ithaca (it reads pools, route, routes and named_handles)");
+        fail(kv.first, "`" + key +
+                           "` is not supported by ithaca (it reads pools, regional_pools, route, routes and "
+                           "named_handles)");
       }
     }
-    if (const YAML::Node pools = root["pools"]) {
+    // Meta's configs keep pools that exist once per region under
+    // `regional_pools` (open-source mcrouter reads only `pools` and looks any
+    // other pool name up as a file it cannot find). A region's router sees
+    // its own copy of each under the one name: here they are pools like the
+    // others, in the same namespace (a name in both is refused).
+    std::set<std::string> pool_names;
+    for (const char* section_name : {"pools", "regional_pools"}) {
+      const YAML::Node pools = root[section_name];
+      if (!pools) continue;
       if (!pools.IsMap()) {
-        fail(pools, "pools: expected an object of pool names to pools, got " + describe_node(pools));
-      } else {
-        for (const auto kv : pools) pools_.add(kv.first.Scalar(), kv.second);
+        fail(pools, std::string(section_name) + ": expected an object of pool names to pools, got " +
+                        describe_node(pools));
+        continue;
+      }
+      for (const auto kv : pools) {
+        const std::string name = kv.first.Scalar();
+        if (!pool_names.insert(name).second) {
+          fail(kv.first, "pool '" + name + "' is defined in both pools and regional_pools");
+          continue;
+        }
+        pools_.add(name, kv.second);
       }
     }
     if (const YAML::Node handles = root["named_handles"]) register_handles(handles);

@@ -156,6 +156,8 @@ def test_a_commented_config_with_every_mapped_route_type_is_accepted(tmp_path):
     ('{\n  "pools": {"A": {"servers": ["127.0.0.1:1"],\n    "protocol": "caret"}},\n  "route": "PoolRoute|A"\n}',
      3, "pool 'A': protocol 'caret' is not supported by ithaca (ascii)"),
     ('{\n  "pools": {},\n  "route": "PoolRoute|A"\n}', 3, "Can not read pool: A (it is not under `pools`)"),
+    ('{\n  "pools": {"A": {"servers": ["127.0.0.1:1"]}},\n  "regional_pools": {\n    "A": {"servers": ["127.0.0.1:2"]}},'
+     '\n  "route": "PoolRoute|A"\n}', 4, "pool 'A' is defined in both pools and regional_pools"),
 ])
 def test_what_ithaca_cannot_do_is_refused_at_its_line(tmp_path, text, line, message):
     path = tmp_path / "mcrouter.json"
@@ -278,3 +280,29 @@ def test_operation_selector_default_key_is_ignored_as_mcrouter(tmp_path, ithaca_
     with Conn(router.host, router.port) as c:
         assert c.call(b"set k 0 0 1\r\nv\r\n") == b"STORED\r\n"
     assert placed_keys([a, b], [b"k"]) == {b"k": 0}
+
+
+def test_regional_pools_are_pools_a_prefix_selector_routes_to(tmp_path, ithaca_factory, memcached_factory):
+    """mcrouter's test_regional_replicated_pools.json: nine regional pools,
+    one memcached each; PrefixSelectorRoute sends a key starting CI3 to
+    mctest.CI3 alone and a key starting with the prefix "CI*" (a plain
+    prefix, as mcrouter reads it) to all nine."""
+    if ithaca_binary()[1]:
+        pytest.skip("an ithaca config file")
+    backends = [memcached_factory() for _ in range(9)]
+    regional = {f"mctest.CI{i}": {"servers": [f"{HOST}:{b.port}"]} for i, b in enumerate(backends)}
+    policies = {f"CI{i}": f"PoolRoute|mctest.CI{i}" for i in range(9)}
+    policies["CI*"] = {"type": "AllSyncRoute", "children": [f"PoolRoute|mctest.CI{i}" for i in range(9)]}
+    path = tmp_path / "regional.json"
+    path.write_text(json.dumps({"regional_pools": regional,
+                                "route": {"type": "PrefixSelectorRoute", "policies": policies}}, indent=2))
+    router = ithaca_factory(args=["--config", str(path)])
+    with Conn(router.host, router.port) as c:
+        for i in range(9):
+            assert c.call(b"set CI%d:key 0 0 2\r\nv%d\r\n" % (i, i)) == b"STORED\r\n"
+        assert c.call(b"set CI*:all 0 0 3\r\nall\r\n") == b"STORED\r\n"
+    for i, b in enumerate(backends):
+        with Conn(b.host, b.port) as c:
+            expected = b"".join(b"VALUE CI%d:key 0 2\r\nv%d\r\n" % (j, j) for j in range(9) if j == i)
+            assert c.call(b"get " + b" ".join(b"CI%d:key" % j for j in range(9)) + b"\r\n") == expected + b"END\r\n"
+            assert c.call(b"get CI*:all\r\n") == b"VALUE CI*:all 0 3\r\nall\r\nEND\r\n"
