@@ -153,7 +153,7 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
       d.entries.push_back(entry{-1, s});
       continue;
     }
-    if (!s.IsScalar()) {
+    if (!is_string(s)) {
       err_.fail(s, what + ": server #" + std::to_string(i) + " is not a string/object");
       return false;
     }

@@ -82,8 +82,7 @@ void read_weights(config::route_kind_reader& in, const char* key, config::route_
 
 std::string show_weights(const config::route_options& o) {
   const auto& h = static_cast<const hash_options&>(o);
-  if (!h.have_weights) return {};
-  std::string out = "weights=";
+  std::string out;
   for (std::size_t i = 0; i < h.weights.size(); ++i) out += (i ? "," : "") + config::number_text(h.weights[i]);
   return out;
 }
