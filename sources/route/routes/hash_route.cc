@@ -59,21 +59,23 @@ struct hash_options final : config::route_options {
   bool hash_stop = false;  // mcrouter's routing key: the key up to "|#|" (an mcrouter config's default)
 };
 
-// `weights`: a list of numbers from 0 to 1 (mcrouter's WeightedChHashFunc
-// words for what is wrong).
+// `weights`: a list of numbers from 0 to 1 (in an mcrouter file, mcrouter's
+// WeightedChHashFunc words for what is wrong).
 void read_weights(config::route_kind_reader& in, const char* key, config::route_config&, config::route_options& o) {
   auto& out = static_cast<hash_options&>(o);
   const YAML::Node* v = in.value(key);
   if (v == nullptr) return;
+  const bool mcrouter = in.format() == config::route_format::Mcrouter;
   if (!v->IsSequence()) {
-    in.fail_node(*v, "WeightedChHashFunc: weights is not array");
+    in.fail_node(*v, mcrouter ? "WeightedChHashFunc: weights is not array" : "weights: a list of numbers from 0 to 1");
     return;
   }
   out.have_weights = true;
   for (const YAML::Node& e : *v) {
     double d = 0;
     if (!config::mcrouter::as_number(e, d) || d < 0 || d > 1) {
-      in.fail_node(e, "WeightedChHashFunc: weight must be in range [0, 1.0]");
+      in.fail_node(e, mcrouter ? "WeightedChHashFunc: weight must be in range [0, 1.0]"
+                               : "weights: each is a number from 0 to 1");
       return;
     }
     out.weights.push_back(d);
@@ -114,7 +116,9 @@ constexpr config::option_spec kHashOptions[] = {
 void finish_hash(config::route_kind_reader& in, config::route_config& r) {
   const auto& o = config::options_of<hash_options>(r);
   if (o.distribution == kWeightedCh3 && !o.have_weights) {
-    in.fail("WeightedChHashFunc: not an object or no weights");
+    in.fail(in.format() == config::route_format::Mcrouter
+                ? "WeightedChHashFunc: not an object or no weights"
+                : "distribution weighted_ch3 needs `weights` (each child's share, from 0 to 1)");
     return;
   }
   if (in.format() != config::route_format::Mcrouter) return;
