@@ -14,10 +14,12 @@ weights that give the route object no key, and a route object that is
 itself a PoolRoute."""
 import json
 import re
+import time
 
-from conftest import HOST
+from conftest import HOST, free_port
 from mcrouter_hash import furc_hash
 from mcwire import Conn, parse_stats
+from test_router import start_memcached_on
 from test_routes_mcrouter_c import get, serve, set_
 
 KEYS = ["k%d" % i for i in range(60)]
@@ -121,3 +123,96 @@ def test_route_object_can_be_a_pool_route(tmp_path, ithaca_factory, memcached_fa
         assert get(places[furc_hash(k.encode(), 3)], k) == "v-" + k
     stats = servers_stats(router)
     assert sorted(stats) == sorted(f"{HOST}:{s.port}:ascii:plain:notcompressed-1000" for s in places), stats
+
+
+def stat_fields(value):
+    """mcrouter's ServerStat value: ({field: text} before ';', {result: n} after)."""
+    tko = [t for t in ("hard_tko", "soft_tko") if f" {t}; " in value]
+    head, _, results = value.replace(" hard_tko; ", " ").replace(" soft_tko; ", " ").partition(";")
+    fields = dict(part.split(":", 1) for part in head.split())
+    fields.update({t: True for t in tko})
+    return fields, {k: int(n) for k, n in (part.split(":") for part in results.split())}
+
+
+def test_stats_servers_values_in_mcrouters_form(tmp_path, ithaca_factory):
+    """After sets, hits and misses through a PoolRoute, a destination's line
+    says what mcrouter's ServerStat says: a smoothed latency above 0,
+    nothing pending or in flight, the workers that connected `up`, and its
+    results by mcrouter's names; a server that stops is `hard_tko` once a
+    connect is refused, its failed call a connect_error."""
+    server = start_memcached_on(free_port())  # stopped by this test: not the fixture's
+    try:
+        stats_of_a_server_that_stops(tmp_path, ithaca_factory, server)
+    finally:
+        server.stop()
+
+
+def stats_of_a_server_that_stops(tmp_path, ithaca_factory, server):
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"pools": {"A": {"servers": [f"{HOST}:{server.port}"]}}, "route": "PoolRoute|A"}))
+    router = ithaca_factory(args=["--config", str(path)])
+    for k in KEYS[:5]:
+        assert set_(router, k, "v") == b"STORED\r\n"
+    for k in KEYS[:8]:
+        get(router, k)
+    key = f"{HOST}:{server.port}:ascii:plain:notcompressed-1000"
+    fields, results = stat_fields(servers_stats(router)[key])
+    assert float(fields["avg_latency_us"]) > 0, fields
+    assert fields["pending_reqs"] == "0" and fields["inflight_reqs"] == "0", fields
+    assert int(fields.get("up", 0)) >= 1 and "down" not in fields, fields
+    assert results == {"found": 5, "notfound": 3, "stored": 5}, results
+
+    server.stop()
+    with Conn(router.host, router.port) as c:
+        for k in KEYS[:3]:
+            assert c.call(b"get %s\r\n" % k.encode()).startswith(b"SERVER_ERROR"), k
+    value = servers_stats(router)[key]
+    fields, results = stat_fields(value)
+    assert " hard_tko; " in value and int(fields["down"]) >= 1, value
+    # One refused connect marked it down; a get sent on the old connection
+    # before the worker saw it close fails as mcrouter's client fails the
+    # calls of a broken connection (remote_error); the rest failed fast on
+    # a server marked down, which mcrouter does not count as the
+    # destination's.
+    assert results.pop("remote_error", 0) <= 1, results
+    assert results == {"found": 5, "notfound": 3, "stored": 5, "connect_error": 1}, value
+
+
+def test_stats_servers_counts_a_call_in_flight(tmp_path, ithaca_factory):
+    """A server that takes the request and never answers: while the call
+    waits, its destination has one call pending or in flight (mcrouter's
+    test_stats TestServerStatsRequests), and no latency yet; after the
+    timeout, one timeout."""
+    import socket
+    import threading
+    silent = socket.socket()
+    silent.bind((HOST, 0))
+    silent.listen(8)
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(silent.accept()), daemon=True).start()
+    try:
+        port = silent.getsockname()[1]
+        text = json.dumps({"pools": {"A": {"servers": [f"{HOST}:{port}"], "server_timeout": 1500}},
+                           "route": "PoolRoute|A"})
+        path = tmp_path / "silent.json"
+        path.write_text(text)
+        router = ithaca_factory(args=["--config", str(path)])
+        key = f"{HOST}:{port}:ascii:plain:notcompressed-1500"
+        with Conn(router.host, router.port) as c:
+            c.send(b"get k\r\n")
+            deadline = time.monotonic() + 1.0
+            while True:
+                fields, results = stat_fields(servers_stats(router)[key])
+                if int(fields["pending_reqs"]) + int(fields["inflight_reqs"]) == 1 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
+            assert int(fields["pending_reqs"]) + int(fields["inflight_reqs"]) == 1, fields
+            assert fields["avg_latency_us"] == "0.000" and results == {}, (fields, results)
+            assert c.read_reply().startswith(b"SERVER_ERROR"), "the timeout"
+        fields, results = stat_fields(servers_stats(router)[key])
+        assert fields["pending_reqs"] == "0" and fields["inflight_reqs"] == "0", fields
+        assert results == {"timeout": 1}, results
+    finally:
+        silent.close()
+        for conn, _ in accepted:
+            conn.close()
