@@ -4,7 +4,9 @@
 //   stats pools    per pool: servers, servers up, requests, replies, failures
 //   stats servers  per server: state, transitions, requests, replies,
 //                  failures by kind, in flight, connections, connects,
-//                  joined gets, latency p50/p99/p999 in microseconds
+//                  joined gets, latency p50/p99/p999 in microseconds (with
+//                  an mcrouter config `stats ithaca_servers`; its `stats
+//                  servers` is mcrouter's, mcrouter_servers.h)
 //   stats routes   per route node of the tree, in build order: its kind and
 //                  name, requests, and the counters of its kind (failovers,
 //                  failover_limited, gutter_writes, shadow_sent, async_sent,
