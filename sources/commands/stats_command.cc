@@ -144,6 +144,9 @@ exec_action binary_stats(const protocol::request& req, protocol::out_buffer& out
 // other group is the server's own.
 std::string_view mcrouter_group(std::string_view group) {
   if (group == "detailed" || group == "ods" || group == "count") return "all";
+  // mcrouter's one line per destination (server/mcrouter_servers.h);
+  // ithaca's per-server lines stay under `stats ithaca_servers`.
+  if (group == "servers") return "mcrouter_servers";
   return group;
 }
 bool mcrouter_empty_group(std::string_view group) { return group == "cmd-error" || group == "external"; }

@@ -145,9 +145,21 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
   // No server is taken (pool_route makes its PoolRoute an error route); a
   // server listed twice too: both places go to one server, as mcrouter's
   // one destination per address and settings (server_directory shares it).
-  for (const YAML::Node& s : servers) {
+  // An object is a route (mcrouter's makePool hands it to the route
+  // factory): the provider reads it where the pool is used.
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    const YAML::Node& s = servers[i];
+    if (s.IsMap()) {
+      d.entries.push_back(entry{-1, s});
+      continue;
+    }
+    if (!is_string(s)) {
+      err_.fail(s, what + ": server #" + std::to_string(i) + " is not a string/object");
+      return false;
+    }
     backend_server b;
     if (!server(s, b, what, static_cast<uint16_t>(port_override))) return false;
+    d.entries.push_back(entry{static_cast<int>(p.servers.size()), {}});
     p.servers.push_back(std::move(b));
   }
   if (const YAML::Node fd = json["failure_domains"]) {
@@ -164,7 +176,10 @@ bool pools::read(const YAML::Node& json, pool_def& d, std::set<std::string>& see
         err_.fail(fd[i], what + ": a failure domain is a whole number (names are not supported by ithaca)");
         return false;
       }
-      p.servers[i].failure_domain = static_cast<uint32_t>(n);
+      // A route object's place has no destination to give it to.
+      if (d.entries[i].server >= 0) {
+        p.servers[static_cast<std::size_t>(d.entries[i].server)].failure_domain = static_cast<uint32_t>(n);
+      }
     }
   }
   if (const YAML::Node w = json["weights"]) {
@@ -212,10 +227,6 @@ std::string with_port(const std::string& text, uint16_t port) {
 
 // "host:port", "[v6]:port", "host:port:ascii", "host:port:ascii:plain".
 bool pools::server(const YAML::Node& s, backend_server& b, const std::string& what, uint16_t port) {
-  if (!s.IsScalar()) {
-    err_.fail(s, what + ": a server is a \"host:port\" string (server objects are not supported by ithaca)");
-    return false;
-  }
   std::string text = s.Scalar();
   if (port != 0) text = with_port(text, port);
   const size_t close = text.find(']');

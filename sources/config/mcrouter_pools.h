@@ -32,9 +32,18 @@ class pools {
   // pool names apart from that config's.
   void name_prefix(std::string prefix) { prefix_ = std::move(prefix); }
 
+  // One place of a pool's `servers` list: a "host:port" server, or a route
+  // object (mcrouter's makePool builds it with the route factory, and it
+  // takes that place among the pool's destinations, in hashing too).
+  struct entry {
+    int server = -1;   // an index into pool_def::base.servers; -1: a route
+    YAML::Node route;  // the route object, as written (server < 0)
+  };
   struct pool_def {
     pool_config base;             // servers and settings; the distribution not yet chosen
-    std::vector<double> weights;  // the pool's `weights` (WeightedCh3), or none
+    std::vector<entry> entries;   // the `servers` list in its order: base.servers and route objects
+    std::vector<double> weights;  // the pool's `weights` (WeightedCh3) by place in entries, or none
+    bool has_routes() const { return entries.size() != base.servers.size(); }
     // `servers: []` (mcrouter takes it): a PoolRoute over it answers with an
     // error (error_on_empty, mcrouter's default) or as a NullRoute.
     bool error_on_empty = true;
@@ -50,7 +59,8 @@ class pools {
   std::string placed(const pool_def& d, kinds::distribution_kind dist, const std::vector<double>& weights,
                      uint32_t buckets = 0);
   // "Pool|A": one single-server pool config per server ("A#1", "A#2", ...;
-  // not "A/host:port", which `stats servers` would print as POOL/ADDRESS twice).
+  // not "A/host:port", which `stats servers` would print as POOL/ADDRESS
+  // twice), in the order of base.servers (route objects have none).
   std::vector<std::string> each_server(const pool_def& d);
 
  private:

@@ -370,7 +370,7 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   }
   const pools::pool_def* d = pools_.find(pool_json, at);
   if (d == nullptr) return r;
-  if (d->base.servers.empty()) {
+  if (d->entries.empty()) {
     // mcrouter's HashRoute over no destination (HashRouteFactory.h): an
     // ErrorRoute with these words, or a NullRoute without error_on_empty.
     return d->error_on_empty ? module_node("error", route_format::Mcrouter, r.line,
@@ -440,19 +440,33 @@ route_config provider::pool_route(const YAML::Node& json, const YAML::Node& at) 
   // mcrouter reads the first weight of each server and leaves any extra;
   // a server with none gets 0.5 (its WeightedChHashFuncBase logs "CONFIG IS
   // BROKEN" and goes on).
-  if (dist == kinds::distribution_kind::WeightedCh3) weights.resize(d->base.servers.size(), 0.5);
-  if (weights.size() > d->base.servers.size()) weights.resize(d->base.servers.size());
+  const std::size_t places = d->entries.size();
+  if (dist == kinds::distribution_kind::WeightedCh3) weights.resize(places, 0.5);
+  if (weights.size() > places) weights.resize(places);
   if (dist == kinds::distribution_kind::WeightedCh3 &&
       std::any_of(weights.begin(), weights.end(), [](double w) { return w < 0 || w > 1; })) {
     err_.fail(at, "PoolRoute: WeightedCh3 weights are numbers from 0 to 1 (pool '" + d->base.name + "')");
     return r;
   }
   const uint32_t buckets = json.IsMap() ? bucketize(json) : 0;
-  const std::string placed = pools_.placed(*d, dist, weights, buckets);
-  r = module_node("pool", route_format::Mcrouter, r.line,
-                  {{"pool", placed}, {"reliable_deletes", reliable_deletes ? "true" : "false"}});
-  if (json.IsMap() && json["slow_warmup"]) r = slow_warmup(json["slow_warmup"], at, std::move(r));
-  if (json.IsMap() && json["shadows"]) r = pool_shadows(json, at, std::move(r), placed);
+  if (d->has_routes()) {
+    // Route objects among the servers: mcrouter's own shape, a HashRoute over
+    // the pool's destinations (each server alone, each route object in its
+    // place). What ithaca places per server of a pool is refused over it.
+    for (const char* key : {"shadows", "slow_warmup", "bucketize"}) {
+      if (json.IsMap() && json[key]) {
+        err_.fail(json[key], std::string("PoolRoute: ") + key + " over pool '" + d->base.name +
+                                 "', which has route objects among its servers, is not supported by ithaca");
+      }
+    }
+    r = hash_over_places(pool_json, at, dist, weights, reliable_deletes);
+  } else {
+    const std::string placed = pools_.placed(*d, dist, weights, buckets);
+    r = module_node("pool", route_format::Mcrouter, r.line,
+                    {{"pool", placed}, {"reliable_deletes", reliable_deletes ? "true" : "false"}});
+    if (json.IsMap() && json["slow_warmup"]) r = slow_warmup(json["slow_warmup"], at, std::move(r));
+    if (json.IsMap() && json["shadows"]) r = pool_shadows(json, at, std::move(r), placed);
+  }
   if (json.IsMap() && json["rates"]) {  // PoolRoute's own rate limit: a RateLimitRoute in front of it
     route_config limited;
     limited.line = r.line;
@@ -646,16 +660,59 @@ route_config provider::latest_route(std::vector<route_config> targets, const YAM
   return r;
 }
 
-// "Pool|A": each server of A on its own (mcrouter's destinations, which
-// AllSyncRoute and the like take as children).
-std::vector<route_config> provider::pool_servers(const YAML::Node& json, const YAML::Node& at) {
+// "Pool|A": A's destinations in the order of its `servers` (mcrouter's,
+// which AllSyncRoute and the like take as children): each server on its own
+// (with reliable deletes when a PoolRoute asks), each route object as the
+// route factory reads it.
+std::vector<route_config> provider::pool_servers(const YAML::Node& json, const YAML::Node& at, bool reliable_deletes) {
   const pools::pool_def* d = pools_.find(json, at);
   if (d == nullptr) return {};
+  const std::vector<std::string> names = pools_.each_server(*d);
   std::vector<route_config> out;
-  for (const std::string& name : pools_.each_server(*d)) {
-    out.push_back(module_node("pool", route_format::Mcrouter, err_.line(at), {{"pool", name}}));
+  for (const pools::entry& e : d->entries) {
+    if (e.server < 0) {
+      out.push_back(f_.one(e.route, "server"));
+      out.back().role.clear();
+      continue;
+    }
+    out.push_back(module_node("pool", route_format::Mcrouter, err_.line(at),
+                              {{"pool", names[static_cast<std::size_t>(e.server)]},
+                               {"reliable_deletes", reliable_deletes ? "true" : "false"}}));
   }
   return out;
+}
+
+// A PoolRoute over a pool with route objects among its servers: mcrouter's
+// HashRoute over the pool's destinations (pool_servers), placed by the
+// PoolRoute's hash (`dist`, with `weights` for WeightedCh3), so a route
+// object's place takes its share of the keys as a server's would. One
+// destination is that destination (mcrouter's HashRoute of one child).
+route_config provider::hash_over_places(const YAML::Node& pool_json, const YAML::Node& at,
+                                        kinds::distribution_kind dist, const std::vector<double>& weights,
+                                        bool reliable_deletes) {
+  std::vector<route_config> places = pool_servers(pool_json, at, reliable_deletes);
+  if (places.size() == 1) return std::move(places[0]);
+  YAML::Node object(YAML::NodeType::Map);
+  switch (dist) {
+    case kinds::distribution_kind::McrouterCrc32: object["hash_func"] = "Crc32"; break;
+    case kinds::distribution_kind::ConstShard: object["hash_func"] = "ConstShard"; break;
+    case kinds::distribution_kind::WeightedCh3: {
+      object["hash_func"] = "WeightedCh3";
+      YAML::Node w(YAML::NodeType::Sequence);
+      for (double x : weights) w.push_back(x);
+      object["weights"] = w;
+      break;
+    }
+    default: object["hash_func"] = "Ch3"; break;
+  }
+  route_config h;
+  h.line = err_.line(at);
+  json_kind_reader(f_, err_, object, at).read_options(*find_route_kind("hash"), h);
+  for (route_config& c : places) {
+    c.role.clear();
+    h.children.push_back(std::move(c));
+  }
+  return h;
 }
 
 }  // namespace ithaca::config::mcrouter

@@ -76,7 +76,9 @@ class provider {
   route_config load_balanced_pool(const YAML::Node& hash, const YAML::Node& pool_json, const YAML::Node& at);
   route_config latest_route(std::vector<route_config> targets, const YAML::Node& options, std::vector<double> weights,
                             const YAML::Node& at);
-  std::vector<route_config> pool_servers(const YAML::Node& json, const YAML::Node& at);
+  std::vector<route_config> pool_servers(const YAML::Node& json, const YAML::Node& at, bool reliable_deletes = false);
+  route_config hash_over_places(const YAML::Node& pool_json, const YAML::Node& at, kinds::distribution_kind dist,
+                                const std::vector<double>& weights, bool reliable_deletes);
 
   route_factory& f_;
   json_errors& err_;

@@ -204,7 +204,9 @@ void backend_conn::finish(entry& e, bool answered) {
         if (t[i] != 0) counters().results[i].add(t[i]);
       }
     }
-    counters().latency.record(static_cast<uint64_t>(std::max<int64_t>(0, mm::now_ns() - e.started_ns)) / 1000);
+    const uint64_t micros = static_cast<uint64_t>(std::max<int64_t>(0, mm::now_ns() - e.started_ns)) / 1000;
+    counters().latency.record(micros);
+    counters().recent_latency.add(static_cast<double>(micros));
     server_->record_success();
   }
   if (open_line_ == e.call) open_line_ = nullptr;

@@ -27,6 +27,7 @@
 #include "backend_connect.h"
 #include "backend_reply_parser.h"
 #include "backend_server.h"
+#include "gauged_queue.h"
 #include "machinarium.h"
 #include "request_slot.h"
 
@@ -157,7 +158,9 @@ class backend_conn {
   bool connect_idle_ = false;  // connect_now(): leave Idle with nothing queued
 
   std::deque<entry> inflight_;  // encoded (maybe not yet written), in wire order
-  std::deque<entry> waiting_;   // over the in-flight cap: not encoded yet
+  // Over the in-flight cap (or before the connection is up): not encoded
+  // yet; counted in the worker's pending gauge (mcrouter's pending_reqs).
+  gauged_queue<entry> waiting_{server_->counters(worker_).pending};
   std::string out_;             // encoded requests not yet written (clients append)
   std::string sending_;         // what the writer is writing now (clients never touch it)
   // The call whose get line ends out_ and may take the next get's keys

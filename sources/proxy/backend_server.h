@@ -16,6 +16,7 @@
 
 #include "counters.h"
 #include "latency_histogram.h"
+#include "smoothed_latency.h"
 #include "machinarium.h"
 #include "router_config.h"
 #include "server_totals.h"
@@ -66,6 +67,8 @@ struct server_counters {
   stats::counter joined;                                // gets that joined another's get line (one reply for both)
   stats::counter idle_closes;                           // idle connections the server closed (recycled, not failures)
   std::atomic<int64_t> inflight{0};                     // calls sent and unanswered (gauge)
+  std::atomic<int64_t> pending{0};                      // calls queued, not yet sent (gauge: gauged_queue.h)
+  smoothed_latency recent_latency;                      // replies' latency, mcrouter's smoothing
   std::atomic<int64_t> connections{0};                  // open connections (gauge)
   latency_histogram latency;
 };

@@ -180,17 +180,6 @@ void router_stats_summary(const route::route_tree& tree, stats::stat_lines& out)
 
 namespace {
 
-// Each server of the tree once (a server in two pools is one destination).
-template <class F>
-void for_each_tree_server(const route::route_tree& tree, F&& f) {
-  std::unordered_set<const proxy::backend_server*> seen;
-  for (const auto& p : tree.pools()) {
-    for (const auto& s : p->servers()) {
-      if (seen.insert(s.get()).second) f(*s);
-    }
-  }
-}
-
 std::uint64_t mcrouter_failures_of(const proxy::server_totals& n, proxy::failure_kind k) {
   return n.failures[static_cast<std::size_t>(k)];
 }
@@ -201,6 +190,12 @@ std::uint64_t mcrouter_results_of(const proxy::server_totals& n, protocol::reply
 
 }  // namespace
 
+mcrouter_state mcrouter_state_of(const proxy::backend_server& s, const proxy::server_counters& c) {
+  if (!s.up()) return mcrouter_state::Down;
+  if (c.connections.load(std::memory_order_relaxed) > 0) return mcrouter_state::Up;
+  return c.connects.get() > 0 ? mcrouter_state::Closed : mcrouter_state::New;
+}
+
 mcrouter_figures router_mcrouter_figures(const route::route_tree& tree) {
   mcrouter_figures f;
   using protocol::reply_result;
@@ -209,14 +204,11 @@ mcrouter_figures router_mcrouter_figures(const route::route_tree& tree) {
     // One destination per worker, in that worker's state.
     for (const auto& c : s.all_counters()) {
       ++f.servers;
-      if (!s.up()) {
-        ++f.down;
-      } else if (c->connections.load(std::memory_order_relaxed) > 0) {
-        ++f.up;
-      } else if (c->connects.get() > 0) {
-        ++f.closed;
-      } else {
-        ++f.fresh;
+      switch (mcrouter_state_of(s, *c)) {
+        case mcrouter_state::Down: ++f.down; break;
+        case mcrouter_state::Up: ++f.up; break;
+        case mcrouter_state::Closed: ++f.closed; break;
+        case mcrouter_state::New: ++f.fresh; break;
       }
     }
     if (!s.up() || s.failure_streak() > 0) ++f.suspect;

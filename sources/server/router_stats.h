@@ -4,7 +4,9 @@
 //   stats pools    per pool: servers, servers up, requests, replies, failures
 //   stats servers  per server: state, transitions, requests, replies,
 //                  failures by kind, in flight, connections, connects,
-//                  joined gets, latency p50/p99/p999 in microseconds
+//                  joined gets, latency p50/p99/p999 in microseconds (with
+//                  an mcrouter config `stats ithaca_servers`; its `stats
+//                  servers` is mcrouter's, mcrouter_servers.h)
 //   stats routes   per route node of the tree, in build order: its kind and
 //                  name, requests, and the counters of its kind (failovers,
 //                  failover_limited, gutter_writes, shadow_sent, async_sent,
@@ -26,6 +28,10 @@
 // [a worker answering stats, under server_stats's reset mutex]
 #pragma once
 
+#include <cstdint>
+#include <unordered_set>
+
+#include "backend_server.h"
 #include "route_tree.h"
 #include "stats_provider.h"
 
@@ -48,6 +54,29 @@ struct mcrouter_figures {
   uint64_t error = 0, connect_error = 0, data_timeout = 0, tko = 0, client_error = 0, local_error = 0, remote_error = 0;
 };
 mcrouter_figures router_mcrouter_figures(const route::route_tree& tree);
+
+// Each server of the tree once (a server in two pools is one destination).
+template <class F>
+void for_each_tree_server(const route::route_tree& tree, F&& f) {
+  std::unordered_set<const proxy::backend_server*> seen;
+  for (const auto& p : tree.pools()) {
+    for (const auto& s : p->servers()) {
+      if (seen.insert(s.get()).second) f(*s);
+    }
+  }
+}
+
+// mcrouter's state of a destination (ProxyDestinationBase::State), which it
+// keeps per proxy thread: here per worker, from that worker's counters.
+enum class mcrouter_state : std::uint8_t {
+  New,     // never connected
+  Up,      // a connection is open
+  Down,    // the server is marked down
+  Closed,  // connected once, none open now
+};
+inline constexpr std::size_t kMcrouterStates = 4;
+inline constexpr const char* kMcrouterStateNames[kMcrouterStates] = {"new", "up", "down", "closed"};
+mcrouter_state mcrouter_state_of(const proxy::backend_server& s, const proxy::server_counters& c);
 
 // `stats suspect_servers` (mcrouter's): "HOST:PORT" -> "status:tko
 // num_failures:N" for a server marked down, "status:down num_failures:N"

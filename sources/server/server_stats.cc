@@ -1,6 +1,7 @@
 #include "server_stats.h"
 
 #include "router_stats.h"
+#include "mcrouter_servers.h"
 #include "router_stats_table.h"
 
 #include <sys/resource.h>
@@ -77,8 +78,13 @@ bool server_stats::collect(std::string_view arg, stats::stat_lines& out) {
     conns(out);
   } else if (arg == "pools") {
     router_stats_pools(*live->routes, out);
-  } else if (arg == "servers") {
+  } else if (arg == "servers" || arg == "ithaca_servers") {
+    // ithaca's POOL/ADDRESS:FIELD lines; an mcrouter config's `stats
+    // servers` asks for mcrouter_servers (commands/stats_command.cc), and
+    // ithaca_servers gives these to any config.
     router_stats_servers(*live->routes, out);
+  } else if (arg == "mcrouter_servers") {
+    mcrouter_stats_servers(*live->routes, out);
   } else if (arg == "routes") {
     router_stats_routes(*live->routes, out);
   } else if (arg == "latency") {

@@ -201,7 +201,9 @@ def test_mcrouter_config_with_use_ssl_and_pem_flags(ithaca_factory, memcached_fa
     with mcwire.Conn(router.host, router.port) as c:
         assert c.call(b"set m 0 0 3\r\nabc\r\n") == b"STORED\r\n"
         assert c.call(b"get m\r\n") == b"VALUE m 0 3\r\nabc\r\nEND\r\n"
-        st = stats(c, "servers")
+        # mcrouter's `stats servers` keys the destination with its security.
+        assert list(stats(c, "servers")) == [f"{addr(backend)}:ascii:ssl:notcompressed-1000"]
+        st = stats(c, "ithaca_servers")
         assert st[f"A/{addr(backend)}:tls"] == "on (verify, client certificate)"
 
 

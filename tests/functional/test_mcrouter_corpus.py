@@ -16,7 +16,6 @@ from mcwire import Conn
 
 # What ithaca still refuses, and the words it says it with.
 STILL_REFUSED = {
-    'test_pool_server_errors.json': 'pool \'A\': a server is a "host:port" string (server objects are not supported by ithaca)',
 }
 
 CONFIGS = dict(corpus.configs())

@@ -8,8 +8,9 @@ formats (mcrouter/ServiceInfo-inl.h, stats.cpp, stat_list.h).
   mcrouter/test/test_mcrouter_states.py  num_servers* and their invariant
   mcrouter/test/test_stats.py  result_*_count after a CLIENT_ERROR and a
       SERVER_ERROR (from a real memcached: a non-numeric incr, a value over
-      its -I); `stats servers`' per-destination form is mcrouter's own and
-      not ported (ithaca's is POOL/ADDRESS:FIELD, test_counter_tables.py)
+      its -I); `stats servers`' per-destination form is
+      test_mcrouter_pool_routes.py's (ithaca's own POOL/ADDRESS:FIELD lines,
+      `stats ithaca_servers` with an mcrouter config, test_counter_tables.py)
   mcrouter/test/test_poolstats.py  cmd_get_count (its pool stats files are
       mcrouter's stats_root, which ithaca does not write)
 

@@ -54,8 +54,10 @@ def server_stat(router, server, name):
 
 
 def server_stat_pool(router, pool, server, name):
+    """ithaca's per-server line (`stats ithaca_servers`: an mcrouter config's
+    `stats servers` is mcrouter's one line per destination)."""
     with mcwire.Conn(router.host, router.port) as c:
-        return stats(c, "servers")[f"{pool}/{addr(server)}:{name}"]
+        return stats(c, "ithaca_servers")[f"{pool}/{addr(server)}:{name}"]
 
 
 def router_stat(router, name):

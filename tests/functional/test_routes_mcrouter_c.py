@@ -18,7 +18,7 @@ import time
 import pytest
 
 from conftest import HOST, ithaca_binary
-from mcwire import Conn
+from mcwire import Conn, parse_stats
 
 CONFIGS = pathlib.Path(__file__).parent / "mcrouter_corpus"
 ADDRESS = re.compile(r'"(?:localhost|127\.0\.0\.1|\[::1\]):(\d+)"')
@@ -212,18 +212,30 @@ def test_empty_pool(tmp_path, ithaca_factory, memcached_factory):
 # ---- test_mcrouter.py: TestDuplicateServers
 
 
+def mcrouter_servers(router):
+    """`stats servers` in mcrouter's form: {destination key: value}."""
+    with Conn(router.host, router.port) as c:
+        return parse_stats(c.call(b"stats servers\r\n"))
+
+
 def test_duplicate_servers(tmp_path, ithaca_factory, memcached_factory):
     """A server listed twice in a pool is one destination (mcrouter: one
-    proxy destination for both): `stats servers` lists the pool's two places,
-    and both are the one server, which counted every request."""
+    proxy destination for both): `stats servers` has one line, keyed with
+    the default timeout, whose results count every set; `stats
+    ithaca_servers` lists the pool's two places, and both are the one
+    server, which counted every request."""
     router, mc = serve("test_duplicate_servers.json", tmp_path, ithaca_factory, memcached_factory)
     keys = ["key%d" % i for i in range(40)]
     for k in keys:
         assert set_(router, k, "v") == b"STORED\r\n"
     for k in keys:
         assert get(mc["12345"], k) == "v"
+    stats = mcrouter_servers(router)
+    key = f"{HOST}:{mc['12345'].port}:ascii:plain:notcompressed-1000"
+    assert list(stats) == [key], stats
+    assert stats[key].endswith(f"; stored:{len(keys)}"), stats
     with Conn(router.host, router.port) as c:
-        lines = c.call(b"stats servers\r\n").split(b"\r\n")
+        lines = c.call(b"stats ithaca_servers\r\n").split(b"\r\n")
     name = f"A.wildcard/{HOST}:{mc['12345'].port}:requests".encode()
     counts = [int(line.split()[2]) for line in lines if line.startswith(b"STAT " + name + b" ")]
     assert counts == [len(keys), len(keys)], lines
@@ -231,16 +243,22 @@ def test_duplicate_servers(tmp_path, ithaca_factory, memcached_factory):
 
 def test_duplicate_servers_difftimeouts(tmp_path, ithaca_factory, memcached_factory):
     """The same server in two pools with different timeouts is two
-    destinations (mcrouter: one per address and timeout): each pool's two
-    places are one server, which counted that pool's requests only."""
+    destinations (mcrouter: one per address and timeout, the timeout in the
+    key of `stats servers`): each pool's two places are one server, which
+    counted that pool's requests only."""
     router, mc = serve("test_duplicate_servers_difftimeouts.json", tmp_path, ithaca_factory, memcached_factory)
     for i in range(10):
         assert set_(router, "/a/a/ka%d" % i, "v") == b"STORED\r\n"
     for i in range(6):
         assert set_(router, "/b/b/kb%d" % i, "v") == b"STORED\r\n"
     assert get(mc["12345"], "ka0") == "v" and get(mc["12345"], "kb0") == "v"
+    stats = mcrouter_servers(router)
+    key = f"{HOST}:{mc['12345'].port}:ascii:plain:notcompressed-"
+    assert sorted(stats) == [key + "1000", key + "2000"], stats
+    # A (server_timeout 1000) took the 10 sets, B (2000) the 6.
+    assert stats[key + "1000"].endswith("; stored:10") and stats[key + "2000"].endswith("; stored:6"), stats
     with Conn(router.host, router.port) as c:
-        lines = c.call(b"stats servers\r\n").split(b"\r\n")
+        lines = c.call(b"stats ithaca_servers\r\n").split(b"\r\n")
 
     def requests(pool):
         name = f"{pool}/{HOST}:{mc['12345'].port}:requests".encode()

@@ -185,6 +185,52 @@ TEST_CASE("short forms: Pool|name is each server, Type|... nests") {
   CHECK(is(route_of("[\"PoolRoute|B\"]"), "pool"));
 }
 
+TEST_CASE("route objects among a pool's servers take their place (mcrouter's makePool)") {
+  const std::string pools = R"({"pools": {
+    "M": {"servers": ["127.0.0.1:1", {"type": "ErrorRoute", "response": "mid"}, "127.0.0.1:3"],
+          "weights": [1, 0.25, 0.5], "failure_domains": [7, 8, 9]},
+    "R": {"servers": [{"type": "NullRoute"}]}
+  },
+)";
+  auto route_in = [&](const std::string& route, config* c) {
+    const std::string error = load_json(pools + "  \"route\": " + route + "\n}\n", c);
+    INFO(error);
+    REQUIRE(error.empty());
+    return written_route(*c);
+  };
+  config c;
+  // Pool|M: the three destinations in order, the object as its route.
+  route_config all = route_in("\"AllSyncRoute|Pool|M\"", &c);
+  REQUIRE(all.children.size() == 3);
+  CHECK(pool_of(all.children[0]) == "M#1");
+  CHECK(describe_options(all.children[1]) == "error message=mid result=mc_res_local_error");
+  CHECK(pool_of(all.children[2]) == "M#2");
+  CHECK(pool_named(c, "M#2").servers[0].address == "127.0.0.1:3");
+  CHECK(pool_named(c, "M#2").servers[0].failure_domain == 9);  // the third place's domain
+  // A PoolRoute over it: a HashRoute over the places, the pool's weights by place.
+  route_config h = route_in(R"({"type": "PoolRoute", "pool": "M", "hash": "WeightedCh3"})", &c);
+  CHECK(describe_options(h) == "hash hash=md5 distribution=weighted_ch3 salt= weights=1,0.25,0.5");
+  REQUIRE(h.children.size() == 3);
+  CHECK(is(h.children[1], "error"));
+  CHECK(describe_options(h.children[0]) == "pool pool=M#1 reliable_deletes=true");  // mcrouter's asynclog
+  CHECK(describe_options(route_in(R"({"type": "PoolRoute", "pool": "M", "hash": "Crc32"})", &c)) ==
+        "hash hash=md5 distribution=mcrouter_crc32 salt= weights=");
+  // One place is that place.
+  CHECK(std::string(kind_name(route_in("\"PoolRoute|R\"", &c))) == "null");
+  // What ithaca places per server of one pool is refused over it.
+  CHECK(load_json(pools + R"(  "route": {"type": "PoolRoute", "pool": "M", "shadows": []}
+}
+)") == "m.json:6: PoolRoute: shadows over pool 'M', which has route objects among its servers, is not supported by ithaca");
+  CHECK(load_json(R"({"pools": {"A": {"servers": ["127.0.0.1:1", 5]}}, "route": "PoolRoute|A"})") ==
+        "m.json:1: pool 'A': server #1 is not a string/object");
+  CHECK(load_json(R"({"pools": {"A": {"servers": ["127.0.0.1:1", {"type": "NoSuchRoute"}]}}, "route": "PoolRoute|A"})")
+            .starts_with("m.json:1: Unknown RouteHandle: NoSuchRoute"));
+  // HashRoute's WeightedCh3 wants its weights (mcrouter's words).
+  CHECK(load_json(R"({"pools": {"A": {"servers": ["127.0.0.1:1"]}},
+  "route": {"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|A"], "hash_func": "WeightedCh3"}})") ==
+        "m.json:2: WeightedChHashFunc: not an object or no weights");
+}
+
 TEST_CASE("route objects and their mcrouter option names") {
   route_config p = route_of(R"({"type": "PrefixSelectorRoute", "policies": {"a:": "PoolRoute|A", "b:": "PoolRoute|B"},
                                  "wildcard": "PoolRoute|A"})");
@@ -283,9 +329,9 @@ TEST_CASE("route objects and their mcrouter option names") {
   route_config h =
       route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"], "hash_func": "Crc32"})");
   CHECK(is(h, "hash"));
-  CHECK(describe_options(h) == "hash hash=md5 distribution=mcrouter_crc32 salt=");
+  CHECK(describe_options(h) == "hash hash=md5 distribution=mcrouter_crc32 salt= weights=");
   CHECK(describe_options(route_of(R"({"type": "HashRoute", "children": ["PoolRoute|A", "PoolRoute|B"]})")) ==
-        "hash hash=md5 distribution=ch3 salt=");
+        "hash hash=md5 distribution=ch3 salt= weights=");
   CHECK(std::string(kind_name(route_of(R"({"type": "HashRoute", "children": []})"))) == "error");
 
   route_config x =

@@ -197,9 +197,12 @@ TEST_CASE("warm_up, l1l2, modify_exptime") {
 TEST_CASE("hash: children, hash and distribution") {
   route_config h = tree_route_of("route: {type: hash, children: [pool:main, pool:gutter]}\n");
   CHECK(is(h, "hash"));
-  CHECK(describe_options(h) == "hash hash=md5 distribution=ch3 salt=");
+  CHECK(describe_options(h) == "hash hash=md5 distribution=ch3 salt= weights=");
   route_config j = tree_route_of("route: {type: hash, children: [local, local], hash: crc32, distribution: jump}\n");
-  CHECK(describe_options(j) == "hash hash=crc32 distribution=jump salt=");
+  CHECK(describe_options(j) == "hash hash=crc32 distribution=jump salt= weights=");
+  route_config w = tree_route_of(
+      "route: {type: hash, children: [pool:main, pool:gutter], distribution: weighted_ch3, weights: [1, 0.5]}\n");
+  CHECK(describe_options(w) == "hash hash=md5 distribution=weighted_ch3 salt= weights=1,0.5");
 }
 
 TEST_CASE("rate_limit: target, fallback, rates and bursts by class") {
@@ -316,7 +319,11 @@ TEST_CASE("bad fractions, rates, exptimes and error names") {
   CHECK(tree_load("route: {type: modify_exptime, target: local, exptime: 5s, action: max}\n") ==
         "t.yaml:4: action: expected one of set or min, got 'max'");
   CHECK(tree_load("route: {type: hash, children: [local], distribution: ketama}\n") ==
-        "t.yaml:4: distribution: expected one of ch3, mcrouter_crc32, modula or jump, got 'ketama'");
+        "t.yaml:4: distribution: expected one of ch3, mcrouter_crc32, weighted_ch3, const_shard, modula or jump, got 'ketama'");
+  CHECK(tree_load("route: {type: hash, children: [local, local], distribution: weighted_ch3}\n") ==
+        "t.yaml:4: distribution weighted_ch3 needs `weights` (each child's share, from 0 to 1)");
+  CHECK(tree_load("route: {type: hash, children: [local, local], distribution: weighted_ch3, weights: [2]}\n") ==
+        "t.yaml:4: weights: each is a number from 0 to 1");
   CHECK(tree_load("route: {type: error, message: \"a\\r\\nb\"}\n") == "t.yaml:4: message: one line, without CR or LF");
 }
 
