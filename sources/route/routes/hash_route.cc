@@ -85,7 +85,10 @@ void read_weights(config::route_kind_reader& in, const char* key, config::route_
 std::string show_weights(const config::route_options& o) {
   const auto& h = static_cast<const hash_options&>(o);
   std::string out;
-  for (std::size_t i = 0; i < h.weights.size(); ++i) out += (i ? "," : "") + config::number_text(h.weights[i]);
+  for (std::size_t i = 0; i < h.weights.size(); ++i) {
+    if (i) out += ',';
+    out += config::number_text(h.weights[i]);
+  }
   return out;
 }
 static_assert(kinds::kHashKindNames[static_cast<int>(kinds::hash_kind::Md5)].value == kinds::hash_kind::Md5);
