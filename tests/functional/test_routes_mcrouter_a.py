@@ -1124,8 +1124,8 @@ def test_host_id_short_form_and_the_empty_pool_sample(tmp_path, ithaca_factory, 
 
 
 # ---- LoggingRoute (mcrouter/test/test_logging_route.py: mcrouter wraps its
-# root in a LoggingRoute with --enable-logging-route, which ithaca does not
-# have; the same pool under an explicit LoggingRoute here)
+# root in a LoggingRoute with --enable-logging-route, tested in
+# test_mcrouter_cli.py; the same pool under an explicit LoggingRoute here)
 
 
 def logging_config(name):
