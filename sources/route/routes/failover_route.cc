@@ -359,6 +359,8 @@ struct failover_options final : config::route_options {
   double limit_burst = 1000;
   std::uint32_t exptime = 10;  // failover_exptime: the TTL cap of writes to a failover child
   failover_policy_config policy;
+  std::vector<std::string> route_tags;  // mcrouter's route-level `tags` (RendezvousPolicy's, replacing its own)
+  bool route_tags_given = false;
   bool failover_tag = false, lease_pairing = false;
   std::string pool;  // salted_failover: the pool it fails over within
 };
@@ -514,10 +516,38 @@ std::string show_failover_policy_option(const config::route_options& opts) {
   return show_failover_policy(o.policy);
 }
 
-// mcrouter's route-level `hash`: the deterministic order's hash function.
+// mcrouter's route-level `hash`: an object is the deterministic order's hash
+// function; a name is the rendezvous policy's ("WeightedRendezvous"), which
+// the other policies ignore (failover_order checks it against the policy).
 void read_failover_hash(config::route_kind_reader& in, const char* key, config::route_config&,
                         config::route_options& opts) {
-  read_failover_policy_hash(in, *in.value(key), static_cast<failover_options&>(opts).policy);
+  const YAML::Node& v = *in.value(key);
+  failover_policy_config& p = static_cast<failover_options&>(opts).policy;
+  if (v.IsScalar()) {
+    p.route_hash = v.Scalar();
+    return;
+  }
+  read_failover_policy_hash(in, v, p);
+}
+
+// mcrouter's route-level `tags`: a RendezvousPolicy's tags, replacing any
+// the policy has (mcrouter inserts them into the policy's object).
+void read_failover_tags(config::route_kind_reader& in, const char* key, config::route_config&,
+                        config::route_options& opts) {
+  auto& o = static_cast<failover_options&>(opts);
+  const YAML::Node& v = *in.value(key);
+  if (!v.IsSequence()) {
+    in.fail_node(v, "FailoverRendezvousPolicy: tags is not an array");
+    return;
+  }
+  for (const YAML::Node& t : v) {
+    if (!t.IsScalar()) {
+      in.fail_node(t, "FailoverRendezvousPolicy: tag is not a string");
+      return;
+    }
+    o.route_tags.push_back(t.Scalar());
+  }
+  o.route_tags_given = true;
 }
 
 // The options both kinds take; the gutter's add its exptime.
@@ -534,12 +564,17 @@ constexpr config::option_spec kFailoverOptions[] = {
                           "the order children are tried in and how many: in_order (default), deterministic_order "
                           "{max_tries, max_error_tries, exclude_errors, hash, ignore_normal_reply_index, "
                           "enable_failure_domains}, "
-                          "least_failures {max_tries}, rendezvous {tags}",
+                          "least_failures {max_tries}, rendezvous {tags, weights}; in_order {max_tries (error "
+                          "tries), exclude_errors}",
                           read_failover_policy_option, show_failover_policy_option,
                           "{type: deterministic_order, max_tries: 2, max_error_tries: 2}",
                           "{\"type\": \"DeterministicOrderPolicy\", \"max_tries\": 2, \"max_error_tries\": 2}"),
-    config::custom_option(nullptr, "hash", "mcrouter: the deterministic order's hash ({hash_func, weights})",
+    config::custom_option(nullptr, "hash",
+                          "mcrouter: the deterministic order's hash ({hash_func, weights}), or the rendezvous "
+                          "policy's (\"WeightedRendezvous\": the policy's weights)",
                           read_failover_hash, config::show_nothing, nullptr, "{\"hash_func\": \"Ch3\"}"),
+    config::custom_option(nullptr, "tags", "mcrouter: the rendezvous policy's tags (they replace the policy's)",
+                          read_failover_tags, config::show_nothing, nullptr, "[\"host:port\"]"),
     config::flag_option<&failover_options::failover_tag>(
         "failover_tag", "failover_tag", "a hash-stopped key sent to a failover child gets \":failover=1\" appended"),
     config::flag_option<&failover_options::lease_pairing>(
@@ -626,6 +661,10 @@ failover_route::options runtime_options(tree_builder& b, const config::route_con
   out.limit_burst = o.limit_burst > 0 ? o.limit_burst : 1000;
   out.exptime = o.exptime == 0 ? 10 : o.exptime;
   out.policy = o.policy;
+  if (o.route_tags_given) {
+    out.policy.tags = o.route_tags;
+    out.policy.tags_given = true;
+  }
   out.failover_tag = o.failover_tag;
   out.lease_pairing = o.lease_pairing;
   return out;
