@@ -34,6 +34,7 @@ MODULES = [
     "test_shadow_with_file",  # 1 s
     "test_slow_warmup",  # 1 s
     "test_tko_inactive",  # 4 s
+    "test_warmup2",  # 12 s
 ]
 
 
