@@ -145,10 +145,12 @@ void read_failover_policy(config::route_kind_reader& in, const YAML::Node& v, fa
       return;
     case failover_policy_kind::Rendezvous: {
       in.check_keys(v, "failover_policy", {"type", "tags", "hash", "weights"});
+      // mcrouter reads no `hash` here (the route's own picks the weighted
+      // kind): another name than its default is surely a misplaced one.
       if (const YAML::Node h = v["hash"]; h && !(h.IsScalar() && h.Scalar() == "Rendezvous")) {
         in.fail_node(h, "failover_policy: RendezvousPolicy's hash " + config::describe_node(h) +
-                            " is not supported by ithaca (Rendezvous)");
-        return;
+                            " is not supported by ithaca (Rendezvous; WeightedRendezvous is the FailoverRoute's own "
+                            "`hash`)");
       }
       if (const YAML::Node w = v["weights"]) {
         // Read whatever the route's hash is (it may come after): used by
@@ -168,7 +170,7 @@ void read_failover_policy(config::route_kind_reader& in, const YAML::Node& v, fa
         out.rendezvous_weights_given = true;
       }
       const YAML::Node tags = v["tags"];
-      if (!tags) return;  // the route's own `tags` may give them (checked at build)
+      if (!tags) return;  // the route's own `tags` may give them (finish_failover checks)
       if (!tags.IsSequence()) {
         in.fail_node(tags, "FailoverRendezvousPolicy: tags is not an array");
         return;

@@ -636,6 +636,34 @@ void finish_salted(config::route_kind_reader& in, config::route_config& r) {
   r.children = std::move(children);
 }
 
+// What the policy needs of the route's other options, once all are read
+// (mcrouter merges the route's `hash` and `tags` into the policy), refused
+// at the policy's line with mcrouter's words; and mcrouter pairs lease
+// tokens by the route's name: lease pairing without a name is refused.
+void finish_failover(config::route_kind_reader& in, config::route_config& r) {
+  const auto& o = config::options_of<failover_options>(r);
+  const failover_policy_config& p = o.policy;
+  const bool mcrouter = in.format() == config::route_format::Mcrouter;
+  if (mcrouter && o.lease_pairing && !in.has("name")) {
+    in.fail("Failover: name is required when lease pairing is enabled");
+  }
+  if (!in.has("failover_policy")) return;
+  if (p.kind == failover_policy_kind::Rendezvous) {
+    const std::size_t tags = o.route_tags_given ? o.route_tags.size() : p.tags.size();
+    if (!p.tags_given && !o.route_tags_given) {
+      in.fail_at("failover_policy", "FailoverRendezvousPolicy: tags needed for Rendezvous hash route");
+    } else if (p.route_hash == "WeightedRendezvous" && !p.rendezvous_weights_given) {
+      in.fail_at("failover_policy", "WeightedRendezvousHashFunc: no weights");
+    } else if (p.route_hash == "WeightedRendezvous" && p.rendezvous_weights.size() != tags) {
+      in.fail_at("failover_policy", "WeightedRendezvousHash: number of weights doesn't match number of end points.");
+    }
+  }
+  if (p.kind == failover_policy_kind::DeterministicOrder && !p.route_hash.empty()) {
+    in.fail_at("hash", "Failover: DeterministicOrderPolicy: the route's hash '" + p.route_hash +
+                           "' is not an object ({\"hash_func\": \"Ch3\"|\"WeightedCh3\", \"weights\"})");
+  }
+}
+
 // mcrouter: a gutter with no failover child is its normal route alone.
 void finish_gutter(config::route_kind_reader& in, config::route_config& r) {
   if (in.format() == config::route_format::Mcrouter && r.children.size() == 1) {
@@ -706,7 +734,7 @@ constexpr config::route_kind_info kFailoverInfo{
     kFailoverOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<failover_options>(); },
     config::route_kind_info::collapse::NullOrSingleton,
-    nullptr,
+    finish_failover,
 };
 
 constexpr config::route_kind_info kGutterInfo{
