@@ -6,7 +6,9 @@ enable_failure_domains, over the wire: ithaca started as `ithaca --mcrouter`
 on a FailoverRoute over PoolRoute|A and Pool|A (mcrouter's
 test_deterministic_failover2.json shape), its servers answering
 SERVER_ERROR (fake_backend.py), refusing connections (marked down: mcrouter's
-TKO) or a real memcached.
+TKO) or a real memcached. RendezvousPolicy plain and weighted (the route's
+own `tags` and `"hash": "WeightedRendezvous"`), and InOrderPolicy's
+max_tries and exclude_errors, over FailoverRoutes of the same servers.
 
 The expected order and counts come from mcrouter's FailoverRoute and
 FailoverPolicy.h written again here from their description (failover_model):
@@ -56,15 +58,19 @@ def started():
             m.stop()
 
 
-def router_on(tmp_path, started, servers, policy, domains=None):
+def router_on(tmp_path, started, servers, policy, domains=None, route=None):
     """ithaca --mcrouter on FailoverRoute [PoolRoute|A, Pool|A] over
-    `servers` ("host:port"), --timeouts-until-tko=1."""
+    `servers` ("host:port"), with `route`'s keys beside failover_policy."""
     pool = {"servers": servers}
     if domains is not None:
         pool["failure_domains"] = domains
-    cfg = {"pools": {"A": pool},
-           "route": {"type": "FailoverRoute", "children": ["PoolRoute|A", "Pool|A"], "failover_policy": policy}}
-    path = tmp_path / "failover.json"
+    return start_mcrouter(tmp_path, started, {"pools": {"A": pool}, "route": {
+        "type": "FailoverRoute", "children": ["PoolRoute|A", "Pool|A"], "failover_policy": policy, **(route or {})}})
+
+
+def start_mcrouter(tmp_path, started, cfg):
+    """ithaca --mcrouter on the config `cfg`, --timeouts-until-tko=1."""
+    path = tmp_path / f"failover_{len(list(tmp_path.glob('failover_*.json')))}.json"
     path.write_text(json.dumps(cfg))
     port = free_port()
     router = started(Server("ithaca", [ithaca_path(), "--mcrouter", "--config", f"file:{path}", "-p", str(port),
@@ -233,11 +239,13 @@ def test_failure_domains_skip_the_domain_of_a_server_marked_down(tmp_path, start
     assert skipped > 0  # the domains changed where some keys failed over
 
 
-def rendezvous_order(key, tags, primary):
+def rendezvous_order(key, tags, primary, weights=None):
     """mcrouter's RendezvousPolicy written again from its description: the
     tags by the mix of their MurmurHash64A (seed 4193360111) with the key's
     (seed 2718281828), as a double, highest first (ties: the higher index),
-    without the normal route's own server."""
+    without the normal route's own server. With `weights` (the route's
+    "hash": "WeightedRendezvous"), the mix's low 53 bits as a fraction u
+    score weight / -ln(u)."""
     mul = 0x9ddfea08eb382d69
     key_hash = murmur64a(key, 2718281828)
 
@@ -247,9 +255,22 @@ def rendezvous_order(key, tags, primary):
         a ^= a >> 47
         b = ((upper ^ a) * mul) & MASK
         b ^= b >> 47
-        return float((b * mul) & MASK)
+        mixed = (b * mul) & MASK
+        if weights is None:
+            return float(mixed)
+        u = (mixed & ((1 << 53) - 1)) / float(1 << 53)
+        return 0.0 if u == 0 else weights[i] * (1.0 / -math.log(u))
 
     return [i for i in sorted(range(len(tags)), key=lambda i: (score(i), i), reverse=True) if i != primary]
+
+
+def asked_in_order(c, fakes, key):
+    """A get of `key` every server fails: the servers asked, in order."""
+    for f in fakes:
+        f.lines.clear()
+        f.times.clear()
+    assert c.call(b"get " + key + b"\r\n").startswith(b"SERVER_ERROR")
+    return [n for _, n in sorted((f.times[0], n) for n, f in enumerate(fakes) for _ in f.lines)]
 
 
 def test_rendezvous_policy_asks_every_server_in_rendezvous_order(tmp_path, started, memcached_factory):
@@ -263,14 +284,8 @@ def test_rendezvous_policy_asks_every_server_in_rendezvous_order(tmp_path, start
     with Conn(HOST, router.port) as c:
         for i in range(10):
             key = b"key_%d_abc_%d" % (i, 17 * i)
-            for f in fakes:
-                f.lines.clear()
-                f.times.clear()
-            assert c.call(b"get " + key + b"\r\n").startswith(b"SERVER_ERROR")
             normal = furc_hash(key, len(fakes))
-            expected = [normal] + rendezvous_order(key, tags, normal)
-            asked = sorted((f.times[0], n) for n, f in enumerate(fakes) for _ in f.lines)
-            assert [n for _, n in asked] == expected, key
+            assert asked_in_order(c, fakes, key) == [normal] + rendezvous_order(key, tags, normal), key
             got = counters(c)
             assert got["failover_policy_result_error"] == 4 * (i + 1)
             assert got["failover_all_failed_count"] == i + 1
@@ -288,26 +303,6 @@ def test_rendezvous_policy_asks_every_server_in_rendezvous_order(tmp_path, start
     assert fakes[order[3]].lines == [] and fakes[order[4]].lines == []
 
 
-def weighted_rendezvous_order(key, tags, weights, primary):
-    """mcrouter's RendezvousPolicy under the route's "hash":
-    "WeightedRendezvous": each tag's mix (as rendezvous_order) taken as a
-    fraction u of its low 53 bits, scored weight / -ln(u); highest first
-    (ties: the higher index), without the normal route's own server."""
-    mul = 0x9ddfea08eb382d69
-    key_hash = murmur64a(key, 2718281828)
-
-    def score(i):
-        upper = murmur64a(tags[i].encode(), 4193360111)
-        a = ((key_hash ^ upper) * mul) & MASK
-        a ^= a >> 47
-        b = ((upper ^ a) * mul) & MASK
-        b ^= b >> 47
-        u = (((b * mul) & MASK) & ((1 << 53) - 1)) / float(1 << 53)
-        return 0.0 if u == 0 else weights[i] * (1.0 / -math.log(u))
-
-    return [i for i in sorted(range(len(tags)), key=lambda i: (score(i), i), reverse=True) if i != primary]
-
-
 def test_weighted_rendezvous_with_the_routes_own_tags(tmp_path, started):
     """FailoverRoute's own `tags` replace the policy's (mcrouter inserts them
     into the policy), and its `hash: "WeightedRendezvous"` weighs each tag by
@@ -317,28 +312,16 @@ def test_weighted_rendezvous_with_the_routes_own_tags(tmp_path, started):
     servers = [f.address for f in fakes]
     tags = [f"tag{i}" for i in range(5)]
     weights = [0.1, 1.0, 0.5, 0.05, 0.8]
-    cfg = {"pools": {"A": {"servers": servers}},
-           "route": {"type": "FailoverRoute", "children": ["PoolRoute|A", "Pool|A"], "tags": tags,
-                     "hash": "WeightedRendezvous",
-                     "failover_policy": {"type": "RendezvousPolicy", "tags": ["ignored"] * 5, "weights": weights}}}
-    path = tmp_path / "weighted.json"
-    path.write_text(json.dumps(cfg))
-    port = free_port()
-    router = started(Server("ithaca", [ithaca_path(), "--mcrouter", "--config", f"file:{path}", "-p", str(port)]))
-    router.port = port
-    assert router.wait_accepting(10), router.describe()
+    router = router_on(tmp_path, started, servers,
+                       {"type": "RendezvousPolicy", "tags": ["ignored"] * 5, "weights": weights},
+                       route={"tags": tags, "hash": "WeightedRendezvous"})
     differs = 0
-    with Conn(HOST, port) as c:
+    with Conn(HOST, router.port) as c:
         for i in range(12):
             key = b"wkey_%d_%d" % (i, 31 * i)
-            for f in fakes:
-                f.lines.clear()
-                f.times.clear()
-            assert c.call(b"get " + key + b"\r\n").startswith(b"SERVER_ERROR")
             normal = furc_hash(key, len(fakes))
-            expected = [normal] + weighted_rendezvous_order(key, tags, weights, normal)
-            asked = sorted((f.times[0], n) for n, f in enumerate(fakes) for _ in f.lines)
-            assert [n for _, n in asked] == expected, key
+            expected = [normal] + rendezvous_order(key, tags, normal, weights)
+            assert asked_in_order(c, fakes, key) == expected, key
             differs += expected[1:] != rendezvous_order(key, tags, normal)
     assert differs > 0
 
@@ -369,13 +352,7 @@ def in_order_router(tmp_path, started, servers, policy):
     route = {"type": "FailoverRoute", "children": [f"PoolRoute|P{i}" for i in range(len(servers))]}
     if policy is not None:
         route["failover_policy"] = policy
-    path = tmp_path / f"in_order_{abs(hash(json.dumps(policy)))}.json"
-    path.write_text(json.dumps({"pools": pools, "route": route}))
-    port = free_port()
-    router = started(Server("ithaca", [ithaca_path(), "--mcrouter", "--config", f"file:{path}", "-p", str(port)]))
-    router.port = port
-    assert router.wait_accepting(10), router.describe()
-    return router
+    return start_mcrouter(tmp_path, started, {"pools": pools, "route": route})
 
 
 @pytest.mark.parametrize("policy,asked,answered", [

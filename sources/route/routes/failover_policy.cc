@@ -76,6 +76,21 @@ void failover_policy_excluded(config::route_kind_reader& in, const YAML::Node& e
 
 }  // namespace
 
+bool read_rendezvous_tags(config::route_kind_reader& in, const YAML::Node& v, std::vector<std::string>& out) {
+  if (!v.IsSequence()) {
+    in.fail_node(v, "FailoverRendezvousPolicy: tags is not an array");
+    return false;
+  }
+  for (const YAML::Node& t : v) {
+    if (!t.IsScalar()) {
+      in.fail_node(t, "FailoverRendezvousPolicy: tag is not a string");
+      return false;
+    }
+    out.push_back(t.Scalar());
+  }
+  return true;
+}
+
 void read_failover_policy_hash(config::route_kind_reader& in, const YAML::Node& h, failover_policy_config& out) {
   if (!h.IsMap()) {
     in.fail_node(h, "failover_policy: hash must be an object ({\"hash_func\": \"Ch3\"|\"WeightedCh3\", \"weights\"})");
@@ -169,20 +184,8 @@ void read_failover_policy(config::route_kind_reader& in, const YAML::Node& v, fa
         }
         out.rendezvous_weights_given = true;
       }
-      const YAML::Node tags = v["tags"];
-      if (!tags) return;  // the route's own `tags` may give them (finish_failover checks)
-      if (!tags.IsSequence()) {
-        in.fail_node(tags, "FailoverRendezvousPolicy: tags is not an array");
-        return;
-      }
-      for (const YAML::Node& t : tags) {
-        if (!t.IsScalar()) {
-          in.fail_node(t, "FailoverRendezvousPolicy: tag is not a string");
-          return;
-        }
-        out.tags.push_back(t.Scalar());
-      }
-      out.tags_given = true;
+      // Without them, the route's own `tags` may give them (finish_failover checks).
+      if (const YAML::Node tags = v["tags"]) out.tags_given = read_rendezvous_tags(in, tags, out.tags);
       return;
     }
     case failover_policy_kind::DeterministicOrder: break;

@@ -90,6 +90,9 @@ struct failover_policy_config {
 // type names in JSON, in_order / deterministic_order / least_failures in
 // YAML; the same keys in both).
 void read_failover_policy(config::route_kind_reader& in, const YAML::Node& v, failover_policy_config& out);
+// RendezvousPolicy's `tags` (the policy's, or mcrouter's route-level ones)
+// into `out`; false (and an error) when they are not a list of strings.
+bool read_rendezvous_tags(config::route_kind_reader& in, const YAML::Node& v, std::vector<std::string>& out);
 // mcrouter's route-level `hash` (merged into a DeterministicOrderPolicy).
 void read_failover_policy_hash(config::route_kind_reader& in, const YAML::Node& v, failover_policy_config& out);
 // "deterministic_order/12/3": for describe_options.

@@ -535,19 +535,7 @@ void read_failover_hash(config::route_kind_reader& in, const char* key, config::
 void read_failover_tags(config::route_kind_reader& in, const char* key, config::route_config&,
                         config::route_options& opts) {
   auto& o = static_cast<failover_options&>(opts);
-  const YAML::Node& v = *in.value(key);
-  if (!v.IsSequence()) {
-    in.fail_node(v, "FailoverRendezvousPolicy: tags is not an array");
-    return;
-  }
-  for (const YAML::Node& t : v) {
-    if (!t.IsScalar()) {
-      in.fail_node(t, "FailoverRendezvousPolicy: tag is not a string");
-      return;
-    }
-    o.route_tags.push_back(t.Scalar());
-  }
-  o.route_tags_given = true;
+  o.route_tags_given = read_rendezvous_tags(in, *in.value(key), o.route_tags);
 }
 
 // The options both kinds take; the gutter's add its exptime.
