@@ -861,6 +861,20 @@ def test_size_split_lease_set_splits_and_lease_get_follows(split_pair):
         assert c.call(b"get key3\r\n") == b"VALUE key3 0 3\r\nnew\r\nEND\r\n"
 
 
+def test_size_split_both_full_set_lease_set_keeps_the_key(split_pair):
+    """both_full_set: a large lease-set goes whole to L1 (its token), then to
+    L2 as a plain set of the same key in the background (mcrouter renames
+    the key to KEY|==|R in both, which a later get of KEY does not find)."""
+    router, l1, l2 = split_pair("test_basic_l1_l2_sizesplit_bothset.json")
+    value = b"foo" * 200
+    with mcwire.Conn(*router.address) as c:
+        token = lease_token(c, b"key")
+        assert c.call(lease_set_line(b"key", token, value)) == b"STORED\r\n"
+        assert direct_item(l1, b"key")[:2] == (0, value)
+        wait_for(lambda: direct_get(l2, b"key") == value, what="the background set on L2")
+        assert c.call(b"lease-get key\r\n") == b"VALUE key 0 600\r\n%s\r\nEND\r\n" % value
+
+
 def test_size_split_lease_get_after_a_dead_sentinel_gets_a_new_token(split_pair):
     """The L2 copy gone: lease-get removes the sentinel and asks L1 again
     (mcrouter's retries), whose miss hands out a token that fills the key."""

@@ -187,16 +187,15 @@ dispatch_status l1l2_size_split_route::dispatch(request_slot& slot, dispatch_env
 // or with both_full_set child 0 is the lease-set itself on L1.
 dispatch_status l1l2_size_split_route::lease_set(request_slot& slot, dispatch_env& env) const {
   route_counters::add(split_sets_);
+  const std::uint32_t suffix = v_.both_full_set ? 0 : size_split_suffix();
+  slot.push_frame({this, v_.both_full_set ? SetBoth : LeaseSetL2, 0, static_cast<std::int64_t>(suffix)});
   request_slot& c = slot.child(0);
   c.req.noreply = false;  // the next step needs its answer
   slot.add_call();
   if (v_.both_full_set) {
-    slot.push_frame({this, SetBoth, 0, 0});
     dispatch_child(l1_, c, env);
     return dispatch_status::Pending;
   }
-  const std::uint32_t suffix = size_split_suffix();
-  slot.push_frame({this, LeaseSetL2, 0, static_cast<std::int64_t>(suffix)});
   const std::string_view key = slot.req.key();  // goes_to_l1: it has room for the suffix
   char* p = c.req.scratch.data();
   std::memmove(p, key.data(), key.size());
@@ -265,6 +264,8 @@ dispatch_status l1l2_size_split_route::resume(request_slot& slot, dispatch_env& 
       if (slot.result.outcome == routed_outcome::Stored && env.async != nullptr) {
         protocol::request copy = slot.req;
         copy.noreply = true;
+        copy.cmd = protocol::command::Set;  // a lease-set's copy too: its token is L1's
+        copy.lease_token = 0;
         if (!env.async->send(l2_, copy)) route_counters::add(counters().async_dropped);
       }
       return dispatch_status::Done;
