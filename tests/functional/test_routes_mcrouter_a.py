@@ -861,6 +861,25 @@ def test_size_split_lease_set_splits_and_lease_get_follows(split_pair):
         assert c.call(b"get key3\r\n") == b"VALUE key3 0 3\r\nnew\r\nEND\r\n"
 
 
+def test_size_split_lease_get_of_a_stale_sentinel_is_a_plain_miss(split_pair):
+    """A sentinel marked stale in L1 (memcached's md I): L1's lease-get hands
+    out a token with the stale sentinel, which the client gets as a plain
+    miss with that token (mcrouter's doFilter), never the sentinel's flags;
+    the token then fills the key, split again."""
+    router, l1, l2 = split_pair("test_basic_l1_l2_sizesplit.json")
+    value = b"stale" * 20
+    with mcwire.Conn(*router.address) as c:
+        assert c.call(set_line(b"k", value, flags=4)) == b"STORED\r\n"
+        with mcwire.Conn(l1.host, l1.port) as d:
+            assert d.call(b"md k I T30\r\n") == b"HD\r\n"
+        from test_leases import lease_get
+        kind, token, flags, data = lease_get(c, b"k")
+        assert (kind, flags, data) == ("lease", 0, b"") and token > 1
+        assert c.call(lease_set_line(b"k", token, value, flags=4)) == b"STORED\r\n"
+        assert direct_item(l1, b"k")[0] == 4 | SIZE_SPLIT_FLAG
+        assert c.call(b"lease-get k\r\n") == b"VALUE k 4 100\r\n%s\r\nEND\r\n" % value
+
+
 def test_size_split_both_full_set_lease_set_keeps_the_key(split_pair):
     """both_full_set: a large lease-set goes whole to L1 (its token), then to
     L2 as a plain set of the same key in the background (mcrouter renames

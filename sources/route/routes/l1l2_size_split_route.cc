@@ -285,7 +285,8 @@ dispatch_status l1l2_size_split_route::after_l1(request_slot& slot, dispatch_env
   protocol::routed_result& r = l1.result;
   const bool lease = slot.req.cmd == protocol::command::LeaseGet;  // one key, L1's answer is whole
   const bool whole = lease || (l1.key_map.size() == slot.req.keys.size() && slot.top_frame().saved == v_.retries);
-  if (r.outcome == routed_outcome::LeaseToken && r.hit(0).found && (r.hit(0).flags & kSizeSplitFlag) != 0) {
+  if (r.outcome == routed_outcome::LeaseToken && r.key_count() == 1 && r.hit(0).found &&
+      (r.hit(0).flags & kSizeSplitFlag) != 0) {
     // A stale sentinel with the token: a plain miss (mcrouter's doFilter).
     const std::uint64_t token = r.number;
     r.prepare(slot.req);
