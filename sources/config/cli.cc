@@ -360,6 +360,15 @@ void wrap_big_value(const cli_options& cli, route_config& r) {
   r = std::move(b);
 }
 
+// A logging route above `r` (mcrouter's --enable-logging-route: its
+// ProxyRoute wraps the root, big_value included, in a LoggingRoute).
+void wrap_logging(route_config& r) {
+  route_config l = module_node("logging", route_format::Mcrouter, r.line, {});
+  r.role = "target";
+  l.children.push_back(std::move(r));
+  r = std::move(l);
+}
+
 // The listeners and pool settings mcrouter's flags give (mcrouter_cli.h):
 // its ports (on every interface or on --listen-addresses) and inherited
 // sockets replace the file's listeners; -t is read with the pools; the TKO
@@ -413,6 +422,7 @@ const cli_option kCliOptions[] = {
     {0, "big-value-split-threshold", true, on_big_value_threshold, nullptr},
     {0, "big-value-batch-size", true, on_big_value_batch, nullptr},
     {0, "big-value-hide-reply-flag", false, on_big_value_hide, nullptr},
+    {0, "enable-logging-route", false, on_enable_logging_route, nullptr},
     {0, "disable-reload-configs", false, on_disable_reload_configs, nullptr},
     {'h', "help", false, on_help, nullptr},
     {'V', "version", false, on_version, nullptr},
@@ -659,6 +669,10 @@ void apply_overrides(const cli_options& cli, config& c) {
     if (c.router.has_route) wrap_big_value(cli, c.router.route);
     for (listener_route& lr : c.router.listeners) wrap_big_value(cli, lr.route);
   }
+  if (cli.enable_logging_route) {
+    if (c.router.has_route) wrap_logging(c.router.route);
+    for (listener_route& lr : c.router.listeners) wrap_logging(lr.route);
+  }
   if (cli.disable_reload_configs) c.server.reload_on_change = false;
   if (cli.mcrouter_mode) apply_mcrouter_overrides(cli, c);
 
@@ -804,6 +818,8 @@ Settings come from built-in defaults, then the YAML file, then these flags.
                             mcrouter's: values over BYTES are stored as
                             chunks, N at a time (default 10), by a big_value
                             route above the routed tree (0: off)
+  --enable-logging-route    mcrouter's: a logging route above the routed
+                            tree logs every hit and stored write
   --disable-reload-configs  mcrouter's: do not reload when the config file
                             changes (YAML: server.reload_on_change)
 

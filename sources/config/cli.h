@@ -63,6 +63,9 @@ struct cli_options {
   std::optional<uint64_t> big_value_split_threshold;
   std::optional<uint64_t> big_value_batch_size;
   bool big_value_hide_reply_flag = false;
+  // mcrouter's --enable-logging-route: a logging route above every routed
+  // tree (above the big_value one, as mcrouter's ProxyRoute wraps its root).
+  bool enable_logging_route = false;
   // mcrouter's --disable-reload-configs: no reload when the config file
   // changes (server.reload_on_change false, whatever the file says).
   bool disable_reload_configs = false;

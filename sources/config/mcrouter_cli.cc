@@ -97,6 +97,11 @@ bool on_big_value_hide(cli_options& o, std::string_view, const std::string&, std
   return true;
 }
 
+bool on_enable_logging_route(cli_options& o, std::string_view, const std::string&, std::string*) {
+  o.enable_logging_route = true;
+  return true;
+}
+
 namespace {
 
 // mcrouter's options that change nothing ithaca does (its fiber, thrift,
@@ -117,7 +122,6 @@ constexpr std::string_view kMcrouterInertToggles[] = {
     "dump_preprocessed_config_enabled",
     "enable-axonlog",
     "enable-compression",
-    "enable-logging-route",
     "enable-pass-through-mode",
     "enable-qos",
     "enable-server-compression",
@@ -396,6 +400,7 @@ const mcrouter_option kMcrouterOptions[] = {
     {0, "big-value-split-threshold", false, on_big_value_threshold},
     {0, "big-value-batch-size", false, on_big_value_batch},
     {0, "big-value-hide-reply-flag", true, on_big_value_hide},
+    {0, "enable-logging-route", true, on_enable_logging_route},
     {0, "validate-config", true, mcr_validate},
     {0, "config-dump-root", false, mcr_dump_root},
     {0, "max-dumped-config-age", false, mcr_dump_age},

@@ -37,5 +37,6 @@ bool on_disable_reload_configs(cli_options& o, std::string_view v, const std::st
 bool on_big_value_threshold(cli_options& o, std::string_view v, const std::string& n, std::string* e);
 bool on_big_value_batch(cli_options& o, std::string_view v, const std::string& n, std::string* e);
 bool on_big_value_hide(cli_options& o, std::string_view v, const std::string& n, std::string* e);
+bool on_enable_logging_route(cli_options& o, std::string_view v, const std::string& n, std::string* e);
 
 }  // namespace ithaca::config

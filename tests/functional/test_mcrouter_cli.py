@@ -15,6 +15,8 @@ process and real memcached backends, with many clients at once:
 - `metaget` (mcrouter's): through the router to memcached and from the
   cache role's own store, in mcrouter's META line.
 - an unknown option is logged "Unrecognized option" and the rest still apply.
+- `--enable-logging-route`: a logging route above the root, shown by
+  route_handles, logging hits and stored writes.
 """
 import json
 import os
@@ -267,3 +269,44 @@ def test_shutdown_command_stops_it_as_mcrouter(memcached_factory, tmp_path):
         assert router.proc.wait(10) == 0, router.describe()
     finally:
         router.stop()
+
+
+def test_enable_logging_route_wraps_the_root_and_logs_hits_and_writes(started, memcached_factory, tmp_path):
+    """--enable-logging-route: mcrouter's ProxyRoute wraps its root in a
+    LoggingRoute; route_handles shows it once, above the pool, and each hit
+    and stored write through it is logged at info (-v 1; a miss is not),
+    while the requests still reach the memcached behind."""
+    backend = memcached_factory()
+    log = tmp_path / "mcrouter.log"
+    port = free_port()
+    router = started(["--config-str", pool_config([backend]), "-p", str(port), "-L", str(log), "-v", "1",
+                      "--enable-logging-route"], port=port)
+    with Conn(*router.address) as c:
+        handles = c.call(b"get __mcrouter__.route_handles(get,lk)\r\n")
+        assert handles.count(b"logging") == 1, handles
+        lines = handles.split(b"\r\n")[1].decode().split("\n")
+        at = [i for i, line in enumerate(lines) if line.strip() == "logging"]
+        assert at and any(f"{HOST}:{backend.port}" in line for line in lines[at[0] + 1:]), lines
+        assert c.call(b"set lk 5 0 3\r\nabc\r\n") == b"STORED\r\n"
+        assert c.call(b"get lk\r\n") == b"VALUE lk 5 3\r\nabc\r\nEND\r\n"
+        assert c.call(b"get lk_missing\r\n") == b"END\r\n"
+    assert held_by(backend, b"lk") == b"VALUE lk 5 3\r\nabc\r\nEND\r\n"
+    deadline = time.monotonic() + 10
+    text = ""
+    while time.monotonic() < deadline:
+        text = log.read_text()
+        if "get lk: hit" in text:
+            break
+        time.sleep(0.05)
+    assert re.search(r"logging route \S+: set lk: stored \(3 bytes\)", text), text[-2000:]
+    assert re.search(r"logging route \S+: get lk: hit \(flags 5, 3 bytes\)", text), text[-2000:]
+    assert "lk_missing" not in text, text[-2000:]
+
+
+def test_no_logging_route_without_the_flag(started, memcached_factory):
+    backend = memcached_factory()
+    port = free_port()
+    router = started(["--config-str", pool_config([backend]), "-p", str(port)], port=port)
+    with Conn(*router.address) as c:
+        handles = c.call(b"get __mcrouter__.route_handles(get,lk)\r\n")
+    assert b"logging" not in handles and f"{HOST}:{backend.port}".encode() in handles, handles

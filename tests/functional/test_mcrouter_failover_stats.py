@@ -6,7 +6,9 @@ enable_failure_domains, over the wire: ithaca started as `ithaca --mcrouter`
 on a FailoverRoute over PoolRoute|A and Pool|A (mcrouter's
 test_deterministic_failover2.json shape), its servers answering
 SERVER_ERROR (fake_backend.py), refusing connections (marked down: mcrouter's
-TKO) or a real memcached.
+TKO) or a real memcached. RendezvousPolicy plain and weighted (the route's
+own `tags` and `"hash": "WeightedRendezvous"`), and InOrderPolicy's
+max_tries and exclude_errors, over FailoverRoutes of the same servers.
 
 The expected order and counts come from mcrouter's FailoverRoute and
 FailoverPolicy.h written again here from their description (failover_model):
@@ -17,6 +19,8 @@ marked down earlier in the request (for the first 75 draws of a step).
 """
 
 import json
+import math
+import subprocess
 
 import pytest
 
@@ -54,15 +58,19 @@ def started():
             m.stop()
 
 
-def router_on(tmp_path, started, servers, policy, domains=None):
+def router_on(tmp_path, started, servers, policy, domains=None, route=None):
     """ithaca --mcrouter on FailoverRoute [PoolRoute|A, Pool|A] over
-    `servers` ("host:port"), --timeouts-until-tko=1."""
+    `servers` ("host:port"), with `route`'s keys beside failover_policy."""
     pool = {"servers": servers}
     if domains is not None:
         pool["failure_domains"] = domains
-    cfg = {"pools": {"A": pool},
-           "route": {"type": "FailoverRoute", "children": ["PoolRoute|A", "Pool|A"], "failover_policy": policy}}
-    path = tmp_path / "failover.json"
+    return start_mcrouter(tmp_path, started, {"pools": {"A": pool}, "route": {
+        "type": "FailoverRoute", "children": ["PoolRoute|A", "Pool|A"], "failover_policy": policy, **(route or {})}})
+
+
+def start_mcrouter(tmp_path, started, cfg):
+    """ithaca --mcrouter on the config `cfg`, --timeouts-until-tko=1."""
+    path = tmp_path / f"failover_{len(list(tmp_path.glob('failover_*.json')))}.json"
     path.write_text(json.dumps(cfg))
     port = free_port()
     router = started(Server("ithaca", [ithaca_path(), "--mcrouter", "--config", f"file:{path}", "-p", str(port),
@@ -231,11 +239,13 @@ def test_failure_domains_skip_the_domain_of_a_server_marked_down(tmp_path, start
     assert skipped > 0  # the domains changed where some keys failed over
 
 
-def rendezvous_order(key, tags, primary):
+def rendezvous_order(key, tags, primary, weights=None):
     """mcrouter's RendezvousPolicy written again from its description: the
     tags by the mix of their MurmurHash64A (seed 4193360111) with the key's
     (seed 2718281828), as a double, highest first (ties: the higher index),
-    without the normal route's own server."""
+    without the normal route's own server. With `weights` (the route's
+    "hash": "WeightedRendezvous"), the mix's low 53 bits as a fraction u
+    score weight / -ln(u)."""
     mul = 0x9ddfea08eb382d69
     key_hash = murmur64a(key, 2718281828)
 
@@ -245,9 +255,22 @@ def rendezvous_order(key, tags, primary):
         a ^= a >> 47
         b = ((upper ^ a) * mul) & MASK
         b ^= b >> 47
-        return float((b * mul) & MASK)
+        mixed = (b * mul) & MASK
+        if weights is None:
+            return float(mixed)
+        u = (mixed & ((1 << 53) - 1)) / float(1 << 53)
+        return 0.0 if u == 0 else weights[i] * (1.0 / -math.log(u))
 
     return [i for i in sorted(range(len(tags)), key=lambda i: (score(i), i), reverse=True) if i != primary]
+
+
+def asked_in_order(c, fakes, key):
+    """A get of `key` every server fails: the servers asked, in order."""
+    for f in fakes:
+        f.lines.clear()
+        f.times.clear()
+    assert c.call(b"get " + key + b"\r\n").startswith(b"SERVER_ERROR")
+    return [n for _, n in sorted((f.times[0], n) for n, f in enumerate(fakes) for _ in f.lines)]
 
 
 def test_rendezvous_policy_asks_every_server_in_rendezvous_order(tmp_path, started, memcached_factory):
@@ -261,14 +284,8 @@ def test_rendezvous_policy_asks_every_server_in_rendezvous_order(tmp_path, start
     with Conn(HOST, router.port) as c:
         for i in range(10):
             key = b"key_%d_abc_%d" % (i, 17 * i)
-            for f in fakes:
-                f.lines.clear()
-                f.times.clear()
-            assert c.call(b"get " + key + b"\r\n").startswith(b"SERVER_ERROR")
             normal = furc_hash(key, len(fakes))
-            expected = [normal] + rendezvous_order(key, tags, normal)
-            asked = sorted((f.times[0], n) for n, f in enumerate(fakes) for _ in f.lines)
-            assert [n for _, n in asked] == expected, key
+            assert asked_in_order(c, fakes, key) == [normal] + rendezvous_order(key, tags, normal), key
             got = counters(c)
             assert got["failover_policy_result_error"] == 4 * (i + 1)
             assert got["failover_all_failed_count"] == i + 1
@@ -284,3 +301,84 @@ def test_rendezvous_policy_asks_every_server_in_rendezvous_order(tmp_path, start
     with Conn(HOST, router.port) as c:
         assert c.call(b"get rendezvous\r\n") == b"VALUE rendezvous 0 1\r\nr\r\nEND\r\n"
     assert fakes[order[3]].lines == [] and fakes[order[4]].lines == []
+
+
+def test_weighted_rendezvous_with_the_routes_own_tags(tmp_path, started):
+    """FailoverRoute's own `tags` replace the policy's (mcrouter inserts them
+    into the policy), and its `hash: "WeightedRendezvous"` weighs each tag by
+    the policy's `weights`: the failover order follows the weighted scores,
+    which differ from the plain ones for some keys."""
+    fakes = [started(FakeBackend("server_error")) for _ in range(5)]
+    servers = [f.address for f in fakes]
+    tags = [f"tag{i}" for i in range(5)]
+    weights = [0.1, 1.0, 0.5, 0.05, 0.8]
+    router = router_on(tmp_path, started, servers,
+                       {"type": "RendezvousPolicy", "tags": ["ignored"] * 5, "weights": weights},
+                       route={"tags": tags, "hash": "WeightedRendezvous"})
+    differs = 0
+    with Conn(HOST, router.port) as c:
+        for i in range(12):
+            key = b"wkey_%d_%d" % (i, 31 * i)
+            normal = furc_hash(key, len(fakes))
+            expected = [normal] + rendezvous_order(key, tags, normal, weights)
+            assert asked_in_order(c, fakes, key) == expected, key
+            differs += expected[1:] != rendezvous_order(key, tags, normal)
+    assert differs > 0
+
+
+@pytest.mark.parametrize("cfg,message", [
+    ({"hash": "WeightedRendezvous", "failover_policy": {"type": "RendezvousPolicy", "tags": ["a", "b"]}},
+     "WeightedRendezvousHashFunc: no weights"),
+    ({"hash": "WeightedRendezvous",
+      "failover_policy": {"type": "RendezvousPolicy", "tags": ["a", "b"], "weights": [1]}},
+     "number of weights doesn't match"),
+    ({"failover_policy": {"type": "RendezvousPolicy"}}, "tags needed for Rendezvous hash route"),
+    ({"tags": ["a"], "failover_policy": {"type": "RendezvousPolicy", "tags": ["a", "b"]}},
+     "number of tags 1 doesn't match"),
+], ids=["no_weights", "weights_count", "no_tags", "route_tags_count"])
+def test_rendezvous_options_refused_as_mcrouter_refuses_them(tmp_path, cfg, message):
+    route = {"type": "FailoverRoute", "children": ["PoolRoute|A", "Pool|A"], **cfg}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"pools": {"A": {"servers": ["127.0.0.1:1", "127.0.0.1:2"]}}, "route": route}))
+    # the tree is built at the start (--check-config reads the file only)
+    r = subprocess.run([ithaca_path(), "--mcrouter", "--config", f"file:{path}", "-p", str(free_port())],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and message in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def in_order_router(tmp_path, started, servers, policy):
+    """ithaca --mcrouter on FailoverRoute over one PoolRoute per server."""
+    pools = {f"P{i}": {"servers": [s]} for i, s in enumerate(servers)}
+    route = {"type": "FailoverRoute", "children": [f"PoolRoute|P{i}" for i in range(len(servers))]}
+    if policy is not None:
+        route["failover_policy"] = policy
+    return start_mcrouter(tmp_path, started, {"pools": pools, "route": route})
+
+
+@pytest.mark.parametrize("policy,asked,answered", [
+    (None, [0, 1, 2], b"VALUE k 0 2\r\nok\r\nEND\r\n"),
+    ({"type": "InOrderPolicy"}, [0, 1, 2], b"VALUE k 0 2\r\nok\r\nEND\r\n"),
+    ({"type": "InOrderPolicy", "max_tries": 1}, [0], b"SERVER_ERROR"),
+    ({"type": "InOrderPolicy", "max_tries": 2}, [0, 1], b"SERVER_ERROR"),
+    ({"type": "InOrderPolicy", "max_tries": 9}, [0, 1, 2], b"VALUE k 0 2\r\nok\r\nEND\r\n"),
+    # remote_error (SERVER_ERROR) excluded: those tries are not counted
+    ({"type": "InOrderPolicy", "max_tries": 1, "exclude_errors": ["remote_error"]}, [0, 1, 2],
+     b"VALUE k 0 2\r\nok\r\nEND\r\n"),
+    ({"type": "InOrderPolicy", "max_tries": 1, "exclude_errors": ["mc_res_timeout"]}, [0], b"SERVER_ERROR"),
+], ids=["no_policy", "plain", "max_tries_1", "max_tries_2", "max_tries_over", "excluded", "other_excluded"])
+def test_in_order_policy_max_tries_and_exclude_errors(tmp_path, started, memcached_factory, policy, asked, answered):
+    """InOrderPolicy's max_tries bounds the error tries (a failover past it
+    is not made), exclude_errors names results that are not counted as one:
+    two servers answering SERVER_ERROR, then a real memcached holding k."""
+    fakes = [started(FakeBackend("server_error")) for _ in range(2)]
+    mc = memcached_factory()
+    with Conn(HOST, mc.port) as c:
+        assert c.call(b"set k 0 0 2\r\nok\r\n") == b"STORED\r\n"
+    router = in_order_router(tmp_path, started, [f.address for f in fakes] + [f"{HOST}:{mc.port}"], policy)
+    with Conn(HOST, router.port) as c:
+        for _ in range(3):
+            for f in fakes:
+                f.lines.clear()
+            got = c.call(b"get k\r\n")
+            assert got.startswith(answered), got
+            assert [i for i, f in enumerate(fakes) for _ in f.lines] == [i for i in asked if i < 2]

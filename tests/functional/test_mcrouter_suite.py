@@ -32,10 +32,12 @@ MODULES = [
     "test_rendezvous_failover",  # 21 s
     "test_routing_prefixes",  # 9 s
     "test_service_info",  # 3 s
+    "test_shadow_route",  # 8 s
     "test_shadow_with_file",  # 1 s
     "test_slow_warmup",  # 1 s
     "test_stats",  # 1 s
     "test_tko_inactive",  # 4 s
+    "test_warmup2",  # 12 s
 ]
 
 

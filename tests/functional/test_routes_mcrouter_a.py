@@ -735,8 +735,8 @@ def test_size_split_l2_down_is_an_error_and_the_sentinel_goes(tmp_path, ithaca_f
         assert c.call(b"get key\r\n").startswith(b"SERVER_ERROR ")
         # mcrouter's test_l1l2_l1_hit_l2_lookup_fail: the sentinel is gone.
         assert direct_get(l1, b"key") is None
-        # A large set while L2 is down answers L2's failure (a plain set;
-        # mcrouter keeps a failed lease-set in L1, which ithaca sends there).
+        # A large set while L2 is down answers L2's failure (a plain set, as
+        # mcrouter's; a lease-set is kept in L1 instead, tested below).
         assert c.call(set_line(b"key", value)).startswith(b"SERVER_ERROR ")
         assert c.call(set_line(b"key", b"small")) == b"STORED\r\n"
         assert c.call(b"get key\r\n") == b"VALUE key 0 5\r\nsmall\r\nEND\r\n"
@@ -790,22 +790,153 @@ def test_size_split_gets_reads_l1_again_after_a_dead_sentinel(split_pair):
         assert route_counter(c, "l1l2_size_split", "sentinels_removed") == 2
 
 
+def lease_token(c, key):
+    """A router's lease-get of a missing KEY: its token (> 1)."""
+    from test_leases import lease_get
+    kind, token, _flags, data = lease_get(c, key)
+    assert kind == "lease" and token > 1 and data == b"", (kind, token, data)
+    return token
+
+
+def lease_set_line(key, token, value, flags=0, exptime=0):
+    return b"lease-set %s %d %d %d %d\r\n%s\r\n" % (key, token, flags, exptime, len(value), value)
+
+
+def l2_copy(l2s, key, suffix):
+    """The L2 copy of a split lease-set (KEY|==|SUFFIX) on whichever of l2s has it."""
+    found = [direct_get(s, key + b"|==|" + suffix) for s in l2s]
+    return [v for v in found if v is not None]
+
+
 def test_size_split_with_several_l2_servers(tmp_path, ithaca_factory, memcached_factory):
-    """TestMcrouterBasicL1MultipleL2SizeSplit, with a set where mcrouter's
-    test uses a lease-set (ithaca sends lease-sets to L1)."""
+    """TestMcrouterBasicL1MultipleL2SizeSplit: a lease-set of a long value
+    after a lease-get is split (L1 a sentinel naming KEY|==|R, L2 the value
+    under that key, spread over the L2 servers by it), and a get always reads
+    the value back."""
     l1 = memcached_factory(args=SERVER_ARGS)
     l2s = [memcached_factory(args=SERVER_ARGS) for _ in range(3)]
     router = serve_mcrouter_config(tmp_path, ithaca_factory, "test_basic_l1_multiple_l2_sizesplit.json", [l1, *l2s])
     long_value = b"foo" * 200
     keys = [b"key%d" % i for i in range(12)]
+    holders = set()
     with mcwire.Conn(*router.address) as c:
         for key in keys:
-            assert c.call(set_line(key, long_value)) == b"STORED\r\n"
+            token = lease_token(c, key)
+            assert c.call(lease_set_line(key, token, long_value)) == b"STORED\r\n"
         for key in keys:
-            assert direct_item(l1, key)[0] & SIZE_SPLIT_FLAG
+            flags, suffix, _ = direct_item(l1, key)
+            assert flags & SIZE_SPLIT_FLAG and suffix.isdigit(), (flags, suffix)
+            assert l2_copy(l2s, key, suffix) == [long_value]
+            holders |= {i for i, s in enumerate(l2s) if direct_get(s, key + b"|==|" + suffix) == long_value}
             assert c.call(b"get " + key + b"\r\n") == b"VALUE %s 0 600\r\n%s\r\nEND\r\n" % (key, long_value)
-    holders = {i for i, s in enumerate(l2s) for key in keys if direct_get(s, key) == long_value}
     assert len(holders) > 1, "every key on one L2 server"
+
+
+def test_size_split_lease_set_splits_and_lease_get_follows(split_pair):
+    """A large lease-set: L2 gets a set of KEY|==|R, L1 the lease-set (its
+    token honoured) of R with the sentinel flag; lease-get, get and gets all
+    read the value from L2 (gets with L1's CAS). A small one stays in L1,
+    and a lease-set with a token memcached did not hand out is refused."""
+    router, l1, l2 = split_pair("test_basic_l1_l2_sizesplit.json")
+    value = b"foo" * 20
+    with mcwire.Conn(*router.address) as c:
+        token = lease_token(c, b"key1")
+        assert c.call(lease_set_line(b"key1", token, value, flags=3)) == b"STORED\r\n"
+        flags, suffix, cas = direct_item(l1, b"key1")
+        assert flags == 3 | SIZE_SPLIT_FLAG and suffix.isdigit(), (flags, suffix)
+        assert direct_get(l2, b"key1|==|" + suffix) == value and direct_get(l2, b"key1") is None
+        assert c.call(b"lease-get key1\r\n") == b"VALUE key1 3 60\r\n%s\r\nEND\r\n" % value
+        assert c.call(b"get key1\r\n") == b"VALUE key1 3 60\r\n%s\r\nEND\r\n" % value
+        assert c.call(b"gets key1\r\n") == b"VALUE key1 3 60 %d\r\n%s\r\nEND\r\n" % (cas, value)
+        assert route_counter(c, "l1l2_size_split", "split_sets") == 1
+        # small: L1 only, as it is
+        token = lease_token(c, b"key2")
+        assert c.call(lease_set_line(b"key2", token, b"tiny")) == b"STORED\r\n"
+        assert direct_item(l1, b"key2")[:2] == (0, b"tiny") and direct_get(l2, b"key2") is None
+        assert c.call(b"lease-get key2\r\n") == b"VALUE key2 0 4\r\ntiny\r\nEND\r\n"
+        # a stale token: L1 refuses the sentinel (L2's copy is an orphan, as in mcrouter)
+        token = lease_token(c, b"key3")
+        assert c.call(b"set key3 0 0 3\r\nnew\r\n") == b"STORED\r\n"
+        assert c.call(lease_set_line(b"key3", token, value)) == b"NOT_STORED\r\n"
+        assert c.call(b"get key3\r\n") == b"VALUE key3 0 3\r\nnew\r\nEND\r\n"
+
+
+def test_size_split_lease_get_of_a_stale_sentinel_is_a_plain_miss(split_pair):
+    """A sentinel marked stale in L1 (memcached's md I): L1's lease-get hands
+    out a token with the stale sentinel, which the client gets as a plain
+    miss with that token (mcrouter's doFilter), never the sentinel's flags;
+    the token then fills the key, split again."""
+    router, l1, l2 = split_pair("test_basic_l1_l2_sizesplit.json")
+    value = b"stale" * 20
+    with mcwire.Conn(*router.address) as c:
+        assert c.call(set_line(b"k", value, flags=4)) == b"STORED\r\n"
+        with mcwire.Conn(l1.host, l1.port) as d:
+            assert d.call(b"md k I T30\r\n") == b"HD\r\n"
+        from test_leases import lease_get
+        kind, token, flags, data = lease_get(c, b"k")
+        assert (kind, flags, data) == ("lease", 0, b"") and token > 1
+        assert c.call(lease_set_line(b"k", token, value, flags=4)) == b"STORED\r\n"
+        assert direct_item(l1, b"k")[0] == 4 | SIZE_SPLIT_FLAG
+        assert c.call(b"lease-get k\r\n") == b"VALUE k 4 100\r\n%s\r\nEND\r\n" % value
+
+
+def test_size_split_both_full_set_lease_set_keeps_the_key(split_pair):
+    """both_full_set: a large lease-set goes whole to L1 (its token), then to
+    L2 as a plain set of the same key in the background (mcrouter renames
+    the key to KEY|==|R in both, which a later get of KEY does not find)."""
+    router, l1, l2 = split_pair("test_basic_l1_l2_sizesplit_bothset.json")
+    value = b"foo" * 200
+    with mcwire.Conn(*router.address) as c:
+        token = lease_token(c, b"key")
+        assert c.call(lease_set_line(b"key", token, value)) == b"STORED\r\n"
+        assert direct_item(l1, b"key")[:2] == (0, value)
+        wait_for(lambda: direct_get(l2, b"key") == value, what="the background set on L2")
+        assert c.call(b"lease-get key\r\n") == b"VALUE key 0 600\r\n%s\r\nEND\r\n" % value
+
+
+def test_size_split_lease_get_after_a_dead_sentinel_gets_a_new_token(split_pair):
+    """The L2 copy gone: lease-get removes the sentinel and asks L1 again
+    (mcrouter's retries), whose miss hands out a token that fills the key."""
+    router, l1, l2 = split_pair("test_basic_l1_l2_sizesplit.json")
+    value = b"bar" * 30
+    with mcwire.Conn(*router.address) as c:
+        token = lease_token(c, b"k")
+        assert c.call(lease_set_line(b"k", token, value)) == b"STORED\r\n"
+        suffix = direct_item(l1, b"k")[1]
+        with mcwire.Conn(l2.host, l2.port) as d:
+            assert d.call(b"delete k|==|%s\r\n" % suffix) == b"DELETED\r\n"
+        token = lease_token(c, b"k")
+        assert route_counter(c, "l1l2_size_split", "sentinels_removed") == 1
+        assert c.call(lease_set_line(b"k", token, value)) == b"STORED\r\n"
+        assert c.call(b"lease-get k\r\n") == b"VALUE k 0 90\r\n%s\r\nEND\r\n" % value
+
+
+def test_size_split_lease_set_with_l2_down_stays_in_l1_with_failure_ttl(tmp_path, ithaca_factory, memcached_factory):
+    """mcrouter's test_l1l2_l1_hit_l2_lookup_fail: L2 gone, a get of a split
+    key fails and removes the sentinel; a lease-get then gets a token and the
+    lease-set keeps the whole value in L1, its TTL cut to failure_ttl (60 s
+    by default), no sentinel."""
+    from conftest import free_port
+    from test_router import start_memcached_on
+    l1 = memcached_factory(args=SERVER_ARGS)
+    l2 = start_memcached_on(free_port())  # killed by this test: not the fixture's
+    router = serve_mcrouter_config(tmp_path, ithaca_factory, "test_basic_l1_l2_sizesplit.json", [l1, l2])
+    value = b"foo" * 20
+    with mcwire.Conn(*router.address) as c:
+        token = lease_token(c, b"key1")
+        assert c.call(lease_set_line(b"key1", token, value)) == b"STORED\r\n"
+        assert direct_item(l1, b"key1")[0] & SIZE_SPLIT_FLAG
+        l2.stop()
+        assert c.call(b"get key1\r\n").startswith(b"SERVER_ERROR ")
+        assert direct_get(l1, b"key1") is None
+        token = lease_token(c, b"key1")
+        assert c.call(lease_set_line(b"key1", token, value, exptime=3600)) == b"STORED\r\n"
+        assert c.call(b"get key1\r\n") == b"VALUE key1 0 60\r\n%s\r\nEND\r\n" % value
+        flags, data, _ = direct_item(l1, b"key1")
+        assert not flags & SIZE_SPLIT_FLAG and data == value
+    with mcwire.Conn(l1.host, l1.port) as d:
+        ttl = int(re.match(rb"HD t(-?\d+)\r\n$", d.call(b"mg key1 t\r\n")).group(1))
+    assert 0 < ttl <= 60, ttl
 
 
 @pytest.mark.parametrize("name,ok", [("test_basic_l1_l2_sizesplit_retry_valid.json", True),
@@ -1124,8 +1255,8 @@ def test_host_id_short_form_and_the_empty_pool_sample(tmp_path, ithaca_factory, 
 
 
 # ---- LoggingRoute (mcrouter/test/test_logging_route.py: mcrouter wraps its
-# root in a LoggingRoute with --enable-logging-route, which ithaca does not
-# have; the same pool under an explicit LoggingRoute here)
+# root in a LoggingRoute with --enable-logging-route, tested in
+# test_mcrouter_cli.py; the same pool under an explicit LoggingRoute here)
 
 
 def logging_config(name):

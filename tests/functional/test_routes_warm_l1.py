@@ -124,13 +124,53 @@ def test_warm_up_fill_ttl_is_the_exptime_or_what_warm_has_left(ithaca_factory, t
     # an absolute time may be a second or two past the exact figure.
     assert far - 20 < direct_ttl(cold2, b"far") <= far + 2
     assert direct_ttl(cold2, b"forever") == -1
-    # exptime 0 over an ascii warm pool: the TTL cannot be asked: no expiry.
+    # exptime 0 over an ascii warm pool: a get and a metaget (mg KEY t,
+    # which memcached 1.6 answers on its ascii port) tell the TTL left.
     cold3 = memcached_factory(args=SERVER_ARGS)
     server = warm_up(ithaca_factory, cold3, warm, "0", warm_protocol="ascii")
     with mcwire.Conn(*server.address) as conn:
-        assert conn.call(b"get long\r\n") == b"VALUE long 0 1\r\nx\r\nEND\r\n"
-    wait_for(lambda: direct_get(cold3, b"long"), what="fill")
-    assert direct_ttl(cold3, b"long") == -1
+        assert conn.call(b"get long forever nothing\r\n") == (
+            b"VALUE long 0 1\r\nx\r\nVALUE forever 0 1\r\nx\r\nEND\r\n")
+    wait_for(lambda: direct_get(cold3, b"long") and direct_get(cold3, b"forever"), what="fills")
+    assert 480 < direct_ttl(cold3, b"long") <= 500
+    assert direct_ttl(cold3, b"forever") == -1
+    assert direct_get(cold3, b"nothing") is None
+
+
+def test_warm_up_fill_without_expiry_where_warm_cannot_tell_the_ttl(ithaca_factory, memcached_factory, tmp_path):
+    """A warm server without meta commands (yrmcds answers ERROR to mg): the
+    TTL cannot be asked, the fill keeps no expiry (ithaca's fallback), and
+    the client still gets warm's value."""
+    from conftest import HOST, Server, free_port
+    from test_replication import YRMCDS
+    d = tmp_path / "yrmcds"
+    d.mkdir()
+    port = free_port()
+    (d / "yrmcds.conf").write_text(f"""virtual_ip = 127.0.0.1
+port = {port}
+repl_port = {free_port()}
+temp_dir = "{d}"
+log.file = "{d}/yrmcds.log"
+buckets = 10000
+memory_limit = 64M
+workers = 1
+counter.enable = false
+""")
+    warm = Server("yrmcds", [YRMCDS, "-f", str(d / "yrmcds.conf")])
+    warm.port = port
+    try:
+        assert warm.wait_accepting(10), warm.describe()
+        with mcwire.Conn(HOST, port) as c:
+            assert c.call(b"set long 0 500 1\r\nx\r\n") == b"STORED\r\n"
+            assert c.call(b"mg long t\r\n") == b"ERROR\r\n"  # no meta: the TTL cannot be asked
+        cold = memcached_factory(args=SERVER_ARGS)
+        server = warm_up(ithaca_factory, cold, warm, "0", warm_protocol="ascii")
+        with mcwire.Conn(*server.address) as conn:
+            assert conn.call(b"get long\r\n") == b"VALUE long 0 1\r\nx\r\nEND\r\n"
+        wait_for(lambda: direct_get(cold, b"long"), what="fill")
+        assert direct_ttl(cold, b"long") == -1
+    finally:
+        warm.stop()
 
 
 def test_warm_up_fill_does_not_overwrite_a_concurrent_set(ithaca_factory, two):
@@ -236,9 +276,9 @@ def test_warm_up_reads_a_meta_clients_mg_from_warm_and_fills(ithaca_factory, two
         assert conn.call(b"mg m v\r\n") == b"VA 5\r\nwarm!\r\n"
         assert conn.call(b"mg none v\r\n") == b"EN\r\n"
         wait_for(lambda: direct_get(cold, b"m") == b"warm!", what="the fill")
-        # meta warm: the TTL it had left; ascii warm: none can be asked.
+        # the TTL it had left (an ascii warm pool is asked with a metaget)
         ttl = direct_ttl(cold, b"m")
-        assert (290 < ttl <= 300) if warm_protocol == "meta" else ttl == -1
+        assert 290 < ttl <= 300
         hits = server_stat(cold, "get_hits")
         assert conn.call(b"mg m v\r\n") == b"VA 5\r\nwarm!\r\n"
         assert server_stat(cold, "get_hits") == hits + 1
@@ -311,3 +351,42 @@ def test_warm_up_metaget_answers_from_cold_then_warm(ithaca_factory, two, warm_p
         direct_set(cold, b"mk", b"c", exptime=0)
         assert metaget(c, b"mk") == (b"META mk age: unknown; exptime: 0; from: unknown; is_transient: 0\r\n"
                                      b"END\r\n")
+
+
+@pytest.mark.parametrize("warm_protocol", ["ascii", "meta"])
+def test_warm_up_lease_get_reads_warm_on_a_miss_and_fills_cold_with_the_token(ithaca_factory, two, warm_protocol):
+    """mcrouter's test_warmup_lease_get: a lease-get cold misses (a token)
+    reads warm; a hit there is the client's value and fills cold with a
+    lease-set under cold's token and warm's TTL; cold's hits and hot misses
+    are answered by cold alone, and a key warm lacks gets cold's token."""
+    from test_leases import lease_get, lease_set
+    cold, warm = two
+    server = warm_up(ithaca_factory, cold, warm, "0", warm_protocol)
+    with mcwire.Conn(*server.address) as conn:
+        kind, token, _, data = lease_get(conn, b"key")
+        assert kind == "lease" and token > 1 and data == b""
+        assert lease_get(conn, b"key")[:2] == ("lease", 1)  # cold's hot miss
+        assert lease_set(conn, b"key", token, b"value") == b"STORED\r\n"
+        assert lease_get(conn, b"key") == ("value", 0, b"value")
+        assert direct_get(cold, b"key") == b"value" and direct_get(warm, b"key") is None
+        direct_set(warm, b"key2", b"value2", exptime=1000)
+        assert lease_get(conn, b"key2") == ("value", 0, b"value2")
+        wait_for(lambda: direct_get(cold, b"key2") == b"value2", what="the lease-set fill")
+        assert 980 < direct_ttl(cold, b"key2") <= 1000
+        assert node_stat(conn, "warm_up w", "warm_fills") == 1
+        hits = server_stat(warm, "get_hits")
+        assert lease_get(conn, b"key2") == ("value", 0, b"value2")  # cold's hit now
+        assert server_stat(warm, "get_hits") == hits
+    with mcwire.Conn(cold.host, cold.port) as c:
+        assert c.call(b"mg key2 v\r\n") == b"VA 6\r\nvalue2\r\n"
+
+
+def test_warm_up_lease_get_fill_with_a_configured_exptime(ithaca_factory, two):
+    from test_leases import lease_get
+    cold, warm = two
+    direct_set(warm, b"k", b"v", exptime=5000)
+    server = warm_up(ithaca_factory, cold, warm, "100s", "ascii")
+    with mcwire.Conn(*server.address) as conn:
+        assert lease_get(conn, b"k") == ("value", 0, b"v")
+    wait_for(lambda: direct_get(cold, b"k") == b"v", what="the lease-set fill")
+    assert 90 < direct_ttl(cold, b"k") <= 100

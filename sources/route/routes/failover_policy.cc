@@ -1,6 +1,7 @@
 #include "failover_policy.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "hash/hash_functions.h"
@@ -15,6 +16,9 @@
 namespace ithaca::route {
 
 namespace {
+
+// mcrouter's route-level hash naming the weighted rendezvous.
+constexpr std::string_view kWeightedRendezvous = "WeightedRendezvous";
 
 // mcrouter's draws per step before it settles for a used child.
 constexpr std::uint32_t kFailoverPolicyDraws = 100;
@@ -55,7 +59,37 @@ bool failover_policy_count(config::route_kind_reader& in, const YAML::Node& v, c
   return true;
 }
 
+// exclude_errors: mcrouter's error result names (mc_res_ prefix taken).
+void failover_policy_excluded(config::route_kind_reader& in, const YAML::Node& e, failover_policy_config& out) {
+  const std::vector<std::string>& known = config::known_failover_errors();
+  if (!e.IsSequence()) in.fail_node(e, "List of carbon errors is not an array");
+  for (const YAML::Node& n : e) {
+    std::string name = n.IsScalar() ? n.Scalar() : "";
+    if (name.starts_with("mc_res_")) name = name.substr(7);
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      in.fail_node(n, "Failover error " + name + " is not a valid error result");
+      return;
+    }
+    out.exclude_errors.push_back(name);
+  }
+}
+
 }  // namespace
+
+bool read_rendezvous_tags(config::route_kind_reader& in, const YAML::Node& v, std::vector<std::string>& out) {
+  if (!v.IsSequence()) {
+    in.fail_node(v, "FailoverRendezvousPolicy: tags is not an array");
+    return false;
+  }
+  for (const YAML::Node& t : v) {
+    if (!t.IsScalar()) {
+      in.fail_node(t, "FailoverRendezvousPolicy: tag is not a string");
+      return false;
+    }
+    out.push_back(t.Scalar());
+  }
+  return true;
+}
 
 void read_failover_policy_hash(config::route_kind_reader& in, const YAML::Node& h, failover_policy_config& out) {
   if (!h.IsMap()) {
@@ -110,7 +144,11 @@ void read_failover_policy(config::route_kind_reader& in, const YAML::Node& v, fa
   out.kind = found->kind;
   switch (out.kind) {
     case failover_policy_kind::InOrder:
-      // mcrouter builds its in-order policy without reading the object.
+      // mcrouter's max_tries here bounds the error tries, every child stays
+      // in the order (its iterator ends at the last child).
+      in.check_keys(v, "failover_policy", {"type", "max_tries", "exclude_errors"});
+      if (v["max_tries"] && !failover_policy_count(in, v, "max_tries", out.max_error_tries)) return;
+      if (const YAML::Node e = v["exclude_errors"]) failover_policy_excluded(in, e, out);
       return;
     case failover_policy_kind::LeastFailures:
       in.check_keys(v, "failover_policy", {"type", "max_tries"});
@@ -121,28 +159,33 @@ void read_failover_policy(config::route_kind_reader& in, const YAML::Node& v, fa
       failover_policy_count(in, v, "max_tries", out.max_tries);
       return;
     case failover_policy_kind::Rendezvous: {
-      in.check_keys(v, "failover_policy", {"type", "tags", "hash"});
+      in.check_keys(v, "failover_policy", {"type", "tags", "hash", "weights"});
+      // mcrouter reads no `hash` here (the route's own picks the weighted
+      // kind): another name than its default is surely a misplaced one.
       if (const YAML::Node h = v["hash"]; h && !(h.IsScalar() && h.Scalar() == "Rendezvous")) {
         in.fail_node(h, "failover_policy: RendezvousPolicy's hash " + config::describe_node(h) +
-                            " is not supported by ithaca (Rendezvous)");
-        return;
+                            " is not supported by ithaca (Rendezvous; WeightedRendezvous is the FailoverRoute's own "
+                            "`hash`)");
       }
-      const YAML::Node tags = v["tags"];
-      if (!tags) {
-        in.fail_node(v, "FailoverRendezvousPolicy: tags needed for Rendezvous hash route");
-        return;
-      }
-      if (!tags.IsSequence()) {
-        in.fail_node(tags, "FailoverRendezvousPolicy: tags is not an array");
-        return;
-      }
-      for (const YAML::Node& t : tags) {
-        if (!t.IsScalar()) {
-          in.fail_node(t, "FailoverRendezvousPolicy: tag is not a string");
+      if (const YAML::Node w = v["weights"]) {
+        // Read whatever the route's hash is (it may come after): used by
+        // WeightedRendezvous only, as mcrouter's.
+        if (!w.IsSequence()) {
+          in.fail_node(w, "WeightedRendezvousHashFunc: weights is not an array");
           return;
         }
-        out.tags.push_back(t.Scalar());
+        for (const YAML::Node& e : w) {
+          double d = 0;
+          if (!config::mcrouter::as_number(e, d) || d < 0) {
+            in.fail_node(e, "WeightedRendezvousHashFunc: a weight must be a number of at least 0");
+            return;
+          }
+          out.rendezvous_weights.push_back(d);
+        }
+        out.rendezvous_weights_given = true;
       }
+      // Without them, the route's own `tags` may give them (finish_failover checks).
+      if (const YAML::Node tags = v["tags"]) out.tags_given = read_rendezvous_tags(in, tags, out.tags);
       return;
     }
     case failover_policy_kind::DeterministicOrder: break;
@@ -159,19 +202,7 @@ void read_failover_policy(config::route_kind_reader& in, const YAML::Node& v, fa
   if (!failover_policy_count(in, v, "max_tries", out.max_tries)) return;
   if (!failover_policy_count(in, v, "max_error_tries", out.max_error_tries)) return;
   out.max_error_tries = std::min(out.max_error_tries, out.max_tries);  // as mcrouter, which logs it
-  if (const YAML::Node e = v["exclude_errors"]) {
-    const std::vector<std::string>& known = config::known_failover_errors();
-    if (!e.IsSequence()) in.fail_node(e, "List of carbon errors is not an array");
-    for (const YAML::Node& n : e) {
-      std::string name = n.IsScalar() ? n.Scalar() : "";
-      if (name.starts_with("mc_res_")) name = name.substr(7);
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
-        in.fail_node(n, "Failover error " + name + " is not a valid error result");
-        return;
-      }
-      out.exclude_errors.push_back(name);
-    }
-  }
+  if (const YAML::Node e = v["exclude_errors"]) failover_policy_excluded(in, e, out);
   for (const char* key : {"enable_failure_domains", "ignore_normal_reply_index"}) {
     bool on = false;
     if (v[key] && !config::mcrouter::as_bool(v[key], on)) {
@@ -188,8 +219,13 @@ std::string show_failover_policy(const failover_policy_config& c) {
   for (const failover_policy_name& n : kFailoverPolicyNames) {
     if (n.kind != c.kind) continue;
     std::string out = n.yaml;
-    if (c.kind == failover_policy_kind::InOrder) return out;
-    if (c.kind == failover_policy_kind::Rendezvous) return out + "/" + std::to_string(c.tags.size()) + "tags";
+    if (c.kind == failover_policy_kind::InOrder) {
+      return c.max_error_tries == 0 ? out : out + "/" + std::to_string(c.max_error_tries);
+    }
+    if (c.kind == failover_policy_kind::Rendezvous) {
+      return out + "/" + std::to_string(c.tags.size()) + "tags" +
+             (c.route_hash == kWeightedRendezvous ? "/weighted" : "");
+    }
     out += '/';
     out += std::to_string(c.max_tries);
     if (c.kind == failover_policy_kind::DeterministicOrder) {
@@ -226,9 +262,23 @@ failover_order::failover_order(const failover_policy_config& c, std::vector<cons
     hash_ = proxy::make_distribution(c.weighted ? kinds::distribution_kind::WeightedCh3 : kinds::distribution_kind::Ch3,
                                      specs, kinds::hash_kind::Md5, &bad_error_);
   }
+  if (kind_ == failover_policy_kind::DeterministicOrder && !c.route_hash.empty()) {
+    bad_error_ = "Failover: DeterministicOrderPolicy: the route's hash '" + c.route_hash +
+                 "' is not an object ({\"hash_func\": \"Ch3\"|\"WeightedCh3\", \"weights\"})";
+  }
   if (kind_ == failover_policy_kind::Rendezvous) {
     // The first child is the pool route, whose own server is skipped.
-    if (c.tags.size() + 1 != children) {
+    if (c.route_hash == kWeightedRendezvous) {
+      if (!c.rendezvous_weights_given) {
+        bad_error_ = "WeightedRendezvousHashFunc: no weights";
+      } else if (c.rendezvous_weights.size() != c.tags.size()) {
+        bad_error_ = "WeightedRendezvousHash: number of weights doesn't match number of end points.";
+      }
+      tag_weights_ = c.rendezvous_weights;
+    }
+    if (!c.tags_given) {
+      bad_error_ = "FailoverRendezvousPolicy: tags needed for Rendezvous hash route";
+    } else if (c.tags.size() + 1 != children) {
       bad_error_ = "FailoverRendezvousPolicy: number of tags " + std::to_string(c.tags.size()) +
                    " doesn't match number of route handles " + std::to_string(children - 1);
     }
@@ -338,7 +388,16 @@ std::size_t failover_order::rendezvous_at(std::uint32_t position, std::string_vi
   const std::uint64_t key_hash = proxy::murmur64a(routing, kRendezvousKeySeed);
   std::vector<std::pair<double, std::size_t>> scored;
   for (std::size_t i = 0; i < tag_hashes_.size(); ++i) {
-    scored.emplace_back(static_cast<double>(rendezvous_mix(tag_hashes_[i], key_hash)), i);
+    const std::uint64_t mixed = rendezvous_mix(tag_hashes_[i], key_hash);
+    if (tag_weights_.empty()) {
+      scored.emplace_back(static_cast<double>(mixed), i);
+      continue;
+    }
+    // mcrouter's weighted score: the low 53 bits as a fraction u in [0, 1),
+    // weight / -ln(u) (u = 0 scores 0, as its 1 / inf).
+    constexpr std::uint64_t kLow53 = (std::uint64_t{1} << 53) - 1;
+    const double u = static_cast<double>(mixed & kLow53) / static_cast<double>(std::uint64_t{1} << 53);
+    scored.emplace_back(tag_weights_[i] * (1.0 / -std::log(u)), i);
   }
   std::sort(scored.begin(), scored.end(), std::greater<>());
   const proxy::pool* normal_pool = pools_.empty() ? nullptr : pools_[0];

@@ -1,8 +1,10 @@
 // The order in which a `failover` route tries its children, and when it
 // stops: mcrouter's failover_policy (FailoverPolicy.h).
 //
-//   in order (the default)   children in the order written; mcrouter's
-//                            InOrderPolicy (it reads no option of it)
+//   in order (the default)   children in the order written, every one;
+//                            mcrouter's InOrderPolicy: its max_tries bounds
+//                            the error tries (max_error_tries here), not the
+//                            children, and exclude_errors
 //   deterministic order      the first child, then children chosen by the
 //                            key: ch3 (or WeightedCh3, with `hash.weights`)
 //                            of the routing key (up to "|#|") with a salt
@@ -24,7 +26,10 @@
 //                            against each tag, highest first, skipping the
 //                            child of the first child's server for the key
 //                            (mcrouter's RendezvousPolicy; every one of them,
-//                            no error tries)
+//                            no error tries). The route's own `tags`, when
+//                            given, replace the policy's; a route `hash` of
+//                            "WeightedRendezvous" weighs each tag's score by
+//                            the policy's `weights` (w / -ln(score in [0, 1)))
 //   least failures           the first child, then the others by how many
 //                            errors in a row each answered last (fewest
 //                            first, ties in written order); max_tries.
@@ -72,12 +77,22 @@ struct failover_policy_config {
   bool ignore_normal_reply_index = false;
   bool enable_failure_domains = false;
   std::vector<std::string> tags;  // rendezvous: one per child after the first
+  bool tags_given = false;        // the policy's or the route's
+  std::vector<double> rendezvous_weights;  // rendezvous: the policy's `weights`, by tag
+  bool rendezvous_weights_given = false;
+  // mcrouter's route-level `hash` when it is a name, not an object: it picks
+  // the rendezvous hash ("WeightedRendezvous"); the other policies ignore it,
+  // but the deterministic order's must be an object.
+  std::string route_hash;
 };
 
 // Reads `failover_policy` (`v`) into `out`, errors through `in` (mcrouter's
 // type names in JSON, in_order / deterministic_order / least_failures in
 // YAML; the same keys in both).
 void read_failover_policy(config::route_kind_reader& in, const YAML::Node& v, failover_policy_config& out);
+// RendezvousPolicy's `tags` (the policy's, or mcrouter's route-level ones)
+// into `out`; false (and an error) when they are not a list of strings.
+bool read_rendezvous_tags(config::route_kind_reader& in, const YAML::Node& v, std::vector<std::string>& out);
 // mcrouter's route-level `hash` (merged into a DeterministicOrderPolicy).
 void read_failover_policy_hash(config::route_kind_reader& in, const YAML::Node& v, failover_policy_config& out);
 // "deterministic_order/12/3": for describe_options.
@@ -145,6 +160,7 @@ class failover_order {
   bool failure_domains_;
   std::vector<const proxy::pool*> pools_;  // by child; null: not a pool route
   std::vector<std::uint64_t> tag_hashes_;  // rendezvous: by child after the first
+  std::vector<double> tag_weights_;        // weighted rendezvous: by tag; empty: plain
   std::unique_ptr<proxy::distribution> hash_;  // deterministic order: ch3 or weighted_ch3 over the children
   mutable std::unique_ptr<std::atomic<std::uint32_t>[]> errors_in_a_row_;  // least failures
 };

@@ -359,6 +359,8 @@ struct failover_options final : config::route_options {
   double limit_burst = 1000;
   std::uint32_t exptime = 10;  // failover_exptime: the TTL cap of writes to a failover child
   failover_policy_config policy;
+  std::vector<std::string> route_tags;  // mcrouter's route-level `tags` (RendezvousPolicy's, replacing its own)
+  bool route_tags_given = false;
   bool failover_tag = false, lease_pairing = false;
   std::string pool;  // salted_failover: the pool it fails over within
 };
@@ -514,10 +516,26 @@ std::string show_failover_policy_option(const config::route_options& opts) {
   return show_failover_policy(o.policy);
 }
 
-// mcrouter's route-level `hash`: the deterministic order's hash function.
+// mcrouter's route-level `hash`: an object is the deterministic order's hash
+// function; a name is the rendezvous policy's ("WeightedRendezvous"), which
+// the other policies ignore (failover_order checks it against the policy).
 void read_failover_hash(config::route_kind_reader& in, const char* key, config::route_config&,
                         config::route_options& opts) {
-  read_failover_policy_hash(in, *in.value(key), static_cast<failover_options&>(opts).policy);
+  const YAML::Node& v = *in.value(key);
+  failover_policy_config& p = static_cast<failover_options&>(opts).policy;
+  if (v.IsScalar()) {
+    p.route_hash = v.Scalar();
+    return;
+  }
+  read_failover_policy_hash(in, v, p);
+}
+
+// mcrouter's route-level `tags`: a RendezvousPolicy's tags, replacing any
+// the policy has (mcrouter inserts them into the policy's object).
+void read_failover_tags(config::route_kind_reader& in, const char* key, config::route_config&,
+                        config::route_options& opts) {
+  auto& o = static_cast<failover_options&>(opts);
+  o.route_tags_given = read_rendezvous_tags(in, *in.value(key), o.route_tags);
 }
 
 // The options both kinds take; the gutter's add its exptime.
@@ -534,12 +552,17 @@ constexpr config::option_spec kFailoverOptions[] = {
                           "the order children are tried in and how many: in_order (default), deterministic_order "
                           "{max_tries, max_error_tries, exclude_errors, hash, ignore_normal_reply_index, "
                           "enable_failure_domains}, "
-                          "least_failures {max_tries}, rendezvous {tags}",
+                          "least_failures {max_tries}, rendezvous {tags, weights}; in_order {max_tries (error "
+                          "tries), exclude_errors}",
                           read_failover_policy_option, show_failover_policy_option,
                           "{type: deterministic_order, max_tries: 2, max_error_tries: 2}",
                           "{\"type\": \"DeterministicOrderPolicy\", \"max_tries\": 2, \"max_error_tries\": 2}"),
-    config::custom_option(nullptr, "hash", "mcrouter: the deterministic order's hash ({hash_func, weights})",
+    config::custom_option(nullptr, "hash",
+                          "mcrouter: the deterministic order's hash ({hash_func, weights}), or the rendezvous "
+                          "policy's (\"WeightedRendezvous\": the policy's weights)",
                           read_failover_hash, config::show_nothing, nullptr, "{\"hash_func\": \"Ch3\"}"),
+    config::custom_option(nullptr, "tags", "mcrouter: the rendezvous policy's tags (they replace the policy's)",
+                          read_failover_tags, config::show_nothing, nullptr, "[\"host:port\"]"),
     config::flag_option<&failover_options::failover_tag>(
         "failover_tag", "failover_tag", "a hash-stopped key sent to a failover child gets \":failover=1\" appended"),
     config::flag_option<&failover_options::lease_pairing>(
@@ -601,6 +624,34 @@ void finish_salted(config::route_kind_reader& in, config::route_config& r) {
   r.children = std::move(children);
 }
 
+// What the policy needs of the route's other options, once all are read
+// (mcrouter merges the route's `hash` and `tags` into the policy), refused
+// at the policy's line with mcrouter's words; and mcrouter pairs lease
+// tokens by the route's name: lease pairing without a name is refused.
+void finish_failover(config::route_kind_reader& in, config::route_config& r) {
+  const auto& o = config::options_of<failover_options>(r);
+  const failover_policy_config& p = o.policy;
+  const bool mcrouter = in.format() == config::route_format::Mcrouter;
+  if (mcrouter && o.lease_pairing && !in.has("name")) {
+    in.fail("Failover: name is required when lease pairing is enabled");
+  }
+  if (!in.has("failover_policy")) return;
+  if (p.kind == failover_policy_kind::Rendezvous) {
+    const std::size_t tags = o.route_tags_given ? o.route_tags.size() : p.tags.size();
+    if (!p.tags_given && !o.route_tags_given) {
+      in.fail_at("failover_policy", "FailoverRendezvousPolicy: tags needed for Rendezvous hash route");
+    } else if (p.route_hash == "WeightedRendezvous" && !p.rendezvous_weights_given) {
+      in.fail_at("failover_policy", "WeightedRendezvousHashFunc: no weights");
+    } else if (p.route_hash == "WeightedRendezvous" && p.rendezvous_weights.size() != tags) {
+      in.fail_at("failover_policy", "WeightedRendezvousHash: number of weights doesn't match number of end points.");
+    }
+  }
+  if (p.kind == failover_policy_kind::DeterministicOrder && !p.route_hash.empty()) {
+    in.fail_at("hash", "Failover: DeterministicOrderPolicy: the route's hash '" + p.route_hash +
+                           "' is not an object ({\"hash_func\": \"Ch3\"|\"WeightedCh3\", \"weights\"})");
+  }
+}
+
 // mcrouter: a gutter with no failover child is its normal route alone.
 void finish_gutter(config::route_kind_reader& in, config::route_config& r) {
   if (in.format() == config::route_format::Mcrouter && r.children.size() == 1) {
@@ -626,6 +677,10 @@ failover_route::options runtime_options(tree_builder& b, const config::route_con
   out.limit_burst = o.limit_burst > 0 ? o.limit_burst : 1000;
   out.exptime = o.exptime == 0 ? 10 : o.exptime;
   out.policy = o.policy;
+  if (o.route_tags_given) {
+    out.policy.tags = o.route_tags;
+    out.policy.tags_given = true;
+  }
   out.failover_tag = o.failover_tag;
   out.lease_pairing = o.lease_pairing;
   return out;
@@ -667,7 +722,7 @@ constexpr config::route_kind_info kFailoverInfo{
     kFailoverOptions,
     [](config::route_format) -> std::shared_ptr<config::route_options> { return std::make_shared<failover_options>(); },
     config::route_kind_info::collapse::NullOrSingleton,
-    nullptr,
+    finish_failover,
 };
 
 constexpr config::route_kind_info kGutterInfo{

@@ -23,12 +23,29 @@
 // L2's failure), a gets reads L1 again, `retries` times (default 1). In a
 // multi-key get such a key is a miss (a failed one, as a down server's).
 //
+// Lease-set (text) of a large value, as mcrouter: a random number R (a
+// 32-bit decimal, per worker generator) names the copy in L2, which gets
+// a plain set of KEY|==|R with the value; once L2 stored it, L1 gets the
+// client's lease-set (its token) with R as the value and the sentinel bit.
+// When L2 did not store, L1 gets the client's lease-set whole, its exptime
+// cut to `failure_ttl` (when longer, or none). With `both_full_set` the
+// lease-set goes whole to L1 under its own key and, once stored, to L2 as
+// a set in the background (mcrouter renames the key to KEY|==|R in both,
+// so a get of KEY then misses in L1: ithaca keeps the key).
+//
+// Lease-get (text): as a gets, but L1 is asked the client's lease-get. A
+// miss (its token, or hot miss) is the client's, without a stale sentinel
+// (mcrouter's doFilter); a sentinel hit reads L2 as above, a dead one is
+// removed and L1 asked again `retries` times (then a new token comes).
+//
 // Everything else (binary and meta commands, add, cas, deletes, touches,
-// arithmetic, lease-get and lease-set) goes to L1 as it is, as mcrouter
-// sends every other operation to L1.
+// arithmetic) goes to L1 as it is, as mcrouter sends every other operation
+// to L1.
 #include <atomic>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +77,7 @@ class l1l2_size_split_route final : public route {
     std::uint32_t ttl_threshold;
     bool both_full_set;
     std::uint32_t retries;
+    std::uint32_t failure_ttl;
   };
   l1l2_size_split_route(std::string name, const route& l1, const route& l2, config_values v)
       : route(std::move(name)), l1_(l1), l2_(l2), v_(v) {}
@@ -80,11 +98,15 @@ class l1l2_size_split_route final : public route {
     SetL2,       // child 0: the client's set on L2
     SetL1,       // child 1: the sentinel on L1
     SetBoth,     // child 0: the whole value on L1 (both_full_set)
+    LeaseSetL2,  // child 0: a set of KEY|==|R on L2
+    LeaseSetL1,  // child 1: the lease-set of the sentinel R (or the whole value) on L1
     ReadL1,      // child 0: gets on L1 for the keys in its key_map
     ReadL2,      // children 1..count: a get on L2 per sentinel
     RemoveDead,  // children count+1..: cas expiring dead sentinels
   };
   bool goes_to_l1(const protocol::request& req) const;
+  dispatch_status lease_set(request_slot& slot, dispatch_env& env) const;
+  dispatch_status lease_set_l1(request_slot& slot, dispatch_env& env) const;
   void read_l1(request_slot& slot, dispatch_env& env, std::vector<std::uint32_t> keys) const;
   dispatch_status after_l1(request_slot& slot, dispatch_env& env) const;
   dispatch_status after_l2(request_slot& slot, dispatch_env& env) const;
@@ -98,7 +120,20 @@ class l1l2_size_split_route final : public route {
 
 bool split_read(const protocol::request& r) {
   return r.proto == protocol::protocol_kind::Ascii &&
-         (r.cmd == protocol::command::Get || r.cmd == protocol::command::Gets);
+         (r.cmd == protocol::command::Get || r.cmd == protocol::command::Gets || r.cmd == protocol::command::LeaseGet);
+}
+
+// The number that names a lease-set's copy in L2 (mcrouter's 32-bit
+// mt19937 draw). [any worker: one generator per thread]
+std::uint32_t size_split_suffix() {
+  thread_local std::mt19937 gen{std::random_device{}()};
+  return static_cast<std::uint32_t>(gen());
+}
+
+// `n` in decimal into `out` (at least 10 bytes); its length.
+std::size_t size_split_decimal(char* out, std::uint32_t n) {
+  const auto r = std::to_chars(out, out + 10, n);
+  return static_cast<std::size_t>(r.ptr - out);
 }
 
 // How an L2 read of a sentinel ended.
@@ -135,6 +170,7 @@ dispatch_status l1l2_size_split_route::dispatch(request_slot& slot, dispatch_env
     dispatch_child(v_.both_full_set ? l1_ : l2_, c, env);
     return dispatch_status::Pending;
   }
+  if (text && req.cmd == protocol::command::LeaseSet && !goes_to_l1(req)) return lease_set(slot, env);
   if (split_read(req)) {
     slot.result.prepare(req);
     slot.result.outcome = routed_outcome::Hits;  // every key a miss until found
@@ -147,10 +183,57 @@ dispatch_status l1l2_size_split_route::dispatch(request_slot& slot, dispatch_env
   return l1_.dispatch(slot, env);
 }
 
+// A large lease-set: child 0 sets KEY|==|R on L2 (the key in its scratch),
+// or with both_full_set child 0 is the lease-set itself on L1.
+dispatch_status l1l2_size_split_route::lease_set(request_slot& slot, dispatch_env& env) const {
+  route_counters::add(split_sets_);
+  const std::uint32_t suffix = v_.both_full_set ? 0 : size_split_suffix();
+  slot.push_frame({this, v_.both_full_set ? SetBoth : LeaseSetL2, 0, static_cast<std::int64_t>(suffix)});
+  request_slot& c = slot.child(0);
+  c.req.noreply = false;  // the next step needs its answer
+  slot.add_call();
+  if (v_.both_full_set) {
+    dispatch_child(l1_, c, env);
+    return dispatch_status::Pending;
+  }
+  const std::string_view key = slot.req.key();  // goes_to_l1: it has room for the suffix
+  char* p = c.req.scratch.data();
+  std::memmove(p, key.data(), key.size());
+  std::memcpy(p + key.size(), kSizeSplitAlias.data(), kSizeSplitAlias.size());
+  const std::size_t n = size_split_decimal(p + key.size() + kSizeSplitAlias.size(), suffix);
+  c.req.keys.set(0, std::string_view(p, key.size() + kSizeSplitAlias.size() + n));
+  c.req.cmd = protocol::command::Set;
+  c.req.lease_token = 0;
+  dispatch_child(l2_, c, env);
+  return dispatch_status::Pending;
+}
+
+// L2 answered a large lease-set: L1 gets the client's lease-set with the
+// sentinel R (its decimal in child 1's scratch), or, L2 not stored, with
+// the whole value and its exptime cut to failure_ttl.
+dispatch_status l1l2_size_split_route::lease_set_l1(request_slot& slot, dispatch_env& env) const {
+  slot_frame& f = slot.top_frame();
+  const bool stored = slot.child_at(0).result.outcome == routed_outcome::Stored;
+  f.state = LeaseSetL1;
+  request_slot& c = slot.child(1);
+  c.req.noreply = false;
+  if (stored) {
+    char* p = c.req.scratch.data();
+    c.req.value = std::string_view(p, size_split_decimal(p, static_cast<std::uint32_t>(f.saved)));
+    c.req.flags |= kSizeSplitFlag;
+  } else if (c.req.exptime == 0 || c.req.exptime > static_cast<std::int64_t>(v_.failure_ttl)) {
+    c.req.exptime = v_.failure_ttl;
+  }
+  slot.add_call();
+  dispatch_child(l1_, c, env);
+  return dispatch_status::Pending;
+}
+
 void l1l2_size_split_route::read_l1(request_slot& slot, dispatch_env& env, std::vector<std::uint32_t> keys) const {
   slot.top_frame().state = ReadL1;
   request_slot& c = slot.child_for_keys(0, keys.size() == slot.req.keys.size() ? std::vector<std::uint32_t>{} : keys);
-  c.req.cmd = protocol::command::Gets;  // the CAS that removes a dead sentinel
+  // The CAS that removes a dead sentinel (a lease-get's mg asks it too).
+  if (slot.req.cmd != protocol::command::LeaseGet) c.req.cmd = protocol::command::Gets;
   slot.add_call();
   dispatch_child(l1_, c, env);
 }
@@ -173,12 +256,16 @@ dispatch_status l1l2_size_split_route::resume(request_slot& slot, dispatch_env& 
       dispatch_child(l1_, c, env);
       return dispatch_status::Pending;
     }
-    case SetL1: slot.result = slot.child_at(1).result; return dispatch_status::Done;
+    case SetL1:
+    case LeaseSetL1: slot.result = slot.child_at(1).result; return dispatch_status::Done;
+    case LeaseSetL2: return lease_set_l1(slot, env);
     case SetBoth: {
       slot.result = slot.child_at(0).result;
       if (slot.result.outcome == routed_outcome::Stored && env.async != nullptr) {
         protocol::request copy = slot.req;
         copy.noreply = true;
+        copy.cmd = protocol::command::Set;  // a lease-set's copy too: its token is L1's
+        copy.lease_token = 0;
         if (!env.async->send(l2_, copy)) route_counters::add(counters().async_dropped);
       }
       return dispatch_status::Done;
@@ -194,9 +281,18 @@ dispatch_status l1l2_size_split_route::resume(request_slot& slot, dispatch_env& 
 // in a child of its own (its key in the child's scratch, L1's CAS in its
 // req.cas for the removal).
 dispatch_status l1l2_size_split_route::after_l1(request_slot& slot, dispatch_env& env) const {
-  const request_slot& l1 = slot.child_at(0);
-  const protocol::routed_result& r = l1.result;
-  const bool whole = l1.key_map.size() == slot.req.keys.size() && slot.top_frame().saved == v_.retries;
+  request_slot& l1 = slot.child_at(0);
+  protocol::routed_result& r = l1.result;
+  const bool lease = slot.req.cmd == protocol::command::LeaseGet;  // one key, L1's answer is whole
+  const bool whole = lease || (l1.key_map.size() == slot.req.keys.size() && slot.top_frame().saved == v_.retries);
+  if (r.outcome == routed_outcome::LeaseToken && r.key_count() == 1 && r.hit(0).found &&
+      (r.hit(0).flags & kSizeSplitFlag) != 0) {
+    // A stale sentinel with the token: a plain miss (mcrouter's doFilter).
+    const std::uint64_t token = r.number;
+    r.prepare(slot.req);
+    r.outcome = routed_outcome::LeaseToken;
+    r.number = token;
+  }
   if (r.outcome != routed_outcome::Hits) {
     if (whole) {
       slot.result = r;  // L1's error or failure, as it is
@@ -305,7 +401,8 @@ dispatch_status l1l2_size_split_route::finish_reads(request_slot& slot, dispatch
     const l2_read how = l2_read_of(c.result);
     if (how == l2_read::Hit) continue;
     const std::uint32_t i = c.key_map[0];
-    if (how == l2_read::Missing && slot.req.cmd == protocol::command::Gets && f.saved > 0) {
+    const bool retried = slot.req.cmd == protocol::command::Gets || slot.req.cmd == protocol::command::LeaseGet;
+    if (how == l2_read::Missing && retried && f.saved > 0) {
       again.push_back(i);
       continue;
     }
@@ -390,7 +487,7 @@ constexpr config::option_spec kSizeSplitOptions[] = {
         "ttl_threshold", "ttl_threshold", "writes with an exptime under this stay in L1 whatever their size"),
     config::seconds_option<&size_split_options::failure_ttl>(
         "failure_ttl", "failure_ttl",
-        "mcrouter's TTL cap of a lease-set kept in L1 when L2 fails (lease-sets go to L1)"),
+        "the TTL cap of a large lease-set kept whole in L1 when L2 did not store it"),
     config::flag_option<&size_split_options::both_full_set>("both_full_set", "both_full_set",
                                                             "large values go whole to L1, and to L2 in the background"),
     config::custom_option("retries", "retries", "how many times a gets reads L1 again after a dead sentinel (1 to 10)",
@@ -414,7 +511,7 @@ const route* build_size_split(tree_builder& b, const config::route_config& r) {
   const auto& o = config::options_of<size_split_options>(r);
   return b.add<l1l2_size_split_route>(
       b.name_of(r), *l1, *l2,
-      l1l2_size_split_route::config_values{o.threshold, o.ttl_threshold, o.both_full_set, o.retries});
+      l1l2_size_split_route::config_values{o.threshold, o.ttl_threshold, o.both_full_set, o.retries, o.failure_ttl});
 }
 
 constexpr route_stat kSizeSplitStats[] = {

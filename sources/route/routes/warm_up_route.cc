@@ -8,23 +8,33 @@
 // warm_fills (async_dropped when the worker's bound refuses it).
 //
 // The fill's TTL: `exptime` when it is not 0; with 0, what the warm item has
-// left, asked with `mg KEY t v f` (one per missing key) where the warm child
-// speaks meta. A warm child that speaks only ascii cannot say (the mg is
-// refused by its codec): its keys are then read with a plain get and filled
-// with no expiry (mcrouter's fill without metaget), the documented fallback.
-// An item whose TTL runs out as it is read is answered but not filled.
+// left (unless mcrouter's `enable_metaget` is false: then no expiry), asked with `mg KEY t v f` (one per missing key) where the warm pool
+// speaks meta. An ascii pool's codec refuses that mg (a meta client's
+// request), so those keys are read with a plain get and, beside it, one
+// mcrouter `metaget` each (as mcrouter's getExptimeFromRoute asks), which
+// the codec sends as `mg KEY t` over either protocol: memcached 1.6 answers
+// it on its ascii port. A key the metaget finds gone, or whose TTL runs out
+// as it is read, is answered but not filled. A backend that cannot tell
+// (no meta: it answers ERROR) keeps the fill without expiry, as before:
+// ithaca then has nothing better (mcrouter would not fill at all).
 //
 // A meta client's `mg` that only reads (no T, N, R, E or q) is read from
 // warm the same way on a miss or an error on cold: warm is sent the client's
 // mg (its reply is the client's, as warm gives it) and `mg KEY t v f` for
-// the fill (with an ascii warm backend, the client's own reply holds the
-// value when it asked for it: v).
+// the fill (with an ascii warm pool, the client's own reply holds the value
+// when it asked for it, v, and a metaget the TTL).
+//
+// A text lease-get (mcrouter's WarmUpRoute): cold's answer when it is a hit
+// or a hot miss; on a miss with a token, warm is read (a get, and a metaget
+// for the TTL) and on a hit there cold is filled with a detached lease-set
+// carrying cold's token, and the client gets warm's value; otherwise cold's
+// token is the client's.
 //
 // mcrouter's metaget: cold's answer, or warm's when cold misses (no fill).
 //
 // Everything else (sets, deletes, arithmetic, touches, gets/gats/gat whose
-// CAS or TTL belongs to the cold server, other meta commands, lease-get)
-// goes to the cold child only: the client keeps the warm pool consistent.
+// CAS or TTL belongs to the cold server, other meta commands) goes to the
+// cold child only: the client keeps the warm pool consistent.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -43,7 +53,7 @@ namespace {
 
 class warm_up_route final : public route {
  public:
-  warm_up_route(std::string name, const route& cold, const route& warm, std::uint32_t exptime);
+  warm_up_route(std::string name, const route& cold, const route& warm, std::uint32_t exptime, bool ask);
   dispatch_status dispatch(request_slot& slot, dispatch_env& env) const override;
   dispatch_status resume(request_slot& slot, dispatch_env& env) const override;
   const char* kind() const override { return "warm_up"; }
@@ -58,14 +68,27 @@ class warm_up_route final : public route {
   dispatch_status after_get(request_slot& slot, dispatch_env& env) const;
   dispatch_status after_cold_mg(request_slot& slot, dispatch_env& env) const;
   dispatch_status after_warm_mg(request_slot& slot, dispatch_env& env) const;
+  dispatch_status after_lease_cold(request_slot& slot, dispatch_env& env) const;
+  dispatch_status after_lease_warm(request_slot& slot, dispatch_env& env) const;
+  dispatch_status after_mg_ttl(request_slot& slot, dispatch_env& env) const;
   void send_get(request_slot& slot, dispatch_env& env, const std::vector<std::uint32_t>& keys) const;
+  // A metaget of `key` to warm in child slot `at` (key_map: `index`).
+  void send_metaget(request_slot& slot, dispatch_env& env, std::size_t at, std::string_view key,
+                    std::uint32_t index) const;
   // An `add` of key `i`'s value (in slot.result) to the cold child.
   void fill(request_slot& slot, dispatch_env& env, std::size_t i, std::int64_t ttl) const;
+  // A detached write of a value to cold: an `add`, or a lease-set with
+  // `token` (command::LeaseSet).
+  void send_fill(protocol::command cmd, std::string_view key, std::string_view value, std::uint32_t flags,
+                 std::int64_t ttl, std::uint64_t token, dispatch_env& env) const;
   void send_add(std::string_view key, std::string_view value, std::uint32_t flags, std::int64_t ttl,
-                dispatch_env& env) const;
+                dispatch_env& env) const {
+    send_fill(protocol::command::Add, key, value, flags, ttl, 0, env);
+  }
   const route& cold_;
   const route& warm_;
-  std::uint32_t exptime_;                        // 0: the TTL the warm item has left
+  std::uint32_t exptime_;                        // the fill's TTL when not asked (0: none)
+  bool ask_;                                     // exptime 0 and enable_metaget: the TTL warm's item has left
   mutable std::atomic<std::uint64_t> fills_{0};  // warm_fills
 };
 
@@ -77,7 +100,32 @@ enum phase : std::uint32_t {
   kMetaClient = 3,   // a meta client's mg: child 1 its own mg on warm, child 2 `mg KEY t v f`
   kMetagetCold = 4,  // mcrouter's metaget: child 0 on cold
   kMetagetWarm = 5,  // and on a miss there, child 1 on warm
+  kLeaseCold = 6,    // a text lease-get: child 0 on cold
+  kLeaseWarm = 7,    // its miss: child 1 a get on warm, child 2 a metaget (exptime 0)
+  kMgTtl = 8,        // a meta client's mg over an ascii warm pool: child 3 a metaget for the fill's TTL
 };
+
+// mcrouter's lease-get token meaning "hot miss, another reader fills it".
+constexpr std::uint64_t kWarmUpWaitToken = 1;
+
+// What a fill's TTL is, from a warm metaget's answer (its remaining seconds
+// in `number`, -1: never). Unknown: the backend cannot tell (an error line,
+// no meta); Skip: the item is gone or runs out now (or warm failed).
+struct warm_ttl {
+  enum kind_t : std::uint8_t { Known, Unknown, Skip } kind;
+  std::int64_t seconds;  // Known: 0 means no expiry
+};
+warm_ttl warm_ttl_of(const protocol::routed_result& r) {
+  using protocol::routed_outcome;
+  if (r.outcome == routed_outcome::Hits && r.key_count() == 1) {
+    if (!r.hit(0).found) return {warm_ttl::Skip, 0};
+    const auto t = static_cast<std::int64_t>(r.number);
+    if (t == 0) return {warm_ttl::Skip, 0};
+    return {warm_ttl::Known, t < 0 ? 0 : t};
+  }
+  if (r.outcome == routed_outcome::ErrorLine || r.outcome == routed_outcome::Refused) return {warm_ttl::Unknown, 0};
+  return {warm_ttl::Skip, 0};
+}
 
 // A meta client's mg that only reads (no touch, vivify, recache or quiet
 // mode): it is read from warm on a miss, as a get is.
@@ -124,8 +172,9 @@ std::vector<std::uint32_t> misses_of(const protocol::routed_result& result) {
 
 }  // namespace
 
-warm_up_route::warm_up_route(std::string name, const route& cold, const route& warm, std::uint32_t exptime)
-    : route(std::move(name)), cold_(cold), warm_(warm), exptime_(exptime) {}
+warm_up_route::warm_up_route(std::string name, const route& cold, const route& warm, std::uint32_t exptime,
+                             bool ask)
+    : route(std::move(name)), cold_(cold), warm_(warm), exptime_(exptime), ask_(exptime == 0 && ask) {}
 
 dispatch_status warm_up_route::dispatch(request_slot& slot, dispatch_env& env) const {
   route_counters::add(counters().requests);
@@ -144,6 +193,12 @@ dispatch_status warm_up_route::dispatch(request_slot& slot, dispatch_env& env) c
     request_slot& c = slot.child(0);
     slot.add_call();
     dispatch_child(cold_, c, env);
+    return dispatch_status::Pending;
+  }
+  if (slot.req.cmd == protocol::command::LeaseGet && slot.req.proto == protocol::protocol_kind::Ascii) {
+    slot.push_frame(slot_frame{this, kLeaseCold, 0, 0});
+    slot.add_call();
+    dispatch_child(cold_, slot.child(0), env);
     return dispatch_status::Pending;
   }
   if (slot.req.cmd != protocol::command::Get || slot.req.proto == protocol::protocol_kind::Meta) {
@@ -178,6 +233,9 @@ dispatch_status warm_up_route::resume(request_slot& slot, dispatch_env& env) con
     }
     case kMetagetWarm: std::swap(slot.result, slot.child_at(1).result); return dispatch_status::Done;
     case kMeta: return after_meta(slot, env);
+    case kLeaseCold: return after_lease_cold(slot, env);
+    case kLeaseWarm: return after_lease_warm(slot, env);
+    case kMgTtl: return after_mg_ttl(slot, env);
     default: return after_get(slot, env);
   }
 }
@@ -190,7 +248,7 @@ dispatch_status warm_up_route::after_cold(request_slot& slot, dispatch_env& env)
   // The keys cold failed are asked of warm: only warm's failures count.
   slot.result.failed_keys = 0;
   slot_frame& f = slot.top_frame();
-  if (exptime_ != 0) {
+  if (!ask_) {
     send_get(slot, env, missing);
     return dispatch_status::Pending;
   }
@@ -266,23 +324,81 @@ dispatch_status warm_up_route::after_warm_mg(request_slot& slot, dispatch_env& e
   if (fill_read.result.outcome == protocol::routed_outcome::Raw &&
       parse_meta_value(fill_read.result.raw, value, flags, ttl)) {
     if (ttl != 0)
-      send_add(slot.req.key(), value, flags, exptime_ != 0 ? exptime_ : std::max<std::int64_t>(ttl, 0), env);
+      send_add(slot.req.key(), value, flags, !ask_ ? exptime_ : std::max<std::int64_t>(ttl, 0), env);
   } else if (fill_read.result.outcome == protocol::routed_outcome::Refused && slot.req.meta.has('v') &&
              slot.result.outcome == protocol::routed_outcome::Hits && slot.result.key_count() == 1 &&
              slot.result.hit(0).found) {
-    // An ascii warm backend (the TTL cannot be asked): the client's own
-    // reply holds the value; filled with exptime, or no expiry.
+    // An ascii warm pool (its codec refuses mg t v f): the client's own
+    // reply holds the value; filled with exptime, or with the TTL a
+    // metaget tells.
+    if (ask_) {
+      slot.top_frame().state = kMgTtl;
+      send_metaget(slot, env, 3, slot.req.key(), 0);
+      return dispatch_status::Pending;
+    }
     const protocol::routed_result::key_hit& h = slot.result.hit(0);
     send_add(slot.req.key(), slot.result.data(h), h.flags, exptime_, env);
   }
   return dispatch_status::Done;
 }
 
+dispatch_status warm_up_route::after_mg_ttl(request_slot& slot, dispatch_env& env) const {
+  const warm_ttl t = warm_ttl_of(slot.child_at(3).result);
+  if (t.kind != warm_ttl::Skip) {
+    const protocol::routed_result::key_hit& h = slot.result.hit(0);
+    send_add(slot.req.key(), slot.result.data(h), h.flags, t.seconds, env);
+  }
+  return dispatch_status::Done;
+}
+
+// Cold answered a lease-get: a hit, a hot miss or an error is the client's;
+// a miss with a token reads warm.
+dispatch_status warm_up_route::after_lease_cold(request_slot& slot, dispatch_env& env) const {
+  request_slot& cold = slot.child_at(0);
+  const protocol::routed_result& r = cold.result;
+  const bool miss = r.outcome == protocol::routed_outcome::LeaseToken && r.number > kWarmUpWaitToken &&
+                    !(r.key_count() == 1 && r.hit(0).found);
+  if (!miss) {
+    std::swap(slot.result, cold.result);
+    return dispatch_status::Done;
+  }
+  slot.top_frame().state = kLeaseWarm;
+  request_slot& get = slot.child(1);
+  get.req.cmd = protocol::command::Get;
+  get.req.lease_token = 0;
+  slot.add_call();
+  dispatch_child(warm_, get, env);
+  if (ask_) send_metaget(slot, env, 2, slot.req.key(), 0);
+  return dispatch_status::Pending;
+}
+
+// Warm answered a lease-get's miss: a hit fills cold with cold's token and
+// is the client's (mcrouter's); without a TTL to fill with (the item gone
+// or running out), cold's token is.
+dispatch_status warm_up_route::after_lease_warm(request_slot& slot, dispatch_env& env) const {
+  request_slot& cold = slot.child_at(0);
+  request_slot& get = slot.child_at(1);
+  const protocol::routed_result& w = get.result;
+  const bool hit = w.outcome == protocol::routed_outcome::Hits && w.key_count() == 1 && w.hit(0).found;
+  const warm_ttl t = !ask_ ? warm_ttl{warm_ttl::Known, exptime_} : warm_ttl_of(slot.child_at(2).result);
+  if (!hit || t.kind == warm_ttl::Skip) {
+    std::swap(slot.result, cold.result);
+    return dispatch_status::Done;
+  }
+  const protocol::routed_result::key_hit& h = w.hit(0);
+  send_fill(protocol::command::LeaseSet, slot.req.key(), w.data(h), h.flags, t.seconds, cold.result.number, env);
+  std::swap(slot.result, get.result);
+  return dispatch_status::Done;
+}
+
+// A get of `keys` on warm in child `saved`; when the TTL is asked (exptime
+// 0), one metaget per key in the children after it (count).
 void warm_up_route::send_get(request_slot& slot, dispatch_env& env, const std::vector<std::uint32_t>& keys) const {
   slot_frame& f = slot.top_frame();
   const std::size_t at = f.state == kMeta ? 1 + f.count : 1;
   f.state = kGet;
   f.saved = static_cast<std::int64_t>(at);
+  f.count = ask_ ? static_cast<std::uint32_t>(keys.size()) : 0;
   request_slot& c = slot.child(at);
   c.req.keys.clear();
   c.key_map.clear();
@@ -292,14 +408,35 @@ void warm_up_route::send_get(request_slot& slot, dispatch_env& env, const std::v
   }
   slot.add_call();
   dispatch_child(warm_, c, env);
+  for (std::uint32_t j = 0; j < f.count; ++j) send_metaget(slot, env, at + 1 + j, slot.req.keys[keys[j]], keys[j]);
+}
+
+void warm_up_route::send_metaget(request_slot& slot, dispatch_env& env, std::size_t at, std::string_view key,
+                                 std::uint32_t index) const {
+  request_slot& m = slot.child(at);
+  m.req.clear();
+  m.req.cmd = protocol::command::McMetaget;
+  m.req.proto = protocol::protocol_kind::Ascii;
+  m.req.keys.push_back(key);  // the parent's view, valid while the parent is
+  m.key_map.assign(1, index);
+  slot.add_call();
+  dispatch_child(warm_, m, env);
 }
 
 dispatch_status warm_up_route::after_get(request_slot& slot, dispatch_env& env) const {
-  request_slot& c = slot.child_at(static_cast<std::size_t>(slot.top_frame().saved));
+  const slot_frame& f = slot.top_frame();
+  const auto at = static_cast<std::size_t>(f.saved);
+  request_slot& c = slot.child_at(at);
   merge_hits(slot.result, c.result, c.key_map);
-  // exptime 0 here: warm speaks ascii and cannot tell the TTL left: no expiry.
-  for (const std::uint32_t i : c.key_map) {
-    if (slot.result.hit(i).found) fill(slot, env, i, exptime_);
+  for (std::size_t j = 0; j < c.key_map.size(); ++j) {
+    const std::uint32_t i = c.key_map[j];
+    if (!slot.result.hit(i).found) continue;
+    if (f.count == 0) {
+      fill(slot, env, i, exptime_);
+      continue;
+    }
+    const warm_ttl t = warm_ttl_of(slot.child_at(at + 1 + j).result);
+    if (t.kind != warm_ttl::Skip) fill(slot, env, i, t.seconds);
   }
   return dispatch_status::Done;
 }
@@ -309,10 +446,11 @@ void warm_up_route::fill(request_slot& slot, dispatch_env& env, std::size_t i, s
   send_add(slot.req.keys[i], slot.result.data(h), h.flags, ttl, env);
 }
 
-void warm_up_route::send_add(std::string_view key, std::string_view value, std::uint32_t flags, std::int64_t ttl,
-                             dispatch_env& env) const {
+void warm_up_route::send_fill(protocol::command cmd, std::string_view key, std::string_view value,
+                              std::uint32_t flags, std::int64_t ttl, std::uint64_t token, dispatch_env& env) const {
   protocol::request add;
-  add.cmd = protocol::command::Add;
+  add.cmd = cmd;
+  add.lease_token = token;
   add.proto = protocol::protocol_kind::Ascii;
   add.keys.push_back(key);
   add.value = value;
@@ -333,7 +471,7 @@ namespace {
 
 struct warm_up_options final : config::route_options {
   std::uint32_t exptime = 0;
-  bool enable_metaget = true;  // mcrouter's; ithaca asks warm with mg whenever it speaks meta
+  bool enable_metaget = true;  // mcrouter's: false (and no exptime) fills without expiry, unasked
 };
 
 constexpr config::child_slot kWarmUpSlots[] = {
@@ -345,7 +483,7 @@ constexpr config::option_spec kWarmUpOptions[] = {
         "exptime", "exptime", "the TTL of a value filled into cold; 0: what the warm item has left"),
     config::flag_option<&warm_up_options::enable_metaget>(
         nullptr, "enable_metaget",
-        "mcrouter's: ask warm for the TTL with a metaget (ithaca does when warm speaks meta)"),
+        "mcrouter's: ask warm for the TTL (mg t v f, or a metaget); false: fill without expiry"),
 };
 constexpr route_stat kWarmUpStats[] = {
     {"warm_fills", "warm_up: values added to the cold child."},
@@ -356,7 +494,8 @@ const route* build_warm_up(tree_builder& b, const config::route_config& r) {
   if (cold == nullptr) return nullptr;
   const route* warm = b.child(r, "warm", true);
   if (warm == nullptr) return nullptr;
-  return b.add<warm_up_route>(b.name_of(r), *cold, *warm, config::options_of<warm_up_options>(r).exptime);
+  const auto& o = config::options_of<warm_up_options>(r);
+  return b.add<warm_up_route>(b.name_of(r), *cold, *warm, o.exptime, o.enable_metaget);
 }
 
 constexpr config::route_kind_info kWarmUpInfo{

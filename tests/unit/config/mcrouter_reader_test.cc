@@ -258,6 +258,12 @@ TEST_CASE("route objects and their mcrouter option names") {
   CHECK(describe_options(f) ==
         "failover failover_errors=get:timeout;set:tko failover_limit=0.2/9.8 failover_policy=in_order "
         "failover_tag=false enable_lease_pairing=false");
+  // InOrderPolicy's max_tries bounds the error tries (every child is in the order).
+  CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
+                                      "failover_policy": {"type": "InOrderPolicy", "max_tries": 1,
+                                                          "exclude_errors": ["mc_res_timeout"]}})")) ==
+        "failover failover_errors= failover_limit=0/1000 failover_policy=in_order/1 failover_tag=false "
+        "enable_lease_pairing=false");
   CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
                                       "failover_errors": ["remote_error"]})")) ==
         "failover failover_errors=remote_error failover_limit=0/1000 failover_policy=in_order failover_tag=false "
@@ -269,11 +275,16 @@ TEST_CASE("route objects and their mcrouter option names") {
   CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
                                       "failover_errors": []})"))
             .starts_with("failover failover_errors=none "));
-  CHECK(describe_options(route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
-                                      "failover_tag": true, "enable_lease_pairing": true,
-                                      "failover_policy": {"type": "DeterministicOrderPolicy", "max_tries": 5,
-                                                          "max_error_tries": 9, "hash": {"hash_func": "WeightedCh3",
-                                                          "weights": [0.5, 1]}}})")) ==
+  // Lease pairing needs a name (mcrouter's): the route is then a named one.
+  config paired;
+  route_of(R"({"type": "FailoverRoute", "children": ["PoolRoute|A", "PoolRoute|B"],
+               "failover_tag": true, "enable_lease_pairing": true, "name": "f",
+               "failover_policy": {"type": "DeterministicOrderPolicy", "max_tries": 5,
+                                   "max_error_tries": 9, "hash": {"hash_func": "WeightedCh3",
+                                   "weights": [0.5, 1]}}})",
+           &paired);
+  REQUIRE(paired.router.named_routes.size() == 1);
+  CHECK(describe_options(paired.router.named_routes[0]) ==
         "failover failover_errors= failover_limit=0/1000 failover_policy=deterministic_order/5/5/weighted "
         "failover_tag=true enable_lease_pairing=true");
 
@@ -422,6 +433,22 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
                    "\"failover_policy\": {\"type\": \"RendezvousPolicy\", \"tags\": [\"a\"], "
                    "\"hash\": \"WeightedRendezvous\"}}")
             .starts_with("m.json:8: failover_policy: RendezvousPolicy's hash"));
+  // mcrouter merges the route's own `tags` and `hash` into the policy.
+  CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
+                   "\"hash\": \"WeightedRendezvous\", \"tags\": [\"a\"],\n "
+                   "\"failover_policy\": {\"type\": \"RendezvousPolicy\"}}") ==
+        "m.json:9: WeightedRendezvousHashFunc: no weights");
+  CHECK(with_route("{\"type\": \"FailoverRoute\",\n \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
+                   "\"hash\": \"WeightedRendezvous\", \"tags\": [\"a\"],\n "
+                   "\"failover_policy\": {\"type\": \"RendezvousPolicy\", \"weights\": [1, 2]}}") ==
+        "m.json:9: WeightedRendezvousHash: number of weights doesn't match number of end points.");
+  CHECK(with_route("{\"type\": \"FailoverRoute\", \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"],\n "
+                   "\"hash\": \"Ch3\",\n \"failover_policy\": {\"type\": \"DeterministicOrderPolicy\", "
+                   "\"max_tries\": 2, \"max_error_tries\": 2}}")
+            .starts_with("m.json:7: Failover: DeterministicOrderPolicy: the route's hash 'Ch3' is not an object"));
+  CHECK(with_route("{\"type\": \"FailoverRoute\", \"children\": [\"PoolRoute|A\", \"PoolRoute|B\"], "
+                   "\"enable_lease_pairing\": true}") ==
+        "m.json:6: Failover: name is required when lease pairing is enabled");
   CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\",\n  \"shadows\": 5}") ==
         "m.json:7: PoolRoute: shadows must be an array.");
   CHECK(with_route("{\"type\": \"PoolRoute\", \"pool\": \"A\", \"hash\": {\"hash_func\": \"Ch3\", \"salt\": \"x\"}}") ==
