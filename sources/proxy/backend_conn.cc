@@ -259,6 +259,11 @@ void backend_conn::break_connection(failure_kind why) {
   reader_wake_.signal();
 }
 
+void backend_conn::peer_closed() {
+  if (carried_ && !closing_) connect_idle_ = true;
+  carried_ = false;
+}
+
 void backend_conn::recycle_idle() {
   if (state_ != state::Ready) return;
   spdlog::debug("pool {}: {} closed an idle connection", server_->pool(), server_->address());
@@ -294,7 +299,7 @@ void backend_conn::start_coroutines() {
 // nothing waits, fail the waiting at once while the server is marked down,
 // else go Connecting. Returns true when the wait was cancelled.
 bool backend_conn::writer_idle() {
-  if (waiting_.empty() && !connect_idle_) {
+  if (waiting_.empty() && (closing_ || !connect_idle_)) {
     if (closing_) {
       state_ = state::Closed;
       return false;
@@ -341,8 +346,11 @@ bool backend_conn::learn_protocol(backend_link& link, failure_kind& why, std::st
 void backend_conn::connect_failed(failure_kind why, const std::string& error, int err) {
   spdlog::warn("pool {}: connect to {}: {}", server_->pool(), server_->address(), error);
   server_->set_last_error(error);
-  if (server_->record_failure(why)) start_prober(server_);
+  // No request waited: the reconnect after a drop (or a preconnect).
+  if (server_->record_failure(why)) start_prober(server_, waiting_.empty());
   counters().failures[static_cast<int>(why)].add();
+  // mcrouter counts the connect's failure and each request it failed.
+  server_->add_failures(static_cast<unsigned>(waiting_.size()));
   while (!waiting_.empty()) {
     entry e = waiting_.front();
     waiting_.pop_front();
@@ -370,6 +378,7 @@ bool backend_conn::writer_connect() {
   std::unique_ptr<mm::io> io = std::move(link.io);
   tls_ = std::move(link.tls);
   server_->set_last_error("");
+  carried_ = false;
   io_ = std::move(io);
   counters().connects.add();
   counters().connections.fetch_add(1, std::memory_order_relaxed);
@@ -407,7 +416,13 @@ bool backend_conn::writer_send() {
   sending_.clear();
   if (sending_.capacity() > kKeepWriteBuffer) std::string().swap(sending_);
   if (w == -ECANCELED) return true;
-  if (w < 0) break_connection(w == -ETIMEDOUT ? failure_kind::Timeout : failure_kind::Connection);
+  carried_ = true;
+  if (w == -ETIMEDOUT) {
+    break_connection(failure_kind::Timeout);
+  } else if (w < 0) {
+    peer_closed();
+    break_connection(failure_kind::Connection);
+  }
   return false;
 }
 
@@ -513,6 +528,7 @@ void backend_conn::reader_main() {
       continue;
     }
     if (n <= 0) {
+      peer_closed();
       if (inflight_.empty()) {
         recycle_idle();
       } else {

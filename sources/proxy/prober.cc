@@ -1,6 +1,7 @@
 #include "prober.h"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdint>
 #include <random>
 
@@ -47,17 +48,21 @@ probe_outcome probe(backend_server& s) {
 
 }  // namespace
 
-void start_prober(std::shared_ptr<backend_server> server) {
+void start_prober(std::shared_ptr<backend_server> server, bool soon) {
   const std::string name = "prober " + server->pool() + "/" + server->address();
-  mm::coroutine_create(name, [server = std::move(server)] {
+  mm::coroutine_create(name, [server = std::move(server), soon] {
     thread_local std::minstd_rand rng{std::random_device{}()};
     const server_settings& st = server->settings();
-    uint64_t interval = st.retry_interval_ms;
+    uint64_t interval = soon ? std::min(kSoonProbeMs, st.retry_interval_ms) : st.retry_interval_ms;
     while (!server->up() && !server->retired()) {
       std::uniform_real_distribution<double> jitter(0.8, 1.2);
       const auto wait = static_cast<mm::millis>(static_cast<double>(interval) * jitter(rng));
       if (mm::sleep(wait) == mm::wait_status::Cancelled) return;
-      switch (probe(*server)) {
+      const probe_outcome got = probe(*server);
+      // A probe that fails is one more failure in mcrouter's count (`stats
+      // suspect_servers`), as its probes' error replies are.
+      if (got != probe_outcome::Answered) server->add_failures(1);
+      switch (got) {
         case probe_outcome::Answered:
           // Reliable deletes: the deletes spooled while it was away reach
           // it before any later request does (delete_spool.h, Order).
@@ -75,8 +80,9 @@ void start_prober(std::shared_ptr<backend_server> server) {
           // retry_interval: backing off here left a server restarted on the
           // same port unused for up to retry_interval_max (4.4 s seen with
           // retry_interval 500 ms, after the interval had doubled to 4 s
-          // while it was away).
-          interval = st.retry_interval_ms;
+          // while it was away). Below it (a `soon` start) it doubles
+          // towards it.
+          interval = std::min(interval * 2, st.retry_interval_ms);
           break;
         case probe_outcome::Failed:
           // Silent, slow or confused: back off.
