@@ -381,6 +381,7 @@ void apply_mcrouter_overrides(const cli_options& cli, config& c) {
   c.router.mcrouter_router_name = cli.mcrouter_ports.empty() ? "0" : std::to_string(cli.mcrouter_ports.front());
   for (pool_config& p : c.router.pools) {
     if (cli.timeouts_until_tko) p.failure_limit = *cli.timeouts_until_tko;
+    if (cli.target_max_shadow_requests) p.max_shadow_requests = *cli.target_max_shadow_requests;
     if (cli.probe_delay_initial_ms) p.retry_interval_ms = *cli.probe_delay_initial_ms;
     if (cli.enable_flush_cmd) p.allow_flush = true;
   }

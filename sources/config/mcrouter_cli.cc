@@ -199,7 +199,6 @@ constexpr std::string_view kMcrouterInertValues[] = {
     "stats-async-queue-length",
     "target-max-inflight-requests",
     "target-max-pending-requests",
-    "target-max-shadow-requests",
     "tcp-listen-backlog",
     "tcp-rto-min",
     "tcp-zero-copy-threshold",
@@ -289,6 +288,13 @@ bool mcr_probe_initial(cli_options& o, std::string_view v, const std::string& n,
   uint64_t ms = 0;
   if (!mcrouter_count(v, n, e, ms)) return false;
   o.probe_delay_initial_ms = ms;
+  return true;
+}
+bool mcr_max_shadow(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  uint64_t count = 0;
+  if (!mcrouter_count(v, n, e, count)) return false;
+  if (count > 1u << 20) return fail(e, n + ": expected 0 (no bound) to 1048576");
+  o.target_max_shadow_requests = static_cast<unsigned>(count);
   return true;
 }
 bool mcr_threads(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
@@ -384,6 +390,7 @@ const mcrouter_option kMcrouterOptions[] = {
     {'t', "server-timeout", false, mcr_server_timeout},
     {0, "timeouts-until-tko", false, mcr_timeouts_until_tko},
     {'r', "probe-timeout-initial", false, mcr_probe_initial},
+    {0, "target-max-shadow-requests", false, mcr_max_shadow},
     {0, "retry-timeout", false, mcr_probe_initial},
     {0, "num-proxies", false, mcr_threads},
     {0, "proxy-threads", false, mcr_threads},

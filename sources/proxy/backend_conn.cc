@@ -34,7 +34,8 @@ constexpr mm::millis kIdleWaitMs = 1000;
 protocol::call_failure call_failure_of(failure_kind f) {
   switch (f) {
     case failure_kind::Down: return protocol::call_failure::Down;
-    case failure_kind::QueueFull: return protocol::call_failure::QueueFull;
+    case failure_kind::QueueFull:
+    case failure_kind::ShadowFull: return protocol::call_failure::QueueFull;
     case failure_kind::Timeout: return protocol::call_failure::Timeout;
     case failure_kind::BadReply: return protocol::call_failure::BadReply;
     case failure_kind::Connect:
@@ -56,8 +57,12 @@ backend_conn::backend_conn(std::shared_ptr<backend_server> server, unsigned work
 backend_conn::~backend_conn() {
   // The coroutines ended (the machine stopped or the connection closed);
   // whatever they did not finish cannot be answered any more.
-  for (entry& e : inflight_) e.slot->call_done();
-  for (entry& e : waiting_) e.slot->call_done();
+  for (std::deque<entry>* q : {&inflight_, &waiting_}) {
+    for (entry& e : *q) {
+      if (e.shadow) counters().shadow_outstanding.fetch_sub(1, std::memory_order_relaxed);
+      e.slot->call_done();
+    }
+  }
 }
 
 protocol::backend_call* backend_conn::acquire_call() {
@@ -79,6 +84,16 @@ void backend_conn::submit(flow::request_slot& slot, std::span<const uint32_t> ke
   if (proto_known_ && !start_call(e)) return;
   if (!server_->up()) return fail_entry(e, failure_kind::Down);
   const server_settings& st = server_->settings();
+  // A shadow's copy past the server's bound is dropped, as mcrouter drops
+  // one past --target-max-shadow-requests: a slow shadow server holds at
+  // most that many of this worker's copies.
+  if (slot.shadow && st.max_shadow_requests > 0) {
+    if (counters().shadow_outstanding.load(std::memory_order_relaxed) >= st.max_shadow_requests) {
+      return fail_entry(e, failure_kind::ShadowFull);
+    }
+    e.shadow = true;
+    counters().shadow_outstanding.fetch_add(1, std::memory_order_relaxed);
+  }
   if (inflight_.size() >= st.max_inflight && waiting_.size() >= st.max_queued && drop_orphaned_reads() == 0) {
     return fail_entry(e, failure_kind::QueueFull);
   }
@@ -207,6 +222,7 @@ void backend_conn::finish(entry& e, bool answered) {
     counters().latency.record(static_cast<uint64_t>(std::max<int64_t>(0, mm::now_ns() - e.started_ns)) / 1000);
     server_->record_success();
   }
+  if (e.shadow) counters().shadow_outstanding.fetch_sub(1, std::memory_order_relaxed);
   if (open_line_ == e.call) open_line_ = nullptr;
   if (free_calls_.size() < kKeepFreeCalls) {
     free_calls_.emplace_back(e.call);
@@ -346,8 +362,7 @@ bool backend_conn::learn_protocol(backend_link& link, failure_kind& why, std::st
 void backend_conn::connect_failed(failure_kind why, const std::string& error, int err) {
   spdlog::warn("pool {}: connect to {}: {}", server_->pool(), server_->address(), error);
   server_->set_last_error(error);
-  // No request waited: the reconnect after a drop (or a preconnect).
-  if (server_->record_failure(why)) start_prober(server_, waiting_.empty());
+  if (server_->record_failure(why)) start_prober(server_);
   counters().failures[static_cast<int>(why)].add();
   // mcrouter counts the connect's failure and each request it failed.
   server_->add_failures(static_cast<unsigned>(waiting_.size()));

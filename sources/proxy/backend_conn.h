@@ -83,6 +83,7 @@ class backend_conn {
     // `protocol: auto` a call submitted before the connection learned what
     // the server speaks waits unstarted.
     bool started = false;
+    bool shadow = false;  // counted in shadow_outstanding until finished
     protocol::backend_protocol proto = protocol::backend_protocol::Ascii;
   };
 

@@ -32,6 +32,7 @@ struct server_settings {
   unsigned connections = 1;
   unsigned max_inflight = 4096;
   unsigned max_queued = 65536;
+  unsigned max_shadow_requests = 0;  // shadow copies outstanding per worker; 0: no bound
   unsigned failure_limit = 3;
   uint64_t retry_interval_ms = 500;
   uint64_t retry_interval_max_ms = 10000;
@@ -53,6 +54,7 @@ enum class failure_kind : uint8_t {
   Connection,  // reset, closed, or another request's failure broke the connection
   BadReply,    // the server sent garbage
   QueueFull,   // more requests waiting than max_queued
+  ShadowFull,  // a shadow copy past max_shadow_requests: dropped, not sent
 };
 const char* to_string(failure_kind f);
 
@@ -66,6 +68,7 @@ struct server_counters {
   stats::counter joined;                                // gets that joined another's get line (one reply for both)
   stats::counter idle_closes;                           // idle connections the server closed (recycled, not failures)
   std::atomic<int64_t> inflight{0};                     // calls sent and unanswered (gauge)
+  std::atomic<int64_t> shadow_outstanding{0};           // shadow copies submitted and not done (gauge)
   std::atomic<int64_t> connections{0};                  // open connections (gauge)
   latency_histogram latency;
 };

@@ -48,12 +48,12 @@ probe_outcome probe(backend_server& s) {
 
 }  // namespace
 
-void start_prober(std::shared_ptr<backend_server> server, bool soon) {
+void start_prober(std::shared_ptr<backend_server> server) {
   const std::string name = "prober " + server->pool() + "/" + server->address();
-  mm::coroutine_create(name, [server = std::move(server), soon] {
+  mm::coroutine_create(name, [server = std::move(server)] {
     thread_local std::minstd_rand rng{std::random_device{}()};
     const server_settings& st = server->settings();
-    uint64_t interval = soon ? std::min(kSoonProbeMs, st.retry_interval_ms) : st.retry_interval_ms;
+    uint64_t interval = st.retry_interval_ms;
     while (!server->up() && !server->retired()) {
       std::uniform_real_distribution<double> jitter(0.8, 1.2);
       const auto wait = static_cast<mm::millis>(static_cast<double>(interval) * jitter(rng));
@@ -80,9 +80,8 @@ void start_prober(std::shared_ptr<backend_server> server, bool soon) {
           // retry_interval: backing off here left a server restarted on the
           // same port unused for up to retry_interval_max (4.4 s seen with
           // retry_interval 500 ms, after the interval had doubled to 4 s
-          // while it was away). Below it (a `soon` start) it doubles
-          // towards it.
-          interval = std::min(interval * 2, st.retry_interval_ms);
+          // while it was away).
+          interval = st.retry_interval_ms;
           break;
         case probe_outcome::Failed:
           // Silent, slow or confused: back off.

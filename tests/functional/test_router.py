@@ -554,16 +554,15 @@ def test_idle_connection_closed_by_a_restarted_server_is_replaced(ithaca_factory
     """A backend restarted on its port closes the router's idle connection:
     the close is noticed while idle and the router reconnects at once
     (backend_conn::peer_closed). If that reconnect came before the new
-    process listens it was refused and the server is down, probed again
-    within a few tens of milliseconds (prober.h, `soon`), so the server
-    serves again shortly after it listens; no request fails on the dead
-    socket. (test_backend_drop.py: an idle close by a server that stays up
-    fails nothing at all.)"""
+    process listens it was refused and the server is down until its prober
+    sees it answer (retry_interval, here 100 ms); no request is written into
+    the dead socket. (test_backend_drop.py: an idle close by a server that
+    stays up fails nothing at all.)"""
     from conftest import free_port
     port = free_port()
     backend = start_memcached_on(port)
     key = f"main/127.0.0.1:{port}:"
-    router = ithaca_factory(args=["-t", "1"], config_text=router_yaml([addr(backend)]))
+    router = ithaca_factory(args=["-t", "1"], config_text=router_yaml([addr(backend)], retry_interval="100ms"))
     with mcwire.Conn(router.host, router.port) as c:
         assert c.call(b"set a 0 0 1\r\n1\r\n") == b"STORED\r\n"
         assert stats(c, "servers")[key + "connections"] == "1"
@@ -571,7 +570,7 @@ def test_idle_connection_closed_by_a_restarted_server_is_replaced(ithaca_factory
         restarted = start_memcached_on(port)
         try:
             wait_for(lambda: stats(c, "servers")[key + "idle_closes"] == "1", what="the idle close noticed")
-            wait_for(lambda: c.call(b"set a 0 0 1\r\n2\r\n") == b"STORED\r\n", timeout=2.0,
+            wait_for(lambda: c.call(b"set a 0 0 1\r\n2\r\n") == b"STORED\r\n", timeout=5.0,
                      what="the restarted server serving")
             assert c.call(b"get a\r\n") == b"VALUE a 0 1\r\n2\r\nEND\r\n"
             s = stats(c, "servers")

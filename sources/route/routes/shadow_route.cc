@@ -64,7 +64,7 @@ dispatch_status shadow_route::dispatch(request_slot& slot, dispatch_env& env) co
     for (const shadow_target& s : shadows_) {
       if (!takes(s, req.key())) continue;
       if (s.request_fraction < 1 && std::uniform_real_distribution<double>(0, 1)(rng) >= s.request_fraction) continue;
-      if (env.async != nullptr && env.async->send(*s.target, req)) {
+      if (env.async != nullptr && env.async->send(*s.target, req, true)) {
         route_counters::add(counters().shadow_sent);
       } else {
         route_counters::add(counters().async_dropped);
