@@ -188,7 +188,6 @@ constexpr std::string_view kMcrouterInertValues[] = {
     "reconfiguration-delay-ms",
     "reconfiguration-jitter-ms",
     "reset-inactive-connection-interval",
-    "runtime-vars-file",
     "rxmit-latency-deviation-us",
     "server-load-interval-ms",
     "server-pem-ca-path",
@@ -297,6 +296,10 @@ bool mcr_max_shadow(cli_options& o, std::string_view v, const std::string& n, st
   o.target_max_shadow_requests = static_cast<unsigned>(count);
   return true;
 }
+bool mcr_runtime_vars(cli_options& o, std::string_view v, const std::string&, std::string*) {
+  o.runtime_vars_file = std::string(v);  // "" (mcrouter's default): none
+  return true;
+}
 bool mcr_threads(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
   if (v == "auto") return true;  // the config's (or ithaca's) worker count
   uint64_t t = 0;
@@ -391,6 +394,7 @@ const mcrouter_option kMcrouterOptions[] = {
     {0, "timeouts-until-tko", false, mcr_timeouts_until_tko},
     {'r', "probe-timeout-initial", false, mcr_probe_initial},
     {0, "target-max-shadow-requests", false, mcr_max_shadow},
+    {0, "runtime-vars-file", false, mcr_runtime_vars},
     {0, "retry-timeout", false, mcr_probe_initial},
     {0, "num-proxies", false, mcr_threads},
     {0, "proxy-threads", false, mcr_threads},

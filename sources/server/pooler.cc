@@ -15,6 +15,7 @@
 
 #include "auth_store.h"
 #include "memory_trim.h"
+#include "runtime_vars_file.h"
 #include "takeover_spawn.h"
 #include "unix_listener.h"
 
@@ -172,7 +173,9 @@ void pooler::main() {
   }
   start_accepting();
   children.push_back(mm::coroutine_create("signals", [this] { signal_loop(); }));
-  if (!settings_.reload.cli->config_path.empty()) {
+  // A config file, or a runtime vars file (--runtime-vars-file) beside a
+  // config given inline (--config-str): each is watched.
+  if (!settings_.reload.cli->config_path.empty() || !settings_.reload.cli->runtime_vars_file.empty()) {
     // Started off or on as the config says; a reload may flip it.
     watch_ = std::make_unique<config_watch>([this](const std::string&) { request_reload("config change"); });
     std::vector<std::string> files = settings_.reload.started->sources;
@@ -461,6 +464,7 @@ void pooler::reload_loop() {
       }
     }
     reload_certificates(settings_.reload, trigger);
+    if (!settings_.reload.cli->runtime_vars_file.empty()) runtime_vars_reload(settings_.reload.cli->runtime_vars_file, trigger);
     if (settings_.reload.auth) settings_.reload.auth->reload(kReloadReadTimeout, trigger);
   } while (reload_again_ && !mm::coroutine_cancelled());
   reloading_ = false;
