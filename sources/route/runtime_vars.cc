@@ -19,7 +19,7 @@ struct runtime_registry {
   YAML::Node last;  // the last file applied (a map), for slots made later
 };
 
-runtime_registry& registry() {
+runtime_registry& runtime_vars_registry() {
   static runtime_registry r;
   return r;
 }
@@ -60,7 +60,7 @@ void runtime_assign(const YAML::Node& vars, const std::string& name, runtime_ran
 }  // namespace
 
 runtime_range* runtime_range_slot(std::string_view name) {
-  runtime_registry& r = registry();
+  runtime_registry& r = runtime_vars_registry();
   std::lock_guard lock(r.mutex);
   auto it = r.slots.find(name);
   if (it != r.slots.end()) return it->second.get();
@@ -81,7 +81,7 @@ bool runtime_vars_apply(std::string_view text, const std::string& file, std::str
     *error = "expected a JSON object of variables";
     return false;
   }
-  runtime_registry& r = registry();
+  runtime_registry& r = runtime_vars_registry();
   std::lock_guard lock(r.mutex);
   r.last.reset(vars);  // rebinds (operator= would write through the old node)
   for (auto& [name, slot] : r.slots) runtime_assign(vars, name, *slot, file);

@@ -25,6 +25,7 @@ MODULES = [
     "test_custom_failover",  # 1 s
     "test_largeobj",  # 1 s
     "test_logical_routing_policies",  # 1 s
+    "test_max_shadow_requests",  # 3 s
     "test_modify_exptime",  # 11 s
     "test_named_handles",  # 1 s
     "test_probe_timeout",  # 11 s
@@ -34,6 +35,7 @@ MODULES = [
     "test_shadow_with_file",  # 1 s
     "test_slow_warmup",  # 1 s
     "test_tko_inactive",  # 4 s
+    "test_tko_reconfigure",  # 5 s
 ]
 
 
