@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <ctime>
 #include <string_view>
 
 #include "config_file.h"
@@ -690,6 +691,8 @@ void apply_overrides(const cli_options& cli, config& c) {
 bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file,
                  const std::string* dumped) {
   config c;
+  timespec read_at{};
+  ::clock_gettime(CLOCK_REALTIME, &read_at);  // the fine clock: a file's mtime (coarse) is never later for an earlier write
   // What an mcrouter config's preprocessor reads of the command line
   // (mcrouter_jsonm.h), there before the file is read; the flags are
   // applied again after it, over what the file says.
@@ -715,6 +718,8 @@ bool make_config(const cli_options& cli, config& out, std::string* error, bool a
     return fail(
         error, (cli.config_path.empty() ? std::string("command line: ") : "with the command-line flags: ") + v.message);
   }
+  // Set here: the file's reader starts from a fresh config.
+  c.read_at_ns = static_cast<int64_t>(read_at.tv_sec) * 1000000000 + read_at.tv_nsec;
   out = std::move(c);
   return true;
 }

@@ -180,7 +180,8 @@ void pooler::main() {
     watch_ = std::make_unique<config_watch>([this](const std::string&) { request_reload("config change"); });
     std::vector<std::string> files = settings_.reload.started->sources;
     files.insert(files.end(), settings_.watch_also.begin(), settings_.watch_also.end());
-    watch_->set(std::move(files), settings_.reload.started->server.reload_on_change);
+    watch_->set(std::move(files), settings_.reload.started->server.reload_on_change,
+                settings_.reload.started->read_at_ns);
     children.push_back(mm::coroutine_create("config watch", [this] { watch_->run(); }));
   }
   children.push_back(mm::coroutine_create("memory trim", [this] { memory_trim_main(conns_); }));
@@ -460,7 +461,7 @@ void pooler::reload_loop() {
       cron_reloaded_.signal();
       if (watch_) {
         applied.sources.insert(applied.sources.end(), settings_.watch_also.begin(), settings_.watch_also.end());
-        watch_->set(std::move(applied.sources), applied.reload_on_change);
+        watch_->set(std::move(applied.sources), applied.reload_on_change, applied.read_at_ns);
       }
     }
     reload_certificates(settings_.reload, trigger);
