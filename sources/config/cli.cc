@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <ctime>
 #include <string_view>
 
 #include "config_file.h"
@@ -390,6 +391,7 @@ void apply_mcrouter_overrides(const cli_options& cli, config& c) {
   c.router.mcrouter_router_name = cli.mcrouter_ports.empty() ? "0" : std::to_string(cli.mcrouter_ports.front());
   for (pool_config& p : c.router.pools) {
     if (cli.timeouts_until_tko) p.failure_limit = *cli.timeouts_until_tko;
+    if (cli.target_max_shadow_requests) p.max_shadow_requests = *cli.target_max_shadow_requests;
     if (cli.probe_delay_initial_ms) p.retry_interval_ms = *cli.probe_delay_initial_ms;
     if (cli.enable_flush_cmd) p.allow_flush = true;
   }
@@ -703,6 +705,8 @@ void apply_overrides(const cli_options& cli, config& c) {
 bool make_config(const cli_options& cli, config& out, std::string* error, bool allow_empty_file,
                  const std::string* dumped) {
   config c;
+  timespec read_at{};
+  ::clock_gettime(CLOCK_REALTIME, &read_at);  // the fine clock: a file's mtime (coarse) is never later for an earlier write
   // What an mcrouter config's preprocessor reads of the command line
   // (mcrouter_jsonm.h), there before the file is read; the flags are
   // applied again after it, over what the file says.
@@ -728,6 +732,8 @@ bool make_config(const cli_options& cli, config& out, std::string* error, bool a
     return fail(
         error, (cli.config_path.empty() ? std::string("command line: ") : "with the command-line flags: ") + v.message);
   }
+  // Set here: the file's reader starts from a fresh config.
+  c.read_at_ns = static_cast<int64_t>(read_at.tv_sec) * 1000000000 + read_at.tv_nsec;
   out = std::move(c);
   return true;
 }

@@ -301,6 +301,10 @@ struct config {
   // first, then every file it imported (load_context::add_source), each
   // once. What the config watcher watches (server/config_watch.h).
   std::vector<std::string> sources;
+  // Not a setting: CLOCK_REALTIME (ns) when make_config began reading the
+  // files, so the watcher, which takes its first identities a moment later,
+  // can tell a file modified since (config_watch::set).
+  int64_t read_at_ns = 0;
   config_source source;  // what the file said, for introspection
 };
 

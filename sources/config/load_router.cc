@@ -57,6 +57,7 @@ void parse_pool(section& s, const YAML::Node& node, pool_config& p) {
   s.integer("connections", p.connections, kConnectionsRange);
   s.integer("max_inflight", p.max_inflight, kInflightRange);
   s.integer("max_queued", p.max_queued, kQueuedRange);
+  s.integer("max_shadow_requests", p.max_shadow_requests, kQueuedRange);
   s.integer("failure_limit", p.failure_limit, kFailureLimitRange);
   s.duration("retry_interval", p.retry_interval_ms, kTimeoutRange);
   s.duration("retry_interval_max", p.retry_interval_max_ms, kTimeoutRange);

@@ -192,7 +192,6 @@ constexpr std::string_view kMcrouterInertValues[] = {
     "reconfiguration-delay-ms",
     "reconfiguration-jitter-ms",
     "reset-inactive-connection-interval",
-    "runtime-vars-file",
     "rxmit-latency-deviation-us",
     "server-load-interval-ms",
     "server-pem-ca-path",
@@ -203,7 +202,6 @@ constexpr std::string_view kMcrouterInertValues[] = {
     "stats-async-queue-length",
     "target-max-inflight-requests",
     "target-max-pending-requests",
-    "target-max-shadow-requests",
     "tcp-listen-backlog",
     "tcp-rto-min",
     "tcp-zero-copy-threshold",
@@ -293,6 +291,17 @@ bool mcr_probe_initial(cli_options& o, std::string_view v, const std::string& n,
   uint64_t ms = 0;
   if (!mcrouter_count(v, n, e, ms)) return false;
   o.probe_delay_initial_ms = ms;
+  return true;
+}
+bool mcr_max_shadow(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
+  uint64_t count = 0;
+  if (!mcrouter_count(v, n, e, count)) return false;
+  if (count > 1u << 20) return fail(e, n + ": expected 0 (no bound) to 1048576");
+  o.target_max_shadow_requests = static_cast<unsigned>(count);
+  return true;
+}
+bool mcr_runtime_vars(cli_options& o, std::string_view v, const std::string&, std::string*) {
+  o.runtime_vars_file = std::string(v);  // "" (mcrouter's default): none
   return true;
 }
 bool mcr_threads(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
@@ -388,6 +397,8 @@ const mcrouter_option kMcrouterOptions[] = {
     {'t', "server-timeout", false, mcr_server_timeout},
     {0, "timeouts-until-tko", false, mcr_timeouts_until_tko},
     {'r', "probe-timeout-initial", false, mcr_probe_initial},
+    {0, "target-max-shadow-requests", false, mcr_max_shadow},
+    {0, "runtime-vars-file", false, mcr_runtime_vars},
     {0, "retry-timeout", false, mcr_probe_initial},
     {0, "num-proxies", false, mcr_threads},
     {0, "proxy-threads", false, mcr_threads},

@@ -60,6 +60,9 @@ struct pool_config {
   unsigned connections = 1;                // per worker per server
   unsigned max_inflight = 4096;            // requests written and unanswered, per connection
   unsigned max_queued = 65536;             // requests waiting behind them; past it SERVER_ERROR at once
+  // mcrouter's --target-max-shadow-requests: shadow copies (routes/shadow_route)
+  // outstanding per worker per server; past it a copy is dropped. 0: no bound.
+  unsigned max_shadow_requests = 0;
   unsigned failure_limit = 3;              // consecutive failures that mark a server down
   uint64_t retry_interval_ms = 500;        // the down server's first probe; doubles, jittered
   uint64_t retry_interval_max_ms = 10000;  // ... up to this

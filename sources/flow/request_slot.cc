@@ -121,6 +121,7 @@ request_slot& request_slot::child(std::size_t i) {
   c.queue_ = queue_;
   c.home_ = home_;
   c.req = req;
+  c.shadow = shadow;
   c.calls_pending_ = 0;
   c.reported_ = false;
   c.frames_.clear();

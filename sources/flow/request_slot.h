@@ -132,6 +132,10 @@ class request_slot {
   // A request sent only for its side effect (a refused set's delete): not
   // counted in `stats detail` (the set was, with its error).
   bool silent = false;
+  // A shadow's copy (routes/shadow_route), and every child of one: each
+  // server bounds how many it holds (the pool's max_shadow_requests,
+  // mcrouter's --target-max-shadow-requests).
+  bool shadow = false;
   // [Pending, Ready] the reply is already rendered in `deferred` (a write
   // parked until a slave confirms it, routes/ack_route.cc), not in `result`.
   bool reply_in_deferred = false;
@@ -161,6 +165,7 @@ class request_slot {
   void begin_request() {
     action = exec_action::Continue;
     silent = false;
+    shadow = false;
     reply_in_deferred = false;
     part = get_part::Whole;
   }

@@ -34,7 +34,8 @@ constexpr mm::millis kIdleWaitMs = 1000;
 protocol::call_failure call_failure_of(failure_kind f) {
   switch (f) {
     case failure_kind::Down: return protocol::call_failure::Down;
-    case failure_kind::QueueFull: return protocol::call_failure::QueueFull;
+    case failure_kind::QueueFull:
+    case failure_kind::ShadowFull: return protocol::call_failure::QueueFull;
     case failure_kind::Timeout: return protocol::call_failure::Timeout;
     case failure_kind::BadReply: return protocol::call_failure::BadReply;
     case failure_kind::Connect:
@@ -56,8 +57,12 @@ backend_conn::backend_conn(std::shared_ptr<backend_server> server, unsigned work
 backend_conn::~backend_conn() {
   // The coroutines ended (the machine stopped or the connection closed);
   // whatever they did not finish cannot be answered any more.
-  for (entry& e : inflight_) e.slot->call_done();
-  for (entry& e : waiting_) e.slot->call_done();
+  for (std::deque<entry>* q : {&inflight_, &waiting_}) {
+    for (entry& e : *q) {
+      if (e.shadow) counters().shadow_outstanding.fetch_sub(1, std::memory_order_relaxed);
+      e.slot->call_done();
+    }
+  }
 }
 
 protocol::backend_call* backend_conn::acquire_call() {
@@ -79,6 +84,16 @@ void backend_conn::submit(flow::request_slot& slot, std::span<const uint32_t> ke
   if (proto_known_ && !start_call(e)) return;
   if (!server_->up()) return fail_entry(e, failure_kind::Down);
   const server_settings& st = server_->settings();
+  // A shadow's copy past the server's bound is dropped, as mcrouter drops
+  // one past --target-max-shadow-requests: a slow shadow server holds at
+  // most that many of this worker's copies.
+  if (slot.shadow && st.max_shadow_requests > 0) {
+    if (counters().shadow_outstanding.load(std::memory_order_relaxed) >= st.max_shadow_requests) {
+      return fail_entry(e, failure_kind::ShadowFull);
+    }
+    e.shadow = true;
+    counters().shadow_outstanding.fetch_add(1, std::memory_order_relaxed);
+  }
   if (inflight_.size() >= st.max_inflight && waiting_.size() >= st.max_queued && drop_orphaned_reads() == 0) {
     return fail_entry(e, failure_kind::QueueFull);
   }
@@ -209,6 +224,7 @@ void backend_conn::finish(entry& e, bool answered) {
     counters().recent_latency.add(static_cast<double>(micros));
     server_->record_success();
   }
+  if (e.shadow) counters().shadow_outstanding.fetch_sub(1, std::memory_order_relaxed);
   if (open_line_ == e.call) open_line_ = nullptr;
   if (free_calls_.size() < kKeepFreeCalls) {
     free_calls_.emplace_back(e.call);
@@ -261,6 +277,11 @@ void backend_conn::break_connection(failure_kind why) {
   reader_wake_.signal();
 }
 
+void backend_conn::peer_closed() {
+  if (carried_ && !closing_) connect_idle_ = true;
+  carried_ = false;
+}
+
 void backend_conn::recycle_idle() {
   if (state_ != state::Ready) return;
   spdlog::debug("pool {}: {} closed an idle connection", server_->pool(), server_->address());
@@ -296,7 +317,7 @@ void backend_conn::start_coroutines() {
 // nothing waits, fail the waiting at once while the server is marked down,
 // else go Connecting. Returns true when the wait was cancelled.
 bool backend_conn::writer_idle() {
-  if (waiting_.empty() && !connect_idle_) {
+  if (waiting_.empty() && (closing_ || !connect_idle_)) {
     if (closing_) {
       state_ = state::Closed;
       return false;
@@ -345,6 +366,8 @@ void backend_conn::connect_failed(failure_kind why, const std::string& error, in
   server_->set_last_error(error);
   if (server_->record_failure(why)) start_prober(server_);
   counters().failures[static_cast<int>(why)].add();
+  // mcrouter counts the connect's failure and each request it failed.
+  server_->add_failures(static_cast<unsigned>(waiting_.size()));
   while (!waiting_.empty()) {
     entry e = waiting_.front();
     waiting_.pop_front();
@@ -372,6 +395,7 @@ bool backend_conn::writer_connect() {
   std::unique_ptr<mm::io> io = std::move(link.io);
   tls_ = std::move(link.tls);
   server_->set_last_error("");
+  carried_ = false;
   io_ = std::move(io);
   counters().connects.add();
   counters().connections.fetch_add(1, std::memory_order_relaxed);
@@ -409,7 +433,13 @@ bool backend_conn::writer_send() {
   sending_.clear();
   if (sending_.capacity() > kKeepWriteBuffer) std::string().swap(sending_);
   if (w == -ECANCELED) return true;
-  if (w < 0) break_connection(w == -ETIMEDOUT ? failure_kind::Timeout : failure_kind::Connection);
+  carried_ = true;
+  if (w == -ETIMEDOUT) {
+    break_connection(failure_kind::Timeout);
+  } else if (w < 0) {
+    peer_closed();
+    break_connection(failure_kind::Connection);
+  }
   return false;
 }
 
@@ -515,6 +545,7 @@ void backend_conn::reader_main() {
       continue;
     }
     if (n <= 0) {
+      peer_closed();
       if (inflight_.empty()) {
         recycle_idle();
       } else {

@@ -84,6 +84,7 @@ class backend_conn {
     // `protocol: auto` a call submitted before the connection learned what
     // the server speaks waits unstarted.
     bool started = false;
+    bool shadow = false;  // counted in shadow_outstanding until finished
     protocol::backend_protocol proto = protocol::backend_protocol::Ascii;
   };
 
@@ -130,9 +131,19 @@ class backend_conn {
   // Connection), marks the socket broken and wakes the writer to close it.
   void break_connection(failure_kind why);
   void fail_waiting(failure_kind why);
-  // The server closed the connection with nothing in flight: close and
-  // reconnect on the next request, no failure counted.
+  // The server closed the connection with nothing in flight: close, no
+  // failure counted, and reconnect (peer_closed).
   void recycle_idle();
+  // The server closed (or reset) a connection that carried requests: the
+  // writer reconnects at once, with nothing to send, instead of waiting for
+  // the next request. A server that went away then refuses it and is marked
+  // down now (a refused connect does that), so the next request fails fast
+  // as mcrouter's does (it marks a server TKO when an open connection goes
+  // down); a server that closed an idle connection and still listens gets
+  // a fresh connection and loses nothing. Only a connection that carried a
+  // request does it, so a server that accepts and closes at once is not
+  // reconnected to in a loop.
+  void peer_closed();
   void close_if_last();
   protocol::backend_call* acquire_call();
   server_counters& counters() { return server_->counters(worker_); }
@@ -155,7 +166,8 @@ class backend_conn {
   bool reader_done_ = true;
   bool reader_parked_ = true;  // the reader is not inside a socket read
   bool closing_ = false;       // close_when_idle() was called
-  bool connect_idle_ = false;  // connect_now(): leave Idle with nothing queued
+  bool connect_idle_ = false;  // connect_now() or peer_closed(): leave Idle with nothing queued
+  bool carried_ = false;       // this socket carried a request (peer_closed reconnects)
 
   std::deque<entry> inflight_;  // encoded (maybe not yet written), in wire order
   // Over the in-flight cap (or before the connection is up): not encoded

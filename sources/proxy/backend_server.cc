@@ -18,6 +18,7 @@ const char* to_string(failure_kind f) {
     case failure_kind::Connection: return "connection";
     case failure_kind::BadReply: return "bad_reply";
     case failure_kind::QueueFull: return "queue_full";
+    case failure_kind::ShadowFull: return "shadow_full";
   }
   return "?";
 }
@@ -44,7 +45,10 @@ std::string backend_server::last_error() const {
 }
 
 bool backend_server::record_failure(failure_kind f) {
-  if (f == failure_kind::Down || f == failure_kind::QueueFull) return false;  // not the server's fault
+  if (f == failure_kind::Down || f == failure_kind::QueueFull || f == failure_kind::ShadowFull) {
+    return false;  // not the server's fault
+  }
+  failures_.fetch_add(1, std::memory_order_relaxed);
   unsigned n = streak_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (n < settings_.failure_limit && f != failure_kind::Connect) return false;
   bool was_up = true;
@@ -59,12 +63,18 @@ bool backend_server::record_failure(failure_kind f) {
 
 void backend_server::mark_up() {
   streak_.store(0, std::memory_order_relaxed);
+  failures_.store(0, std::memory_order_relaxed);
   bool was_up = false;
   if (up_.compare_exchange_strong(was_up, true)) {
     transitions_.fetch_add(1, std::memory_order_relaxed);
     g_health_epoch.fetch_add(1, std::memory_order_release);
     spdlog::warn("pool {}: server {} is up again", pool_, spec_.address);
   }
+}
+
+void backend_server::retire() {
+  if (retired_.exchange(true, std::memory_order_relaxed)) return;
+  if (!up()) spdlog::warn("pool {}: {} was TKO, removed from config", pool_, spec_.address);
 }
 
 const char* backend_server::protocol_name() const {

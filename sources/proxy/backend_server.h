@@ -33,6 +33,7 @@ struct server_settings {
   unsigned connections = 1;
   unsigned max_inflight = 4096;
   unsigned max_queued = 65536;
+  unsigned max_shadow_requests = 0;  // shadow copies outstanding per worker; 0: no bound
   unsigned failure_limit = 3;
   uint64_t retry_interval_ms = 500;
   uint64_t retry_interval_max_ms = 10000;
@@ -54,6 +55,7 @@ enum class failure_kind : uint8_t {
   Connection,  // reset, closed, or another request's failure broke the connection
   BadReply,    // the server sent garbage
   QueueFull,   // more requests waiting than max_queued
+  ShadowFull,  // a shadow copy past max_shadow_requests: dropped, not sent
 };
 const char* to_string(failure_kind f);
 
@@ -69,6 +71,7 @@ struct server_counters {
   std::atomic<int64_t> inflight{0};                     // calls sent and unanswered (gauge)
   std::atomic<int64_t> pending{0};                      // calls queued, not yet sent (gauge: gauged_queue.h)
   smoothed_latency recent_latency;                      // replies' latency, mcrouter's smoothing
+  std::atomic<int64_t> shadow_outstanding{0};           // shadow copies submitted and not done (gauge)
   std::atomic<int64_t> connections{0};                  // open connections (gauge)
   latency_histogram latency;
 };
@@ -111,6 +114,7 @@ class backend_server {
   // A reply came back: the failure streak ends.
   void record_success() {
     if (streak_.load(std::memory_order_relaxed) != 0) streak_.store(0, std::memory_order_relaxed);
+    if (failures_.load(std::memory_order_relaxed) != 0) failures_.store(0, std::memory_order_relaxed);
   }
   // A failure. True if THIS call marked the server down (the caller then
   // starts the one prober). A refused connect marks it down at once.
@@ -121,9 +125,15 @@ class backend_server {
   // it while down is given: mcrouter's "Server unavailable. Reason: ...").
   failure_kind down_cause() const { return static_cast<failure_kind>(down_cause_.load(std::memory_order_relaxed)); }
   uint64_t transitions() const { return transitions_.load(std::memory_order_relaxed); }
-  // Failures since the last reply (mcrouter's TKO tracker's count: `stats
-  // suspect_servers`). [relaxed read]
-  unsigned failure_streak() const { return streak_.load(std::memory_order_relaxed); }
+  // Failures since the last reply as mcrouter's TKO tracker counts them
+  // (`stats suspect_servers`' num_failures): each failure event
+  // (record_failure), plus each request a failed connect failed and each
+  // failed probe (add_failures), since mcrouter counts a lost connection
+  // and every error reply alike. Not the streak that failure_limit
+  // compares: that one counts events only, so one timeout with many
+  // requests in flight is one failure. [relaxed]
+  unsigned failure_streak() const { return failures_.load(std::memory_order_relaxed); }
+  void add_failures(unsigned n) { failures_.fetch_add(n, std::memory_order_relaxed); }
   // What the server speaks, for `stats servers`: the pool's protocol, or with
   // `protocol: auto` what the latest connection's probe learned ("auto"
   // until one has). [any worker writes, stats reads]
@@ -144,7 +154,9 @@ class backend_server {
 
   // The server left the configuration: probers stop, connections close once
   // their requests are answered. [pooler, at reload]
-  void retire() { retired_.store(true, std::memory_order_relaxed); }
+  // A server still marked down says so in the log (mcrouter's "HOST:PORT was
+  // TKO, removed from config").
+  void retire();
   bool retired() const { return retired_.load(std::memory_order_relaxed); }
 
  private:
@@ -158,6 +170,7 @@ class backend_server {
   std::string last_error_;
   std::atomic<bool> up_{true};
   std::atomic<unsigned> streak_{0};
+  std::atomic<unsigned> failures_{0};  // failure_streak(): mcrouter's count
   std::atomic<uint64_t> transitions_{0};
   std::atomic<bool> retired_{false};
   std::atomic<uint8_t> down_cause_{static_cast<uint8_t>(failure_kind::Connect)};  // a failure_kind

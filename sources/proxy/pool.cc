@@ -18,6 +18,7 @@ server_settings settings_of(const config::pool_config& c) {
   s.connections = c.connections;
   s.max_inflight = c.max_inflight;
   s.max_queued = c.max_queued;
+  s.max_shadow_requests = c.max_shadow_requests;
   s.failure_limit = c.failure_limit;
   s.retry_interval_ms = c.retry_interval_ms;
   s.retry_interval_max_ms = c.retry_interval_max_ms;

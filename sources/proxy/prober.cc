@@ -1,6 +1,7 @@
 #include "prober.h"
 
 #include <cerrno>
+#include <algorithm>
 #include <cstdint>
 #include <random>
 
@@ -57,7 +58,11 @@ void start_prober(std::shared_ptr<backend_server> server) {
       std::uniform_real_distribution<double> jitter(0.8, 1.2);
       const auto wait = static_cast<mm::millis>(static_cast<double>(interval) * jitter(rng));
       if (mm::sleep(wait) == mm::wait_status::Cancelled) return;
-      switch (probe(*server)) {
+      const probe_outcome got = probe(*server);
+      // A probe that fails is one more failure in mcrouter's count (`stats
+      // suspect_servers`), as its probes' error replies are.
+      if (got != probe_outcome::Answered) server->add_failures(1);
+      switch (got) {
         case probe_outcome::Answered:
           // Reliable deletes: the deletes spooled while it was away reach
           // it before any later request does (delete_spool.h, Order).

@@ -12,7 +12,7 @@
 
 namespace ithaca::proxy {
 
-inline constexpr std::size_t kFailureKindCount = 6;  // failure_kind's values
+inline constexpr std::size_t kFailureKindCount = 7;  // failure_kind's values
 
 struct server_totals {
   uint64_t requests = 0;

@@ -37,7 +37,7 @@ bool async_runner::delay(flow::request_slot& s, mm::millis wait) {
   return true;
 }
 
-bool async_runner::send(const route& r, const protocol::request& req) {
+bool async_runner::send(const route& r, const protocol::request& req, bool shadow) {
   const std::size_t bytes = request_bytes(req);
   if (stopped_ || in_flight_ >= kMaxRequests || bytes_ + bytes > kMaxBytes) {
     async_counters().dropped.fetch_add(1, std::memory_order_relaxed);
@@ -45,6 +45,7 @@ bool async_runner::send(const route& r, const protocol::request& req) {
   }
   std::unique_ptr<flow::request_slot> owned = flow::request_slot::detached(req, *this);
   flow::request_slot& s = *owned.release();  // frees itself: finished()
+  s.shadow = shadow;
   ++in_flight_;
   bytes_ += bytes;
   async_counters().sent.fetch_add(1, std::memory_order_relaxed);

@@ -55,8 +55,9 @@ class async_runner final : public flow::slot_home {
   async_runner& operator=(const async_runner&) = delete;
 
   // Sends a detached copy of `req` through `r`. False when the worker's bound
-  // is reached or the runner has stopped (counted as dropped).
-  bool send(const route& r, const protocol::request& req);
+  // is reached or the runner has stopped (counted as dropped). `shadow`:
+  // a shadow's copy (request_slot::shadow).
+  bool send(const route& r, const protocol::request& req, bool shadow = false);
 
   // Takes a straggler child (flow::request_slot::release_child) still in
   // flight: it is finished as a detached request (counted, not bounded: it

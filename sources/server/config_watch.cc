@@ -38,7 +38,8 @@ config_watch::config_watch(std::function<void(const std::string&)> on_change) : 
 
 config_watch::~config_watch() = default;
 
-void config_watch::set(std::vector<std::string> files, bool enabled) {
+void config_watch::set(std::vector<std::string> files, bool enabled, int64_t read_at_ns) {
+  read_at_ns_ = read_at_ns;
   // Each file once, in order (an auth file may also be the config's import).
   std::vector<std::string> unique;
   for (std::string& f : files) {
@@ -147,6 +148,11 @@ bool config_watch::arm(bool compare) {
   for (const std::string& file : files) {
     const file_identity& now = result->identities[file];
     auto before = identities_.find(file);
+    if (before == identities_.end() && read_at_ns_ > 0 && now.error == 0 && now.mtime_ns > read_at_ns_) {
+      changes.push_back(file + " was modified after it was read");  // between the read and this watch
+      next[file] = now;
+      continue;
+    }
     if (before == identities_.end() || !compare) {
       next[file] = before == identities_.end() ? now : before->second;
       continue;
@@ -155,6 +161,7 @@ bool config_watch::arm(bool compare) {
     next[file] = now;
   }
   identities_ = std::move(next);
+  read_at_ns_ = 0;
   if (!changes.empty()) {
     const std::string why = watch_join(changes, "; ");
     spdlog::info("config watch: {}; reloading", why);

@@ -20,8 +20,10 @@
 // inotify instance (the kernel allows 128 per user by default).
 //
 // Limits: the first identities are taken when the first watches are in
-// place, a moment after the start read the file, so a change made in that
-// moment waits for the next one (or a SIGHUP). Without inotify (the kernel
+// place, a moment after the start read the file; a change made in that
+// moment is caught by the file's mtime (later than the read: set()), unless
+// it fell in the same tick of the kernel's coarse clock as the read, then
+// it waits for the next one (or a SIGHUP). Without inotify (the kernel
 // refuses an instance) nothing is polled: mcrouter then compares the file's
 // md5 every 60 s; here the log says so and SIGHUP still reloads.
 #pragma once
@@ -64,8 +66,12 @@ class config_watch {
   // The files to watch and whether to: at start, and after each reload that
   // applied a file (its sources and its reload_on_change). Files kept from
   // the previous list keep their last identity, so a change made while the
-  // reload ran is still seen. [pooler machine; does not suspend]
-  void set(std::vector<std::string> files, bool enabled);
+  // reload ran is still seen. A file new to the list whose mtime is later
+  // than `read_at_ns` (CLOCK_REALTIME when the config was read, 0: unknown)
+  // was changed between that read and these watches: it reloads too, so a
+  // change made in the moment after the start (or a reload) read the file
+  // is not lost. [pooler machine; does not suspend]
+  void set(std::vector<std::string> files, bool enabled, int64_t read_at_ns = 0);
 
   // The "config watch" coroutine's body; returns when cancelled, after
   // finishing the "config events" coroutine it started. [pooler machine]
@@ -85,6 +91,7 @@ class config_watch {
   bool enabled_ = false;
   bool rearm_ = false;
   bool announce_ = false;  // the list or the switch changed: log it once armed
+  int64_t read_at_ns_ = 0;  // set()'s, for the next arm's new files
   // [pooler machine] the inotify instance, once opened, and its reader
   std::unique_ptr<mm::io> inotify_;
   mm::coroutine_id reader_ = 0;

@@ -46,6 +46,7 @@
 #include "takeover_client.h"
 #include "takeover_path.h"
 #include "ready_notify.h"
+#include "runtime_vars_file.h"
 #include "udp_server.h"
 #include "worker.h"
 
@@ -483,6 +484,7 @@ pooler_settings pooler_settings_of(const config::config& cfg, reload_target relo
   ps.reload = reload;
   // What a reload re-reads besides the config: watched with it (config_watch.h).
   if (reload.auth) ps.watch_also = {reload.auth->ascii_path(), reload.auth->sasl_path()};
+  if (!reload.cli->runtime_vars_file.empty()) ps.watch_also.push_back(reload.cli->runtime_vars_file);
   if (reload.tls) {
     for (const std::string* f : {&cfg.tls.chain_cert, &cfg.tls.key, &cfg.tls.ca_cert}) ps.watch_also.push_back(*f);
   }
@@ -723,6 +725,7 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     }
   }
   if (rc == 0) {
+    if (!cli.runtime_vars_file.empty()) runtime_vars_load(cli.runtime_vars_file);  // read again at each reload
     reload_target reload{&cli, &cfg, &live, st.get(), &servers, &role};
     reload.tls = tls.get();
     reload.auth = shared.auth != nullptr ? &auth : nullptr;

@@ -15,6 +15,7 @@
 
 #include "auth_store.h"
 #include "memory_trim.h"
+#include "runtime_vars_file.h"
 #include "takeover_spawn.h"
 #include "unix_listener.h"
 
@@ -172,12 +173,15 @@ void pooler::main() {
   }
   start_accepting();
   children.push_back(mm::coroutine_create("signals", [this] { signal_loop(); }));
-  if (!settings_.reload.cli->config_path.empty()) {
+  // A config file, or a runtime vars file (--runtime-vars-file) beside a
+  // config given inline (--config-str): each is watched.
+  if (!settings_.reload.cli->config_path.empty() || !settings_.reload.cli->runtime_vars_file.empty()) {
     // Started off or on as the config says; a reload may flip it.
     watch_ = std::make_unique<config_watch>([this](const std::string&) { request_reload("config change"); });
     std::vector<std::string> files = settings_.reload.started->sources;
     files.insert(files.end(), settings_.watch_also.begin(), settings_.watch_also.end());
-    watch_->set(std::move(files), settings_.reload.started->server.reload_on_change);
+    watch_->set(std::move(files), settings_.reload.started->server.reload_on_change,
+                settings_.reload.started->read_at_ns);
     children.push_back(mm::coroutine_create("config watch", [this] { watch_->run(); }));
   }
   children.push_back(mm::coroutine_create("memory trim", [this] { memory_trim_main(conns_); }));
@@ -457,10 +461,11 @@ void pooler::reload_loop() {
       cron_reloaded_.signal();
       if (watch_) {
         applied.sources.insert(applied.sources.end(), settings_.watch_also.begin(), settings_.watch_also.end());
-        watch_->set(std::move(applied.sources), applied.reload_on_change);
+        watch_->set(std::move(applied.sources), applied.reload_on_change, applied.read_at_ns);
       }
     }
     reload_certificates(settings_.reload, trigger);
+    if (!settings_.reload.cli->runtime_vars_file.empty()) runtime_vars_reload(settings_.reload.cli->runtime_vars_file, trigger);
     if (settings_.reload.auth) settings_.reload.auth->reload(kReloadReadTimeout, trigger);
   } while (reload_again_ && !mm::coroutine_cancelled());
   reloading_ = false;

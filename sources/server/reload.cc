@@ -174,6 +174,7 @@ bool reload_config(const reload_target& t, std::string_view trigger, reload_outc
   if (applied) {
     applied->sources = std::move(fresh.sources);
     applied->reload_on_change = fresh.server.reload_on_change;
+    applied->read_at_ns = fresh.read_at_ns;
   }
   return true;
 }

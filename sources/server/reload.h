@@ -46,6 +46,7 @@ struct reload_target {
 struct reload_outcome {
   std::vector<std::string> sources;
   bool reload_on_change = false;
+  int64_t read_at_ns = 0;  // config::config::read_at_ns
 };
 
 // How long a reload waits for the file to be read and parsed (on the

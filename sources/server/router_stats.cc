@@ -23,6 +23,7 @@ namespace {
 constexpr proxy::failure_kind kFailureKinds[] = {
     proxy::failure_kind::Down,       proxy::failure_kind::Timeout,  proxy::failure_kind::Connect,
     proxy::failure_kind::Connection, proxy::failure_kind::BadReply, proxy::failure_kind::QueueFull,
+    proxy::failure_kind::ShadowFull,
 };
 
 // The gauges (not reset by `stats reset`), summed over the workers.

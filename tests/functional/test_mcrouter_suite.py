@@ -26,6 +26,7 @@ MODULES = [
     "test_largeobj",  # 1 s
     "test_logical_routing_policies",  # 1 s
     "test_mcrouter",  # 7 s
+    "test_max_shadow_requests",  # 3 s
     "test_modify_exptime",  # 11 s
     "test_named_handles",  # 1 s
     "test_probe_timeout",  # 11 s
@@ -38,6 +39,7 @@ MODULES = [
     "test_stats",  # 1 s
     "test_tko_inactive",  # 4 s
     "test_warmup2",  # 12 s
+    "test_tko_reconfigure",  # 5 s
 ]
 
 

@@ -162,6 +162,27 @@ def test_an_mcrouter_config_edited_in_place_reloads_by_default(ithaca_factory, m
     lands_on(router, b"again", old, [new])
 
 
+def test_a_change_between_the_start_read_and_the_watch_reloads(ithaca_factory, memcached_factory, tmp_path):
+    """A file modified after the start read it and before the first watches
+    were in place is reloaded (config_watch::set: its mtime is later than the
+    read). Made deterministic here by an mtime in the future, which is what
+    such a file's mtime is as far as the read is concerned; it reloads once,
+    not in a loop, and a real edit after it reloads as usual."""
+    old, new = memcached_factory(), memcached_factory()
+    path = tmp_path / "mcrouter.json"
+    path.write_text(mcrouter_config(old))
+    later = time.time() + 3600
+    os.utime(path, (later, later))
+    router = watching(ithaca_factory(args=["-v", "--config", str(path)]))
+    wait_count(APPLIED, router, 1)
+    assert "config watch: " + str(path) + " was modified after it was read; reloading" in router.log, router.log
+    lands_on(router, b"before", old, [new])
+    write_in_place(path, mcrouter_config(new))
+    wait_count(APPLIED, router, 2)
+    lands_on(router, b"after", new, [old])
+    assert count(APPLIED, router) == 2, router.log
+
+
 def test_an_imported_file_edited_reloads(ithaca_factory, memcached_factory, tmp_path):
     """An mcrouter config's @import file is watched with it (config::sources)."""
     old, new = memcached_factory(), memcached_factory()

@@ -550,28 +550,32 @@ def test_gets_of_many_clients_share_backend_lines(ithaca_factory, memcached_fact
             c.close()
 
 
-def test_idle_connection_closed_by_the_server_is_replaced(ithaca_factory):
-    """A backend that closes an idle connection (here: restarted) is noticed
-    while the connection is idle; the next request opens a new one instead
-    of failing on the dead socket, and no failure is counted."""
+def test_idle_connection_closed_by_a_restarted_server_is_replaced(ithaca_factory):
+    """A backend restarted on its port closes the router's idle connection:
+    the close is noticed while idle and the router reconnects at once
+    (backend_conn::peer_closed). If that reconnect came before the new
+    process listens it was refused and the server is down until its prober
+    sees it answer (retry_interval, here 100 ms); no request is written into
+    the dead socket. (test_backend_drop.py: an idle close by a server that
+    stays up fails nothing at all.)"""
     from conftest import free_port
     port = free_port()
     backend = start_memcached_on(port)
     key = f"main/127.0.0.1:{port}:"
-    router = ithaca_factory(args=["-t", "1"], config_text=router_yaml([addr(backend)]))
+    router = ithaca_factory(args=["-t", "1"], config_text=router_yaml([addr(backend)], retry_interval="100ms"))
     with mcwire.Conn(router.host, router.port) as c:
         assert c.call(b"set a 0 0 1\r\n1\r\n") == b"STORED\r\n"
         assert stats(c, "servers")[key + "connections"] == "1"
         backend.stop()
         restarted = start_memcached_on(port)
         try:
-            wait_for(lambda: stats(c, "servers")[key + "connections"] == "0", what="the idle close noticed")
-            assert c.call(b"set a 0 0 1\r\n2\r\n") == b"STORED\r\n"
+            wait_for(lambda: stats(c, "servers")[key + "idle_closes"] == "1", what="the idle close noticed")
+            wait_for(lambda: c.call(b"set a 0 0 1\r\n2\r\n") == b"STORED\r\n", timeout=5.0,
+                     what="the restarted server serving")
             assert c.call(b"get a\r\n") == b"VALUE a 0 1\r\n2\r\nEND\r\n"
             s = stats(c, "servers")
-            assert s[key + "idle_closes"] == "1", s
             assert s[key + "state"] == "up", s
-            assert all(s[key + "failures_" + k] == "0" for k in ("connection", "connect", "timeout", "down")), s
+            assert all(s[key + "failures_" + k] == "0" for k in ("connection", "timeout")), s
         finally:
             restarted.stop()
 

@@ -47,9 +47,15 @@ bool shadow_route::takes(const shadow_target& s, std::string_view key) {
     const std::uint32_t server = s.pool->locate(key);
     if (server < s.index_lo || server >= s.index_hi) return false;
   }
-  // As mcrouter: each end times 2^32-1, truncated; both ends included.
+  // As mcrouter: each end times 2^32-1, truncated; both ends included. A
+  // runtime variable's range, once set, is the range.
+  double key_lo = s.key_lo, key_hi = s.key_hi;
+  if (s.rv != nullptr && s.rv->set.load(std::memory_order_acquire)) {
+    key_lo = s.rv->lo.load(std::memory_order_relaxed);
+    key_hi = s.rv->hi.load(std::memory_order_relaxed);
+  }
   constexpr double kTop = std::numeric_limits<std::uint32_t>::max();
-  const auto lo = static_cast<std::uint64_t>(s.key_lo * kTop), hi = static_cast<std::uint64_t>(s.key_hi * kTop);
+  const auto lo = static_cast<std::uint64_t>(key_lo * kTop), hi = static_cast<std::uint64_t>(key_hi * kTop);
   const std::uint32_t h = proxy::spooky_v2_hash32(routing, 0);
   return lo <= h && h <= hi;
 }
@@ -64,7 +70,7 @@ dispatch_status shadow_route::dispatch(request_slot& slot, dispatch_env& env) co
     for (const shadow_target& s : shadows_) {
       if (!takes(s, req.key())) continue;
       if (s.request_fraction < 1 && std::uniform_real_distribution<double>(0, 1)(rng) >= s.request_fraction) continue;
-      if (env.async != nullptr && env.async->send(*s.target, req)) {
+      if (env.async != nullptr && env.async->send(*s.target, req, true)) {
         route_counters::add(counters().shadow_sent);
       } else {
         route_counters::add(counters().async_dropped);
@@ -88,6 +94,7 @@ struct shadow_share {
   bool mcrouter = false;                     // placed as mcrouter places keys (shadow_target)
   std::vector<std::string> keys;             // keys_to_shadow, sorted
   std::uint32_t index_lo = 0, index_hi = 0;  // a PoolRoute's: its servers [lo, hi)
+  std::string rv;                            // key_fraction_range_rv: a runtime variable's name
 };
 struct shadow_options final : config::route_options {
   std::vector<shadow_share> shares;
@@ -199,7 +206,10 @@ bool pool_shadow_share(config::route_kind_reader& in, const YAML::Node& item, sh
     share.index_lo = static_cast<std::uint32_t>(a);
     share.index_hi = static_cast<std::uint32_t>(b);
   }
-  if (const YAML::Node rv = item["key_fraction_range_rv"]; rv && !rv.IsScalar()) return false;
+  if (const YAML::Node rv = item["key_fraction_range_rv"]) {
+    if (!rv.IsScalar()) return false;
+    share.rv = rv.Scalar();
+  }
   if (const YAML::Node k = item["keys_to_shadow"]) {
     if (!k.IsSequence()) return false;
     for (const YAML::Node& key : k) {
@@ -225,8 +235,9 @@ bool pool_shadow_share(config::route_kind_reader& in, const YAML::Node& item, sh
 // config (test_shadow.json) writes such entries on purpose. The key's share
 // is of SpookyHash's routing key hash, [A, B] both included; index_range
 // [A, B) names the pool's servers whose keys are shadowed (none without it,
-// unless keys_to_shadow lists keys); key_fraction_range_rv (a runtime
-// variable) is taken, its range staying the configured one.
+// unless keys_to_shadow lists keys); key_fraction_range_rv names a runtime
+// variable (--runtime-vars-file, runtime_vars.h) whose range, when the file
+// gives one, replaces key_fraction_range.
 void read_pool_shadows(config::route_kind_reader& in, const YAML::Node& list, config::route_config& r,
                        shadow_options& o) {
   if (!list.IsSequence()) {
@@ -330,6 +341,7 @@ const route* build_shadow(tree_builder& b, const config::route_config& r) {
     t.pool = pool;
     t.index_lo = sh.index_lo;
     t.index_hi = sh.index_hi;
+    if (!sh.rv.empty()) t.rv = runtime_range_slot(sh.rv);
     shadows.push_back(std::move(t));
   }
   return b.add<shadow_route>(b.name_of(r), *normal, std::move(shadows));

@@ -14,6 +14,7 @@
 
 #include "pool.h"
 #include "route.h"
+#include "runtime_vars.h"
 
 namespace ithaca::route {
 
@@ -33,6 +34,9 @@ struct shadow_target {
   // (keys_to_shadow: any server). Null: every key.
   const proxy::pool* pool = nullptr;
   std::uint32_t index_lo = 0, index_hi = 0;
+  // key_fraction_range_rv: the runtime variable (runtime_vars.h) whose range,
+  // once the file gives it one, replaces [key_lo, key_hi]. Null: none.
+  const runtime_range* rv = nullptr;
 };
 
 class shadow_route final : public route {
