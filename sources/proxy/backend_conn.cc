@@ -57,12 +57,12 @@ backend_conn::backend_conn(std::shared_ptr<backend_server> server, unsigned work
 backend_conn::~backend_conn() {
   // The coroutines ended (the machine stopped or the connection closed);
   // whatever they did not finish cannot be answered any more.
-  for (std::deque<entry>* q : {&inflight_, &waiting_}) {
-    for (entry& e : *q) {
-      if (e.shadow) counters().shadow_outstanding.fetch_sub(1, std::memory_order_relaxed);
-      e.slot->call_done();
-    }
-  }
+  auto unanswered = [this](entry& e) {
+    if (e.shadow) counters().shadow_outstanding.fetch_sub(1, std::memory_order_relaxed);
+    e.slot->call_done();
+  };
+  for (entry& e : inflight_) unanswered(e);
+  for (entry& e : waiting_) unanswered(e);
 }
 
 protocol::backend_call* backend_conn::acquire_call() {

@@ -37,11 +37,13 @@ static_assert(static_cast<int>(reply_result::RemoteError) == protocol::kReplyRes
 // A failure as mcrouter's destination would count it; Down (failed fast)
 // not at all: mcrouter's DestinationRoute answers tko before the
 // destination sees the request. A broken connection fails its sent calls
-// with remote_error, as mcrouter's client does, and so does garbage.
+// with remote_error, as mcrouter's client does, and so does garbage. A
+// shadow copy dropped past max_shadow_requests never reached the
+// destination (mcrouter drops it before sending): not counted either.
 constexpr mc_result kFailureResults[proxy::kFailureKindCount] = {
-    mc_result::Count,       mc_result::Timeout,     mc_result::ConnectError,
-    mc_result::RemoteError, mc_result::RemoteError, mc_result::LocalError};
-static_assert(static_cast<int>(failure_kind::QueueFull) == proxy::kFailureKindCount - 1);
+    mc_result::Count,       mc_result::Timeout,     mc_result::ConnectError, mc_result::RemoteError,
+    mc_result::RemoteError, mc_result::LocalError,  mc_result::Count};
+static_assert(static_cast<int>(failure_kind::ShadowFull) == proxy::kFailureKindCount - 1);
 
 struct destination {
   std::array<uint64_t, kResults> results{};
