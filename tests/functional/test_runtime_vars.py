@@ -34,7 +34,7 @@ def set_all(router, shadow, value):
         prefix = f"shadow/{HOST}:{shadow.port}:"
 
         def copies_answered():
-            s = stats(c, "servers")
+            s = stats(c, "ithaca_servers")  # an mcrouter config: `stats servers` is mcrouter's form
             return s.get(prefix + "requests", "0") == s.get(prefix + "replies")
 
         wait_for(copies_answered, what="the shadow copies answered")

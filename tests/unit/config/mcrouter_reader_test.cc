@@ -477,7 +477,7 @@ TEST_CASE("what ithaca cannot do as mcrouter would is refused at its line") {
         "m.json:6: Raw object property 'route': Param in string: 'pool' not found");
   CHECK(load_json("{\n\"macros\": {},\n\"route\": \"NullRoute\"}") == "");
   CHECK(load_json("{\n\"route\": \"NullRoute\",\n\"routing_options\": {}}") ==
-        "m.json:3: `routing_options` is not supported by ithaca (it reads pools, route, routes and named_handles)");
+        "m.json:3: `routing_options` is not supported by ithaca (it reads pools, regional_pools, route, routes and named_handles)");
   CHECK(load_json("{\n  #include \"x.json\"\n}").starts_with("m.json:2: '#' outside a string"));
   CHECK(load_json("{\n  /* open\n\n") == "m.json:2: a /* comment is never closed");
   // Pools.
