@@ -19,6 +19,11 @@ import conftest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Modules that pass whole, with the seconds each took on two loaded cores.
+# Not here though passing: test_shadow_route (its lease test reads the shadow
+# server right after the client's set; the copy is sent first, as mcrouter
+# sends it, but through the harness's relay it can land later on a loaded
+# machine: 1 failure in 2 runs beside two busy cores), test_bigvalue and
+# test_lease_pairing (a 30 ms server timeout, a paused server's timeout).
 MODULES = [
     "test_allow_only_gets",  # 1 s
     "test_config_params",  # 1 s
@@ -33,7 +38,6 @@ MODULES = [
     "test_rendezvous_failover",  # 21 s
     "test_routing_prefixes",  # 9 s
     "test_service_info",  # 3 s
-    "test_shadow_route",  # 8 s
     "test_shadow_with_file",  # 1 s
     "test_slow_warmup",  # 1 s
     "test_stats",  # 1 s
