@@ -169,13 +169,18 @@ def stats_of_a_server_that_stops(tmp_path, ithaca_factory, server):
     value = servers_stats(router)[key]
     fields, results = stat_fields(value)
     assert " hard_tko; " in value and int(fields["down"]) >= 1, value
-    # One refused connect marked it down; a get sent on the old connection
-    # before the worker saw it close fails as mcrouter's client fails the
-    # calls of a broken connection (remote_error); the rest failed fast on
-    # a server marked down, which mcrouter does not count as the
-    # destination's.
-    assert results.pop("remote_error", 0) <= 1, results
-    assert results == {"found": 5, "notfound": 3, "stored": 5, "connect_error": 1}, value
+    # A refused connect marked it down: the reconnect each worker makes at
+    # once when its connection closes (no call of its own), or one a get
+    # waited on (connect_error). A get sent on the old connection before the
+    # worker saw it close fails as mcrouter's client fails the calls of a
+    # broken connection (remote_error); the rest failed fast on a server
+    # marked down, which mcrouter does not count as the destination's. Which
+    # of these each of the 3 gets met depends on when each worker saw the
+    # close (a sanitized build on loaded cores: 2 connect_errors; release: 0
+    # to 1), so only their sum is bounded.
+    failed = results.pop("remote_error", 0) + results.pop("connect_error", 0)
+    assert failed <= 3, value
+    assert results == {"found": 5, "notfound": 3, "stored": 5}, value
 
 
 def test_stats_servers_counts_a_call_in_flight(tmp_path, ithaca_factory):
