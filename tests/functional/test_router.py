@@ -556,8 +556,9 @@ def test_idle_connection_closed_by_a_restarted_server_is_replaced(ithaca_factory
     (backend_conn::peer_closed). If that reconnect came before the new
     process listens it was refused and the server is down until its prober
     sees it answer (retry_interval, here 100 ms); no request is written into
-    the dead socket. (test_backend_drop.py: an idle close by a server that
-    stays up fails nothing at all.)"""
+    the closed connection. (A reconnect accepted by the dying process's
+    listening socket is reset at once: at most one failure. test_backend_drop.py:
+    an idle close by a server that stays up fails nothing at all.)"""
     from conftest import free_port
     port = free_port()
     backend = start_memcached_on(port)
@@ -575,7 +576,12 @@ def test_idle_connection_closed_by_a_restarted_server_is_replaced(ithaca_factory
             assert c.call(b"get a\r\n") == b"VALUE a 0 1\r\n2\r\nEND\r\n"
             s = stats(c, "servers")
             assert s[key + "state"] == "up", s
-            assert all(s[key + "failures_" + k] == "0" for k in ("connection", "timeout")), s
+            assert s[key + "failures_timeout"] == "0", s
+            # The reconnect at once can meet the killed process's listening
+            # socket before the kernel closes it (its connections close first):
+            # accepted into the backlog, then reset. Whatever met that socket
+            # fails once (a connection failure); nothing else may.
+            assert int(s[key + "failures_connection"]) <= 1, s
         finally:
             restarted.stop()
 
