@@ -30,6 +30,10 @@ constexpr std::size_t kKeepFreeCalls = 256;
 // How long an idle coroutine sleeps before it looks at its state again (a
 // close_when_idle or a stop also wakes it at once).
 constexpr mm::millis kIdleWaitMs = 1000;
+// A close this soon after the connect, with nothing sent, is a failed connect
+// (closed_unused), not an idle timeout: memcached's shortest idle_timeout is
+// 1 s and closes later than that.
+constexpr int64_t kUnusedCloseMs = 500;
 
 protocol::call_failure call_failure_of(failure_kind f) {
   switch (f) {
@@ -291,6 +295,18 @@ void backend_conn::recycle_idle() {
   writer_wake_.signal();
 }
 
+void backend_conn::closed_unused() {
+  if (state_ != state::Ready) return;
+  const std::string error = "closed by the server before any request";
+  spdlog::warn("pool {}: connect to {}: {}", server_->pool(), server_->address(), error);
+  server_->set_last_error(error);
+  if (server_->record_failure(failure_kind::Connect)) start_prober(server_);
+  counters().failures[static_cast<int>(failure_kind::Connect)].add();
+  state_ = state::Broken;
+  ::shutdown(io_->fd(), SHUT_RDWR);
+  writer_wake_.signal();
+}
+
 void backend_conn::close_when_idle() {
   closing_ = true;
   writer_wake_.signal();
@@ -396,6 +412,7 @@ bool backend_conn::writer_connect() {
   tls_ = std::move(link.tls);
   server_->set_last_error("");
   carried_ = false;
+  connected_ns_ = mm::now_ns();
   io_ = std::move(io);
   counters().connects.add();
   counters().connections.fetch_add(1, std::memory_order_relaxed);
@@ -545,8 +562,11 @@ void backend_conn::reader_main() {
       continue;
     }
     if (n <= 0) {
+      const bool unused = !carried_ && mm::now_ns() - connected_ns_ < kUnusedCloseMs * 1000000;
       peer_closed();
-      if (inflight_.empty()) {
+      if (inflight_.empty() && unused) {
+        closed_unused();
+      } else if (inflight_.empty()) {
         recycle_idle();
       } else {
         break_connection(failure_kind::Connection);

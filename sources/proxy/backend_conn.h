@@ -134,6 +134,13 @@ class backend_conn {
   // The server closed the connection with nothing in flight: close, no
   // failure counted, and reconnect (peer_closed).
   void recycle_idle();
+  // The server closed (or reset) a connection that carried nothing within
+  // kUnusedCloseMs of its connect: a failed connect, not an idle close. A
+  // server that is going away does this to the reconnect peer_closed()
+  // makes when the kernel (or the server) accepts it before its listener
+  // closes; counted as a refused connect would be (the server marked down,
+  // its prober started), so the next request fails fast either way.
+  void closed_unused();
   // The server closed (or reset) a connection that carried requests: the
   // writer reconnects at once, with nothing to send, instead of waiting for
   // the next request. A server that went away then refuses it and is marked
@@ -168,6 +175,7 @@ class backend_conn {
   bool closing_ = false;       // close_when_idle() was called
   bool connect_idle_ = false;  // connect_now() or peer_closed(): leave Idle with nothing queued
   bool carried_ = false;       // this socket carried a request (peer_closed reconnects)
+  int64_t connected_ns_ = 0;   // when this socket connected (closed_unused)
 
   std::deque<entry> inflight_;  // encoded (maybe not yet written), in wire order
   // Over the in-flight cap (or before the connection is up): not encoded

@@ -9,6 +9,8 @@ and the log line of a reload that drops a server marked down."""
 
 import os
 import signal
+import socket
+import threading
 import time
 
 import mcwire
@@ -44,6 +46,71 @@ def test_dropped_connection_to_a_stopped_server_fails_the_next_request_fast(itha
             assert c.call(b"get a\r\n") == b"VALUE a 0 1\r\n2\r\nEND\r\n"
         finally:
             restarted.stop()
+
+
+class _ServesOnceThenClosesAtOnce:
+    """A server going away as a killed memcached can: it answers the first
+    connection's set and closes it, then every later connection is accepted
+    and closed at once, before a byte is read (the kernel, or the dying
+    process, accepted the router's reconnect before the listener closed)."""
+
+    def __init__(self):
+        self.listener = socket.socket()
+        self.listener.bind((HOST, 0))
+        self.listener.listen(16)
+        self.listener.settimeout(0.2)
+        self.port = self.listener.getsockname()[1]
+        self.accepted = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except socket.timeout:
+                continue
+            self.accepted += 1
+            if self.accepted == 1:
+                conn.settimeout(5)
+                data = b""
+                while not data.endswith(b"1\r\n"):
+                    data += conn.recv(4096)
+                conn.sendall(b"STORED\r\n")
+                time.sleep(0.05)
+            conn.close()
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(5)
+        self.listener.close()
+
+
+def test_a_reconnect_closed_before_any_request_marks_the_server_down(ithaca_factory):
+    """The reconnect after a drop is accepted and then closed, with nothing
+    sent on it: a failed connect (the server marked down, no request
+    needed), not an idle close that would leave the server up and the next
+    request to meet the dead server. Seen in CI as the race of the test
+    above: the reconnect reached the killed memcached before its listener
+    closed."""
+    server = _ServesOnceThenClosesAtOnce()
+    key = f"main/{HOST}:{server.port}:"
+    try:
+        router = ithaca_factory(args=["-t", "1"], config_text=router_yaml(
+            [f"{HOST}:{server.port}"], protocol="ascii", failure_limit=3, retry_interval="60s", retry_interval_max="60s"))
+        with mcwire.Conn(router.host, router.port) as c:
+            assert c.call(b"set a 0 0 1\r\n1\r\n") == b"STORED\r\n"
+            wait_for(lambda: stats(c, "servers")[key + "state"] == "down", what="the closed reconnect")
+            s = stats(c, "servers")
+            assert s[key + "failures_connect"] == "1" and s[key + "requests"] == "1", s
+            assert s[key + "idle_closes"] == "1" and s[key + "connects"] == "2", s  # the first close only
+            assert server.accepted == 2
+            t0 = time.monotonic()
+            assert c.call(b"get a\r\n") == UNAVAILABLE
+            assert time.monotonic() - t0 < 0.5
+    finally:
+        server.close()
 
 
 def test_idle_close_by_a_live_server_reconnects_and_fails_nothing(ithaca_factory, memcached_factory):
