@@ -29,13 +29,21 @@ TIMEOUT_MS = 200
 
 
 @pytest.fixture
-def silent_server():
-    """A port whose server accepts connections (the kernel's backlog) and never answers."""
-    s = socket.socket()
-    s.bind((HOST, 0))
-    s.listen(64)
-    yield s.getsockname()[1]
-    s.close()
+def silent_servers():
+    """silent_servers() -> the port of a new server that accepts connections
+    (the kernel's backlog) and never answers (mcrouter's SleepServer)."""
+    socks = []
+
+    def make():
+        s = socket.socket()
+        s.bind((HOST, 0))
+        s.listen(64)
+        socks.append(s)
+        return s.getsockname()[1]
+
+    yield make
+    for s in socks:
+        s.close()
 
 
 def poolstats_config(west1, west, north, south, east, wc):
@@ -62,11 +70,12 @@ def group_lines(stats):
     return {k: v for k, v in stats.items() if any(k.endswith(g + s) for g in GROUPS for s in SUFFIXES)}
 
 
-def test_pool_stats_groups(tmp_path, mcrouter, memcached_factory, silent_server):  # noqa: F811
+def test_pool_stats_groups(tmp_path, mcrouter, memcached_factory, silent_servers):  # noqa: F811
     west1, west, north = memcached_factory(), memcached_factory(), memcached_factory()
     config = tmp_path / "conf.json"
-    config.write_text(json.dumps(poolstats_config(west1.port, west.port, north.port, silent_server, silent_server,
-                                                  silent_server)))
+    # As in mcrouter's test, south, east and wc are servers of their own.
+    config.write_text(json.dumps(poolstats_config(west1.port, west.port, north.port, silent_servers(),
+                                                  silent_servers(), silent_servers())))
     groups = tmp_path / "groups.json"
     groups.write_text(json.dumps({"stats_enabled_pools": GROUPS}))
     root = tmp_path / "stats"
