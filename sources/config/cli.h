@@ -83,6 +83,7 @@ struct cli_options {
   std::optional<uint64_t> probe_delay_initial_ms;  // -r: a down server's first probe
   std::optional<unsigned> target_max_shadow_requests;  // every pool's max_shadow_requests
   std::string runtime_vars_file;  // --runtime-vars-file: route/runtime_vars.h ("": none)
+  std::string pool_stats_file;    // --pool-stats-config-file: config/pool_stats_file.h ("": none)
   bool enable_flush_cmd = false;                   // flush_all reaches the servers (else refused)
   bool allow_only_gets = false;                    // updates answer as a NullRoute would
   // --config-dump-root ("": off) and --max-dumped-config-age (seconds, 0:

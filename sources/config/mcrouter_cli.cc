@@ -182,7 +182,6 @@ constexpr std::string_view kMcrouterInertValues[] = {
     "max_preprocessed_config_history",
     "min-rxmit-reconnect-threshold",
     "num-listening-sockets",
-    "pool-stats-config-file",
     "post-reconfiguration-delay-ms",
     "probe-timeout-max",
     "proxy-cpu-interval-s",
@@ -304,6 +303,10 @@ bool mcr_runtime_vars(cli_options& o, std::string_view v, const std::string&, st
   o.runtime_vars_file = std::string(v);  // "" (mcrouter's default): none
   return true;
 }
+bool mcr_pool_stats(cli_options& o, std::string_view v, const std::string&, std::string*) {
+  o.pool_stats_file = std::string(v);  // "" (mcrouter's default): no groups
+  return true;
+}
 bool mcr_threads(cli_options& o, std::string_view v, const std::string& n, std::string* e) {
   if (v == "auto") return true;  // the config's (or ithaca's) worker count
   uint64_t t = 0;
@@ -399,6 +402,7 @@ const mcrouter_option kMcrouterOptions[] = {
     {'r', "probe-timeout-initial", false, mcr_probe_initial},
     {0, "target-max-shadow-requests", false, mcr_max_shadow},
     {0, "runtime-vars-file", false, mcr_runtime_vars},
+    {0, "pool-stats-config-file", false, mcr_pool_stats},
     {0, "retry-timeout", false, mcr_probe_initial},
     {0, "num-proxies", false, mcr_threads},
     {0, "proxy-threads", false, mcr_threads},

@@ -38,6 +38,12 @@ void copy_views(protocol::request& req, std::string& into, bool with_value) {
 
 std::uint64_t request_slot::client_tag() const { return queue_ ? queue_->id() : 0; }
 
+request_slot* request_slot::client_request() {
+  request_slot* s = this;
+  while (s->own_ == ownership::Child && s->parent_ != nullptr) s = s->parent_;
+  return s->own_ == ownership::Queue ? s : nullptr;
+}
+
 inflight_queue::inflight_queue() {
   thread_local std::uint64_t next_id = 0;
   id_ = next_id++;

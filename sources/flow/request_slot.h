@@ -157,6 +157,12 @@ class request_slot {
   // its own split (a pool groups the child's keys by server in key_order).
   std::vector<std::uint32_t> key_map;
 
+  // [a client's request: the root of its slots] mcrouter's pool-stats group
+  // (proxy/pool_group_stats.h) that the request reached first (-1: none
+  // yet), and when it was parsed (set only with groups configured).
+  std::int16_t pool_group = -1;
+  std::int64_t began_ns = 0;
+
   // [the request loop] A new request is parsed into this slot: what the last
   // one answered at once left on it (a `quit`'s Close, a silent delete's
   // mark) must not steer it. A slot answered straight into the reply stream
@@ -168,6 +174,7 @@ class request_slot {
     shadow = false;
     reply_in_deferred = false;
     part = get_part::Whole;
+    pool_group = -1;
   }
 
   // The request loop brackets a dispatch with these, so a call answered
@@ -187,6 +194,9 @@ class request_slot {
   // a frame waits for it, counts as a call of its parent (a child), or frees
   // an orphaned or detached slot.
   void call_done();
+  // The client's request this slot is (a Queue slot) or is a child of; null
+  // for a detached or orphaned one, whose answer reaches no client.
+  request_slot* client_request();
   // The request may not be read any more (only its keys): its client is gone.
   bool orphaned() const { return own_ == ownership::Orphan; }
   ownership owner() const { return own_; }

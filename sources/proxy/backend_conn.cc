@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "command_class.h"
+#include "pool_group_stats.h"
 #include "prober.h"
 #include "protocol_probe.h"
 #include "worker_backends.h"
@@ -76,17 +77,21 @@ protocol::backend_call* backend_conn::acquire_call() {
   return c;
 }
 
-void backend_conn::submit(flow::request_slot& slot, std::span<const uint32_t> keys) {
+void backend_conn::submit(flow::request_slot& slot, std::span<const uint32_t> keys, int pool_group) {
   counters().requests.add();
   protocol::backend_call* call = acquire_call();
   slot.add_call();
   entry e{call, &slot, protocol::reply_shape::Line, 0, mm::now_ns(), keys};
+  e.pool_group = static_cast<std::int16_t>(pool_group);
   // A connection that will send nothing more fails the request rather than
   // keep it unsent (worker_backends::conn never hands one out).
   if (!accepting()) return fail_entry(e, failure_kind::Connection);
   // Not known yet (auto, never connected): started once the probe tells.
   if (proto_known_ && !start_call(e)) return;
   if (!server_->up()) return fail_entry(e, failure_kind::Down);
+  // mcrouter's pool stats: the client request's first group is the first
+  // one it reached with the server up (its DestinationRoute past maySend).
+  pool_group_reached(slot, pool_group);
   const server_settings& st = server_->settings();
   // A shadow's copy past the server's bound is dropped, as mcrouter drops
   // one past --target-max-shadow-requests: a slow shadow server holds at
@@ -112,6 +117,14 @@ void backend_conn::submit(flow::request_slot& slot, std::span<const uint32_t> ke
     writer_wake_.signal();
   }
   if (!coroutines_started_) start_coroutines();
+}
+
+// The server's open connections gauge and its pool-stats group's.
+void backend_conn::connections_changed(int delta) {
+  counters().connections.fetch_add(delta, std::memory_order_relaxed);
+  if (pool_group_counters* g = pool_group_at(worker_, server_->pool_group())) {
+    g->connections.fetch_add(delta, std::memory_order_relaxed);
+  }
 }
 
 bool backend_conn::start_call(entry& e) {
@@ -229,6 +242,7 @@ void backend_conn::finish(entry& e, bool answered) {
     server_->record_success();
   }
   if (e.shadow) counters().shadow_outstanding.fetch_sub(1, std::memory_order_relaxed);
+  pool_group_call_done(worker_, e.pool_group, *e.slot, e.keys, e.started_ns);
   if (open_line_ == e.call) open_line_ = nullptr;
   if (free_calls_.size() < kKeepFreeCalls) {
     free_calls_.emplace_back(e.call);
@@ -415,7 +429,7 @@ bool backend_conn::writer_connect() {
   connected_ns_ = mm::now_ns();
   io_ = std::move(io);
   counters().connects.add();
-  counters().connections.fetch_add(1, std::memory_order_relaxed);
+  connections_changed(1);
   state_ = state::Ready;
   // The wait for a connection has its own bound (connect_timeout, and
   // the probe's): a request's timeout counts from when it can be sent.
@@ -472,7 +486,7 @@ bool backend_conn::writer_close() {
   tls_.reset();  // no close_notify: the socket is shut down already
   io_->close();
   io_.reset();
-  counters().connections.fetch_sub(1, std::memory_order_relaxed);
+  connections_changed(-1);
   in_start_ = 0;
   in_len_ = 0;
   if (in_.size() > kKeepReadBuffer) std::string().swap(in_);
@@ -521,7 +535,7 @@ void backend_conn::close_if_last() {
   tls_.reset();
   io_->close();
   io_.reset();
-  counters().connections.fetch_sub(1, std::memory_order_relaxed);
+  connections_changed(-1);
 }
 
 // Reads whenever the connection is Ready, idle too: a server that closes an

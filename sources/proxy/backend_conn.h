@@ -54,7 +54,9 @@ class backend_conn {
   // Starts `req`'s call for the keys `keys` (indexes into req.keys; empty =
   // all) on this server; the slot's call_done() runs when it is answered or
   // failed. Never suspends. A full queue or a down server fails it at once.
-  void submit(flow::request_slot& slot, std::span<const uint32_t> keys);
+  // `pool_group`: the sending pool's mcrouter pool-stats group
+  // (pool_group_stats.h; -1: none), which the call counts in.
+  void submit(flow::request_slot& slot, std::span<const uint32_t> keys, int pool_group = -1);
 
   // Connects now, with nothing to send (twemproxy's preconnect). Once: a
   // failed connect is logged and counted as any, and the next one waits for
@@ -84,7 +86,8 @@ class backend_conn {
     // `protocol: auto` a call submitted before the connection learned what
     // the server speaks waits unstarted.
     bool started = false;
-    bool shadow = false;  // counted in shadow_outstanding until finished
+    bool shadow = false;           // counted in shadow_outstanding until finished
+    std::int16_t pool_group = -1;  // submit()'s
     protocol::backend_protocol proto = protocol::backend_protocol::Ascii;
   };
 
@@ -152,6 +155,7 @@ class backend_conn {
   // reconnected to in a loop.
   void peer_closed();
   void close_if_last();
+  void connections_changed(int delta);
   protocol::backend_call* acquire_call();
   server_counters& counters() { return server_->counters(worker_); }
 

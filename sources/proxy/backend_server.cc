@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "pool_group_stats.h"
+
 namespace ithaca::proxy {
 
 namespace {
@@ -32,6 +34,7 @@ backend_server::backend_server(std::string pool, config::backend_server spec, se
   address_ok_ = mm::address::parse(spec_.address, sockaddr_, &error);
   if (!address_ok_) spdlog::error("pool {}: server {}: {}", pool_, spec_.address, error);
   for (unsigned i = 0; i < workers; ++i) counters_.push_back(std::make_unique<server_counters>());
+  pool_group_ = pool_group_of(pool_);
 }
 
 void backend_server::set_last_error(std::string why) {

@@ -102,6 +102,11 @@ class backend_server {
   const mm::address& sockaddr() const { return sockaddr_; }
   bool address_ok() const { return address_ok_; }
   const std::shared_ptr<ssl_ctx_st>& tls_ctx() const { return tls_ctx_; }
+  // The mcrouter pool-stats group (pool_group_stats.h; -1: none) its
+  // connections count in: that of the pool that made it (a server several
+  // pools share, as mcrouter configs do, counts in the first one's; its
+  // requests count in the group of the pool that sent each).
+  int pool_group() const { return pool_group_; }
 
   // Why the latest connect failed ("connection refused", "TLS handshake:
   // certificate verify failed (...)"), for `stats servers`; cleared by a
@@ -165,6 +170,7 @@ class backend_server {
   server_settings settings_;
   mm::address sockaddr_;
   bool address_ok_ = false;
+  int pool_group_ = -1;
   std::shared_ptr<ssl_ctx_st> tls_ctx_;
   mutable std::mutex error_mutex_;  // leaf: guards last_error_ only
   std::string last_error_;

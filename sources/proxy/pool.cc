@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "hash/hash_functions.h"
+#include "pool_group_stats.h"
 #include "server_directory.h"
 #include "tls_setup.h"
 
@@ -43,6 +44,7 @@ std::string point_name(distribution_kind kind, const config::backend_server& b) 
 std::shared_ptr<const pool> pool::build(const config::pool_config& cfg, server_directory& dir, std::string* error) {
   auto p = std::shared_ptr<pool>(new pool());
   p->name_ = cfg.name;
+  p->pool_group_ = pool_group_of(p->name_);
   p->allow_flush_ = cfg.allow_flush;
   p->keep_routing_prefix_ = cfg.keep_routing_prefix;
   p->auto_eject_ = cfg.auto_eject_hosts;

@@ -23,6 +23,9 @@ class pool {
   static std::shared_ptr<const pool> build(const config::pool_config& cfg, server_directory& dir, std::string* error);
 
   const std::string& name() const { return name_; }
+  // Its mcrouter pool-stats group (pool_group_stats.h; -1: none): its
+  // requests count there.
+  int pool_group() const { return pool_group_; }
   const std::vector<std::shared_ptr<backend_server>>& servers() const { return servers_; }
   bool allow_flush() const { return allow_flush_; }
   // mcrouter's keep_routing_prefix: keys go to the servers with the routing
@@ -59,6 +62,7 @@ class pool {
   // decimal number, as mcrouter's BucketHashSelector hashes it.
   uint32_t locate_bucket(std::string_view part, const distribution& d) const;
   std::string name_;
+  int pool_group_ = -1;
   std::vector<std::shared_ptr<backend_server>> servers_;
   std::unique_ptr<distribution> dist_;
   key_hash_options hash_options_;

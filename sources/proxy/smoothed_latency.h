@@ -1,6 +1,7 @@
-// A server's recent reply latency as mcrouter's ProxyDestination keeps it
-// (ExponentialSmoothData<16>): the first sample as it is, then each sample
-// weighs 1/16 against the value so far. `stats servers` in mcrouter's form
+// mcrouter's ExponentialSmoothData<WINDOW>: the first sample as it is, then
+// each sample weighs 1/WINDOW against the value so far.
+// smoothed_latency: a server's recent reply latency as mcrouter's
+// ProxyDestination keeps it (window 16). `stats servers` in mcrouter's form
 // prints it as avg_latency_us (server/mcrouter_servers.cc). One per worker
 // per server. [single writer: the owning worker (relaxed load + store);
 // any thread reads]
@@ -11,9 +12,11 @@
 
 namespace ithaca::proxy {
 
-class smoothed_latency {
+template <unsigned Window>
+class smoothed_mean {
  public:
-  static constexpr double kWindow = 16;
+  static_assert(Window > 0);
+  static constexpr double kWindow = Window;
 
   // [the owning worker]
   void add(double micros) {
@@ -30,5 +33,7 @@ class smoothed_latency {
  private:
   std::atomic<double> value_{NAN};
 };
+
+using smoothed_latency = smoothed_mean<16>;
 
 }  // namespace ithaca::proxy

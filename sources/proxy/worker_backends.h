@@ -22,6 +22,7 @@ namespace ithaca::proxy {
 class worker_backends {
  public:
   explicit worker_backends(unsigned worker) : worker_(worker) {}
+  unsigned worker() const { return worker_; }
 
   // The connection a client uses to `server`: with `connections: N` a client
   // always gets the same one of the N (`client_tag`), so its requests to one

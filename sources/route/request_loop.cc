@@ -8,11 +8,13 @@
 #include "introspect.h"
 #include "mcrouter_counts.h"
 #include "parse_error_reply.h"
+#include "pool_group_stats.h"
 #include "prefix_stats.h"
 #include "reply.h"
 #include "reply_drain.h"
 #include "routed_counts.h"
 #include "server_commands.h"
+#include "worker_backends.h"
 
 namespace ithaca::route {
 
@@ -115,6 +117,7 @@ bool pop_ready(loop_context& lc) {
     } else {
       return true;  // the head is still pending
     }
+    if (s.pool_group >= 0 && lc.backends != nullptr) proxy::pool_group_answered(s, lc.backends->worker());
     lc.inflight.pop_head();
     if (!flow::drain_if_full(lc.out, lc.drain)) return false;
   }
@@ -208,6 +211,7 @@ request_slot* split_get(loop_context& lc, request_slot& first) {
     if (!pop_ready(lc) || (must_wait(lc) && !settle(lc, settle_until::Room))) return nullptr;
     slot = &lc.inflight.tail();
     slot->begin_request();
+    if (proxy::pool_groups_on()) slot->began_ns = mm::now_ns();
     slot->req = whole;
   }
 }
@@ -364,6 +368,8 @@ std::size_t execute_input(protocol::parser& parser, std::string_view input, loop
     }
     request_slot* parsed = &lc.inflight.tail();
     parsed->begin_request();
+    // mcrouter's pool stats time a request from its parse (pool_group_stats.h).
+    if (routes_to_servers && proxy::pool_groups_on()) parsed->began_ns = mm::now_ns();
     // No slot.req.clear() here: the parsers clear it before any Ok or Error
     // (a second clear of the 600-byte request was 4% of a pipelined get).
     protocol::parse_result r = parser.parse(input.substr(off), parsed->req);

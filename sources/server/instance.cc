@@ -37,6 +37,8 @@
 #include "service_info_of.h"
 #include "spool_dir.h"
 #include "server_directory.h"
+#include "pool_group_stats.h"
+#include "pool_stats_file.h"
 #include "server_clock.h"
 #include "watch_evictions.h"
 #include "server_stats.h"
@@ -598,6 +600,17 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   first_role first = decide_first_role(cfg, mc, rtls, repl);
   // What a SIGHUP may change; the pooler publishes the next one (reload.h),
   // and so does a role change (served_role.h).
+  // mcrouter's pool-stats groups: known before the first server is made
+  // (each server finds its group once, backend_server.h).
+  if (!cli.pool_stats_file.empty()) {
+    std::vector<std::string> groups;
+    std::string why;
+    if (!config::read_pool_stats_file(cli.pool_stats_file, groups, &why)) {
+      spdlog::critical("--pool-stats-config-file {}", why);
+      return 1;
+    }
+    proxy::pool_groups_install(std::move(groups), cfg.server.workers);
+  }
   proxy::server_directory servers(cfg.server.workers);
   std::shared_ptr<const live_settings> first_live = first_live_settings(cfg, cli, servers, first.access);
   if (!first_live) return 1;

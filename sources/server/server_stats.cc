@@ -13,6 +13,7 @@
 
 #include "failover_counts.h"
 #include "general_stats.h"
+#include "pool_group_stats.h"
 #include "prefix_stats.h"
 #include "repl_stats.h"
 #include "settings_stats.h"
@@ -63,6 +64,8 @@ bool server_stats::collect(std::string_view arg, stats::stat_lines& out) {
     general(*live, out);
     router_stats_summary(*live->routes, out);
     mcrouter(*live, out);
+    // mcrouter's --pool-stats-config-file groups (none: no lines).
+    proxy::pool_group_stat_lines(out);
   } else if (arg == "suspect_servers") {
     router_stats_suspect(*live->routes, out);
   } else if (arg == "settings") {

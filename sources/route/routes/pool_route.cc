@@ -50,7 +50,7 @@ dispatch_status dispatch_flush(request_slot& slot, dispatch_env& env,
   }
   const std::uint64_t tag = slot.client_tag();
   for (const auto& p : pools) {
-    for (const auto& s : p->servers()) env.backends->conn(s, tag).submit(slot, {});
+    for (const auto& s : p->servers()) env.backends->conn(s, tag).submit(slot, {}, p->pool_group());
   }
   return dispatch_status::Pending;
 }
@@ -82,7 +82,7 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
       // Come back to resume() with the call's result: which server it was.
       slot.push_frame(slot_frame{this, static_cast<std::uint32_t>(at), 0, 0});
     }
-    backends.conn(servers[at], tag).submit(slot, {});
+    backends.conn(servers[at], tag).submit(slot, {}, pool_->pool_group());
     return dispatch_status::Pending;
   }
   // Several keys: group their indexes by server (a counting sort keeps each
@@ -112,7 +112,8 @@ dispatch_status pool_route::dispatch(request_slot& slot, dispatch_env& env) cons
   for (std::size_t s = 0; s < servers.size(); ++s) {
     const std::uint32_t begin = counts[s], end = counts[s + 1];
     if (begin == end) continue;
-    backends.conn(servers[s], tag).submit(slot, std::span<const std::uint32_t>(order.data() + begin, end - begin));
+    backends.conn(servers[s], tag)
+        .submit(slot, std::span<const std::uint32_t>(order.data() + begin, end - begin), pool_->pool_group());
   }
   return dispatch_status::Pending;
 }
