@@ -598,8 +598,6 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
   // Roles by virtual IP: the first role is decided here, before the first
   // snapshot, so clients meet the right one from the start.
   first_role first = decide_first_role(cfg, mc, rtls, repl);
-  // What a SIGHUP may change; the pooler publishes the next one (reload.h),
-  // and so does a role change (served_role.h).
   // mcrouter's pool-stats groups: known before the first server is made
   // (each server finds its group once, backend_server.h).
   if (!cli.pool_stats_file.empty()) {
@@ -611,6 +609,8 @@ int instance_run(const config::config& cfg, const config::cli_options& cli) {
     }
     proxy::pool_groups_install(std::move(groups), cfg.server.workers);
   }
+  // What a SIGHUP may change; the pooler publishes the next one (reload.h),
+  // and so does a role change (served_role.h).
   proxy::server_directory servers(cfg.server.workers);
   std::shared_ptr<const live_settings> first_live = first_live_settings(cfg, cli, servers, first.access);
   if (!first_live) return 1;
