@@ -54,6 +54,7 @@ void parse_pool(section& s, const YAML::Node& node, pool_config& p) {
   s.choice("protocol", p.protocol);
   s.duration("connect_timeout", p.connect_timeout_ms, kTimeoutRange);
   s.duration("timeout", p.timeout_ms, kTimeoutRange);
+  s.duration("late_reply_timeout", p.late_reply_timeout_ms, kTimeoutRange);
   s.integer("connections", p.connections, kConnectionsRange);
   s.integer("max_inflight", p.max_inflight, kInflightRange);
   s.integer("max_queued", p.max_queued, kQueuedRange);

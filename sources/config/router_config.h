@@ -57,6 +57,7 @@ struct pool_config {
   kinds::backend_protocol protocol = kinds::backend_protocol::Auto;
   uint64_t connect_timeout_ms = 1000;
   uint64_t timeout_ms = 1000;              // one request, from send to reply
+  uint64_t late_reply_timeout_ms = 60000;  // a timed-out reply owed first this late closes (backend_conn.h)
   unsigned connections = 1;                // per worker per server
   unsigned max_inflight = 4096;            // requests written and unanswered, per connection
   unsigned max_queued = 65536;             // requests waiting behind them; past it SERVER_ERROR at once

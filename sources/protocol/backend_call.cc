@@ -83,6 +83,7 @@ backend_call::progress backend_call::start(const request& req, backend_protocol 
   joined_next_ = false;
   hits_ = misses_ = errors_ = 0;
   has_passthrough_result_ = false;
+  abandoned_ = false;
 
   if (proto == backend_protocol::Ascii && req.proto != protocol_kind::Ascii) {
     for (std::size_t i = 0; i < key_count(); ++i) {
@@ -195,6 +196,36 @@ void backend_call::fail(call_failure why, call_failure down_cause, int connect_e
   r.failure = why;
   r.down_cause = down_cause;
   r.connect_errno = why == call_failure::ConnectionError ? connect_errno : 0;
+}
+
+// ---- abandoned (timed out, its reply still due) ------------------------------
+
+void backend_call::abandon(bool fail_client, call_failure why, call_failure down_cause) {
+  if (abandoned_ || req_ == nullptr) return;
+  const step framing = step_;
+  own_key_count_ = key_count();
+  own_keys_.clear();
+  own_key_ends_.clear();
+  if (framing == step::AsciiGet) {
+    // Only the keys a VALUE may still answer (on_ascii_get looks from
+    // match_key_ on); the ones before stay as empty names.
+    for (std::size_t i = 0; i < own_key_count_; ++i) {
+      if (i >= match_key_) own_keys_.append(req_->keys[key_index(i)]);
+      own_key_ends_.push_back(static_cast<std::uint32_t>(own_keys_.size()));
+    }
+  }
+  if (fail_client) fail(why, down_cause);
+  step_ = framing;  // fail() ended it; the reply still comes
+  abandoned_ = true;
+  req_ = nullptr;
+  result_ = nullptr;
+  keys_ = {};
+}
+
+std::string_view backend_call::key_name(std::size_t i) const {
+  if (!abandoned_) return req_->keys[key_index(i)];
+  const std::uint32_t begin = i == 0 ? 0 : own_key_ends_[i - 1];
+  return std::string_view(own_keys_).substr(begin, own_key_ends_[i] - begin);
 }
 
 }  // namespace ithaca::protocol

@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "backend_protocol.h"
 #include "backend_reply_parser.h"
@@ -101,6 +103,19 @@ class backend_call {
   // call's own state and its keys; never a next step.
   progress on_orphan_piece(const reply_piece& piece);
 
+  // The client stops waiting for this call (its deadline passed) while its
+  // reply is still due on the connection: mcrouter keeps the connection and
+  // reads and drops the late reply, so the calls behind still get theirs.
+  // `fail_client`: first leave fail(why, down_cause)'s failure in the
+  // client's result (not for an orphan, whose request may no longer be
+  // read). Then the call keeps in itself what frames the reply (its step,
+  // its lines, the keys of an ascii get) and forgets the request, the keys
+  // span and the result: their slot is the client's again from now on.
+  // The reply is then fed to on_orphan_piece, which stores nothing.
+  // [the backend connection's reader; allocates only for an ascii get's keys]
+  void abandon(bool fail_client, call_failure why, call_failure down_cause);
+  bool abandoned() const { return abandoned_; }
+
  private:
   // What the client asked, whatever its protocol (chosen at start()).
   enum class op : std::uint8_t { Retrieve, Store, Arith, Delete, Touch, Flush, LeaseGet, LeaseSet, Metaget, Meta };
@@ -119,7 +134,12 @@ class backend_call {
     FetchCas,          // binary store/incr over ascii succeeded: gets for the new CAS
   };
 
-  std::size_t key_count() const { return keys_.empty() ? req_->keys.size() : keys_.size(); }
+  std::size_t key_count() const {
+    if (abandoned_) return own_key_count_;
+    return keys_.empty() ? req_->keys.size() : keys_.size();
+  }
+  // Key i of this call's keys (from the request, or abandon()'s copy).
+  std::string_view key_name(std::size_t i) const;
   std::size_t key_index(std::size_t i) const { return keys_.empty() ? i : keys_[i]; }
 
   progress start_meta_client();
@@ -173,6 +193,13 @@ class backend_call {
   bool has_passthrough_result_ = false;
   reply_result passthrough_result_ = reply_result::Ok;
   void note_passthrough(const reply_piece& piece);
+  // abandon(): the request and result are gone; the framing is here. The
+  // key bytes are kept only for an ascii get (VALUE pieces name their key),
+  // end to end in own_keys_ (kept with their capacity in the free list).
+  bool abandoned_ = false;
+  std::size_t own_key_count_ = 0;
+  std::string own_keys_;
+  std::vector<std::uint32_t> own_key_ends_;
 };
 
 }  // namespace ithaca::protocol

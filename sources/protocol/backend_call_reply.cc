@@ -82,6 +82,8 @@ backend_call::progress backend_call::pass() {
   return progress::Passed;
 }
 
+// Also an abandoned call's reply (abandon()): none of the cases below reads
+// the request or the result but on_ascii_get, which is careful to.
 backend_call::progress backend_call::on_orphan_piece(const reply_piece& piece) {
   switch (step_) {
     case step::AsciiGet: return on_ascii_get(piece);  // reads only the keys
@@ -104,25 +106,28 @@ backend_call::progress backend_call::bad_reply() {
 
 // VALUE pieces come in request order, misses skipped: each is matched to the
 // next key of this call with the same name (so "get a a" fills both).
+// An abandoned call (abandon()) matches by its own copy of the keys and
+// stores nothing.
 backend_call::progress backend_call::on_ascii_get(const reply_piece& piece) {
-  const request& req = *req_;
   switch (piece.kind) {
     case piece_kind::Value: {
       std::size_t k = match_key_;
-      while (k < key_count() && req.keys[key_index(k)] != piece.key) ++k;
+      while (k < key_count() && key_name(k) != piece.key) ++k;
       if (k == key_count()) {
         // Not one of ours: the next call's on a shared line (our
         // keys left are misses).
         if (joined_next_ && lines_ == 1) return pass();
         return bad_reply();
       }
-      result_->set_hit_raw(key_index(k), piece.flags, piece.cas, piece.has_cas, piece.data, piece.raw);
+      if (result_ != nullptr) {
+        result_->set_hit_raw(key_index(k), piece.flags, piece.cas, piece.has_cas, piece.data, piece.raw);
+      }
       ++hits_;
       match_key_ = k + 1;
       return progress::More;
     }
     case piece_kind::Error:
-      result_->set_text(routed_outcome::ErrorLine, piece.line);
+      if (result_ != nullptr) result_->set_text(routed_outcome::ErrorLine, piece.line);
       ++errors_;
       [[fallthrough]];
     case piece_kind::End:

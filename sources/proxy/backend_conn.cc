@@ -63,6 +63,10 @@ backend_conn::~backend_conn() {
   // The coroutines ended (the machine stopped or the connection closed);
   // whatever they did not finish cannot be answered any more.
   auto unanswered = [this](entry& e) {
+    if (e.slot == nullptr) {  // abandoned: its client was answered, only the call is left
+      delete e.call;
+      return;
+    }
     if (e.shadow) counters().shadow_outstanding.fetch_sub(1, std::memory_order_relaxed);
     e.slot->call_done();
   };
@@ -138,6 +142,7 @@ bool backend_conn::start_call(entry& e) {
 void backend_conn::encode(entry& e) {
   encode_step(e);
   counters().inflight.fetch_add(1, std::memory_order_relaxed);
+  next_deadline_ns_ = std::min(next_deadline_ns_, e.deadline_ns);
 }
 
 void backend_conn::encode_step(entry& e) {
@@ -228,6 +233,12 @@ void backend_conn::admit_waiting() {
 }
 
 void backend_conn::finish(entry& e, bool answered) {
+  count_done(e, answered);
+  release_call(e);
+  e.slot->call_done();
+}
+
+void backend_conn::count_done(entry& e, bool answered) {
   if (answered) {
     counters().replies.add();
     if (!e.slot->orphaned()) {
@@ -243,6 +254,9 @@ void backend_conn::finish(entry& e, bool answered) {
   }
   if (e.shadow) counters().shadow_outstanding.fetch_sub(1, std::memory_order_relaxed);
   pool_group_call_done(worker_, e.pool_group, *e.slot, e.keys, e.started_ns);
+}
+
+void backend_conn::release_call(entry& e) {
   if (open_line_ == e.call) open_line_ = nullptr;
   if (free_calls_.size() < kKeepFreeCalls) {
     free_calls_.emplace_back(e.call);
@@ -250,7 +264,34 @@ void backend_conn::finish(entry& e, bool answered) {
     delete e.call;
   }
   e.call = nullptr;
-  e.slot->call_done();
+}
+
+// The client gets the timeout failure now, counted as today's timeout was
+// (failures_timeout; the server's failure is recorded once per scan by
+// abandon_expired), and its slot back (call_done): from here on the slot
+// is the client's, so the call copies what frames the reply into itself
+// (backend_call::abandon) and the entry keeps no slot. An orphan's slot is
+// released the same way (its copy of the keys goes with it). The entry is
+// no longer in the `inflight` gauge (mcrouter's inflight_reqs leaves timed-out
+// requests out too): it counts requests clients wait for.
+void backend_conn::abandon(entry& e) {
+  counters().failures[static_cast<int>(failure_kind::Timeout)].add();
+  counters().inflight.fetch_sub(1, std::memory_order_relaxed);
+  ++abandoned_;
+  // Its get line, if still open in out_, takes no more keys: the next get
+  // starts a line of its own.
+  if (open_line_ == e.call) open_line_ = nullptr;
+  e.call->abandon(!e.slot->orphaned(), call_failure_of(failure_kind::Timeout), call_failure_of(server_->down_cause()));
+  count_done(e, false);
+  flow::request_slot* slot = e.slot;
+  e.slot = nullptr;
+  slot->call_done();
+}
+
+void backend_conn::drop_abandoned(entry& e, bool read) {
+  --abandoned_;
+  if (read) counters().late_replies.add();
+  release_call(e);
 }
 
 void backend_conn::fail_entry(entry& e, failure_kind why) {
@@ -284,10 +325,17 @@ void backend_conn::break_connection(failure_kind why) {
   while (!inflight_.empty()) {
     entry e = inflight_.front();
     inflight_.pop_front();
-    counters().inflight.fetch_sub(1, std::memory_order_relaxed);
-    fail_entry(e, first ? why : failure_kind::Connection);
+    if (e.slot == nullptr) {
+      // Abandoned: its client had its timeout. A head abandoned took `why`
+      // (the late bound's close): the live ones behind fail as Connection.
+      drop_abandoned(e, false);
+    } else {
+      counters().inflight.fetch_sub(1, std::memory_order_relaxed);
+      fail_entry(e, first ? why : failure_kind::Connection);
+    }
     first = false;
   }
+  next_deadline_ns_ = kNever;
   out_.clear();
   open_line_ = nullptr;
   if (io_) ::shutdown(io_->fd(), SHUT_RDWR);  // ends a read or write in progress
@@ -447,7 +495,13 @@ bool backend_conn::writer_send() {
   const server_settings& st = server_->settings();
   admit_waiting();
   if (out_.empty()) {
-    if (closing_ && inflight_.empty() && waiting_.empty()) {
+    // Abandoned entries are not waited for: their clients have been answered.
+    if (closing_ && inflight_.size() == abandoned_ && waiting_.empty()) {
+      while (!inflight_.empty()) {  // their replies will not be read on another socket
+        entry e = inflight_.front();
+        inflight_.pop_front();
+        drop_abandoned(e, false);
+      }
       state_ = state::Broken;  // nothing left: close the socket and end
       ::shutdown(io_->fd(), SHUT_RDWR);
       reader_wake_.signal();
@@ -559,9 +613,11 @@ void backend_conn::reader_main() {
       in_start_ = 0;
     }
     if (in_.size() - in_len_ < kReadRoom) in_.resize(std::max(in_.size() * 2, in_len_ + kReadRoom));
-    // Idle: a request submitted during this read has a deadline after the
-    // read's end (idle_read_ms <= the pool's timeout), so no timeout is missed.
-    mm::millis wait = inflight_.empty() ? idle_read_ms : mm::millis_until(inflight_.front().deadline_ns);
+    // A request submitted during this read has a deadline after the read's
+    // end (idle_read_ms <= the pool's timeout), so no timeout is missed, also
+    // while only abandoned entries are in flight (their bound is far off).
+    const int64_t check = next_check_ns();
+    mm::millis wait = check == kNever ? idle_read_ms : std::min(idle_read_ms, mm::millis_until(check));
     if (!waiting_.empty()) wait = std::min(wait, mm::millis_until(waiting_.front().deadline_ns));
     reader_parked_ = false;
     ssize_t n = tls_ ? tls_->read(in_.data() + in_len_, in_.size() - in_len_, wait)
@@ -572,7 +628,7 @@ void backend_conn::reader_main() {
     if (state_ != state::Ready) continue;  // broken meanwhile: the writer cleans up
     if (n == -ETIMEDOUT) {
       expire_waiting();
-      if (!inflight_.empty() && mm::now_ns() >= inflight_.front().deadline_ns) break_connection(failure_kind::Timeout);
+      check_deadlines();
       continue;
     }
     if (n <= 0) {
@@ -595,16 +651,80 @@ void backend_conn::reader_main() {
       std::string().swap(in_);
       in_start_ = 0;
       in_len_ = 0;
-    } else if (!inflight_.empty() && mm::now_ns() >= inflight_.front().deadline_ns) {
+    } else {
       // A backend that keeps dripping bytes never lets a read time out: the
-      // deadline is checked after every read too.
-      break_connection(failure_kind::Timeout);
+      // deadlines are checked after every read too.
+      check_deadlines();
     }
   }
   reader_parked_ = true;
   reader_done_ = true;
   close_if_last();
   writer_wake_.signal();
+}
+
+// Abandons every live call in flight whose deadline has passed (not only
+// the head's: a call re-encoded for its next step sits behind later ones),
+// then closes the connection if its abandoned entries are past their bound.
+// [reader, after each read and each read's timeout]
+void backend_conn::check_deadlines() {
+  abandon_expired();
+  if (state_ != state::Ready || !late_bound_passed()) return;
+  spdlog::warn("pool {}: {} left {} timed-out requests unanswered: closing the connection", server_->pool(),
+               server_->address(), abandoned_);
+  counters().late_closes.add();
+  break_connection(failure_kind::Timeout);
+}
+
+// One pass over inflight_ (at most max_inflight entries) once the earliest
+// deadline it knows has passed; it learns the next one on the way, so a pass
+// comes at most once per deadline that could have passed, not per read. One
+// failure recorded for the server per pass, as one timeout recorded one when
+// it closed the connection: many requests timing out together are one event
+// for failure_limit.
+void backend_conn::abandon_expired() {
+  const int64_t now = mm::now_ns();
+  if (now < next_deadline_ns_) return;
+  int64_t next = kNever;
+  bool any = false;
+  // By index: a client woken by call_done may not submit here and now, but
+  // a deque's iterators would not survive a push_back if it did.
+  for (std::size_t i = 0; i < inflight_.size(); ++i) {
+    entry& e = inflight_[i];
+    if (e.slot == nullptr) continue;
+    if (e.deadline_ns <= now) {
+      abandon(e);
+      any = true;
+    } else {
+      next = std::min(next, e.deadline_ns);
+    }
+  }
+  next_deadline_ns_ = next;
+  if (any && server_->record_failure(failure_kind::Timeout)) start_prober(server_);
+}
+
+// The connection is given up for its abandoned entries when they fill the
+// in-flight cap (nothing else could be sent on it), or when the reply the
+// server owes first (the head) is abandoned and late by more than the pool's
+// late_reply_timeout: a server that answers late keeps answering heads, one
+// that stopped does not. mcrouter has no such bound (its inactive-connection
+// reset needs a minute without requests); without one a server that never
+// answers would hold its socket for as long as requests keep coming.
+bool backend_conn::late_bound_passed() const {
+  if (abandoned_ == 0) return false;
+  if (abandoned_ >= server_->settings().max_inflight) return true;
+  const entry& head = inflight_.front();
+  const int64_t bound = static_cast<int64_t>(server_->settings().late_reply_timeout_ms) * 1000000;
+  return head.slot == nullptr && mm::now_ns() - head.deadline_ns >= bound;
+}
+
+int64_t backend_conn::next_check_ns() const {
+  int64_t at = next_deadline_ns_;
+  if (!inflight_.empty() && inflight_.front().slot == nullptr) {
+    at = std::min(
+        at, inflight_.front().deadline_ns + static_cast<int64_t>(server_->settings().late_reply_timeout_ms) * 1000000);
+  }
+  return at;
 }
 
 bool backend_conn::process_input() {
@@ -623,6 +743,19 @@ bool backend_conn::process_input() {
     while (p == progress::Passed) {
       if (inflight_.empty()) return false;  // a line's last call passed: cannot happen
       entry e = inflight_.front();
+      if (e.slot == nullptr) {
+        // Abandoned (timed out): its call frames the late reply by what it
+        // kept, and it is dropped.
+        p = e.call->on_orphan_piece(piece);
+        if (p == progress::More) break;
+        inflight_.pop_front();
+        drop_abandoned(e, p != progress::BadReply);
+        if (p == progress::BadReply) {
+          counters().failures[static_cast<int>(failure_kind::BadReply)].add();
+          return false;
+        }
+        continue;
+      }
       // A client that went away left only its request's keys: the call
       // frames the reply by them and its own state.
       p = e.slot->orphaned() ? e.call->on_orphan_piece(piece) : e.call->on_piece(piece);

@@ -9,11 +9,15 @@
 // machine and never suspending in the middle of an update.
 //
 // A request that gets no reply within the pool's timeout fails with
-// `SERVER_ERROR`, and the connection is recycled: its later replies could no
-// longer be matched, so every other request in flight on it fails too
-// (Connection) rather than ever getting another request's reply. Requests
-// still waiting behind the in-flight cap were never sent: they go out on the
-// next connection.
+// `SERVER_ERROR` at once, and the connection stays (mcrouter's behaviour):
+// its entry stays in inflight_, abandoned (its slot given back to the
+// client, its call keeping what frames the reply), so the late reply is read
+// and dropped when it comes and every request behind it still gets its own.
+// Bounds: the connection closes, failing what is in flight (Connection), when
+// the abandoned entries fill the in-flight cap or the head of inflight_ is
+// abandoned and late_reply_timeout past its deadline (a server that stopped
+// answering); a bad reply closes it at once. Requests still waiting behind
+// the in-flight cap were never sent: they go out on the next connection.
 #pragma once
 
 #include <cstdint>
@@ -77,6 +81,8 @@ class backend_conn {
  private:
   struct entry {
     protocol::backend_call* call = nullptr;
+    // Null once abandoned (abandon()): the client was answered with the
+    // timeout; only the call (which owns the reply's framing) is left.
     flow::request_slot* slot = nullptr;
     protocol::reply_shape shape = protocol::reply_shape::Line;
     int64_t deadline_ns = 0;  // submitted + timeout
@@ -126,6 +132,22 @@ class backend_conn {
   bool process_input();
   // The head call is answered (or failed): counts, frees, completes its slot.
   void finish(entry& e, bool answered);
+  // finish()'s parts: the counts and the pool group's, before call_done;
+  // the call back to the free list.
+  void count_done(entry& e, bool answered);
+  void release_call(entry& e);
+  // The entry's deadline passed with its reply due: its client gets the
+  // timeout now, the entry stays in inflight_ to frame the late reply.
+  void abandon(entry& e);
+  // An abandoned entry's reply was read (or the connection ended).
+  void drop_abandoned(entry& e, bool read);
+  // [reader] Abandons the calls in flight whose deadline passed, then
+  // closes the connection if the abandoned ones are past their bound.
+  void check_deadlines();
+  void abandon_expired();
+  bool late_bound_passed() const;
+  // When the reader must look at the deadlines next (its read's bound).
+  int64_t next_check_ns() const;
   void fail_entry(entry& e, failure_kind why);  // counts the failure, then fail_call
   // The call's error (not for an orphaned slot), done; `connect_errno`: a
   // failed connect's errno, for the reply's text.
@@ -182,11 +204,18 @@ class backend_conn {
   int64_t connected_ns_ = 0;   // when this socket connected (closed_unused)
 
   std::deque<entry> inflight_;  // encoded (maybe not yet written), in wire order
+  // Of inflight_, the abandoned entries (timed out, their reply still due).
+  std::size_t abandoned_ = 0;
+  // No live entry of inflight_ has an earlier deadline (it may be earlier
+  // than any: lowered as entries are encoded, recomputed by the scan that
+  // abandon_expired() makes once it has passed). kNever: none in flight.
+  static constexpr int64_t kNever = INT64_MAX;
+  int64_t next_deadline_ns_ = kNever;
   // Over the in-flight cap (or before the connection is up): not encoded
   // yet; counted in the worker's pending gauge (mcrouter's pending_reqs).
   gauged_queue<entry> waiting_{server_->counters(worker_).pending};
-  std::string out_;             // encoded requests not yet written (clients append)
-  std::string sending_;         // what the writer is writing now (clients never touch it)
+  std::string out_;      // encoded requests not yet written (clients append)
+  std::string sending_;  // what the writer is writing now (clients never touch it)
   // The call whose get line ends out_ and may take the next get's keys
   // (backend_call::join_line); null once out_ is handed to the writer.
   protocol::backend_call* open_line_ = nullptr;

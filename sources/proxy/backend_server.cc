@@ -97,6 +97,8 @@ server_totals backend_server::sum_counters() const {
     out.connects += c->connects.get();
     out.joined += c->joined.get();
     out.idle_closes += c->idle_closes.get();
+    out.late_replies += c->late_replies.get();
+    out.late_closes += c->late_closes.get();
     for (std::size_t i = 0; i < out.failures.size(); ++i) out.failures[i] += c->failures[i].get();
     for (std::size_t i = 0; i < out.results.size(); ++i) out.results[i] += c->results[i].get();
     c->latency.add_to(out.latency);

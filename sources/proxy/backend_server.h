@@ -30,6 +30,7 @@ struct server_settings {
   kinds::backend_protocol protocol = kinds::backend_protocol::Auto;
   uint64_t connect_timeout_ms = 1000;
   uint64_t timeout_ms = 1000;
+  uint64_t late_reply_timeout_ms = 60000;  // backend_conn.h: the bound on a timed-out request's late reply
   unsigned connections = 1;
   unsigned max_inflight = 4096;
   unsigned max_queued = 65536;
@@ -68,6 +69,8 @@ struct server_counters {
   stats::counter connects;                              // connections opened
   stats::counter joined;                                // gets that joined another's get line (one reply for both)
   stats::counter idle_closes;                           // idle connections the server closed (recycled, not failures)
+  stats::counter late_replies;                          // replies read after their request timed out, dropped
+  stats::counter late_closes;                           // connections closed for timed-out requests' replies not coming
   std::atomic<int64_t> inflight{0};                     // calls sent and unanswered (gauge)
   std::atomic<int64_t> pending{0};                      // calls queued, not yet sent (gauge: gauged_queue.h)
   smoothed_latency recent_latency;                      // replies' latency, mcrouter's smoothing

@@ -16,6 +16,7 @@ server_settings settings_of(const config::pool_config& c) {
   s.protocol = c.protocol;
   s.connect_timeout_ms = c.connect_timeout_ms;
   s.timeout_ms = c.timeout_ms;
+  s.late_reply_timeout_ms = c.late_reply_timeout_ms;
   s.connections = c.connections;
   s.max_inflight = c.max_inflight;
   s.max_queued = c.max_queued;

@@ -20,6 +20,8 @@ struct server_totals {
   uint64_t connects = 0;
   uint64_t joined = 0;
   uint64_t idle_closes = 0;
+  uint64_t late_replies = 0;
+  uint64_t late_closes = 0;
   uint64_t transitions = 0;
   std::array<uint64_t, kFailureKindCount> failures{};
   std::array<uint64_t, protocol::kReplyResultCount> results{};  // by reply_result
@@ -39,6 +41,8 @@ struct server_totals {
     connects -= base.connects;
     joined -= base.joined;
     idle_closes -= base.idle_closes;
+    late_replies -= base.late_replies;
+    late_closes -= base.late_closes;
     transitions -= base.transitions;
     for (std::size_t i = 0; i < failures.size(); ++i) failures[i] -= base.failures[i];
     for (std::size_t i = 0; i < results.size(); ++i) results[i] -= base.results[i];

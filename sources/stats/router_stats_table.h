@@ -190,6 +190,10 @@
     true, n.joined) \
   X("idle_closes", Counter, "ithaca_server_idle_closes_total", "Idle connections the server closed.", Number, "", \
     true, n.idle_closes) \
+  X("late_replies", Counter, "ithaca_server_late_replies_total", \
+    "Replies that came after their request timed out, read and dropped.", Number, "", true, n.late_replies) \
+  X("late_closes", Counter, "ithaca_server_late_closes_total", \
+    "Connections closed because timed-out requests' replies did not come.", Number, "", true, n.late_closes) \
   X("deletes_spooled", None, "", "", Number, "", true, load(sp.spooled)) \
   X("deletes_replayed", None, "", "", Number, "", true, load(sp.replayed)) \
   X("deletes_dropped", None, "", "", Number, "", true, load(sp.dropped)) \

@@ -11,7 +11,10 @@ free loopback port that accepts connections and, by mode,
            takes 10,000 delays to complete);
   lag      relays to a real server, each request `delay` seconds after it
            arrived, pipelined (a server that answers everything in `delay`
-           seconds, however much is in flight);
+           seconds, however much is in flight); with `hold` set (bytes), a
+           read that contains them, and everything read after it, waits
+           until release() (a request whose reply comes when the test says,
+           in order with the rest); `seen` is everything read so far;
   slow     answers every `get`/`gets` line with END (a miss) and any other
            line with ERROR, `delay` seconds after it arrived, in order, but
            without waiting for one answer before reading the next request;
@@ -32,6 +35,9 @@ class FakeBackend:
         self.target = target  # (host, port) for forward
         self.delay = delay
         self.accepted = 0
+        self.hold = None  # lag: bytes whose read is held until release()
+        self.seen = b""  # lag: everything read from the router so far
+        self._released = threading.Event()
         self.lines = []  # server_error: the command lines it answered, in order
         self.times = []  # ... and when each arrived (time.monotonic_ns())
         self._stop = threading.Event()
@@ -47,6 +53,10 @@ class FakeBackend:
         self._slow_lock = threading.Lock()
         self._accept_thread = threading.Thread(target=self._accept_loop, daemon=True)
         self._accept_thread.start()
+
+    def release(self):
+        """lag with `hold`: what was held goes to the server now (in order)."""
+        self._released.set()
 
     @property
     def address(self):
@@ -167,6 +177,7 @@ class FakeBackend:
                     if not data:
                         break
                     with cond:
+                        self.seen += data
                         due.append((time.monotonic() + self.delay, data))
                         cond.notify()
             except OSError:
@@ -176,6 +187,7 @@ class FakeBackend:
                 cond.notify()
 
         with cond:
+            self.seen += first
             due.append((time.monotonic() + self.delay, first))
         threading.Thread(target=relay_back, daemon=True).start()
         threading.Thread(target=read_client, daemon=True).start()
@@ -186,6 +198,10 @@ class FakeBackend:
                         cond.wait(0.1)
                         continue
                     when, data = due[0]
+                    if self.hold is not None and self.hold in data and not self._released.is_set():
+                        # Held, and everything behind it (replies stay in order).
+                        cond.wait(0.01)
+                        continue
                     wait = when - time.monotonic()
                     if wait > 0:
                         cond.wait(min(wait, 0.1))

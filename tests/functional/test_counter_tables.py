@@ -443,6 +443,8 @@ MCROUTER_NOT_DRIVEN = {
 ROUTER_NOT_DRIVEN = {
     "joined_gets": "gets of one key joining one in flight: timing (test_router.py)",
     "idle_closes": "a server closing an idle connection (test_router.py)",
+    "late_replies": "a reply that comes after its request timed out (test_backend_late_reply.py)",
+    "late_closes": "a server that leaves timed-out requests unanswered (test_backend_late_reply.py)",
 }
 
 

@@ -3,6 +3,7 @@
 // (Byte-for-byte agreement with memcached is tests/functional/test_codec.py.)
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -415,6 +416,41 @@ TEST_CASE("orphans frame their replies by the call's own state") {
   en.kind = piece_kind::Meta;
   en.code = "EN";
   CHECK(call.on_orphan_piece(en) == backend_call::progress::Done);
+}
+
+TEST_CASE("an abandoned call frames its late reply by its own copy of the keys, and stores nothing") {
+  // The middle call of a shared line times out: its client is answered and
+  // its slot reused (its request bytes and result overwritten) before the
+  // late reply comes; the calls around it still take their own values.
+  client_request a("get a\r\n"), b("get b c\r\n"), c("get d\r\n");
+  shared_line line({&a, &b, &c});
+  CHECK(line.sent == "get a b c d\r\n");
+  line.calls[1].abandon(true, call_failure::Timeout, call_failure::ConnectionError);
+  CHECK(line.calls[1].abandoned());
+  CHECK(line.client_reply(1) == "END\r\n");  // a multi-key get's failed keys are misses
+  std::fill(b.bytes.begin(), b.bytes.end(), 'x');
+  line.results[1] = routed_result{};
+  line.orphan[1] = true;  // the connection feeds it as an orphan
+  line.reply("VALUE a 0 1\r\nA\r\nVALUE b 0 1\r\nB\r\nVALUE c 0 1\r\nC\r\nVALUE d 0 1\r\nD\r\nEND\r\n");
+  CHECK(line.client_reply(0) == "VALUE a 0 1\r\nA\r\nEND\r\n");
+  CHECK(line.client_reply(2) == "VALUE d 0 1\r\nD\r\nEND\r\n");
+  CHECK(line.results[1].key_count() == 0);  // nothing stored for the abandoned one
+
+  // A single-key get's client gets the timeout; an mg's reply is framed by
+  // its count of keys.
+  client_request one("get k\r\n");
+  routed_result r;
+  r.prepare(one.req);
+  backend_call call;
+  REQUIRE(call.start(one.req, backend_protocol::Meta, r) == backend_call::progress::NextStep);
+  std::string sent;
+  call.encode(sent);
+  call.abandon(true, call_failure::Timeout, call_failure::ConnectionError);
+  CHECK(render(one.req, r) == "SERVER_ERROR Reply timeout\r\n");
+  reply_piece va;
+  va.kind = piece_kind::Meta;
+  va.code = "VA";
+  CHECK(call.on_orphan_piece(va) == backend_call::progress::Done);
 }
 
 }  // namespace ithaca::protocol
