@@ -69,6 +69,7 @@ backend_conn::~backend_conn() {
     }
     if (e.shadow) counters().shadow_outstanding.fetch_sub(1, std::memory_order_relaxed);
     e.slot->call_done();
+    delete e.call;  // entries own their call until finish() hands it back
   };
   for (entry& e : inflight_) unanswered(e);
   for (entry& e : waiting_) unanswered(e);
