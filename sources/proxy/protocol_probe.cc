@@ -21,9 +21,13 @@ protocol_probe failed(failure_kind why, std::string error) {
   return p;
 }
 
+// A close or reset before the answer is a failed connect (the server marked
+// down at once, as a refused connect does), not a broken connection: a
+// server going away closes the reconnect its dying listener accepted, and
+// must not stay up until failure_limit requests met it.
 protocol_probe io_failed(ssize_t n, const char* doing) {
   if (n == -ETIMEDOUT) return failed(failure_kind::Timeout, std::string("no answer to mn while ") + doing);
-  return failed(failure_kind::Connection,
+  return failed(failure_kind::Connect,
                 std::string(doing) + ": " + (n == 0 ? "closed by the server" : std::strerror(static_cast<int>(-n))));
 }
 
