@@ -360,11 +360,7 @@ void backend_conn::recycle_idle() {
 
 void backend_conn::closed_unused() {
   if (state_ != state::Ready) return;
-  const std::string error = "closed by the server before any request";
-  spdlog::warn("pool {}: connect to {}: {}", server_->pool(), server_->address(), error);
-  server_->set_last_error(error);
-  if (server_->record_failure(failure_kind::Connect)) start_prober(server_);
-  counters().failures[static_cast<int>(failure_kind::Connect)].add();
+  note_connect_failure(failure_kind::Connect, "closed by the server before any request");
   state_ = state::Broken;
   ::shutdown(io_->fd(), SHUT_RDWR);
   writer_wake_.signal();
@@ -440,11 +436,15 @@ bool backend_conn::learn_protocol(backend_link& link, failure_kind& why, std::st
 // A connect (or probe) failed: logged, the server's failure recorded (which
 // may mark it down and start its prober), and the requests that never left
 // fail with the connect's reason (counted once, as one failed connect).
-void backend_conn::connect_failed(failure_kind why, const std::string& error, int err) {
+void backend_conn::note_connect_failure(failure_kind why, const std::string& error) {
   spdlog::warn("pool {}: connect to {}: {}", server_->pool(), server_->address(), error);
   server_->set_last_error(error);
   if (server_->record_failure(why)) start_prober(server_);
   counters().failures[static_cast<int>(why)].add();
+}
+
+void backend_conn::connect_failed(failure_kind why, const std::string& error, int err) {
+  note_connect_failure(why, error);
   // mcrouter counts the connect's failure and each request it failed.
   server_->add_failures(static_cast<unsigned>(waiting_.size()));
   while (!waiting_.empty()) {
@@ -684,6 +684,7 @@ void backend_conn::check_deadlines() {
 // it closed the connection: many requests timing out together are one event
 // for failure_limit.
 void backend_conn::abandon_expired() {
+  if (next_deadline_ns_ == kNever) return;  // nothing live in flight: no clock read per read
   const int64_t now = mm::now_ns();
   if (now < next_deadline_ns_) return;
   int64_t next = kNever;

@@ -106,6 +106,10 @@ class backend_conn {
   bool learn_protocol(backend_link& link, failure_kind& why, std::string& error);
   // `err`: the connect's -errno (0: it connected, the handshake or probe failed).
   void connect_failed(failure_kind why, const std::string& error, int err);
+  // A failed connect's log line, last_error, failure record (which may mark
+  // the server down and start its prober) and counter: connect_failed's and
+  // closed_unused's common part.
+  void note_connect_failure(failure_kind why, const std::string& error);
   bool writer_send();
   bool writer_close();
   void reader_main();
